@@ -1,0 +1,2 @@
+//! The `wsel` command line.
+fn main() {}

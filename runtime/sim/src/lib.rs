@@ -1,0 +1,1 @@
+//! Placeholder; filled by the crate's first real commit.
