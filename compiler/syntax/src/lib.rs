@@ -1,1 +1,2 @@
-//! Placeholder; filled by the crate's first real commit.
+//! The .wse syntax: lexer, grammar and AST. No salsa, no IO.
+pub mod ast;

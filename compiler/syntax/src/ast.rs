@@ -1,0 +1,445 @@
+//! The abstract syntax tree of a `.wse` module, with byte spans on every node.
+//!
+//! The tree mirrors `docs/language.md` section by section. It is plain data: no salsa, no
+//! IO. Nodes that the parser could not build after a syntax error are represented by the
+//! `Error` variants, so later passes can keep going on a partial tree without reporting
+//! follow-on errors for the broken part.
+
+use std::ops::Range;
+
+/// A byte range into the source text.
+pub type Span = Range<usize>;
+
+/// A name with the span where it is written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// One parsed file.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Module {
+    pub items: Vec<Item>,
+}
+
+/// A top-level item.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    Import(Import),
+    Const(ConstDecl),
+    Kernel(Kernel),
+    Layer(Layer),
+    Model(Model),
+    Run(RunConfig),
+    /// An item the parser skipped after a syntax error.
+    Error(Span),
+}
+
+/// `import std.nn.{dense, relu as r};`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Import {
+    /// The module path, e.g. `std`, `nn`.
+    pub path: Vec<Ident>,
+    pub names: Vec<ImportName>,
+    pub span: Span,
+}
+
+/// One name in an import list, with its optional `as` rename.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportName {
+    pub name: Ident,
+    pub alias: Option<Ident>,
+}
+
+/// `const NAME: T = e;` at module level or inside a kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConstDecl {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub ty: Type,
+    pub value: Expr,
+    pub span: Span,
+}
+
+/// A written type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Type {
+    Scalar(ScalarType, Span),
+    /// `[T; n]`
+    Array {
+        elem: ScalarType,
+        len: Box<Expr>,
+        span: Span,
+    },
+    /// `stream<T>`
+    Stream(ScalarType, Span),
+    /// `f32[B, 784]`
+    Tensor {
+        elem: ScalarType,
+        dims: Vec<Expr>,
+        span: Span,
+    },
+    Error(Span),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScalarType {
+    F32,
+    F16,
+    I32,
+    U32,
+    Bool,
+}
+
+/// A parameter `name: T` of a kernel, layer or model (`param` marks layer weight inputs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub is_param: bool,
+    pub name: Ident,
+    pub ty: Type,
+    pub span: Span,
+}
+
+/// `kernel name(params) { members }`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub members: Vec<KernelMember>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum KernelMember {
+    /// `var name: T [= init];` — SRAM storage.
+    Var(VarDecl),
+    Const(ConstDecl),
+    Port(PortDecl),
+    Task(Task),
+    Error(Span),
+}
+
+/// `var name: T [= init];`, as a kernel member or as a statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarDecl {
+    pub name: Ident,
+    pub ty: Type,
+    pub init: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PortDirection {
+    In,
+    Out,
+}
+
+/// `in p: stream<T> from west [multicast];` or `out p: stream<T> to south;`
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortDecl {
+    pub direction: PortDirection,
+    pub name: Ident,
+    pub ty: Type,
+    /// The side named after `from`/`to`, checked by the resolver (`north`, `south`, ...).
+    pub side: Ident,
+    pub multicast: bool,
+    pub span: Span,
+}
+
+/// `task name() { body }`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub name: Ident,
+    pub body: Block,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// `let name[: T] = e;`
+    Let {
+        name: Ident,
+        ty: Option<Type>,
+        value: Expr,
+        span: Span,
+    },
+    /// `var name: T [= e];` inside a task: a mutable local.
+    Var(VarDecl),
+    /// `place op value;`
+    Assign {
+        place: Expr,
+        op: AssignOp,
+        value: Expr,
+        span: Span,
+    },
+    /// `for v in lo..hi { body }`
+    For {
+        var: Ident,
+        lo: Expr,
+        hi: Expr,
+        body: Block,
+        span: Span,
+    },
+    While {
+        cond: Expr,
+        body: Block,
+        span: Span,
+    },
+    If {
+        cond: Expr,
+        then_block: Block,
+        /// `else { }` or `else if ...` (an `If` statement inside a block).
+        else_block: Option<Block>,
+        span: Span,
+    },
+    /// `recv(port, place) then task;`
+    Recv {
+        port: Ident,
+        target: Expr,
+        then: Ident,
+        span: Span,
+    },
+    /// `send(port, value) [then task];`
+    Send {
+        port: Ident,
+        value: Expr,
+        then: Option<Ident>,
+        span: Span,
+    },
+    /// `activate task;`
+    Activate { task: Ident, span: Span },
+    Return(Span),
+    /// An expression statement, e.g. a call whose value is unused (checked by sema).
+    Expr(Expr),
+    Error(Span),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AssignOp {
+    Set,
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    Int(u64, Span),
+    Float(f64, Span),
+    Bool(bool, Span),
+    Str(String, Span),
+    Name(Ident),
+    /// `base.field`, e.g. `pe.row` or `region.cols`.
+    Field {
+        base: Box<Expr>,
+        field: Ident,
+        span: Span,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+        span: Span,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+        span: Span,
+    },
+    /// `e as T`
+    Cast {
+        value: Box<Expr>,
+        ty: ScalarType,
+        span: Span,
+    },
+    /// `a[i]`
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+        span: Span,
+    },
+    /// `a[lo..hi]`
+    Slice {
+        base: Box<Expr>,
+        lo: Box<Expr>,
+        hi: Box<Expr>,
+        span: Span,
+    },
+    /// `f(args)` — a math function, or a layer call inside a model.
+    Call {
+        callee: Ident,
+        args: Vec<Expr>,
+        span: Span,
+    },
+    Error(Span),
+}
+
+impl Expr {
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Int(_, s) | Expr::Float(_, s) | Expr::Bool(_, s) | Expr::Str(_, s) => s.clone(),
+            Expr::Error(s) => s.clone(),
+            Expr::Name(id) => id.span.clone(),
+            Expr::Field { span, .. }
+            | Expr::Unary { span, .. }
+            | Expr::Binary { span, .. }
+            | Expr::Cast { span, .. }
+            | Expr::Index { span, .. }
+            | Expr::Slice { span, .. }
+            | Expr::Call { span, .. } => span.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+/// `layer name(inputs) -> out: T { cost {...} impls }`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layer {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub inputs: Vec<Param>,
+    pub output: Ident,
+    pub output_ty: Type,
+    pub cost: Option<Cost>,
+    pub impls: Vec<LayerImpl>,
+    pub span: Span,
+}
+
+/// `cost { flops = e; weights = e; activations = e; }`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cost {
+    /// Entries in source order; the checker requires exactly the three known keys.
+    pub entries: Vec<(Ident, Expr)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Pipelined,
+    Streaming,
+}
+
+/// `pipelined, streaming on [R, C] where cond, ... { body }`
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerImpl {
+    pub modes: Vec<(Mode, Span)>,
+    /// The region's rows and columns: a name bound by the mapper, or a fixed expression.
+    pub rows: Expr,
+    pub cols: Expr,
+    pub conditions: Vec<Expr>,
+    pub run: Option<RunKernel>,
+    pub binds: Vec<Bind>,
+    pub span: Span,
+}
+
+/// `run kernel(p = e, ...);` inside a layer implementation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunKernel {
+    pub kernel: Ident,
+    pub args: Vec<(Ident, Expr)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BindKind {
+    Array,
+    Port,
+}
+
+/// `bind tensor to array|port target [split [..]];`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bind {
+    pub tensor: Ident,
+    pub kind: BindKind,
+    pub target: Ident,
+    /// One entry per split dimension; `None` when there is no `split` clause.
+    pub split: Option<Vec<SplitAxis>>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SplitAxis {
+    Rows(Span),
+    Cols(Span),
+    Whole(Span),
+    /// An identifier other than `rows`, `cols`, `_` (reported by the checker).
+    Unknown(Ident),
+}
+
+/// `model name(inputs) -> T { params, lets, return }`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub inputs: Vec<Param>,
+    pub output_ty: Type,
+    pub body: Vec<ModelStmt>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelStmt {
+    /// `param name: T [from "path"];`
+    Param {
+        name: Ident,
+        ty: Type,
+        path: Option<(String, Span)>,
+        span: Span,
+    },
+    /// `let name = e;`
+    Let { name: Ident, value: Expr, span: Span },
+    /// `return e;`
+    Return { value: Expr, span: Span },
+    Error(Span),
+}
+
+/// `run model { setting; ... }`
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunConfig {
+    pub model: Ident,
+    pub settings: Vec<RunSetting>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunSetting {
+    /// `input x = "path";`
+    Input {
+        name: Ident,
+        path: String,
+        span: Span,
+    },
+    /// `key = value;` for `output`, `labels`, `target`, `mode`, `batch`.
+    Key { key: Ident, value: Expr, span: Span },
+}
