@@ -1,1 +1,4 @@
-//! Placeholder; filled by the crate's first real commit.
+//! Semantic analysis of .wse programs: the salsa database, name resolution, type checking and
+//! diagnostics.
+
+pub mod diagnostic;
