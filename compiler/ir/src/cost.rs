@@ -1,0 +1,308 @@
+//! The cycle cost of executing kernel IR, defined once for every backend.
+//!
+//! A task's cost is the sum, over every statement it executes, of that statement's *fixed*
+//! cost (known at compile time, [`stmt_fixed_cycles`]) and, for statements that touch a
+//! slice, a *per-length* cost computed from the slice length at run time
+//! ([`vector_cycles`], [`reduce_cycles`], [`transfer_issue_cycles`]). The interpreter, the
+//! Cranelift backend and the LLVM backend all charge exactly these numbers, so their cycle
+//! counts are identical.
+//!
+//! The model, per PE:
+//! - scalar work costs one cycle per operation node (load, arithmetic, compare, cast, store,
+//!   local assignment); a math function costs [`CostModel::math_cycles`];
+//! - a loop costs one cycle per iteration for its counter and test, plus its body;
+//! - a vector statement streams its elements through the PE's SIMD units at the target's
+//!   throughput: `ceil(len × ops / rate)` cycles per class of operation, where `dst += s * x`
+//!   (and `-=`) is one fused multiply-add per element;
+//! - a reduction is a vector add (or min/max) over the slice;
+//! - issuing a send or a receive costs one cycle; the wavelets' movement is timed by the
+//!   fabric, not here.
+
+use crate::kernel::{AssignOp, BinaryOp, Expr, ScalarTy, Stmt, UnaryOp, VExpr};
+
+/// Per-PE throughputs, from the target description (elements per cycle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CostModel {
+    pub f32_add_per_cycle: u32,
+    pub f32_mul_per_cycle: u32,
+    pub f32_fma_per_cycle: u32,
+    pub f16_add_per_cycle: u32,
+    pub f16_mul_per_cycle: u32,
+    pub f16_fma_per_cycle: u32,
+    /// Cycles of one scalar or per-element math function (exp, log, sqrt, tanh) or division.
+    pub math_cycles: u32,
+}
+
+impl CostModel {
+    /// The WSE-2 throughputs (fp16 add/mul/fma 4 per cycle, fp32 add 2, fp32 fma 1; fp32 mul
+    /// is taken equal to add), with 8 cycles per math function.
+    pub const WSE2_LIKE: CostModel = CostModel {
+        f32_add_per_cycle: 2,
+        f32_mul_per_cycle: 2,
+        f32_fma_per_cycle: 1,
+        f16_add_per_cycle: 4,
+        f16_mul_per_cycle: 4,
+        f16_fma_per_cycle: 4,
+        math_cycles: 8,
+    };
+
+    fn rate(&self, class: OpClass, ty: ScalarTy) -> u64 {
+        let rate = match (class, ty) {
+            (OpClass::Add, ScalarTy::F16) => self.f16_add_per_cycle,
+            (OpClass::Mul, ScalarTy::F16) => self.f16_mul_per_cycle,
+            (OpClass::Fma, ScalarTy::F16) => self.f16_fma_per_cycle,
+            (OpClass::Mul, _) => self.f32_mul_per_cycle,
+            (OpClass::Fma, _) => self.f32_fma_per_cycle,
+            // Integer and f32 add-class work share the f32 add rate.
+            (OpClass::Add, _) => self.f32_add_per_cycle,
+        };
+        u64::from(rate.max(1))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OpClass {
+    Add,
+    Mul,
+    Fma,
+}
+
+/// The fixed cycles charged each time `stmt` executes, excluding nested statement bodies and
+/// excluding the per-length part of vector statements, reductions and transfers.
+pub fn stmt_fixed_cycles(stmt: &Stmt, model: &CostModel) -> u64 {
+    match stmt {
+        Stmt::SetLocal { value, .. } => 1 + expr_cycles(value, model),
+        Stmt::Store {
+            index, op, value, ..
+        } => {
+            let combine = u64::from(*op != AssignOp::Set);
+            1 + combine + expr_cycles(index, model) + expr_cycles(value, model)
+        }
+        Stmt::Vector { dst, value, .. } => {
+            expr_cycles(&dst.start, model)
+                + expr_cycles(&dst.len, model)
+                + vexpr_scalar_cycles(value, model)
+        }
+        // The bounds are evaluated once; each iteration's cost is `loop_iteration_cycles`.
+        Stmt::For { lo, hi, .. } => 1 + expr_cycles(lo, model) + expr_cycles(hi, model),
+        Stmt::While { .. } => 0,
+        Stmt::If { cond, .. } => 1 + expr_cycles(cond, model),
+        Stmt::SendSlice { src, .. } => {
+            1 + expr_cycles(&src.start, model) + expr_cycles(&src.len, model)
+        }
+        Stmt::SendScalar { value, .. } => 1 + expr_cycles(value, model),
+        Stmt::Recv { dst, .. } => 1 + expr_cycles(&dst.start, model) + expr_cycles(&dst.len, model),
+        Stmt::Activate(_) | Stmt::Return => 1,
+    }
+}
+
+/// Cycles charged per iteration of a loop for its counter and test (a `while` loop charges
+/// its condition's cost on every test, including the last, failing one).
+pub fn loop_iteration_cycles() -> u64 {
+    1
+}
+
+/// Cycles of evaluating a scalar expression once.
+pub fn expr_cycles(expr: &Expr, model: &CostModel) -> u64 {
+    match expr {
+        Expr::Const(_) | Expr::Local(_) | Expr::Coord(_) => 0,
+        Expr::Load { index, .. } => 1 + expr_cycles(index, model),
+        Expr::Unary { operand, .. } => 1 + expr_cycles(operand, model),
+        Expr::Binary { op, lhs, rhs, .. } => {
+            let own = if *op == BinaryOp::Div || *op == BinaryOp::Rem {
+                u64::from(model.math_cycles)
+            } else {
+                1
+            };
+            own + expr_cycles(lhs, model) + expr_cycles(rhs, model)
+        }
+        Expr::Cast { value, .. } => 1 + expr_cycles(value, model),
+        Expr::Math { arg, .. } => u64::from(model.math_cycles) + expr_cycles(arg, model),
+        // The slice bounds; the fold itself is `reduce_cycles`.
+        Expr::Reduce { src, .. } => expr_cycles(&src.start, model) + expr_cycles(&src.len, model),
+    }
+}
+
+/// The per-length cycles of a vector statement `dst op= value` over `len` elements of `ty`.
+pub fn vector_cycles(
+    op: AssignOp,
+    value: &VExpr,
+    ty: ScalarTy,
+    len: u64,
+    model: &CostModel,
+) -> u64 {
+    let mut counts = ElementOps::default();
+    let fused = match (op, value) {
+        // dst += a * b and dst -= a * b: one fused multiply-add per element.
+        (
+            AssignOp::Add | AssignOp::Sub,
+            VExpr::Binary {
+                op: BinaryOp::Mul,
+                lhs,
+                rhs,
+                ..
+            },
+        ) => {
+            counts.fma += 1;
+            counts.count(lhs);
+            counts.count(rhs);
+            true
+        }
+        _ => false,
+    };
+    if !fused {
+        counts.count(value);
+        match op {
+            AssignOp::Set => counts.add += u64::from(counts.is_empty()), // a plain copy is a move
+            AssignOp::Add | AssignOp::Sub => counts.add += 1,
+            AssignOp::Mul => counts.mul += 1,
+            AssignOp::Div => counts.heavy += 1,
+        }
+    }
+    counts.cycles(ty, len, model)
+}
+
+/// The per-length cycles of folding `len` elements of `ty` with a reduction.
+pub fn reduce_cycles(ty: ScalarTy, len: u64, model: &CostModel) -> u64 {
+    div_ceil(len, model.rate(OpClass::Add, ty))
+}
+
+/// The per-length cycles of issuing a send or receive of `len` wavelets: none — issuing costs
+/// its fixed cycle, and the fabric times the wavelets themselves.
+pub fn transfer_issue_cycles(_len: u64) -> u64 {
+    0
+}
+
+/// Operation counts per element of a vector expression, by class.
+#[derive(Debug, Default)]
+struct ElementOps {
+    add: u64,
+    mul: u64,
+    fma: u64,
+    heavy: u64,
+}
+
+impl ElementOps {
+    fn is_empty(&self) -> bool {
+        self.add == 0 && self.mul == 0 && self.fma == 0 && self.heavy == 0
+    }
+
+    fn count(&mut self, value: &VExpr) {
+        match value {
+            VExpr::Scalar(_) | VExpr::Elem { .. } => {}
+            VExpr::Unary { op, operand, .. } => {
+                match op {
+                    UnaryOp::Neg | UnaryOp::Not => self.add += 1,
+                }
+                self.count(operand);
+            }
+            VExpr::Binary { op, lhs, rhs, .. } => {
+                match op {
+                    BinaryOp::Mul => self.mul += 1,
+                    BinaryOp::Div | BinaryOp::Rem => self.heavy += 1,
+                    _ => self.add += 1,
+                }
+                self.count(lhs);
+                self.count(rhs);
+            }
+            VExpr::Cast { value, .. } => {
+                self.add += 1;
+                self.count(value);
+            }
+            VExpr::Math { arg, .. } => {
+                self.heavy += 1;
+                self.count(arg);
+            }
+        }
+    }
+
+    fn cycles(&self, ty: ScalarTy, len: u64, model: &CostModel) -> u64 {
+        div_ceil(len * self.add, model.rate(OpClass::Add, ty))
+            + div_ceil(len * self.mul, model.rate(OpClass::Mul, ty))
+            + div_ceil(len * self.fma, model.rate(OpClass::Fma, ty))
+            + len * self.heavy * u64::from(model.math_cycles)
+    }
+}
+
+/// The cycles of the scalar parts of a vector expression, evaluated once before the loop.
+fn vexpr_scalar_cycles(value: &VExpr, model: &CostModel) -> u64 {
+    match value {
+        VExpr::Scalar(expr) => expr_cycles(expr, model),
+        VExpr::Elem { start, .. } => expr_cycles(start, model),
+        VExpr::Unary { operand, .. } => vexpr_scalar_cycles(operand, model),
+        VExpr::Binary { lhs, rhs, .. } => {
+            vexpr_scalar_cycles(lhs, model) + vexpr_scalar_cycles(rhs, model)
+        }
+        VExpr::Cast { value, .. } => vexpr_scalar_cycles(value, model),
+        VExpr::Math { arg, .. } => vexpr_scalar_cycles(arg, model),
+    }
+}
+
+fn div_ceil(numerator: u64, denominator: u64) -> u64 {
+    numerator.div_ceil(denominator)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{ArrayId, Const};
+
+    fn elem(array: u32) -> VExpr {
+        VExpr::Elem {
+            array: ArrayId(array),
+            start: Expr::Const(Const::u32(0)),
+        }
+    }
+
+    #[test]
+    fn axpy_is_one_fma_per_element() {
+        // y[0..n] += a * x[0..n] with n = 10 on WSE-2 rates: fp32 fma 1/cycle -> 10 cycles.
+        let value = VExpr::Binary {
+            op: BinaryOp::Mul,
+            ty: ScalarTy::F32,
+            lhs: Box::new(VExpr::Scalar(Expr::Const(Const::f32(2.0)))),
+            rhs: Box::new(elem(0)),
+        };
+        let model = CostModel::WSE2_LIKE;
+        assert_eq!(
+            vector_cycles(AssignOp::Add, &value, ScalarTy::F32, 10, &model),
+            10
+        );
+        // In f16 the fma rate is 4/cycle -> ceil(10 / 4) = 3 cycles.
+        assert_eq!(
+            vector_cycles(AssignOp::Add, &value, ScalarTy::F16, 10, &model),
+            3
+        );
+    }
+
+    #[test]
+    fn copy_and_add_use_the_add_rate() {
+        let model = CostModel::WSE2_LIKE;
+        // y[0..n] = x[0..n]: one move per element at 2/cycle -> ceil(7 / 2) = 4.
+        assert_eq!(
+            vector_cycles(AssignOp::Set, &elem(0), ScalarTy::F32, 7, &model),
+            4
+        );
+        // y[0..n] += x[0..n]: one add per element -> 4.
+        assert_eq!(
+            vector_cycles(AssignOp::Add, &elem(0), ScalarTy::F32, 7, &model),
+            4
+        );
+        // y[0..n] = exp(x[0..n]): 8 cycles per element -> 56.
+        let exp = VExpr::Math {
+            func: crate::kernel::MathFn::Exp,
+            ty: ScalarTy::F32,
+            arg: Box::new(elem(0)),
+        };
+        assert_eq!(
+            vector_cycles(AssignOp::Set, &exp, ScalarTy::F32, 7, &model),
+            56
+        );
+    }
+
+    #[test]
+    fn reductions_run_at_the_add_rate() {
+        assert_eq!(reduce_cycles(ScalarTy::F32, 9, &CostModel::WSE2_LIKE), 5);
+        assert_eq!(reduce_cycles(ScalarTy::F32, 0, &CostModel::WSE2_LIKE), 0);
+    }
+}

@@ -1,0 +1,389 @@
+//! The kernel IR: one kernel instance (a kernel with its compile-time parameters fixed) as
+//! SRAM arrays, ports and tasks whose bodies are structured, typed statements.
+//!
+//! The IR is deliberately structured (loops and branches as trees, not basic blocks): lowering
+//! from the checked AST is direct, the reference interpreter walks it, and the Cranelift and
+//! LLVM backends translate it with their own SSA builders. Every construct's meaning is fixed
+//! here, precisely enough that all backends produce bit-identical results and identical cycle
+//! counts:
+//!
+//! - Every SRAM element is one 32-bit word. `f32` is IEEE binary32; `f16` values are held as
+//!   binary32 rounded to binary16 after every operation; `i32` and `u32` arithmetic wraps;
+//!   `bool` is 0 or 1.
+//! - Integer division or remainder by zero stops the run with an error; `i32::MIN / -1` wraps.
+//! - `min`/`max` on floats propagate NaN, and order `-0.0` below `+0.0`.
+//! - Float-to-integer casts saturate and map NaN to 0 (Rust `as` semantics).
+//! - A vector statement is the loop `for i in 0..len { dst[start+i] op= value(i) }` run in
+//!   increasing `i`, each element reading its sources when it is computed. Scalar operands
+//!   are evaluated once, before the first element; every slice of the statement is
+//!   bounds-checked before the first element is written.
+//! - A reduction folds its slice left to right from the first element.
+//! - Every array access is checked against the array's length; an access out of range stops
+//!   the run with an error naming the array, the index and the length.
+
+/// Index of an SRAM array in [`KernelIr::arrays`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ArrayId(pub u32);
+
+/// Index of a port in [`KernelIr::ports`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PortId(pub u32);
+
+/// Index of a task in [`KernelIr::tasks`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(pub u32);
+
+/// Index of a task-local scalar in [`Task::locals`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LocalId(pub u32);
+
+/// The scalar types of the IR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScalarTy {
+    F32,
+    F16,
+    I32,
+    U32,
+    Bool,
+}
+
+impl ScalarTy {
+    pub fn is_float(self) -> bool {
+        matches!(self, ScalarTy::F32 | ScalarTy::F16)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarTy::F32 => "f32",
+            ScalarTy::F16 => "f16",
+            ScalarTy::I32 => "i32",
+            ScalarTy::U32 => "u32",
+            ScalarTy::Bool => "bool",
+        }
+    }
+}
+
+/// A constant: its type and its 32-bit pattern (floats as binary32 bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Const {
+    pub ty: ScalarTy,
+    pub bits: u32,
+}
+
+impl Const {
+    pub fn f32(value: f32) -> Self {
+        Const {
+            ty: ScalarTy::F32,
+            bits: value.to_bits(),
+        }
+    }
+
+    pub fn i32(value: i32) -> Self {
+        Const {
+            ty: ScalarTy::I32,
+            bits: value as u32,
+        }
+    }
+
+    pub fn u32(value: u32) -> Self {
+        Const {
+            ty: ScalarTy::U32,
+            bits: value,
+        }
+    }
+
+    pub fn bool(value: bool) -> Self {
+        Const {
+            ty: ScalarTy::Bool,
+            bits: u32::from(value),
+        }
+    }
+}
+
+/// One kernel instance: everything a backend needs to produce code for its tasks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelIr {
+    /// The kernel's name with its parameter values, e.g. `gemv_tile<n=16,m=8>`.
+    pub name: String,
+    pub arrays: Vec<Array>,
+    pub ports: Vec<Port>,
+    pub tasks: Vec<Task>,
+    /// The task activated once on every PE at launch (the kernel's `main`).
+    pub entry: TaskId,
+}
+
+impl KernelIr {
+    /// SRAM words the kernel's arrays occupy.
+    pub fn sram_words(&self) -> u32 {
+        self.arrays
+            .iter()
+            .map(|a| a.offset_words + a.len)
+            .max()
+            .unwrap_or(0)
+    }
+
+    pub fn array(&self, id: ArrayId) -> &Array {
+        &self.arrays[id.0 as usize]
+    }
+
+    pub fn port(&self, id: PortId) -> &Port {
+        &self.ports[id.0 as usize]
+    }
+
+    pub fn task(&self, id: TaskId) -> &Task {
+        &self.tasks[id.0 as usize]
+    }
+}
+
+/// An array (or an SRAM scalar, as an array of length 1) in the PE's SRAM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Array {
+    pub name: String,
+    pub elem: ScalarTy,
+    pub len: u32,
+    /// Where the array starts in the PE's SRAM, in 32-bit words.
+    pub offset_words: u32,
+    /// The value every element holds at launch (before bound tensors are loaded).
+    pub init: Const,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PortDirection {
+    In,
+    Out,
+}
+
+/// A port of the kernel; the mapper binds it to a color per PE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Port {
+    pub name: String,
+    pub direction: PortDirection,
+    pub elem: ScalarTy,
+}
+
+/// A run-to-completion task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub name: String,
+    /// Task-local scalars (`let`, `var`, loop variables); registers, not SRAM.
+    pub locals: Vec<Local>,
+    pub body: Vec<Stmt>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Local {
+    pub name: String,
+    pub ty: ScalarTy,
+}
+
+/// How an assignment combines the old value with the new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AssignOp {
+    Set,
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+/// A contiguous range of an array: elements `start .. start + len`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slice {
+    pub array: ArrayId,
+    pub start: Expr,
+    pub len: Expr,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// `local = value` (locals are initialised before first use by lowering).
+    SetLocal {
+        local: LocalId,
+        value: Expr,
+    },
+    /// `array[index] op= value`
+    Store {
+        array: ArrayId,
+        index: Expr,
+        op: AssignOp,
+        value: Expr,
+    },
+    /// `dst[start + i] op= value(i)` for `i` in `0..dst.len`.
+    Vector {
+        dst: Slice,
+        op: AssignOp,
+        value: VExpr,
+    },
+    /// `for local in lo..hi { body }` — `hi` is evaluated once, before the first iteration.
+    For {
+        local: LocalId,
+        lo: Expr,
+        hi: Expr,
+        body: Vec<Stmt>,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+    },
+    If {
+        cond: Expr,
+        then_body: Vec<Stmt>,
+        else_body: Vec<Stmt>,
+    },
+    /// Send a slice's elements (read now) on an out port; optionally activate a task when the
+    /// last wavelet has left the PE.
+    SendSlice {
+        port: PortId,
+        src: Slice,
+        then: Option<TaskId>,
+    },
+    /// Send one scalar on an out port.
+    SendScalar {
+        port: PortId,
+        value: Expr,
+        then: Option<TaskId>,
+    },
+    /// Post a receive of `dst.len` wavelets from an in port into `dst`; activate `then` when
+    /// all have arrived.
+    Recv {
+        port: PortId,
+        dst: Slice,
+        then: TaskId,
+    },
+    /// Queue a task to run after the current one.
+    Activate(TaskId),
+    /// Leave the task.
+    Return,
+}
+
+/// Values readable by per-PE code that differ between PEs sharing the same machine code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Coord {
+    PeRow,
+    PeCol,
+    RegionRows,
+    RegionCols,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Min,
+    Max,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl BinaryOp {
+    /// Whether the result is `bool` whatever the operand type.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+}
+
+/// Unary math functions on floats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    Exp,
+    Log,
+    Sqrt,
+    Tanh,
+    Abs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+}
+
+/// A scalar expression. Every node carries the type of its result where it is not implied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    Const(Const),
+    Local(LocalId),
+    Coord(Coord),
+    /// `array[index]`
+    Load {
+        array: ArrayId,
+        index: Box<Expr>,
+    },
+    Unary {
+        op: UnaryOp,
+        ty: ScalarTy,
+        operand: Box<Expr>,
+    },
+    /// `lhs op rhs`; `ty` is the operand type (both operands have it).
+    Binary {
+        op: BinaryOp,
+        ty: ScalarTy,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Cast {
+        from: ScalarTy,
+        to: ScalarTy,
+        value: Box<Expr>,
+    },
+    Math {
+        func: MathFn,
+        ty: ScalarTy,
+        arg: Box<Expr>,
+    },
+    /// Fold a slice to one value.
+    Reduce {
+        op: ReduceOp,
+        ty: ScalarTy,
+        src: Box<Slice>,
+    },
+}
+
+/// An element-wise expression inside a vector statement, evaluated at element `i`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VExpr {
+    /// A scalar, the same for every element (evaluated once, before the loop).
+    Scalar(Expr),
+    /// Element `i` of `array[start..]` (the slice's length equals the statement's).
+    Elem { array: ArrayId, start: Expr },
+    Unary {
+        op: UnaryOp,
+        ty: ScalarTy,
+        operand: Box<VExpr>,
+    },
+    Binary {
+        op: BinaryOp,
+        ty: ScalarTy,
+        lhs: Box<VExpr>,
+        rhs: Box<VExpr>,
+    },
+    Cast {
+        from: ScalarTy,
+        to: ScalarTy,
+        value: Box<VExpr>,
+    },
+    Math {
+        func: MathFn,
+        ty: ScalarTy,
+        arg: Box<VExpr>,
+    },
+}

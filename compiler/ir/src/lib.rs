@@ -1,0 +1,7 @@
+//! The backend-neutral intermediate representation of wsel: kernel IR (what per-PE code does)
+//! and the cost rules every backend charges. Plain data, no salsa; backends are tested with
+//! hand-built IR.
+
+pub mod cost;
+pub mod kernel;
+pub mod print;
