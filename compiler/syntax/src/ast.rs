@@ -215,7 +215,10 @@ pub enum Stmt {
         span: Span,
     },
     /// `activate task;`
-    Activate { task: Ident, span: Span },
+    Activate {
+        task: Ident,
+        span: Span,
+    },
     Return(Span),
     /// An expression statement, e.g. a call whose value is unused (checked by sema).
     Expr(Expr),
@@ -418,9 +421,16 @@ pub enum ModelStmt {
         span: Span,
     },
     /// `let name = e;`
-    Let { name: Ident, value: Expr, span: Span },
+    Let {
+        name: Ident,
+        value: Expr,
+        span: Span,
+    },
     /// `return e;`
-    Return { value: Expr, span: Span },
+    Return {
+        value: Expr,
+        span: Span,
+    },
     Error(Span),
 }
 

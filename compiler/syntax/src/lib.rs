@@ -1,2 +1,3 @@
 //! The .wse syntax: lexer, grammar and AST. No salsa, no IO.
 pub mod ast;
+pub mod lexer;
