@@ -1,1 +1,30 @@
-//! Placeholder; filled by the crate's first real commit.
+//! Machine descriptions for wsel, shared by the compiler's mapping pass and the simulator.
+//!
+//! - [`Target`]: one machine (fabric size, SRAM, colors, links, throughput, weight store,
+//!   host I/O, clock), built from a preset ([`Target::preset`]) or a TOML file
+//!   ([`Target::load`], [`Target::from_toml_str`]); a bad or missing field is an error naming it.
+//! - [`DefectMap`]: dead PEs and dead links.
+//! - Geometry: [`Coord`] (x = column eastward, y = row southward), [`Dir`], [`Port`], [`PortSet`],
+//!   [`Rect`].
+//! - Routing: [`shortest_path`], [`multicast_tree`], [`path_to_edge`] avoid defects and return
+//!   router entries ([`RouteEntry`]) for one color.
+//!
+//! This crate knows nothing of the simulator.
+
+mod defects;
+mod geometry;
+mod presets;
+mod routing;
+mod target;
+
+pub use defects::{DeadLink, DefectMap};
+pub use geometry::{Coord, Dir, Port, PortSet, Rect};
+pub use presets::{PRESET_NAMES, Provenance, Source, sources};
+pub use routing::{
+    Path, RouteEntry, RouteError, RouteTree, dir_between, multicast_tree, path_to_edge,
+    shortest_path,
+};
+pub use target::{
+    HostIo, MAX_COLORS, MAX_QUEUE_DEPTH, Target, TargetError, Throughput, WAVELET_BYTES,
+    WeightStore,
+};

@@ -1,0 +1,349 @@
+//! The machine description [`Target`]: fabric size, per-PE and per-router resources, links,
+//! weight store, host I/O and clock; its validation and its TOML form.
+
+use crate::defects::DefectMap;
+use crate::geometry::{Coord, Dir};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// Bytes in one wavelet. Links carry one wavelet per cycle per direction.
+pub const WAVELET_BYTES: u32 = 4;
+
+/// The most colors a target may have (the simulator keeps per-PE color sets as 64-bit masks).
+pub const MAX_COLORS: u32 = 64;
+
+/// The deepest router input queue a target may have.
+pub const MAX_QUEUE_DEPTH: u32 = 255;
+
+/// One machine. Every field is required in a target file; only `defects` may be left out.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// A short name printed in reports.
+    pub name: String,
+    /// Fabric width in PEs usable by programs.
+    pub width: u32,
+    /// Fabric height in PEs usable by programs.
+    pub height: u32,
+    /// SRAM per PE in bytes (a hard limit).
+    pub sram_bytes: u32,
+    /// Number of SRAM banks per PE (`sram_bytes` must divide evenly).
+    pub sram_banks: u32,
+    /// Routable colors (virtual channels) per router.
+    pub colors: u32,
+    /// Depth, in wavelets, of each router input queue (per color and receive port).
+    pub queue_depth: u32,
+    /// Cycles a wavelet takes to cross one link (also the time a flow-control credit takes to
+    /// travel back).
+    pub hop_latency: u32,
+    /// Bytes per cycle per link direction. The simulator models one 32-bit wavelet per cycle,
+    /// so this must be 4.
+    pub link_bytes_per_cycle: u32,
+    /// Cycles the PE spends switching to a task before the task's own work starts.
+    pub task_switch_cycles: u32,
+    /// Clock frequency in Hz, used only to print times beside cycle counts.
+    pub clock_hz: u64,
+    /// fp32 vector throughput, elements per cycle.
+    pub fp32: Throughput,
+    /// fp16 vector throughput, elements per cycle.
+    pub fp16: Throughput,
+    /// The off-fabric weight store (the MemoryX role).
+    pub weight_store: WeightStore,
+    /// Host I/O through the fabric edges.
+    pub host_io: HostIo,
+    /// Dead PEs and links.
+    #[serde(default, skip_serializing_if = "DefectMap::is_empty")]
+    pub defects: DefectMap,
+}
+
+/// Vector arithmetic throughput in elements per cycle.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Throughput {
+    /// Additions (and subtractions, moves) per cycle.
+    pub add: u32,
+    /// Multiplications per cycle.
+    pub mul: u32,
+    /// Fused multiply-adds per cycle.
+    pub fma: u32,
+}
+
+/// The off-fabric weight store.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightStore {
+    /// Capacity in bytes.
+    pub capacity_bytes: u64,
+    /// Bandwidth into the fabric edge, bytes per cycle, shared by all weight streams.
+    pub bandwidth_bytes_per_cycle: u32,
+    /// Cycles from a request until the first wavelet reaches the fabric edge.
+    pub latency_cycles: u32,
+}
+
+/// Host I/O through the fabric edges.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostIo {
+    /// Aggregate bandwidth between host and fabric edge, bytes per cycle, shared by all host
+    /// streams (in and out). One stream never exceeds one wavelet per cycle (a link's rate).
+    pub bandwidth_bytes_per_cycle: u32,
+}
+
+/// Why a target could not be loaded. The message always names the offending field.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum TargetError {
+    /// The file could not be read.
+    Io {
+        /// The file.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// The TOML is malformed, a field is missing, unknown or of the wrong type.
+    Parse {
+        /// The field concerned, dotted (`weight_store.latency_cycles`), when it is known.
+        field: Option<String>,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A field has a value the machine model cannot use.
+    Field {
+        /// The field, dotted.
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// No preset has this name.
+    UnknownPreset(String),
+}
+
+impl fmt::Display for TargetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetError::Io { path, message } => {
+                write!(f, "cannot read target file {path}: {message}")
+            }
+            TargetError::Parse {
+                field: Some(field),
+                message,
+            } => {
+                write!(f, "target field `{field}`: {message}")
+            }
+            TargetError::Parse {
+                field: None,
+                message,
+            } => write!(f, "target file: {message}"),
+            TargetError::Field { field, message } => write!(f, "target field `{field}`: {message}"),
+            TargetError::UnknownPreset(name) => write!(
+                f,
+                "unknown target preset `{name}` (known: {})",
+                crate::presets::PRESET_NAMES.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TargetError {}
+
+impl Target {
+    /// Parse and validate a target from TOML text.
+    pub fn from_toml_str(text: &str) -> Result<Target, TargetError> {
+        let mut target: Target = toml::from_str(text).map_err(|e| parse_error(text, &e))?;
+        target.defects.canonicalize();
+        target.validate()?;
+        Ok(target)
+    }
+
+    /// Read, parse and validate a target file.
+    pub fn load(path: &Path) -> Result<Target, TargetError> {
+        let text = std::fs::read_to_string(path).map_err(|e| TargetError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Target::from_toml_str(&text)
+    }
+
+    /// This target as TOML text that [`Target::from_toml_str`] reads back unchanged.
+    pub fn to_toml_string(&self) -> String {
+        // Serialising plain integers, strings and tables cannot fail.
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// Check every field against what the machine model supports.
+    pub fn validate(&self) -> Result<(), TargetError> {
+        let positive: [(&str, u64); 15] = [
+            ("width", self.width.into()),
+            ("height", self.height.into()),
+            ("sram_bytes", self.sram_bytes.into()),
+            ("sram_banks", self.sram_banks.into()),
+            ("colors", self.colors.into()),
+            ("queue_depth", self.queue_depth.into()),
+            ("hop_latency", self.hop_latency.into()),
+            ("clock_hz", self.clock_hz),
+            ("fp32.add", self.fp32.add.into()),
+            ("fp32.mul", self.fp32.mul.into()),
+            ("fp32.fma", self.fp32.fma.into()),
+            ("fp16.add", self.fp16.add.into()),
+            ("fp16.mul", self.fp16.mul.into()),
+            ("fp16.fma", self.fp16.fma.into()),
+            (
+                "weight_store.bandwidth_bytes_per_cycle",
+                self.weight_store.bandwidth_bytes_per_cycle.into(),
+            ),
+        ];
+        for (field, value) in positive {
+            if value == 0 {
+                return Err(field_error(field, "must be at least 1"));
+            }
+        }
+        if self.host_io.bandwidth_bytes_per_cycle == 0 {
+            return Err(field_error(
+                "host_io.bandwidth_bytes_per_cycle",
+                "must be at least 1",
+            ));
+        }
+        if self.link_bytes_per_cycle != WAVELET_BYTES {
+            return Err(field_error(
+                "link_bytes_per_cycle",
+                "must be 4: the simulator models one 32-bit wavelet per cycle per link direction",
+            ));
+        }
+        if !self.sram_bytes.is_multiple_of(4) {
+            return Err(field_error(
+                "sram_bytes",
+                "must be a multiple of 4 (whole 32-bit words)",
+            ));
+        }
+        if !self.sram_bytes.is_multiple_of(self.sram_banks) {
+            return Err(field_error("sram_banks", "must divide sram_bytes evenly"));
+        }
+        if self.colors > MAX_COLORS {
+            return Err(field_error(
+                "colors",
+                &format!("at most {MAX_COLORS} are supported"),
+            ));
+        }
+        if self.queue_depth > MAX_QUEUE_DEPTH {
+            return Err(field_error(
+                "queue_depth",
+                &format!("at most {MAX_QUEUE_DEPTH} is supported"),
+            ));
+        }
+        if u64::from(self.width) * u64::from(self.height) > u64::from(u32::MAX) {
+            return Err(field_error("width", "width × height must fit in 32 bits"));
+        }
+        for &c in &self.defects.dead_pes {
+            if !self.contains(c) {
+                return Err(field_error(
+                    "defects.dead_pes",
+                    &format!("PE {c} is outside the fabric"),
+                ));
+            }
+        }
+        for l in &self.defects.dead_links {
+            let c = Coord::new(l.x, l.y);
+            if !self.contains(c) || self.neighbor(c, l.dir).is_none() {
+                return Err(field_error(
+                    "defects.dead_links",
+                    &format!("the {} link of PE {c} is not a link of the fabric", l.dir),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `c` is on the fabric.
+    pub fn contains(&self, c: Coord) -> bool {
+        c.x < self.width && c.y < self.height
+    }
+
+    /// The neighbour of `c` toward `dir`, if it is on the fabric.
+    pub fn neighbor(&self, c: Coord, dir: Dir) -> Option<Coord> {
+        dir.step(c, self.width, self.height)
+    }
+
+    /// Number of PEs usable by programs.
+    pub fn pe_count(&self) -> u64 {
+        u64::from(self.width) * u64::from(self.height)
+    }
+
+    /// Row-major index of `c` (`y * width + x`).
+    pub fn pe_index(&self, c: Coord) -> u32 {
+        c.y * self.width + c.x
+    }
+
+    /// `cycles` converted to seconds at this target's clock.
+    pub fn seconds(&self, cycles: u64) -> f64 {
+        cycles as f64 / self.clock_hz as f64
+    }
+}
+
+fn field_error(field: &str, message: &str) -> TargetError {
+    TargetError::Field {
+        field: field.to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// Turn a TOML error into one that names the field: from the message when serde names it
+/// (missing or unknown fields), otherwise from the key on the line the error points at.
+fn parse_error(text: &str, e: &toml::de::Error) -> TargetError {
+    let message = e.to_string();
+    let detail = e.message();
+    let named = ["missing field `", "unknown field `"]
+        .iter()
+        .find_map(|prefix| {
+            detail
+                .split_once(prefix)
+                .and_then(|(_, rest)| rest.split_once('`'))
+        })
+        .map(|(name, _)| name.to_string());
+    let table = e
+        .span()
+        .map(|s| table_at(text, s.start))
+        .unwrap_or_default();
+    let field = match named {
+        Some(name) => Some(join(&table, &name)),
+        None => e
+            .span()
+            .and_then(|s| key_at(text, s.start))
+            .map(|key| join(&table, &key)),
+    };
+    TargetError::Parse {
+        field,
+        message: message.trim_end().to_string(),
+    }
+}
+
+fn join(table: &str, key: &str) -> String {
+    if table.is_empty() || key.starts_with(table) {
+        key.to_string()
+    } else {
+        format!("{table}.{key}")
+    }
+}
+
+/// The `key` of a `key = value` line containing byte `offset`.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let start = text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?;
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    (!key.is_empty() && !key.starts_with('[')).then(|| key.to_string())
+}
+
+/// The name of the `[table]` whose body contains byte `offset`, or "" for the root table.
+fn table_at(text: &str, offset: usize) -> String {
+    let offset = offset.min(text.len());
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    text[..line_end]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && l.ends_with(']'))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string())
+        .unwrap_or_default()
+}

@@ -1,0 +1,126 @@
+//! Target files: presets round-trip through TOML, and a bad or missing field is named.
+
+use wsel_target::{Coord, Dir, Target, TargetError};
+
+#[test]
+fn presets_validate_and_round_trip_through_toml() {
+    for name in wsel_target::PRESET_NAMES {
+        let t = Target::preset(name).expect("preset");
+        t.validate().expect("valid preset");
+        let text = t.to_toml_string();
+        let back = Target::from_toml_str(&text).expect("round trip");
+        assert_eq!(back, t, "{name}");
+        assert!(
+            !wsel_target::sources(name).is_empty(),
+            "{name} documents its sources"
+        );
+    }
+    assert_eq!(Target::wse2().width, 750);
+    assert_eq!(Target::wse2().height, 994);
+    assert_eq!(Target::wse3().fp16.fma, 8);
+    assert!(matches!(
+        Target::preset("wse9"),
+        Err(TargetError::UnknownPreset(_))
+    ));
+}
+
+fn dev_text() -> String {
+    Target::dev().to_toml_string()
+}
+
+fn error_for(text: &str) -> String {
+    match Target::from_toml_str(text) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_missing_field_is_named() {
+    let text: String = dev_text()
+        .lines()
+        .filter(|l| !l.starts_with("hop_latency"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let msg = error_for(&text);
+    assert!(msg.contains("hop_latency"), "{msg}");
+    assert!(msg.contains("missing"), "{msg}");
+}
+
+#[test]
+fn a_missing_field_in_a_table_is_named() {
+    let text: String = dev_text()
+        .lines()
+        .filter(|l| !l.starts_with("latency_cycles"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let msg = error_for(&text);
+    assert!(msg.contains("weight_store.latency_cycles"), "{msg}");
+}
+
+#[test]
+fn a_field_of_the_wrong_type_is_named() {
+    let text = dev_text().replace("sram_bytes = 4096", "sram_bytes = \"lots\"");
+    let err = Target::from_toml_str(&text).expect_err("bad type");
+    match &err {
+        TargetError::Parse { field, .. } => assert_eq!(field.as_deref(), Some("sram_bytes")),
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(err.to_string().contains("sram_bytes"), "{err}");
+}
+
+#[test]
+fn a_bad_field_in_a_table_is_named_with_its_table() {
+    let text = dev_text().replace("latency_cycles = 100", "latency_cycles = -3");
+    let err = Target::from_toml_str(&text).expect_err("negative");
+    assert!(
+        err.to_string().contains("weight_store.latency_cycles"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_field_is_named() {
+    let text = format!("frobnicate = 3\n{}", dev_text());
+    let msg = error_for(&text);
+    assert!(msg.contains("frobnicate"), "{msg}");
+}
+
+#[test]
+fn an_unusable_value_is_named() {
+    let text = dev_text().replace("hop_latency = 2", "hop_latency = 0");
+    let err = Target::from_toml_str(&text).expect_err("zero latency");
+    assert_eq!(
+        err,
+        TargetError::Field {
+            field: "hop_latency".to_string(),
+            message: "must be at least 1".to_string()
+        }
+    );
+    let msg =
+        error_for(&dev_text().replace("link_bytes_per_cycle = 4", "link_bytes_per_cycle = 8"));
+    assert!(msg.contains("link_bytes_per_cycle"), "{msg}");
+}
+
+#[test]
+fn defects_load_from_toml_and_are_checked() {
+    let text = format!(
+        "{}\n[defects]\ndead_pes = [{{ x = 3, y = 4 }}]\ndead_links = [{{ x = 5, y = 5, dir = \"west\" }}]\n",
+        dev_text()
+    );
+    let t = Target::from_toml_str(&text).expect("defects");
+    assert!(t.defects.pe_dead(Coord::new(3, 4)));
+    assert!(t.defects.link_dead(Coord::new(4, 5), Dir::East));
+    let bad = format!(
+        "{}\n[defects]\ndead_pes = [{{ x = 99, y = 4 }}]\n",
+        dev_text()
+    );
+    let msg = error_for(&bad);
+    assert!(msg.contains("defects.dead_pes"), "{msg}");
+    let bad_dir = format!(
+        "{}\n[defects]\ndead_links = [{{ x = 1, y = 1, dir = \"up\" }}]\n",
+        dev_text()
+    );
+    let msg = error_for(&bad_dir);
+    assert!(msg.contains("dir"), "{msg}");
+}
