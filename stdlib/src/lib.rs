@@ -6,6 +6,8 @@
 /// Every standard-library module: its dotted path below `std` and its source text.
 const MODULES: &[(&str, &str)] = &[
     ("nn", include_str!("../nn.wse")),
+    ("collectives", include_str!("../collectives.wse")),
+    ("stencil", include_str!("../stencil.wse")),
 ];
 
 /// The source of the standard-library module at `path` (the segments after `std`), if any.
