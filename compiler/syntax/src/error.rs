@@ -159,6 +159,9 @@ pub(crate) fn collect(
         })
         .collect();
     let has_open_comment = errors.iter().any(|e| e.code == E0005);
+    // An unterminated string swallows the rest of its line (often a `;`): the error at the
+    // next token is a consequence, not news.
+    let after_open_string = tokens_after_unterminated_strings(tokens);
     let cut_at = sink.cut_at.get();
     let mut parse_errors: Vec<ParseError<usize, Token, Never>> = sink
         .recovered
@@ -176,7 +179,9 @@ pub(crate) fn collect(
         if at_end && (feed.missing_braces > 0 || has_open_comment || cut_at.is_some()) {
             continue;
         }
-        if cut_at.is_some_and(|cut| err.span.start >= cut) {
+        if after_open_string.contains(&err.span.start)
+            || cut_at.is_some_and(|cut| err.span.start >= cut)
+        {
             continue;
         }
         errors.push(err);
@@ -210,6 +215,19 @@ pub(crate) fn collect(
     errors
 }
 
+/// The start of the first real token after each unterminated string literal.
+fn tokens_after_unterminated_strings(tokens: &[(Token, Span)]) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut pending = false;
+    for (tok, span) in tokens.iter().filter(|(t, _)| !t.is_trivia()) {
+        if pending {
+            starts.push(span.start);
+        }
+        pending = *tok == Token::Error(LexErrorKind::UnterminatedString);
+    }
+    starts
+}
+
 fn lex_error(src: &str, kind: LexErrorKind, span: Span) -> SyntaxError {
     let text = src.get(span.clone()).unwrap_or("");
     match kind {
@@ -231,10 +249,9 @@ fn lex_error(src: &str, kind: LexErrorKind, span: Span) -> SyntaxError {
         LexErrorKind::UnknownEscape => {
             let (offset, escape) = unknown_escape(text).unwrap_or((0, text.to_string()));
             let start = span.start + offset;
-            let shown: String = escape.escape_debug().collect();
             SyntaxError::new(
                 E0004,
-                format!("unknown escape `{shown}` in string literal"),
+                format!("unknown escape `{escape}` in string literal"),
                 start..start + escape.len(),
                 "the escapes are `\\\"`, `\\\\`, `\\n` and `\\t`",
             )
@@ -267,7 +284,9 @@ fn unknown_escape(literal: &str) -> Option<(usize, String)> {
         if c == '\\' {
             match chars.next() {
                 Some((_, '"' | '\\' | 'n' | 't')) => {}
-                Some((_, other)) => return Some((i, format!("\\{other}"))),
+                Some((_, other)) => {
+                    return Some((i, format!("\\{}", other.escape_debug())));
+                }
                 None => return None,
             }
         }

@@ -1,0 +1,247 @@
+//! Every `wse` code sample of docs/language.md, copied here, parses with zero errors.
+//! Fragments (kernel members, statements) are wrapped in a kernel or a task first.
+
+use wsel_syntax::parse;
+
+const DOC: &str = include_str!("../../../docs/language.md");
+
+/// How a sample is turned into a module.
+enum Wrap {
+    Module,
+    /// Kernel members: wrapped in `kernel k(n: u32, m: u32) { ... }`.
+    Member,
+    /// Statements: wrapped in a task of a kernel.
+    Stmt,
+}
+
+fn check(sample: &str, wrap: Wrap) {
+    assert!(
+        DOC.contains(sample),
+        "sample no longer in docs/language.md:\n{sample}"
+    );
+    // `{ ... }` in the doc stands for "some body".
+    let body = sample.replace("{ ... }", "{ }");
+    let src = match wrap {
+        Wrap::Module => body,
+        Wrap::Member => format!("kernel k(n: u32, m: u32) {{\n{body}\n}}\n"),
+        Wrap::Stmt => format!("kernel k(n: u32, m: u32) {{\ntask main() {{\n{body}\n}}\n}}\n"),
+    };
+    let parsed = parse(&src);
+    assert!(parsed.errors.is_empty(), "{src}\n{:#?}", parsed.errors);
+    assert!(!parsed.module.items.is_empty());
+}
+
+#[test]
+fn every_sample_of_the_doc_is_tested() {
+    assert_eq!(
+        DOC.matches("```wse").count(),
+        12,
+        "a sample was added to or removed from the doc"
+    );
+}
+
+#[test]
+fn intro_model() {
+    check(
+        r#"import std.nn.{dense, relu, softmax};
+
+model digits(x: f32[B, 64]) -> f32[B, 10] {
+    param w1: f32[64, 32];
+    param b1: f32[32];
+    param w2: f32[32, 10];
+    param b2: f32[10];
+    let h = relu(dense(x, w1, b1));
+    return softmax(dense(h, w2, b2));
+}
+"#,
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn imports() {
+    check(
+        r#"import std.nn.{dense, relu};          // from the standard library (embedded in wsel)
+import kernels.gemv.{gemv_tile};      // kernels/gemv.wse, relative to this file's folder
+import std.nn.{softmax as probs};     // renamed on import
+"#,
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn constants() {
+    check(
+        r#"const HIDDEN: u32 = 32;
+const SCALE: f32 = 0.5;
+"#,
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn kernel_axpy_row() {
+    check(
+        r#"/// y = alpha * x + y over one row of PEs.
+kernel axpy_row(n: u32, alpha: f32) {
+    var x: [f32; n];
+    var y: [f32; n] = 0.0;
+    in  xs: stream<f32> from west;
+    out ys: stream<f32> to east;
+
+    task main() { recv(xs, x[0..n]) then step; }
+    task step() {
+        y[0..n] += alpha * x[0..n];
+        send(ys, y[0..n]);
+    }
+}
+"#,
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn kernel_storage() {
+    check(
+        r#"var w: [f32; n * m];         // an array in this PE's SRAM, zero-initialised
+var acc: [f32; m] = 0.0;     // every element initialised to 0.0
+var count: u32 = 0;          // a scalar in SRAM; keeps its value between tasks
+const half: u32 = n / 2;     // a compile-time constant local to the kernel
+"#,
+        Wrap::Member,
+    );
+}
+
+#[test]
+fn kernel_ports() {
+    check(
+        r#"in  xs:   stream<f32> from west multicast;  // enters the region's west edge, reaches every PE of the row
+in  psum: stream<f32> from north;           // from the PE above (row 0: the region's north edge)
+out ysum: stream<f32> to south;             // to the PE below (last row: leaves the south edge)
+"#,
+        Wrap::Member,
+    );
+}
+
+#[test]
+fn kernel_tasks() {
+    check(
+        r#"task main() { ... }        // activated once on every PE when the program starts
+task step() { ... }        // activated by another task or by a completion
+"#,
+        Wrap::Member,
+    );
+}
+
+#[test]
+fn statements() {
+    check(
+        r#"let s: f32 = sum(x[0..n]);      // immutable local (the type may be omitted: let s = ...)
+var i: u32 = 0;                 // mutable local
+i = i + 1;  y[i] += 2.0;        // assignment: = += -= *= /=
+for k in 0..n { acc[k] += x[k] * w[k]; }   // k takes lo, lo+1, ..., hi-1
+while i < n { i += 1; }
+if pe.row == 0 { activate emit; } else { recv(psum, acc[0..m]) then add; }
+return;                          // leave the task early
+"#,
+        Wrap::Stmt,
+    );
+}
+
+#[test]
+fn vector_operations() {
+    check(
+        r#"  y[0..m] += a * x[0..m];
+  h[0..n] = max(h[0..n], 0.0);
+  e[0..n] = exp(v[0..n] - mx);
+  "#,
+        Wrap::Stmt,
+    );
+}
+
+#[test]
+fn layer_dense() {
+    check(
+        r#"/// y = x · w + b
+layer dense(x: f32[B, N], param w: f32[N, M], param b: f32[M]) -> y: f32[B, M] {
+    cost {
+        flops = 2 * N * M;            // per sample
+        weights = 4 * (N * M + M);    // bytes of parameters
+        activations = 4 * (N + M);    // bytes moved per sample
+    }
+    pipelined on [R, C] where N % R == 0, M % C == 0 {
+        run gemv_tile(n = N / R, m = M / C, samples = B);
+        bind w to array w split [rows, cols];
+        bind b to array bias split [cols];
+        bind x to port xs split [rows];
+        bind y to port ysum split [cols];
+    }
+}
+"#,
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn model_digits() {
+    check(
+        r#"model digits(x: f32[B, 64]) -> f32[B, 10] {
+    param w1: f32[64, 32];                      // loaded from w1.npy beside this file
+    param b1: f32[32] from "weights/b1.npy";   // or from an explicit path
+    let h = relu(dense(x, w1, b1));
+    return softmax(dense(h, w2, b2));
+}
+"#,
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn run_config() {
+    check(
+        r#"run digits {
+    input x = "data/x_test.npy";     // one per model input
+    output = "out/probs.npy";        // where the result is written
+    labels = "data/y_test.npy";      // optional: print accuracy of argmax against these
+    target = "dev";                  // optional: dev, wse2, wse3 or a path to a target .toml
+    mode = "auto";                   // optional: pipelined, streaming or auto
+    batch = 64;                      // optional: samples per batch
+}
+"#,
+        Wrap::Module,
+    );
+}
+
+/// The examples and the standard library are written in the language too.
+#[test]
+fn examples_and_stdlib_parse() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut files = Vec::new();
+    for dir in ["examples", "stdlib"] {
+        collect_wse(&std::path::Path::new(root).join(dir), &mut files);
+    }
+    for file in files {
+        let src = std::fs::read_to_string(&file).expect("readable example");
+        let parsed = parse(&src);
+        assert!(
+            parsed.errors.is_empty(),
+            "{}: {:#?}",
+            file.display(),
+            parsed.errors
+        );
+    }
+}
+
+fn collect_wse(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_wse(&path, out);
+        } else if path.extension().is_some_and(|e| e == "wse") {
+            out.push(path);
+        }
+    }
+}
