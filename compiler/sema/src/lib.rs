@@ -1,4 +1,102 @@
 //! Semantic analysis of .wse programs: the salsa database, name resolution, type checking and
 //! diagnostics.
+//!
+//! Pipeline: [`load_program`] fills the database's file set from a root file; [`check_file`]
+//! runs the per-item checks ([`check_const`], [`check_kernel`], [`check_layer`],
+//! [`check_model`], [`check_run`]) which accumulate diagnostics; [`diagnostics`] collects
+//! them for a file and the files it imports. Queries return plain data ([`analysis`]) for the
+//! language server and for lowering.
 
+pub mod analysis;
+pub mod check;
+pub mod db;
 pub mod diagnostic;
+pub mod diagnostics;
+pub mod items;
+pub mod load;
+pub mod syntax;
+pub mod ty;
+
+use std::collections::BTreeSet;
+
+pub use check::check_file;
+pub use check::consts::{check_const, const_value};
+pub use check::kernel::{check_kernel, kernel_signature};
+pub use check::layer::{check_layer, layer_signature};
+pub use check::model::{ModelCheck, check_model};
+pub use check::run::check_run;
+pub use db::{Database, Db, FileSet, Reported, SourceFile};
+pub use diagnostic::{Diagnostic, Label, Location, Severity};
+pub use items::{ItemId, ItemKind, item_ast, item_index, module_scope};
+pub use load::{load_program, set_file};
+pub use syntax::parse;
+
+/// The folder name under which stdlib modules appear: `std.nn` is `<std>/nn.wse`.
+pub const STD_PREFIX: &str = "<std>";
+
+/// The diagnostics of `file` followed by those of every file it imports (directly or not),
+/// without duplicates, sorted by file (`file` first, then the others by path) and then by
+/// span. Call it from outside tracked functions (the CLI, the language server, tests).
+pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let mut files = vec![file];
+    let mut seen: BTreeSet<std::path::PathBuf> = BTreeSet::new();
+    seen.insert(file.path(db).clone());
+    let mut i = 0;
+    while i < files.len() {
+        for import in items::file_imports(db, files[i]) {
+            if let Some(target) = items::resolve_module(db, files[i], &import.path)
+                && seen.insert(target.path(db).clone())
+            {
+                files.push(target);
+            }
+        }
+        i += 1;
+    }
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for f in files {
+        for d in file_diagnostics(db, f) {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    let root = file.path(db).clone();
+    out.sort_by(|a, b| {
+        let key = |d: &Diagnostic| {
+            (
+                d.primary.location.file != root,
+                d.primary.location.file.clone(),
+                d.primary.location.span.start,
+                d.primary.location.span.end,
+                d.code,
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    out
+}
+
+/// The diagnostics whose primary location is in `file` itself, sorted by span, without
+/// duplicates (what a language server publishes for one document).
+pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let path = file.path(db);
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for Reported(d) in check_file::accumulated::<Reported>(db, file) {
+        if &d.primary.location.file == path && !out.contains(d) {
+            out.push(d.clone());
+        }
+    }
+    out.sort_by_key(|d| (d.primary.location.span.start, d.primary.location.span.end, d.code));
+    out
+}
+
+/// Every diagnostic code (the parser's E0001–E0007 and this crate's) with a one-line summary,
+/// in code order. `docs/diagnostics.md` documents each one.
+pub fn all_codes() -> Vec<(&'static str, &'static str)> {
+    let mut codes: Vec<(&'static str, &'static str)> = wsel_syntax::codes().to_vec();
+    codes.extend_from_slice(diagnostics::CODES);
+    codes
+}
+
+#[cfg(test)]
+mod tests;

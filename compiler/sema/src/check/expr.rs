@@ -1,0 +1,1079 @@
+//! The expression checker shared by every item check: scopes, name lookup, typing with
+//! literal inference, and compile-time evaluation with overflow and division checks.
+
+use std::path::PathBuf;
+
+use wsel_syntax::ast::{self, BinaryOp, ScalarType, Span, UnaryOp};
+
+use crate::analysis::{ItemAnalysis, NameUse};
+use crate::db::{Db, SourceFile};
+use crate::diagnostic::{Diagnostic, Location};
+use crate::diagnostics::{did_you_mean, resolve, types};
+use crate::items::{ItemId, ItemKind, ModuleScope, item_ast, item_location, module_scope};
+use crate::ty::{Ty, Value, int_range, is_float, is_int, is_numeric, scalar_name};
+
+/// What a local name (anything below module level) refers to.
+#[derive(Debug, Clone)]
+pub enum Local {
+    /// A scalar or array value: kernel parameters, constants, vars, task locals, loop
+    /// variables, dimension variables and region names.
+    Value {
+        kind: LocalKind,
+        ty: Ty,
+        value: Option<Value>,
+    },
+    Port {
+        direction: ast::PortDirection,
+        elem: Option<ScalarType>,
+    },
+    Task,
+    /// A layer or model tensor; not a value in expressions.
+    Tensor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalKind {
+    Param,
+    Const,
+    Var,
+    Let,
+    Loop,
+    Dim,
+    Region,
+}
+
+impl LocalKind {
+    fn is_compile_time(self) -> bool {
+        matches!(
+            self,
+            LocalKind::Param | LocalKind::Const | LocalKind::Dim | LocalKind::Region
+        )
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            LocalKind::Param => "parameter",
+            LocalKind::Const => "constant",
+            LocalKind::Var => "variable",
+            LocalKind::Let => "`let` binding",
+            LocalKind::Loop => "loop variable",
+            LocalKind::Dim => "dimension variable",
+            LocalKind::Region => "region size",
+        }
+    }
+}
+
+/// A local name with where it is defined.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub name: String,
+    pub def: Span,
+    pub local: Local,
+}
+
+/// The result of checking an expression: its type, its value when known at compile time,
+/// and whether it is a compile-time expression at all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Typed {
+    pub ty: Ty,
+    pub value: Option<Value>,
+    pub compile_time: bool,
+}
+
+impl Typed {
+    pub fn error() -> Self {
+        Typed {
+            ty: Ty::Error,
+            value: None,
+            compile_time: true,
+        }
+    }
+}
+
+/// The element type of a typed expression, for operand unification.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Elem {
+    Known(ScalarType),
+    Int,
+    Float,
+    Error,
+}
+
+/// The checker state for one item.
+pub struct Checker<'db> {
+    pub db: &'db dyn Db,
+    pub file: SourceFile,
+    pub path: PathBuf,
+    pub module: &'db ModuleScope<'db>,
+    /// Innermost scope last.
+    pub scopes: Vec<Vec<Binding>>,
+    pub diags: Vec<Diagnostic>,
+    pub analysis: ItemAnalysis,
+    /// Constant lengths of the slices of the current statement, for E0207.
+    pub slice_lengths: Vec<(u64, Span)>,
+    /// `Some` while evaluating module constants: the constants being evaluated, to detect
+    /// cycles without a salsa cycle. `cyclic` is set when one is found.
+    pub const_stack: Option<Vec<ItemId<'db>>>,
+    pub cyclic: bool,
+}
+
+const FUNCTIONS: &[&str] = &["exp", "log", "sqrt", "tanh", "abs", "max", "min", "sum"];
+
+impl<'db> Checker<'db> {
+    pub fn new(db: &'db dyn Db, file: SourceFile) -> Self {
+        Checker {
+            db,
+            file,
+            path: file.path(db).clone(),
+            module: module_scope(db, file),
+            scopes: vec![Vec::new()],
+            diags: Vec::new(),
+            analysis: ItemAnalysis::default(),
+            slice_lengths: Vec::new(),
+            const_stack: None,
+            cyclic: false,
+        }
+    }
+
+    pub fn loc(&self, span: &Span) -> Location {
+        Location {
+            file: self.path.clone(),
+            span: span.clone(),
+        }
+    }
+
+    pub fn report(&mut self, diagnostic: Diagnostic) {
+        self.diags.push(diagnostic);
+    }
+
+    pub fn record_type(&mut self, span: &Span, ty: &Ty) {
+        if *ty != Ty::Error {
+            self.analysis.types.push((span.clone(), ty.to_string()));
+        }
+    }
+
+    pub fn record_use(&mut self, span: &Span, def: Location) {
+        self.analysis.uses.push(NameUse {
+            span: span.clone(),
+            def,
+        });
+    }
+
+    pub fn push_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    pub fn pop_scope(&mut self) {
+        self.scopes.pop();
+    }
+
+    /// The local binding of `name`, innermost first.
+    pub fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|b| b.name == name)
+    }
+
+    /// Defines `name` in the innermost scope; reports E0106 if `check_scopes` of the enclosing
+    /// scopes (counted from the innermost) already define it.
+    pub fn define(&mut self, ident: &ast::Ident, local: Local, check_scopes: usize) {
+        let existing = self
+            .scopes
+            .iter()
+            .rev()
+            .take(check_scopes)
+            .flat_map(|s| s.iter())
+            .find(|b| b.name == ident.name)
+            .map(|b| b.def.clone());
+        if let Some(first) = existing {
+            let d = resolve::duplicate_local(self.loc(&ident.span), &ident.name, self.loc(&first));
+            self.report(d);
+            return;
+        }
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.push(Binding {
+                name: ident.name.clone(),
+                def: ident.span.clone(),
+                local,
+            });
+        }
+    }
+
+    /// Every name visible here, for suggestions.
+    fn visible_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .scopes
+            .iter()
+            .flat_map(|s| s.iter().map(|b| b.name.clone()))
+            .collect();
+        names.extend(self.module.names.keys().cloned());
+        names
+    }
+
+    /// Reports E0105 for `ident`, suggesting a visible name.
+    pub fn unresolved(&mut self, ident: &ast::Ident, what: &str) {
+        let names = self.visible_names();
+        let suggestion = did_you_mean(&ident.name, names.iter().map(String::as_str));
+        let d = resolve::unresolved_name(self.loc(&ident.span), &ident.name, what, suggestion);
+        self.report(d);
+    }
+
+    // ----- expressions -----
+
+    /// Checks `expr` where a value of scalar type `expected` is needed, reporting E0201 when
+    /// it has another type. Vectors of `expected` are accepted when `allow_vector`.
+    pub fn expect(&mut self, expr: &ast::Expr, expected: ScalarType, allow_vector: bool) -> Typed {
+        let typed = self.expr(expr, Some(expected));
+        let found = match &typed.ty {
+            Ty::Scalar(s) => Some(*s),
+            Ty::Vector(s, _) if allow_vector => Some(*s),
+            Ty::Vector(..) | Ty::Array(..) => {
+                let d = types::vector_not_allowed(self.loc(&expr.span()), &typed.ty.to_string());
+                self.report(d);
+                return Typed::error();
+            }
+            Ty::Error => return typed,
+            _ => None,
+        };
+        if found != Some(expected) {
+            let d = types::mismatched_types(
+                self.loc(&expr.span()),
+                scalar_name(expected),
+                &typed.ty.to_string(),
+            );
+            self.report(d);
+            return Typed {
+                ty: Ty::Error,
+                ..typed
+            };
+        }
+        typed
+    }
+
+    /// Checks `expr` where a compile-time value of type `expected` is needed, for `what`
+    /// (e.g. "an array length"). Reports E0205 when it is not compile-time.
+    pub fn expect_const(&mut self, expr: &ast::Expr, expected: ScalarType, what: &str) -> Typed {
+        let typed = self.expect(expr, expected, false);
+        if !typed.compile_time {
+            let d = types::not_constant(self.loc(&expr.span()), what);
+            self.report(d);
+            return Typed::error();
+        }
+        typed
+    }
+
+    /// Checks an expression; `hint` is the scalar type the context wants, used to type
+    /// literals. Returned literal types (`IntLiteral`, `FloatLiteral`) mean no context fixed
+    /// them.
+    pub fn expr(&mut self, expr: &ast::Expr, hint: Option<ScalarType>) -> Typed {
+        let typed = self.expr_inner(expr, hint);
+        match &typed.ty {
+            Ty::IntLiteral | Ty::FloatLiteral | Ty::Error => {}
+            ty => {
+                if !matches!(expr, ast::Expr::Int(..) | ast::Expr::Float(..) | ast::Expr::Bool(..)) {
+                    let ty = ty.clone();
+                    self.record_type(&expr.span(), &ty);
+                }
+            }
+        }
+        typed
+    }
+
+    fn expr_inner(&mut self, expr: &ast::Expr, hint: Option<ScalarType>) -> Typed {
+        match expr {
+            ast::Expr::Int(v, span) => self.int_literal(i128::from(*v), span, hint),
+            ast::Expr::Float(v, _) => {
+                let ty = match hint {
+                    Some(t) if is_float(t) => Ty::Scalar(t),
+                    _ => Ty::FloatLiteral,
+                };
+                Typed {
+                    ty,
+                    value: Some(Value::Float(*v)),
+                    compile_time: true,
+                }
+            }
+            ast::Expr::Bool(v, _) => Typed {
+                ty: Ty::Scalar(ScalarType::Bool),
+                value: Some(Value::Bool(*v)),
+                compile_time: true,
+            },
+            ast::Expr::Str(_, span) => {
+                let d = types::mismatched_types(
+                    self.loc(span),
+                    hint.map(scalar_name).unwrap_or("a number"),
+                    "string",
+                )
+                .with_note("strings are only used for file paths");
+                self.report(d);
+                Typed::error()
+            }
+            ast::Expr::Name(ident) => self.name(ident),
+            ast::Expr::Field { base, field, span } => self.field(base, field, span),
+            ast::Expr::Unary { op, operand, span } => self.unary(*op, operand, span, hint),
+            ast::Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, span, hint),
+            ast::Expr::Cast { value, ty, span } => self.cast(value, *ty, span),
+            ast::Expr::Index { base, index, span } => self.index(base, index, span),
+            ast::Expr::Slice { base, lo, hi, span } => self.slice(base, lo, hi, span),
+            ast::Expr::Call { callee, args, span } => self.call(callee, args, span, hint),
+            ast::Expr::Error(_) => Typed::error(),
+        }
+    }
+
+    fn int_literal(&mut self, v: i128, span: &Span, hint: Option<ScalarType>) -> Typed {
+        match hint {
+            Some(t) if is_int(t) => {
+                let (lo, hi) = int_range(t);
+                if v < lo || v > hi {
+                    let d = types::overflow(self.loc(span), scalar_name(t));
+                    self.report(d);
+                    return Typed::error();
+                }
+                Typed {
+                    ty: Ty::Scalar(t),
+                    value: Some(Value::Int(v)),
+                    compile_time: true,
+                }
+            }
+            _ => Typed {
+                ty: Ty::IntLiteral,
+                value: Some(Value::Int(v)),
+                compile_time: true,
+            },
+        }
+    }
+
+    fn name(&mut self, ident: &ast::Ident) -> Typed {
+        if let Some(binding) = self.lookup(&ident.name).cloned() {
+            let def = self.loc(&binding.def);
+            self.record_use(&ident.span, def.clone());
+            return match binding.local {
+                Local::Value { kind, ty, value } => Typed {
+                    ty,
+                    value,
+                    compile_time: kind.is_compile_time(),
+                },
+                Local::Port { .. } => {
+                    self.wrong_kind(ident, "port", "a value", Some(def));
+                    Typed::error()
+                }
+                Local::Task => {
+                    self.wrong_kind(ident, "task", "a value", Some(def));
+                    Typed::error()
+                }
+                Local::Tensor => {
+                    self.wrong_kind(ident, "tensor", "a value", Some(def));
+                    Typed::error()
+                }
+            };
+        }
+        match self.module.get(&ident.name) {
+            Some(item) => {
+                let def = item_location(self.db, item);
+                if let Some(def) = def.clone() {
+                    self.record_use(&ident.span, def);
+                }
+                if item.kind(self.db) != ItemKind::Const {
+                    self.wrong_kind(ident, item.kind(self.db).keyword(), "a value", def);
+                    return Typed::error();
+                }
+                let (ty, value) = self.module_const(item);
+                match ty {
+                    Some(t) => Typed {
+                        ty: Ty::Scalar(t),
+                        value,
+                        compile_time: true,
+                    },
+                    None => Typed::error(),
+                }
+            }
+            None => {
+                if ident.name == "pe" || ident.name == "region" {
+                    let fields: &[&str] = if ident.name == "pe" {
+                        &["row", "col"]
+                    } else {
+                        &["rows", "cols"]
+                    };
+                    let d = resolve::unknown_field(self.loc(&ident.span), &ident.name, "", fields);
+                    let d = Diagnostic {
+                        message: format!("`{}` is not a value on its own", ident.name),
+                        ..d
+                    };
+                    self.report(d);
+                } else {
+                    self.unresolved(ident, "value");
+                }
+                Typed::error()
+            }
+        }
+    }
+
+    pub fn wrong_kind(&mut self, ident: &ast::Ident, found: &str, expected: &str, def: Option<Location>) {
+        let d = resolve::wrong_kind(self.loc(&ident.span), &ident.name, found, expected, def);
+        self.report(d);
+    }
+
+    /// The type and value of a module constant, evaluating through a cycle-safe path while
+    /// constants are being evaluated.
+    fn module_const(&mut self, item: ItemId<'db>) -> (Option<ScalarType>, Option<Value>) {
+        match self.const_stack.clone() {
+            None => {
+                let info = crate::check::consts::const_value(self.db, item);
+                (info.ty, info.value)
+            }
+            Some(mut stack) => {
+                if stack.contains(&item) {
+                    self.cyclic = true;
+                    return (None, None);
+                }
+                stack.push(item);
+                let (ty, value, cyclic) = evaluate_const(self.db, item, stack);
+                if cyclic {
+                    self.cyclic = true;
+                }
+                (ty, value)
+            }
+        }
+    }
+
+    fn field(&mut self, base: &ast::Expr, field: &ast::Ident, span: &Span) -> Typed {
+        let base_name = match base {
+            ast::Expr::Name(id) if self.lookup(&id.name).is_none() => Some(id.name.as_str()),
+            _ => None,
+        };
+        let fields: &[&str] = match base_name {
+            Some("pe") => &["row", "col"],
+            Some("region") => &["rows", "cols"],
+            _ => {
+                let printed = match base {
+                    ast::Expr::Name(id) => id.name.clone(),
+                    _ => "this expression".to_string(),
+                };
+                let d = resolve::unknown_field(self.loc(&field.span), &printed, &field.name, &[]);
+                self.report(d);
+                return Typed::error();
+            }
+        };
+        if !fields.contains(&field.name.as_str()) {
+            let base = base_name.unwrap_or_default();
+            let d = resolve::unknown_field(self.loc(&field.span), base, &field.name, fields);
+            self.report(d);
+            return Typed::error();
+        }
+        let _ = span;
+        Typed {
+            ty: Ty::Scalar(ScalarType::U32),
+            value: None,
+            compile_time: false,
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, operand: &ast::Expr, span: &Span, hint: Option<ScalarType>) -> Typed {
+        let inner = self.expr(operand, hint);
+        let elem = elem_of(&inner.ty);
+        let ok = match op {
+            UnaryOp::Neg => matches!(elem, Elem::Int | Elem::Float | Elem::Error)
+                || matches!(elem, Elem::Known(t) if t != ScalarType::Bool && t != ScalarType::U32),
+            UnaryOp::Not => matches!(elem, Elem::Known(ScalarType::Bool) | Elem::Error),
+        };
+        if !ok || matches!(inner.ty, Ty::Array(..)) {
+            let sym = if op == UnaryOp::Neg { "-" } else { "!" };
+            let d = types::bad_operands(self.loc(span), sym, &inner.ty.to_string(), None);
+            self.report(d);
+            return Typed::error();
+        }
+        let value = match (op, inner.value) {
+            (UnaryOp::Neg, Some(Value::Int(v))) => Some(Value::Int(-v)),
+            (UnaryOp::Neg, Some(Value::Float(v))) => Some(Value::Float(-v)),
+            (UnaryOp::Not, Some(Value::Bool(v))) => Some(Value::Bool(!v)),
+            _ => None,
+        };
+        let value = self.check_range(value, &inner.ty, span);
+        Typed { value, ..inner }
+    }
+
+    fn cast(&mut self, value: &ast::Expr, to: ScalarType, span: &Span) -> Typed {
+        let inner = self.expr(value, None);
+        let from = elem_of(&inner.ty);
+        let scalar = matches!(
+            inner.ty,
+            Ty::Scalar(_) | Ty::IntLiteral | Ty::FloatLiteral | Ty::Vector(..) | Ty::Error
+        );
+        let numeric_from = match from {
+            Elem::Known(t) => is_numeric(t),
+            Elem::Int | Elem::Float | Elem::Error => true,
+        };
+        if !scalar || !numeric_from || !is_numeric(to) {
+            let d = types::invalid_cast(self.loc(span), &inner.ty.to_string(), scalar_name(to));
+            self.report(d);
+            return Typed::error();
+        }
+        let converted = match inner.value {
+            Some(Value::Int(v)) if is_float(to) => Some(Value::Float(v as f64)),
+            Some(Value::Float(v)) if is_int(to) => Some(Value::Int(v.trunc() as i128)),
+            other => other,
+        };
+        let ty = match inner.ty {
+            Ty::Vector(_, len) => Ty::Vector(to, len),
+            _ => Ty::Scalar(to),
+        };
+        let value = self.check_range(converted, &ty, span);
+        Typed {
+            ty,
+            value,
+            compile_time: inner.compile_time,
+        }
+    }
+
+    /// Reports E0203 when a known integer value does not fit its type.
+    fn check_range(&mut self, value: Option<Value>, ty: &Ty, span: &Span) -> Option<Value> {
+        if let (Some(Value::Int(v)), Ty::Scalar(t)) = (value, ty)
+            && is_int(*t)
+        {
+            let (lo, hi) = int_range(*t);
+            if v < lo || v > hi {
+                let d = types::overflow(self.loc(span), scalar_name(*t));
+                self.report(d);
+                return None;
+            }
+        }
+        if let (Some(Value::Int(v)), Ty::IntLiteral) = (value, ty)
+            && (v < i128::from(i64::MIN) || v > i128::from(u64::MAX))
+        {
+            let d = types::overflow(self.loc(span), "i64");
+            self.report(d);
+            return None;
+        }
+        value
+    }
+
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: &Span,
+        hint: Option<ScalarType>,
+    ) -> Typed {
+        self.binary_named(op, op_symbol(op), lhs, rhs, span, hint)
+    }
+
+    /// A binary operation, or a two-argument `max`/`min` (named `sym` in messages), which
+    /// type like arithmetic.
+    fn binary_named(
+        &mut self,
+        op: BinaryOp,
+        sym: &str,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: &Span,
+        hint: Option<ScalarType>,
+    ) -> Typed {
+        let is_cmp = matches!(
+            op,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        );
+        let is_logic = matches!(op, BinaryOp::And | BinaryOp::Or);
+        let operand_hint = if is_cmp {
+            None
+        } else if is_logic {
+            Some(ScalarType::Bool)
+        } else {
+            hint
+        };
+        // A literal left operand keeps its literal type; it is checked against the right
+        // operand's type below.
+        let l = self.expr(lhs, operand_hint);
+        let r_hint = match elem_of(&l.ty) {
+            Elem::Known(t) => Some(t),
+            _ => operand_hint,
+        };
+        let r = self.expr(rhs, r_hint);
+        if l.ty == Ty::Error || r.ty == Ty::Error {
+            return Typed {
+                ty: Ty::Error,
+                value: None,
+                compile_time: l.compile_time && r.compile_time,
+            };
+        }
+        let bad = |this: &mut Self| {
+            let d = types::bad_operands(this.loc(span), sym, &l.ty.to_string(), Some(&r.ty.to_string()));
+            this.report(d);
+            Typed::error()
+        };
+        if matches!(l.ty, Ty::Array(..) | Ty::Stream(_) | Ty::Tensor(_))
+            || matches!(r.ty, Ty::Array(..) | Ty::Stream(_) | Ty::Tensor(_))
+        {
+            let which = if matches!(l.ty, Ty::Array(..)) { lhs } else { rhs };
+            let ty = if matches!(l.ty, Ty::Array(..)) { &l.ty } else { &r.ty };
+            let d = types::vector_not_allowed(self.loc(&which.span()), &ty.to_string());
+            self.report(d);
+            return Typed::error();
+        }
+        let Some(elem) = unify(elem_of(&l.ty), elem_of(&r.ty)) else {
+            return bad(self);
+        };
+        let elem_ok = match (op, elem) {
+            (BinaryOp::And | BinaryOp::Or, e) => e == Elem::Known(ScalarType::Bool),
+            (BinaryOp::Eq | BinaryOp::Ne, _) => true,
+            (_, Elem::Known(ScalarType::Bool)) => false,
+            (BinaryOp::Rem, Elem::Float) => false,
+            (BinaryOp::Rem, Elem::Known(t)) => is_int(t),
+            _ => true,
+        };
+        if !elem_ok {
+            return bad(self);
+        }
+        let vector = vector_len(&l.ty).or(vector_len(&r.ty));
+        if let (Some(Some(a)), Some(Some(b))) = (vector_len(&l.ty), vector_len(&r.ty))
+            && a != b
+        {
+            let d = types::slice_lengths(self.loc(&rhs.span()), b, self.loc(&lhs.span()), a);
+            self.report(d);
+        }
+        if is_cmp && vector.is_some() {
+            let ty = if vector_len(&l.ty).is_some() { &l.ty } else { &r.ty };
+            let d = types::vector_not_allowed(self.loc(span), &ty.to_string());
+            self.report(d);
+            return Typed::error();
+        }
+        // Literal operands must fit the unified type.
+        if let Elem::Known(t) = elem {
+            for (side, typed) in [(lhs, &l), (rhs, &r)] {
+                if matches!(typed.ty, Ty::IntLiteral) {
+                    let _ = self.check_range(typed.value, &Ty::Scalar(t), &side.span());
+                }
+            }
+        }
+        let result_elem = if is_cmp { Elem::Known(ScalarType::Bool) } else { elem };
+        let ty = match (vector, result_elem) {
+            (Some(len), Elem::Known(t)) => Ty::Vector(t, len),
+            (_, Elem::Known(t)) => Ty::Scalar(t),
+            (_, Elem::Int) => Ty::IntLiteral,
+            (_, Elem::Float) => Ty::FloatLiteral,
+            (_, Elem::Error) => Ty::Error,
+        };
+        let is_division = matches!(op, BinaryOp::Div | BinaryOp::Rem);
+        if is_division && matches!(r.value, Some(Value::Int(0))) && r.compile_time {
+            let d = types::division_by_zero(self.loc(&rhs.span()));
+            self.report(d);
+            return Typed {
+                ty,
+                value: None,
+                compile_time: l.compile_time && r.compile_time,
+            };
+        }
+        let value = match (l.value, r.value) {
+            (Some(a), Some(b)) if vector.is_none() => match fold(op, a, b) {
+                Some(v) => Some(v),
+                None => {
+                    let d = match b {
+                        Value::Float(z) if z == 0.0 && is_division => types::division_by_zero(self.loc(&rhs.span())),
+                        _ => types::overflow(self.loc(span), &ty.to_string()),
+                    };
+                    self.report(d);
+                    None
+                }
+            },
+            _ => None,
+        };
+        let value = self.check_range(value, &ty, span);
+        Typed {
+            ty,
+            value,
+            compile_time: l.compile_time && r.compile_time,
+        }
+    }
+
+    /// The array named by the base of an index or slice: its element type and length.
+    fn array_base(&mut self, base: &ast::Expr) -> Option<(String, ScalarType, Option<u64>)> {
+        let typed = self.expr(base, None);
+        match typed.ty {
+            Ty::Array(elem, len) => {
+                let name = match base {
+                    ast::Expr::Name(id) => id.name.clone(),
+                    _ => "array".into(),
+                };
+                Some((name, elem, len))
+            }
+            Ty::Error => None,
+            other => {
+                let d = types::not_indexable(self.loc(&base.span()), &other.to_string());
+                self.report(d);
+                None
+            }
+        }
+    }
+
+    fn index_value(&mut self, index: &ast::Expr) -> Typed {
+        let typed = self.expr(index, Some(ScalarType::U32));
+        match &typed.ty {
+            Ty::Scalar(t) if is_int(*t) => typed,
+            Ty::IntLiteral => typed,
+            Ty::Error => typed,
+            Ty::Vector(..) | Ty::Array(..) => {
+                let d = types::vector_not_allowed(self.loc(&index.span()), &typed.ty.to_string());
+                self.report(d);
+                Typed::error()
+            }
+            other => {
+                let d = types::mismatched_types(self.loc(&index.span()), "u32", &other.to_string());
+                self.report(d);
+                Typed::error()
+            }
+        }
+    }
+
+    fn index(&mut self, base: &ast::Expr, index: &ast::Expr, span: &Span) -> Typed {
+        let array = self.array_base(base);
+        let idx = self.index_value(index);
+        let Some((name, elem, len)) = array else {
+            return Typed::error();
+        };
+        if let (Some(Value::Int(i)), Some(len)) = (idx.value, len)
+            && (i < 0 || i >= i128::from(len))
+        {
+            let d = types::out_of_bounds(self.loc(&index.span()), &name, &i.to_string(), len);
+            self.report(d);
+        }
+        let _ = span;
+        Typed {
+            ty: Ty::Scalar(elem),
+            value: None,
+            compile_time: false,
+        }
+    }
+
+    fn slice(&mut self, base: &ast::Expr, lo: &ast::Expr, hi: &ast::Expr, span: &Span) -> Typed {
+        let array = self.array_base(base);
+        let lo_t = self.index_value(lo);
+        let hi_t = self.index_value(hi);
+        let Some((name, elem, len)) = array else {
+            return Typed::error();
+        };
+        let lo_v = lo_t.value.and_then(Value::as_size);
+        let hi_v = hi_t.value.and_then(Value::as_size);
+        let mut slice_len = None;
+        if let (Some(a), Some(b)) = (lo_v, hi_v) {
+            if a > b {
+                let d = types::reversed_slice(self.loc(span), a, b);
+                self.report(d);
+            } else {
+                slice_len = Some(b - a);
+            }
+        }
+        if let Some(len) = len {
+            for (bound, expr) in [(lo_v, lo), (hi_v, hi)] {
+                if let Some(b) = bound
+                    && b > len
+                {
+                    let d = types::out_of_bounds(self.loc(&expr.span()), &name, &b.to_string(), len);
+                    self.report(d);
+                }
+            }
+        }
+        if let Some(n) = slice_len {
+            self.slice_lengths.push((n, span.clone()));
+        }
+        Typed {
+            ty: Ty::Vector(elem, slice_len),
+            value: None,
+            compile_time: false,
+        }
+    }
+
+    fn call(&mut self, callee: &ast::Ident, args: &[ast::Expr], span: &Span, hint: Option<ScalarType>) -> Typed {
+        let name = callee.name.as_str();
+        if !FUNCTIONS.contains(&name) || self.lookup(name).is_some() {
+            if let Some(b) = self.lookup(name).cloned() {
+                let def = self.loc(&b.def);
+                self.wrong_kind(callee, "local name", "a function", Some(def));
+            } else if let Some(item) = self.module.get(name) {
+                let def = item_location(self.db, item);
+                let d = types::unknown_function(self.loc(&callee.span), name, None).with_secondary(
+                    def.unwrap_or_else(|| self.loc(&callee.span)),
+                    format!("`{name}` is a {}", item.kind(self.db).keyword()),
+                );
+                self.report(d);
+            } else {
+                let suggestion = did_you_mean(name, FUNCTIONS.iter().copied());
+                let d = types::unknown_function(self.loc(&callee.span), name, suggestion);
+                self.report(d);
+            }
+            for a in args {
+                self.expr(a, None);
+            }
+            return Typed::error();
+        }
+        let reduction = name == "sum" || ((name == "max" || name == "min") && args.len() == 1);
+        if reduction {
+            if args.len() != 1 {
+                let d = types::wrong_arg_count(self.loc(span), name, "1 argument", args.len());
+                self.report(d);
+                return Typed::error();
+            }
+            let arg = self.expr(&args[0], hint);
+            return match arg.ty {
+                Ty::Vector(t, _) if t != ScalarType::Bool => Typed {
+                    ty: Ty::Scalar(t),
+                    value: None,
+                    compile_time: false,
+                },
+                Ty::Error => Typed::error(),
+                other => {
+                    let d = types::mismatched_types(self.loc(&args[0].span()), "a numeric slice", &other.to_string())
+                        .with_help(format!("`{name}` reduces a slice such as `a[0..n]` to one value"));
+                    self.report(d);
+                    Typed::error()
+                }
+            };
+        }
+        if name == "max" || name == "min" {
+            if args.len() != 2 {
+                let d = types::wrong_arg_count(self.loc(span), name, "1 or 2 arguments", args.len());
+                self.report(d);
+                return Typed::error();
+            }
+            let typed = self.binary_named(BinaryOp::Add, name, &args[0], &args[1], span, hint);
+            let value = match (self.const_value_of(&args[0], hint), self.const_value_of(&args[1], hint)) {
+                (Some(a), Some(b)) => Some(if (name == "max") == value_gt(a, b) { a } else { b }),
+                _ => None,
+            };
+            return Typed {
+                value: if typed.ty == Ty::Error { None } else { value.or(None) },
+                ..typed
+            };
+        }
+        if args.len() != 1 {
+            let d = types::wrong_arg_count(self.loc(span), name, "1 argument", args.len());
+            self.report(d);
+            return Typed::error();
+        }
+        let float_only = name != "abs";
+        let arg_hint = if float_only {
+            hint.filter(|t| is_float(*t)).or(Some(ScalarType::F32))
+        } else {
+            hint
+        };
+        let arg = self.expr(&args[0], arg_hint);
+        let ok = match elem_of(&arg.ty) {
+            Elem::Known(t) => {
+                if float_only {
+                    is_float(t)
+                } else {
+                    is_numeric(t)
+                }
+            }
+            Elem::Float => true,
+            Elem::Int => !float_only,
+            Elem::Error => return Typed::error(),
+        };
+        if !ok || matches!(arg.ty, Ty::Array(..)) {
+            let expected = if float_only { "f32" } else { "a number" };
+            let d = types::mismatched_types(self.loc(&args[0].span()), expected, &arg.ty.to_string());
+            self.report(d);
+            return Typed::error();
+        }
+        Typed {
+            ty: arg.ty,
+            value: None,
+            compile_time: false,
+        }
+    }
+
+    /// The compile-time value of an already checked expression (re-evaluated silently).
+    fn const_value_of(&mut self, expr: &ast::Expr, hint: Option<ScalarType>) -> Option<Value> {
+        let saved_diags = self.diags.len();
+        let saved_uses = self.analysis.uses.len();
+        let saved_types = self.analysis.types.len();
+        let saved_slices = self.slice_lengths.len();
+        let v = self.expr(expr, hint).value;
+        self.diags.truncate(saved_diags);
+        self.analysis.uses.truncate(saved_uses);
+        self.analysis.types.truncate(saved_types);
+        self.slice_lengths.truncate(saved_slices);
+        v
+    }
+
+    /// Reports E0207 for the slices of the statement just checked, and clears them.
+    pub fn finish_statement(&mut self) {
+        let lengths = std::mem::take(&mut self.slice_lengths);
+        if let Some((first_len, first_span)) = lengths.first().cloned() {
+            for (len, span) in &lengths[1..] {
+                if *len != first_len {
+                    let d = types::slice_lengths(self.loc(span), *len, self.loc(&first_span), first_len);
+                    self.report(d);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Resolves a written scalar or array type in a kernel; arrays need a compile-time `u32`
+    /// length.
+    pub fn storage_type(&mut self, ty: &ast::Type, position: &str, allow_array: bool) -> Ty {
+        match ty {
+            ast::Type::Scalar(s, _) => Ty::Scalar(*s),
+            ast::Type::Array { elem, len, span } if allow_array => {
+                let typed = self.expect_const(len, ScalarType::U32, "an array length");
+                let _ = span;
+                Ty::Array(*elem, typed.value.and_then(Value::as_size))
+            }
+            ast::Type::Error(_) => Ty::Error,
+            other => {
+                let (printed, span) = written_type(other);
+                let d = types::type_not_allowed(self.loc(&span), &printed, position);
+                self.report(d);
+                Ty::Error
+            }
+        }
+    }
+}
+
+/// The printed form and span of a written type.
+pub fn written_type(ty: &ast::Type) -> (String, Span) {
+    match ty {
+        ast::Type::Scalar(s, span) => (scalar_name(*s).to_string(), span.clone()),
+        ast::Type::Array { elem, span, .. } => (format!("[{}; _]", scalar_name(*elem)), span.clone()),
+        ast::Type::Stream(s, span) => (format!("stream<{}>", scalar_name(*s)), span.clone()),
+        ast::Type::Tensor { elem, span, .. } => (format!("{}[..]", scalar_name(*elem)), span.clone()),
+        ast::Type::Error(span) => ("{error}".to_string(), span.clone()),
+    }
+}
+
+/// Evaluates a module constant for another constant's initialiser, with `stack` the
+/// constants being evaluated (last = `item`). Returns its type, value and whether a cycle was
+/// found. Not tracked: it runs inside `const_value` and `check_const`.
+pub fn evaluate_const<'db>(
+    db: &'db dyn Db,
+    item: ItemId<'db>,
+    stack: Vec<ItemId<'db>>,
+) -> (Option<ScalarType>, Option<Value>, bool) {
+    let Some(ast::Item::Const(decl)) = item_ast(db, item) else {
+        return (None, None, false);
+    };
+    let mut checker = Checker::new(db, item.file(db));
+    checker.const_stack = Some(stack);
+    let ty = match &decl.ty {
+        ast::Type::Scalar(s, _) => Some(*s),
+        _ => None,
+    };
+    let value = match ty {
+        Some(t) => checker.expect_const(&decl.value, t, "a constant").value,
+        None => None,
+    };
+    (ty, value, checker.cyclic)
+}
+
+fn elem_of(ty: &Ty) -> Elem {
+    match ty {
+        Ty::Scalar(s) | Ty::Vector(s, _) => Elem::Known(*s),
+        Ty::IntLiteral => Elem::Int,
+        Ty::FloatLiteral => Elem::Float,
+        _ => Elem::Error,
+    }
+}
+
+fn vector_len(ty: &Ty) -> Option<Option<u64>> {
+    match ty {
+        Ty::Vector(_, len) => Some(*len),
+        _ => None,
+    }
+}
+
+fn unify(a: Elem, b: Elem) -> Option<Elem> {
+    match (a, b) {
+        (Elem::Error, _) | (_, Elem::Error) => Some(Elem::Error),
+        (Elem::Known(x), Elem::Known(y)) => (x == y).then_some(a),
+        (Elem::Known(x), Elem::Int) | (Elem::Int, Elem::Known(x)) => is_int(x).then_some(Elem::Known(x)),
+        (Elem::Known(x), Elem::Float) | (Elem::Float, Elem::Known(x)) => {
+            is_float(x).then_some(Elem::Known(x))
+        }
+        (Elem::Int, Elem::Int) => Some(Elem::Int),
+        (Elem::Float, Elem::Float) => Some(Elem::Float),
+        (Elem::Int, Elem::Float) | (Elem::Float, Elem::Int) => None,
+    }
+}
+
+fn op_symbol(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::Rem => "%",
+        BinaryOp::Eq => "==",
+        BinaryOp::Ne => "!=",
+        BinaryOp::Lt => "<",
+        BinaryOp::Le => "<=",
+        BinaryOp::Gt => ">",
+        BinaryOp::Ge => ">=",
+        BinaryOp::And => "&&",
+        BinaryOp::Or => "||",
+    }
+}
+
+fn value_gt(a: Value, b: Value) -> bool {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x > y,
+        (Value::Float(x), Value::Float(y)) => x > y,
+        _ => false,
+    }
+}
+
+/// Folds a binary operation on two known values; `None` on overflow or division by zero
+/// (integer range checks against the result type happen afterwards).
+fn fold(op: BinaryOp, a: Value, b: Value) -> Option<Value> {
+    use Value::{Bool, Float, Int};
+    Some(match (a, b) {
+        (Int(x), Int(y)) => match op {
+            BinaryOp::Add => Int(x.checked_add(y)?),
+            BinaryOp::Sub => Int(x.checked_sub(y)?),
+            BinaryOp::Mul => Int(x.checked_mul(y)?),
+            BinaryOp::Div => Int(x.checked_div(y)?),
+            BinaryOp::Rem => Int(x.checked_rem(y)?),
+            BinaryOp::Eq => Bool(x == y),
+            BinaryOp::Ne => Bool(x != y),
+            BinaryOp::Lt => Bool(x < y),
+            BinaryOp::Le => Bool(x <= y),
+            BinaryOp::Gt => Bool(x > y),
+            BinaryOp::Ge => Bool(x >= y),
+            BinaryOp::And | BinaryOp::Or => return None,
+        },
+        (Float(x), Float(y)) => match op {
+            BinaryOp::Add => Float(x + y),
+            BinaryOp::Sub => Float(x - y),
+            BinaryOp::Mul => Float(x * y),
+            BinaryOp::Div if y == 0.0 => return None,
+            BinaryOp::Div => Float(x / y),
+            BinaryOp::Rem => return None,
+            BinaryOp::Eq => Bool(x == y),
+            BinaryOp::Ne => Bool(x != y),
+            BinaryOp::Lt => Bool(x < y),
+            BinaryOp::Le => Bool(x <= y),
+            BinaryOp::Gt => Bool(x > y),
+            BinaryOp::Ge => Bool(x >= y),
+            BinaryOp::And | BinaryOp::Or => return None,
+        },
+        (Bool(x), Bool(y)) => match op {
+            BinaryOp::And => Bool(x && y),
+            BinaryOp::Or => Bool(x || y),
+            BinaryOp::Eq => Bool(x == y),
+            BinaryOp::Ne => Bool(x != y),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// Describes a local binding kind for messages.
+pub fn describe_local(local: &Local) -> &'static str {
+    match local {
+        Local::Value { kind, .. } => kind.describe(),
+        Local::Port { .. } => "port",
+        Local::Task => "task",
+        Local::Tensor => "tensor",
+    }
+}

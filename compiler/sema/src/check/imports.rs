@@ -1,0 +1,123 @@
+//! Module-level checks of one file: imports (unknown module, unknown name, cycles),
+//! duplicate top-level names, and at most one `run` item.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use salsa::Accumulator;
+use wsel_syntax::ast::{self, Span};
+
+use crate::db::{Db, Reported, SourceFile};
+use crate::diagnostic::Location;
+use crate::diagnostics::{did_you_mean, resolve, run};
+use crate::items::{ItemKind, file_imports, import_target_path, item_index, resolve_module};
+use crate::syntax::parse;
+
+/// Reports the module-level problems of `file`.
+#[salsa::tracked]
+pub fn check_imports(db: &dyn Db, file: SourceFile) {
+    let path = file.path(db).clone();
+    let loc = |span: &Span| Location {
+        file: path.clone(),
+        span: span.clone(),
+    };
+    let module = parse(db, file);
+    // name → where it is first defined.
+    let mut defined: BTreeMap<String, Span> = BTreeMap::new();
+    let mut first_run: Option<Span> = None;
+    for item in &module.items {
+        let name = match item {
+            ast::Item::Const(c) => &c.name,
+            ast::Item::Kernel(k) => &k.name,
+            ast::Item::Layer(l) => &l.name,
+            ast::Item::Model(m) => &m.name,
+            ast::Item::Run(r) => {
+                match &first_run {
+                    Some(first) => Reported(run::second_run(loc(&r.span), loc(first))).accumulate(db),
+                    None => first_run = Some(r.span.clone()),
+                }
+                continue;
+            }
+            ast::Item::Import(_) | ast::Item::Error(_) => continue,
+        };
+        match defined.get(&name.name) {
+            Some(first) => Reported(resolve::duplicate_item(loc(&name.span), &name.name, loc(first))).accumulate(db),
+            None => {
+                defined.insert(name.name.clone(), name.span.clone());
+            }
+        }
+    }
+    for item in &module.items {
+        let ast::Item::Import(import) = item else { continue };
+        let segments: Vec<String> = import.path.iter().map(|p| p.name.clone()).collect();
+        let dotted = segments.join(".");
+        let path_span = match (import.path.first(), import.path.last()) {
+            (Some(a), Some(b)) => a.span.start..b.span.end,
+            _ => import.span.clone(),
+        };
+        let Some(target) = resolve_module(db, file, &segments) else {
+            let looked_for = import_target_path(&path, &segments);
+            let mut d = resolve::unknown_module(loc(&path_span), &dotted, &looked_for.display().to_string());
+            if segments.first().map(String::as_str) == Some("std") {
+                let list: Vec<String> = wsel_stdlib::module_paths().map(|m| format!("`std.{m}`")).collect();
+                d = d.with_help(format!("the standard library has {}", list.join(", ")));
+            }
+            Reported(d).accumulate(db);
+            continue;
+        };
+        if let Some(cycle) = find_cycle(db, file, target) {
+            Reported(resolve::import_cycle(loc(&path_span), &cycle)).accumulate(db);
+        }
+        let items = item_index(db, target);
+        let names: Vec<&String> = items
+            .iter()
+            .filter(|i| i.kind(db) != ItemKind::Run)
+            .map(|i| i.name(db))
+            .collect();
+        for n in &import.names {
+            if !names.contains(&&n.name.name) {
+                let suggestion = did_you_mean(&n.name.name, names.iter().map(|s| s.as_str()));
+                Reported(resolve::unknown_import(loc(&n.name.span), &n.name.name, &dotted, suggestion))
+                    .accumulate(db);
+            }
+            let local = n.alias.as_ref().unwrap_or(&n.name);
+            match defined.get(&local.name) {
+                Some(first) => {
+                    Reported(resolve::duplicate_item(loc(&local.span), &local.name, loc(first))).accumulate(db)
+                }
+                None => {
+                    defined.insert(local.name.clone(), local.span.clone());
+                }
+            }
+        }
+    }
+}
+
+/// If importing `target` from `file` closes a cycle, the cycle's file names starting and
+/// ending at `file`.
+fn find_cycle(db: &dyn Db, file: SourceFile, target: SourceFile) -> Option<Vec<String>> {
+    let name = |f: SourceFile| -> String {
+        let p: &PathBuf = f.path(db);
+        p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    };
+    // Depth-first search from `target` back to `file`, remembering the path.
+    let mut stack: Vec<(SourceFile, Vec<SourceFile>)> = vec![(target, vec![file, target])];
+    let mut seen = vec![target];
+    while let Some((current, trail)) = stack.pop() {
+        for import in file_imports(db, current) {
+            let Some(next) = resolve_module(db, current, &import.path) else { continue };
+            if next == file {
+                let mut names: Vec<String> = trail.iter().map(|f| name(*f)).collect();
+                names.push(name(file));
+                return Some(names);
+            }
+            if !seen.contains(&next) {
+                seen.push(next);
+                let mut t = trail.clone();
+                t.push(next);
+                stack.push((next, t));
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,602 @@
+//! Kernels: `kernel_signature` (parameters, arrays, ports — what layers and lowering see) and
+//! `check_kernel` (members, ports, tasks and every statement).
+//!
+//! Scoping: parameters and members (vars, consts, ports, tasks) share one namespace per
+//! kernel and may hide module-level names. Tasks see every member; a member's declaration
+//! (array length, initialiser, constant value) sees parameters and the members declared
+//! before it. Task-local `let`/`var` and `for` variables are visible from their declaration
+//! to the end of their block; they may hide kernel members and module names, but not another
+//! local of the same task.
+
+use std::collections::BTreeMap;
+
+use salsa::Accumulator;
+use wsel_syntax::ast::{self, AssignOp, PortDirection, ScalarType, Span};
+
+use crate::analysis::{ItemAnalysis, KernelArray, KernelParam, KernelPort, KernelSig};
+use crate::check::expr::{Checker, Local, LocalKind, Typed, written_type};
+use crate::db::{Db, Reported};
+use crate::diagnostics::{did_you_mean, kernels, resolve, types};
+use crate::items::{ItemId, item_ast, item_location};
+use crate::ty::{Ty, Value, is_int, scalar_name};
+
+const SIDES: &[&str] = &["north", "south", "east", "west"];
+
+/// A kernel's parameters, arrays and ports. Does not report; `check_kernel` does.
+#[salsa::tracked(returns(ref))]
+pub fn kernel_signature<'db>(db: &'db dyn Db, item: ItemId<'db>) -> KernelSig {
+    let Some(ast::Item::Kernel(kernel)) = item_ast(db, item) else {
+        return KernelSig::default();
+    };
+    let mut checker = Checker::new(db, item.file(db));
+    declare_members(&mut checker, kernel);
+    let mut sig = KernelSig {
+        name: kernel.name.name.clone(),
+        def: item_location(db, item),
+        ..KernelSig::default()
+    };
+    for p in &kernel.params {
+        let ty = match &p.ty {
+            ast::Type::Scalar(t, _) => Some(*t),
+            _ => None,
+        };
+        sig.params.push(KernelParam {
+            name: p.name.name.clone(),
+            ty,
+            def: checker.loc(&p.name.span),
+        });
+    }
+    for member in &kernel.members {
+        match member {
+            ast::KernelMember::Var(v) => {
+                if let ast::Type::Array { elem, len, .. } = &v.ty {
+                    let len_value = match checker.lookup(&v.name.name).map(|b| &b.local) {
+                        Some(Local::Value {
+                            ty: Ty::Array(_, n), ..
+                        }) => *n,
+                        _ => None,
+                    };
+                    sig.arrays.push(KernelArray {
+                        name: v.name.name.clone(),
+                        elem: *elem,
+                        len: len_value,
+                        len_expr: (**len).clone(),
+                        def: checker.loc(&v.name.span),
+                    });
+                }
+            }
+            ast::KernelMember::Port(p) => sig.ports.push(KernelPort {
+                name: p.name.name.clone(),
+                direction: p.direction,
+                elem: match &p.ty {
+                    ast::Type::Stream(t, _) => Some(*t),
+                    _ => None,
+                },
+                side: p.side.name.clone(),
+                multicast: p.multicast,
+                def: checker.loc(&p.name.span),
+            }),
+            _ => {}
+        }
+    }
+    sig
+}
+
+/// Checks one kernel and reports its diagnostics. Depends only on this kernel's syntax, the
+/// module scope and the constants it names, so editing another item does not re-run it.
+#[salsa::tracked(returns(ref))]
+pub fn check_kernel<'db>(db: &'db dyn Db, item: ItemId<'db>) -> ItemAnalysis {
+    let Some(ast::Item::Kernel(kernel)) = item_ast(db, item) else {
+        return ItemAnalysis::default();
+    };
+    let mut checker = Checker::new(db, item.file(db));
+    declare_members(&mut checker, kernel);
+    check_ports(&mut checker, kernel);
+    let mains = kernel
+        .members
+        .iter()
+        .filter(|m| matches!(m, ast::KernelMember::Task(t) if t.name.name == "main"))
+        .count();
+    if mains == 0 {
+        let d = kernels::missing_main(checker.loc(&kernel.name.span), &kernel.name.name);
+        checker.report(d);
+    }
+    for member in &kernel.members {
+        if let ast::KernelMember::Task(task) = member {
+            block(&mut checker, &task.body);
+        }
+    }
+    for d in checker.diags {
+        Reported(d).accumulate(db);
+    }
+    checker.analysis
+}
+
+/// Defines the parameters and members of `kernel` in the checker's outer scope, checking
+/// their declarations (types, lengths, initialisers) and duplicate names.
+fn declare_members(c: &mut Checker<'_>, kernel: &ast::Kernel) {
+    // Duplicates over parameters and members, in source order.
+    let mut first: BTreeMap<&str, Span> = BTreeMap::new();
+    let mut skip = vec![false; kernel.members.len()];
+    for p in &kernel.params {
+        if let Some(prev) = first.get(p.name.name.as_str()) {
+            let d = resolve::duplicate_local(c.loc(&p.name.span), &p.name.name, c.loc(prev));
+            c.report(d);
+        } else {
+            first.insert(&p.name.name, p.name.span.clone());
+        }
+    }
+    for (i, m) in kernel.members.iter().enumerate() {
+        let Some(name) = member_name(m) else { continue };
+        if let Some(prev) = first.get(name.name.as_str()) {
+            let d = resolve::duplicate_local(c.loc(&name.span), &name.name, c.loc(prev));
+            c.report(d);
+            skip[i] = true;
+        } else {
+            first.insert(&name.name, name.span.clone());
+        }
+    }
+    for p in &kernel.params {
+        if c.lookup(&p.name.name).is_some() {
+            continue;
+        }
+        let ty = match &p.ty {
+            ast::Type::Scalar(t, _) => Ty::Scalar(*t),
+            ast::Type::Error(_) => Ty::Error,
+            other => {
+                let (printed, span) = written_type(other);
+                let d = types::type_not_allowed(c.loc(&span), &printed, "a kernel parameter");
+                c.report(d);
+                Ty::Error
+            }
+        };
+        let local = Local::Value {
+            kind: LocalKind::Param,
+            ty,
+            value: None,
+        };
+        c.define(&p.name, local, 0);
+    }
+    // Ports and tasks are visible everywhere; declare them first.
+    for (i, m) in kernel.members.iter().enumerate() {
+        if skip[i] {
+            continue;
+        }
+        match m {
+            ast::KernelMember::Port(p) => {
+                let elem = match &p.ty {
+                    ast::Type::Stream(t, _) => Some(*t),
+                    _ => None,
+                };
+                let local = Local::Port {
+                    direction: p.direction,
+                    elem,
+                };
+                c.define(&p.name, local, 0);
+            }
+            ast::KernelMember::Task(t) => c.define(&t.name, Local::Task, 0),
+            _ => {}
+        }
+    }
+    for (i, m) in kernel.members.iter().enumerate() {
+        if skip[i] {
+            continue;
+        }
+        match m {
+            ast::KernelMember::Var(v) => {
+                let ty = c.storage_type(&v.ty, "a kernel variable", true);
+                if let Some(init) = &v.init
+                    && let Some(elem) = scalar_of(&ty)
+                {
+                    c.expect_const(init, elem, "a variable's initial value");
+                }
+                let local = Local::Value {
+                    kind: LocalKind::Var,
+                    ty,
+                    value: None,
+                };
+                c.define(&v.name, local, 0);
+            }
+            ast::KernelMember::Const(k) => {
+                let ty = c.storage_type(&k.ty, "a constant", false);
+                let value = match scalar_of(&ty) {
+                    Some(t) => c.expect_const(&k.value, t, "a constant").value,
+                    None => None,
+                };
+                let local = Local::Value {
+                    kind: LocalKind::Const,
+                    ty,
+                    value,
+                };
+                c.define(&k.name, local, 0);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn check_ports(c: &mut Checker<'_>, kernel: &ast::Kernel) {
+    for m in &kernel.members {
+        let ast::KernelMember::Port(p) = m else { continue };
+        match &p.ty {
+            ast::Type::Stream(..) | ast::Type::Error(_) => {}
+            other => {
+                let (printed, span) = written_type(other);
+                let d = types::type_not_allowed(c.loc(&span), &printed, "a port")
+                    .with_help("ports carry scalars: `stream<f32>`");
+                c.report(d);
+            }
+        }
+        if !SIDES.contains(&p.side.name.as_str()) {
+            let suggestion = did_you_mean(&p.side.name, SIDES.iter().copied());
+            let d = kernels::unknown_side(c.loc(&p.side.span), &p.side.name, suggestion);
+            c.report(d);
+        }
+        if p.multicast && p.direction == PortDirection::Out {
+            let d = kernels::multicast_out(c.loc(&p.span));
+            c.report(d);
+        }
+    }
+}
+
+fn member_name(m: &ast::KernelMember) -> Option<&ast::Ident> {
+    match m {
+        ast::KernelMember::Var(v) => Some(&v.name),
+        ast::KernelMember::Const(k) => Some(&k.name),
+        ast::KernelMember::Port(p) => Some(&p.name),
+        ast::KernelMember::Task(t) => Some(&t.name),
+        ast::KernelMember::Error(_) => None,
+    }
+}
+
+fn scalar_of(ty: &Ty) -> Option<ScalarType> {
+    match ty {
+        Ty::Scalar(t) | Ty::Array(t, _) => Some(*t),
+        _ => None,
+    }
+}
+
+/// The number of task scopes (all scopes but the kernel's), for duplicate checks of locals.
+fn task_scopes(c: &Checker<'_>) -> usize {
+    c.scopes.len().saturating_sub(1)
+}
+
+fn block(c: &mut Checker<'_>, b: &ast::Block) {
+    c.push_scope();
+    for s in &b.stmts {
+        stmt(c, s);
+        c.finish_statement();
+    }
+    c.pop_scope();
+}
+
+fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
+    match s {
+        ast::Stmt::Let { name, ty, value, .. } => {
+            let ty = match ty {
+                Some(written) => {
+                    let ty = c.storage_type(written, "a `let`", false);
+                    if let Ty::Scalar(t) = ty {
+                        c.expect(value, t, false);
+                    }
+                    ty
+                }
+                None => {
+                    let typed = c.expr(value, None);
+                    match typed.ty {
+                        Ty::IntLiteral => Ty::Scalar(ScalarType::I32),
+                        Ty::FloatLiteral => Ty::Scalar(ScalarType::F32),
+                        Ty::Vector(..) | Ty::Array(..) => {
+                            let d = types::vector_not_allowed(c.loc(&value.span()), &typed.ty.to_string());
+                            c.report(d);
+                            Ty::Error
+                        }
+                        other => other,
+                    }
+                }
+            };
+            c.record_type(&name.span, &ty);
+            let local = Local::Value {
+                kind: LocalKind::Let,
+                ty,
+                value: None,
+            };
+            let n = task_scopes(c);
+            c.define(name, local, n);
+        }
+        ast::Stmt::Var(v) => {
+            let ty = c.storage_type(&v.ty, "a task-local variable", false);
+            if let (Some(init), Ty::Scalar(t)) = (&v.init, &ty) {
+                c.expect(init, *t, false);
+            }
+            c.record_type(&v.name.span, &ty);
+            let local = Local::Value {
+                kind: LocalKind::Var,
+                ty,
+                value: None,
+            };
+            let n = task_scopes(c);
+            c.define(&v.name, local, n);
+        }
+        ast::Stmt::Assign { place, op, value, .. } => {
+            let Some((elem, vector)) = assign_place(c, place) else {
+                c.expr(value, None);
+                return;
+            };
+            if *op != AssignOp::Set && elem == ScalarType::Bool {
+                let d = types::bad_operands(c.loc(&place.span()), assign_symbol(*op), "bool", Some("bool"));
+                c.report(d);
+                return;
+            }
+            c.expect(value, elem, vector);
+        }
+        ast::Stmt::For { var, lo, hi, body, .. } => {
+            let l = c.expr(lo, None);
+            let t = match l.ty {
+                Ty::Scalar(t) if is_int(t) => Some(t),
+                Ty::IntLiteral => None,
+                Ty::Error => Some(ScalarType::I32),
+                ref other => {
+                    let d = types::mismatched_types(c.loc(&lo.span()), "an integer", &other.to_string());
+                    c.report(d);
+                    Some(ScalarType::I32)
+                }
+            };
+            let t = match t {
+                Some(t) => {
+                    c.expect(hi, t, false);
+                    t
+                }
+                None => {
+                    let h = c.expr(hi, None);
+                    match h.ty {
+                        Ty::Scalar(t) if is_int(t) => t,
+                        Ty::IntLiteral | Ty::Error => ScalarType::I32,
+                        other => {
+                            let d = types::mismatched_types(c.loc(&hi.span()), "an integer", &other.to_string());
+                            c.report(d);
+                            ScalarType::I32
+                        }
+                    }
+                }
+            };
+            c.finish_statement();
+            c.push_scope();
+            c.record_type(&var.span, &Ty::Scalar(t));
+            let local = Local::Value {
+                kind: LocalKind::Loop,
+                ty: Ty::Scalar(t),
+                value: None,
+            };
+            let n = task_scopes(c);
+            c.define(var, local, n);
+            block(c, body);
+            c.pop_scope();
+        }
+        ast::Stmt::While { cond, body, .. } => {
+            c.expect(cond, ScalarType::Bool, false);
+            c.finish_statement();
+            block(c, body);
+        }
+        ast::Stmt::If {
+            cond,
+            then_block,
+            else_block,
+            ..
+        } => {
+            c.expect(cond, ScalarType::Bool, false);
+            c.finish_statement();
+            block(c, then_block);
+            if let Some(e) = else_block {
+                block(c, e);
+            }
+        }
+        ast::Stmt::Recv { port, target, then, .. } => {
+            let port_info = port_use(c, port, PortDirection::In, "recv");
+            let target_elem = recv_target(c, target);
+            if let (Some((elem, def)), Some(found)) = (port_info, target_elem)
+                && elem != found
+            {
+                let d = kernels::port_type_mismatch(
+                    c.loc(&target.span()),
+                    &port.name,
+                    scalar_name(elem),
+                    scalar_name(found),
+                    def,
+                );
+                c.report(d);
+            }
+            task_use(c, then);
+        }
+        ast::Stmt::Send { port, value, then, .. } => {
+            let port_info = port_use(c, port, PortDirection::Out, "send");
+            let hint = port_info.as_ref().map(|(e, _)| *e);
+            let typed = c.expr(value, hint);
+            let found = match &typed.ty {
+                Ty::Scalar(t) | Ty::Vector(t, _) => Some(*t),
+                Ty::IntLiteral => Some(ScalarType::I32),
+                Ty::FloatLiteral => Some(ScalarType::F32),
+                Ty::Array(..) => {
+                    let d = types::vector_not_allowed(c.loc(&value.span()), &typed.ty.to_string());
+                    c.report(d);
+                    None
+                }
+                _ => None,
+            };
+            if let (Some((elem, def)), Some(found)) = (port_info, found)
+                && elem != found
+            {
+                let d = kernels::port_type_mismatch(
+                    c.loc(&value.span()),
+                    &port.name,
+                    scalar_name(elem),
+                    scalar_name(found),
+                    def,
+                );
+                c.report(d);
+            }
+            if let Some(t) = then {
+                task_use(c, t);
+            }
+        }
+        ast::Stmt::Activate { task, .. } => task_use(c, task),
+        ast::Stmt::Return(_) | ast::Stmt::Error(_) => {}
+        ast::Stmt::Expr(e) => {
+            c.expr(e, None);
+            let d = types::useless_expression(c.loc(&e.span()));
+            c.report(d);
+        }
+    }
+}
+
+fn assign_symbol(op: AssignOp) -> &'static str {
+    match op {
+        AssignOp::Set => "=",
+        AssignOp::Add => "+=",
+        AssignOp::Sub => "-=",
+        AssignOp::Mul => "*=",
+        AssignOp::Div => "/=",
+    }
+}
+
+/// Checks an assignment target; returns its element type and whether it is a slice.
+fn assign_place(c: &mut Checker<'_>, place: &ast::Expr) -> Option<(ScalarType, bool)> {
+    let base = match place {
+        ast::Expr::Name(id) => id,
+        ast::Expr::Index { base, .. } | ast::Expr::Slice { base, .. } => match &**base {
+            ast::Expr::Name(id) => id,
+            _ => {
+                c.expr(place, None);
+                let d = types::not_assignable(c.loc(&place.span()), "this expression", None);
+                c.report(d);
+                return None;
+            }
+        },
+        _ => {
+            c.expr(place, None);
+            let d = types::not_assignable(c.loc(&place.span()), "this expression", None);
+            c.report(d);
+            return None;
+        }
+    };
+    if let Some(b) = c.lookup(&base.name).cloned()
+        && let Local::Value { kind, .. } = &b.local
+        && *kind != LocalKind::Var
+    {
+        c.expr(place, None);
+        let what = format!("{} `{}`", crate::check::expr::describe_local(&b.local), base.name);
+        let def = c.loc(&b.def);
+        let d = types::not_assignable(c.loc(&base.span), &what, Some(def));
+        c.report(d);
+        return None;
+    }
+    if c.lookup(&base.name).is_none()
+        && let Some(item) = c.module.get(&base.name)
+    {
+        c.expr(place, None);
+        let what = format!("{} `{}`", item.kind(c.db).keyword(), base.name);
+        let def = item_location(c.db, item);
+        let d = types::not_assignable(c.loc(&base.span), &what, None);
+        let d = match def {
+            Some(def) => d.with_secondary(def, "defined here"),
+            None => d,
+        };
+        c.report(d);
+        return None;
+    }
+    let typed: Typed = c.expr(place, None);
+    match typed.ty {
+        Ty::Scalar(t) => Some((t, false)),
+        Ty::Vector(t, _) => Some((t, true)),
+        Ty::Array(..) => {
+            let d = types::vector_not_allowed(c.loc(&place.span()), &typed.ty.to_string());
+            c.report(d);
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Checks a `recv` target and returns its element type.
+fn recv_target(c: &mut Checker<'_>, target: &ast::Expr) -> Option<ScalarType> {
+    let is_place = match target {
+        ast::Expr::Name(_) => true,
+        ast::Expr::Index { base, .. } | ast::Expr::Slice { base, .. } => matches!(**base, ast::Expr::Name(_)),
+        _ => false,
+    };
+    if !is_place {
+        c.expr(target, None);
+        let d = kernels::bad_recv_target(c.loc(&target.span()));
+        c.report(d);
+        return None;
+    }
+    assign_place(c, target).map(|(t, _)| t)
+}
+
+/// Resolves the port of a `recv`/`send`; returns its element type and definition.
+fn port_use(
+    c: &mut Checker<'_>,
+    port: &ast::Ident,
+    need: PortDirection,
+    op: &str,
+) -> Option<(ScalarType, crate::diagnostic::Location)> {
+    let Some(b) = c.lookup(&port.name).cloned() else {
+        let ports: Vec<String> = c
+            .scopes
+            .iter()
+            .flat_map(|s| s.iter())
+            .filter(|b| matches!(b.local, Local::Port { .. }))
+            .map(|b| b.name.clone())
+            .collect();
+        let suggestion = did_you_mean(&port.name, ports.iter().map(String::as_str));
+        let d = resolve::unresolved_name(c.loc(&port.span), &port.name, "port", suggestion);
+        c.report(d);
+        return None;
+    };
+    let def = c.loc(&b.def);
+    c.record_use(&port.span, def.clone());
+    match b.local {
+        Local::Port { direction, elem } => {
+            if direction != need {
+                let d = kernels::wrong_port_direction(c.loc(&port.span), &port.name, op, def.clone());
+                c.report(d);
+            }
+            if let Some(e) = elem {
+                c.record_type(&port.span, &Ty::Stream(e));
+            }
+            elem.map(|e| (e, def))
+        }
+        ref other => {
+            let found = crate::check::expr::describe_local(other);
+            c.wrong_kind(port, found, "a port", Some(def));
+            None
+        }
+    }
+}
+
+/// Checks that `name` (after `then` or `activate`) is a task of this kernel.
+fn task_use(c: &mut Checker<'_>, name: &ast::Ident) {
+    if let Some(b) = c.lookup(&name.name).cloned()
+        && matches!(b.local, Local::Task)
+    {
+        let def = c.loc(&b.def);
+        c.record_use(&name.span, def);
+        return;
+    }
+    let tasks: Vec<String> = c
+        .scopes
+        .first()
+        .map(|s| {
+            s.iter()
+                .filter(|b| matches!(b.local, Local::Task))
+                .map(|b| b.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let suggestion = did_you_mean(&name.name, tasks.iter().map(String::as_str));
+    let d = kernels::not_a_task(c.loc(&name.span), &name.name, suggestion);
+    c.report(d);
+}
+
+#[allow(dead_code)]
+fn _value_unused(_: Value) {}

@@ -1,0 +1,434 @@
+//! Models: `check_model` type-checks a model's graph of layer calls, unifying the layers'
+//! dimension variables with the argument shapes at each call, and returns the graph with its
+//! shapes and the bindings of every call.
+//!
+//! Scoping: inputs, `param`s and `let`s share one namespace (a later one may not reuse a
+//! name); a name is visible after its definition. Dimension variables of the inputs (`B`) are
+//! model-level symbols; parameters have constant shapes.
+
+use std::collections::BTreeMap;
+
+use salsa::Accumulator;
+use wsel_syntax::ast::{self, Span};
+
+use crate::analysis::{CallBinding, ItemAnalysis, ModelGraph, ModelNode, ValueRef};
+use crate::check::expr::{Checker, Local, written_type};
+use crate::check::layer::{layer_signature, tensor_type};
+use crate::db::{Db, Reported};
+use crate::diagnostics::{did_you_mean, layers, models, resolve, types};
+use crate::items::{ItemId, ItemKind, item_ast, item_location};
+use crate::ty::{Dim, TensorType, Ty};
+
+/// What `check_model` found: name uses and types, and the model graph.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ModelCheck {
+    pub analysis: ItemAnalysis,
+    pub graph: ModelGraph,
+}
+
+/// Checks one model, reports its diagnostics and returns its graph.
+#[salsa::tracked(returns(ref))]
+pub fn check_model<'db>(db: &'db dyn Db, item: ItemId<'db>) -> ModelCheck {
+    let Some(ast::Item::Model(model)) = item_ast(db, item) else {
+        return ModelCheck::default();
+    };
+    let mut m = ModelChecker {
+        c: Checker::new(db, item.file(db)),
+        values: BTreeMap::new(),
+        graph: ModelGraph {
+            name: model.name.name.clone(),
+            ..ModelGraph::default()
+        },
+    };
+    m.check(model);
+    for d in m.c.diags {
+        Reported(d).accumulate(db);
+    }
+    ModelCheck {
+        analysis: m.c.analysis,
+        graph: m.graph,
+    }
+}
+
+/// A tensor value in a model: where it comes from, its type, and where a `param` is declared.
+#[derive(Debug, Clone)]
+struct TensorValue {
+    source: ValueRef,
+    ty: Option<TensorType>,
+    param_def: Option<Span>,
+}
+
+struct ModelChecker<'db> {
+    c: Checker<'db>,
+    values: BTreeMap<String, TensorValue>,
+    graph: ModelGraph,
+}
+
+impl<'db> ModelChecker<'db> {
+    fn check(&mut self, model: &ast::Model) {
+        let mut dim_vars = Vec::new();
+        let mut sample: Option<String> = None;
+        for (i, p) in model.inputs.iter().enumerate() {
+            let ty = tensor_type(&mut self.c, &p.ty, &mut dim_vars, "a model input");
+            if let Some(ty) = &ty {
+                self.check_sample(ty, &p.ty, &mut sample, &p.name.name);
+                self.graph.inputs.push((p.name.name.clone(), ty.clone()));
+            }
+            self.define(&p.name, ValueRef::Input(i), ty, None);
+        }
+        let output_ty = tensor_type(&mut self.c, &model.output_ty, &mut dim_vars, "a model output");
+        if let Some(ty) = &output_ty {
+            self.check_sample(ty, &model.output_ty, &mut sample, "the result");
+        }
+        self.graph.output_ty = output_ty.clone();
+        let mut returned: Option<Span> = None;
+        for stmt in &model.body {
+            if let Some(ret) = &returned
+                && !matches!(stmt, ast::ModelStmt::Error(_))
+            {
+                let d = models::bad_return(
+                    self.c.loc(&model_stmt_span(stmt)),
+                    "statements after `return` are never reached",
+                    "after the return",
+                )
+                .with_secondary(self.c.loc(ret), "the model returns here");
+                self.c.report(d);
+                break;
+            }
+            match stmt {
+                ast::ModelStmt::Param { name, ty, path, .. } => {
+                    let mut param_vars = Vec::new();
+                    let tensor = tensor_type(&mut self.c, ty, &mut param_vars, "a model parameter");
+                    let tensor = match tensor {
+                        Some(t) if t.dims.iter().any(|d| matches!(d, Dim::Var(_))) => {
+                            let d = layers::bad_sample_dim(
+                                self.c.loc(&written_type(ty).1),
+                                format!("parameter `{}` must have a constant shape", name.name),
+                                "symbolic dimension",
+                            );
+                            self.c.report(d);
+                            None
+                        }
+                        other => other,
+                    };
+                    let index = self.graph.params.len();
+                    if let Some(t) = &tensor {
+                        let file = path
+                            .as_ref()
+                            .map(|(p, _)| p.clone())
+                            .unwrap_or_else(|| format!("{}.npy", name.name));
+                        self.graph.params.push((name.name.clone(), t.clone(), file));
+                    }
+                    self.define(name, ValueRef::Param(index), tensor, Some(name.span.clone()));
+                }
+                ast::ModelStmt::Let { name, value, .. } => {
+                    let v = self.value(value, Some(&name.name));
+                    match v {
+                        Some(v) => self.define(name, v.source, v.ty, v.param_def),
+                        None => self.c.define(name, Local::Tensor, 1),
+                    }
+                }
+                ast::ModelStmt::Return { value, span } => {
+                    returned = Some(span.clone());
+                    let v = self.value(value, None);
+                    if let Some(v) = v {
+                        self.graph.output = Some(v.source);
+                        if let (Some(found), Some(expected)) = (&v.ty, &output_ty)
+                            && found != expected
+                        {
+                            let d = models::result_mismatch(
+                                self.c.loc(&value.span()),
+                                &expected.to_string(),
+                                &found.to_string(),
+                                self.c.loc(&written_type(&model.output_ty).1),
+                            );
+                            self.c.report(d);
+                        }
+                    }
+                }
+                ast::ModelStmt::Error(_) => {}
+            }
+        }
+        if returned.is_none() {
+            let d = models::bad_return(
+                self.c.loc(&model.name.span),
+                format!("model `{}` has no `return`", model.name.name),
+                "no `return`",
+            )
+            .with_help("end the model with `return tensor;`");
+            self.c.report(d);
+        }
+    }
+
+    fn check_sample(&mut self, ty: &TensorType, written: &ast::Type, sample: &mut Option<String>, what: &str) {
+        let span = match written {
+            ast::Type::Tensor { dims, span, .. } => dims.first().map(|d| d.span()).unwrap_or(span.clone()),
+            other => written_type(other).1,
+        };
+        match (ty.dims.first(), sample.as_ref()) {
+            (Some(Dim::Var(v)), None) => *sample = Some(v.clone()),
+            (Some(Dim::Var(v)), Some(s)) if v == s => {}
+            (Some(Dim::Var(v)), Some(s)) => {
+                let d = layers::bad_sample_dim(
+                    self.c.loc(&span),
+                    format!("all activations of a model share one sample dimension, but this is `{v}` and an earlier one is `{s}`"),
+                    "different sample dimension",
+                );
+                self.c.report(d);
+            }
+            _ => {
+                let d = layers::bad_sample_dim(
+                    self.c.loc(&span),
+                    format!("the first dimension of {what} must be the sample dimension variable"),
+                    "not a dimension variable",
+                );
+                self.c.report(d);
+            }
+        }
+    }
+
+    fn define(&mut self, name: &ast::Ident, source: ValueRef, ty: Option<TensorType>, param_def: Option<Span>) {
+        if self.c.lookup(&name.name).is_some() {
+            // Reported as E0106 by `define`; keep the first meaning.
+            self.c.define(name, Local::Tensor, 1);
+            return;
+        }
+        self.c.define(name, Local::Tensor, 1);
+        if let Some(t) = &ty {
+            self.c.record_type(&name.span, &Ty::Tensor(t.clone()));
+        }
+        self.values.insert(
+            name.name.clone(),
+            TensorValue {
+                source,
+                ty,
+                param_def,
+            },
+        );
+    }
+
+    /// Checks a model expression: a tensor name or a layer call.
+    fn value(&mut self, expr: &ast::Expr, let_name: Option<&str>) -> Option<TensorValue> {
+        match expr {
+            ast::Expr::Name(id) => {
+                let Some(v) = self.values.get(&id.name).cloned() else {
+                    match self.c.lookup(&id.name).cloned() {
+                        Some(b) => {
+                            // A broken definition, already reported.
+                            let def = self.c.loc(&b.def);
+                            self.c.record_use(&id.span, def);
+                        }
+                        None => {
+                            let names: Vec<String> = self.values.keys().cloned().collect();
+                            let suggestion = did_you_mean(&id.name, names.iter().map(String::as_str));
+                            let d = resolve::unresolved_name(self.c.loc(&id.span), &id.name, "tensor", suggestion);
+                            self.c.report(d);
+                        }
+                    }
+                    return None;
+                };
+                if let Some(b) = self.c.lookup(&id.name).cloned() {
+                    let def = self.c.loc(&b.def);
+                    self.c.record_use(&id.span, def);
+                }
+                if let Some(t) = &v.ty {
+                    self.c.record_type(&id.span, &Ty::Tensor(t.clone()));
+                }
+                Some(v)
+            }
+            ast::Expr::Call { callee, args, span } => self.call(callee, args, span, let_name),
+            ast::Expr::Error(_) => None,
+            other => {
+                let d = types::mismatched_types(self.c.loc(&other.span()), "a tensor", "an expression")
+                    .with_note("a model computes with tensor names and layer calls");
+                self.c.report(d);
+                None
+            }
+        }
+    }
+
+    fn resolve_layer(&mut self, callee: &ast::Ident) -> Option<ItemId<'db>> {
+        let db = self.c.db;
+        if let Some(b) = self.c.lookup(&callee.name).cloned() {
+            let def = self.c.loc(&b.def);
+            let d = models::not_a_layer(self.c.loc(&callee.span), &callee.name, "tensor", Some(def));
+            self.c.report(d);
+            return None;
+        }
+        match self.c.module.get(&callee.name) {
+            Some(item) if item.kind(db) == ItemKind::Layer => {
+                if let Some(def) = item_location(db, item) {
+                    self.c.record_use(&callee.span, def);
+                }
+                Some(item)
+            }
+            Some(item) => {
+                let def = item_location(db, item);
+                let d = models::not_a_layer(self.c.loc(&callee.span), &callee.name, item.kind(db).keyword(), def);
+                self.c.report(d);
+                None
+            }
+            None => {
+                let layers: Vec<&String> = self
+                    .c
+                    .module
+                    .names
+                    .iter()
+                    .filter(|(_, i)| i.kind(db) == ItemKind::Layer)
+                    .map(|(n, _)| n)
+                    .collect();
+                let suggestion = did_you_mean(&callee.name, layers.iter().map(|s| s.as_str()));
+                let d = resolve::unresolved_name(self.c.loc(&callee.span), &callee.name, "layer", suggestion);
+                self.c.report(d);
+                None
+            }
+        }
+    }
+
+    fn call(
+        &mut self,
+        callee: &ast::Ident,
+        args: &[ast::Expr],
+        span: &Span,
+        let_name: Option<&str>,
+    ) -> Option<TensorValue> {
+        let layer = self.resolve_layer(callee);
+        let arg_values: Vec<Option<TensorValue>> = args.iter().map(|a| self.value(a, None)).collect();
+        let layer = layer?;
+        let db = self.c.db;
+        let sig = layer_signature(db, layer).clone();
+        if sig.inputs.len() != args.len() {
+            let d = models::layer_arg_count(self.c.loc(span), &sig.name, sig.inputs.len(), args.len(), sig.def.clone());
+            self.c.report(d);
+            return None;
+        }
+        let mut bindings: BTreeMap<String, Dim> = BTreeMap::new();
+        let mut ok = true;
+        // Weights first: their shapes are constant, so a conflict is blamed on the activation
+        // ("expected `f32[B, 64]`, found `f32[B, 32]`").
+        let mut order: Vec<usize> = (0..args.len()).collect();
+        order.sort_by_key(|&i| !sig.inputs[i].is_param);
+        for i in order {
+            let (input, arg, value) = (&sig.inputs[i], &args[i], &arg_values[i]);
+            let Some(value) = value else {
+                ok = false;
+                continue;
+            };
+            match (input.is_param, &value.param_def) {
+                (true, None) => {
+                    let d = models::needs_param(self.c.loc(&arg.span()), &sig.name, &input.name, input.def.clone());
+                    self.c.report(d);
+                }
+                (false, Some(_)) => {
+                    let d = models::param_as_activation(self.c.loc(&arg.span()), &sig.name, &input.name, input.def.clone());
+                    self.c.report(d);
+                }
+                _ => {}
+            }
+            let (Some(expected), Some(found)) = (&input.ty, &value.ty) else {
+                ok = false;
+                continue;
+            };
+            if !unify(expected, found, &mut bindings) {
+                ok = false;
+                let shown = substitute(expected, &bindings);
+                let d = models::shape_mismatch(
+                    self.c.loc(&arg.span()),
+                    &sig.name,
+                    &input.name,
+                    &shown.to_string(),
+                    &found.to_string(),
+                    input.def.clone(),
+                    &expected.to_string(),
+                );
+                self.c.report(d);
+            }
+        }
+        let out_ty = sig.output.as_ref().and_then(|o| o.ty.as_ref())?;
+        let result = substitute(out_ty, &bindings);
+        self.c.record_type(span, &Ty::Tensor(result.clone()));
+        self.c.analysis.calls.push(CallBinding {
+            span: span.clone(),
+            layer: sig.name.clone(),
+            dims: sig
+                .dim_vars
+                .iter()
+                .filter_map(|v| bindings.get(v).map(|d| (v.clone(), d.clone())))
+                .collect(),
+            result: result.clone(),
+        });
+        if !ok {
+            return Some(TensorValue {
+                source: ValueRef::Node(self.graph.nodes.len()),
+                ty: Some(result),
+                param_def: None,
+            });
+        }
+        let node = ModelNode {
+            layer_file: layer.file(db).path(db).clone(),
+            layer: sig.name.clone(),
+            args: arg_values.iter().flatten().map(|v| v.source).collect(),
+            result: result.clone(),
+            name: let_name.map(str::to_string),
+            span: span.clone(),
+        };
+        self.graph.nodes.push(node);
+        Some(TensorValue {
+            source: ValueRef::Node(self.graph.nodes.len() - 1),
+            ty: Some(result),
+            param_def: None,
+        })
+    }
+}
+
+/// Unifies a layer input type with an argument type, extending `bindings`. Returns false on a
+/// conflict (element type, rank, or a dimension).
+fn unify(expected: &TensorType, found: &TensorType, bindings: &mut BTreeMap<String, Dim>) -> bool {
+    if expected.elem != found.elem || expected.dims.len() != found.dims.len() {
+        return false;
+    }
+    for (e, f) in expected.dims.iter().zip(&found.dims) {
+        match e {
+            Dim::Known(_) => {
+                if e != f {
+                    return false;
+                }
+            }
+            Dim::Var(v) => match bindings.get(v) {
+                Some(bound) => {
+                    if bound != f {
+                        return false;
+                    }
+                }
+                None => {
+                    bindings.insert(v.clone(), f.clone());
+                }
+            },
+        }
+    }
+    true
+}
+
+/// `ty` with its bound dimension variables replaced.
+fn substitute(ty: &TensorType, bindings: &BTreeMap<String, Dim>) -> TensorType {
+    TensorType {
+        elem: ty.elem,
+        dims: ty
+            .dims
+            .iter()
+            .map(|d| match d {
+                Dim::Var(v) => bindings.get(v).cloned().unwrap_or_else(|| d.clone()),
+                Dim::Known(_) => d.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn model_stmt_span(stmt: &ast::ModelStmt) -> Span {
+    match stmt {
+        ast::ModelStmt::Param { span, .. }
+        | ast::ModelStmt::Let { span, .. }
+        | ast::ModelStmt::Return { span, .. }
+        | ast::ModelStmt::Error(span) => span.clone(),
+    }
+}

@@ -1,0 +1,92 @@
+//! E03xx: kernels — tasks, ports, receives and sends.
+
+use crate::diagnostic::{Diagnostic, Location};
+
+/// E0301: a kernel has no task named `main` (every kernel has exactly one; a second one is a
+/// duplicate name, E0106).
+pub fn missing_main(at: Location, kernel: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0301",
+        format!("kernel `{kernel}` has no `main` task"),
+        at,
+        "no `task main()`",
+    )
+    .with_help("add `task main() { ... }`, which runs once on every PE at start")
+}
+
+/// E0302: `recv` on an `out` port, or `send` on an `in` port.
+pub fn wrong_port_direction(at: Location, port: &str, op: &str, def: Location) -> Diagnostic {
+    let (dir, need) = if op == "recv" { ("out", "in") } else { ("in", "out") };
+    Diagnostic::error(
+        "E0302",
+        format!("cannot `{op}` on `{port}`, which is an `{dir}` port"),
+        at,
+        format!("`{op}` needs an `{need}` port"),
+    )
+    .with_secondary(def, format!("`{port}` declared as `{dir}` here"))
+}
+
+/// E0303: `then t` or `activate t` names something that is not a task of the same kernel.
+pub fn not_a_task(at: Location, name: &str, suggestion: Option<String>) -> Diagnostic {
+    let d = Diagnostic::error(
+        "E0303",
+        format!("`{name}` is not a task of this kernel"),
+        at,
+        "expected a task",
+    );
+    match suggestion {
+        Some(s) => d.with_help(format!("did you mean `{s}`?")),
+        None => d,
+    }
+}
+
+/// E0304: a port side other than `north`, `south`, `east`, `west`.
+pub fn unknown_side(at: Location, side: &str, suggestion: Option<String>) -> Diagnostic {
+    let d = Diagnostic::error(
+        "E0304",
+        format!("unknown side `{side}`"),
+        at,
+        "expected `north`, `south`, `east` or `west`",
+    );
+    match suggestion {
+        Some(s) => d.with_help(format!("did you mean `{s}`?")),
+        None => d,
+    }
+}
+
+/// E0305: `multicast` on an `out` port; only incoming edge streams are multicast.
+pub fn multicast_out(at: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0305",
+        "only `in` ports can be `multicast`",
+        at,
+        "`multicast` on an `out` port",
+    )
+}
+
+/// E0306: the element type of a `recv` target or `send` value differs from the port's.
+pub fn port_type_mismatch(
+    at: Location,
+    port: &str,
+    port_elem: &str,
+    found: &str,
+    def: Location,
+) -> Diagnostic {
+    Diagnostic::error(
+        "E0306",
+        format!("port `{port}` carries `{port_elem}`, but this is `{found}`"),
+        at,
+        format!("expected `{port_elem}` elements"),
+    )
+    .with_secondary(def, format!("`{port}` declared as `stream<{port_elem}>` here"))
+}
+
+/// E0307: a `recv` target that is not an array slice, an array element or a scalar `var`.
+pub fn bad_recv_target(at: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0307",
+        "`recv` needs an array slice, an array element or a scalar `var` to receive into",
+        at,
+        "cannot receive into this",
+    )
+}

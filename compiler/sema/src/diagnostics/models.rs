@@ -1,0 +1,90 @@
+//! E04xx (models): layer calls, shapes, parameters and the result.
+
+use crate::diagnostic::{Diagnostic, Location};
+
+/// E0401: a call in a model whose callee is not a layer.
+pub fn not_a_layer(at: Location, name: &str, found: &str, def: Option<Location>) -> Diagnostic {
+    let d = Diagnostic::error(
+        "E0401",
+        format!("`{name}` is a {found}, not a layer"),
+        at,
+        "expected a layer",
+    )
+    .with_note("models call layers; kernels run inside layer implementations");
+    match def {
+        Some(def) => d.with_secondary(def, format!("{found} defined here")),
+        None => d,
+    }
+}
+
+/// E0402: an argument's tensor type does not unify with the layer's input type (element type,
+/// rank, or a dimension that conflicts with a constant or an earlier binding).
+pub fn shape_mismatch(
+    at: Location,
+    layer: &str,
+    input: &str,
+    expected: &str,
+    found: &str,
+    param_def: Location,
+    declared: &str,
+) -> Diagnostic {
+    Diagnostic::error(
+        "E0402",
+        format!("mismatched shapes in call to `{layer}`: expected `{expected}`, found `{found}`"),
+        at,
+        format!("this is `{found}`"),
+    )
+    .with_secondary(param_def, format!("`{input}` is declared as `{declared}` here"))
+}
+
+/// E0403: a layer input marked `param` is given something other than a model `param`.
+pub fn needs_param(at: Location, layer: &str, input: &str, param_def: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0403",
+        format!("`{input}` of `{layer}` is a weight and must be given a model `param`"),
+        at,
+        "not a model parameter",
+    )
+    .with_secondary(param_def, "declared `param` here")
+}
+
+/// E0404: a model `param` is given to a layer input that is an activation.
+pub fn param_as_activation(at: Location, layer: &str, input: &str, param_def: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0404",
+        format!("`{input}` of `{layer}` is an activation, but this is a model parameter"),
+        at,
+        "a weight tensor",
+    )
+    .with_secondary(param_def, "activation input declared here")
+}
+
+/// E0405: a layer call with the wrong number of arguments.
+pub fn layer_arg_count(at: Location, layer: &str, expected: usize, found: usize, def: Option<Location>) -> Diagnostic {
+    let d = Diagnostic::error(
+        "E0405",
+        format!("`{layer}` takes {expected} tensors, but {found} were given"),
+        at,
+        "wrong number of arguments",
+    );
+    match def {
+        Some(def) => d.with_secondary(def, "layer defined here"),
+        None => d,
+    }
+}
+
+/// E0406: the type of a model's `return` differs from its declared output type.
+pub fn result_mismatch(at: Location, expected: &str, found: &str, declared: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0406",
+        format!("the model returns `{found}`, but declares `{expected}`"),
+        at,
+        format!("this is `{found}`"),
+    )
+    .with_secondary(declared, "declared output type")
+}
+
+/// E0407: a model without a `return`, with more than one, or with statements after it.
+pub fn bad_return(at: Location, message: impl Into<String>, label: &str) -> Diagnostic {
+    Diagnostic::error("E0407", message, at, label)
+}

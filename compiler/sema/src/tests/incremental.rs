@@ -1,0 +1,2 @@
+//! Tests: incremental.
+use super::*;

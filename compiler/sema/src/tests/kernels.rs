@@ -1,0 +1,2 @@
+//! Tests: kernels.
+use super::*;

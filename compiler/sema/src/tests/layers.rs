@@ -1,0 +1,2 @@
+//! Tests: layers.
+use super::*;

@@ -1,0 +1,2 @@
+//! Tests: models.
+use super::*;

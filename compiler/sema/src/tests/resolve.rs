@@ -1,0 +1,2 @@
+//! Tests: resolve.
+use super::*;

@@ -1,0 +1,2 @@
+//! Tests: runs.
+use super::*;

@@ -1,0 +1,2 @@
+//! Tests: types.
+use super::*;
