@@ -113,8 +113,8 @@ pub(crate) type Recovery = ErrorRecovery<usize, Token, Never>;
 pub(crate) struct Sink {
     recovered: RefCell<Vec<Recovery>>,
     custom: RefCell<Vec<SyntaxError>>,
-    /// Set when the token feed stopped early because of too many errors.
-    pub(crate) cut_at: Cell<Option<usize>>,
+    /// Set when the token feed stopped early, with where and why.
+    pub(crate) cut: Cell<Option<(usize, Cut)>>,
 }
 
 impl Sink {
@@ -131,6 +131,25 @@ impl Sink {
     }
 }
 
+/// Why the token feed stopped before the end of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// More than [`MAX_ERRORS`] syntax errors.
+    TooManyErrors,
+    /// Brackets nested more than [`MAX_NESTING`] deep.
+    TooDeep,
+    /// More than [`MAX_RUN`] tokens without a `;`, `{` or `}`.
+    TooLong,
+}
+
+/// Stop reporting after this many errors.
+pub(crate) const MAX_ERRORS: usize = 100;
+/// The deepest nesting of `(`, `[` and `{` the parser accepts: the AST is recursive, and
+/// later passes walk it recursively.
+pub(crate) const MAX_NESTING: usize = 256;
+/// The most tokens between two `;`, `{` or `}`: bounds the depth of operator chains.
+pub(crate) const MAX_RUN: usize = 4096;
+
 /// Facts about the token feed that the error report needs.
 pub(crate) struct Feed {
     /// The end of the last real token: where "end of file" errors point.
@@ -138,9 +157,6 @@ pub(crate) struct Feed {
     /// How many `{` were still open at the end of the file (closed by synthetic `}`).
     pub(crate) missing_braces: usize,
 }
-
-/// Stop reporting after this many errors.
-pub(crate) const MAX_ERRORS: usize = 100;
 
 /// All errors of one parse, in source order: lexical errors, recovered parse errors, the
 /// error that ended the parse (if any), and the missing-brace report.
@@ -162,7 +178,8 @@ pub(crate) fn collect(
     // An unterminated string swallows the rest of its line (often a `;`): the error at the
     // next token is a consequence, not news.
     let after_open_string = tokens_after_unterminated_strings(tokens);
-    let cut_at = sink.cut_at.get();
+    let cut = sink.cut.get();
+    let cut_at = cut.map(|(at, _)| at);
     let mut parse_errors: Vec<ParseError<usize, Token, Never>> = sink
         .recovered
         .into_inner()
@@ -204,11 +221,28 @@ pub(crate) fn collect(
     }
     errors.sort_by_key(|e| (e.span.start, e.span.end));
     errors.dedup_by(|b, a| a.span == b.span);
-    if let Some(cut) = cut_at {
-        errors.truncate(MAX_ERRORS);
+    let too_many = errors.len() > MAX_ERRORS;
+    errors.truncate(MAX_ERRORS);
+    let stop = match cut {
+        Some((at, why)) => Some((at, why)),
+        None if too_many => Some((errors.last().map_or(0, |e| e.span.end), Cut::TooManyErrors)),
+        None => None,
+    };
+    if let Some((at, why)) = stop {
+        let message = match why {
+            Cut::TooManyErrors => {
+                format!("too many syntax errors; stopped after {MAX_ERRORS}")
+            }
+            Cut::TooDeep => {
+                format!("brackets nested more than {MAX_NESTING} deep; stopped parsing here")
+            }
+            Cut::TooLong => format!(
+                "more than {MAX_RUN} tokens without a `;`, `{{` or `}}`; stopped parsing here"
+            ),
+        };
         errors.push(SyntaxError::structural(
-            &format!("too many syntax errors; stopped parsing after {MAX_ERRORS}"),
-            cut..cut,
+            &message,
+            at..at,
             "parsing stopped here",
         ));
     }
@@ -247,12 +281,16 @@ fn lex_error(src: &str, kind: LexErrorKind, span: Span) -> SyntaxError {
             "this string has no closing `\"` on its line",
         ),
         LexErrorKind::UnknownEscape => {
-            let (offset, escape) = unknown_escape(text).unwrap_or((0, text.to_string()));
+            let (offset, c) = unknown_escape(text).unwrap_or((0, '\\'));
             let start = span.start + offset;
             SyntaxError::new(
                 E0004,
-                format!("unknown escape `{escape}` in string literal"),
-                start..start + escape.len(),
+                if c.is_control() || c.is_whitespace() {
+                    format!("unknown escape in string literal: `\\` followed by {c:?}")
+                } else {
+                    format!("unknown escape `\\{c}` in string literal")
+                },
+                start..(start + 1 + c.len_utf8()).min(span.end),
                 "the escapes are `\\\"`, `\\\\`, `\\n` and `\\t`",
             )
         }
@@ -277,16 +315,14 @@ fn lex_error(src: &str, kind: LexErrorKind, span: Span) -> SyntaxError {
     }
 }
 
-/// The byte offset and text of the first unknown `\x` escape in a string literal.
-fn unknown_escape(literal: &str) -> Option<(usize, String)> {
+/// The byte offset of the first unknown `\x` escape in a string literal, and its `x`.
+fn unknown_escape(literal: &str) -> Option<(usize, char)> {
     let mut chars = literal.char_indices();
     while let Some((i, c)) = chars.next() {
         if c == '\\' {
             match chars.next() {
                 Some((_, '"' | '\\' | 'n' | 't')) => {}
-                Some((_, other)) => {
-                    return Some((i, format!("\\{}", other.escape_debug())));
-                }
+                Some((_, other)) => return Some((i, other)),
                 None => return None,
             }
         }

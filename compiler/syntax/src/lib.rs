@@ -17,7 +17,7 @@ pub use error::{E0001, E0002, E0003, E0004, E0005, E0006, E0007, SyntaxError, co
 pub use lexer::{LexErrorKind, Number, Token, TokenKind, lex};
 
 use ast::Span;
-use error::{Feed, MAX_ERRORS, Never, Sink};
+use error::{Cut, Feed, MAX_ERRORS, MAX_NESTING, MAX_RUN, Never, Sink};
 
 /// The result of parsing one file: the module (with `Error` nodes where the source was
 /// broken) and every syntax error, in source order.
@@ -49,13 +49,17 @@ pub fn parse(src: &str) -> Parsed {
 
 /// The tokens the grammar sees: no trivia, one synthetic zero-width `}` at the end for each
 /// `{` still open (so the items before a truncated end keep their shape), and an early end
-/// once too many errors have been recorded.
+/// once too many errors have been recorded or the input nests or runs on too far.
 struct TokenFeed<'a> {
     tokens: std::slice::Iter<'a, (Token, Span)>,
     sink: &'a Sink,
     eof: usize,
     missing_braces: usize,
     synthetic_left: usize,
+    /// Open `(`, `[` and `{`.
+    nesting: usize,
+    /// Tokens since the last `;`, `{` or `}`.
+    run: usize,
 }
 
 impl<'a> TokenFeed<'a> {
@@ -76,6 +80,8 @@ impl<'a> TokenFeed<'a> {
             eof,
             missing_braces: depth,
             synthetic_left: depth,
+            nesting: 0,
+            run: 0,
         }
     }
 }
@@ -84,15 +90,35 @@ impl Iterator for TokenFeed<'_> {
     type Item = Result<(usize, Token, usize), Never>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.sink.cut_at.get().is_some() {
+        if self.sink.cut.get().is_some() {
             return None;
         }
         for (tok, span) in self.tokens.by_ref() {
             if tok.is_trivia() {
                 continue;
             }
-            if self.sink.count() >= MAX_ERRORS {
-                self.sink.cut_at.set(Some(span.start));
+            match tok {
+                Token::LParen | Token::LBracket | Token::LBrace => self.nesting += 1,
+                Token::RParen | Token::RBracket | Token::RBrace => {
+                    self.nesting = self.nesting.saturating_sub(1)
+                }
+                _ => {}
+            }
+            self.run = match tok {
+                Token::Semi | Token::LBrace | Token::RBrace => 0,
+                _ => self.run + 1,
+            };
+            let cut = if self.sink.count() >= MAX_ERRORS {
+                Some(Cut::TooManyErrors)
+            } else if self.nesting > MAX_NESTING {
+                Some(Cut::TooDeep)
+            } else if self.run > MAX_RUN {
+                Some(Cut::TooLong)
+            } else {
+                None
+            };
+            if let Some(why) = cut {
+                self.sink.cut.set(Some((span.start, why)));
                 return None;
             }
             return Some(Ok((span.start, tok.clone(), span.end)));

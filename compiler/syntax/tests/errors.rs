@@ -346,3 +346,17 @@ fn a_broken_model_statement_resumes_at_the_next_keyword() {
     };
     assert_eq!(m.body.len(), 3);
 }
+
+#[test]
+fn unknown_escape_of_a_control_character_keeps_a_source_span() {
+    // Found by the `random_bytes` property: the span must cover the source bytes.
+    let src = "run m { output = \"\\\t\u{FFFD}\"; }";
+    let parsed = check(
+        src,
+        expect![[r#"
+        E0004 18..20: unknown escape in string literal: `\` followed by '\t' [the escapes are `\"`, `\\`, `\n` and `\t`]
+    "#]],
+    );
+    let span = parsed.errors[0].span.clone();
+    assert_eq!(&src[span], "\\\t");
+}
