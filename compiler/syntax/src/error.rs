@@ -135,11 +135,11 @@ impl Sink {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cut {
     /// More than [`MAX_ERRORS`] syntax errors.
-    TooManyErrors,
+    Errors,
     /// Brackets nested more than [`MAX_NESTING`] deep.
-    TooDeep,
+    Nesting,
     /// More than [`MAX_RUN`] tokens without a `;`, `{` or `}`.
-    TooLong,
+    Length,
 }
 
 /// Stop reporting after this many errors.
@@ -225,18 +225,18 @@ pub(crate) fn collect(
     errors.truncate(MAX_ERRORS);
     let stop = match cut {
         Some((at, why)) => Some((at, why)),
-        None if too_many => Some((errors.last().map_or(0, |e| e.span.end), Cut::TooManyErrors)),
+        None if too_many => Some((errors.last().map_or(0, |e| e.span.end), Cut::Errors)),
         None => None,
     };
     if let Some((at, why)) = stop {
         let message = match why {
-            Cut::TooManyErrors => {
+            Cut::Errors => {
                 format!("too many syntax errors; stopped after {MAX_ERRORS}")
             }
-            Cut::TooDeep => {
+            Cut::Nesting => {
                 format!("brackets nested more than {MAX_NESTING} deep; stopped parsing here")
             }
-            Cut::TooLong => format!(
+            Cut::Length => format!(
                 "more than {MAX_RUN} tokens without a `;`, `{{` or `}}`; stopped parsing here"
             ),
         };

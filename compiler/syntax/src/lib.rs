@@ -109,11 +109,11 @@ impl Iterator for TokenFeed<'_> {
                 _ => self.run + 1,
             };
             let cut = if self.sink.count() >= MAX_ERRORS {
-                Some(Cut::TooManyErrors)
+                Some(Cut::Errors)
             } else if self.nesting > MAX_NESTING {
-                Some(Cut::TooDeep)
+                Some(Cut::Nesting)
             } else if self.run > MAX_RUN {
-                Some(Cut::TooLong)
+                Some(Cut::Length)
             } else {
                 None
             };
