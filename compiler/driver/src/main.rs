@@ -1,2 +1,14 @@
-//! The `wsel` command line.
-fn main() {}
+//! The `wsel` binary: parses the command line and hands over to one module per subcommand.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use wsel::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let status = match cli.command {
+        Command::Check(args) => wsel::commands::check::run(&args),
+    };
+    ExitCode::from(status.code())
+}

@@ -1,0 +1,108 @@
+//! UI tests: every `tests/ui/*.wse` is checked with the real `wsel` binary and its rendered,
+//! colour-free output and exit status are compared with `tests/ui/<name>.stderr`.
+//!
+//! A missing expectation file is written and the test fails so it gets reviewed;
+//! `UPDATE_EXPECT=1 cargo test` rewrites all of them. File names start with the diagnostic
+//! code they exercise (`E0201-...wse`); a test checks that every code has at least one.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn ui_files() -> Vec<PathBuf> {
+    let dir = repo_root().join("tests/ui");
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+        .expect("tests/ui exists")
+        .map(|entry| entry.expect("readable dir entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "wse"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Runs `wsel check` on one UI file (by its path relative to the repo root, so the output is
+/// the same on every machine) and returns the text to compare.
+fn observed_output(relative: &Path) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(repo_root())
+        .args(["check", "--color", "never"])
+        .arg(relative)
+        .output()
+        .expect("wsel runs");
+    let status = output
+        .status
+        .code()
+        .map_or("signal".to_string(), |c| c.to_string());
+    format!(
+        "{}\n[exit status: {status}]\n",
+        String::from_utf8_lossy(&output.stderr).trim_end()
+    )
+}
+
+#[test]
+fn ui_outputs_match_expectations() {
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let mut failures = Vec::new();
+    for file in ui_files() {
+        let relative = file
+            .strip_prefix(repo_root())
+            .expect("ui file under repo root")
+            .to_path_buf();
+        let observed = observed_output(&relative);
+        let expected_path = file.with_extension("stderr");
+        match fs::read_to_string(&expected_path) {
+            Ok(expected) if expected == observed => {}
+            Ok(_) if update => fs::write(&expected_path, &observed).expect("write expectation"),
+            Ok(expected) => failures.push(format!(
+                "{}: output differs\n--- expected\n{expected}\n--- observed\n{observed}",
+                relative.display()
+            )),
+            Err(_) => {
+                fs::write(&expected_path, &observed).expect("write expectation");
+                if !update {
+                    failures.push(format!(
+                        "{}: no expectation yet; wrote {}, review it and run again",
+                        relative.display(),
+                        expected_path.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn every_ui_file_fails_with_the_code_in_its_name() {
+    for file in ui_files() {
+        let name = file
+            .file_stem()
+            .expect("file name")
+            .to_string_lossy()
+            .into_owned();
+        let code = name.split('-').next().expect("a code prefix");
+        let expected = fs::read_to_string(file.with_extension("stderr")).unwrap_or_default();
+        assert!(
+            expected.contains(&format!("[{code}]")),
+            "{name}: its expected output does not report {code}"
+        );
+    }
+}
+
+#[test]
+fn every_diagnostic_code_has_a_ui_test() {
+    let names: Vec<String> = ui_files()
+        .iter()
+        .map(|f| f.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    let missing: Vec<&str> = wsel_sema::all_codes()
+        .into_iter()
+        .map(|(code, _)| code)
+        .filter(|code| !names.iter().any(|n| n.starts_with(code)))
+        .collect();
+    assert!(missing.is_empty(), "codes without a UI test: {missing:?}");
+}
