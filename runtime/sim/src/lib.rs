@@ -1,1 +1,38 @@
-//! Placeholder; filled by the crate's first real commit.
+//! The simulated wafer-scale fabric: an event-driven, deterministic, multi-threaded model of a
+//! 2D mesh of PEs with routers, on which compiled (or hand-written) per-PE task code runs.
+//!
+//! See `README.md` in this crate for the machine model and timing rules. In short:
+//!
+//! - Build a [`Program`] (kernels of tasks, per-PE code and data, routes per color, edge
+//!   streams) and call [`simulate`] with a [`wsel_target::Target`] and [`SimOptions`].
+//! - Task code implements [`TaskCode`]: closures via [`task`], compiled code via [`AbiTask`].
+//!   A task sees only its PE through a [`TaskContext`].
+//! - The result is an [`Outcome`] (cycles, [`Report`], host outputs, final SRAM, optional
+//!   [`Trace`]) or a [`SimError`] (bad program, task fault, deadlock, cycle budget).
+
+mod abi_task;
+mod engine;
+mod error;
+mod events;
+mod fabric;
+mod layout;
+mod pacer;
+mod parallel;
+mod partition;
+mod pe_exec;
+mod program;
+mod report;
+mod router;
+mod task;
+mod trace;
+
+pub use abi_task::AbiTask;
+pub use engine::{Outcome, SimOptions, simulate};
+pub use error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, TaskFault, WaitingRecv};
+pub use program::{
+    Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, Route, Task,
+    TaskId,
+};
+pub use report::{ColorTraffic, LinkTraffic, PeActivity, Report};
+pub use task::{TaskCode, TaskContext, task};
+pub use trace::Trace;

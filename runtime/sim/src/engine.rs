@@ -1,0 +1,300 @@
+//! The front door: [`simulate`] validates a program against a target, runs it on the chosen
+//! number of threads and returns an [`Outcome`] (cycles, report, host outputs, final SRAM,
+//! optional trace) or a [`SimError`] (including deadlocks and an exhausted cycle budget).
+
+use crate::error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, WaitingRecv};
+use crate::fabric::NONE;
+use crate::layout::build;
+use crate::partition::Partition;
+use crate::program::Program;
+use crate::report::{ColorTraffic, LinkTraffic, PeActivity, Report};
+use crate::trace::{Trace, TraceBuf};
+use std::borrow::Cow;
+use wsel_target::{Coord, Dir, Port, Target};
+
+/// How to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Worker threads (the fabric is split into that many bands of rows). Results do not
+    /// depend on it.
+    pub threads: usize,
+    /// Stop with [`SimError::CycleBudget`] if anything is still happening at this cycle.
+    pub max_cycles: Option<u64>,
+    /// Record a Chrome/Perfetto trace.
+    pub trace: bool,
+    /// Width, in cycles, of the windows link counters are summed over in the trace.
+    pub trace_window: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> SimOptions {
+        SimOptions {
+            threads: 1,
+            max_cycles: None,
+            trace: false,
+            trace_window: 64,
+        }
+    }
+}
+
+/// The final SRAM of one PE.
+#[derive(Clone, Debug)]
+struct FinalSram {
+    at: Coord,
+    /// Empty if the PE never used its SRAM.
+    bytes: Vec<u8>,
+    size: u32,
+    init: Vec<u8>,
+}
+
+/// A finished run.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Cycles until the fabric was quiet.
+    pub cycles: u64,
+    /// Activity and traffic.
+    pub report: Report,
+    /// Wavelets collected by each of `Program::outputs`, in arrival order.
+    pub outputs: Vec<Vec<u32>>,
+    /// The trace, if asked for.
+    pub trace: Option<Trace>,
+    srams: Vec<FinalSram>,
+}
+
+impl Outcome {
+    /// The final SRAM of the PE at `at` (`None` if no program ran there).
+    pub fn sram(&self, at: Coord) -> Option<Cow<'_, [u8]>> {
+        let i = self.srams.binary_search_by_key(&at, |s| s.at).ok()?;
+        let s = &self.srams[i];
+        if s.bytes.len() == s.size as usize {
+            return Some(Cow::Borrowed(&s.bytes));
+        }
+        let mut bytes = Vec::new();
+        crate::pe_exec::materialize(&mut bytes, s.size, &s.init);
+        Some(Cow::Owned(bytes))
+    }
+
+    /// `n` words of the PE's final SRAM from byte `offset` (`None` if out of range or no
+    /// program ran there).
+    pub fn read_u32s(&self, at: Coord, offset: u32, n: u32) -> Option<Vec<u32>> {
+        let sram = self.sram(at)?;
+        let start = offset as usize;
+        let bytes = sram.get(start..start + 4 * n as usize)?;
+        Some(crate::task::words(bytes))
+    }
+
+    /// As [`Outcome::read_u32s`], as f32.
+    pub fn read_f32s(&self, at: Coord, offset: u32, n: u32) -> Option<Vec<f32>> {
+        self.read_u32s(at, offset, n)
+            .map(|w| w.into_iter().map(f32::from_bits).collect())
+    }
+}
+
+/// Run `program` on `target`.
+pub fn simulate(
+    target: &Target,
+    program: &Program,
+    options: &SimOptions,
+) -> Result<Outcome, SimError> {
+    let mut parts = build(target, program, options.threads.max(1))?;
+    if options.trace {
+        for p in &mut parts {
+            p.trace = Some(TraceBuf::new(options.trace_window));
+        }
+    }
+    let limit = options.max_cycles.unwrap_or(u64::MAX);
+    crate::parallel::run(&mut parts, limit);
+
+    // The first error by (cycle, node), whatever the partitioning.
+    if let Some((_, _, e)) = parts
+        .iter_mut()
+        .flat_map(|p| p.errors.drain(..))
+        .min_by_key(|(t, node, _)| (*t, *node))
+    {
+        return Err(e);
+    }
+    if parts.iter().any(|p| p.next_time().is_some()) {
+        let busy: Vec<Coord> = parts
+            .iter()
+            .flat_map(|p| {
+                p.pes
+                    .iter()
+                    .filter(|pe| has_work(pe))
+                    .map(|pe| p.nodes[pe.node as usize].at)
+            })
+            .take(8)
+            .collect();
+        return Err(SimError::CycleBudget {
+            max_cycles: limit,
+            busy,
+        });
+    }
+    let last = parts.iter().filter_map(|p| p.stats.last_event).max();
+    let report = deadlock_report(&parts, last.unwrap_or(0));
+    if !(report.waiting.is_empty() && report.stuck_sends.is_empty() && report.queued.is_empty()) {
+        return Err(SimError::Deadlock(Box::new(report)));
+    }
+    let max_busy = parts.iter().map(|p| p.stats.max_busy).max().unwrap_or(0);
+    let cycles = last.map_or(0, |l| l + 1).max(max_busy);
+    Ok(finish(target, program, parts, cycles))
+}
+
+fn has_work(pe: &crate::fabric::Pe) -> bool {
+    !pe.ready.is_empty() || !pe.pending.is_empty() || !pe.recvs.is_empty() || !pe.sends.is_empty()
+}
+
+fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
+    let mut r = DeadlockReport {
+        cycle,
+        ..DeadlockReport::default()
+    };
+    for p in parts {
+        for node in &p.nodes {
+            if node.pe != NONE {
+                let pe = &p.pes[node.pe as usize];
+                for rv in &pe.recvs {
+                    r.waiting.push(WaitingRecv {
+                        at: node.at,
+                        color: rv.color,
+                        missing: rv.n - rv.done,
+                        requested: rv.n,
+                    });
+                }
+                for s in &pe.sends {
+                    r.stuck_sends.push(StuckSend {
+                        at: node.at,
+                        color: s.color,
+                        remaining: s.data.len() as u32 - s.pos,
+                    });
+                }
+            }
+            for q in &p.queues[node.q_start as usize..(node.q_start + node.q_len) as usize] {
+                if q.len > 0 {
+                    let blocked_on = Port::ALL
+                        .into_iter()
+                        .filter(|port| {
+                            q.tx & (1 << port.index()) != 0 && q.sent & (1 << port.index()) == 0
+                        })
+                        .collect();
+                    r.queued.push(QueuedWavelets {
+                        at: node.at,
+                        color: q.color,
+                        from: Port::from_index(q.rx as usize).unwrap_or(Port::Ramp),
+                        count: u32::from(q.len),
+                        blocked_on,
+                    });
+                }
+            }
+        }
+    }
+    r
+}
+
+fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles: u64) -> Outcome {
+    let mut report = Report {
+        target: target.name.clone(),
+        cycles,
+        seconds: target.seconds(cycles),
+        wavelet_hops: 0,
+        wavelets_delivered: 0,
+        tasks_run: 0,
+        pes: Vec::new(),
+        links: Vec::new(),
+        colors: Vec::new(),
+    };
+    let mut color_hops = vec![0u64; target.colors as usize];
+    let mut color_delivered = vec![0u64; target.colors as usize];
+    let mut outputs: Vec<Vec<u32>> = vec![Vec::new(); program.outputs.len()];
+    let mut srams = Vec::new();
+    let mut traces = Vec::new();
+    let mut coords = Vec::new();
+    for mut p in parts {
+        report.wavelet_hops += p.stats.hops;
+        for (c, (h, d)) in p
+            .stats
+            .color_hops
+            .iter()
+            .zip(&p.stats.color_delivered)
+            .enumerate()
+        {
+            color_hops[c] += h;
+            color_delivered[c] += d;
+        }
+        for (i, node) in p.nodes.iter().enumerate() {
+            coords.push(node.at);
+            for d in Dir::ALL {
+                let w = p.stats.links[i][d.index()];
+                if w > 0 {
+                    report.links.push(LinkTraffic {
+                        x: node.at.x,
+                        y: node.at.y,
+                        dir: d,
+                        wavelets: w,
+                    });
+                }
+            }
+            if node.pe != NONE {
+                let pe = &mut p.pes[node.pe as usize];
+                report.tasks_run += pe.tasks_run;
+                report.pes.push(PeActivity {
+                    x: node.at.x,
+                    y: node.at.y,
+                    busy_cycles: pe.busy_cycles,
+                    idle_cycles: cycles.saturating_sub(pe.busy_cycles),
+                    tasks: pe.tasks_run,
+                });
+                let prog = &program.pes[pe.prog as usize];
+                let init = if pe.sram.is_empty() {
+                    prog.sram_init.clone()
+                } else {
+                    Vec::new()
+                };
+                srams.push(FinalSram {
+                    at: node.at,
+                    bytes: std::mem::take(&mut pe.sram),
+                    size: prog.sram_bytes,
+                    init,
+                });
+            }
+        }
+        for s in p.sinks.drain(..) {
+            if let Some(o) = outputs.get_mut(s.output as usize) {
+                *o = s.data;
+            }
+        }
+        if let Some(t) = p.trace.take() {
+            traces.push(t);
+        }
+    }
+    report.wavelets_delivered = color_delivered.iter().sum();
+    for (c, (&hops, &delivered)) in color_hops.iter().zip(&color_delivered).enumerate() {
+        if hops > 0 || delivered > 0 {
+            report.colors.push(ColorTraffic {
+                color: c as u8,
+                hops,
+                delivered,
+            });
+        }
+    }
+    let trace = (!traces.is_empty()).then(|| {
+        let pe_of = |node: u32| coords[node as usize];
+        let name = |node: u32, task: u32| {
+            let at = coords[node as usize];
+            program
+                .pes
+                .iter()
+                .find(|p| p.at == at)
+                .and_then(|p| program.kernels.get(p.kernel as usize))
+                .and_then(|k| k.tasks.get(task as usize))
+                .map_or_else(|| format!("task {task}"), |t| t.name.clone())
+        };
+        crate::trace::build(traces, pe_of, name, target.clock_hz)
+    });
+    Outcome {
+        cycles,
+        report,
+        outputs,
+        trace,
+        srams,
+    }
+}

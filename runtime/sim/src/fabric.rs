@@ -1,0 +1,169 @@
+//! The fabric's state inside one partition: nodes (router + optional PE), router queues,
+//! output channels with their flow-control credits, PEs, edge streams. Plain data; the
+//! engine modules act on it.
+//!
+//! Hot state is compact and flat: all queues of a partition share one buffer of wavelets, and
+//! a router is touched only when something arrives, a credit returns, or its PE acts.
+
+use crate::pacer::Pacer;
+use crate::program::{Color, TaskId};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use wsel_target::Coord;
+
+/// "None" for u32 indices.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Output ports in the order routers serve them: the four links, then the ramp.
+pub(crate) const OUTPUTS: usize = 5;
+/// Index of the ramp among outputs and in port masks.
+pub(crate) const RAMP: usize = 4;
+
+/// A candidate list: the queues that may feed one output port, and the round-robin pointer.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Candidates {
+    pub start: u32,
+    pub len: u16,
+    pub rr: u16,
+}
+
+/// A router and, if the program places code there, its PE.
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    pub at: Coord,
+    /// Local PE index or NONE.
+    pub pe: u32,
+    /// Local queue range.
+    pub q_start: u32,
+    pub q_len: u32,
+    /// Local range of edge sources feeding this router.
+    pub src_start: u32,
+    pub src_len: u32,
+    /// Per output port (N, S, E, W, ramp): queues that forward there.
+    pub cand: [Candidates; OUTPUTS],
+    /// In the active list.
+    pub active: bool,
+    /// Cycle of the pending timer, or u64::MAX.
+    pub wake: u64,
+}
+
+/// Where a queue's flow-control credits go when it frees a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Upstream {
+    /// A neighbour's output channel (partition, local index); the credit takes a hop latency.
+    Link { part: u32, och: u32 },
+    /// The PE's own ramp or an edge source: they look at the queue's length directly.
+    Local,
+}
+
+/// A router input queue: wavelets of one color that came in through one port.
+#[derive(Clone, Debug)]
+pub(crate) struct Queue {
+    pub node: u32,
+    /// Output channel per link direction (N, S, E, W) in `tx`, else NONE.
+    pub och: [u32; 4],
+    pub up: Upstream,
+    pub color: Color,
+    /// The port the wavelets came in through (0..5).
+    pub rx: u8,
+    /// Ports to forward to (bit mask, ramp = bit 4).
+    pub tx: u8,
+    /// Ports the head wavelet has already gone to.
+    pub sent: u8,
+    pub head: u8,
+    pub len: u8,
+}
+
+/// One router output for one color: a link to a neighbour's queue, or a host output.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OutChannel {
+    /// Free slots in the downstream queue as far as this router knows.
+    pub credits: u32,
+    /// Partition and local queue downstream (links only).
+    pub dest_part: u32,
+    pub dest_queue: u32,
+    /// Local sink index for host outputs, else NONE.
+    pub sink: u32,
+    /// The local node this channel leaves from.
+    pub node: u32,
+}
+
+/// A posted receive.
+#[derive(Clone, Debug)]
+pub(crate) struct RecvState {
+    pub color: Color,
+    pub n: u32,
+    pub done: u32,
+    pub offset: u32,
+    pub then: TaskId,
+}
+
+/// A send in progress.
+#[derive(Clone, Debug)]
+pub(crate) struct SendState {
+    pub color: Color,
+    pub data: Vec<u32>,
+    pub pos: u32,
+    pub then: Option<TaskId>,
+}
+
+/// A runtime call whose issue time has not come yet.
+#[derive(Debug)]
+pub(crate) enum Pending {
+    Send(SendState),
+    Recv(RecvState),
+}
+
+/// A PE.
+#[derive(Debug)]
+pub(crate) struct Pe {
+    pub node: u32,
+    /// Index into `Program::pes`.
+    pub prog: u32,
+    /// Lazily allocated: empty until first used.
+    pub sram: Vec<u8>,
+    pub busy_until: u64,
+    /// Activations: (ready cycle, sequence number, task), earliest first.
+    pub ready: BinaryHeap<Reverse<(u64, u32, TaskId)>>,
+    pub seq: u32,
+    /// Future runtime calls, (issue cycle, sequence number) order.
+    pub pending: Vec<(u64, u32, Pending)>,
+    pub recvs: Vec<RecvState>,
+    pub sends: Vec<SendState>,
+    /// Last color the ramp injected (round-robin among colors).
+    pub last_color: u8,
+    pub send_colors: u64,
+    pub recv_colors: u64,
+    pub busy_cycles: u64,
+    pub tasks_run: u64,
+}
+
+/// A stream from the host or weight store into an edge router.
+#[derive(Debug)]
+pub(crate) struct Source {
+    /// Local queue it feeds.
+    pub queue: u32,
+    pub data: Vec<u32>,
+    pub pos: usize,
+    pub pacer: Pacer,
+}
+
+/// A stream leaving the fabric to the host.
+#[derive(Debug)]
+pub(crate) struct Sink {
+    /// Index in `Program::outputs`.
+    pub output: u32,
+    pub data: Vec<u32>,
+    pub pacer: Pacer,
+}
+
+/// A message to another partition, delivered at `time` (≥ one hop latency later).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Msg {
+    pub time: u64,
+    /// Local queue index (arrival) or local output channel index (credit) at the destination.
+    pub index: u32,
+    /// The wavelet (arrivals only).
+    pub data: u32,
+    pub is_credit: bool,
+}

@@ -1,0 +1,638 @@
+//! Turning a [`Program`] into partition state: validation (every problem becomes a
+//! [`SimError`] naming PE and color), node and queue numbering, and the split of the fabric
+//! into bands of rows, one per worker thread.
+//!
+//! Numbering is global and row-major, so it does not depend on the number of partitions;
+//! each partition holds a contiguous range of nodes, queues and output channels.
+
+use crate::error::SimError;
+use crate::events::{Timers, Wheel};
+use crate::fabric::Msg;
+use crate::fabric::{
+    Candidates, NONE, Node, OUTPUTS, OutChannel, Pe, Queue, Sink, Source, Upstream,
+};
+use crate::pacer::Pacer;
+use crate::partition::{Partition, Stats};
+use crate::program::{Color, EdgeSource, Program, Route};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+use wsel_target::{Coord, Dir, Port, Target};
+
+fn program_error(at: Option<Coord>, message: String) -> SimError {
+    SimError::Program { at, message }
+}
+
+fn dir_bit(d: Dir) -> u8 {
+    1 << d.index()
+}
+
+/// Validate `program` against `target` and build `parts` partitions.
+pub(crate) fn build<'p>(
+    target: &'p Target,
+    program: &'p Program,
+    parts: usize,
+) -> Result<Vec<Partition<'p>>, SimError> {
+    target
+        .validate()
+        .map_err(|e| SimError::Target(e.to_string()))?;
+    let width = target.width;
+    let pe_count = target.pe_count() as usize;
+    let idx = |c: Coord| (c.y as usize) * width as usize + c.x as usize;
+
+    // PEs.
+    let mut pe_at: BTreeMap<u32, u32> = BTreeMap::new();
+    for (i, p) in program.pes.iter().enumerate() {
+        check_pe(target, program, p)?;
+        if pe_at.insert(target.pe_index(p.at), i as u32).is_some() {
+            return Err(program_error(
+                Some(p.at),
+                "two programs are placed on this PE".into(),
+            ));
+        }
+    }
+
+    // Routes, sorted by (PE index, color).
+    let mut routes: Vec<Route> = program.routes.clone();
+    for r in &routes {
+        check_route(target, r)?;
+    }
+    routes.sort_by_key(|r| (target.pe_index(r.at), r.color));
+    for w in routes.windows(2) {
+        if w[0].at == w[1].at && w[0].color == w[1].color {
+            return Err(program_error(
+                Some(w[0].at),
+                format!("two routes are given for color {}", w[0].color),
+            ));
+        }
+    }
+
+    // Nodes: every coordinate with a PE program or a route, row-major.
+    let mut keys: Vec<u32> = pe_at.keys().copied().collect();
+    keys.extend(routes.iter().map(|r| target.pe_index(r.at)));
+    keys.sort_unstable();
+    keys.dedup();
+    let n_nodes = keys.len();
+    let mut node_of = vec![NONE; pe_count];
+    for (g, &k) in keys.iter().enumerate() {
+        node_of[k as usize] = g as u32;
+    }
+    let coord_of = |k: u32| Coord::new(k % width, k / width);
+    // Routes of each node: range into `routes`.
+    let mut route_start = vec![0u32; n_nodes + 1];
+    {
+        let mut g = 0usize;
+        for (i, r) in routes.iter().enumerate() {
+            let k = target.pe_index(r.at);
+            while keys[g] != k {
+                g += 1;
+                route_start[g] = i as u32;
+            }
+        }
+        for s in route_start.iter_mut().skip(g + 1) {
+            *s = routes.len() as u32;
+        }
+    }
+    let node_routes = |g: usize| &routes[route_start[g] as usize..route_start[g + 1] as usize];
+    let find_route = |g: usize, color: Color| -> Option<(usize, &Route)> {
+        let rs = node_routes(g);
+        rs.binary_search_by_key(&color, |r| r.color)
+            .ok()
+            .map(|i| (i, &rs[i]))
+    };
+
+    // Edge streams.
+    let mut outputs_at: BTreeMap<(u32, Dir, Color), u32> = BTreeMap::new();
+    for (i, o) in program.outputs.iter().enumerate() {
+        check_edge(target, o.at, o.side)?;
+        if outputs_at
+            .insert((target.pe_index(o.at), o.side, o.color), i as u32)
+            .is_some()
+        {
+            return Err(program_error(
+                Some(o.at),
+                format!("two outputs leave {} on color {}", o.side, o.color),
+            ));
+        }
+    }
+    let mut inputs_at: BTreeSet<(u32, Dir, Color)> = BTreeSet::new();
+    let mut weight_bytes = 0u64;
+    for i in &program.inputs {
+        check_edge(target, i.at, i.side)?;
+        if !inputs_at.insert((target.pe_index(i.at), i.side, i.color)) {
+            return Err(program_error(
+                Some(i.at),
+                format!("two inputs enter from {} on color {}", i.side, i.color),
+            ));
+        }
+        let g = node_of[idx(i.at)];
+        let ok = g != NONE
+            && find_route(g as usize, i.color).is_some_and(|(_, r)| r.rx.contains(i.side.port()));
+        if !ok {
+            return Err(program_error(
+                Some(i.at),
+                format!(
+                    "an input enters from {} on color {} but no route there receives from {}",
+                    i.side,
+                    i.color,
+                    i.side.port()
+                ),
+            ));
+        }
+        if i.source == EdgeSource::WeightStore {
+            weight_bytes += 4 * i.data.len() as u64;
+        }
+    }
+    if weight_bytes > target.weight_store.capacity_bytes {
+        return Err(program_error(
+            None,
+            format!(
+                "the weight streams hold {weight_bytes} bytes but the weight store holds {}",
+                target.weight_store.capacity_bytes
+            ),
+        ));
+    }
+
+    // Route consistency: links, defects, neighbours, ramps, edges.
+    for (g, &k) in keys.iter().enumerate() {
+        let at = coord_of(k);
+        for r in node_routes(g) {
+            let has_pe = pe_at.contains_key(&k);
+            if (r.rx.contains(Port::Ramp) || r.tx.contains(Port::Ramp)) && !has_pe {
+                return Err(program_error(
+                    Some(at),
+                    format!(
+                        "the route for color {} uses the ramp, but no program runs on this PE",
+                        r.color
+                    ),
+                ));
+            }
+            for d in Dir::ALL {
+                let (rx, tx) = (r.rx.contains(d.port()), r.tx.contains(d.port()));
+                if !rx && !tx {
+                    continue;
+                }
+                match target.neighbor(at, d) {
+                    None => {
+                        if tx && !outputs_at.contains_key(&(k, d, r.color)) {
+                            return Err(program_error(
+                                Some(at),
+                                format!(
+                                    "the route for color {} forwards {d} off the fabric, but no output is declared there",
+                                    r.color
+                                ),
+                            ));
+                        }
+                    }
+                    Some(n) => {
+                        if target.defects.link_dead(at, d) {
+                            return Err(SimError::DeadRoute {
+                                at,
+                                color: r.color,
+                                element: format!("the dead {d} link between PE {at} and PE {n}"),
+                            });
+                        }
+                        if target.defects.pe_dead(n) {
+                            return Err(SimError::DeadRoute {
+                                at,
+                                color: r.color,
+                                element: format!("the dead PE {n}"),
+                            });
+                        }
+                        if tx {
+                            let ng = node_of[idx(n)];
+                            let port = d.opposite().port();
+                            let ok = ng != NONE
+                                && find_route(ng as usize, r.color)
+                                    .is_some_and(|(_, nr)| nr.rx.contains(port));
+                            if !ok {
+                                return Err(SimError::RouteMismatch {
+                                    at,
+                                    color: r.color,
+                                    to: n,
+                                    port,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Bands of rows, balanced by node count.
+    let parts = parts.max(1);
+    let mut part_base = vec![0u32];
+    {
+        let per = n_nodes.div_ceil(parts).max(1);
+        let mut g = 0usize;
+        while part_base.len() < parts {
+            // Advance by `per` nodes, then to the end of that row so bands are whole rows.
+            let mut end = (g + per).min(n_nodes);
+            if end < n_nodes && end > 0 {
+                let row = keys[end - 1] / width;
+                while end < n_nodes && keys[end] / width == row {
+                    end += 1;
+                }
+            }
+            part_base.push(end as u32);
+            g = end;
+        }
+        part_base.push(n_nodes as u32);
+    }
+    let part_of = |g: u32| part_base.partition_point(|&b| b <= g) - 1;
+
+    // Global prefix sums of queues (one per route and receive port) and output channels (one
+    // per route and forward link direction).
+    let mut q_base = vec![0u32; n_nodes + 1];
+    let mut o_base = vec![0u32; n_nodes + 1];
+    for g in 0..n_nodes {
+        let rs = node_routes(g);
+        q_base[g + 1] = q_base[g] + rs.iter().map(|r| r.rx.0.count_ones()).sum::<u32>();
+        o_base[g + 1] = o_base[g] + rs.iter().map(|r| (r.tx.0 & 0xf).count_ones()).sum::<u32>();
+    }
+    // Global index of the queue of node `g`, color, receive port.
+    let queue_of = |g: usize, color: Color, port: Port| -> u32 {
+        let rs = node_routes(g);
+        let mut q = q_base[g];
+        for r in rs {
+            if r.color == color {
+                return q + (r.rx.0 & ((1u8 << port.index()) - 1)).count_ones();
+            }
+            q += r.rx.0.count_ones();
+        }
+        NONE
+    };
+    let och_of = |g: usize, color: Color, d: Dir| -> u32 {
+        let rs = node_routes(g);
+        let mut o = o_base[g];
+        for r in rs {
+            let links = r.tx.0 & 0xf;
+            if r.color == color {
+                return o + (links & (dir_bit(d) - 1)).count_ones();
+            }
+            o += links.count_ones();
+        }
+        NONE
+    };
+
+    let depth = target.queue_depth;
+    let host_streams = program
+        .inputs
+        .iter()
+        .filter(|i| i.source == EdgeSource::Host)
+        .count()
+        + program.outputs.len();
+    let weight_streams = program
+        .inputs
+        .iter()
+        .filter(|i| i.source == EdgeSource::WeightStore)
+        .count();
+
+    let mut partitions = Vec::with_capacity(parts);
+    for p in 0..parts {
+        let (n0, n1) = (part_base[p] as usize, part_base[p + 1] as usize);
+        let (qb, ob) = (q_base[n0], o_base[n0]);
+        let mut nodes = Vec::with_capacity(n1 - n0);
+        let mut queues = Vec::with_capacity((q_base[n1] - qb) as usize);
+        let mut outch = Vec::with_capacity((o_base[n1] - ob) as usize);
+        let mut cands: Vec<u32> = Vec::new();
+        let mut pes = Vec::new();
+        let mut sources = Vec::new();
+        let mut sinks = Vec::new();
+        let mut wakes: Vec<(u64, u32)> = Vec::new();
+        for g in n0..n1 {
+            let k = keys[g];
+            let at = coord_of(k);
+            let local = (g - n0) as u32;
+            let q_start = q_base[g] - qb;
+            let mut send_colors = 0u64;
+            let mut recv_colors = 0u64;
+            for r in node_routes(g) {
+                if r.rx.contains(Port::Ramp) {
+                    send_colors |= 1 << r.color;
+                }
+                if r.tx.contains(Port::Ramp) {
+                    recv_colors |= 1 << r.color;
+                }
+                // Output channels of this route, N, S, E, W order.
+                for d in Dir::ALL {
+                    if !r.tx.contains(d.port()) {
+                        continue;
+                    }
+                    let ch = match target.neighbor(at, d) {
+                        Some(n) => {
+                            let ng = node_of[idx(n)] as usize;
+                            let dq = queue_of(ng, r.color, d.opposite().port());
+                            let dp = part_of(ng as u32);
+                            OutChannel {
+                                credits: depth,
+                                dest_part: dp as u32,
+                                dest_queue: dq - q_base[part_base[dp] as usize],
+                                sink: NONE,
+                                node: local,
+                            }
+                        }
+                        None => {
+                            let output = outputs_at.get(&(k, d, r.color)).copied().unwrap_or(NONE);
+                            sinks.push(Sink {
+                                output,
+                                data: Vec::new(),
+                                pacer: Pacer::new(
+                                    target.host_io.bandwidth_bytes_per_cycle,
+                                    host_streams,
+                                    0,
+                                ),
+                            });
+                            OutChannel {
+                                credits: depth,
+                                dest_part: p as u32,
+                                dest_queue: NONE,
+                                sink: (sinks.len() - 1) as u32,
+                                node: local,
+                            }
+                        }
+                    };
+                    outch.push(ch);
+                }
+                // Queues of this route, one per receive port.
+                for port in r.rx.iter() {
+                    let mut och = [NONE; 4];
+                    for d in Dir::ALL {
+                        if r.tx.contains(d.port()) {
+                            och[d.index()] = och_of(g, r.color, d) - ob;
+                        }
+                    }
+                    let up = match port
+                        .dir()
+                        .and_then(|d| target.neighbor(at, d).map(|n| (d, n)))
+                    {
+                        Some((d, n)) => {
+                            let ng = node_of[idx(n)];
+                            let back = d.opposite();
+                            let has = ng != NONE
+                                && find_route(ng as usize, r.color)
+                                    .is_some_and(|(_, nr)| nr.tx.contains(back.port()));
+                            if has {
+                                let up_part = part_of(ng);
+                                Upstream::Link {
+                                    part: up_part as u32,
+                                    och: och_of(ng as usize, r.color, back)
+                                        - o_base[part_base[up_part] as usize],
+                                }
+                            } else {
+                                Upstream::Local
+                            }
+                        }
+                        None => Upstream::Local,
+                    };
+                    queues.push(Queue {
+                        node: local,
+                        och,
+                        up,
+                        color: r.color,
+                        rx: port.index() as u8,
+                        tx: r.tx.0,
+                        sent: 0,
+                        head: 0,
+                        len: 0,
+                    });
+                }
+            }
+            let q_len = q_base[g + 1] - q_base[g];
+            let mut cand = [Candidates::default(); OUTPUTS];
+            for (o, c) in cand.iter_mut().enumerate() {
+                c.start = cands.len() as u32;
+                for q in q_start..q_start + q_len {
+                    if queues[q as usize].tx & (1 << o) != 0 {
+                        cands.push(q);
+                    }
+                }
+                c.len = (cands.len() as u32 - c.start) as u16;
+            }
+            // Edge sources into this node.
+            let src_start = sources.len() as u32;
+            for i in program.inputs.iter().filter(|i| i.at == at) {
+                let (pool, n, start) = match i.source {
+                    EdgeSource::Host => (
+                        target.host_io.bandwidth_bytes_per_cycle,
+                        host_streams,
+                        i.start,
+                    ),
+                    EdgeSource::WeightStore => (
+                        target.weight_store.bandwidth_bytes_per_cycle,
+                        weight_streams,
+                        i.start + u64::from(target.weight_store.latency_cycles),
+                    ),
+                };
+                sources.push(Source {
+                    queue: queue_of(g, i.color, i.side.port()) - qb,
+                    data: i.data.clone(),
+                    pos: 0,
+                    pacer: Pacer::new(pool, n, start),
+                });
+                wakes.push((start, local));
+            }
+            let src_len = sources.len() as u32 - src_start;
+            let pe = match pe_at.get(&k) {
+                Some(&prog) => {
+                    let pp = &program.pes[prog as usize];
+                    let mut pe = Pe {
+                        node: local,
+                        prog,
+                        sram: Vec::new(),
+                        busy_until: 0,
+                        ready: Default::default(),
+                        seq: 0,
+                        pending: Vec::new(),
+                        recvs: Vec::new(),
+                        sends: Vec::new(),
+                        last_color: u8::MAX,
+                        send_colors,
+                        recv_colors,
+                        busy_cycles: 0,
+                        tasks_run: 0,
+                    };
+                    for &t in &pp.launch {
+                        pe.ready.push(Reverse((0, pe.seq, t)));
+                        pe.seq += 1;
+                    }
+                    if !pp.launch.is_empty() {
+                        wakes.push((0, local));
+                    }
+                    pes.push(pe);
+                    (pes.len() - 1) as u32
+                }
+                None => NONE,
+            };
+            nodes.push(Node {
+                at,
+                pe,
+                q_start,
+                q_len,
+                src_start,
+                src_len,
+                cand,
+                active: false,
+                wake: u64::MAX,
+            });
+        }
+        let n_local = nodes.len();
+        let mut part = Partition {
+            id: p as u32,
+            program,
+            depth,
+            latency: u64::from(target.hop_latency),
+            switch: u64::from(target.task_switch_cycles),
+            qdata: vec![0; queues.len() * depth as usize],
+            nodes,
+            queues,
+            outch,
+            cands,
+            pes,
+            sources,
+            sinks,
+            wheel: Wheel::new(u64::from(target.hop_latency)),
+            timers: Timers::default(),
+            active: Vec::new(),
+            now: 0,
+            floor: 0,
+            bucket: Default::default(),
+            outbox: (0..parts).map(|_| Vec::<Msg>::new()).collect(),
+            errors: Vec::new(),
+            stats: Stats::new(n_local, target.colors as usize),
+            trace: None,
+            ops: Vec::new(),
+            node_base: part_base[p],
+        };
+        for (t, node) in wakes {
+            part.schedule(node, t);
+        }
+        partitions.push(part);
+    }
+    Ok(partitions)
+}
+
+fn check_pe(
+    target: &Target,
+    program: &Program,
+    p: &crate::program::PeProgram,
+) -> Result<(), SimError> {
+    let at = Some(p.at);
+    if !target.contains(p.at) {
+        return Err(program_error(
+            at,
+            format!(
+                "the PE is outside the {}×{} fabric",
+                target.width, target.height
+            ),
+        ));
+    }
+    if target.defects.pe_dead(p.at) {
+        return Err(program_error(
+            at,
+            "this PE is dead in the target's defect map; nothing may run on it".into(),
+        ));
+    }
+    let Some(kernel) = program.kernels.get(p.kernel as usize) else {
+        return Err(program_error(
+            at,
+            format!("kernel {} does not exist", p.kernel),
+        ));
+    };
+    if let Some(&t) = p.launch.iter().find(|&&t| t as usize >= kernel.tasks.len()) {
+        return Err(program_error(
+            at,
+            format!("launch task {t} does not exist in kernel `{}`", kernel.name),
+        ));
+    }
+    if p.sram_bytes > target.sram_bytes {
+        return Err(SimError::SramOverflow {
+            at: p.at,
+            needed: p.sram_bytes.into(),
+            capacity: target.sram_bytes,
+        });
+    }
+    if p.sram_init.len() > p.sram_bytes as usize {
+        return Err(SimError::SramOverflow {
+            at: p.at,
+            needed: p.sram_init.len() as u64,
+            capacity: p.sram_bytes.min(target.sram_bytes),
+        });
+    }
+    if let Some(&c) = p.ports.iter().find(|&&c| u32::from(c) >= target.colors) {
+        return Err(program_error(
+            at,
+            format!(
+                "a port is bound to color {c}, but the target has {} colors",
+                target.colors
+            ),
+        ));
+    }
+    if !p.region.contains(p.at) {
+        return Err(program_error(at, "the PE is outside its own region".into()));
+    }
+    Ok(())
+}
+
+fn check_route(target: &Target, r: &Route) -> Result<(), SimError> {
+    let at = Some(r.at);
+    if !target.contains(r.at) {
+        return Err(program_error(
+            at,
+            format!("a route for color {} is outside the fabric", r.color),
+        ));
+    }
+    if u32::from(r.color) >= target.colors {
+        return Err(program_error(
+            at,
+            format!(
+                "color {} does not exist: the target has {} colors",
+                r.color, target.colors
+            ),
+        ));
+    }
+    if target.defects.pe_dead(r.at) {
+        return Err(SimError::DeadRoute {
+            at: r.at,
+            color: r.color,
+            element: format!("the dead PE {}", r.at),
+        });
+    }
+    if r.rx.is_empty() || r.tx.is_empty() {
+        return Err(program_error(
+            at,
+            format!(
+                "the route for color {} needs at least one receive and one forward port",
+                r.color
+            ),
+        ));
+    }
+    if r.rx.0 & r.tx.0 != 0 {
+        return Err(program_error(
+            at,
+            format!(
+                "the route for color {} forwards back to a port it receives from",
+                r.color
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_edge(target: &Target, at: Coord, side: Dir) -> Result<(), SimError> {
+    if !target.contains(at) || target.neighbor(at, side).is_some() {
+        return Err(program_error(
+            Some(at),
+            format!(
+                "an edge stream uses the {side} side, but the PE is not on the fabric's {side} edge"
+            ),
+        ));
+    }
+    if target.defects.pe_dead(at) {
+        return Err(program_error(
+            Some(at),
+            "an edge stream uses a dead PE".into(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,71 @@
+//! Rate limiting for edge streams: a stream that may move one wavelet every `num / den`
+//! cycles (never faster than one per cycle), without bursts after idle periods.
+
+/// Paces one edge stream. Times are kept in units of `1 / den` cycle so that fractional rates
+/// stay exact.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pacer {
+    num: u64,
+    den: u64,
+    next: u128,
+}
+
+impl Pacer {
+    /// A stream in a pool of `pool_bytes_per_cycle` shared by `streams` streams, starting at
+    /// cycle `start`: each stream gets `pool / streams` bytes per cycle, at most one wavelet
+    /// (4 bytes) per cycle.
+    pub(crate) fn new(pool_bytes_per_cycle: u32, streams: usize, start: u64) -> Pacer {
+        let den = u64::from(pool_bytes_per_cycle.max(1));
+        let num = (4 * streams as u64).max(den);
+        Pacer {
+            num,
+            den,
+            next: u128::from(start) * u128::from(den),
+        }
+    }
+
+    /// The first cycle at or after which the next wavelet may move.
+    pub(crate) fn ready_at(&self) -> u64 {
+        let den = u128::from(self.den);
+        self.next.div_ceil(den).min(u128::from(u64::MAX)) as u64
+    }
+
+    /// Whether a wavelet may move at cycle `t`.
+    pub(crate) fn allows(&self, t: u64) -> bool {
+        u128::from(t) * u128::from(self.den) >= self.next
+    }
+
+    /// Record a wavelet moved at cycle `t`.
+    pub(crate) fn moved(&mut self, t: u64) {
+        let now = u128::from(t) * u128::from(self.den);
+        self.next = self.next.max(now) + u128::from(self.num);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quarter_rate_stream_moves_every_fourth_cycle() {
+        // 4 bytes/cycle shared by 4 streams: one wavelet every 4 cycles each.
+        let mut p = Pacer::new(4, 4, 10);
+        let mut moves = vec![];
+        for t in 0..30 {
+            if p.allows(t) {
+                p.moved(t);
+                moves.push(t);
+            }
+        }
+        assert_eq!(moves, vec![10, 14, 18, 22, 26]);
+    }
+
+    #[test]
+    fn a_fast_pool_is_capped_at_one_per_cycle() {
+        let mut p = Pacer::new(176, 2, 0);
+        assert!(p.allows(0));
+        p.moved(0);
+        assert!(!p.allows(0));
+        assert_eq!(p.ready_at(), 1);
+    }
+}

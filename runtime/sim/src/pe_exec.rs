@@ -1,0 +1,202 @@
+//! What a PE does when it wakes: carry out runtime calls whose issue cycle has come, and run
+//! the next ready task to completion, charging its cost (plus the task-switch cost, at least
+//! one cycle in all) to the PE's clock.
+
+use crate::error::SimError;
+use crate::fabric::{Pending, RecvState, SendState};
+use crate::partition::Partition;
+use crate::task::{Op, TaskContext, TaskRuntime};
+use std::cmp::Reverse;
+
+impl Partition<'_> {
+    /// The PE `pe` wakes at cycle `t`.
+    pub(crate) fn wake_pe(&mut self, pe: u32, t: u64) {
+        self.apply_due(pe, t);
+        let p = &self.pes[pe as usize];
+        let runnable =
+            p.busy_until <= t && p.ready.peek().is_some_and(|Reverse((r, _, _))| *r <= t);
+        if runnable {
+            self.run_task(pe, t);
+        }
+        self.schedule_pe(pe);
+    }
+
+    /// Set the PE's node timer for its next pending call or runnable task.
+    pub(crate) fn schedule_pe(&mut self, pe: u32) {
+        let p = &self.pes[pe as usize];
+        let mut next = p.pending.first().map(|(when, _, _)| *when);
+        if let Some(Reverse((ready, _, _))) = p.ready.peek() {
+            let start = (*ready).max(p.busy_until);
+            next = Some(next.map_or(start, |n| n.min(start)));
+        }
+        if let Some(when) = next {
+            let node = p.node;
+            self.schedule(node, when);
+        }
+    }
+
+    /// Carry out the PE's delayed runtime calls issued at or before `t`, in issue order.
+    fn apply_due(&mut self, pe: u32, t: u64) {
+        let p = &mut self.pes[pe as usize];
+        let due = p.pending.partition_point(|(when, _, _)| *when <= t);
+        if due == 0 {
+            return;
+        }
+        let ops: Vec<_> = p.pending.drain(..due).collect();
+        for (when, _, op) in ops {
+            match op {
+                Pending::Send(s) => p.sends.push(s),
+                Pending::Recv(r) if r.n == 0 => {
+                    p.ready.push(Reverse((when, p.seq, r.then)));
+                    p.seq += 1;
+                }
+                Pending::Recv(r) => p.recvs.push(r),
+            }
+        }
+        self.stats.event(t);
+    }
+
+    fn run_task(&mut self, pe: u32, t: u64) {
+        let program = self.program;
+        let switch = self.switch;
+        let p = &mut self.pes[pe as usize];
+        let Some(Reverse((_, _, task))) = p.ready.pop() else {
+            return;
+        };
+        let prog = &program.pes[p.prog as usize];
+        let kernel = &program.kernels[prog.kernel as usize];
+        let node = p.node;
+        let Some(def) = kernel.tasks.get(task as usize) else {
+            let e = SimError::Task {
+                at: prog.at,
+                task,
+                task_name: String::new(),
+                cycle: t,
+                fault: crate::error::TaskFault::NoSuchTask { task },
+            };
+            self.fail(t, node, e);
+            return;
+        };
+        if p.sram.len() != prog.sram_bytes as usize {
+            materialize(&mut p.sram, prog.sram_bytes, &prog.sram_init);
+        }
+        let mut ops = std::mem::take(&mut self.ops);
+        let mut ctx = TaskContext {
+            sram: &mut p.sram,
+            rt: TaskRuntime {
+                at: prog.at,
+                region: prog.region,
+                args: &prog.args,
+                ports: &prog.ports,
+                send_colors: p.send_colors,
+                recv_colors: p.recv_colors,
+                n_tasks: kernel.tasks.len() as u32,
+                task,
+                cycles: 0,
+                ops: &mut ops,
+                fault: None,
+            },
+        };
+        let result = def.code.run(&mut ctx);
+        let fault = match result {
+            Err(f) => Some(f),
+            Ok(()) => ctx.rt.fault.take(),
+        };
+        let cost = ctx.rt.cycles;
+        if let Some(fault) = fault {
+            ops.clear();
+            self.ops = ops;
+            let e = SimError::Task {
+                at: prog.at,
+                task,
+                task_name: def.name.clone(),
+                cycle: t,
+                fault,
+            };
+            self.fail(t, node, e);
+            return;
+        }
+        let busy = switch.saturating_add(cost).max(1);
+        p.busy_until = t + busy;
+        p.busy_cycles += busy;
+        p.tasks_run += 1;
+        let issue0 = t + switch;
+        for op in ops.drain(..) {
+            match op {
+                Op::Activate { at, task } => {
+                    p.ready.push(Reverse((issue0 + at, p.seq, task)));
+                    p.seq += 1;
+                }
+                Op::Send {
+                    at,
+                    color,
+                    data,
+                    then,
+                } => {
+                    let s = SendState {
+                        color,
+                        data,
+                        pos: 0,
+                        then,
+                    };
+                    push_pending(p, issue0 + at, t, Pending::Send(s));
+                }
+                Op::Recv {
+                    at,
+                    color,
+                    n,
+                    offset,
+                    then,
+                } => {
+                    let r = RecvState {
+                        color,
+                        n,
+                        done: 0,
+                        offset,
+                        then,
+                    };
+                    push_pending(p, issue0 + at, t, Pending::Recv(r));
+                }
+            }
+        }
+        self.ops = ops;
+        let end = t + busy;
+        if end > self.stats.max_busy {
+            self.stats.max_busy = end;
+        }
+        self.stats.event(t);
+        if let Some(trace) = &mut self.trace {
+            trace.task(self.node_base + node, task, t, busy);
+        }
+    }
+}
+
+/// Queue a runtime call issued at `when` (calls issued at the current cycle `now` take effect
+/// at once, in order).
+fn push_pending(p: &mut crate::fabric::Pe, when: u64, now: u64, op: Pending) {
+    if when <= now {
+        match op {
+            Pending::Send(s) => p.sends.push(s),
+            Pending::Recv(r) if r.n == 0 => {
+                p.ready.push(Reverse((when, p.seq, r.then)));
+                p.seq += 1;
+            }
+            Pending::Recv(r) => p.recvs.push(r),
+        }
+        return;
+    }
+    let seq = p.seq;
+    p.seq += 1;
+    let at = p
+        .pending
+        .partition_point(|(w, s, _)| (*w, *s) <= (when, seq));
+    p.pending.insert(at, (when, seq, op));
+}
+
+/// Allocate a PE's SRAM on first use: `size` bytes, starting with `init`.
+pub(crate) fn materialize(sram: &mut Vec<u8>, size: u32, init: &[u8]) {
+    sram.clear();
+    sram.resize(size as usize, 0);
+    let n = init.len().min(sram.len());
+    sram[..n].copy_from_slice(&init[..n]);
+}

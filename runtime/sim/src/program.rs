@@ -1,0 +1,197 @@
+//! What the simulator runs: a [`Program`] is per-PE code and data, router configuration and
+//! the streams between the host (or weight store) and the fabric edge. Plain data; the
+//! compiler's driver or a test builds it.
+
+use crate::task::TaskCode;
+use std::sync::Arc;
+use wsel_target::{Coord, Dir, PortSet, Rect, RouteEntry};
+
+/// A color (virtual channel), `0 .. target.colors`.
+pub type Color = u8;
+/// A task's index in its kernel's task table.
+pub type TaskId = u32;
+/// A kernel's index in [`Program::kernels`].
+pub type KernelId = u32;
+
+/// One task: a name for reports and traces, and its code.
+#[derive(Clone)]
+pub struct Task {
+    /// Shown in errors and traces.
+    pub name: String,
+    /// What runs.
+    pub code: Arc<dyn TaskCode>,
+}
+
+/// Code shared by many PEs: a task table. PEs running the same kernel share it; per-PE values
+/// are the PE's argument words.
+#[derive(Clone)]
+pub struct Kernel {
+    /// Shown in reports.
+    pub name: String,
+    /// The task table; [`TaskId`]s index it.
+    pub tasks: Vec<Task>,
+}
+
+/// What one PE runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeProgram {
+    /// The PE.
+    pub at: Coord,
+    /// Its code.
+    pub kernel: KernelId,
+    /// The region this PE belongs to; tasks see their coordinates relative to it.
+    pub region: Rect,
+    /// SRAM bytes the program uses on this PE (at most the target's `sram_bytes`).
+    pub sram_bytes: u32,
+    /// Initial SRAM contents from byte 0 (the rest is zero).
+    pub sram_init: Vec<u8>,
+    /// Per-instance argument words.
+    pub args: Vec<u32>,
+    /// Port table: port `i` is bound to color `ports[i]`.
+    pub ports: Vec<Color>,
+    /// Tasks activated at cycle 0, in order.
+    pub launch: Vec<TaskId>,
+}
+
+/// One router's configuration for one color.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// The router.
+    pub at: Coord,
+    /// The color.
+    pub color: Color,
+    /// Ports wavelets of this color are accepted from.
+    pub rx: PortSet,
+    /// Ports they are forwarded to (several = multicast, the ramp = deliver to the PE). A link
+    /// port facing off the fabric sends to a host output declared there.
+    pub tx: PortSet,
+}
+
+/// Where an edge input stream comes from; each has its own bandwidth pool in the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeSource {
+    /// Host I/O (`target.host_io`).
+    Host,
+    /// The weight store (`target.weight_store`), which also adds its latency.
+    WeightStore,
+}
+
+/// A tensor streamed into the fabric through an edge PE's off-fabric port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EdgeInput {
+    /// The edge PE.
+    pub at: Coord,
+    /// The side of the fabric it enters from (the PE must be on that edge).
+    pub side: Dir,
+    /// The color the wavelets carry; the route at `at` must receive from `side`.
+    pub color: Color,
+    /// The wavelets.
+    pub data: Vec<u32>,
+    /// Host or weight store.
+    pub source: EdgeSource,
+    /// Cycle at which the stream is requested.
+    pub start: u64,
+}
+
+/// Wavelets leaving the fabric through an edge PE's off-fabric port, collected for the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EdgeOutput {
+    /// The edge PE.
+    pub at: Coord,
+    /// The side of the fabric they leave through.
+    pub side: Dir,
+    /// The color; the route at `at` must forward to `side`.
+    pub color: Color,
+}
+
+/// A whole program for the fabric.
+#[derive(Clone, Default)]
+pub struct Program {
+    /// Shared code.
+    pub kernels: Vec<Kernel>,
+    /// One entry per PE that runs code.
+    pub pes: Vec<PeProgram>,
+    /// Router configuration, one entry per (PE, color) used.
+    pub routes: Vec<Route>,
+    /// Streams into the fabric edge.
+    pub inputs: Vec<EdgeInput>,
+    /// Streams out of the fabric edge.
+    pub outputs: Vec<EdgeOutput>,
+}
+
+impl Program {
+    /// An empty program.
+    pub fn new() -> Program {
+        Program::default()
+    }
+
+    /// Add a kernel with named tasks; returns its id.
+    pub fn add_kernel(&mut self, name: &str, tasks: Vec<(&str, Arc<dyn TaskCode>)>) -> KernelId {
+        let tasks = tasks
+            .into_iter()
+            .map(|(n, code)| Task {
+                name: n.to_string(),
+                code,
+            })
+            .collect();
+        self.kernels.push(Kernel {
+            name: name.to_string(),
+            tasks,
+        });
+        (self.kernels.len() - 1) as KernelId
+    }
+
+    /// Add a PE running `kernel` in a 1 × 1 region of its own, with `sram_bytes` of SRAM, the
+    /// given port table and launch tasks. Returns its index in [`Program::pes`] so that callers
+    /// can set the region, arguments or initial SRAM.
+    pub fn add_pe(
+        &mut self,
+        at: Coord,
+        kernel: KernelId,
+        sram_bytes: u32,
+        ports: &[Color],
+        launch: &[TaskId],
+    ) -> usize {
+        self.pes.push(PeProgram {
+            at,
+            kernel,
+            region: Rect::new(at.x, at.y, 1, 1),
+            sram_bytes,
+            sram_init: Vec::new(),
+            args: Vec::new(),
+            ports: ports.to_vec(),
+            launch: launch.to_vec(),
+        });
+        self.pes.len() - 1
+    }
+
+    /// Add one router entry.
+    pub fn add_route(&mut self, at: Coord, color: Color, rx: PortSet, tx: PortSet) {
+        self.routes.push(Route { at, color, rx, tx });
+    }
+
+    /// Add the entries the routing helper computed for `color`.
+    pub fn add_route_entries(&mut self, color: Color, entries: &[RouteEntry]) {
+        for e in entries {
+            self.add_route(e.at, color, e.rx, e.tx);
+        }
+    }
+
+    /// Merge `entries` for `color` into existing routes at the same PEs (union of receive and
+    /// forward sets), adding entries where none exist. Useful to combine several paths of one
+    /// color into a tree.
+    pub fn merge_route_entries(&mut self, color: Color, entries: &[RouteEntry]) {
+        for e in entries {
+            if let Some(r) = self
+                .routes
+                .iter_mut()
+                .find(|r| r.at == e.at && r.color == color)
+            {
+                r.rx = PortSet(r.rx.0 | e.rx.0);
+                r.tx = PortSet(r.tx.0 | e.tx.0);
+            } else {
+                self.add_route(e.at, color, e.rx, e.tx);
+            }
+        }
+    }
+}
