@@ -48,9 +48,8 @@ impl Db for Database {}
 #[derive(Clone)]
 pub struct Database {
     storage: salsa::Storage<Self>,
-    /// `Some` while logging is enabled: the names of the queries that executed, such as
-    /// `check_kernel(Id(800))`.
-    log: Arc<Mutex<Option<Vec<String>>>>,
+    /// `Some` while logging is enabled: the queries that executed, formatted on reading.
+    log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>>,
 }
 
 #[salsa::db]
@@ -58,7 +57,7 @@ impl salsa::Database for Database {}
 
 impl Default for Database {
     fn default() -> Self {
-        let log: Arc<Mutex<Option<Vec<String>>>> = Arc::default();
+        let log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>> = Arc::default();
         let sink = Arc::clone(&log);
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
             if let salsa::EventKind::WillExecute { database_key } = event.kind {
@@ -66,7 +65,7 @@ impl Default for Database {
                 if let Ok(mut guard) = sink.lock()
                     && let Some(entries) = guard.as_mut()
                 {
-                    entries.push(format!("{database_key:?}"));
+                    entries.push(database_key);
                 }
             }
         })));
@@ -86,10 +85,12 @@ impl Database {
 
     /// The queries executed since the last call, as `name(Id(..))`, in execution order.
     pub fn take_log(&self) -> Vec<String> {
-        match self.log.lock() {
+        let keys = match self.log.lock() {
             Ok(mut guard) => guard.as_mut().map(std::mem::take).unwrap_or_default(),
             Err(_) => Vec::new(),
-        }
+        };
+        // Query names are only known with the database attached.
+        salsa::Database::attach(self, |_| keys.iter().map(|k| format!("{k:?}")).collect())
     }
 }
 

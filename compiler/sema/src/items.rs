@@ -172,7 +172,10 @@ pub fn import_target_path(importing: &Path, module_path: &[String]) -> PathBuf {
     let (base, rest) = match module_path.split_first() {
         Some((first, rest)) if first == "std" => (PathBuf::from(crate::STD_PREFIX), rest),
         _ => (
-            importing.parent().map(Path::to_path_buf).unwrap_or_default(),
+            importing
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
             module_path,
         ),
     };

@@ -86,7 +86,13 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             out.push(d.clone());
         }
     }
-    out.sort_by_key(|d| (d.primary.location.span.start, d.primary.location.span.end, d.code));
+    out.sort_by_key(|d| {
+        (
+            d.primary.location.span.start,
+            d.primary.location.span.end,
+            d.code,
+        )
+    });
     out
 }
 

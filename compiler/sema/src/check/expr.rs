@@ -272,7 +272,10 @@ impl<'db> Checker<'db> {
         match &typed.ty {
             Ty::IntLiteral | Ty::FloatLiteral | Ty::Error => {}
             ty => {
-                if !matches!(expr, ast::Expr::Int(..) | ast::Expr::Float(..) | ast::Expr::Bool(..)) {
+                if !matches!(
+                    expr,
+                    ast::Expr::Int(..) | ast::Expr::Float(..) | ast::Expr::Bool(..)
+                ) {
                     let ty = ty.clone();
                     self.record_type(&expr.span(), &ty);
                 }
@@ -397,10 +400,11 @@ impl<'db> Checker<'db> {
                         &["rows", "cols"]
                     };
                     let d = resolve::unknown_field(self.loc(&ident.span), &ident.name, "", fields);
-                    let d = Diagnostic {
+                    let mut d = Diagnostic {
                         message: format!("`{}` is not a value on its own", ident.name),
                         ..d
                     };
+                    d.primary.message = "needs a field".to_string();
                     self.report(d);
                 } else {
                     self.unresolved(ident, "value");
@@ -410,7 +414,13 @@ impl<'db> Checker<'db> {
         }
     }
 
-    pub fn wrong_kind(&mut self, ident: &ast::Ident, found: &str, expected: &str, def: Option<Location>) {
+    pub fn wrong_kind(
+        &mut self,
+        ident: &ast::Ident,
+        found: &str,
+        expected: &str,
+        def: Option<Location>,
+    ) {
         let d = resolve::wrong_kind(self.loc(&ident.span), &ident.name, found, expected, def);
         self.report(d);
     }
@@ -470,12 +480,20 @@ impl<'db> Checker<'db> {
         }
     }
 
-    fn unary(&mut self, op: UnaryOp, operand: &ast::Expr, span: &Span, hint: Option<ScalarType>) -> Typed {
+    fn unary(
+        &mut self,
+        op: UnaryOp,
+        operand: &ast::Expr,
+        span: &Span,
+        hint: Option<ScalarType>,
+    ) -> Typed {
         let inner = self.expr(operand, hint);
         let elem = elem_of(&inner.ty);
         let ok = match op {
-            UnaryOp::Neg => matches!(elem, Elem::Int | Elem::Float | Elem::Error)
-                || matches!(elem, Elem::Known(t) if t != ScalarType::Bool && t != ScalarType::U32),
+            UnaryOp::Neg => {
+                matches!(elem, Elem::Int | Elem::Float | Elem::Error)
+                    || matches!(elem, Elem::Known(t) if t != ScalarType::Bool && t != ScalarType::U32)
+            }
             UnaryOp::Not => matches!(elem, Elem::Known(ScalarType::Bool) | Elem::Error),
         };
         if !ok || matches!(inner.ty, Ty::Array(..)) {
@@ -599,15 +617,28 @@ impl<'db> Checker<'db> {
             };
         }
         let bad = |this: &mut Self| {
-            let d = types::bad_operands(this.loc(span), sym, &l.ty.to_string(), Some(&r.ty.to_string()));
+            let d = types::bad_operands(
+                this.loc(span),
+                sym,
+                &l.ty.to_string(),
+                Some(&r.ty.to_string()),
+            );
             this.report(d);
             Typed::error()
         };
         if matches!(l.ty, Ty::Array(..) | Ty::Stream(_) | Ty::Tensor(_))
             || matches!(r.ty, Ty::Array(..) | Ty::Stream(_) | Ty::Tensor(_))
         {
-            let which = if matches!(l.ty, Ty::Array(..)) { lhs } else { rhs };
-            let ty = if matches!(l.ty, Ty::Array(..)) { &l.ty } else { &r.ty };
+            let which = if matches!(l.ty, Ty::Array(..)) {
+                lhs
+            } else {
+                rhs
+            };
+            let ty = if matches!(l.ty, Ty::Array(..)) {
+                &l.ty
+            } else {
+                &r.ty
+            };
             let d = types::vector_not_allowed(self.loc(&which.span()), &ty.to_string());
             self.report(d);
             return Typed::error();
@@ -634,7 +665,11 @@ impl<'db> Checker<'db> {
             self.report(d);
         }
         if is_cmp && vector.is_some() {
-            let ty = if vector_len(&l.ty).is_some() { &l.ty } else { &r.ty };
+            let ty = if vector_len(&l.ty).is_some() {
+                &l.ty
+            } else {
+                &r.ty
+            };
             let d = types::vector_not_allowed(self.loc(span), &ty.to_string());
             self.report(d);
             return Typed::error();
@@ -647,7 +682,11 @@ impl<'db> Checker<'db> {
                 }
             }
         }
-        let result_elem = if is_cmp { Elem::Known(ScalarType::Bool) } else { elem };
+        let result_elem = if is_cmp {
+            Elem::Known(ScalarType::Bool)
+        } else {
+            elem
+        };
         let ty = match (vector, result_elem) {
             (Some(len), Elem::Known(t)) => Ty::Vector(t, len),
             (_, Elem::Known(t)) => Ty::Scalar(t),
@@ -670,7 +709,9 @@ impl<'db> Checker<'db> {
                 Some(v) => Some(v),
                 None => {
                     let d = match b {
-                        Value::Float(z) if z == 0.0 && is_division => types::division_by_zero(self.loc(&rhs.span())),
+                        Value::Float(z) if z == 0.0 && is_division => {
+                            types::division_by_zero(self.loc(&rhs.span()))
+                        }
                         _ => types::overflow(self.loc(span), &ty.to_string()),
                     };
                     self.report(d);
@@ -769,7 +810,8 @@ impl<'db> Checker<'db> {
                 if let Some(b) = bound
                     && b > len
                 {
-                    let d = types::out_of_bounds(self.loc(&expr.span()), &name, &b.to_string(), len);
+                    let d =
+                        types::out_of_bounds(self.loc(&expr.span()), &name, &b.to_string(), len);
                     self.report(d);
                 }
             }
@@ -784,7 +826,13 @@ impl<'db> Checker<'db> {
         }
     }
 
-    fn call(&mut self, callee: &ast::Ident, args: &[ast::Expr], span: &Span, hint: Option<ScalarType>) -> Typed {
+    fn call(
+        &mut self,
+        callee: &ast::Ident,
+        args: &[ast::Expr],
+        span: &Span,
+        hint: Option<ScalarType>,
+    ) -> Typed {
         let name = callee.name.as_str();
         if !FUNCTIONS.contains(&name) || self.lookup(name).is_some() {
             if let Some(b) = self.lookup(name).cloned() {
@@ -823,8 +871,7 @@ impl<'db> Checker<'db> {
                 },
                 Ty::Error => Typed::error(),
                 other => {
-                    let d = types::mismatched_types(self.loc(&args[0].span()), "a numeric slice", &other.to_string())
-                        .with_help(format!("`{name}` reduces a slice such as `a[0..n]` to one value"));
+                    let d = types::needs_slice(self.loc(&args[0].span()), name, &other.to_string());
                     self.report(d);
                     Typed::error()
                 }
@@ -832,17 +879,29 @@ impl<'db> Checker<'db> {
         }
         if name == "max" || name == "min" {
             if args.len() != 2 {
-                let d = types::wrong_arg_count(self.loc(span), name, "1 or 2 arguments", args.len());
+                let d =
+                    types::wrong_arg_count(self.loc(span), name, "1 or 2 arguments", args.len());
                 self.report(d);
                 return Typed::error();
             }
             let typed = self.binary_named(BinaryOp::Add, name, &args[0], &args[1], span, hint);
-            let value = match (self.const_value_of(&args[0], hint), self.const_value_of(&args[1], hint)) {
-                (Some(a), Some(b)) => Some(if (name == "max") == value_gt(a, b) { a } else { b }),
+            let value = match (
+                self.const_value_of(&args[0], hint),
+                self.const_value_of(&args[1], hint),
+            ) {
+                (Some(a), Some(b)) => Some(if (name == "max") == value_gt(a, b) {
+                    a
+                } else {
+                    b
+                }),
                 _ => None,
             };
             return Typed {
-                value: if typed.ty == Ty::Error { None } else { value.or(None) },
+                value: if typed.ty == Ty::Error {
+                    None
+                } else {
+                    value.or(None)
+                },
                 ..typed
             };
         }
@@ -872,7 +931,8 @@ impl<'db> Checker<'db> {
         };
         if !ok || matches!(arg.ty, Ty::Array(..)) {
             let expected = if float_only { "f32" } else { "a number" };
-            let d = types::mismatched_types(self.loc(&args[0].span()), expected, &arg.ty.to_string());
+            let d =
+                types::mismatched_types(self.loc(&args[0].span()), expected, &arg.ty.to_string());
             self.report(d);
             return Typed::error();
         }
@@ -903,7 +963,12 @@ impl<'db> Checker<'db> {
         if let Some((first_len, first_span)) = lengths.first().cloned() {
             for (len, span) in &lengths[1..] {
                 if *len != first_len {
-                    let d = types::slice_lengths(self.loc(span), *len, self.loc(&first_span), first_len);
+                    let d = types::slice_lengths(
+                        self.loc(span),
+                        *len,
+                        self.loc(&first_span),
+                        first_len,
+                    );
                     self.report(d);
                     break;
                 }
@@ -936,9 +1001,29 @@ impl<'db> Checker<'db> {
 pub fn written_type(ty: &ast::Type) -> (String, Span) {
     match ty {
         ast::Type::Scalar(s, span) => (scalar_name(*s).to_string(), span.clone()),
-        ast::Type::Array { elem, span, .. } => (format!("[{}; _]", scalar_name(*elem)), span.clone()),
+        ast::Type::Array { elem, len, span } => {
+            let len = match &**len {
+                ast::Expr::Int(n, _) => n.to_string(),
+                ast::Expr::Name(id) => id.name.clone(),
+                _ => "_".to_string(),
+            };
+            (format!("[{}; {len}]", scalar_name(*elem)), span.clone())
+        }
         ast::Type::Stream(s, span) => (format!("stream<{}>", scalar_name(*s)), span.clone()),
-        ast::Type::Tensor { elem, span, .. } => (format!("{}[..]", scalar_name(*elem)), span.clone()),
+        ast::Type::Tensor { elem, dims, span } => {
+            let dims: Vec<String> = dims
+                .iter()
+                .map(|d| match d {
+                    ast::Expr::Int(n, _) => n.to_string(),
+                    ast::Expr::Name(id) => id.name.clone(),
+                    _ => "_".to_string(),
+                })
+                .collect();
+            (
+                format!("{}[{}]", scalar_name(*elem), dims.join(", ")),
+                span.clone(),
+            )
+        }
         ast::Type::Error(span) => ("{error}".to_string(), span.clone()),
     }
 }
@@ -987,7 +1072,9 @@ fn unify(a: Elem, b: Elem) -> Option<Elem> {
     match (a, b) {
         (Elem::Error, _) | (_, Elem::Error) => Some(Elem::Error),
         (Elem::Known(x), Elem::Known(y)) => (x == y).then_some(a),
-        (Elem::Known(x), Elem::Int) | (Elem::Int, Elem::Known(x)) => is_int(x).then_some(Elem::Known(x)),
+        (Elem::Known(x), Elem::Int) | (Elem::Int, Elem::Known(x)) => {
+            is_int(x).then_some(Elem::Known(x))
+        }
         (Elem::Known(x), Elem::Float) | (Elem::Float, Elem::Known(x)) => {
             is_float(x).then_some(Elem::Known(x))
         }

@@ -33,7 +33,9 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
             ast::Item::Model(m) => &m.name,
             ast::Item::Run(r) => {
                 match &first_run {
-                    Some(first) => Reported(run::second_run(loc(&r.span), loc(first))).accumulate(db),
+                    Some(first) => {
+                        Reported(run::second_run(loc(&r.span), loc(first))).accumulate(db)
+                    }
                     None => first_run = Some(r.span.clone()),
                 }
                 continue;
@@ -41,14 +43,21 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
             ast::Item::Import(_) | ast::Item::Error(_) => continue,
         };
         match defined.get(&name.name) {
-            Some(first) => Reported(resolve::duplicate_item(loc(&name.span), &name.name, loc(first))).accumulate(db),
+            Some(first) => Reported(resolve::duplicate_item(
+                loc(&name.span),
+                &name.name,
+                loc(first),
+            ))
+            .accumulate(db),
             None => {
                 defined.insert(name.name.clone(), name.span.clone());
             }
         }
     }
     for item in &module.items {
-        let ast::Item::Import(import) = item else { continue };
+        let ast::Item::Import(import) = item else {
+            continue;
+        };
         let segments: Vec<String> = import.path.iter().map(|p| p.name.clone()).collect();
         let dotted = segments.join(".");
         let path_span = match (import.path.first(), import.path.last()) {
@@ -57,9 +66,15 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
         };
         let Some(target) = resolve_module(db, file, &segments) else {
             let looked_for = import_target_path(&path, &segments);
-            let mut d = resolve::unknown_module(loc(&path_span), &dotted, &looked_for.display().to_string());
+            let mut d = resolve::unknown_module(
+                loc(&path_span),
+                &dotted,
+                &looked_for.display().to_string(),
+            );
             if segments.first().map(String::as_str) == Some("std") {
-                let list: Vec<String> = wsel_stdlib::module_paths().map(|m| format!("`std.{m}`")).collect();
+                let list: Vec<String> = wsel_stdlib::module_paths()
+                    .map(|m| format!("`std.{m}`"))
+                    .collect();
                 d = d.with_help(format!("the standard library has {}", list.join(", ")));
             }
             Reported(d).accumulate(db);
@@ -77,14 +92,22 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
         for n in &import.names {
             if !names.contains(&&n.name.name) {
                 let suggestion = did_you_mean(&n.name.name, names.iter().map(|s| s.as_str()));
-                Reported(resolve::unknown_import(loc(&n.name.span), &n.name.name, &dotted, suggestion))
-                    .accumulate(db);
+                Reported(resolve::unknown_import(
+                    loc(&n.name.span),
+                    &n.name.name,
+                    &dotted,
+                    suggestion,
+                ))
+                .accumulate(db);
             }
             let local = n.alias.as_ref().unwrap_or(&n.name);
             match defined.get(&local.name) {
-                Some(first) => {
-                    Reported(resolve::duplicate_item(loc(&local.span), &local.name, loc(first))).accumulate(db)
-                }
+                Some(first) => Reported(resolve::duplicate_item(
+                    loc(&local.span),
+                    &local.name,
+                    loc(first),
+                ))
+                .accumulate(db),
                 None => {
                     defined.insert(local.name.clone(), local.span.clone());
                 }
@@ -98,14 +121,18 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
 fn find_cycle(db: &dyn Db, file: SourceFile, target: SourceFile) -> Option<Vec<String>> {
     let name = |f: SourceFile| -> String {
         let p: &PathBuf = f.path(db);
-        p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     };
     // Depth-first search from `target` back to `file`, remembering the path.
     let mut stack: Vec<(SourceFile, Vec<SourceFile>)> = vec![(target, vec![file, target])];
     let mut seen = vec![target];
     while let Some((current, trail)) = stack.pop() {
         for import in file_imports(db, current) {
-            let Some(next) = resolve_module(db, current, &import.path) else { continue };
+            let Some(next) = resolve_module(db, current, &import.path) else {
+                continue;
+            };
             if next == file {
                 let mut names: Vec<String> = trail.iter().map(|f| name(*f)).collect();
                 names.push(name(file));

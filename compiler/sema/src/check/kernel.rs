@@ -52,7 +52,8 @@ pub fn kernel_signature<'db>(db: &'db dyn Db, item: ItemId<'db>) -> KernelSig {
                 if let ast::Type::Array { elem, len, .. } = &v.ty {
                     let len_value = match checker.lookup(&v.name.name).map(|b| &b.local) {
                         Some(Local::Value {
-                            ty: Ty::Array(_, n), ..
+                            ty: Ty::Array(_, n),
+                            ..
                         }) => *n,
                         _ => None,
                     };
@@ -217,7 +218,9 @@ fn declare_members(c: &mut Checker<'_>, kernel: &ast::Kernel) {
 
 fn check_ports(c: &mut Checker<'_>, kernel: &ast::Kernel) {
     for m in &kernel.members {
-        let ast::KernelMember::Port(p) = m else { continue };
+        let ast::KernelMember::Port(p) = m else {
+            continue;
+        };
         match &p.ty {
             ast::Type::Stream(..) | ast::Type::Error(_) => {}
             other => {
@@ -232,10 +235,8 @@ fn check_ports(c: &mut Checker<'_>, kernel: &ast::Kernel) {
             let d = kernels::unknown_side(c.loc(&p.side.span), &p.side.name, suggestion);
             c.report(d);
         }
-        if p.multicast && p.direction == PortDirection::Out {
-            let d = kernels::multicast_out(c.loc(&p.span));
-            c.report(d);
-        }
+        // `multicast` after `to` is a syntax error (the grammar accepts it only after
+        // `from`), so an `out` port is never multicast here.
     }
 }
 
@@ -272,7 +273,9 @@ fn block(c: &mut Checker<'_>, b: &ast::Block) {
 
 fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
     match s {
-        ast::Stmt::Let { name, ty, value, .. } => {
+        ast::Stmt::Let {
+            name, ty, value, ..
+        } => {
             let ty = match ty {
                 Some(written) => {
                     let ty = c.storage_type(written, "a `let`", false);
@@ -287,7 +290,10 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                         Ty::IntLiteral => Ty::Scalar(ScalarType::I32),
                         Ty::FloatLiteral => Ty::Scalar(ScalarType::F32),
                         Ty::Vector(..) | Ty::Array(..) => {
-                            let d = types::vector_not_allowed(c.loc(&value.span()), &typed.ty.to_string());
+                            let d = types::vector_not_allowed(
+                                c.loc(&value.span()),
+                                &typed.ty.to_string(),
+                            );
                             c.report(d);
                             Ty::Error
                         }
@@ -318,26 +324,39 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
             let n = task_scopes(c);
             c.define(&v.name, local, n);
         }
-        ast::Stmt::Assign { place, op, value, .. } => {
+        ast::Stmt::Assign {
+            place, op, value, ..
+        } => {
             let Some((elem, vector)) = assign_place(c, place) else {
                 c.expr(value, None);
                 return;
             };
             if *op != AssignOp::Set && elem == ScalarType::Bool {
-                let d = types::bad_operands(c.loc(&place.span()), assign_symbol(*op), "bool", Some("bool"));
+                let d = types::bad_operands(
+                    c.loc(&place.span()),
+                    assign_symbol(*op),
+                    "bool",
+                    Some("bool"),
+                );
                 c.report(d);
                 return;
             }
             c.expect(value, elem, vector);
         }
-        ast::Stmt::For { var, lo, hi, body, .. } => {
+        ast::Stmt::For {
+            var, lo, hi, body, ..
+        } => {
             let l = c.expr(lo, None);
             let t = match l.ty {
                 Ty::Scalar(t) if is_int(t) => Some(t),
                 Ty::IntLiteral => None,
                 Ty::Error => Some(ScalarType::I32),
                 ref other => {
-                    let d = types::mismatched_types(c.loc(&lo.span()), "an integer", &other.to_string());
+                    let d = types::mismatched_types(
+                        c.loc(&lo.span()),
+                        "an integer",
+                        &other.to_string(),
+                    );
                     c.report(d);
                     Some(ScalarType::I32)
                 }
@@ -353,7 +372,11 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                         Ty::Scalar(t) if is_int(t) => t,
                         Ty::IntLiteral | Ty::Error => ScalarType::I32,
                         other => {
-                            let d = types::mismatched_types(c.loc(&hi.span()), "an integer", &other.to_string());
+                            let d = types::mismatched_types(
+                                c.loc(&hi.span()),
+                                "an integer",
+                                &other.to_string(),
+                            );
                             c.report(d);
                             ScalarType::I32
                         }
@@ -391,7 +414,9 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                 block(c, e);
             }
         }
-        ast::Stmt::Recv { port, target, then, .. } => {
+        ast::Stmt::Recv {
+            port, target, then, ..
+        } => {
             let port_info = port_use(c, port, PortDirection::In, "recv");
             let target_elem = recv_target(c, target);
             if let (Some((elem, def)), Some(found)) = (port_info, target_elem)
@@ -408,7 +433,9 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
             }
             task_use(c, then);
         }
-        ast::Stmt::Send { port, value, then, .. } => {
+        ast::Stmt::Send {
+            port, value, then, ..
+        } => {
             let port_info = port_use(c, port, PortDirection::Out, "send");
             let hint = port_info.as_ref().map(|(e, _)| *e);
             let typed = c.expr(value, hint);
@@ -484,7 +511,11 @@ fn assign_place(c: &mut Checker<'_>, place: &ast::Expr) -> Option<(ScalarType, b
         && *kind != LocalKind::Var
     {
         c.expr(place, None);
-        let what = format!("{} `{}`", crate::check::expr::describe_local(&b.local), base.name);
+        let what = format!(
+            "{} `{}`",
+            crate::check::expr::describe_local(&b.local),
+            base.name
+        );
         let def = c.loc(&b.def);
         let d = types::not_assignable(c.loc(&base.span), &what, Some(def));
         c.report(d);
@@ -521,7 +552,9 @@ fn assign_place(c: &mut Checker<'_>, place: &ast::Expr) -> Option<(ScalarType, b
 fn recv_target(c: &mut Checker<'_>, target: &ast::Expr) -> Option<ScalarType> {
     let is_place = match target {
         ast::Expr::Name(_) => true,
-        ast::Expr::Index { base, .. } | ast::Expr::Slice { base, .. } => matches!(**base, ast::Expr::Name(_)),
+        ast::Expr::Index { base, .. } | ast::Expr::Slice { base, .. } => {
+            matches!(**base, ast::Expr::Name(_))
+        }
         _ => false,
     };
     if !is_place {
@@ -558,7 +591,8 @@ fn port_use(
     match b.local {
         Local::Port { direction, elem } => {
             if direction != need {
-                let d = kernels::wrong_port_direction(c.loc(&port.span), &port.name, op, def.clone());
+                let d =
+                    kernels::wrong_port_direction(c.loc(&port.span), &port.name, op, def.clone());
                 c.report(d);
             }
             if let Some(e) = elem {

@@ -119,7 +119,13 @@ pub fn tensor_type(
     for dim in dims {
         if let ast::Expr::Name(id) = dim {
             let is_const = match c.lookup(&id.name) {
-                Some(b) => !matches!(b.local, Local::Value { kind: LocalKind::Dim, .. }),
+                Some(b) => !matches!(
+                    b.local,
+                    Local::Value {
+                        kind: LocalKind::Dim,
+                        ..
+                    }
+                ),
                 None => c
                     .module
                     .get(&id.name)
@@ -169,11 +175,16 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
         .zip(&sig.inputs)
         .filter(|(p, _)| !p.is_param)
         .map(|(p, t)| (&p.ty, t))
-        .chain(std::iter::once((&layer.output_ty, sig.output.as_ref())).filter_map(|(w, t)| t.map(|t| (w, t))));
+        .chain(
+            std::iter::once((&layer.output_ty, sig.output.as_ref()))
+                .filter_map(|(w, t)| t.map(|t| (w, t))),
+        );
     for (written, tensor) in activations {
         let Some(ty) = &tensor.ty else { continue };
         let first_span = match written {
-            ast::Type::Tensor { dims, span, .. } => dims.first().map(|d| d.span()).unwrap_or(span.clone()),
+            ast::Type::Tensor { dims, span, .. } => {
+                dims.first().map(|d| d.span()).unwrap_or(span.clone())
+            }
             other => written_type(other).1,
         };
         match ty.dims.first() {
@@ -183,7 +194,9 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
                 Some((s, _)) => {
                     let d = layers::bad_sample_dim(
                         c.loc(&first_span),
-                        format!("all activations of a layer share one sample dimension, but this is `{v}` and an earlier one is `{s}`"),
+                        format!(
+                            "all activations of a layer share one sample dimension, but this is `{v}` and an earlier one is `{s}`"
+                        ),
                         "different sample dimension",
                     );
                     c.report(d);
@@ -192,7 +205,10 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
             _ => {
                 let d = layers::bad_sample_dim(
                     c.loc(&first_span),
-                    format!("the first dimension of activation `{}` must be the sample dimension variable", tensor.name),
+                    format!(
+                        "the first dimension of activation `{}` must be the sample dimension variable",
+                        tensor.name
+                    ),
                     "not a dimension variable",
                 );
                 c.report(d);
@@ -207,7 +223,10 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
             {
                 let d = layers::bad_sample_dim(
                     c.loc(&written_type(&p.ty).1),
-                    format!("weight `{}` cannot depend on the sample dimension `{s}`", p.name.name),
+                    format!(
+                        "weight `{}` cannot depend on the sample dimension `{s}`",
+                        p.name.name
+                    ),
                     "uses the sample dimension",
                 );
                 c.report(d);
@@ -218,9 +237,14 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
     if let Some(out) = sig.output.as_ref().and_then(|o| o.ty.as_ref()) {
         for d in &out.dims {
             if let Dim::Var(v) = d {
-                let bound = sig.inputs.iter().filter_map(|i| i.ty.as_ref()).any(|t| t.dims.contains(d));
+                let bound = sig
+                    .inputs
+                    .iter()
+                    .filter_map(|i| i.ty.as_ref())
+                    .any(|t| t.dims.contains(d));
                 if !bound {
-                    let span = dim_span(&layer.output_ty, v).unwrap_or_else(|| written_type(&layer.output_ty).1);
+                    let span = dim_span(&layer.output_ty, v)
+                        .unwrap_or_else(|| written_type(&layer.output_ty).1);
                     let diag = layers::undetermined_output_dim(c.loc(&span), v);
                     c.report(diag);
                 }
@@ -319,7 +343,8 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
         };
         let Some(param) = ksig.params.iter().find(|p| p.name == name.name) else {
             let suggestion = did_you_mean(&name.name, ksig.params.iter().map(|p| p.name.as_str()));
-            let d = layers::unknown_kernel_param(c.loc(&name.span), &ksig.name, &name.name, suggestion);
+            let d =
+                layers::unknown_kernel_param(c.loc(&name.span), &ksig.name, &name.name, suggestion);
             c.report(d);
             c.expr(value, Some(ScalarType::U32));
             continue;
@@ -348,7 +373,12 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
             .map(|p| p.name.clone())
             .collect();
         if !missing.is_empty() {
-            let d = layers::missing_kernel_args(c.loc(&run.kernel.span), &ksig.name, &missing, ksig.def.clone());
+            let d = layers::missing_kernel_args(
+                c.loc(&run.kernel.span),
+                &ksig.name,
+                &missing,
+                ksig.def.clone(),
+            );
             c.report(d);
         }
     }
@@ -360,12 +390,17 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
 fn region_size(c: &mut Checker<'_>, size: &ast::Expr) {
     if let ast::Expr::Name(id) = size {
         let is_const = c.lookup(&id.name).is_none()
-            && c.module.get(&id.name).is_some_and(|i| i.kind(c.db) == ItemKind::Const);
+            && c.module
+                .get(&id.name)
+                .is_some_and(|i| i.kind(c.db) == ItemKind::Const);
         if !is_const {
             if let Some(b) = c.lookup(&id.name).cloned() {
                 let d = layers::bad_region(
                     c.loc(&id.span),
-                    format!("region size `{}` must be a new name, but it is already defined", id.name),
+                    format!(
+                        "region size `{}` must be a new name, but it is already defined",
+                        id.name
+                    ),
                 )
                 .with_secondary(c.loc(&b.def), "defined here");
                 c.report(d);
@@ -383,7 +418,10 @@ fn region_size(c: &mut Checker<'_>, size: &ast::Expr) {
     }
     let typed = c.expect_const(size, ScalarType::U32, "a region size");
     if typed.value == Some(Value::Int(0)) {
-        let d = layers::bad_region(c.loc(&size.span()), "a region needs at least one PE in each direction");
+        let d = layers::bad_region(
+            c.loc(&size.span()),
+            "a region needs at least one PE in each direction",
+        );
         c.report(d);
     }
 }
@@ -404,7 +442,12 @@ fn resolve_kernel<'db>(c: &mut Checker<'db>, name: &ast::Ident) -> Option<ItemId
         }
         Some(item) => {
             let def = item_location(c.db, item);
-            let d = layers::run_not_kernel(c.loc(&name.span), &name.name, item.kind(c.db).keyword(), def);
+            let d = layers::run_not_kernel(
+                c.loc(&name.span),
+                &name.name,
+                item.kind(c.db).keyword(),
+                def,
+            );
             c.report(d);
             None
         }
@@ -445,9 +488,17 @@ fn check_bind(
             }
         }
         None => {
-            let names = sig.inputs.iter().chain(sig.output.iter()).map(|t| t.name.as_str());
+            let names = sig
+                .inputs
+                .iter()
+                .chain(sig.output.iter())
+                .map(|t| t.name.as_str());
             let suggestion = did_you_mean(&bind.tensor.name, names);
-            let d = layers::bind_unknown_tensor(c.loc(&bind.tensor.span), &bind.tensor.name, suggestion);
+            let d = layers::bind_unknown_tensor(
+                c.loc(&bind.tensor.span),
+                &bind.tensor.name,
+                suggestion,
+            );
             c.report(d);
         }
     }
@@ -462,9 +513,17 @@ fn check_bind(
         if let Some(t) = tensor
             && let Some(ty) = &t.ty
         {
-            let rank = if t.is_param { ty.dims.len() } else { ty.dims.len().saturating_sub(1) };
+            let rank = if t.is_param {
+                ty.dims.len()
+            } else {
+                ty.dims.len().saturating_sub(1)
+            };
             if axes.len() > rank {
-                let d = layers::split_too_long(c.loc(&bind.span), &t.name, axes.len(), rank);
+                let span = match (axes.first(), axes.last()) {
+                    (Some(a), Some(b)) => axis_span(a).start..axis_span(b).end,
+                    _ => bind.span.clone(),
+                };
+                let d = layers::split_too_long(c.loc(&span), &t.name, axes.len(), rank);
                 c.report(d);
             }
         }
@@ -490,21 +549,41 @@ fn check_bind(
             }
             None => {
                 let help = if ksig.ports.iter().any(|p| p.name == bind.target.name) {
-                    Some(format!("`{}` is a port: write `to port {}`", bind.target.name, bind.target.name))
+                    Some(format!(
+                        "`{}` is a port: write `to port {}`",
+                        bind.target.name, bind.target.name
+                    ))
                 } else {
-                    did_you_mean(&bind.target.name, ksig.arrays.iter().map(|a| a.name.as_str()))
-                        .map(|s| format!("did you mean `{s}`?"))
+                    did_you_mean(
+                        &bind.target.name,
+                        ksig.arrays.iter().map(|a| a.name.as_str()),
+                    )
+                    .map(|s| format!("did you mean `{s}`?"))
                 };
-                let d = layers::bind_unknown_target(c.loc(&bind.target.span), "array", &bind.target.name, &ksig.name, help);
+                let d = layers::bind_unknown_target(
+                    c.loc(&bind.target.span),
+                    "array",
+                    &bind.target.name,
+                    &ksig.name,
+                    help,
+                );
                 c.report(d);
             }
         },
         BindKind::Port => match ksig.ports.iter().find(|p| p.name == bind.target.name) {
             Some(port) => {
                 c.record_use(&bind.target.span, port.def.clone());
-                let need = if is_output { PortDirection::Out } else { PortDirection::In };
+                let need = if is_output {
+                    PortDirection::Out
+                } else {
+                    PortDirection::In
+                };
                 if tensor.is_some() && port.direction != need {
-                    let need_name = if need == PortDirection::In { "in" } else { "out" };
+                    let need_name = if need == PortDirection::In {
+                        "in"
+                    } else {
+                        "out"
+                    };
                     let d = layers::bind_direction(
                         c.loc(&bind.target.span),
                         &bind.tensor.name,
@@ -529,14 +608,33 @@ fn check_bind(
             }
             None => {
                 let help = if ksig.arrays.iter().any(|a| a.name == bind.target.name) {
-                    Some(format!("`{}` is an array: write `to array {}`", bind.target.name, bind.target.name))
+                    Some(format!(
+                        "`{}` is an array: write `to array {}`",
+                        bind.target.name, bind.target.name
+                    ))
                 } else {
-                    did_you_mean(&bind.target.name, ksig.ports.iter().map(|p| p.name.as_str()))
-                        .map(|s| format!("did you mean `{s}`?"))
+                    did_you_mean(
+                        &bind.target.name,
+                        ksig.ports.iter().map(|p| p.name.as_str()),
+                    )
+                    .map(|s| format!("did you mean `{s}`?"))
                 };
-                let d = layers::bind_unknown_target(c.loc(&bind.target.span), "port", &bind.target.name, &ksig.name, help);
+                let d = layers::bind_unknown_target(
+                    c.loc(&bind.target.span),
+                    "port",
+                    &bind.target.name,
+                    &ksig.name,
+                    help,
+                );
                 c.report(d);
             }
         },
+    }
+}
+
+fn axis_span(axis: &SplitAxis) -> Span {
+    match axis {
+        SplitAxis::Rows(s) | SplitAxis::Cols(s) | SplitAxis::Whole(s) => s.clone(),
+        SplitAxis::Unknown(id) => id.span.clone(),
     }
 }

@@ -76,7 +76,12 @@ impl<'db> ModelChecker<'db> {
             }
             self.define(&p.name, ValueRef::Input(i), ty, None);
         }
-        let output_ty = tensor_type(&mut self.c, &model.output_ty, &mut dim_vars, "a model output");
+        let output_ty = tensor_type(
+            &mut self.c,
+            &model.output_ty,
+            &mut dim_vars,
+            "a model output",
+        );
         if let Some(ty) = &output_ty {
             self.check_sample(ty, &model.output_ty, &mut sample, "the result");
         }
@@ -101,11 +106,15 @@ impl<'db> ModelChecker<'db> {
                     let tensor = tensor_type(&mut self.c, ty, &mut param_vars, "a model parameter");
                     let tensor = match tensor {
                         Some(t) if t.dims.iter().any(|d| matches!(d, Dim::Var(_))) => {
-                            let d = layers::bad_sample_dim(
+                            let mut d = layers::bad_sample_dim(
                                 self.c.loc(&written_type(ty).1),
                                 format!("parameter `{}` must have a constant shape", name.name),
                                 "symbolic dimension",
                             );
+                            d.notes = vec![
+                                "a parameter is loaded from a `.npy` file of a fixed shape"
+                                    .to_string(),
+                            ];
                             self.c.report(d);
                             None
                         }
@@ -119,7 +128,12 @@ impl<'db> ModelChecker<'db> {
                             .unwrap_or_else(|| format!("{}.npy", name.name));
                         self.graph.params.push((name.name.clone(), t.clone(), file));
                     }
-                    self.define(name, ValueRef::Param(index), tensor, Some(name.span.clone()));
+                    self.define(
+                        name,
+                        ValueRef::Param(index),
+                        tensor,
+                        Some(name.span.clone()),
+                    );
                 }
                 ast::ModelStmt::Let { name, value, .. } => {
                     let v = self.value(value, Some(&name.name));
@@ -160,9 +174,17 @@ impl<'db> ModelChecker<'db> {
         }
     }
 
-    fn check_sample(&mut self, ty: &TensorType, written: &ast::Type, sample: &mut Option<String>, what: &str) {
+    fn check_sample(
+        &mut self,
+        ty: &TensorType,
+        written: &ast::Type,
+        sample: &mut Option<String>,
+        what: &str,
+    ) {
         let span = match written {
-            ast::Type::Tensor { dims, span, .. } => dims.first().map(|d| d.span()).unwrap_or(span.clone()),
+            ast::Type::Tensor { dims, span, .. } => {
+                dims.first().map(|d| d.span()).unwrap_or(span.clone())
+            }
             other => written_type(other).1,
         };
         match (ty.dims.first(), sample.as_ref()) {
@@ -171,7 +193,9 @@ impl<'db> ModelChecker<'db> {
             (Some(Dim::Var(v)), Some(s)) => {
                 let d = layers::bad_sample_dim(
                     self.c.loc(&span),
-                    format!("all activations of a model share one sample dimension, but this is `{v}` and an earlier one is `{s}`"),
+                    format!(
+                        "all activations of a model share one sample dimension, but this is `{v}` and an earlier one is `{s}`"
+                    ),
                     "different sample dimension",
                 );
                 self.c.report(d);
@@ -187,7 +211,13 @@ impl<'db> ModelChecker<'db> {
         }
     }
 
-    fn define(&mut self, name: &ast::Ident, source: ValueRef, ty: Option<TensorType>, param_def: Option<Span>) {
+    fn define(
+        &mut self,
+        name: &ast::Ident,
+        source: ValueRef,
+        ty: Option<TensorType>,
+        param_def: Option<Span>,
+    ) {
         if self.c.lookup(&name.name).is_some() {
             // Reported as E0106 by `define`; keep the first meaning.
             self.c.define(name, Local::Tensor, 1);
@@ -220,8 +250,14 @@ impl<'db> ModelChecker<'db> {
                         }
                         None => {
                             let names: Vec<String> = self.values.keys().cloned().collect();
-                            let suggestion = did_you_mean(&id.name, names.iter().map(String::as_str));
-                            let d = resolve::unresolved_name(self.c.loc(&id.span), &id.name, "tensor", suggestion);
+                            let suggestion =
+                                did_you_mean(&id.name, names.iter().map(String::as_str));
+                            let d = resolve::unresolved_name(
+                                self.c.loc(&id.span),
+                                &id.name,
+                                "tensor",
+                                suggestion,
+                            );
                             self.c.report(d);
                         }
                     }
@@ -239,8 +275,9 @@ impl<'db> ModelChecker<'db> {
             ast::Expr::Call { callee, args, span } => self.call(callee, args, span, let_name),
             ast::Expr::Error(_) => None,
             other => {
-                let d = types::mismatched_types(self.c.loc(&other.span()), "a tensor", "an expression")
-                    .with_note("a model computes with tensor names and layer calls");
+                let d =
+                    types::mismatched_types(self.c.loc(&other.span()), "a tensor", "an expression")
+                        .with_note("a model computes with tensor names and layer calls");
                 self.c.report(d);
                 None
             }
@@ -251,7 +288,8 @@ impl<'db> ModelChecker<'db> {
         let db = self.c.db;
         if let Some(b) = self.c.lookup(&callee.name).cloned() {
             let def = self.c.loc(&b.def);
-            let d = models::not_a_layer(self.c.loc(&callee.span), &callee.name, "tensor", Some(def));
+            let d =
+                models::not_a_layer(self.c.loc(&callee.span), &callee.name, "tensor", Some(def));
             self.c.report(d);
             return None;
         }
@@ -264,7 +302,12 @@ impl<'db> ModelChecker<'db> {
             }
             Some(item) => {
                 let def = item_location(db, item);
-                let d = models::not_a_layer(self.c.loc(&callee.span), &callee.name, item.kind(db).keyword(), def);
+                let d = models::not_a_layer(
+                    self.c.loc(&callee.span),
+                    &callee.name,
+                    item.kind(db).keyword(),
+                    def,
+                );
                 self.c.report(d);
                 None
             }
@@ -278,7 +321,12 @@ impl<'db> ModelChecker<'db> {
                     .map(|(n, _)| n)
                     .collect();
                 let suggestion = did_you_mean(&callee.name, layers.iter().map(|s| s.as_str()));
-                let d = resolve::unresolved_name(self.c.loc(&callee.span), &callee.name, "layer", suggestion);
+                let d = resolve::unresolved_name(
+                    self.c.loc(&callee.span),
+                    &callee.name,
+                    "layer",
+                    suggestion,
+                );
                 self.c.report(d);
                 None
             }
@@ -293,12 +341,19 @@ impl<'db> ModelChecker<'db> {
         let_name: Option<&str>,
     ) -> Option<TensorValue> {
         let layer = self.resolve_layer(callee);
-        let arg_values: Vec<Option<TensorValue>> = args.iter().map(|a| self.value(a, None)).collect();
+        let arg_values: Vec<Option<TensorValue>> =
+            args.iter().map(|a| self.value(a, None)).collect();
         let layer = layer?;
         let db = self.c.db;
         let sig = layer_signature(db, layer).clone();
         if sig.inputs.len() != args.len() {
-            let d = models::layer_arg_count(self.c.loc(span), &sig.name, sig.inputs.len(), args.len(), sig.def.clone());
+            let d = models::layer_arg_count(
+                self.c.loc(span),
+                &sig.name,
+                sig.inputs.len(),
+                args.len(),
+                sig.def.clone(),
+            );
             self.c.report(d);
             return None;
         }
@@ -314,14 +369,30 @@ impl<'db> ModelChecker<'db> {
                 ok = false;
                 continue;
             };
+            // A weight given for an activation (or the reverse) is reported once, without a
+            // follow-on shape error.
             match (input.is_param, &value.param_def) {
                 (true, None) => {
-                    let d = models::needs_param(self.c.loc(&arg.span()), &sig.name, &input.name, input.def.clone());
+                    let d = models::needs_param(
+                        self.c.loc(&arg.span()),
+                        &sig.name,
+                        &input.name,
+                        input.def.clone(),
+                    );
                     self.c.report(d);
+                    ok = false;
+                    continue;
                 }
                 (false, Some(_)) => {
-                    let d = models::param_as_activation(self.c.loc(&arg.span()), &sig.name, &input.name, input.def.clone());
+                    let d = models::param_as_activation(
+                        self.c.loc(&arg.span()),
+                        &sig.name,
+                        &input.name,
+                        input.def.clone(),
+                    );
                     self.c.report(d);
+                    ok = false;
+                    continue;
                 }
                 _ => {}
             }

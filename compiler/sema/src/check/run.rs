@@ -45,7 +45,12 @@ pub fn check_run<'db>(db: &'db dyn Db, item: crate::items::ItemId<'db>) -> ItemA
         }
         Some(other) => {
             let def = item_location(db, other);
-            let d = run::not_a_model(c.loc(&config.model.span), &config.model.name, other.kind(db).keyword(), def);
+            let d = run::not_a_model(
+                c.loc(&config.model.span),
+                &config.model.name,
+                other.kind(db).keyword(),
+                def,
+            );
             c.report(d);
         }
         None => {
@@ -57,7 +62,12 @@ pub fn check_run<'db>(db: &'db dyn Db, item: crate::items::ItemId<'db>) -> ItemA
                 .map(|(n, _)| n)
                 .collect();
             let suggestion = did_you_mean(&config.model.name, models.iter().map(|s| s.as_str()));
-            let d = resolve::unresolved_name(c.loc(&config.model.span), &config.model.name, "model", suggestion);
+            let d = resolve::unresolved_name(
+                c.loc(&config.model.span),
+                &config.model.name,
+                "model",
+                suggestion,
+            );
             c.report(d);
         }
     }
@@ -83,8 +93,10 @@ pub fn check_run<'db>(db: &'db dyn Db, item: crate::items::ItemId<'db>) -> ItemA
                         c.record_use(&name.span, def);
                     }
                     None => {
-                        let suggestion = did_you_mean(&name.name, list.iter().map(|(n, _)| n.as_str()));
-                        let d = run::unknown_input(c.loc(&name.span), &name.name, model, suggestion);
+                        let suggestion =
+                            did_you_mean(&name.name, list.iter().map(|(n, _)| n.as_str()));
+                        let d =
+                            run::unknown_input(c.loc(&name.span), &name.name, model, suggestion);
                         c.report(d);
                         continue;
                     }
@@ -128,7 +140,9 @@ pub fn check_run<'db>(db: &'db dyn Db, item: crate::items::ItemId<'db>) -> ItemA
             if !given_inputs.contains_key(name) {
                 let d = run::input_count(
                     c.loc(&config.model.span),
-                    format!("the run configuration does not give input `{name}` of model `{model}`"),
+                    format!(
+                        "the run configuration does not give input `{name}` of model `{model}`"
+                    ),
                     "missing input",
                 )
                 .with_help(format!("add `input {name} = \"{name}.npy\";`"));

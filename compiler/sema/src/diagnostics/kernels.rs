@@ -16,7 +16,11 @@ pub fn missing_main(at: Location, kernel: &str) -> Diagnostic {
 
 /// E0302: `recv` on an `out` port, or `send` on an `in` port.
 pub fn wrong_port_direction(at: Location, port: &str, op: &str, def: Location) -> Diagnostic {
-    let (dir, need) = if op == "recv" { ("out", "in") } else { ("in", "out") };
+    let (dir, need) = if op == "recv" {
+        ("out", "in")
+    } else {
+        ("in", "out")
+    };
     Diagnostic::error(
         "E0302",
         format!("cannot `{op}` on `{port}`, which is an `{dir}` port"),
@@ -54,17 +58,7 @@ pub fn unknown_side(at: Location, side: &str, suggestion: Option<String>) -> Dia
     }
 }
 
-/// E0305: `multicast` on an `out` port; only incoming edge streams are multicast.
-pub fn multicast_out(at: Location) -> Diagnostic {
-    Diagnostic::error(
-        "E0305",
-        "only `in` ports can be `multicast`",
-        at,
-        "`multicast` on an `out` port",
-    )
-}
-
-/// E0306: the element type of a `recv` target or `send` value differs from the port's.
+/// E0305: the element type of a `recv` target or `send` value differs from the port's.
 pub fn port_type_mismatch(
     at: Location,
     port: &str,
@@ -73,18 +67,21 @@ pub fn port_type_mismatch(
     def: Location,
 ) -> Diagnostic {
     Diagnostic::error(
-        "E0306",
+        "E0305",
         format!("port `{port}` carries `{port_elem}`, but this is `{found}`"),
         at,
         format!("expected `{port_elem}` elements"),
     )
-    .with_secondary(def, format!("`{port}` declared as `stream<{port_elem}>` here"))
+    .with_secondary(
+        def,
+        format!("`{port}` declared as `stream<{port_elem}>` here"),
+    )
 }
 
-/// E0307: a `recv` target that is not an array slice, an array element or a scalar `var`.
+/// E0306: a `recv` target that is not an array slice, an array element or a scalar `var`.
 pub fn bad_recv_target(at: Location) -> Diagnostic {
     Diagnostic::error(
-        "E0307",
+        "E0306",
         "`recv` needs an array slice, an array element or a scalar `var` to receive into",
         at,
         "cannot receive into this",

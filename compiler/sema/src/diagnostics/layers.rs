@@ -14,8 +14,9 @@ pub fn bad_sample_dim(at: Location, message: impl Into<String>, label: &str) -> 
 /// E0409: a layer without a `cost` block, or a cost block that does not have exactly the
 /// entries `flops`, `weights` and `activations`.
 pub fn bad_cost(at: Location, message: impl Into<String>, label: &str) -> Diagnostic {
-    Diagnostic::error("E0409", message, at, label)
-        .with_note("`cost { flops = ...; weights = ...; activations = ...; }` needs all three entries")
+    Diagnostic::error("E0409", message, at, label).with_note(
+        "`cost { flops = ...; weights = ...; activations = ...; }` needs all three entries",
+    )
 }
 
 /// E0410: two implementations of one layer for the same mode.
@@ -74,7 +75,12 @@ pub fn unknown_kernel_param(
 }
 
 /// E0414: `run k(...)` that does not give every parameter of `k`.
-pub fn missing_kernel_args(at: Location, kernel: &str, missing: &[String], def: Option<Location>) -> Diagnostic {
+pub fn missing_kernel_args(
+    at: Location,
+    kernel: &str,
+    missing: &[String],
+    def: Option<Location>,
+) -> Diagnostic {
     let list: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
     let d = Diagnostic::error(
         "E0414",
@@ -125,7 +131,10 @@ pub fn bind_unknown_target(
         "E0417",
         format!("kernel `{kernel}` has no {kind} `{name}`"),
         at,
-        format!("not {} {kind} of `{kernel}`", if kind == "array" { "an" } else { "a" }),
+        format!(
+            "not {} {kind} of `{kernel}`",
+            if kind == "array" { "an" } else { "a" }
+        ),
     );
     match help {
         Some(h) => d.with_help(h),
@@ -146,17 +155,28 @@ pub fn unknown_axis(at: Location, name: &str) -> Diagnostic {
 /// E0419: a split with more entries than the tensor has dimensions to split (for activation
 /// tensors, the dimensions after the sample dimension).
 pub fn split_too_long(at: Location, tensor: &str, given: usize, rank: usize) -> Diagnostic {
+    let dims = if rank == 1 { "dimension" } else { "dimensions" };
     Diagnostic::error(
         "E0419",
-        format!("`{tensor}` has {rank} splittable dimensions, but the split has {given}"),
+        format!("`{tensor}` has {rank} splittable {dims}, but the split has {given}"),
         at,
         "too many split axes",
     )
 }
 
 /// E0420: an input tensor bound to an `out` port, or the output bound to an `in` port.
-pub fn bind_direction(at: Location, tensor: &str, port: &str, need: &str, def: Location) -> Diagnostic {
-    let what = if need == "in" { "an input" } else { "the output" };
+pub fn bind_direction(
+    at: Location,
+    tensor: &str,
+    port: &str,
+    need: &str,
+    def: Location,
+) -> Diagnostic {
+    let what = if need == "in" {
+        "an input"
+    } else {
+        "the output"
+    };
     Diagnostic::error(
         "E0420",
         format!("`{tensor}` is {what} of the layer, so it must be bound to an `{need}` port"),
@@ -167,7 +187,13 @@ pub fn bind_direction(at: Location, tensor: &str, port: &str, need: &str, def: L
 }
 
 /// E0421: a tensor's element type differs from the element type of its array or port.
-pub fn bind_elem_mismatch(at: Location, tensor: &str, tensor_elem: &str, target: &str, target_elem: &str) -> Diagnostic {
+pub fn bind_elem_mismatch(
+    at: Location,
+    tensor: &str,
+    tensor_elem: &str,
+    target: &str,
+    target_elem: &str,
+) -> Diagnostic {
     Diagnostic::error(
         "E0421",
         format!("`{tensor}` has `{tensor_elem}` elements but `{target}` holds `{target_elem}`"),

@@ -17,7 +17,10 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0103", "name defined more than once at module level"),
     ("E0104", "import cycle"),
     ("E0105", "unresolved name"),
-    ("E0106", "name defined more than once in a kernel, layer or model"),
+    (
+        "E0106",
+        "name defined more than once in a kernel, layer or model",
+    ),
     ("E0107", "name of the wrong kind"),
     ("E0108", "unknown field"),
     ("E0201", "mismatched types"),
@@ -31,25 +34,39 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0209", "unknown function"),
     ("E0210", "wrong number of arguments to a function"),
     ("E0211", "assignment to something that cannot be assigned"),
-    ("E0212", "indexing or slicing something that is not an array"),
+    (
+        "E0212",
+        "indexing or slicing something that is not an array",
+    ),
     ("E0213", "a vector or array where a scalar is needed"),
     ("E0214", "type not allowed in this position"),
     ("E0215", "constant defined in terms of itself"),
     ("E0216", "expression statement has no effect"),
-    ("E0217", "tensor dimension is neither a constant nor a dimension variable"),
+    (
+        "E0217",
+        "tensor dimension is neither a constant nor a dimension variable",
+    ),
     ("E0301", "kernel has no `main` task"),
     ("E0302", "receive on an `out` port or send on an `in` port"),
     ("E0303", "activation target is not a task of the kernel"),
     ("E0304", "unknown port side"),
-    ("E0305", "`multicast` on an `out` port"),
-    ("E0306", "port element type differs from the data received or sent"),
-    ("E0307", "receive target is not an array slice, element or scalar variable"),
+    (
+        "E0305",
+        "port element type differs from the data received or sent",
+    ),
+    (
+        "E0306",
+        "receive target is not an array slice, element or scalar variable",
+    ),
     ("E0401", "called name is not a layer"),
     ("E0402", "tensor shape or type mismatch at a layer call"),
     ("E0403", "layer `param` input not given a model parameter"),
     ("E0404", "model parameter given to an activation input"),
     ("E0405", "wrong number of arguments to a layer"),
-    ("E0406", "model result type differs from the declared output type"),
+    (
+        "E0406",
+        "model result type differs from the declared output type",
+    ),
     ("E0407", "model without exactly one final `return`"),
     ("E0408", "invalid sample dimension or parameter shape"),
     ("E0409", "missing, unknown or repeated cost entry"),
@@ -59,25 +76,43 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0413", "unknown kernel parameter in `run`"),
     ("E0414", "kernel parameter missing from `run`"),
     ("E0415", "kernel parameter given twice in `run`"),
-    ("E0416", "`bind` names something that is not a tensor of the layer"),
-    ("E0417", "`bind` target is not an array or port of the kernel"),
+    (
+        "E0416",
+        "`bind` names something that is not a tensor of the layer",
+    ),
+    (
+        "E0417",
+        "`bind` target is not an array or port of the kernel",
+    ),
     ("E0418", "unknown split axis"),
     ("E0419", "split longer than the tensor's rank"),
     ("E0420", "port bound against its direction"),
-    ("E0421", "bound tensor's element type differs from the array or port"),
+    (
+        "E0421",
+        "bound tensor's element type differs from the array or port",
+    ),
     ("E0423", "output dimension not determined by the inputs"),
     ("E0424", "invalid region size"),
     ("E0430", "`run` item names something that is not a model"),
     ("E0431", "run input is not an input of the model"),
-    ("E0432", "model input missing from or repeated in the run configuration"),
+    (
+        "E0432",
+        "model input missing from or repeated in the run configuration",
+    ),
     ("E0433", "unknown run setting"),
     ("E0434", "invalid run setting value"),
     ("E0435", "more than one `run` item in a file"),
 ];
 
 /// A suggestion among `candidates` for the misspelt `name`, by edit distance.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    let limit = (name.chars().count() / 3).max(1);
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let limit = name.chars().count() / 3;
+    if limit == 0 {
+        return None;
+    }
     candidates
         .into_iter()
         .filter(|c| *c != name)
@@ -87,24 +122,31 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
         .map(|(_, c)| c.to_string())
 }
 
-/// Levenshtein distance over chars.
+/// Edit distance over chars where inserting, deleting or substituting a character, or
+/// swapping two adjacent ones, costs 1 (optimal string alignment).
 pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                prev
-            } else {
-                1 + prev.min(cur).min(row[j])
-            };
-            prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
         }
     }
-    row[b.len()]
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -113,8 +155,13 @@ mod tests {
 
     #[test]
     fn suggestions_use_edit_distance() {
-        assert_eq!(did_you_mean("dens", ["dense", "relu"]), Some("dense".into()));
+        assert_eq!(
+            did_you_mean("dens", ["dense", "relu"]),
+            Some("dense".into())
+        );
         assert_eq!(did_you_mean("xyz", ["dense", "relu"]), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("stpe", "step"), 1);
+        assert_eq!(did_you_mean("t", ["a"]), None);
     }
 }

@@ -34,7 +34,10 @@ pub fn shape_mismatch(
         at,
         format!("this is `{found}`"),
     )
-    .with_secondary(param_def, format!("`{input}` is declared as `{declared}` here"))
+    .with_secondary(
+        param_def,
+        format!("`{input}` is declared as `{declared}` here"),
+    )
 }
 
 /// E0403: a layer input marked `param` is given something other than a model `param`.
@@ -49,7 +52,12 @@ pub fn needs_param(at: Location, layer: &str, input: &str, param_def: Location) 
 }
 
 /// E0404: a model `param` is given to a layer input that is an activation.
-pub fn param_as_activation(at: Location, layer: &str, input: &str, param_def: Location) -> Diagnostic {
+pub fn param_as_activation(
+    at: Location,
+    layer: &str,
+    input: &str,
+    param_def: Location,
+) -> Diagnostic {
     Diagnostic::error(
         "E0404",
         format!("`{input}` of `{layer}` is an activation, but this is a model parameter"),
@@ -60,7 +68,13 @@ pub fn param_as_activation(at: Location, layer: &str, input: &str, param_def: Lo
 }
 
 /// E0405: a layer call with the wrong number of arguments.
-pub fn layer_arg_count(at: Location, layer: &str, expected: usize, found: usize, def: Option<Location>) -> Diagnostic {
+pub fn layer_arg_count(
+    at: Location,
+    layer: &str,
+    expected: usize,
+    found: usize,
+    def: Option<Location>,
+) -> Diagnostic {
     let d = Diagnostic::error(
         "E0405",
         format!("`{layer}` takes {expected} tensors, but {found} were given"),
@@ -74,7 +88,12 @@ pub fn layer_arg_count(at: Location, layer: &str, expected: usize, found: usize,
 }
 
 /// E0406: the type of a model's `return` differs from its declared output type.
-pub fn result_mismatch(at: Location, expected: &str, found: &str, declared: Location) -> Diagnostic {
+pub fn result_mismatch(
+    at: Location,
+    expected: &str,
+    found: &str,
+    declared: Location,
+) -> Diagnostic {
     Diagnostic::error(
         "E0406",
         format!("the model returns `{found}`, but declares `{expected}`"),

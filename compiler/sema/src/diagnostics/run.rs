@@ -17,7 +17,12 @@ pub fn not_a_model(at: Location, name: &str, found: &str, def: Option<Location>)
 }
 
 /// E0431: `input x = ...` where the model has no input `x`.
-pub fn unknown_input(at: Location, name: &str, model: &str, suggestion: Option<String>) -> Diagnostic {
+pub fn unknown_input(
+    at: Location,
+    name: &str,
+    model: &str,
+    suggestion: Option<String>,
+) -> Diagnostic {
     let d = Diagnostic::error(
         "E0431",
         format!("model `{model}` has no input `{name}`"),

@@ -20,6 +20,17 @@ pub fn mismatched_types(at: Location, expected: &str, found: &str) -> Diagnostic
     }
 }
 
+/// E0201 (reductions): `sum`, or `max`/`min` with one argument, given something other than
+/// a numeric slice.
+pub fn needs_slice(at: Location, function: &str, found: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0201",
+        format!("`{function}` reduces a numeric slice, but this is `{found}`"),
+        at,
+        "expected a slice such as `a[0..n]`",
+    )
+}
+
 /// E0202: an operator is applied to operands it is not defined for, e.g. `&&` on floats or
 /// `+` on booleans, or its two operands have different types.
 pub fn bad_operands(at: Location, op: &str, lhs: &str, rhs: Option<&str>) -> Diagnostic {
@@ -42,12 +53,7 @@ pub fn overflow(at: Location, ty: &str) -> Diagnostic {
 
 /// E0204: a division or remainder whose divisor is a compile-time zero.
 pub fn division_by_zero(at: Location) -> Diagnostic {
-    Diagnostic::error(
-        "E0204",
-        "division by zero",
-        at,
-        "this divisor is zero",
-    )
+    Diagnostic::error("E0204", "division by zero", at, "this divisor is zero")
 }
 
 /// E0205: a position that needs a compile-time value (array length, constant, dimension,

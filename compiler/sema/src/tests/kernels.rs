@@ -1,2 +1,106 @@
-//! Tests: kernels.
+//! Tests: kernels, ports and tasks (E03xx).
+
+use expect_test::expect;
+
 use super::*;
+
+#[test]
+fn e0301_missing_main() {
+    expect![[r#"
+        E0301 main.wse:1:8 `k`: kernel `k` has no `main` task
+            [no `task main()`]
+            help: add `task main() { ... }`, which runs once on every PE at start
+    "#]]
+    .assert_eq(&check("kernel k() {\n    task start() {}\n}\n"));
+}
+
+#[test]
+fn e0302_port_direction() {
+    let out = check(
+        "kernel k() {\n    var a: [f32; 4];\n    in xs: stream<f32> from west;\n    out ys: stream<f32> to east;\n    task main() { recv(ys, a[0..4]) then main; send(xs, a[0..4]); }\n}\n",
+    );
+    expect![[r#"
+        E0302 main.wse:5:24 `ys`: cannot `recv` on `ys`, which is an `out` port
+            [`recv` needs an `in` port]
+            + main.wse:4:9 `ys`: `ys` declared as `out` here
+        E0302 main.wse:5:53 `xs`: cannot `send` on `xs`, which is an `in` port
+            [`send` needs an `out` port]
+            + main.wse:3:8 `xs`: `xs` declared as `in` here
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn e0303_activation_target_not_a_task() {
+    let out = check(
+        "kernel k() {\n    var a: [f32; 4];\n    in xs: stream<f32> from west;\n    task main() { recv(xs, a[0..4]) then stpe; activate a; }\n    task step() {}\n}\n",
+    );
+    expect![[r#"
+        E0303 main.wse:4:42 `stpe`: `stpe` is not a task of this kernel
+            [expected a task]
+            help: did you mean `step`?
+        E0303 main.wse:4:57 `a`: `a` is not a task of this kernel
+            [expected a task]
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn e0304_unknown_side_and_multicast_out_is_a_syntax_error() {
+    let out = check(
+        "kernel k() {\n    in xs: stream<f32> from wset;\n    out ys: stream<f32> to east multicast;\n    task main() {}\n}\n",
+    );
+    expect![[r#"
+        E0304 main.wse:2:29 `wset`: unknown side `wset`
+            [expected `north`, `south`, `east` or `west`]
+            help: did you mean `west`?
+        E0002 main.wse:3:33 `multicast`: expected `;`, found identifier `multicast`
+            [unexpected identifier `multicast`]
+            note: expected `;`
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn e0305_port_element_type() {
+    let out = check(
+        "kernel k() {\n    var a: [i32; 4];\n    in xs: stream<f32> from west;\n    out ys: stream<f32> to east;\n    task main() { recv(xs, a[0..4]) then main; send(ys, a[0..4]); }\n}\n",
+    );
+    expect![[r#"
+        E0305 main.wse:5:28 `a[0..4]`: port `xs` carries `f32`, but this is `i32`
+            [expected `f32` elements]
+            + main.wse:3:8 `xs`: `xs` declared as `stream<f32>` here
+        E0305 main.wse:5:57 `a[0..4]`: port `ys` carries `f32`, but this is `i32`
+            [expected `f32` elements]
+            + main.wse:4:9 `ys`: `ys` declared as `stream<f32>` here
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn e0306_bad_recv_target() {
+    let out = check(
+        "kernel k() {\n    var a: [f32; 4];\n    in xs: stream<f32> from west;\n    task main() { recv(xs, a[0] + 1.0) then main; }\n}\n",
+    );
+    expect![[r#"
+        E0306 main.wse:4:28 `a[0] + 1.0`: `recv` needs an array slice, an array element or a scalar `var` to receive into
+            [cannot receive into this]
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn scoping_of_task_locals_and_members() {
+    // Members are visible in every task; locals end with their block; a local may hide a
+    // member; declarations see only earlier members.
+    let out = check(
+        "kernel k(n: u32) {\n    const h: u32 = n / 2;\n    var a: [f32; h];\n    var c: [f32; later];\n    const later: u32 = 2;\n    task main() {\n        if true { let t: f32 = 1.0; }\n        a[0] = t;\n        let a: f32 = 2.0;\n        activate other;\n    }\n    task other() { a[0] = 1.0; }\n}\n",
+    );
+    expect![[r#"
+        E0105 main.wse:4:18 `later`: cannot find value `later` in this scope
+            [not found in this scope]
+        E0105 main.wse:8:16 `t`: cannot find value `t` in this scope
+            [not found in this scope]
+    "#]]
+    .assert_eq(&out);
+}
