@@ -14,6 +14,28 @@ pub(crate) enum ImplStmt {
     Error,
 }
 
+/// The parts of a layer body, collected in source order.
+#[derive(Default)]
+pub(crate) struct LayerParts {
+    pub(crate) cost: Option<Cost>,
+    pub(crate) impls: Vec<LayerImpl>,
+}
+
+impl LayerParts {
+    /// Keeps the first `cost` block; a second one is a structural error.
+    pub(crate) fn add_cost(&mut self, sink: &Sink, cost: Cost) {
+        if self.cost.is_some() {
+            sink.custom(SyntaxError::structural(
+                "a layer has exactly one `cost` block; this is a second one",
+                cost.span,
+                "second `cost` block",
+            ));
+        } else {
+            self.cost = Some(cost);
+        }
+    }
+}
+
 pub(crate) fn binary(op: BinaryOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
     Expr::Binary {
         op,

@@ -360,3 +360,47 @@ fn unknown_escape_of_a_control_character_keeps_a_source_span() {
     let span = parsed.errors[0].span.clone();
     assert_eq!(&src[span], "\\\t");
 }
+
+#[test]
+fn a_broken_construct_skips_its_brace_group_whole() {
+    let parsed = check(
+        r#"layer l(x: f32[B]) -> y: f32[B] {
+    cots { flops = 1; weights = 0; }
+    pipelined on [1, 1] { run k(); }
+}
+kernel k() {
+    task main( { x = 1; }
+    task b() { }
+}
+kernal j() { task main() { } }
+const A: u32 = 1;
+"#,
+        expect![[r#"
+            E0002 38..42: expected one of `cost`, `pipelined`, `streaming`, or `}`, found identifier `cots` [unexpected identifier `cots`]
+            E0002 138..139: expected `)`, found `{` [unexpected `{`]
+            E0002 168..174: expected an item, found identifier `kernal` [unexpected identifier `kernal`]
+        "#]],
+    );
+    assert_eq!(item_kinds(&parsed), ["layer", "kernel", "error", "const"]);
+    let Item::Layer(l) = &parsed.module.items[0] else {
+        panic!()
+    };
+    assert_eq!(l.impls.len(), 1);
+    let Item::Kernel(k) = &parsed.module.items[1] else {
+        panic!()
+    };
+    assert!(matches!(
+        k.members[..],
+        [KernelMember::Error(_), KernelMember::Task(_)]
+    ));
+}
+
+#[test]
+fn a_second_cost_block_is_structural() {
+    check(
+        "layer l(x: f32[B]) -> y: f32[B] {\n    cost { flops = 1; }\n    cost { flops = 2; }\n}\n",
+        expect![[r#"
+            E0007 62..81: a layer has exactly one `cost` block; this is a second one [second `cost` block]
+        "#]],
+    );
+}
