@@ -178,3 +178,70 @@ fn every_code_has_a_test() {
         .collect();
     assert!(missing.is_empty(), "codes without a test: {missing:?}");
 }
+
+#[test]
+fn the_stdlib_checks_clean() {
+    let mut out = String::new();
+    for module in wsel_stdlib::module_paths() {
+        let src = format!("import std.{module}.{{}};\n");
+        let (db, root, _) = load(&[("main.wse", &src)]);
+        let path = PathBuf::from(format!("<std>/{}.wse", module.replace('.', "/")));
+        let file = crate::db::lookup_file(&db, &path).expect("stdlib module loaded");
+        let _ = root;
+        out.push_str(&render_all(
+            &crate::file_diagnostics(&db, file),
+            &BTreeMap::new(),
+        ));
+    }
+    expect_test::expect![[""]].assert_eq(&out);
+}
+
+#[test]
+fn the_reference_example_checks_against_the_stdlib() {
+    let src = "import std.nn.{dense, relu, softmax};
+
+model digits(x: f32[B, 64]) -> f32[B, 10] {
+    param w1: f32[64, 32];
+    param b1: f32[32];
+    param w2: f32[32, 10];
+    param b2: f32[10];
+    let h = relu(dense(x, w1, b1));
+    return softmax(dense(h, w2, b2));
+}
+";
+    let (db, root, texts) = load(&[("main.wse", src)]);
+    expect_test::expect![[""]].assert_eq(&render_all(&diagnostics(&db, root), &texts));
+    let analysis = crate::check_file(&db, root);
+    let calls: Vec<String> = analysis
+        .calls
+        .iter()
+        .map(|c| format!("{} -> {}", c.layer, c.result))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            "dense -> f32[B, 32]",
+            "relu -> f32[B, 32]",
+            "dense -> f32[B, 10]",
+            "softmax -> f32[B, 10]"
+        ]
+    );
+    // Go to definition of `dense` lands in the stdlib.
+    let at = src.find("dense(x").expect("call");
+    let def = analysis.definition_at(at).expect("dense resolves");
+    assert_eq!(def.file, PathBuf::from("<std>/nn.wse"));
+}
+
+#[test]
+fn every_code_is_documented() {
+    let doc = include_str!("../../../../docs/diagnostics.md");
+    let missing: Vec<&str> = crate::all_codes()
+        .iter()
+        .map(|(c, _)| *c)
+        .filter(|c| !doc.contains(&format!("| {c} |")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "codes missing from docs/diagnostics.md: {missing:?}"
+    );
+}
