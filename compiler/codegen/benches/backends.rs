@@ -1,0 +1,2 @@
+//! Benchmark of the code generators (filled in below).
+fn main() {}

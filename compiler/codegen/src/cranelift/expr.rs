@@ -1,0 +1,229 @@
+//! Expression translation: scalar expressions, reductions, and the element-wise expressions of
+//! vector statements (their scalar parts evaluated once, before the element loop).
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Value, types};
+use wsel_abi as abi;
+use wsel_ir::kernel::{
+    ArrayId, BinaryOp, Coord, Expr, MathFn, ReduceOp, ScalarTy, Slice, UnaryOp, VExpr,
+};
+
+use super::function::{Tr, Translator, clif_ty};
+use crate::cost_plan;
+use crate::semantics;
+
+/// A vector statement's value with its scalar parts computed.
+pub(super) enum Prepared {
+    Value(Value),
+    Elem {
+        array: ArrayId,
+        /// The slice start (i64).
+        start: Value,
+        /// The address of element 0 of the slice (meaningful once the slice is checked).
+        base: Value,
+    },
+    Unary {
+        op: UnaryOp,
+        ty: ScalarTy,
+        operand: Box<Prepared>,
+    },
+    Binary {
+        op: BinaryOp,
+        ty: ScalarTy,
+        lhs: Box<Prepared>,
+        rhs: Box<Prepared>,
+    },
+    Cast {
+        from: ScalarTy,
+        to: ScalarTy,
+        value: Box<Prepared>,
+    },
+    Math {
+        func: MathFn,
+        ty: ScalarTy,
+        arg: Box<Prepared>,
+    },
+}
+
+impl Translator<'_, '_> {
+    pub(super) fn expr(&mut self, expr: &Expr) -> Tr<Value> {
+        Ok(match expr {
+            Expr::Const(c) => self.constant(c.ty, c.bits),
+            Expr::Local(local) => self.b.use_var(self.locals[local.0 as usize]),
+            Expr::Coord(coord) => self.coord(*coord),
+            Expr::Load { array, index } => {
+                let index = self.index(index)?;
+                let address = self.element_address(*array, index);
+                self.load(self.kernel.array(*array).elem, address)
+            }
+            Expr::Unary { op, ty, operand } => {
+                let a = self.expr(operand)?;
+                self.unary(*op, *ty, a)
+            }
+            Expr::Binary { op, ty, lhs, rhs } => {
+                let a = self.expr(lhs)?;
+                self.binary_lazy(*op, *ty, a, |t| t.expr(rhs))?
+            }
+            Expr::Cast { from, to, value } => {
+                let a = self.expr(value)?;
+                self.cast(*from, *to, a)
+            }
+            Expr::Math { func, ty, arg } => {
+                let a = self.expr(arg)?;
+                self.math(*func, *ty, a)
+            }
+            Expr::Reduce { op, ty, src } => self.reduce(*op, *ty, src)?,
+        })
+    }
+
+    pub(super) fn load(&mut self, ty: ScalarTy, address: Value) -> Value {
+        self.b
+            .ins()
+            .load(clif_ty(ty), MemFlagsData::trusted(), address, 0)
+    }
+
+    fn coord(&mut self, coord: Coord) -> Value {
+        let offset = match coord {
+            Coord::PeRow => abi::CTX_Y,
+            Coord::PeCol => abi::CTX_X,
+            Coord::RegionRows => abi::CTX_HEIGHT,
+            Coord::RegionCols => abi::CTX_WIDTH,
+        };
+        self.b
+            .ins()
+            .load(types::I32, MemFlagsData::trusted(), self.ctx, offset as i32)
+    }
+
+    /// Folds `src` left to right from its first element.
+    fn reduce(&mut self, op: ReduceOp, ty: ScalarTy, src: &Slice) -> Tr<Value> {
+        let start = self.index(&src.start)?;
+        let len = self.index(&src.len)?;
+        self.check_slice(src.array, start, len);
+        let plan = cost_plan::reduce_plan(ty, self.cost)?;
+        self.charge_len(&plan, len);
+        let base = self.slice_base(src.array, start);
+        let fold = semantics::reduce_op(op);
+
+        let first = self.b.create_block();
+        let header = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let acc = self.b.append_block_param(header, clif_ty(ty));
+        let i = self.b.append_block_param(header, types::I64);
+        let result = self.b.append_block_param(done, clif_ty(ty));
+
+        let empty = self.constant(ty, semantics::reduce_empty(op, ty));
+        let is_empty = self.b.ins().icmp_imm_s(IntCC::Equal, len, 0);
+        self.b
+            .ins()
+            .brif(is_empty, done, &[BlockArg::Value(empty)], first, &[]);
+
+        self.b.switch_to_block(first);
+        let x0 = self.load(ty, base);
+        let one = self.b.ins().iconst(types::I64, 1);
+        self.b
+            .ins()
+            .jump(header, &[BlockArg::Value(x0), BlockArg::Value(one)]);
+
+        self.b.switch_to_block(header);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, len);
+        self.b
+            .ins()
+            .brif(more, body, &[], done, &[BlockArg::Value(acc)]);
+
+        self.b.switch_to_block(body);
+        let address = self.element_at(base, i);
+        let x = self.load(ty, address);
+        let next = self.binary(fold, ty, acc, x);
+        let i_next = self.b.ins().iadd_imm_s(i, 1);
+        self.b
+            .ins()
+            .jump(header, &[BlockArg::Value(next), BlockArg::Value(i_next)]);
+
+        self.b.switch_to_block(done);
+        Ok(result)
+    }
+
+    /// Computes the scalar parts of `value` in order (left to right, outside in).
+    pub(super) fn prepare(&mut self, value: &VExpr) -> Tr<Prepared> {
+        Ok(match value {
+            VExpr::Scalar(expr) => Prepared::Value(self.expr(expr)?),
+            VExpr::Elem { array, start } => {
+                let start = self.index(start)?;
+                let base = self.slice_base(*array, start);
+                Prepared::Elem {
+                    array: *array,
+                    start,
+                    base,
+                }
+            }
+            VExpr::Unary { op, ty, operand } => Prepared::Unary {
+                op: *op,
+                ty: *ty,
+                operand: Box::new(self.prepare(operand)?),
+            },
+            VExpr::Binary { op, ty, lhs, rhs } => {
+                let lhs = Box::new(self.prepare(lhs)?);
+                let rhs = Box::new(self.prepare(rhs)?);
+                Prepared::Binary {
+                    op: *op,
+                    ty: *ty,
+                    lhs,
+                    rhs,
+                }
+            }
+            VExpr::Cast { from, to, value } => Prepared::Cast {
+                from: *from,
+                to: *to,
+                value: Box::new(self.prepare(value)?),
+            },
+            VExpr::Math { func, ty, arg } => Prepared::Math {
+                func: *func,
+                ty: *ty,
+                arg: Box::new(self.prepare(arg)?),
+            },
+        })
+    }
+
+    /// Checks every source slice of `prepared` (in order) for `len` elements.
+    pub(super) fn check_sources(&mut self, prepared: &Prepared, len: Value) {
+        match prepared {
+            Prepared::Value(_) => {}
+            Prepared::Elem { array, start, .. } => self.check_slice(*array, *start, len),
+            Prepared::Unary { operand, .. } => self.check_sources(operand, len),
+            Prepared::Binary { lhs, rhs, .. } => {
+                self.check_sources(lhs, len);
+                self.check_sources(rhs, len);
+            }
+            Prepared::Cast { value, .. } => self.check_sources(value, len),
+            Prepared::Math { arg, .. } => self.check_sources(arg, len),
+        }
+    }
+
+    /// The value of element `i` (an i64) of `prepared`.
+    pub(super) fn element(&mut self, prepared: &Prepared, i: Value) -> Tr<Value> {
+        Ok(match prepared {
+            Prepared::Value(value) => *value,
+            Prepared::Elem { array, base, .. } => {
+                let address = self.element_at(*base, i);
+                self.load(self.kernel.array(*array).elem, address)
+            }
+            Prepared::Unary { op, ty, operand } => {
+                let a = self.element(operand, i)?;
+                self.unary(*op, *ty, a)
+            }
+            Prepared::Binary { op, ty, lhs, rhs } => {
+                let a = self.element(lhs, i)?;
+                self.binary_lazy(*op, *ty, a, |t| t.element(rhs, i))?
+            }
+            Prepared::Cast { from, to, value } => {
+                let a = self.element(value, i)?;
+                self.cast(*from, *to, a)
+            }
+            Prepared::Math { func, ty, arg } => {
+                let a = self.element(arg, i)?;
+                self.math(*func, *ty, a)
+            }
+        })
+    }
+}

@@ -1,0 +1,163 @@
+//! The Cranelift backend: one JIT module per kernel instance, one native [`TaskFn`] per task.
+//!
+//! [`JitCompiler`] owns the module and the host-function imports; a [`Translator`] builds one
+//! task's function with one `translate_*`-style method per construct (statements in `stmt`,
+//! expressions in `expr`, scalar operations in `ops`, bounds checks, faults, cycles and runtime
+//! calls in `function`).
+
+mod expr;
+mod function;
+mod ops;
+mod stmt;
+
+use cranelift_codegen::ir::{AbiParam, Signature, types};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
+use wsel_abi::TaskFn;
+use wsel_ir::cost::CostModel;
+use wsel_ir::kernel::KernelIr;
+
+use crate::host::HostFn;
+use crate::{CodegenError, NativeCode};
+use function::Translator;
+
+/// Compiles every task of a checked `kernel` to native code.
+pub(crate) fn compile(kernel: &KernelIr, cost: &CostModel) -> Result<NativeCode, CodegenError> {
+    let mut compiler = JitCompiler::new()?;
+    let ids = (0..kernel.tasks.len())
+        .map(|index| compiler.translate_task(kernel, index, cost))
+        .collect::<Result<Vec<_>, _>>()?;
+    compiler
+        .module
+        .finalize_definitions()
+        .map_err(|e| CodegenError::new(format!("cranelift: finalizing {}: {e}", kernel.name)))?;
+    let tasks = ids
+        .into_iter()
+        .map(|id| {
+            let code = compiler.module.get_finalized_function(id);
+            // SAFETY: the function was defined with the `TaskFn` signature (one pointer
+            // argument, one i32 result, the host's C calling convention) and is finalized.
+            unsafe { std::mem::transmute::<*const u8, TaskFn>(code) }
+        })
+        .collect();
+    Ok(NativeCode {
+        tasks,
+        _owner: Box::new(JitMemory(Some(compiler.module))),
+    })
+}
+
+/// Owns a finalized JIT module and frees its code when dropped.
+struct JitMemory(Option<JITModule>);
+
+// SAFETY: after finalization the module is never used through `&self`; it is only dropped,
+// which frees its memory on whatever thread drops it. Its code is immutable and callable from
+// any thread.
+unsafe impl Send for JitMemory {}
+// SAFETY: as above: no method of the module is called while it is shared.
+unsafe impl Sync for JitMemory {}
+
+impl Drop for JitMemory {
+    fn drop(&mut self) {
+        if let Some(module) = self.0.take() {
+            // SAFETY: the owner (a `CompiledKernel`) is being dropped, so none of the task
+            // function pointers it handed out may be called any more (their validity is tied
+            // to its lifetime).
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// One JIT module being filled with a kernel's task functions.
+struct JitCompiler {
+    module: JITModule,
+    host: Vec<(HostFn, FuncId)>,
+    builder_context: FunctionBuilderContext,
+}
+
+impl JitCompiler {
+    fn new() -> Result<Self, CodegenError> {
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            CodegenError::new(format!("cranelift: {what}: {e}"))
+        };
+        let mut flags = settings::builder();
+        for (name, value) in [
+            ("use_colocated_libcalls", "false"),
+            ("is_pic", "false"),
+            ("opt_level", "speed"),
+        ] {
+            flags
+                .set(name, value)
+                .map_err(|e| fail("setting a flag", &e))?;
+        }
+        let isa = cranelift_native::builder()
+            .map_err(|e| fail("host machine", &e))?
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| fail("target", &e))?;
+        let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+        for host in HostFn::ALL {
+            builder.symbol(host.symbol(), host.address());
+        }
+        let mut module = JITModule::new(builder);
+        let mut host = Vec::new();
+        for func in HostFn::ALL {
+            let mut sig = module.make_signature();
+            sig.params
+                .extend((0..func.arity()).map(|_| AbiParam::new(types::F32)));
+            sig.returns.push(AbiParam::new(types::F32));
+            let id = module
+                .declare_function(func.symbol(), Linkage::Import, &sig)
+                .map_err(|e| fail("declaring a host function", &e))?;
+            host.push((func, id));
+        }
+        Ok(JitCompiler {
+            module,
+            host,
+            builder_context: FunctionBuilderContext::new(),
+        })
+    }
+
+    /// Translates task `index` of `kernel` into a new function of the module.
+    fn translate_task(
+        &mut self,
+        kernel: &KernelIr,
+        index: usize,
+        cost: &CostModel,
+    ) -> Result<FuncId, CodegenError> {
+        let task = &kernel.tasks[index];
+        let mut context = self.module.make_context();
+        context.func.signature = self.task_signature();
+        let builder = FunctionBuilder::new(&mut context.func, &mut self.builder_context);
+        let host = self
+            .host
+            .iter()
+            .map(|&(func, id)| (func, self.module.declare_func_in_func(id, builder.func)))
+            .collect();
+        let pointer = self.module.target_config().pointer_type();
+        let translator = Translator::new(builder, kernel, task, cost, pointer, host);
+        translator.translate_body(self.module.target_config())?;
+        let name = format!("wsel_task_{index}");
+        let id = self
+            .module
+            .declare_function(&name, Linkage::Local, &context.func.signature)
+            .map_err(|e| CodegenError::new(format!("cranelift: declaring {name}: {e}")))?;
+        self.module.define_function(id, &mut context).map_err(|e| {
+            CodegenError::new(format!(
+                "cranelift: compiling task {} of {}: {e:?}",
+                task.name, kernel.name
+            ))
+        })?;
+        self.module.clear_context(&mut context);
+        Ok(id)
+    }
+
+    /// `TaskFn`: `extern "C" fn(*mut TaskCtx) -> u32`.
+    fn task_signature(&self) -> Signature {
+        let mut sig = self.module.make_signature();
+        sig.params
+            .push(AbiParam::new(self.module.target_config().pointer_type()));
+        sig.returns.push(AbiParam::new(types::I32));
+        sig
+    }
+}

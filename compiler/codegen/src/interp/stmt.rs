@@ -1,0 +1,167 @@
+//! Statement execution for the interpreter: one method per statement kind, each charging the
+//! statement's fixed cycles before it runs and its per-length cycles once its slices are
+//! checked.
+
+use wsel_ir::cost;
+use wsel_ir::kernel::{AssignOp, ScalarTy, Slice, Stmt, TaskId, VExpr};
+
+use super::expr::Prepared;
+use super::frame::{Frame, Halt, Step};
+use crate::check::expr_ty;
+use crate::semantics;
+
+impl Frame<'_> {
+    pub(super) fn exec_block(&mut self, stmts: &[Stmt]) -> Step {
+        stmts.iter().try_for_each(|stmt| self.exec(stmt))
+    }
+
+    fn exec(&mut self, stmt: &Stmt) -> Step {
+        self.charge(cost::stmt_fixed_cycles(stmt, self.cost));
+        match stmt {
+            Stmt::SetLocal { local, value } => {
+                self.locals[local.0 as usize] = self.eval(value)?;
+                Ok(())
+            }
+            Stmt::Store {
+                array,
+                index,
+                op,
+                value,
+            } => {
+                let index = self.eval_index(index)?;
+                let value = self.eval(value)?;
+                let word = self.element(*array, index)?;
+                let elem = self.kernel.array(*array).elem;
+                let new = semantics::combine(*op, elem, self.read(word), value)
+                    .map_err(|fault| self.div_by_zero(fault))?;
+                self.write(word, new);
+                Ok(())
+            }
+            Stmt::Vector { dst, op, value } => self.exec_vector(dst, *op, value),
+            Stmt::For {
+                local,
+                lo,
+                hi,
+                body,
+            } => {
+                let ty = self.task.locals[local.0 as usize].ty;
+                let lo = self.eval(lo)?;
+                let hi = self.eval(hi)?;
+                let mut counter = lo;
+                while less_than(ty, counter, hi) {
+                    self.charge(cost::loop_iteration_cycles());
+                    self.locals[local.0 as usize] = counter;
+                    self.exec_block(body)?;
+                    counter = counter.wrapping_add(1);
+                }
+                Ok(())
+            }
+            Stmt::While { cond, body } => loop {
+                self.charge(cost::expr_cycles(cond, self.cost));
+                if self.eval(cond)? == 0 {
+                    return Ok(());
+                }
+                self.charge(cost::loop_iteration_cycles());
+                self.exec_block(body)?;
+            },
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                if self.eval(cond)? != 0 {
+                    self.exec_block(then_body)
+                } else {
+                    self.exec_block(else_body)
+                }
+            }
+            Stmt::SendSlice { port, src, then } => {
+                let (offset, len) = self.transfer(src)?;
+                let then = task_or_none(*then);
+                self.runtime(|ctx, calls| {
+                    // SAFETY: the runtime's table is valid; `ctx` is passed through unchanged.
+                    unsafe { (calls.send)(ctx, port.0, offset, len, then) }
+                })
+            }
+            Stmt::SendScalar { port, value, then } => {
+                let value = self.eval(value)?;
+                let then = task_or_none(*then);
+                self.runtime(|ctx, calls| {
+                    // SAFETY: as above.
+                    unsafe { (calls.send_scalar)(ctx, port.0, value, then) }
+                })
+            }
+            Stmt::Recv { port, dst, then } => {
+                let (offset, len) = self.transfer(dst)?;
+                self.runtime(|ctx, calls| {
+                    // SAFETY: as above.
+                    unsafe { (calls.recv)(ctx, port.0, len, offset, then.0) }
+                })
+            }
+            Stmt::Activate(task) => self.runtime(|ctx, calls| {
+                // SAFETY: as above.
+                unsafe { (calls.activate)(ctx, task.0) }
+            }),
+            Stmt::Return => Err(Halt::Return),
+        }
+    }
+
+    /// `dst op= value`: bounds first (the destination, then each source slice in order),
+    /// then the elements in increasing index.
+    fn exec_vector(&mut self, dst: &Slice, op: AssignOp, value: &VExpr) -> Step {
+        let start = self.eval_index(&dst.start)?;
+        let len = self.eval_index(&dst.len)?;
+        let prepared = self.prepare(value)?;
+        let base = self.slice(dst.array, start, len)?;
+        self.check_sources(&prepared, len)?;
+        let elem = self.kernel.array(dst.array).elem;
+        self.charge(cost::vector_cycles(op, value, elem, len as u64, self.cost));
+        for i in 0..len as usize {
+            let new = self.eval_element(&prepared, i)?;
+            let new = semantics::combine(op, elem, self.read(base + i), new)
+                .map_err(|fault| self.div_by_zero(fault))?;
+            self.write(base + i, new);
+        }
+        Ok(())
+    }
+
+    fn check_sources(&mut self, prepared: &Prepared, len: i64) -> Step {
+        match prepared {
+            Prepared::Value(_) => Ok(()),
+            Prepared::Elem { array, start, .. } => self.slice(*array, *start, len).map(|_| ()),
+            Prepared::Unary { operand, .. } => self.check_sources(operand, len),
+            Prepared::Binary { lhs, rhs, .. } => {
+                self.check_sources(lhs, len)?;
+                self.check_sources(rhs, len)
+            }
+            Prepared::Cast { value, .. } => self.check_sources(value, len),
+            Prepared::Math { arg, .. } => self.check_sources(arg, len),
+        }
+    }
+
+    /// Evaluates and checks a send's or receive's slice; gives its byte offset and length.
+    fn transfer(&mut self, slice: &Slice) -> Step<(u32, u32)> {
+        let start = self.eval_index(&slice.start)?;
+        let len = self.eval_index(&slice.len)?;
+        let word = self.slice(slice.array, start, len)?;
+        self.charge(cost::transfer_issue_cycles(len as u64));
+        Ok(((word * 4) as u32, len as u32))
+    }
+
+    /// Evaluates an index or length expression, widened per its type.
+    pub(super) fn eval_index(&mut self, expr: &wsel_ir::kernel::Expr) -> Step<i64> {
+        let ty = expr_ty(self.kernel, self.task, expr);
+        Ok(semantics::widen(ty, self.eval(expr)?))
+    }
+}
+
+fn less_than(ty: ScalarTy, a: u32, b: u32) -> bool {
+    match ty {
+        ScalarTy::I32 => (a as i32) < (b as i32),
+        _ => a < b,
+    }
+}
+
+fn task_or_none(task: Option<TaskId>) -> u32 {
+    task.map_or(wsel_abi::NO_TASK, |task| task.0)
+}
