@@ -94,12 +94,8 @@ impl Database {
     }
 }
 
-/// The file set of `db`, created empty on first use.
-pub fn file_set(db: &dyn Db) -> FileSet {
-    FileSet::try_get(db).unwrap_or_else(|| FileSet::new(db, BTreeMap::new()))
-}
-
-/// The file at `path`, if the file set has it.
+/// The file at `path`, if the file set has it (the set is created by `set_file` and
+/// `load_program`; queries only read it).
 pub fn lookup_file(db: &dyn Db, path: &std::path::Path) -> Option<SourceFile> {
-    file_set(db).files(db).get(path).copied()
+    FileSet::try_get(db)?.files(db).get(path).copied()
 }
