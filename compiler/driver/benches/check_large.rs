@@ -22,7 +22,10 @@ fn main() {
         let file = load_program(&mut db, path, &mut |_| Ok(source.clone())).expect("in memory");
         let diagnostics = wsel_sema::diagnostics(&db, file);
         cold.push(start.elapsed());
-        assert!(diagnostics.is_empty(), "generated program must check clean: {diagnostics:?}");
+        assert!(
+            diagnostics.is_empty(),
+            "generated program must check clean: {diagnostics:?}"
+        );
     }
 
     let mut db = Database::default();
@@ -40,8 +43,14 @@ fn main() {
     }
 
     println!("check_large: {lines} lines, {} bytes", source.len());
-    println!("  cold check (parse + resolve + type-check): median {:.1} ms", median_ms(&mut cold));
-    println!("  re-check after editing one kernel body:    median {:.2} ms", median_ms(&mut edited));
+    println!(
+        "  cold check (parse + resolve + type-check): median {:.1} ms",
+        median_ms(&mut cold)
+    );
+    println!(
+        "  re-check after editing one kernel body:    median {:.2} ms",
+        median_ms(&mut edited)
+    );
 }
 
 fn median_ms(samples: &mut [Duration]) -> f64 {
