@@ -2,6 +2,7 @@
 
 use wsel_ir::kernel::*;
 
+#[allow(unused_imports)]
 pub use wsel_ir::kernel::ScalarTy::{Bool, F16, F32, I32, U32};
 
 pub fn f32c(value: f32) -> Expr {
