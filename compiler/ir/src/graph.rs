@@ -1,0 +1,385 @@
+//! The layer graph: a model as layer instances with concrete shapes, evaluated costs, and,
+//! for each execution mode a layer implements, everything the mapper needs to place it.
+//!
+//! Facts that depend on the region size the mapper has not chosen yet (the `where`
+//! conditions, the kernel's arguments, its SRAM words) are kept as small compile-time
+//! expressions ([`CExpr`]) over the layer's dimension variables and the region names `R`/`C`,
+//! so the mapper can try candidate shapes without going back to the front end.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::PathBuf;
+
+use crate::kernel::ScalarTy;
+
+/// Where something is written in the source, for diagnostics at a layer call.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SourceSpan {
+    pub file: PathBuf,
+    pub span: Range<usize>,
+}
+
+/// A model lowered for one batch size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerGraph {
+    pub model: String,
+    /// Samples per batch (the value of every sample dimension).
+    pub batch: u64,
+    /// The model's activation inputs, in declaration order.
+    pub inputs: Vec<TensorDecl>,
+    /// The model's weight tensors, in declaration order.
+    pub params: Vec<ParamDecl>,
+    /// Layer instances in a topological order (every argument is defined before its use).
+    pub layers: Vec<LayerInstance>,
+    /// The model's result.
+    pub output: TensorRef,
+}
+
+/// A tensor the graph refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TensorRef {
+    /// Index into [`LayerGraph::inputs`].
+    Input(usize),
+    /// Index into [`LayerGraph::params`].
+    Param(usize),
+    /// The result of [`LayerGraph::layers`]`[i]`.
+    Layer(usize),
+}
+
+/// A named tensor with a concrete shape. For activations the first dimension is the batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorDecl {
+    pub name: String,
+    pub elem: ScalarTy,
+    pub shape: Vec<u64>,
+    pub span: SourceSpan,
+}
+
+/// A weight tensor and the `.npy` file it is loaded from (resolved against the model's file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamDecl {
+    pub tensor: TensorDecl,
+    pub path: PathBuf,
+}
+
+/// One call of a layer in the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerInstance {
+    /// A unique, readable name: the layer's name and a counter, e.g. `dense#2`.
+    pub name: String,
+    /// The layer called.
+    pub layer: String,
+    /// The call, for diagnostics.
+    pub call: SourceSpan,
+    /// Arguments in the layer's parameter order.
+    pub args: Vec<TensorRef>,
+    /// The layer's input names, parallel to `args` (used by `bind`).
+    pub arg_names: Vec<String>,
+    /// The layer's output name.
+    pub output_name: String,
+    /// The result's element type and shape (batch first).
+    pub output_elem: ScalarTy,
+    pub output_shape: Vec<u64>,
+    /// Every dimension variable bound at this call, including the batch (`B` or its name).
+    pub dims: BTreeMap<String, u64>,
+    pub cost: LayerCost,
+    /// The implementations, at most one per mode.
+    pub impls: Vec<LayerImpl>,
+}
+
+/// The cost block evaluated at the call's shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayerCost {
+    /// Floating-point operations per sample.
+    pub flops: u64,
+    /// Bytes of parameters.
+    pub weight_bytes: u64,
+    /// Bytes moved per sample.
+    pub activation_bytes: u64,
+}
+
+/// The execution modes of `docs/language.md` §6.3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mode {
+    Pipelined,
+    Streaming,
+}
+
+/// The size of one side of the region: fixed, or chosen by the mapper under a name.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RegionSide {
+    /// A name (`R`, `C`) the mapper chooses; the conditions may mention it.
+    Free(String),
+    /// A fixed size (any compile-time expression, e.g. `1` or `N / 4`).
+    Fixed(CExpr),
+}
+
+/// One implementation of a layer, for the modes it serves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerImpl {
+    pub modes: Vec<Mode>,
+    pub rows: RegionSide,
+    pub cols: RegionSide,
+    /// The `where` conditions; each must evaluate to true for a region size to be allowed.
+    pub conditions: Vec<CExpr>,
+    /// The kernel that runs on every PE of the region.
+    pub kernel: KernelRef,
+    /// The kernel's arguments in its parameter order, as expressions over dims and `R`/`C`.
+    pub kernel_args: Vec<(String, CExpr)>,
+    /// The kernel's SRAM words per PE, as an expression over dims and `R`/`C`.
+    pub sram_words: CExpr,
+    /// The kernel's ports, in declaration order.
+    pub ports: Vec<PortInfo>,
+    /// The `bind` statements.
+    pub binds: Vec<BindInfo>,
+    pub span: SourceSpan,
+}
+
+/// Which kernel an implementation runs: its defining file and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KernelRef {
+    pub file: PathBuf,
+    pub name: String,
+}
+
+/// A side of a PE or a region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    North,
+    South,
+    East,
+    West,
+}
+
+impl Side {
+    pub fn opposite(self) -> Side {
+        match self {
+            Side::North => Side::South,
+            Side::South => Side::North,
+            Side::East => Side::West,
+            Side::West => Side::East,
+        }
+    }
+}
+
+/// A kernel port as the mapper sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortInfo {
+    pub name: String,
+    pub direction: crate::kernel::PortDirection,
+    pub elem: ScalarTy,
+    pub side: Side,
+    pub multicast: bool,
+    pub span: SourceSpan,
+}
+
+/// What a `bind` statement loads or streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindTarget {
+    /// Load the tensor into the named array of every PE before launch.
+    Array,
+    /// Stream the tensor into (or, for the output, out of) the named port.
+    Port,
+}
+
+/// How one dimension of a bound tensor is spread over the region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitAxis {
+    Rows,
+    Cols,
+    Whole,
+}
+
+/// `bind tensor to array|port target split [...]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BindInfo {
+    /// A layer input name or the output name.
+    pub tensor: String,
+    pub target: BindTarget,
+    /// The array or port name in the kernel.
+    pub target_name: String,
+    /// One entry per split dimension (per-sample dimensions for activations); empty when the
+    /// whole tensor goes to every PE.
+    pub split: Vec<SplitAxis>,
+    pub span: SourceSpan,
+}
+
+/// A compile-time expression over named integers (dimension variables, `R`, `C`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CExpr {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Var(String),
+    Neg(Box<CExpr>),
+    Not(Box<CExpr>),
+    Binary(CBinOp, Box<CExpr>, Box<CExpr>),
+    Min(Box<CExpr>, Box<CExpr>),
+    Max(Box<CExpr>, Box<CExpr>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CBinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+/// The value of a compile-time expression.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CValue {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+/// Why a compile-time expression has no value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CEvalError {
+    UnknownName(String),
+    DivisionByZero,
+    Overflow,
+    TypeMismatch,
+}
+
+impl CExpr {
+    /// Evaluates the expression with `env` giving the value of each name.
+    pub fn eval(&self, env: &dyn Fn(&str) -> Option<CValue>) -> Result<CValue, CEvalError> {
+        use CValue::{Bool, Float, Int};
+        Ok(match self {
+            CExpr::Int(v) => Int(*v),
+            CExpr::Float(v) => Float(*v),
+            CExpr::Bool(v) => Bool(*v),
+            CExpr::Var(name) => env(name).ok_or_else(|| CEvalError::UnknownName(name.clone()))?,
+            CExpr::Neg(e) => match e.eval(env)? {
+                Int(v) => Int(v.checked_neg().ok_or(CEvalError::Overflow)?),
+                Float(v) => Float(-v),
+                Bool(_) => return Err(CEvalError::TypeMismatch),
+            },
+            CExpr::Not(e) => match e.eval(env)? {
+                Bool(v) => Bool(!v),
+                _ => return Err(CEvalError::TypeMismatch),
+            },
+            CExpr::Min(a, b) | CExpr::Max(a, b) => {
+                let is_min = matches!(self, CExpr::Min(..));
+                match (a.eval(env)?, b.eval(env)?) {
+                    (Int(x), Int(y)) => Int(if is_min { x.min(y) } else { x.max(y) }),
+                    (Float(x), Float(y)) => Float(if is_min { x.min(y) } else { x.max(y) }),
+                    _ => return Err(CEvalError::TypeMismatch),
+                }
+            }
+            CExpr::Binary(op, a, b) => eval_binary(*op, a.eval(env)?, b.eval(env)?)?,
+        })
+    }
+
+    /// Evaluates to an integer, or fails.
+    pub fn eval_int(&self, env: &dyn Fn(&str) -> Option<CValue>) -> Result<i64, CEvalError> {
+        match self.eval(env)? {
+            CValue::Int(v) => Ok(v),
+            _ => Err(CEvalError::TypeMismatch),
+        }
+    }
+
+    /// Evaluates to a boolean, or fails.
+    pub fn eval_bool(&self, env: &dyn Fn(&str) -> Option<CValue>) -> Result<bool, CEvalError> {
+        match self.eval(env)? {
+            CValue::Bool(v) => Ok(v),
+            _ => Err(CEvalError::TypeMismatch),
+        }
+    }
+}
+
+fn eval_binary(op: CBinOp, a: CValue, b: CValue) -> Result<CValue, CEvalError> {
+    use CValue::{Bool, Float, Int};
+    let overflow = CEvalError::Overflow;
+    Ok(match (a, b) {
+        (Int(x), Int(y)) => match op {
+            CBinOp::Add => Int(x.checked_add(y).ok_or(overflow)?),
+            CBinOp::Sub => Int(x.checked_sub(y).ok_or(overflow)?),
+            CBinOp::Mul => Int(x.checked_mul(y).ok_or(overflow)?),
+            CBinOp::Div | CBinOp::Rem if y == 0 => return Err(CEvalError::DivisionByZero),
+            CBinOp::Div => Int(x.checked_div(y).ok_or(overflow)?),
+            CBinOp::Rem => Int(x.checked_rem(y).ok_or(overflow)?),
+            CBinOp::Eq => Bool(x == y),
+            CBinOp::Ne => Bool(x != y),
+            CBinOp::Lt => Bool(x < y),
+            CBinOp::Le => Bool(x <= y),
+            CBinOp::Gt => Bool(x > y),
+            CBinOp::Ge => Bool(x >= y),
+            CBinOp::And | CBinOp::Or => return Err(CEvalError::TypeMismatch),
+        },
+        (Float(x), Float(y)) => match op {
+            CBinOp::Add => Float(x + y),
+            CBinOp::Sub => Float(x - y),
+            CBinOp::Mul => Float(x * y),
+            CBinOp::Div => Float(x / y),
+            CBinOp::Rem => Float(x % y),
+            CBinOp::Eq => Bool(x == y),
+            CBinOp::Ne => Bool(x != y),
+            CBinOp::Lt => Bool(x < y),
+            CBinOp::Le => Bool(x <= y),
+            CBinOp::Gt => Bool(x > y),
+            CBinOp::Ge => Bool(x >= y),
+            CBinOp::And | CBinOp::Or => return Err(CEvalError::TypeMismatch),
+        },
+        (Bool(x), Bool(y)) => match op {
+            CBinOp::And => Bool(x && y),
+            CBinOp::Or => Bool(x || y),
+            CBinOp::Eq => Bool(x == y),
+            CBinOp::Ne => Bool(x != y),
+            _ => return Err(CEvalError::TypeMismatch),
+        },
+        _ => return Err(CEvalError::TypeMismatch),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<CValue> {
+        match name {
+            "N" => Some(CValue::Int(64)),
+            "R" => Some(CValue::Int(4)),
+            _ => None,
+        }
+    }
+
+    fn bin(op: CBinOp, a: CExpr, b: CExpr) -> CExpr {
+        CExpr::Binary(op, Box::new(a), Box::new(b))
+    }
+
+    #[test]
+    fn evaluates_conditions_and_arguments() {
+        let n_over_r = bin(CBinOp::Div, CExpr::Var("N".into()), CExpr::Var("R".into()));
+        assert_eq!(n_over_r.eval_int(&env), Ok(16));
+        let divides = bin(
+            CBinOp::Eq,
+            bin(CBinOp::Rem, CExpr::Var("N".into()), CExpr::Var("R".into())),
+            CExpr::Int(0),
+        );
+        assert_eq!(divides.eval_bool(&env), Ok(true));
+    }
+
+    #[test]
+    fn reports_unknown_names_and_division_by_zero() {
+        assert_eq!(
+            CExpr::Var("M".into()).eval(&env),
+            Err(CEvalError::UnknownName("M".into()))
+        );
+        let by_zero = bin(CBinOp::Div, CExpr::Int(1), CExpr::Int(0));
+        assert_eq!(by_zero.eval(&env), Err(CEvalError::DivisionByZero));
+        let overflow = bin(CBinOp::Mul, CExpr::Int(i64::MAX), CExpr::Int(2));
+        assert_eq!(overflow.eval(&env), Err(CEvalError::Overflow));
+    }
+}
