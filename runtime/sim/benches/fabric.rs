@@ -1,2 +1,97 @@
-//! Benchmark placeholder; replaced below.
-fn main() {}
+//! Simulator throughput and memory: wavelet-hops per second and peak RSS for (a) a 64×64
+//! halo exchange repeated many rounds, on 1 and 2 threads, and (b) one halo-exchange round on
+//! the full WSE-2 fabric (750 × 994 PEs).
+//!
+//! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small` or `full`
+//! to run one part only.
+
+use std::time::Instant;
+use wsel_sim::workloads::halo_exchange;
+use wsel_sim::{SimOptions, simulate};
+use wsel_target::{Coord, Target};
+
+/// Peak resident set size of this process so far, in bytes (Linux; 0 elsewhere).
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn small(threads: usize, runs: usize) {
+    let side: u32 = std::env::var("SIDE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
+    let target = Target::wse2();
+    let (n, rounds) = (32, 20 * 4096 / (side * side));
+    let program = halo_exchange(Coord::new(0, 0), side, side, n, rounds);
+    let opts = SimOptions {
+        threads,
+        ..SimOptions::default()
+    };
+    let mut rates = Vec::new();
+    let mut last = None;
+    for _ in 0..runs {
+        let start = Instant::now();
+        let out = simulate(&target, &program, &opts).expect("halo exchange runs");
+        let secs = start.elapsed().as_secs_f64();
+        rates.push(out.report.wavelet_hops as f64 / secs);
+        last = Some((out.report.wavelet_hops, out.cycles, secs));
+    }
+    let (hops, cycles, secs) = last.expect("at least one run");
+    println!(
+        "(a) halo {side}x{side}, n={n}, {rounds} rounds, {threads} thread(s): {hops} wavelet-hops, {cycles} cycles, \
+         last run {secs:.3} s; median {:.1} M wavelet-hops/s over {runs} runs ({:.1} M/s per thread); peak RSS {:.0} MiB",
+        median(rates.clone()) / 1e6,
+        median(rates) / 1e6 / threads as f64,
+        peak_rss() as f64 / (1 << 20) as f64
+    );
+}
+
+fn full(threads: usize) {
+    let target = Target::wse2();
+    let n = 16;
+    let build = Instant::now();
+    let program = halo_exchange(Coord::new(0, 0), target.width, target.height, n, 1);
+    let built = build.elapsed().as_secs_f64();
+    let opts = SimOptions {
+        threads,
+        ..SimOptions::default()
+    };
+    let start = Instant::now();
+    let out = simulate(&target, &program, &opts).expect("full-fabric round runs");
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "(b) halo {}x{} (full wse2), n={n}, 1 round, {threads} thread(s): {} wavelet-hops, {} cycles; \
+         program built in {built:.2} s, simulated (incl. layout) in {secs:.2} s = {:.1} M wavelet-hops/s; peak RSS {:.2} GiB",
+        target.width,
+        target.height,
+        out.report.wavelet_hops,
+        out.cycles,
+        out.report.wavelet_hops as f64 / secs / 1e6,
+        peak_rss() as f64 / (1u64 << 30) as f64
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let want = |name: &str| args.is_empty() || args.iter().any(|a| a == name);
+    if want("small") {
+        small(1, 5);
+        small(2, 5);
+    }
+    if want("full") {
+        full(2);
+    }
+}

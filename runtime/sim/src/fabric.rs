@@ -41,6 +41,8 @@ pub(crate) struct Node {
     pub src_len: u32,
     /// Per output port (N, S, E, W, ramp): queues that forward there.
     pub cand: [Candidates; OUTPUTS],
+    /// Wavelets in this router's queues.
+    pub queued: u32,
     /// In the active list.
     pub active: bool,
     /// Cycle of the pending timer, or u64::MAX.
@@ -102,6 +104,8 @@ pub(crate) struct RecvState {
 #[derive(Clone, Debug)]
 pub(crate) struct SendState {
     pub color: Color,
+    /// The router's ramp queue for `color` (NONE until first looked up).
+    pub queue: u32,
     pub data: Vec<u32>,
     pub pos: u32,
     pub then: Option<TaskId>,

@@ -472,6 +472,7 @@ pub(crate) fn build<'p>(
                 src_start,
                 src_len,
                 cand,
+                queued: 0,
                 active: false,
                 wake: u64::MAX,
             });

@@ -25,6 +25,7 @@ mod report;
 mod router;
 mod task;
 mod trace;
+pub mod workloads;
 
 pub use abi_task::AbiTask;
 pub use engine::{Outcome, SimOptions, simulate};

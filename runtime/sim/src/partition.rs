@@ -189,6 +189,7 @@ impl<'p> Partition<'p> {
             self.qdata[q as usize * depth + slot] = data;
             queue.len += 1;
             let node = queue.node;
+            self.nodes[node as usize].queued += 1;
             self.activate(node);
         }
         for &och in &bucket.credits {
@@ -213,14 +214,16 @@ impl<'p> Partition<'p> {
             self.activate(node);
         }
 
-        let list = std::mem::take(&mut self.active);
+        let mut list = std::mem::take(&mut self.active);
+        // Stepping routers in node order keeps memory access sequential (the order does not
+        // change results).
+        list.sort_unstable();
         for &node in &list {
             self.nodes[node as usize].active = false;
             if self.step_router(node, t) {
                 self.activate(node);
             }
         }
-        let mut list = list;
         list.clear();
         if self.active.is_empty() {
             // Reuse the allocation.

@@ -135,6 +135,7 @@ impl Partition<'_> {
                 } => {
                     let s = SendState {
                         color,
+                        queue: crate::fabric::NONE,
                         data,
                         pos: 0,
                         then,

@@ -65,13 +65,19 @@ impl Partition<'_> {
         let mut best: Option<(u8, usize, u32)> = None;
         let mut first: Option<(u8, usize, u32)> = None;
         let last = self.pes[pe as usize].last_color;
-        for (i, s) in self.pes[pe as usize].sends.iter().enumerate() {
+        for i in 0..self.pes[pe as usize].sends.len() {
+            let s = &self.pes[pe as usize].sends[i];
             let bit = 1u64 << s.color;
             if seen & bit != 0 {
                 continue;
             }
             seen |= bit;
-            let q = self.queue_for(node, s.color, RAMP as u8);
+            let mut q = s.queue;
+            if q == NONE {
+                q = self.queue_for(node, s.color, RAMP as u8);
+                self.pes[pe as usize].sends[i].queue = q;
+            }
+            let s = &self.pes[pe as usize].sends[i];
             if q == NONE || u32::from(self.queues[q as usize].len) >= depth {
                 continue;
             }
@@ -136,6 +142,8 @@ impl Partition<'_> {
         let slot = (queue.head as usize + queue.len as usize) % depth;
         self.qdata[q as usize * depth + slot] = data;
         queue.len += 1;
+        let node = queue.node;
+        self.nodes[node as usize].queued += 1;
     }
 
     /// Output port `o` of `node` moves at most one wavelet.
@@ -196,6 +204,7 @@ impl Partition<'_> {
                 queue.sent = 0;
                 queue.head = ((queue.head as usize + 1) % depth) as u8;
                 queue.len -= 1;
+                self.nodes[node as usize].queued -= 1;
                 if let Upstream::Link { part, och } = queue.up {
                     let when = t + self.latency;
                     if part == self.id {

@@ -1,0 +1,74 @@
+//! Identical outputs, cycle counts, reports and traces for 1, 2 and 4 worker threads.
+
+mod common;
+
+use common::target;
+use wsel_sim::workloads::halo_exchange;
+use wsel_sim::{EdgeInput, EdgeOutput, EdgeSource, Outcome, SimOptions, simulate};
+use wsel_target::{Coord, Dir, Port, PortSet};
+
+/// A 12 × 12 halo exchange (4 rounds, uneven task costs) plus a host stream crossing the
+/// fabric on row 5 through the exchange's traffic.
+fn run(threads: usize, latency: u32) -> Outcome {
+    let mut t = target(latency, 3, 4);
+    (t.width, t.height) = (12, 12);
+    let mut p = halo_exchange(Coord::new(0, 0), 12, 12, 8, 4);
+    // Color 9 crosses row 5 from the west edge to the east edge, sharing the east links.
+    let data: Vec<u32> = (0..200).map(|i| i * 3 + 1).collect();
+    p.inputs.push(EdgeInput {
+        at: Coord::new(0, 5),
+        side: Dir::West,
+        color: 9,
+        data,
+        source: EdgeSource::Host,
+        start: 7,
+    });
+    p.outputs.push(EdgeOutput {
+        at: Coord::new(11, 5),
+        side: Dir::East,
+        color: 9,
+    });
+    for x in 0..12 {
+        p.add_route(
+            Coord::new(x, 5),
+            9,
+            PortSet::only(Port::W),
+            PortSet::only(Port::E),
+        );
+    }
+    let opts = SimOptions {
+        threads,
+        trace: true,
+        trace_window: 16,
+        ..SimOptions::default()
+    };
+    simulate(&t, &p, &opts).expect("runs")
+}
+
+fn assert_same(a: &Outcome, b: &Outcome) {
+    assert_eq!(a.cycles, b.cycles);
+    assert_eq!(a.report, b.report);
+    assert_eq!(a.outputs, b.outputs);
+    assert_eq!(a.trace, b.trace);
+    for y in 0..12 {
+        for x in 0..12 {
+            let c = Coord::new(x, y);
+            assert_eq!(a.sram(c), b.sram(c), "SRAM of PE {c}");
+        }
+    }
+}
+
+#[test]
+fn one_two_and_four_threads_agree_exactly() {
+    for latency in [1, 3] {
+        let one = run(1, latency);
+        assert!(one.report.wavelet_hops > 10_000, "a nontrivial run");
+        assert_eq!(
+            one.outputs[0],
+            (0..200).map(|i| i * 3 + 1).collect::<Vec<u32>>()
+        );
+        for threads in [2, 4] {
+            assert_same(&one, &run(threads, latency));
+        }
+    }
+}
