@@ -91,6 +91,9 @@ fn main() {
         small(1, 5);
         small(2, 5);
     }
+    if want("small1") {
+        small(1, 3);
+    }
     if want("full") {
         full(2);
     }

@@ -168,7 +168,9 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
                     });
                 }
             }
-            for q in &p.queues[node.q_start as usize..(node.q_start + node.q_len) as usize] {
+            for q in
+                &p.queues[node.q_start as usize..(node.q_start + u32::from(node.q_len)) as usize]
+            {
                 if q.len > 0 {
                     let blocked_on = Port::ALL
                         .into_iter()

@@ -19,32 +19,32 @@ pub(crate) const OUTPUTS: usize = 5;
 /// Index of the ramp among outputs and in port masks.
 pub(crate) const RAMP: usize = 4;
 
-/// A candidate list: the queues that may feed one output port, and the round-robin pointer.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Candidates {
-    pub start: u32,
-    pub len: u16,
-    pub rr: u16,
-}
+/// The most router input queues (color, receive port pairs) one router may have; the
+/// router keeps them in 64-bit masks.
+pub(crate) const MAX_QUEUES_PER_ROUTER: u32 = 64;
 
-/// A router and, if the program places code there, its PE.
+/// A router and, if the program places code there, its PE. The first fields (one cache
+/// line) are what a router step reads.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct Node {
-    pub at: Coord,
-    /// Local PE index or NONE.
-    pub pe: u32,
+    /// Local queues (bit i = queue `q_start + i`) holding at least one wavelet.
+    pub nonempty: u64,
+    /// Per output port (N, S, E, W, ramp): local queues that forward there.
+    pub cmask: [u64; OUTPUTS],
     /// Local queue range.
     pub q_start: u32,
-    pub q_len: u32,
+    /// Local PE index or NONE.
+    pub pe: u32,
+    /// Per output port: the queue bit served last (round-robin).
+    pub rr: [u8; OUTPUTS],
+    /// In the active list.
+    pub active: bool,
+    pub q_len: u8,
+    pub at: Coord,
     /// Local range of edge sources feeding this router.
     pub src_start: u32,
     pub src_len: u32,
-    /// Per output port (N, S, E, W, ramp): queues that forward there.
-    pub cand: [Candidates; OUTPUTS],
-    /// Wavelets in this router's queues.
-    pub queued: u32,
-    /// In the active list.
-    pub active: bool,
     /// Cycle of the pending timer, or u64::MAX.
     pub wake: u64,
 }

@@ -9,7 +9,7 @@ use crate::error::SimError;
 use crate::events::{Timers, Wheel};
 use crate::fabric::Msg;
 use crate::fabric::{
-    Candidates, NONE, Node, OUTPUTS, OutChannel, Pe, Queue, Sink, Source, Upstream,
+    MAX_QUEUES_PER_ROUTER, NONE, Node, OUTPUTS, OutChannel, Pe, Queue, Sink, Source, Upstream,
 };
 use crate::pacer::Pacer;
 use crate::partition::{Partition, Stats};
@@ -249,6 +249,15 @@ pub(crate) fn build<'p>(
         let rs = node_routes(g);
         q_base[g + 1] = q_base[g] + rs.iter().map(|r| r.rx.0.count_ones()).sum::<u32>();
         o_base[g + 1] = o_base[g] + rs.iter().map(|r| (r.tx.0 & 0xf).count_ones()).sum::<u32>();
+        if q_base[g + 1] - q_base[g] > MAX_QUEUES_PER_ROUTER {
+            return Err(program_error(
+                Some(coord_of(keys[g])),
+                format!(
+                    "the router has {} (color, receive port) pairs; at most {MAX_QUEUES_PER_ROUTER} are supported",
+                    q_base[g + 1] - q_base[g]
+                ),
+            ));
+        }
     }
     // Global index of the queue of node `g`, color, receive port.
     let queue_of = |g: usize, color: Color, port: Port| -> u32 {
@@ -295,7 +304,6 @@ pub(crate) fn build<'p>(
         let mut nodes = Vec::with_capacity(n1 - n0);
         let mut queues = Vec::with_capacity((q_base[n1] - qb) as usize);
         let mut outch = Vec::with_capacity((o_base[n1] - ob) as usize);
-        let mut cands: Vec<u32> = Vec::new();
         let mut pes = Vec::new();
         let mut sources = Vec::new();
         let mut sinks = Vec::new();
@@ -399,15 +407,13 @@ pub(crate) fn build<'p>(
                 }
             }
             let q_len = q_base[g + 1] - q_base[g];
-            let mut cand = [Candidates::default(); OUTPUTS];
-            for (o, c) in cand.iter_mut().enumerate() {
-                c.start = cands.len() as u32;
-                for q in q_start..q_start + q_len {
-                    if queues[q as usize].tx & (1 << o) != 0 {
-                        cands.push(q);
+            let mut cmask = [0u64; OUTPUTS];
+            for (o, m) in cmask.iter_mut().enumerate() {
+                for i in 0..q_len {
+                    if queues[(q_start + i) as usize].tx & (1 << o) != 0 {
+                        *m |= 1 << i;
                     }
                 }
-                c.len = (cands.len() as u32 - c.start) as u16;
             }
             // Edge sources into this node.
             let src_start = sources.len() as u32;
@@ -468,12 +474,14 @@ pub(crate) fn build<'p>(
                 at,
                 pe,
                 q_start,
-                q_len,
+
                 src_start,
                 src_len,
-                cand,
-                queued: 0,
+                nonempty: 0,
+                cmask,
+                rr: [0; OUTPUTS],
                 active: false,
+                q_len: q_len as u8,
                 wake: u64::MAX,
             });
         }
@@ -488,7 +496,6 @@ pub(crate) fn build<'p>(
             nodes,
             queues,
             outch,
-            cands,
             pes,
             sources,
             sinks,
@@ -498,6 +505,7 @@ pub(crate) fn build<'p>(
             now: 0,
             floor: 0,
             bucket: Default::default(),
+            bitmap: Vec::new(),
             outbox: (0..parts).map(|_| Vec::<Msg>::new()).collect(),
             errors: Vec::new(),
             stats: Stats::new(n_local, target.colors as usize),

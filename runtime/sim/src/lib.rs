@@ -1,7 +1,8 @@
 //! The simulated wafer-scale fabric: an event-driven, deterministic, multi-threaded model of a
 //! 2D mesh of PEs with routers, on which compiled (or hand-written) per-PE task code runs.
 //!
-//! See `README.md` in this crate for the machine model and timing rules. In short:
+//! The machine model and timing rules are in this crate's `README.md` (included below). In
+//! short:
 //!
 //! - Build a [`Program`] (kernels of tasks, per-PE code and data, routes per color, edge
 //!   streams) and call [`simulate`] with a [`wsel_target::Target`] and [`SimOptions`].
@@ -9,6 +10,7 @@
 //!   A task sees only its PE through a [`TaskContext`].
 //! - The result is an [`Outcome`] (cycles, [`Report`], host outputs, final SRAM, optional
 //!   [`Trace`]) or a [`SimError`] (bad program, task fault, deadlock, cycle budget).
+#![doc = include_str!("../README.md")]
 
 mod abi_task;
 mod engine;

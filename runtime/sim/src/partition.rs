@@ -83,7 +83,6 @@ pub(crate) struct Partition<'p> {
     pub queues: Vec<Queue>,
     pub qdata: Vec<u32>,
     pub outch: Vec<OutChannel>,
-    pub cands: Vec<u32>,
     pub pes: Vec<Pe>,
     pub sources: Vec<Source>,
     pub sinks: Vec<Sink>,
@@ -95,6 +94,8 @@ pub(crate) struct Partition<'p> {
     /// The earliest cycle a new timer may be set for.
     pub floor: u64,
     pub bucket: Bucket,
+    /// Scratch bitmap for ordering the active list.
+    pub bitmap: Vec<u64>,
     /// Messages for other partitions, by destination.
     pub outbox: Vec<Vec<Msg>>,
     /// Errors of the current cycle: (cycle, global node, error).
@@ -189,7 +190,8 @@ impl<'p> Partition<'p> {
             self.qdata[q as usize * depth + slot] = data;
             queue.len += 1;
             let node = queue.node;
-            self.nodes[node as usize].queued += 1;
+            let n = &mut self.nodes[node as usize];
+            n.nonempty |= 1 << (q - n.q_start);
             self.activate(node);
         }
         for &och in &bucket.credits {
@@ -215,9 +217,7 @@ impl<'p> Partition<'p> {
         }
 
         let mut list = std::mem::take(&mut self.active);
-        // Stepping routers in node order keeps memory access sequential (the order does not
-        // change results).
-        list.sort_unstable();
+        self.order_active(&mut list);
         for &node in &list {
             self.nodes[node as usize].active = false;
             if self.step_router(node, t) {
@@ -228,6 +228,29 @@ impl<'p> Partition<'p> {
         if self.active.is_empty() {
             // Reuse the allocation.
             self.active = list;
+        }
+    }
+
+    /// Put the active list in node order, so that memory is walked sequentially (the order
+    /// does not change results): a bucket pass over a bitmap when many nodes are active, a
+    /// sort when few are.
+    fn order_active(&mut self, list: &mut Vec<u32>) {
+        if list.len() * 32 < self.nodes.len() {
+            list.sort_unstable();
+            return;
+        }
+        self.bitmap.resize(self.nodes.len().div_ceil(64), 0);
+        for &n in list.iter() {
+            self.bitmap[n as usize / 64] |= 1 << (n % 64);
+        }
+        list.clear();
+        for (w, word) in self.bitmap.iter_mut().enumerate() {
+            let mut bits = *word;
+            *word = 0;
+            while bits != 0 {
+                list.push((w * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
         }
     }
 

@@ -26,8 +26,8 @@ impl Partition<'_> {
         if self.nodes[node as usize].src_len > 0 {
             moved |= self.inject_sources(node, t);
         }
-        for o in 0..crate::fabric::OUTPUTS {
-            if self.nodes[node as usize].cand[o].len > 0 {
+        if self.nodes[node as usize].nonempty != 0 {
+            for o in 0..crate::fabric::OUTPUTS {
                 moved |= self.serve(node, o, t);
             }
         }
@@ -36,9 +36,7 @@ impl Partition<'_> {
         }
         self.stats.event(t);
         let n = &self.nodes[node as usize];
-        let queued = self.queues[n.q_start as usize..(n.q_start + n.q_len) as usize]
-            .iter()
-            .any(|q| q.len > 0);
+        let queued = n.nonempty != 0;
         let sending = pe != NONE && !self.pes[pe as usize].sends.is_empty();
         let sourcing = self.sources[n.src_start as usize..(n.src_start + n.src_len) as usize]
             .iter()
@@ -49,7 +47,7 @@ impl Partition<'_> {
     /// The local queue of `node` for `color` fed by port `rx`.
     fn queue_for(&self, node: u32, color: u8, rx: u8) -> u32 {
         let n = &self.nodes[node as usize];
-        (n.q_start..n.q_start + n.q_len)
+        (n.q_start..n.q_start + u32::from(n.q_len))
             .find(|&q| {
                 let queue = &self.queues[q as usize];
                 queue.color == color && queue.rx == rx
@@ -143,19 +141,36 @@ impl Partition<'_> {
         self.qdata[q as usize * depth + slot] = data;
         queue.len += 1;
         let node = queue.node;
-        self.nodes[node as usize].queued += 1;
+        let n = &mut self.nodes[node as usize];
+        n.nonempty |= 1 << (q - n.q_start);
     }
 
-    /// Output port `o` of `node` moves at most one wavelet.
+    /// Output port `o` of `node` moves at most one wavelet: the first queue after the one
+    /// served last (in queue order, wrapping around) whose head wants `o` and can go.
     fn serve(&mut self, node: u32, o: usize, t: u64) -> bool {
-        let c = self.nodes[node as usize].cand[o];
-        let k = c.len as usize;
+        let n = &self.nodes[node as usize];
+        let mut want = n.cmask[o] & n.nonempty;
+        if want == 0 {
+            return false;
+        }
+        let q_start = n.q_start as usize;
+        let rr = u32::from(n.rr[o]);
         let depth = self.depth as usize;
-        for i in 0..k {
-            let slot = (c.rr as usize + i) % k;
-            let q = self.cands[c.start as usize + slot] as usize;
+        // Queues at or after the round-robin position first, then the rest.
+        let mut pass = want & (u64::MAX << rr);
+        loop {
+            if pass == 0 {
+                if want == 0 {
+                    return false;
+                }
+                pass = want;
+            }
+            let bit = pass.trailing_zeros() as usize;
+            pass &= pass - 1;
+            want &= !(1u64 << bit);
+            let q = q_start + bit;
             let queue = &self.queues[q];
-            if queue.len == 0 || queue.sent & (1 << o) != 0 {
+            if queue.sent & (1 << o) != 0 {
                 continue;
             }
             let data = self.qdata[q * depth + queue.head as usize];
@@ -204,7 +219,9 @@ impl Partition<'_> {
                 queue.sent = 0;
                 queue.head = ((queue.head as usize + 1) % depth) as u8;
                 queue.len -= 1;
-                self.nodes[node as usize].queued -= 1;
+                if queue.len == 0 {
+                    self.nodes[node as usize].nonempty &= !(1u64 << bit);
+                }
                 if let Upstream::Link { part, och } = queue.up {
                     let when = t + self.latency;
                     if part == self.id {
@@ -219,10 +236,9 @@ impl Partition<'_> {
                     }
                 }
             }
-            self.nodes[node as usize].cand[o].rr = ((slot + 1) % k) as u16;
+            self.nodes[node as usize].rr[o] = ((bit + 1) % 64) as u8;
             return true;
         }
-        false
     }
 
     /// Write a wavelet of `color` into the PE's first posted receive for that color.
