@@ -4,6 +4,8 @@
 pub mod cli;
 pub mod commands;
 pub mod json;
+pub mod parts;
 pub mod render;
 pub mod source;
 pub mod status;
+pub mod tensor;

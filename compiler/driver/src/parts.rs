@@ -1,0 +1,156 @@
+//! Which elements of a tensor each PE gets: the blocks of `bind ... split [...]` and the parts
+//! of edge streams, as defined in `docs/mapping.md` §4.
+//!
+//! One rule serves both: a dimension split over `rows` gives PE row `r` the `r`-th of `R` equal
+//! blocks, over `cols` column `c` the `c`-th of `C`, and `_` (or a dimension past the end of
+//! the split list) stays whole; the selected elements are listed in row-major order.
+
+use wsel_ir::graph::SplitAxis;
+
+/// The position of a PE (or an edge part) in a region of `rows × cols`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    pub row: u64,
+    pub col: u64,
+    pub rows: u64,
+    pub cols: u64,
+}
+
+/// The row-major indices, into a tensor of `shape`, of the block that `cell` receives.
+///
+/// Every split dimension must be divisible by its part count (the layer's `where` conditions
+/// guarantee it); a non-divisible dimension gives the remainder to no one, and the caller's
+/// SRAM-size check catches the mismatch.
+pub fn block_indices(shape: &[u64], split: &[SplitAxis], cell: Cell) -> Vec<usize> {
+    let ranges: Vec<(u64, u64)> = shape
+        .iter()
+        .enumerate()
+        .map(
+            |(d, &len)| match split.get(d).copied().unwrap_or(SplitAxis::Whole) {
+                SplitAxis::Rows => block_range(len, cell.row, cell.rows),
+                SplitAxis::Cols => block_range(len, cell.col, cell.cols),
+                SplitAxis::Whole => (0, len),
+            },
+        )
+        .collect();
+    let strides = row_major_strides(shape);
+    let mut indices =
+        Vec::with_capacity(ranges.iter().map(|(lo, hi)| (hi - lo) as usize).product());
+    let mut index = vec![0u64; shape.len()];
+    collect(&ranges, &strides, 0, &mut index, &mut indices);
+    indices
+}
+
+/// The elements of `data` at `indices`.
+pub fn gather(data: &[u32], indices: &[usize]) -> Vec<u32> {
+    indices.iter().map(|&i| data[i]).collect()
+}
+
+/// Writes `values` into `data` at `indices` (the inverse of [`gather`]).
+pub fn scatter(data: &mut [u32], indices: &[usize], values: &[u32]) {
+    for (&i, &v) in indices.iter().zip(values) {
+        data[i] = v;
+    }
+}
+
+fn block_range(len: u64, part: u64, parts: u64) -> (u64, u64) {
+    let size = len / parts.max(1);
+    (part * size, (part + 1) * size)
+}
+
+fn row_major_strides(shape: &[u64]) -> Vec<u64> {
+    let mut strides = vec![1u64; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    strides
+}
+
+fn collect(
+    ranges: &[(u64, u64)],
+    strides: &[u64],
+    dim: usize,
+    index: &mut Vec<u64>,
+    out: &mut Vec<usize>,
+) {
+    if dim == ranges.len() {
+        let flat: u64 = index.iter().zip(strides).map(|(i, s)| i * s).sum();
+        out.push(flat as usize);
+        return;
+    }
+    for i in ranges[dim].0..ranges[dim].1 {
+        index[dim] = i;
+        collect(ranges, strides, dim + 1, index, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use SplitAxis::{Cols, Rows, Whole};
+
+    fn cell(row: u64, col: u64, rows: u64, cols: u64) -> Cell {
+        Cell {
+            row,
+            col,
+            rows,
+            cols,
+        }
+    }
+
+    #[test]
+    fn weight_tile_of_a_dense_layer() {
+        // W[4, 6] over a 2 × 3 region: PE (1, 2) gets rows 2..4, columns 4..6.
+        let indices = block_indices(&[4, 6], &[Rows, Cols], cell(1, 2, 2, 3));
+        assert_eq!(indices, vec![2 * 6 + 4, 2 * 6 + 5, 3 * 6 + 4, 3 * 6 + 5]);
+    }
+
+    #[test]
+    fn a_vector_split_over_columns_is_replicated_down_the_rows() {
+        let top = block_indices(&[6], &[Cols], cell(0, 1, 4, 3));
+        let bottom = block_indices(&[6], &[Cols], cell(3, 1, 4, 3));
+        assert_eq!(top, vec![2, 3]);
+        assert_eq!(top, bottom);
+    }
+
+    #[test]
+    fn whole_and_missing_axes_keep_the_dimension() {
+        assert_eq!(
+            block_indices(&[2, 3], &[], cell(0, 0, 2, 2)),
+            vec![0, 1, 2, 3, 4, 5]
+        );
+        assert_eq!(
+            block_indices(&[2, 3], &[Whole, Cols], cell(1, 0, 2, 3)),
+            vec![0, 3]
+        );
+        assert_eq!(
+            block_indices(&[4, 2], &[Rows], cell(1, 0, 2, 5)),
+            vec![4, 5, 6, 7]
+        );
+    }
+
+    #[test]
+    fn blocks_of_all_cells_cover_the_tensor_once() {
+        let shape = [6, 4];
+        let mut seen = [0; 24];
+        for row in 0..3 {
+            for col in 0..2 {
+                for i in block_indices(&shape, &[Rows, Cols], cell(row, col, 3, 2)) {
+                    seen[i] += 1;
+                }
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn gather_and_scatter_are_inverse() {
+        let data: Vec<u32> = (0..12).collect();
+        let indices = block_indices(&[3, 4], &[Whole, Cols], cell(0, 1, 1, 2));
+        let part = gather(&data, &indices);
+        assert_eq!(part, vec![2, 3, 6, 7, 10, 11]);
+        let mut back = vec![0; 12];
+        scatter(&mut back, &indices, &part);
+        assert_eq!(gather(&back, &indices), part);
+    }
+}

@@ -1,0 +1,389 @@
+//! Host tensors and their `.npy` files: reading with dtype and shape checks, writing
+//! atomically (a temporary file renamed into place, so an error never leaves half a file).
+//!
+//! A [`Tensor`] holds 32-bit words, the unit the fabric moves: `f32` as IEEE bits, `f16` as
+//! the `f32` bits of its value, `i32`/`u32` as themselves.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use npyz::WriterBuilder;
+use wsel_ir::kernel::ScalarTy;
+
+/// A dense row-major tensor of 32-bit words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tensor {
+    pub elem: ScalarTy,
+    pub shape: Vec<u64>,
+    pub words: Vec<u32>,
+}
+
+impl Tensor {
+    /// Elements per sample: the product of every dimension after the first.
+    pub fn sample_len(&self) -> usize {
+        self.shape.iter().skip(1).product::<u64>() as usize
+    }
+
+    /// The values as `f32` (for `f32`/`f16` tensors), e.g. to compare with a reference.
+    pub fn to_f32(&self) -> Vec<f32> {
+        self.words.iter().map(|w| f32::from_bits(*w)).collect()
+    }
+}
+
+/// Why a tensor file could not be used. The message names the file and, for mismatches, both
+/// the expected and the found type or shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TensorError {
+    Read {
+        path: PathBuf,
+        reason: String,
+    },
+    Dtype {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    Shape {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    Write {
+        path: PathBuf,
+        reason: String,
+    },
+}
+
+impl fmt::Display for TensorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TensorError::Read { path, reason } => {
+                write!(f, "cannot read `{}`: {reason}", path.display())
+            }
+            TensorError::Dtype {
+                path,
+                expected,
+                found,
+            } => write!(
+                f,
+                "`{}` holds `{found}` values, but `{expected}` values are needed",
+                path.display()
+            ),
+            TensorError::Shape {
+                path,
+                expected,
+                found,
+            } => write!(
+                f,
+                "`{}` has shape {found}, but shape {expected} is needed",
+                path.display()
+            ),
+            TensorError::Write { path, reason } => {
+                write!(f, "cannot write `{}`: {reason}", path.display())
+            }
+        }
+    }
+}
+
+/// The shape a file must have: each dimension fixed, or free (the batch, when not yet known).
+pub type ExpectedShape = [Option<u64>];
+
+/// Reads `path` as a tensor of `elem` whose shape matches `expected`.
+pub fn read_npy(
+    path: &Path,
+    elem: ScalarTy,
+    expected: &ExpectedShape,
+) -> Result<Tensor, TensorError> {
+    let read_error = |reason: String| TensorError::Read {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let file = File::open(path).map_err(|e| read_error(e.to_string()))?;
+    let npy = npyz::NpyFile::new(BufReader::new(file))
+        .map_err(|e| read_error(format!("not a NumPy .npy file ({e})")))?;
+    if npy.order() == npyz::Order::Fortran {
+        return Err(read_error(
+            "the array is stored in Fortran order; save it with `np.ascontiguousarray`".into(),
+        ));
+    }
+    let shape = npy.shape().to_vec();
+    let found_dtype = dtype_code(&npy.dtype());
+    let shape_ok = shape.len() == expected.len()
+        && shape
+            .iter()
+            .zip(expected)
+            .all(|(s, e)| e.is_none_or(|e| e == *s));
+    if !shape_ok {
+        return Err(TensorError::Shape {
+            path: path.to_path_buf(),
+            expected: shape_text_expected(expected),
+            found: shape_text(&shape),
+        });
+    }
+    let dtype_error = || TensorError::Dtype {
+        path: path.to_path_buf(),
+        expected: elem.name().to_string(),
+        found: numpy_name(&found_dtype),
+    };
+    let words: Vec<u32> = match (elem, found_dtype.as_str()) {
+        (ScalarTy::F32, "<f4") => read_vec::<f32>(npy, path)?
+            .into_iter()
+            .map(f32::to_bits)
+            .collect(),
+        (ScalarTy::F16, "<f2") => read_vec::<half::f16>(npy, path)?
+            .into_iter()
+            .map(|h| h.to_f32().to_bits())
+            .collect(),
+        (ScalarTy::I32, "<i4") => read_vec::<i32>(npy, path)?
+            .into_iter()
+            .map(|v| v as u32)
+            .collect(),
+        (ScalarTy::U32, "<u4") => read_vec::<u32>(npy, path)?,
+        _ => return Err(dtype_error()),
+    };
+    Ok(Tensor { elem, shape, words })
+}
+
+/// Reads a file of class labels: any integer dtype, one dimension.
+pub fn read_labels(path: &Path, samples: u64) -> Result<Vec<i64>, TensorError> {
+    let read_error = |reason: String| TensorError::Read {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let file = File::open(path).map_err(|e| read_error(e.to_string()))?;
+    let npy = npyz::NpyFile::new(BufReader::new(file))
+        .map_err(|e| read_error(format!("not a NumPy .npy file ({e})")))?;
+    let shape = npy.shape().to_vec();
+    if shape != [samples] {
+        return Err(TensorError::Shape {
+            path: path.to_path_buf(),
+            expected: shape_text(&[samples]),
+            found: shape_text(&shape),
+        });
+    }
+    let dtype = dtype_code(&npy.dtype());
+    match dtype.as_str() {
+        "<i4" => Ok(read_vec::<i32>(npy, path)?
+            .into_iter()
+            .map(i64::from)
+            .collect()),
+        "<i8" => read_vec::<i64>(npy, path),
+        "<u4" => Ok(read_vec::<u32>(npy, path)?
+            .into_iter()
+            .map(i64::from)
+            .collect()),
+        _ => Err(TensorError::Dtype {
+            path: path.to_path_buf(),
+            expected: "integer labels".into(),
+            found: numpy_name(&dtype),
+        }),
+    }
+}
+
+/// Writes `tensor` to `path` as `.npy`, creating missing parent folders, through a temporary
+/// file in the same folder that is renamed into place only when complete.
+pub fn write_npy_atomic(path: &Path, tensor: &Tensor) -> Result<(), TensorError> {
+    let write_error = |reason: String| TensorError::Write {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| write_error(e.to_string()))?;
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| write_error("the path names no file".into()))?;
+    let temp = parent.join(format!(
+        ".{}.{}.tmp",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = write_to(&temp, tensor).and_then(|()| std::fs::rename(&temp, path));
+    if let Err(error) = result {
+        let _ = std::fs::remove_file(&temp);
+        return Err(write_error(error.to_string()));
+    }
+    Ok(())
+}
+
+fn write_to(path: &Path, tensor: &Tensor) -> std::io::Result<()> {
+    let mut file = BufWriter::new(File::create(path)?);
+    match tensor.elem {
+        ScalarTy::F32 | ScalarTy::F16 => {
+            let mut w = npyz::WriteOptions::<f32>::new()
+                .shape(&tensor.shape)
+                .default_dtype()
+                .writer(&mut file)
+                .begin_nd()?;
+            w.extend(tensor.words.iter().map(|b| f32::from_bits(*b)))?;
+            w.finish()?;
+        }
+        ScalarTy::I32 | ScalarTy::Bool => {
+            let mut w = npyz::WriteOptions::<i32>::new()
+                .shape(&tensor.shape)
+                .default_dtype()
+                .writer(&mut file)
+                .begin_nd()?;
+            w.extend(tensor.words.iter().map(|b| *b as i32))?;
+            w.finish()?;
+        }
+        ScalarTy::U32 => {
+            let mut w = npyz::WriteOptions::<u32>::new()
+                .shape(&tensor.shape)
+                .default_dtype()
+                .writer(&mut file)
+                .begin_nd()?;
+            w.extend(tensor.words.iter().copied())?;
+            w.finish()?;
+        }
+    }
+    file.flush()?;
+    file.into_inner().map_err(|e| e.into_error())?.sync_all()
+}
+
+fn read_vec<T: npyz::Deserialize>(
+    npy: npyz::NpyFile<BufReader<File>>,
+    path: &Path,
+) -> Result<Vec<T>, TensorError> {
+    npy.into_vec::<T>().map_err(|e| TensorError::Read {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
+/// The dtype's type code such as `<f4` (npyz gives it as a Python literal, `'<f4'`).
+fn dtype_code(dtype: &npyz::DType) -> String {
+    dtype.descr().trim_matches('\'').to_string()
+}
+
+/// A NumPy-style name for a dtype descriptor, e.g. `<f8` → `float64`.
+fn numpy_name(descr: &str) -> String {
+    let name = match descr.trim_start_matches(['<', '>', '|', '=']) {
+        "f2" => "float16",
+        "f4" => "float32",
+        "f8" => "float64",
+        "i1" => "int8",
+        "i2" => "int16",
+        "i4" => "int32",
+        "i8" => "int64",
+        "u1" => "uint8",
+        "u2" => "uint16",
+        "u4" => "uint32",
+        "u8" => "uint64",
+        "b1" => "bool",
+        other => return format!("dtype `{other}`"),
+    };
+    if descr.starts_with('>') {
+        format!("big-endian {name}")
+    } else {
+        name.to_string()
+    }
+}
+
+fn shape_text(shape: &[u64]) -> String {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+fn shape_text_expected(shape: &ExpectedShape) -> String {
+    let dims: Vec<String> = shape
+        .iter()
+        .map(|d| d.map_or("B".to_string(), |d| d.to_string()))
+        .collect();
+    format!("[{}]", dims.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("wsel-tensor-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    #[test]
+    fn round_trips_f32_and_checks_shape_and_dtype() {
+        let dir = temp_dir("roundtrip");
+        let path = dir.join("sub/x.npy");
+        let tensor = Tensor {
+            elem: ScalarTy::F32,
+            shape: vec![2, 3],
+            words: [1.0f32, 2.0, 3.0, -4.5, 0.0, 7.25]
+                .iter()
+                .map(|v| v.to_bits())
+                .collect(),
+        };
+        write_npy_atomic(&path, &tensor).expect("write");
+        assert_eq!(
+            read_npy(&path, ScalarTy::F32, &[None, Some(3)]),
+            Ok(tensor.clone())
+        );
+        assert_eq!(
+            read_npy(&path, ScalarTy::F32, &[None, Some(4)]).map_err(|e| e.to_string()),
+            Err(format!(
+                "`{}` has shape [2, 3], but shape [B, 4] is needed",
+                path.display()
+            ))
+        );
+        assert_eq!(
+            read_npy(&path, ScalarTy::I32, &[None, Some(3)]).map_err(|e| e.to_string()),
+            Err(format!(
+                "`{}` holds `float32` values, but `i32` values are needed",
+                path.display()
+            ))
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(dir.join("sub")).expect("dir").collect();
+        assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn missing_and_garbage_files_are_clear_errors() {
+        let dir = temp_dir("bad");
+        let missing = read_npy(&dir.join("nope.npy"), ScalarTy::F32, &[None]);
+        assert!(matches!(missing, Err(TensorError::Read { .. })));
+        let garbage = dir.join("garbage.npy");
+        std::fs::write(&garbage, b"not numpy at all").expect("write");
+        let error = read_npy(&garbage, ScalarTy::F32, &[None]).expect_err("garbage");
+        assert!(
+            error.to_string().contains("not a NumPy .npy file"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn unwritable_output_leaves_nothing() {
+        let dir = temp_dir("unwritable");
+        let blocker = dir.join("file");
+        std::fs::write(&blocker, b"x").expect("write");
+        let tensor = Tensor {
+            elem: ScalarTy::F32,
+            shape: vec![1],
+            words: vec![0],
+        };
+        let error = write_npy_atomic(&blocker.join("out.npy"), &tensor)
+            .expect_err("a file is not a folder");
+        assert!(matches!(error, TensorError::Write { .. }));
+    }
+
+    #[test]
+    fn reads_files_numpy_wrote() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/digits/data");
+        let x = read_npy(&data.join("x_test.npy"), ScalarTy::F32, &[None, Some(64)]).expect("x");
+        assert_eq!(x.shape, vec![360, 64]);
+        assert!(x.to_f32().iter().all(|v| (0.0..=1.0).contains(v)));
+        let labels = read_labels(&data.join("y_test.npy"), 360).expect("labels");
+        assert!(labels.iter().all(|l| (0..10).contains(l)));
+        let wrong = read_npy(&data.join("y_test.npy"), ScalarTy::F32, &[None]).expect_err("ints");
+        assert!(
+            wrong.to_string().contains("holds `int32` values"),
+            "{wrong}"
+        );
+    }
+}
