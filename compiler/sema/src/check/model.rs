@@ -50,7 +50,8 @@ pub fn check_model<'db>(db: &'db dyn Db, item: ItemId<'db>) -> ModelCheck {
     }
 }
 
-/// A tensor value in a model: where it comes from, its type, and where a `param` is declared.
+/// A tensor value in a model: where it comes from, its type (`None` is the error type of a
+/// broken definition or call, which unifies with anything), and where a `param` is declared.
 #[derive(Debug, Clone)]
 struct TensorValue {
     source: ValueRef,
@@ -417,6 +418,20 @@ impl<'db> ModelChecker<'db> {
         }
         let out_ty = sig.output.as_ref().and_then(|o| o.ty.as_ref())?;
         let result = substitute(out_ty, &bindings);
+        // A call with a broken argument has the error type when its result depends on a
+        // dimension the argument should have bound: the error type unifies with anything,
+        // so one mistake is reported once, not again at every use of the result.
+        let unbound = out_ty
+            .dims
+            .iter()
+            .any(|d| matches!(d, Dim::Var(v) if !bindings.contains_key(v)));
+        if !ok && unbound {
+            return Some(TensorValue {
+                source: ValueRef::Node(self.graph.nodes.len()),
+                ty: None,
+                param_def: None,
+            });
+        }
         self.c.record_type(span, &Ty::Tensor(result.clone()));
         self.c.analysis.calls.push(CallBinding {
             span: span.clone(),

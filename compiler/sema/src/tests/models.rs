@@ -123,3 +123,20 @@ fn model_graph_and_call_bindings() {
     "#]]
     .assert_debug_eq(&calls);
 }
+
+#[test]
+fn a_broken_call_has_the_error_type_and_reports_once() {
+    let out = check_files(&[(
+        "main.wse",
+        "import std.nn.{dense, relu, softmax};\n\
+         model a(x: f16[B, 32]) -> f32[B, 32] { return relu(x); }\n\
+         model b(x: f32[B, 4]) -> f32[B, 8] { param w: f32[4, 8]; return softmax(dense(x, w)); }\n\
+         model c(x: f32[B, 4]) -> f32[B, 8] { param t: f32[4, 4]; param w: f32[4, 8]; param b: f32[8]; return dense(relu(t), w, b); }\n",
+    )]);
+    let codes: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split(' ').next())
+        .filter(|c| c.starts_with('E'))
+        .collect();
+    assert_eq!(codes, ["E0402", "E0405", "E0404"], "{out}");
+}
