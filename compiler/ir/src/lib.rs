@@ -7,3 +7,4 @@ pub mod cost;
 pub mod graph;
 pub mod kernel;
 pub mod print;
+pub mod print_graph;

@@ -1,0 +1,213 @@
+//! Compile-time expressions of layers (`where` conditions, kernel arguments, region sizes,
+//! costs, array lengths) as `CExpr`: names of dimension variables and region sizes stay
+//! variables, module constants become literals, and kernel parameters can be replaced by the
+//! expressions a `run` gives them. [`simplify`] folds what has no variables in it.
+
+use std::collections::BTreeSet;
+
+use wsel_ir::graph::{CBinOp, CExpr, CValue};
+use wsel_sema::items::ModuleScope;
+use wsel_sema::ty::Value;
+use wsel_sema::{Db, ItemKind, const_value};
+use wsel_syntax::ast::{self, BinaryOp, ScalarType, UnaryOp};
+
+/// Converts layer-level AST expressions to `CExpr`.
+pub struct Converter<'a, 'db> {
+    pub db: &'db dyn Db,
+    /// The module scope of the file the expressions are written in.
+    pub module: &'db ModuleScope<'db>,
+    /// What a name stands for (a variable or a substituted expression); module constants are
+    /// looked up when this gives `None`.
+    pub names: &'a dyn Fn(&str) -> Option<CExpr>,
+    /// The concrete value of a variable, where known (dimension variables at one call), for
+    /// folding the casts `CExpr` cannot express.
+    pub values: &'a dyn Fn(&str) -> Option<CValue>,
+}
+
+impl Converter<'_, '_> {
+    /// The `CExpr` of `expr`, or why it has none.
+    pub fn convert(&self, expr: &ast::Expr) -> Result<CExpr, String> {
+        Ok(match expr {
+            ast::Expr::Int(v, _) => {
+                CExpr::Int(i64::try_from(*v).map_err(|_| format!("the literal {v} is too large"))?)
+            }
+            ast::Expr::Float(v, _) => CExpr::Float(*v),
+            ast::Expr::Bool(v, _) => CExpr::Bool(*v),
+            ast::Expr::Name(id) => match (self.names)(&id.name) {
+                Some(e) => e,
+                None => self.module_const(&id.name)?,
+            },
+            ast::Expr::Unary { op, operand, .. } => {
+                let inner = Box::new(self.convert(operand)?);
+                match op {
+                    UnaryOp::Neg => CExpr::Neg(inner),
+                    UnaryOp::Not => CExpr::Not(inner),
+                }
+            }
+            ast::Expr::Binary { op, lhs, rhs, .. } => CExpr::Binary(
+                cbin_op(*op),
+                Box::new(self.convert(lhs)?),
+                Box::new(self.convert(rhs)?),
+            ),
+            ast::Expr::Call { callee, args, .. }
+                if (callee.name == "max" || callee.name == "min") && args.len() == 2 =>
+            {
+                let a = Box::new(self.convert(&args[0])?);
+                let b = Box::new(self.convert(&args[1])?);
+                if callee.name == "max" {
+                    CExpr::Max(a, b)
+                } else {
+                    CExpr::Min(a, b)
+                }
+            }
+            ast::Expr::Cast { value, ty, .. } => {
+                let inner = self.convert(value)?;
+                let value = inner.eval(self.values).map_err(|_| {
+                    "a cast of an expression that depends on the region size cannot be expressed"
+                        .to_string()
+                })?;
+                cast(value, *ty)
+            }
+            _ => return Err("this is not a compile-time expression".into()),
+        })
+    }
+
+    fn module_const(&self, name: &str) -> Result<CExpr, String> {
+        let item = self
+            .module
+            .get(name)
+            .filter(|i| i.kind(self.db) == ItemKind::Const)
+            .ok_or_else(|| format!("`{name}` is not a compile-time value"))?;
+        match const_value(self.db, item).value {
+            Some(Value::Int(v)) => i64::try_from(v)
+                .map(CExpr::Int)
+                .map_err(|_| format!("`{name}` is too large")),
+            Some(Value::Float(v)) => Ok(CExpr::Float(v)),
+            Some(Value::Bool(v)) => Ok(CExpr::Bool(v)),
+            None => Err(format!("the constant `{name}` has no value")),
+        }
+    }
+}
+
+fn cast(value: CValue, to: ScalarType) -> CExpr {
+    match (value, to) {
+        (CValue::Int(v), ScalarType::F32 | ScalarType::F16) => CExpr::Float(v as f64),
+        (CValue::Float(v), ScalarType::I32 | ScalarType::U32) => CExpr::Int(v.trunc() as i64),
+        (CValue::Int(v), _) => CExpr::Int(v),
+        (CValue::Float(v), _) => CExpr::Float(v),
+        (CValue::Bool(v), _) => CExpr::Bool(v),
+    }
+}
+
+/// The `CExpr` operator of a source operator.
+pub fn cbin_op(op: BinaryOp) -> CBinOp {
+    match op {
+        BinaryOp::Add => CBinOp::Add,
+        BinaryOp::Sub => CBinOp::Sub,
+        BinaryOp::Mul => CBinOp::Mul,
+        BinaryOp::Div => CBinOp::Div,
+        BinaryOp::Rem => CBinOp::Rem,
+        BinaryOp::Eq => CBinOp::Eq,
+        BinaryOp::Ne => CBinOp::Ne,
+        BinaryOp::Lt => CBinOp::Lt,
+        BinaryOp::Le => CBinOp::Le,
+        BinaryOp::Gt => CBinOp::Gt,
+        BinaryOp::Ge => CBinOp::Ge,
+        BinaryOp::And => CBinOp::And,
+        BinaryOp::Or => CBinOp::Or,
+    }
+}
+
+/// The names `expr` mentions.
+pub fn free_vars(expr: &CExpr) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    collect_vars(expr, &mut out);
+    out
+}
+
+fn collect_vars(expr: &CExpr, out: &mut BTreeSet<String>) {
+    match expr {
+        CExpr::Int(_) | CExpr::Float(_) | CExpr::Bool(_) => {}
+        CExpr::Var(name) => {
+            out.insert(name.clone());
+        }
+        CExpr::Neg(e) | CExpr::Not(e) => collect_vars(e, out),
+        CExpr::Binary(_, a, b) | CExpr::Min(a, b) | CExpr::Max(a, b) => {
+            collect_vars(a, out);
+            collect_vars(b, out);
+        }
+    }
+}
+
+/// `expr` with every variable-free sub-expression that evaluates replaced by its value, and
+/// the integer identities `x + 0`, `0 + x`, `x - 0`, `x * 1`, `1 * x`, `x / 1` removed.
+pub fn simplify(expr: &CExpr) -> CExpr {
+    let simplified = match expr {
+        CExpr::Int(_) | CExpr::Float(_) | CExpr::Bool(_) | CExpr::Var(_) => return expr.clone(),
+        CExpr::Neg(e) => CExpr::Neg(Box::new(simplify(e))),
+        CExpr::Not(e) => CExpr::Not(Box::new(simplify(e))),
+        CExpr::Min(a, b) => CExpr::Min(Box::new(simplify(a)), Box::new(simplify(b))),
+        CExpr::Max(a, b) => CExpr::Max(Box::new(simplify(a)), Box::new(simplify(b))),
+        CExpr::Binary(op, a, b) => {
+            let (a, b) = (simplify(a), simplify(b));
+            match (op, &a, &b) {
+                (CBinOp::Add | CBinOp::Sub, _, CExpr::Int(0)) => return a,
+                (CBinOp::Add, CExpr::Int(0), _) => return b,
+                (CBinOp::Mul | CBinOp::Div, _, CExpr::Int(1)) => return a,
+                (CBinOp::Mul, CExpr::Int(1), _) => return b,
+                _ => CExpr::Binary(*op, Box::new(a), Box::new(b)),
+            }
+        }
+    };
+    if free_vars(&simplified).is_empty()
+        && let Ok(value) = simplified.eval(&|_| None)
+    {
+        return match value {
+            CValue::Int(v) => CExpr::Int(v),
+            CValue::Float(v) => CExpr::Float(v),
+            CValue::Bool(v) => CExpr::Bool(v),
+        };
+    }
+    simplified
+}
+
+/// The sum of `terms`, simplified: equal terms are counted (`M / C + 2 * (M / C)` is
+/// `3 * (M / C)`), in order of first appearance, and the constant terms are added into one last
+/// term.
+pub fn sum(terms: &[CExpr]) -> CExpr {
+    let mut constant: i64 = 0;
+    let mut counted: Vec<(i64, CExpr)> = Vec::new();
+    for term in terms {
+        let (count, term) = match simplify(term) {
+            CExpr::Int(v) if constant.checked_add(v).is_some() => {
+                constant += v;
+                continue;
+            }
+            CExpr::Binary(CBinOp::Mul, k, t) if matches!(*k, CExpr::Int(_)) => match *k {
+                CExpr::Int(k) => (k, *t),
+                other => (1, CExpr::Binary(CBinOp::Mul, Box::new(other), t)),
+            },
+            other => (1, other),
+        };
+        match counted.iter_mut().find(|(_, t)| *t == term) {
+            Some((n, _)) if n.checked_add(count).is_some() => *n += count,
+            _ => counted.push((count, term)),
+        }
+    }
+    let mut out: Option<CExpr> = None;
+    for (count, term) in counted {
+        let term = match count {
+            1 => term,
+            k => CExpr::Binary(CBinOp::Mul, Box::new(CExpr::Int(k)), Box::new(term)),
+        };
+        out = Some(match out {
+            None => term,
+            Some(acc) => CExpr::Binary(CBinOp::Add, Box::new(acc), Box::new(term)),
+        });
+    }
+    match out {
+        None => CExpr::Int(constant),
+        Some(acc) if constant == 0 => acc,
+        Some(acc) => CExpr::Binary(CBinOp::Add, Box::new(acc), Box::new(CExpr::Int(constant))),
+    }
+}

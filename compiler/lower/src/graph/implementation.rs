@@ -1,0 +1,255 @@
+//! One implementation of a layer instance: its modes, region sides, `where` conditions, the
+//! kernel with its arguments as expressions over the dimensions and the region size (E0502
+//! for one that has no value at the call's shapes), the kernel's SRAM words as an expression
+//! built from its array lengths, its ports and the `bind`s.
+
+use std::collections::BTreeMap;
+
+use wsel_ir::graph::{
+    BindInfo, BindTarget, CExpr, KernelRef, LayerImpl, Mode, PortInfo, RegionSide, Side,
+    SourceSpan, SplitAxis,
+};
+use wsel_ir::kernel::PortDirection;
+use wsel_sema::{Diagnostic, ItemKind, item_ast, kernel_signature, module_scope};
+use wsel_syntax::ast;
+
+use super::instance::{LayerCx, eval_reason};
+use crate::cexpr::{Converter, free_vars, simplify, sum};
+use crate::diagnostics;
+use crate::value::{int_range, is_int, scalar_ty};
+
+/// Lowers `imp`; `None` when its kernel cannot be found (a checked program always has it).
+pub(super) fn lower_impl(
+    cx: &LayerCx<'_, '_>,
+    imp: &ast::LayerImpl,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<LayerImpl> {
+    let db = cx.db;
+    let mut regions: Vec<String> = Vec::new();
+    let mut side = |size: &ast::Expr, diags: &mut Vec<Diagnostic>| -> RegionSide {
+        if let ast::Expr::Name(id) = size
+            && !cx.dim_vars.contains(&id.name)
+            && !is_module_const(cx, &id.name)
+        {
+            regions.push(id.name.clone());
+            return RegionSide::Free(id.name.clone());
+        }
+        let fixed = cx.convert(size, &[]);
+        let value = fixed
+            .clone()
+            .and_then(|e| e.eval_int(&|n| cx.dim_value(n)).map_err(eval_reason));
+        match value {
+            Ok(v) if v > 0 => {}
+            Ok(v) => diags.push(diagnostics::region_failed(
+                cx.call.clone(),
+                &format!("it is {v}"),
+                cx.loc(&size.span()),
+            )),
+            Err(reason) => diags.push(diagnostics::region_failed(
+                cx.call.clone(),
+                &reason,
+                cx.loc(&size.span()),
+            )),
+        }
+        RegionSide::Fixed(fixed.unwrap_or(CExpr::Int(0)))
+    };
+    let rows = side(&imp.rows, diags);
+    let cols = side(&imp.cols, diags);
+    let conditions = imp
+        .conditions
+        .iter()
+        .filter_map(|c| cx.convert(c, &regions).ok())
+        .collect();
+    let run = imp.run.as_ref()?;
+    let kernel_item = cx
+        .module
+        .get(&run.kernel.name)
+        .filter(|i| i.kind(db) == ItemKind::Kernel)?;
+    let kernel_file = kernel_item.file(db);
+    let ksig = kernel_signature(db, kernel_item);
+    let mut kernel_args = Vec::new();
+    for param in &ksig.params {
+        let Some((_, expr)) = run.args.iter().find(|(n, _)| n.name == param.name) else {
+            continue;
+        };
+        let arg = match cx.convert(expr, &regions) {
+            Ok(arg) => arg,
+            Err(reason) => {
+                diags.push(diagnostics::kernel_arg_failed(
+                    cx.call.clone(),
+                    &param.name,
+                    &reason,
+                    cx.loc(&expr.span()),
+                ));
+                continue;
+            }
+        };
+        if let Some(reason) = check_arg(cx, &arg, param.ty.map(scalar_ty)) {
+            diags.push(diagnostics::kernel_arg_failed(
+                cx.call.clone(),
+                &param.name,
+                &reason,
+                cx.loc(&expr.span()),
+            ));
+        }
+        kernel_args.push((param.name.clone(), arg));
+    }
+    let sram_words = match item_ast(db, kernel_item) {
+        Some(ast::Item::Kernel(kernel)) => {
+            let module = module_scope(db, kernel_file);
+            sram_words(db, module, kernel, &kernel_args)
+        }
+        _ => CExpr::Int(0),
+    };
+    let ports = ksig
+        .ports
+        .iter()
+        .filter_map(|p| {
+            Some(PortInfo {
+                name: p.name.clone(),
+                direction: match p.direction {
+                    ast::PortDirection::In => PortDirection::In,
+                    ast::PortDirection::Out => PortDirection::Out,
+                },
+                elem: scalar_ty(p.elem?),
+                side: side_of(&p.side)?,
+                multicast: p.multicast,
+                span: SourceSpan {
+                    file: p.def.file.clone(),
+                    span: p.def.span.clone(),
+                },
+            })
+        })
+        .collect();
+    let binds = imp
+        .binds
+        .iter()
+        .map(|b| BindInfo {
+            tensor: b.tensor.name.clone(),
+            target: match b.kind {
+                ast::BindKind::Array => BindTarget::Array,
+                ast::BindKind::Port => BindTarget::Port,
+            },
+            target_name: b.target.name.clone(),
+            split: b
+                .split
+                .iter()
+                .flatten()
+                .map(|axis| match axis {
+                    ast::SplitAxis::Rows(_) => SplitAxis::Rows,
+                    ast::SplitAxis::Cols(_) => SplitAxis::Cols,
+                    ast::SplitAxis::Whole(_) | ast::SplitAxis::Unknown(_) => SplitAxis::Whole,
+                })
+                .collect(),
+            span: SourceSpan {
+                file: cx.layer_file.clone(),
+                span: b.span.clone(),
+            },
+        })
+        .collect();
+    Some(LayerImpl {
+        modes: imp
+            .modes
+            .iter()
+            .map(|(m, _)| match m {
+                ast::Mode::Pipelined => Mode::Pipelined,
+                ast::Mode::Streaming => Mode::Streaming,
+            })
+            .collect(),
+        rows,
+        cols,
+        conditions,
+        kernel: KernelRef {
+            file: kernel_file.path(db).clone(),
+            name: kernel_item.name(db).clone(),
+        },
+        kernel_args,
+        sram_words,
+        ports,
+        binds,
+        span: SourceSpan {
+            file: cx.layer_file.clone(),
+            span: imp.span.clone(),
+        },
+    })
+}
+
+/// Why a kernel argument that does not depend on the region size has no valid value at this
+/// call, if it has none.
+fn check_arg(
+    cx: &LayerCx<'_, '_>,
+    arg: &CExpr,
+    ty: Option<wsel_ir::kernel::ScalarTy>,
+) -> Option<String> {
+    if !free_vars(arg).iter().all(|v| cx.dims.contains_key(v)) {
+        return None;
+    }
+    let value = match arg.eval(&|n| cx.dim_value(n)) {
+        Ok(v) => v,
+        Err(e) => return Some(eval_reason(e)),
+    };
+    if let (wsel_ir::graph::CValue::Int(v), Some(ty)) = (value, ty)
+        && is_int(ty)
+    {
+        let (lo, hi) = int_range(ty);
+        if i128::from(v) < lo || i128::from(v) > hi {
+            return Some(format!("{v} does not fit {}", ty.name()));
+        }
+    }
+    None
+}
+
+/// The kernel's SRAM words (its arrays' lengths plus one per SRAM scalar) with its parameters
+/// replaced by `args`.
+fn sram_words(
+    db: &dyn wsel_sema::Db,
+    module: &wsel_sema::items::ModuleScope<'_>,
+    kernel: &ast::Kernel,
+    args: &[(String, CExpr)],
+) -> CExpr {
+    let mut names: BTreeMap<String, CExpr> = args.iter().cloned().collect();
+    let mut terms = Vec::new();
+    for member in &kernel.members {
+        let convert = |expr: &ast::Expr, names: &BTreeMap<String, CExpr>| {
+            let lookup = |n: &str| names.get(n).cloned();
+            let converter = Converter {
+                db,
+                module,
+                names: &lookup,
+                values: &|_| None,
+            };
+            converter.convert(expr).map(|e| simplify(&e))
+        };
+        match member {
+            ast::KernelMember::Const(c) => {
+                if let Ok(value) = convert(&c.value, &names) {
+                    names.insert(c.name.name.clone(), value);
+                }
+            }
+            ast::KernelMember::Var(v) => match &v.ty {
+                ast::Type::Array { len, .. } => {
+                    terms.push(convert(len, &names).unwrap_or(CExpr::Int(0)));
+                }
+                _ => terms.push(CExpr::Int(1)),
+            },
+            _ => {}
+        }
+    }
+    sum(&terms)
+}
+
+fn is_module_const(cx: &LayerCx<'_, '_>, name: &str) -> bool {
+    cx.module
+        .get(name)
+        .is_some_and(|i| i.kind(cx.db) == ItemKind::Const)
+}
+
+fn side_of(name: &str) -> Option<Side> {
+    Some(match name {
+        "north" => Side::North,
+        "south" => Side::South,
+        "east" => Side::East,
+        "west" => Side::West,
+        _ => return None,
+    })
+}

@@ -1,0 +1,196 @@
+//! Graph lowering: a checked model, evaluated for one batch size, as a `LayerGraph` — inputs
+//! and parameters with concrete shapes, then every layer call as a layer instance in
+//! topological order ([`instance`]) with its implementations ([`implementation`]).
+//! `model_graph` is a tracked query keyed by an interned ([`GraphKey`]) model and batch size.
+
+mod implementation;
+mod instance;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use wsel_ir::graph::{KernelRef, LayerGraph, ParamDecl, SourceSpan, TensorDecl, TensorRef};
+use wsel_sema::analysis::ValueRef;
+use wsel_sema::db::lookup_file;
+use wsel_sema::ty::Dim;
+use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, item_ast, item_index};
+use wsel_syntax::ast;
+
+use crate::diagnostics;
+use crate::value::scalar_ty;
+
+/// A model evaluated for one batch size.
+#[salsa::interned(debug)]
+pub struct GraphKey<'db> {
+    #[returns(copy)]
+    pub model: ItemId<'db>,
+    #[returns(copy)]
+    pub batch: u64,
+}
+
+/// The layer graph of `model` for `batch` samples per batch, with the diagnostics (E05xx) of
+/// problems only the concrete shapes reveal.
+pub fn layer_graph<'db>(
+    db: &'db dyn Db,
+    model: ItemId<'db>,
+    batch: u64,
+) -> (LayerGraph, Vec<Diagnostic>) {
+    model_graph(db, GraphKey::new(db, model, batch)).clone()
+}
+
+/// The tracked query behind [`layer_graph`].
+#[salsa::tracked(returns(ref))]
+pub fn model_graph<'db>(db: &'db dyn Db, key: GraphKey<'db>) -> (LayerGraph, Vec<Diagnostic>) {
+    build(db, key.model(db), key.batch(db))
+}
+
+/// The kernel item a `KernelRef` names, for `lower_kernel`.
+pub fn kernel_item<'db>(db: &'db dyn Db, kernel: &KernelRef) -> Option<ItemId<'db>> {
+    find_item(db, &kernel.file, ItemKind::Kernel, &kernel.name)
+}
+
+/// The item of `kind` named `name` defined in the file at `path`.
+fn find_item<'db>(db: &'db dyn Db, path: &Path, kind: ItemKind, name: &str) -> Option<ItemId<'db>> {
+    let file = lookup_file(db, path)?;
+    item_index(db, file)
+        .iter()
+        .copied()
+        .find(|i| i.kind(db) == kind && i.name(db) == name)
+}
+
+fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnostic>) {
+    let check = check_model(db, model);
+    let graph = &check.graph;
+    let file = model.file(db).path(db).clone();
+    let model_ast = match item_ast(db, model) {
+        Some(ast::Item::Model(m)) => Some(m),
+        _ => None,
+    };
+    let mut diags = Vec::new();
+    let span_of = |span: ast::Span| SourceSpan {
+        file: file.clone(),
+        span,
+    };
+    let mut out = LayerGraph {
+        model: graph.name.clone(),
+        batch,
+        inputs: Vec::new(),
+        params: Vec::new(),
+        layers: Vec::new(),
+        output: TensorRef::Input(0),
+    };
+    for (name, ty) in &graph.inputs {
+        let decl = model_ast.and_then(|m| m.inputs.iter().find(|p| &p.name.name == name));
+        let span = decl.map(|p| p.span.clone()).unwrap_or_default();
+        let mut shape = Vec::new();
+        for (i, dim) in ty.dims.iter().enumerate() {
+            shape.push(match dim {
+                Dim::Known(n) => *n,
+                Dim::Var(_) if i == 0 => batch,
+                Dim::Var(v) => {
+                    let at = Location {
+                        file: file.clone(),
+                        span: decl.map(|p| type_span(&p.ty)).unwrap_or_default(),
+                    };
+                    diags.push(diagnostics::symbolic_input_dim(at, name, v));
+                    0
+                }
+            });
+        }
+        out.inputs.push(TensorDecl {
+            name: name.clone(),
+            elem: scalar_ty(ty.elem),
+            shape,
+            span: span_of(span),
+        });
+    }
+    for (name, ty, path) in &graph.params {
+        let span = model_ast
+            .and_then(|m| {
+                m.body.iter().find_map(|s| match s {
+                    ast::ModelStmt::Param { name: n, span, .. } if &n.name == name => {
+                        Some(span.clone())
+                    }
+                    _ => None,
+                })
+            })
+            .unwrap_or_default();
+        let shape = ty
+            .dims
+            .iter()
+            .map(|d| match d {
+                Dim::Known(n) => *n,
+                Dim::Var(_) => 0,
+            })
+            .collect();
+        out.params.push(ParamDecl {
+            tensor: TensorDecl {
+                name: name.clone(),
+                elem: scalar_ty(ty.elem),
+                shape,
+                span: span_of(span),
+            },
+            path: resolve_path(&file, path),
+        });
+    }
+    let mut counters: BTreeMap<String, usize> = BTreeMap::new();
+    for node in &graph.nodes {
+        let args: Vec<TensorRef> = node.args.iter().map(|v| tensor_ref(*v)).collect();
+        let shapes: Vec<Vec<u64>> = args.iter().map(|a| shape_of(&out, *a)).collect();
+        let counter = counters.entry(node.layer.clone()).or_insert(0);
+        *counter += 1;
+        let name = format!("{}#{}", node.layer, counter);
+        let call = Location {
+            file: file.clone(),
+            span: node.span.clone(),
+        };
+        let layer = find_item(db, &node.layer_file, ItemKind::Layer, &node.layer);
+        let instance = layer.and_then(|layer| {
+            instance::lower_instance(db, layer, name, call, args, &shapes, &mut diags)
+        });
+        match instance {
+            Some(instance) => out.layers.push(instance),
+            // Keep indices aligned with the model graph's nodes even for a broken call.
+            None => return (out, diags),
+        }
+    }
+    if let Some(output) = graph.output {
+        out.output = tensor_ref(output);
+    }
+    (out, diags)
+}
+
+/// `path` (as written in a `.wse` file) resolved against the folder of `file`.
+pub(crate) fn resolve_path(file: &Path, path: &str) -> PathBuf {
+    match file.parent() {
+        Some(dir) => dir.join(path),
+        None => PathBuf::from(path),
+    }
+}
+
+fn tensor_ref(value: ValueRef) -> TensorRef {
+    match value {
+        ValueRef::Input(i) => TensorRef::Input(i),
+        ValueRef::Param(i) => TensorRef::Param(i),
+        ValueRef::Node(i) => TensorRef::Layer(i),
+    }
+}
+
+fn shape_of(graph: &LayerGraph, tensor: TensorRef) -> Vec<u64> {
+    match tensor {
+        TensorRef::Input(i) => graph.inputs.get(i).map(|t| t.shape.clone()),
+        TensorRef::Param(i) => graph.params.get(i).map(|p| p.tensor.shape.clone()),
+        TensorRef::Layer(i) => graph.layers.get(i).map(|l| l.output_shape.clone()),
+    }
+    .unwrap_or_default()
+}
+
+fn type_span(ty: &ast::Type) -> ast::Span {
+    match ty {
+        ast::Type::Scalar(_, s)
+        | ast::Type::Array { span: s, .. }
+        | ast::Type::Stream(_, s)
+        | ast::Type::Tensor { span: s, .. }
+        | ast::Type::Error(s) => s.clone(),
+    }
+}

@@ -1,0 +1,30 @@
+//! Lowering of checked .wse programs, the step between the front end (`wsel-sema`) and the
+//! mapper: a model becomes a [`LayerGraph`](wsel_ir::graph::LayerGraph) for one batch size
+//! ([`layer_graph`]), and a kernel with its compile-time arguments becomes kernel IR
+//! ([`lower_kernel`]). Both are salsa queries over the front end's queries, so the CLI and
+//! the language server share them and each distinct kernel instance is lowered once.
+//!
+//! Lowering assumes a program without errors (it never panics on one, but its results are then
+//! unspecified). What the checker cannot see — a cost that overflows at the concrete shapes, a
+//! kernel argument that divides by zero — is reported with codes E05xx ([`codes`]).
+
+pub mod cexpr;
+pub mod consteval;
+pub mod diagnostics;
+mod error;
+pub mod graph;
+pub mod kernel;
+pub mod run_config;
+pub mod value;
+
+pub use error::LowerError;
+pub use graph::{GraphKey, kernel_item, layer_graph, model_graph};
+pub use kernel::{KernelInstanceKey, instance_key, kernel_instance, lower_kernel};
+pub use run_config::{RunConfig, RunMode, TargetSpec, find_model, lower_run_config};
+pub use value::ArgValue;
+
+/// Every diagnostic code lowering reports, with a one-line summary, in code order.
+/// `docs/diagnostics.md` documents each one.
+pub fn codes() -> &'static [(&'static str, &'static str)] {
+    diagnostics::CODES
+}

@@ -1,0 +1,114 @@
+//! The `run` item of a file as plain data for the driver: the model, input paths resolved
+//! against the file's folder, and the optional settings (the command line may override each).
+
+use std::path::{Path, PathBuf};
+
+use wsel_ir::graph::SourceSpan;
+use wsel_sema::{Db, ItemId, ItemKind, SourceFile, item_ast, item_index, module_scope};
+use wsel_syntax::ast;
+
+use crate::graph::resolve_path;
+
+/// The `mode` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RunMode {
+    Pipelined,
+    Streaming,
+    Auto,
+}
+
+/// The `target` setting: a preset name, or a target description file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TargetSpec {
+    /// `dev`, `wse2` or `wse3`.
+    Preset(String),
+    /// A path to a target `.toml`, resolved against the file's folder.
+    File(PathBuf),
+}
+
+/// The settings of a `run` item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunConfig {
+    /// The model's name as written (look it up with [`find_model`]).
+    pub model: String,
+    /// One `(input name, .npy path)` per `input` setting, in source order.
+    pub inputs: Vec<(String, PathBuf)>,
+    pub output: Option<PathBuf>,
+    pub labels: Option<PathBuf>,
+    pub target: Option<TargetSpec>,
+    pub mode: Option<RunMode>,
+    pub batch: Option<u64>,
+    /// The whole `run` item.
+    pub span: SourceSpan,
+}
+
+/// The target names that are presets rather than paths.
+pub const TARGET_PRESETS: &[&str] = &["dev", "wse2", "wse3"];
+
+/// The first `run` item of `file`, if it has one. Settings with values of the wrong kind
+/// (reported by the checker) are left out.
+pub fn lower_run_config(db: &dyn Db, file: SourceFile) -> Option<RunConfig> {
+    let item = item_index(db, file)
+        .iter()
+        .copied()
+        .find(|i| i.kind(db) == ItemKind::Run)?;
+    let Some(ast::Item::Run(run)) = item_ast(db, item) else {
+        return None;
+    };
+    let path = file.path(db);
+    let mut config = RunConfig {
+        model: run.model.name.clone(),
+        inputs: Vec::new(),
+        output: None,
+        labels: None,
+        target: None,
+        mode: None,
+        batch: None,
+        span: SourceSpan {
+            file: path.clone(),
+            span: run.span.clone(),
+        },
+    };
+    for setting in &run.settings {
+        match setting {
+            ast::RunSetting::Input { name, path: p, .. } => {
+                config
+                    .inputs
+                    .push((name.name.clone(), resolve_path(path, p)));
+            }
+            ast::RunSetting::Key { key, value, .. } => apply(&mut config, path, &key.name, value),
+        }
+    }
+    Some(config)
+}
+
+/// The model named `name` in the scope of `file` (defined there or imported).
+pub fn find_model<'db>(db: &'db dyn Db, file: SourceFile, name: &str) -> Option<ItemId<'db>> {
+    module_scope(db, file)
+        .get(name)
+        .filter(|i| i.kind(db) == ItemKind::Model)
+}
+
+fn apply(config: &mut RunConfig, file: &Path, key: &str, value: &ast::Expr) {
+    match (key, value) {
+        ("output", ast::Expr::Str(s, _)) => config.output = Some(resolve_path(file, s)),
+        ("labels", ast::Expr::Str(s, _)) => config.labels = Some(resolve_path(file, s)),
+        ("target", ast::Expr::Str(s, _)) => {
+            config.target = Some(if TARGET_PRESETS.contains(&s.as_str()) {
+                TargetSpec::Preset(s.clone())
+            } else {
+                TargetSpec::File(resolve_path(file, s))
+            });
+        }
+        ("mode", ast::Expr::Str(s, _)) => {
+            config.mode = match s.as_str() {
+                "pipelined" => Some(RunMode::Pipelined),
+                "streaming" => Some(RunMode::Streaming),
+                "auto" => Some(RunMode::Auto),
+                _ => None,
+            };
+        }
+        ("batch", ast::Expr::Int(n, _)) if *n > 0 => config.batch = Some(*n),
+        _ => {}
+    }
+}
