@@ -5,7 +5,7 @@
 //! Nothing here holds spans except `item_ast`, so an edit inside one item changes only that
 //! item's `item_ast` (and those of the items after it, whose spans shift).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use wsel_syntax::ast;
@@ -128,6 +128,29 @@ pub fn module_scope<'db>(db: &'db dyn Db, file: SourceFile) -> ModuleScope<'db> 
         }
     }
     ModuleScope { names }
+}
+
+/// The local names of the imports of `file` that failed (unknown module, E0101, or unknown
+/// item, E0102). Those errors are reported by `check_imports`; a use of such a name is not
+/// reported again (the name is defined, with the error type).
+#[salsa::tracked(returns(ref))]
+pub fn unresolved_imports(db: &dyn Db, file: SourceFile) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for import in file_imports(db, file) {
+        let target_items = resolve_module(db, file, &import.path).map(|t| item_index(db, t));
+        for name in &import.names {
+            let found = target_items.is_some_and(|items| {
+                items
+                    .iter()
+                    .any(|i| i.kind(db) != ItemKind::Run && i.name(db) == &name.name.name)
+            });
+            if !found {
+                let local = name.alias.as_ref().unwrap_or(&name.name);
+                out.insert(local.name.clone());
+            }
+        }
+    }
+    out
 }
 
 /// One `import` with its module path as strings (no spans, so it is stable across edits).

@@ -1,6 +1,7 @@
 //! The expression checker shared by every item check: scopes, name lookup, typing with
 //! literal inference, and compile-time evaluation with overflow and division checks.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use wsel_syntax::ast::{self, BinaryOp, ScalarType, Span, UnaryOp};
@@ -9,7 +10,9 @@ use crate::analysis::{ItemAnalysis, NameUse};
 use crate::db::{Db, SourceFile};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::diagnostics::{did_you_mean, resolve, types};
-use crate::items::{ItemId, ItemKind, ModuleScope, item_ast, item_location, module_scope};
+use crate::items::{
+    ItemId, ItemKind, ModuleScope, item_ast, item_location, module_scope, unresolved_imports,
+};
 use crate::ty::{Ty, Value, int_range, is_float, is_int, is_numeric, scalar_name};
 
 /// What a local name (anything below module level) refers to.
@@ -105,6 +108,8 @@ pub struct Checker<'db> {
     pub file: SourceFile,
     pub path: PathBuf,
     pub module: &'db ModuleScope<'db>,
+    /// Names whose import failed (E0101/E0102): defined, with the error type.
+    pub failed_imports: &'db BTreeSet<String>,
     /// Innermost scope last.
     pub scopes: Vec<Vec<Binding>>,
     pub diags: Vec<Diagnostic>,
@@ -126,6 +131,7 @@ impl<'db> Checker<'db> {
             file,
             path: file.path(db).clone(),
             module: module_scope(db, file),
+            failed_imports: unresolved_imports(db, file),
             scopes: vec![Vec::new()],
             diags: Vec::new(),
             analysis: ItemAnalysis::default(),
@@ -212,8 +218,18 @@ impl<'db> Checker<'db> {
         names
     }
 
-    /// Reports E0105 for `ident`, suggesting a visible name.
+    /// Whether `name` (not defined locally or at module level) comes from a failed import,
+    /// already reported as E0101 or E0102.
+    pub fn is_failed_import(&self, name: &str) -> bool {
+        self.failed_imports.contains(name)
+    }
+
+    /// Reports E0105 for `ident`, suggesting a visible name; nothing when the name comes from
+    /// a failed import.
     pub fn unresolved(&mut self, ident: &ast::Ident, what: &str) {
+        if self.is_failed_import(&ident.name) {
+            return;
+        }
         let names = self.visible_names();
         let suggestion = did_you_mean(&ident.name, names.iter().map(String::as_str));
         let d = resolve::unresolved_name(self.loc(&ident.span), &ident.name, what, suggestion);
@@ -845,7 +861,7 @@ impl<'db> Checker<'db> {
                     format!("`{name}` is a {}", item.kind(self.db).keyword()),
                 );
                 self.report(d);
-            } else {
+            } else if !self.is_failed_import(name) {
                 let suggestion = did_you_mean(name, FUNCTIONS.iter().copied());
                 let d = types::unknown_function(self.loc(&callee.span), name, suggestion);
                 self.report(d);

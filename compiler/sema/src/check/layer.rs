@@ -451,6 +451,7 @@ fn resolve_kernel<'db>(c: &mut Checker<'db>, name: &ast::Ident) -> Option<ItemId
             c.report(d);
             None
         }
+        None if c.is_failed_import(&name.name) => None,
         None => {
             let kernels: Vec<&String> = c
                 .module

@@ -249,6 +249,7 @@ impl<'db> ModelChecker<'db> {
                             let def = self.c.loc(&b.def);
                             self.c.record_use(&id.span, def);
                         }
+                        None if self.c.is_failed_import(&id.name) => {}
                         None => {
                             let names: Vec<String> = self.values.keys().cloned().collect();
                             let suggestion =
@@ -312,6 +313,7 @@ impl<'db> ModelChecker<'db> {
                 self.c.report(d);
                 None
             }
+            None if self.c.is_failed_import(&callee.name) => None,
             None => {
                 let layers: Vec<&String> = self
                     .c

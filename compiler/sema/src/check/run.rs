@@ -53,6 +53,7 @@ pub fn check_run<'db>(db: &'db dyn Db, item: crate::items::ItemId<'db>) -> ItemA
             );
             c.report(d);
         }
+        None if c.is_failed_import(&config.model.name) => {}
         None => {
             let models: Vec<&String> = c
                 .module
