@@ -8,14 +8,34 @@
 use crate::error::TaskFault;
 use crate::task::{TaskCode, TaskContext, TaskRuntime, words};
 use std::ffi::c_void;
+use std::sync::Arc;
 use wsel_abi::{
     NO_TASK, RuntimeCalls, STATUS_ERROR, STATUS_OK, STATUS_OUT_OF_BOUNDS, TaskCtx, TaskFn,
 };
 
-/// Compiled task code: a native function following the `wsel_abi` conventions.
-#[derive(Clone, Copy, Debug)]
+/// Something that runs one task activation through the `wsel_abi` conventions: a native
+/// function, or an interpreter that reads and writes the context the same way.
+pub trait AbiEntry: Send + Sync {
+    /// Runs the task.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` must point to a fully initialised [`TaskCtx`] upholding the invariants of
+    /// `wsel_abi` for the whole call.
+    unsafe fn call(&self, ctx: *mut TaskCtx) -> u32;
+}
+
+impl AbiEntry for TaskFn {
+    unsafe fn call(&self, ctx: *mut TaskCtx) -> u32 {
+        // SAFETY: forwarded from this method's contract.
+        unsafe { self(ctx) }
+    }
+}
+
+/// Compiled task code following the `wsel_abi` conventions, run as [`TaskCode`].
+#[derive(Clone)]
 pub struct AbiTask {
-    f: TaskFn,
+    entry: Arc<dyn AbiEntry>,
 }
 
 impl AbiTask {
@@ -27,7 +47,17 @@ impl AbiTask {
     /// words its context describes, must pass its context to runtime calls unchanged, and must
     /// not unwind.
     pub unsafe fn new(f: TaskFn) -> AbiTask {
-        AbiTask { f }
+        AbiTask { entry: Arc::new(f) }
+    }
+
+    /// Wrap any ABI entry point (e.g. an interpreter of the same IR).
+    ///
+    /// # Safety
+    ///
+    /// As for [`AbiTask::new`]: `entry` may only touch what the context describes, must pass
+    /// the context to runtime calls unchanged, and must not unwind.
+    pub unsafe fn from_entry(entry: Arc<dyn AbiEntry>) -> AbiTask {
+        AbiTask { entry }
     }
 }
 
@@ -63,7 +93,7 @@ impl TaskCode for AbiTask {
         // argument words and a runtime pointer that the calls below cast back to the
         // `TaskRuntime` it came from; all outlive the call. `AbiTask::new`'s caller vouched
         // that `f` honours the ABI.
-        let status = unsafe { (self.f)(&mut abi) };
+        let status = unsafe { self.entry.call(&mut abi) };
         rt.cycles = abi.cycles;
         if let Some(fault) = rt.fault.clone() {
             return Err(fault);

@@ -29,7 +29,7 @@ mod task;
 mod trace;
 pub mod workloads;
 
-pub use abi_task::AbiTask;
+pub use abi_task::{AbiEntry, AbiTask};
 pub use engine::{Outcome, SimOptions, simulate};
 pub use error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, TaskFault, WaitingRecv};
 pub use program::{
