@@ -1,1 +1,41 @@
-//! Placeholder; filled by the crate's first real commit.
+//! The wsel language server (`wsel lsp`): tower-lsp over the same salsa database as the CLI.
+//!
+//! The analyses are plain data — byte offsets in, spans and strings out — one module per
+//! feature ([`hover`], [`definition`], [`completion`], [`symbols`], [`semantic_tokens`],
+//! [`inlay_hints`], [`formatting`]) over [`context::FileCtx`]. [`server`] is the only module
+//! that speaks LSP; [`line_index`] converts positions (UTF-16) and [`workspace`] holds the
+//! database, the open documents and the URI ↔ path mapping.
+
+pub mod completion;
+pub mod context;
+pub mod definition;
+pub mod defs;
+pub mod formatting;
+pub mod hover;
+pub mod inlay_hints;
+pub mod layer_call;
+pub mod line_index;
+pub mod semantic_tokens;
+pub mod server;
+pub mod symbols;
+#[doc(hidden)]
+pub mod testing;
+pub mod workspace;
+
+pub use server::Backend;
+
+/// Serves the Language Server Protocol on standard input and output until the client exits.
+pub fn run_stdio() -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let (service, socket) = tower_lsp::LspService::new(Backend::new);
+        tower_lsp::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+            .concurrency_level(8)
+            .serve(service)
+            .await;
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    Ok(())
+}

@@ -22,6 +22,34 @@ pub enum Command {
         after_help = "Examples:\n  wsel check examples/digits/main.wse\n  wsel check --format json a.wse b.wse"
     )]
     Check(CheckArgs),
+    /// Format .wse files in place (the same formatter as the language server).
+    ///
+    /// Only whitespace changes: comments and every token are kept. A file with syntax errors
+    /// is left unchanged and reported. Exit status: 0 when done (with `--check`: when every
+    /// file is formatted), 1 when a file has syntax errors (with `--check`: or would
+    /// change), 2 when a file cannot be read or written.
+    #[command(
+        after_help = "Examples:\n  wsel fmt examples/digits/main.wse\n  wsel fmt --check src/*.wse"
+    )]
+    Fmt(FmtArgs),
+    /// Run the language server on standard input and output (for editors).
+    ///
+    /// Diagnostics as you type, hover, go to definition, references, completion, symbols,
+    /// semantic tokens, inlay hints and formatting. See `editors/` for Neovim and VS Code.
+    #[command(
+        after_help = "Example (Neovim):\n  vim.lsp.start({ name = 'wsel', cmd = { 'wsel', 'lsp' } })"
+    )]
+    Lsp,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FmtArgs {
+    /// The .wse files to format.
+    #[arg(required = true)]
+    pub files: Vec<std::path::PathBuf>,
+    /// Change nothing; list the files that would change and exit with 1 if there are any.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -9,6 +9,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let status = match cli.command {
         Command::Check(args) => wsel::commands::check::run(&args),
+        Command::Fmt(args) => wsel::commands::fmt::run(&args),
+        Command::Lsp => wsel::commands::lsp::run(),
     };
     ExitCode::from(status.code())
 }

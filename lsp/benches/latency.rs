@@ -1,0 +1,3 @@
+//! Language-server latency benchmark (filled in by the next commit).
+
+fn main() {}
