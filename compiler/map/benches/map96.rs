@@ -1,0 +1,2 @@
+//! Benchmark placeholder; being written.
+fn main() {}

@@ -1,0 +1,228 @@
+//! The mapping pass's diagnostics (`E06xx`): one constructor per code, each saying when it
+//! fires, and [`codes`] listing them for `docs/diagnostics.md`.
+//!
+//! Every diagnostic points at the layer call concerned (a secondary label may point at the
+//! implementation or the `bind`), and its message carries the numbers: bytes needed against
+//! bytes available, colors needed against colors available, the part counts that disagree.
+
+use wsel_ir::graph::SourceSpan;
+use wsel_sema::{Diagnostic, Location};
+
+/// A layer fits no region: at every region size its `where` conditions allow on this target,
+/// the kernel's SRAM per PE exceeds the target's. The message gives the bytes needed at the
+/// smallest candidate (the allowed size needing the least SRAM) and the bytes available.
+pub const E0601: &str = "E0601";
+/// The program needs more colors than the target's routers have: the message gives the
+/// colors needed and available.
+pub const E0602: &str = "E0602";
+/// A connection cannot be routed: dead PEs or links cut every path, the producer's output
+/// edge faces off the fabric, or the parts of one tensor would have to share a router.
+pub const E0603: &str = "E0603";
+/// The part counts of connected layers cannot agree: the producer's output parts must equal
+/// every consumer's input parts, and no region sizes allowed by both layers' `where`
+/// conditions (and SRAM) give equal counts.
+pub const E0604: &str = "E0604";
+/// No region size on this target satisfies a layer's `where` conditions (or a size, argument
+/// or SRAM expression cannot be evaluated), whatever the SRAM.
+pub const E0605: &str = "E0605";
+/// A layer has no implementation for the requested execution mode.
+pub const E0606: &str = "E0606";
+/// The regions do not fit on the fabric together: every layer has an allowed size, but the
+/// fabric (with its defects) has no room left for this one.
+pub const E0607: &str = "E0607";
+/// A tensor that must cross between regions, or to or from the host, is not bound to a port
+/// of the layer that produces or consumes it.
+pub const E0608: &str = "E0608";
+/// A port's `split` does not match its side: a `west`/`east` port splits over `rows`, a
+/// `north`/`south` port over `cols`.
+pub const E0609: &str = "E0609";
+
+/// Every mapping code with a one-line description, in code order.
+pub fn codes() -> &'static [(&'static str, &'static str)] {
+    &[
+        (
+            E0601,
+            "layer fits no region: SRAM per PE needed at the smallest candidate exceeds the target's",
+        ),
+        (E0602, "too many colors: colors needed exceed the target's"),
+        (E0603, "connection cannot be routed on the fabric"),
+        (
+            E0604,
+            "part counts of connected layers cannot agree at any allowed region size",
+        ),
+        (
+            E0605,
+            "no region size on this target satisfies the layer's `where` conditions",
+        ),
+        (E0606, "layer has no implementation for the execution mode"),
+        (E0607, "the regions do not fit on the fabric together"),
+        (
+            E0608,
+            "a tensor crossing between regions is not bound to a port",
+        ),
+        (E0609, "a port's split does not match its side"),
+    ]
+}
+
+fn at(span: &SourceSpan) -> Location {
+    Location {
+        file: span.file.clone(),
+        span: span.span.clone(),
+    }
+}
+
+/// E0601 at the call of `layer`.
+pub(crate) fn sram_does_not_fit(
+    layer: &str,
+    call: &SourceSpan,
+    needed: u64,
+    rows: u32,
+    cols: u32,
+    available: u32,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0601,
+        format!(
+            "layer `{layer}` fits no region: it needs {needed} bytes of SRAM per PE at its \
+             smallest candidate ({rows} × {cols} PEs), the target has {available}"
+        ),
+        at(call),
+        format!("needs {needed} bytes per PE, {available} available"),
+    )
+    .with_help(
+        "use a target with more SRAM per PE, a smaller layer, or the streaming mode if the layer \
+         has a streaming implementation",
+    )
+}
+
+/// E0602 at the call of `layer`, whose streams were the first that found no free color.
+pub(crate) fn too_many_colors(
+    layer: &str,
+    call: &SourceSpan,
+    needed: u32,
+    available: u32,
+    layer_streams: u32,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0602,
+        format!(
+            "the program needs {needed} colors, the target has {available}: the streams of \
+             layer `{layer}` find no free color"
+        ),
+        at(call),
+        format!("{needed} colors needed here, {available} available"),
+    )
+    .with_note(format!(
+        "the region of `{layer}` alone carries {layer_streams} streams that meet in its routers \
+         (two colors per pair of neighbour ports, one per multicast port)"
+    ))
+}
+
+/// E0603 at the call of the consuming (or producing) `layer`.
+pub(crate) fn unroutable(layer: &str, call: &SourceSpan, what: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(
+        E0603,
+        format!("cannot route {what} of layer `{layer}`: {why}"),
+        at(call),
+        "this connection cannot be routed",
+    )
+}
+
+/// E0604 at the call of the consumer `layer`.
+pub(crate) fn parts_disagree(
+    layer: &str,
+    call: &SourceSpan,
+    detail: &str,
+    bind: Option<&SourceSpan>,
+) -> Diagnostic {
+    let d = Diagnostic::error(
+        E0604,
+        format!("the part counts of layer `{layer}` and the layers it is connected to cannot agree: {detail}"),
+        at(call),
+        "no region sizes give matching part counts",
+    )
+    .with_help("a producer's output parts must equal its consumers' input parts: change a `where` condition or a tensor's size so that a common count exists");
+    match bind {
+        Some(span) => d.with_secondary(at(span), "the parts of this bind"),
+        None => d,
+    }
+}
+
+/// E0605 at the call of `layer`.
+pub(crate) fn no_allowed_size(layer: &str, call: &SourceSpan, detail: &str) -> Diagnostic {
+    Diagnostic::error(
+        E0605,
+        format!("no region size for layer `{layer}` on this target is allowed: {detail}"),
+        at(call),
+        "no allowed region size",
+    )
+}
+
+/// E0606 at the call of `layer`.
+pub(crate) fn no_implementation(layer: &str, call: &SourceSpan, mode: &str) -> Diagnostic {
+    Diagnostic::error(
+        E0606,
+        format!("layer `{layer}` has no {mode} implementation"),
+        at(call),
+        format!("no `{mode}` implementation"),
+    )
+    .with_help("add an implementation for this mode to the layer, or map in the other mode")
+}
+
+/// E0607 at the call of `layer`, the first that found no room.
+pub(crate) fn does_not_fit_fabric(
+    layer: &str,
+    call: &SourceSpan,
+    rows: u32,
+    cols: u32,
+    used: u64,
+    live: u64,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0607,
+        format!(
+            "no room on the fabric for layer `{layer}` ({rows} × {cols} PEs): the layers before \
+             it already use {used} of {live} live PEs"
+        ),
+        at(call),
+        "no room left for this region",
+    )
+    .with_help("use a larger target, or smaller layers")
+}
+
+/// E0608 at the call of `layer`.
+pub(crate) fn tensor_not_bound(layer: &str, call: &SourceSpan, tensor: &str) -> Diagnostic {
+    Diagnostic::error(
+        E0608,
+        format!(
+            "layer `{layer}` does not bind `{tensor}` to a port, but `{tensor}` must stream between \
+             regions"
+        ),
+        at(call),
+        format!("`{tensor}` crosses between regions here"),
+    )
+    .with_help(format!(
+        "add `bind {tensor} to port ...` to the layer's implementation"
+    ))
+}
+
+/// E0609 at the `bind`.
+pub(crate) fn split_side_mismatch(
+    layer: &str,
+    call: &SourceSpan,
+    bind: &SourceSpan,
+    port: &str,
+    side: &str,
+    expected: &str,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0609,
+        format!(
+            "port `{port}` of layer `{layer}` is on the {side} side, so its tensor must be split \
+             over `{expected}`"
+        ),
+        at(bind),
+        format!("split over `{expected}` here"),
+    )
+    .with_secondary(at(call), "in this layer call")
+}

@@ -1,0 +1,135 @@
+//! The analytic estimate of a layer's cycles per sample on an `R × C` region
+//! (`docs/mapping.md` §5):
+//!
+//! ```text
+//! compute  = ceil(flops / 2 / (R·C) / fma_rate)    multiply-adds spread over the PEs
+//! edge_in  = max input part length (wavelets per edge PE per sample)
+//! edge_out = max output part length
+//! estimate = max(compute, edge_in, edge_out)
+//! ```
+//!
+//! `fma_rate` is the target's fp16 rate for an fp16 result, its fp32 rate otherwise. A weight
+//! streamed into a port (weight-streaming mode) arrives once per batch, so its part length is
+//! divided by the batch size.
+
+use wsel_ir::graph::{LayerGraph, LayerInstance, TensorRef};
+use wsel_ir::kernel::{PortDirection, ScalarTy};
+use wsel_target::Target;
+
+use crate::placement::Estimate;
+use crate::ports::{BoundTensor, ImplPlan, Parts};
+
+/// What a layer's estimate depends on, gathered once per layer.
+#[derive(Debug, Clone)]
+pub(crate) struct CostInputs {
+    flops: u64,
+    fma_rate: u64,
+    /// Per bound port: elements per sample (before splitting), its parts, whether it is an
+    /// input, and the number of samples it is amortised over.
+    ports: Vec<(u64, Parts, bool, u64)>,
+}
+
+impl CostInputs {
+    pub(crate) fn new(
+        graph: &LayerGraph,
+        layer: &LayerInstance,
+        plan: &ImplPlan,
+        target: &Target,
+    ) -> CostInputs {
+        let fma = match layer.output_elem {
+            ScalarTy::F16 => target.fp16.fma,
+            _ => target.fp32.fma,
+        };
+        let batch = graph.batch.max(1);
+        let mut ports = Vec::new();
+        for p in &plan.ports {
+            let Some(bind) = &p.bind else { continue };
+            let (elems, amortise) = match bind.tensor {
+                BoundTensor::Output => (per_sample(&layer.output_shape), 1),
+                BoundTensor::Arg(i) => match layer.args.get(i) {
+                    Some(TensorRef::Input(k)) => {
+                        (graph.inputs.get(*k).map_or(0, |t| per_sample(&t.shape)), 1)
+                    }
+                    Some(TensorRef::Layer(k)) => (
+                        graph
+                            .layers
+                            .get(*k)
+                            .map_or(0, |l| per_sample(&l.output_shape)),
+                        1,
+                    ),
+                    Some(TensorRef::Param(k)) => (
+                        graph
+                            .params
+                            .get(*k)
+                            .map_or(0, |t| t.tensor.shape.iter().product()),
+                        batch,
+                    ),
+                    None => (0, 1),
+                },
+            };
+            ports.push((
+                elems,
+                bind.parts,
+                p.direction == PortDirection::In,
+                amortise,
+            ));
+        }
+        CostInputs {
+            flops: layer.cost.flops,
+            fma_rate: u64::from(fma.max(1)),
+            ports,
+        }
+    }
+
+    /// The estimate on a `rows × cols` region.
+    pub(crate) fn estimate(&self, rows: u32, cols: u32) -> Estimate {
+        let pes = u64::from(rows.max(1)) * u64::from(cols.max(1));
+        let compute = self.flops.div_ceil(2 * pes * self.fma_rate);
+        let (mut edge_in, mut edge_out) = (0, 0);
+        for &(elems, parts, input, amortise) in &self.ports {
+            let n = match parts {
+                Parts::Rows => u64::from(rows.max(1)),
+                Parts::Cols => u64::from(cols.max(1)),
+                Parts::One => 1,
+            };
+            let len = elems.div_ceil(n).div_ceil(amortise);
+            if input {
+                edge_in = edge_in.max(len);
+            } else {
+                edge_out = edge_out.max(len);
+            }
+        }
+        Estimate {
+            compute,
+            edge_in,
+            edge_out,
+            cycles: compute.max(edge_in).max(edge_out),
+        }
+    }
+}
+
+/// Elements per sample of an activation shaped `[batch, ...]`.
+fn per_sample(shape: &[u64]) -> u64 {
+    shape.iter().skip(1).product()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compute_and_edges_take_the_maximum() {
+        let c = CostInputs {
+            flops: 2 * 64 * 32,
+            fma_rate: 1,
+            ports: vec![(64, Parts::Rows, true, 1), (32, Parts::Cols, false, 1)],
+        };
+        let e = c.estimate(4, 2);
+        assert_eq!(e.compute, 256);
+        assert_eq!(e.edge_in, 16);
+        assert_eq!(e.edge_out, 16);
+        assert_eq!(e.cycles, 256);
+        let e = c.estimate(64, 32);
+        assert_eq!((e.compute, e.edge_in, e.edge_out, e.cycles), (1, 1, 1, 1));
+    }
+}

@@ -1,0 +1,282 @@
+//! Hand-built layer graphs for tests and benchmarks: layers shaped like `std.nn`'s `dense`
+//! (a weight tile per PE, `x` multicast along rows from the west, partial sums down the
+//! columns, `y` out of the south edge) and `relu` (one row of PEs, north in, south out), and
+//! chains of them. They let the mapper be tested without the front end.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use wsel_ir::graph::{
+    BindInfo, BindTarget, CBinOp, CExpr, KernelRef, LayerCost, LayerGraph, LayerImpl,
+    LayerInstance, Mode, ParamDecl, PortInfo, RegionSide, Side, SourceSpan, SplitAxis, TensorDecl,
+    TensorRef,
+};
+use wsel_ir::kernel::{PortDirection, ScalarTy};
+
+/// The span every fixture item points at (file `fixture.wse`, offset `at`).
+pub fn span(at: usize) -> SourceSpan {
+    SourceSpan {
+        file: PathBuf::from("fixture.wse"),
+        span: at..at + 1,
+    }
+}
+
+fn var(name: &str) -> CExpr {
+    CExpr::Var(name.to_string())
+}
+
+fn bin(op: CBinOp, a: CExpr, b: CExpr) -> CExpr {
+    CExpr::Binary(op, Box::new(a), Box::new(b))
+}
+
+fn divides(n: &str, r: &str) -> CExpr {
+    bin(CBinOp::Eq, bin(CBinOp::Rem, var(n), var(r)), CExpr::Int(0))
+}
+
+/// A kernel port.
+pub fn port(name: &str, direction: PortDirection, side: Side, multicast: bool) -> PortInfo {
+    PortInfo {
+        name: name.to_string(),
+        direction,
+        elem: ScalarTy::F32,
+        side,
+        multicast,
+        span: span(0),
+    }
+}
+
+/// A `bind`.
+pub fn bind(tensor: &str, target: BindTarget, name: &str, split: &[SplitAxis]) -> BindInfo {
+    BindInfo {
+        tensor: tensor.to_string(),
+        target,
+        target_name: name.to_string(),
+        split: split.to_vec(),
+        span: span(0),
+    }
+}
+
+/// `y = x · w + b` with `x: [B, n]`, `w: [n, m]`: `std.nn.dense`'s pipelined implementation
+/// (`dense_tile`) and its streaming one (`dense_stream`, weights streamed into `ws`).
+/// `x`, `w`, `b` are the graph's tensors for the arguments.
+pub fn dense(
+    index: usize,
+    x: TensorRef,
+    w: TensorRef,
+    b: TensorRef,
+    n: u64,
+    m: u64,
+    batch: u64,
+) -> LayerInstance {
+    let dims: BTreeMap<String, u64> = [("B", batch), ("N", n), ("M", m)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let small_n = bin(CBinOp::Div, var("N"), var("R"));
+    let small_m = bin(CBinOp::Div, var("M"), var("C"));
+    let pipelined_words = bin(
+        CBinOp::Add,
+        bin(
+            CBinOp::Add,
+            bin(CBinOp::Mul, small_n.clone(), small_m.clone()),
+            bin(CBinOp::Mul, CExpr::Int(3), small_m.clone()),
+        ),
+        bin(CBinOp::Add, small_n.clone(), CExpr::Int(1)),
+    );
+    let streaming_words = bin(
+        CBinOp::Add,
+        bin(
+            CBinOp::Mul,
+            var("B"),
+            bin(CBinOp::Add, small_n.clone(), small_m.clone()),
+        ),
+        bin(
+            CBinOp::Add,
+            bin(CBinOp::Mul, CExpr::Int(5), small_m.clone()),
+            CExpr::Int(3),
+        ),
+    );
+    let args = vec![
+        ("n".to_string(), small_n),
+        ("m".to_string(), small_m),
+        ("samples".to_string(), var("B")),
+    ];
+    let pipelined = LayerImpl {
+        modes: vec![Mode::Pipelined],
+        rows: RegionSide::Free("R".into()),
+        cols: RegionSide::Free("C".into()),
+        conditions: vec![divides("N", "R"), divides("M", "C")],
+        kernel: KernelRef {
+            file: PathBuf::from("<std>/nn.wse"),
+            name: "dense_tile".into(),
+        },
+        kernel_args: args.clone(),
+        sram_words: pipelined_words,
+        ports: vec![
+            port("xs", PortDirection::In, Side::West, true),
+            port("psum", PortDirection::In, Side::North, false),
+            port("ysum", PortDirection::Out, Side::South, false),
+        ],
+        binds: vec![
+            bind(
+                "w",
+                BindTarget::Array,
+                "w",
+                &[SplitAxis::Rows, SplitAxis::Cols],
+            ),
+            bind("b", BindTarget::Array, "bias", &[SplitAxis::Cols]),
+            bind("x", BindTarget::Port, "xs", &[SplitAxis::Rows]),
+            bind("y", BindTarget::Port, "ysum", &[SplitAxis::Cols]),
+        ],
+        span: span(0),
+    };
+    let streaming = LayerImpl {
+        modes: vec![Mode::Streaming],
+        kernel: KernelRef {
+            file: PathBuf::from("<std>/nn.wse"),
+            name: "dense_stream".into(),
+        },
+        sram_words: streaming_words,
+        ports: vec![
+            port("xs", PortDirection::In, Side::West, true),
+            port("ws", PortDirection::In, Side::West, true),
+            port("psum", PortDirection::In, Side::North, false),
+            port("ysum", PortDirection::Out, Side::South, false),
+        ],
+        binds: vec![
+            bind(
+                "w",
+                BindTarget::Port,
+                "ws",
+                &[SplitAxis::Rows, SplitAxis::Whole],
+            ),
+            bind("b", BindTarget::Array, "bias", &[SplitAxis::Cols]),
+            bind("x", BindTarget::Port, "xs", &[SplitAxis::Rows]),
+            bind("y", BindTarget::Port, "ysum", &[SplitAxis::Cols]),
+        ],
+        ..pipelined.clone()
+    };
+    LayerInstance {
+        name: format!("dense#{index}"),
+        layer: "dense".into(),
+        call: span(100 * index),
+        args: vec![x, w, b],
+        arg_names: vec!["x".into(), "w".into(), "b".into()],
+        output_name: "y".into(),
+        output_elem: ScalarTy::F32,
+        output_shape: vec![batch, m],
+        dims,
+        cost: LayerCost {
+            flops: 2 * n * m + m,
+            weight_bytes: 4 * (n * m + m),
+            activation_bytes: 4 * (n + m),
+        },
+        impls: vec![pipelined, streaming],
+    }
+}
+
+/// `y = max(x, 0)` on one row of PEs (`std.nn.relu`).
+pub fn relu(index: usize, x: TensorRef, n: u64, batch: u64) -> LayerInstance {
+    let dims: BTreeMap<String, u64> = [("B", batch), ("N", n)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let small_n = bin(CBinOp::Div, var("N"), var("C"));
+    let imp = LayerImpl {
+        modes: vec![Mode::Pipelined, Mode::Streaming],
+        rows: RegionSide::Fixed(CExpr::Int(1)),
+        cols: RegionSide::Free("C".into()),
+        conditions: vec![divides("N", "C")],
+        kernel: KernelRef {
+            file: PathBuf::from("<std>/nn.wse"),
+            name: "relu_tile".into(),
+        },
+        kernel_args: vec![
+            ("n".to_string(), small_n.clone()),
+            ("samples".to_string(), var("B")),
+        ],
+        sram_words: bin(CBinOp::Add, small_n, CExpr::Int(1)),
+        ports: vec![
+            port("xs", PortDirection::In, Side::North, false),
+            port("ys", PortDirection::Out, Side::South, false),
+        ],
+        binds: vec![
+            bind("x", BindTarget::Port, "xs", &[SplitAxis::Cols]),
+            bind("y", BindTarget::Port, "ys", &[SplitAxis::Cols]),
+        ],
+        span: span(0),
+    };
+    LayerInstance {
+        name: format!("relu#{index}"),
+        layer: "relu".into(),
+        call: span(100 * index + 50),
+        args: vec![x],
+        arg_names: vec!["x".into()],
+        output_name: "y".into(),
+        output_elem: ScalarTy::F32,
+        output_shape: vec![batch, n],
+        dims,
+        cost: LayerCost {
+            flops: n,
+            weight_bytes: 0,
+            activation_bytes: 8 * n,
+        },
+        impls: vec![imp],
+    }
+}
+
+fn tensor(name: &str, shape: Vec<u64>) -> TensorDecl {
+    TensorDecl {
+        name: name.to_string(),
+        elem: ScalarTy::F32,
+        shape,
+        span: span(0),
+    }
+}
+
+/// A multilayer perceptron: `dense` layers of the given widths (`widths[0]` inputs), each but
+/// the last followed by a `relu` when `relus` is set.
+pub fn mlp(widths: &[u64], batch: u64, relus: bool) -> LayerGraph {
+    let mut graph = LayerGraph {
+        model: "mlp".into(),
+        batch,
+        inputs: vec![tensor(
+            "x",
+            vec![batch, widths.first().copied().unwrap_or(1)],
+        )],
+        params: Vec::new(),
+        layers: Vec::new(),
+        output: TensorRef::Input(0),
+    };
+    let mut current = TensorRef::Input(0);
+    for (i, pair) in widths.windows(2).enumerate() {
+        let (n, m) = (pair[0], pair[1]);
+        let w = graph.params.len();
+        graph.params.push(ParamDecl {
+            tensor: tensor(&format!("w{}", i + 1), vec![n, m]),
+            path: PathBuf::from(format!("w{}.npy", i + 1)),
+        });
+        graph.params.push(ParamDecl {
+            tensor: tensor(&format!("b{}", i + 1), vec![m]),
+            path: PathBuf::from(format!("b{}.npy", i + 1)),
+        });
+        let d = graph.layers.len();
+        graph.layers.push(dense(
+            i + 1,
+            current,
+            TensorRef::Param(w),
+            TensorRef::Param(w + 1),
+            n,
+            m,
+            batch,
+        ));
+        current = TensorRef::Layer(d);
+        if relus && i + 2 < widths.len() {
+            let r = graph.layers.len();
+            graph.layers.push(relu(i + 1, current, m, batch));
+            current = TensorRef::Layer(r);
+        }
+    }
+    graph.output = current;
+    graph
+}

@@ -1,0 +1,110 @@
+//! The mapping pass of wsel: a [`LayerGraph`] and a [`Target`] in, a [`Placement`] (regions,
+//! orientations, kernel arguments, SRAM plan, colors, routes, host edges) and diagnostics out.
+//!
+//! `docs/mapping.md` is the design this crate implements. The pass is a plain function,
+//! [`map`]; it never panics on a bad program and never fails as a Rust error: a program that
+//! cannot be mapped yields no placement and at least one diagnostic (codes in [`codes`]).
+//!
+//! The steps, one module each:
+//! - [`ports`](crate::ports): which streams a layer implementation's ports become (neighbour
+//!   links, multicast lines, boundary binds) and how many parts each bound tensor has;
+//! - `search`: candidate region sizes per layer, part-count agreement between connected layers
+//!   and the balanced choice of sizes (smallest per-stage cycle target `T`);
+//! - `estimate`: the analytic cycles per sample of `docs/mapping.md` §5;
+//! - `place`: the staircase placement around dead PEs, with transposed regions;
+//! - `routes`: routes between regions and from and to the fabric's edges;
+//! - `colors`: colors for every stream, reused where routes do not meet;
+//! - [`report`] and [`svg`]: the `wsel map` table and picture.
+
+mod colors;
+pub mod diagnostics;
+mod estimate;
+mod expr;
+pub mod fixtures;
+mod place;
+mod placement;
+mod ports;
+pub mod report;
+mod routes;
+mod search;
+pub mod svg;
+
+use wsel_ir::graph::{LayerGraph, Mode};
+use wsel_sema::Diagnostic;
+use wsel_target::Target;
+
+pub use diagnostics::codes;
+pub use placement::{
+    Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
+    PlacedPort, Placement, Transfer,
+};
+
+/// Knobs of the mapping pass. [`MapOptions::default`] is what `wsel map` uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapOptions {
+    /// SRAM bytes per PE kept back from every kernel (for a runtime's own use). The SRAM plan
+    /// of a region is its kernel's arrays plus this reserve.
+    pub reserved_sram_bytes: u32,
+    /// The most distinct sizes tried for one free region side. Sides whose `where` conditions
+    /// allow more values are sampled (all values up to 16, then four per octave, and the
+    /// largest), which keeps mapping fast on large fabrics.
+    pub max_side_candidates: usize,
+}
+
+impl Default for MapOptions {
+    fn default() -> Self {
+        MapOptions {
+            reserved_sram_bytes: 0,
+            max_side_candidates: 48,
+        }
+    }
+}
+
+/// What [`map`] returns: a placement when mapping succeeded, and the diagnostics (errors at
+/// the layer calls when it did not).
+#[derive(Debug, Clone)]
+pub struct MapResult {
+    pub placement: Option<Placement>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Map `graph` onto `target` for execution `mode`.
+///
+/// Every layer instance gets a region (a rectangle without dead PEs or dead links inside),
+/// an orientation, its kernel's evaluated arguments and SRAM plan, and an estimate; every
+/// port gets colors; every tensor crossing between regions (or to and from the host or weight
+/// store) gets routes. On failure the result has no placement and one diagnostic per problem
+/// found, each at the layer call concerned.
+pub fn map(graph: &LayerGraph, target: &Target, mode: Mode, options: &MapOptions) -> MapResult {
+    let mut diagnostics = Vec::new();
+    let Some(problem) = search::Problem::build(graph, target, mode, options, &mut diagnostics)
+    else {
+        return MapResult {
+            placement: None,
+            diagnostics,
+        };
+    };
+    let Some(choice) = search::choose(&problem, &mut diagnostics) else {
+        return MapResult {
+            placement: None,
+            diagnostics,
+        };
+    };
+    let Some(routed) = routes::route_all(&problem, &choice, &mut diagnostics) else {
+        return MapResult {
+            placement: None,
+            diagnostics,
+        };
+    };
+    let Some(coloring) = colors::assign(&problem, &choice, &routed, &mut diagnostics) else {
+        return MapResult {
+            placement: None,
+            diagnostics,
+        };
+    };
+    let placement = placement::assemble(&problem, &choice, &routed, &coloring);
+    MapResult {
+        placement: Some(placement),
+        diagnostics,
+    }
+}

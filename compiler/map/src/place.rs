@@ -1,0 +1,414 @@
+//! Putting regions on the fabric (`docs/mapping.md` §2): in topological order, each layer next
+//! to the output edge of the layer that feeds it, turned (transposed) so that its input edge
+//! faces that output edge and aligned part for part, so the streams between them are one hop
+//! long. The chain runs as a staircase from the north-west corner. A position whose rectangle
+//! holds a dead PE or a dead link, or whose seam crosses one, is skipped: the region moves
+//! away from its producer by a gap of a few PEs (its parts still travel in straight lines),
+//! and failing that to the first free place in row-major order (bottom-left packing).
+
+use wsel_ir::graph::TensorRef;
+use wsel_target::{Coord, Dir, Rect, Target};
+
+use crate::placement::Orientation;
+use crate::ports::{BoundTensor, lines_on};
+use crate::search::Problem;
+
+/// The largest gap tried between a producer's output edge and its consumer.
+const MAX_GAP: u32 = 4;
+/// The most positions the fallback packing examines for one region.
+const MAX_FALLBACK_POSITIONS: usize = 20_000;
+
+/// Dead PEs and links, indexed for rectangle queries.
+pub(crate) struct DeadIndex {
+    width: u32,
+    height: u32,
+    /// Dead PEs in row-major order.
+    pes: Vec<Coord>,
+    /// `(width + 1) × (height + 1)` prefix counts of dead PEs, when there are many.
+    prefix: Option<Vec<u32>>,
+    /// Dead links as `(from, east|south)`.
+    links: Vec<(Coord, Dir)>,
+}
+
+/// Above this many dead PEs, rectangle queries use prefix sums.
+const PREFIX_THRESHOLD: usize = 64;
+
+impl DeadIndex {
+    pub(crate) fn new(target: &Target) -> DeadIndex {
+        let pes: Vec<Coord> = target.defects.dead_pes.iter().copied().collect();
+        let prefix = (pes.len() > PREFIX_THRESHOLD).then(|| {
+            let (w, h) = (target.width as usize + 1, target.height as usize + 1);
+            let mut grid = vec![0u32; w * h];
+            for c in &pes {
+                grid[(c.y as usize + 1) * w + c.x as usize + 1] += 1;
+            }
+            for y in 1..h {
+                for x in 1..w {
+                    grid[y * w + x] +=
+                        grid[(y - 1) * w + x] + grid[y * w + x - 1] - grid[(y - 1) * w + x - 1];
+                }
+            }
+            grid
+        });
+        let links = target
+            .defects
+            .dead_links
+            .iter()
+            .map(|l| (Coord::new(l.x, l.y), l.dir))
+            .collect();
+        DeadIndex {
+            width: target.width,
+            height: target.height,
+            pes,
+            prefix,
+            links,
+        }
+    }
+
+    pub(crate) fn dead_pe_count(&self) -> u64 {
+        self.pes.len() as u64
+    }
+
+    /// Whether `rect` holds a dead PE.
+    pub(crate) fn any_dead_in(&self, rect: Rect) -> bool {
+        match &self.prefix {
+            Some(grid) => {
+                let w = self.width as usize + 1;
+                let (x0, y0) = (rect.x as usize, rect.y as usize);
+                let (x1, y1) = (x0 + rect.width as usize, y0 + rect.height as usize);
+                if x1 > self.width as usize || y1 > self.height as usize {
+                    return false;
+                }
+                grid[y1 * w + x1] + grid[y0 * w + x0] > grid[y0 * w + x1] + grid[y1 * w + x0]
+            }
+            None => self.pes.iter().any(|&c| rect.contains(c)),
+        }
+    }
+
+    /// The column just east of the last dead PE in `rect` on the row of the first one, for
+    /// skipping ahead in a scan.
+    fn skip_past_dead(&self, rect: Rect) -> Option<u32> {
+        if !self.any_dead_in(rect) {
+            return None;
+        }
+        let last = self
+            .pes
+            .iter()
+            .filter(|&&c| rect.contains(c))
+            .map(|c| c.x)
+            .max()?;
+        Some(last + 1)
+    }
+
+    /// Whether a dead link joins two PEs of `rect`.
+    pub(crate) fn dead_link_inside(&self, rect: Rect) -> bool {
+        self.links.iter().any(|&(c, d)| {
+            rect.contains(c)
+                && match d {
+                    Dir::East => rect.contains(Coord::new(c.x + 1, c.y)),
+                    Dir::South => rect.contains(Coord::new(c.x, c.y + 1)),
+                    _ => false,
+                }
+        })
+    }
+
+    pub(crate) fn pe_dead(&self, c: Coord) -> bool {
+        !self.pes.is_empty() && self.pes.binary_search(&c).is_ok()
+    }
+
+    /// Whether the link from `c` toward `d` is dead.
+    pub(crate) fn link_dead(&self, c: Coord, d: Dir) -> bool {
+        if self.links.is_empty() {
+            return false;
+        }
+        let canon = match d {
+            Dir::East | Dir::South => (c, d),
+            Dir::West => (Coord::new(c.x.wrapping_sub(1), c.y), Dir::East),
+            Dir::North => (Coord::new(c.x, c.y.wrapping_sub(1)), Dir::South),
+        };
+        self.links.contains(&canon)
+    }
+
+    /// Whether `rect` is on the fabric, free of dead PEs and of dead links inside.
+    fn clean(&self, rect: Rect) -> bool {
+        rect.x
+            .checked_add(rect.width)
+            .is_some_and(|e| e <= self.width)
+            && rect
+                .y
+                .checked_add(rect.height)
+                .is_some_and(|e| e <= self.height)
+            && !self.any_dead_in(rect)
+            && !self.dead_link_inside(rect)
+    }
+}
+
+/// Places every layer at its chosen size. On failure: the layer that found no room and the
+/// PEs used by the layers placed before it.
+pub(crate) fn place(
+    problem: &Problem<'_>,
+    sizes: &[(u32, u32)],
+) -> Result<Vec<(Rect, Orientation)>, (usize, u64)> {
+    let graph = problem.graph;
+    let dead = &problem.dead;
+    let mut placed: Vec<(Rect, Orientation)> = Vec::with_capacity(sizes.len());
+    let mut consumed = vec![false; sizes.len()];
+    for layer in &graph.layers {
+        for a in &layer.args {
+            if let TensorRef::Layer(p) = *a
+                && p < consumed.len()
+            {
+                consumed[p] = true;
+            }
+        }
+    }
+    for (l, layer) in graph.layers.iter().enumerate() {
+        let (rows, cols) = sizes[l];
+        let plan = &problem.layers[l].plan;
+        // Sides that exchange tensors with other regions must not face off the fabric.
+        let inner_sides: Vec<wsel_ir::graph::Side> = plan
+            .ports
+            .iter()
+            .filter(|p| match p.bind.as_ref().map(|b| b.tensor) {
+                Some(BoundTensor::Output) => consumed[l],
+                Some(BoundTensor::Arg(i)) => matches!(layer.args.get(i), Some(TensorRef::Layer(_))),
+                None => false,
+            })
+            .map(|p| p.side)
+            .collect();
+        let free = |rect: Rect, o: Orientation, placed: &[(Rect, Orientation)]| {
+            dead.clean(rect)
+                && inner_sides
+                    .iter()
+                    .all(|&s| !on_fabric_edge(rect, o.dir(s), problem.target))
+                && placed.iter().all(|(p, _)| !overlaps(*p, rect))
+        };
+        // The layer that feeds it: the latest producing argument bound to one of its ports.
+        let producer = layer
+            .args
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| match a {
+                TensorRef::Layer(p) if *p < l => {
+                    let port = plan.arg_ports(i).next()?;
+                    Some((*p, port))
+                }
+                _ => None,
+            })
+            .max_by_key(|&(p, _)| p);
+        let mut chosen = None;
+        let mut orientations = vec![Orientation::Identity, Orientation::Transposed];
+        if let Some((p, in_port)) = producer {
+            let (prect, porient) = placed[p];
+            let pplan = &problem.layers[p].plan;
+            let (prows, pcols) = sizes[p];
+            if let Some(out_port) = pplan.output_port() {
+                let out_side = pplan.ports[out_port].side;
+                let out_dir = porient.dir(out_side);
+                let in_side = plan.ports[in_port].side;
+                orientations.sort_by_key(|o| o.dir(in_side) != out_dir.opposite());
+                let lines = lines_on(out_side, prows, pcols);
+                'search: for &o in &orientations {
+                    if o.dir(in_side) != out_dir.opposite() {
+                        break;
+                    }
+                    let (w, h) = o.extent(rows, cols);
+                    for gap in 0..=MAX_GAP {
+                        let Some(rect) = beside(prect, out_dir, w, h, gap) else {
+                            break;
+                        };
+                        if free(rect, o, &placed) && seam_clear(dead, prect, out_dir, lines, gap) {
+                            chosen = Some((rect, o));
+                            break 'search;
+                        }
+                    }
+                }
+            }
+        } else if let Some(in_port) = plan.ports.iter().position(|p| {
+            p.bind
+                .as_ref()
+                .is_some_and(|b| matches!(b.tensor, BoundTensor::Arg(_)))
+        }) {
+            // Fed from the host: prefer the input edge facing west or north.
+            let in_side = plan.ports[in_port].side;
+            orientations.sort_by_key(|o| !matches!(o.dir(in_side), Dir::West | Dir::North));
+        }
+        if chosen.is_none() {
+            chosen = first_fit(problem, &placed, rows, cols, &orientations, free);
+        }
+        match chosen {
+            Some(c) => placed.push(c),
+            None => {
+                let used = (0..l)
+                    .map(|k| u64::from(sizes[k].0) * u64::from(sizes[k].1))
+                    .sum();
+                return Err((l, used));
+            }
+        }
+    }
+    Ok(placed)
+}
+
+/// The rectangle of size `w × h` beside `p`'s `side` at distance `gap`, aligned with `p`'s
+/// north-west corner along that side.
+fn beside(p: Rect, side: Dir, w: u32, h: u32, gap: u32) -> Option<Rect> {
+    Some(match side {
+        Dir::South => Rect::new(p.x, p.y + p.height + gap, w, h),
+        Dir::East => Rect::new(p.x + p.width + gap, p.y, w, h),
+        Dir::North => Rect::new(p.x, p.y.checked_sub(gap + h)?, w, h),
+        Dir::West => Rect::new(p.x.checked_sub(gap + w)?, p.y, w, h),
+    })
+}
+
+/// Whether the `lines` straight paths from `p`'s `side` edge across a gap of `gap` PEs into
+/// the next region cross no dead PE or link.
+fn seam_clear(dead: &DeadIndex, p: Rect, side: Dir, lines: u32, gap: u32) -> bool {
+    for i in 0..lines {
+        let mut c = match side {
+            Dir::South => Coord::new(p.x + i, p.y + p.height - 1),
+            Dir::North => Coord::new(p.x + i, p.y),
+            Dir::East => Coord::new(p.x + p.width - 1, p.y + i),
+            Dir::West => Coord::new(p.x, p.y + i),
+        };
+        for _ in 0..=gap {
+            if dead.link_dead(c, side) {
+                return false;
+            }
+            let Some(next) = step(c, side) else {
+                return false;
+            };
+            if dead.pe_dead(next) {
+                return false;
+            }
+            c = next;
+        }
+    }
+    true
+}
+
+fn step(c: Coord, d: Dir) -> Option<Coord> {
+    Some(match d {
+        Dir::North => Coord::new(c.x, c.y.checked_sub(1)?),
+        Dir::South => Coord::new(c.x, c.y + 1),
+        Dir::East => Coord::new(c.x + 1, c.y),
+        Dir::West => Coord::new(c.x.checked_sub(1)?, c.y),
+    })
+}
+
+/// The first free position in row-major order, trying only the corners that packing can
+/// produce: x from the fabric's west edge or just east of a region or dead PE, y from the north
+/// edge or just south of one.
+fn first_fit(
+    problem: &Problem<'_>,
+    placed: &[(Rect, Orientation)],
+    rows: u32,
+    cols: u32,
+    orientations: &[Orientation],
+    free: impl Fn(Rect, Orientation, &[(Rect, Orientation)]) -> bool,
+) -> Option<(Rect, Orientation)> {
+    let target = problem.target;
+    let mut xs: Vec<u32> = vec![0];
+    let mut ys: Vec<u32> = vec![0];
+    for (r, _) in placed {
+        xs.push(r.x + r.width);
+        ys.push(r.y + r.height);
+    }
+    for c in &problem.dead.pes_sample() {
+        xs.push(c.x + 1);
+        ys.push(c.y + 1);
+    }
+    xs.sort_unstable();
+    xs.dedup();
+    ys.sort_unstable();
+    ys.dedup();
+    let mut examined = 0;
+    for &y in &ys {
+        for &o in orientations {
+            let (w, h) = o.extent(rows, cols);
+            if y + h > target.height {
+                continue;
+            }
+            let mut x_index = 0;
+            while let Some(&x) = xs.get(x_index) {
+                x_index += 1;
+                if x + w > target.width {
+                    break;
+                }
+                examined += 1;
+                if examined > MAX_FALLBACK_POSITIONS {
+                    return None;
+                }
+                let rect = Rect::new(x, y, w, h);
+                if free(rect, o, placed) {
+                    return Some((rect, o));
+                }
+                // Skip columns a dead PE in the way rules out.
+                if let Some(past) = problem.dead.skip_past_dead(rect) {
+                    while xs.get(x_index).is_some_and(|&nx| nx < past) {
+                        x_index += 1;
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+impl DeadIndex {
+    /// Dead PEs used as packing corners (at most a few hundred, spread over the list).
+    fn pes_sample(&self) -> Vec<Coord> {
+        let step = self.pes.len().div_ceil(256).max(1);
+        self.pes.iter().copied().step_by(step).collect()
+    }
+}
+
+/// Whether `rect`'s `side` lies on the fabric's edge.
+fn on_fabric_edge(rect: Rect, side: Dir, target: &Target) -> bool {
+    match side {
+        Dir::North => rect.y == 0,
+        Dir::West => rect.x == 0,
+        Dir::South => rect.y + rect.height >= target.height,
+        Dir::East => rect.x + rect.width >= target.width,
+    }
+}
+
+fn overlaps(a: Rect, b: Rect) -> bool {
+    a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
+}
+
+/// The PE of part `i` on a region's physical `side`: parts run east along north/south edges
+/// and south along west/east edges, from the rectangle's north-west corner.
+pub(crate) fn edge_pe(rect: Rect, side: Dir, i: u32) -> Coord {
+    match side {
+        Dir::North => Coord::new(rect.x + i, rect.y),
+        Dir::South => Coord::new(rect.x + i, rect.y + rect.height - 1),
+        Dir::West => Coord::new(rect.x, rect.y + i),
+        Dir::East => Coord::new(rect.x + rect.width - 1, rect.y + i),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_and_list_queries_agree() {
+        let mut t = Target::dev();
+        for i in 0..100u32 {
+            t.defects
+                .add_dead_pe(Coord::new((i * 7) % 16, (i * 3) % 16));
+        }
+        let many = DeadIndex::new(&t);
+        assert!(many.prefix.is_some());
+        let list = DeadIndex {
+            prefix: None,
+            ..DeadIndex::new(&t)
+        };
+        for x in 0..14 {
+            for y in 0..14 {
+                let r = Rect::new(x, y, 3, 2);
+                assert_eq!(many.any_dead_in(r), list.any_dead_in(r), "{r:?}");
+            }
+        }
+    }
+}

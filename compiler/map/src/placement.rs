@@ -1,0 +1,626 @@
+//! The result of mapping, as plain serialisable data: [`Placement`] with one [`PlacedLayer`]
+//! per layer instance, the [`Transfer`]s that carry tensors between regions and the fabric's
+//! edges, and the host and weight-store edge points.
+//!
+//! Streams inside a region are stored as rules, not as one record per PE, so a placement on a
+//! 750 × 994 fabric stays small: every port has a [`ColorRule`] (one color, or two alternating
+//! by the PE's index along the port's axis), from which [`PlacedLayer::port_table`] gives any
+//! PE's port → color table and [`Placement::region_routes`] the router entries inside the
+//! region. Routes between regions are explicit [`Hop`]s. [`Placement::routes`] gathers every
+//! router entry of the program; no router has two entries for one color.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use wsel_ir::graph::{CValue, Side};
+use wsel_target::{Coord, DefectMap, Dir, Port, PortSet, Rect, RouteEntry};
+
+/// A color (virtual channel), `0 .. target.colors`.
+pub type Color = u8;
+
+/// How a region's logical coordinates lie on the fabric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Orientation {
+    /// Logical row `r`, column `c` is the PE at `(rect.x + c, rect.y + r)`; sides as written.
+    Identity,
+    /// Logical row `r`, column `c` is the PE at `(rect.x + r, rect.y + c)`: rows run along
+    /// physical columns, and the sides map `north ↔ west`, `south ↔ east`.
+    Transposed,
+}
+
+impl Orientation {
+    /// The physical direction of a logical side.
+    pub fn dir(self, side: Side) -> Dir {
+        match (self, side) {
+            (Orientation::Identity, Side::North) | (Orientation::Transposed, Side::West) => {
+                Dir::North
+            }
+            (Orientation::Identity, Side::South) | (Orientation::Transposed, Side::East) => {
+                Dir::South
+            }
+            (Orientation::Identity, Side::East) | (Orientation::Transposed, Side::South) => {
+                Dir::East
+            }
+            (Orientation::Identity, Side::West) | (Orientation::Transposed, Side::North) => {
+                Dir::West
+            }
+        }
+    }
+
+    /// The PE of logical `(row, col)` in a region placed at `rect`.
+    pub fn pe(self, rect: Rect, row: u32, col: u32) -> Coord {
+        match self {
+            Orientation::Identity => Coord::new(rect.x + col, rect.y + row),
+            Orientation::Transposed => Coord::new(rect.x + row, rect.y + col),
+        }
+    }
+
+    /// The logical `(row, col)` of PE `at`, if it lies in `rect`.
+    pub fn logical(self, rect: Rect, at: Coord) -> Option<(u32, u32)> {
+        if !rect.contains(at) {
+            return None;
+        }
+        let (dx, dy) = (at.x - rect.x, at.y - rect.y);
+        Some(match self {
+            Orientation::Identity => (dy, dx),
+            Orientation::Transposed => (dx, dy),
+        })
+    }
+
+    /// The physical `(width, height)` of a `rows × cols` region.
+    pub fn extent(self, rows: u32, cols: u32) -> (u32, u32) {
+        match self {
+            Orientation::Identity => (cols, rows),
+            Orientation::Transposed => (rows, cols),
+        }
+    }
+}
+
+/// A whole program's placement on one target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Placement {
+    /// The model mapped.
+    pub model: String,
+    /// The target's name.
+    pub target: String,
+    /// Fabric size in PEs.
+    pub fabric_width: u32,
+    pub fabric_height: u32,
+    /// `pipelined` or `streaming`.
+    pub mode: String,
+    /// Samples per batch.
+    pub batch: u64,
+    /// SRAM bytes per PE on the target.
+    pub sram_bytes_available: u32,
+    /// Colors per router on the target, and how many distinct colors the program uses.
+    pub colors_available: u32,
+    pub colors_used: u32,
+    /// The per-stage target `T` the size search settled on: every layer's estimate is at most
+    /// this many cycles per sample.
+    pub stage_target: u64,
+    /// Copies of the whole pipeline (1: no replication for data parallelism).
+    pub replicas: u32,
+    /// One entry per layer instance, in the layer graph's order.
+    pub layers: Vec<PlacedLayer>,
+    /// Every tensor part that crosses from one region (or the fabric edge) to another.
+    pub transfers: Vec<Transfer>,
+    /// Streams entering the fabric edge (model inputs from the host, weights from the store).
+    pub inputs: Vec<EdgePoint>,
+    /// Streams leaving the fabric edge (the model's result).
+    pub outputs: Vec<EdgePoint>,
+    /// The target's dead PEs and links, which no region contains and no route crosses.
+    pub defects: DefectMap,
+}
+
+/// One layer instance on its region.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlacedLayer {
+    /// The instance's name (`dense#2`) and the layer called.
+    pub name: String,
+    pub layer: String,
+    /// Index of the implementation chosen, in the layer's `impls`.
+    pub implementation: usize,
+    /// The kernel that runs on every PE of the region, and the file defining it.
+    pub kernel: String,
+    pub kernel_file: PathBuf,
+    /// The logical region size (`region.rows × region.cols` as the kernel sees it).
+    pub rows: u32,
+    pub cols: u32,
+    /// The physical rectangle (width and height swapped when transposed).
+    pub rect: Rect,
+    pub orientation: Orientation,
+    /// The kernel's arguments evaluated at this region size, in parameter order.
+    #[serde(serialize_with = "serialize_args")]
+    pub kernel_args: Vec<(String, CValue)>,
+    /// SRAM bytes every PE of the region uses (the kernel's arrays plus any reserve).
+    pub sram_bytes: u64,
+    /// Cycles per sample, analytically (`docs/mapping.md` §5).
+    pub estimate: Estimate,
+    /// The kernel's ports in declaration order, with their colors.
+    pub ports: Vec<PlacedPort>,
+}
+
+/// The analytic estimate of one layer on its region, in cycles per sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Estimate {
+    /// Multiply-adds per PE at the target's fma rate.
+    pub compute: u64,
+    /// The longest input part (wavelets per edge PE per sample).
+    pub edge_in: u64,
+    /// The longest output part.
+    pub edge_out: u64,
+    /// The maximum of the three.
+    pub cycles: u64,
+}
+
+/// A kernel port on its region.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlacedPort {
+    pub name: String,
+    /// `true` for `in` ports.
+    pub input: bool,
+    pub multicast: bool,
+    /// The side as written in the kernel, and where it faces on the fabric.
+    pub side: Dir,
+    pub physical_side: Dir,
+    /// The port's color on every PE.
+    pub colors: ColorRule,
+    /// The tensor streamed through this port at the region's edge, if the layer binds one.
+    pub bound: Option<String>,
+    /// The tensor's part count (the number of lines along the port's side) when bound.
+    pub parts: u32,
+}
+
+/// A port's color on the PEs of a region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColorRule {
+    /// The same color on every PE (multicast ports).
+    Fixed { color: Color },
+    /// Neighbour ports: the PE whose logical row (`along_rows`) or column index `k` is even
+    /// uses `even`, odd uses `odd`.
+    Alternating {
+        along_rows: bool,
+        even: Color,
+        odd: Color,
+    },
+}
+
+impl ColorRule {
+    /// The color at logical `(row, col)`.
+    pub fn at(self, row: u32, col: u32) -> Color {
+        match self {
+            ColorRule::Fixed { color } => color,
+            ColorRule::Alternating {
+                along_rows,
+                even,
+                odd,
+            } => {
+                let k = if along_rows { row } else { col };
+                if k % 2 == 0 { even } else { odd }
+            }
+        }
+    }
+}
+
+/// One part of a tensor carried from a source to one or more destinations on one color.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Transfer {
+    /// The tensor: a model input's or parameter's name, or `layer.output` for a layer result.
+    pub tensor: String,
+    pub part: u32,
+    pub parts: u32,
+    pub color: Color,
+    pub source: Endpoint,
+    pub destinations: Vec<Endpoint>,
+    /// Router entries between the source and the destinations, outside both regions (the
+    /// entries at the endpoints belong to their regions' port rules). Empty when the source PE
+    /// is the destination's neighbour, or the destination sits on the fabric edge.
+    pub hops: Vec<Hop>,
+}
+
+/// Where a transfer starts or ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Endpoint {
+    /// Model input `input` enters the fabric at PE `at` from `side`.
+    Host { input: usize, at: Coord, side: Dir },
+    /// Parameter `param` enters from the weight store at PE `at` from `side`.
+    WeightStore { param: usize, at: Coord, side: Dir },
+    /// Port `port` of layer `layer` sends the part from PE `at` out of the region.
+    LayerOutput {
+        layer: usize,
+        port: usize,
+        at: Coord,
+    },
+    /// Port `port` of layer `layer` receives the part at PE `at` (for a multicast port, the
+    /// first PE of the line).
+    LayerInput {
+        layer: usize,
+        port: usize,
+        at: Coord,
+    },
+    /// The model's result leaves the fabric at PE `at` through `side`.
+    HostOutput { at: Coord, side: Dir },
+}
+
+/// One router entry on a transfer's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Hop {
+    pub at: Coord,
+    pub rx: PortSet,
+    pub tx: PortSet,
+}
+
+/// Where the data of an edge stream comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeSource {
+    Host,
+    WeightStore,
+}
+
+/// A stream through the fabric's edge: into PE `at` from `side` (inputs), or out of it
+/// toward `side` (outputs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EdgePoint {
+    /// The tensor's name (a model input, a parameter, or the model's result).
+    pub tensor: String,
+    /// Index of the model input or parameter (0 for the result).
+    pub index: usize,
+    pub part: u32,
+    pub parts: u32,
+    pub at: Coord,
+    pub side: Dir,
+    pub color: Color,
+    pub source: EdgeSource,
+    /// The layer that consumes (inputs) or produces (outputs) this stream.
+    pub layer: usize,
+}
+
+impl PlacedLayer {
+    /// The port → color table of the PE at logical `(row, col)`, indexed like the kernel's
+    /// ports.
+    pub fn port_table(&self, row: u32, col: u32) -> Vec<Color> {
+        self.ports.iter().map(|p| p.colors.at(row, col)).collect()
+    }
+
+    /// The physical PE of logical `(row, col)`.
+    pub fn pe(&self, row: u32, col: u32) -> Coord {
+        self.orientation.pe(self.rect, row, col)
+    }
+
+    /// Number of PEs.
+    pub fn pe_count(&self) -> u64 {
+        u64::from(self.rows) * u64::from(self.cols)
+    }
+
+    /// The colors any port of this region uses, sorted.
+    pub fn colors(&self) -> Vec<Color> {
+        let mut out: Vec<Color> = Vec::new();
+        for p in &self.ports {
+            match p.colors {
+                ColorRule::Fixed { color } => out.push(color),
+                ColorRule::Alternating { even, odd, .. } => {
+                    out.push(even);
+                    out.push(odd);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The router entries inside the region: neighbour links (a PE sends on its port's color
+    /// toward the port's side; the neighbour receives it into its paired port), multicast lines
+    /// (entering at the port's side, delivered to every PE of the line and forwarded), and the
+    /// boundary entries of bound ports. A boundary port that no bind feeds or drains gets no
+    /// entry.
+    pub fn region_routes(&self) -> Vec<(Color, RouteEntry)> {
+        let mut out = Vec::new();
+        for p in &self.ports {
+            let toward = self.orientation.dir(dir_side(p.side));
+            let bound = p.bound.is_some();
+            for row in 0..self.rows {
+                for col in 0..self.cols {
+                    let at = self.pe(row, col);
+                    let color = p.colors.at(row, col);
+                    if p.multicast {
+                        if !bound {
+                            continue;
+                        }
+                        // Enters from `toward`, forwarded away from it.
+                        let last = self.at_edge(row, col, opposite_side(p.side));
+                        let mut tx = PortSet::only(Port::Ramp);
+                        if !last {
+                            tx = tx.with(toward.opposite().port());
+                        }
+                        out.push((
+                            color,
+                            RouteEntry {
+                                at,
+                                rx: PortSet::only(toward.port()),
+                                tx,
+                            },
+                        ));
+                    } else if p.input {
+                        if self.at_edge(row, col, p.side) && !bound {
+                            continue;
+                        }
+                        out.push((
+                            color,
+                            RouteEntry {
+                                at,
+                                rx: PortSet::only(toward.port()),
+                                tx: PortSet::only(Port::Ramp),
+                            },
+                        ));
+                    } else {
+                        if self.at_edge(row, col, p.side) && !bound {
+                            continue;
+                        }
+                        out.push((
+                            color,
+                            RouteEntry {
+                                at,
+                                rx: PortSet::only(Port::Ramp),
+                                tx: PortSet::only(toward.port()),
+                            },
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether logical `(row, col)` is on the region's logical `side`.
+    fn at_edge(&self, row: u32, col: u32, side: Dir) -> bool {
+        match side {
+            Dir::North => row == 0,
+            Dir::South => row + 1 == self.rows,
+            Dir::West => col == 0,
+            Dir::East => col + 1 == self.cols,
+        }
+    }
+}
+
+impl Placement {
+    /// Every router entry of the program: all regions' entries and all transfers' hops.
+    pub fn routes(&self) -> Vec<(Color, RouteEntry)> {
+        let mut out = Vec::new();
+        for layer in &self.layers {
+            out.extend(layer.region_routes());
+        }
+        for t in &self.transfers {
+            out.extend(t.hops.iter().map(|h| {
+                (
+                    t.color,
+                    RouteEntry {
+                        at: h.at,
+                        rx: h.rx,
+                        tx: h.tx,
+                    },
+                )
+            }));
+        }
+        out
+    }
+
+    /// Live PEs on the fabric.
+    pub fn live_pes(&self) -> u64 {
+        u64::from(self.fabric_width) * u64::from(self.fabric_height)
+            - self.defects.dead_pes.len() as u64
+    }
+
+    /// PEs used by regions.
+    pub fn pes_used(&self) -> u64 {
+        self.layers.iter().map(PlacedLayer::pe_count).sum()
+    }
+
+    /// The layer with the largest estimate (the first one on ties), if any.
+    pub fn bottleneck(&self) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (i, l) in self.layers.iter().enumerate() {
+            if best.is_none_or(|b| l.estimate.cycles > self.layers[b].estimate.cycles) {
+                best = Some(i);
+            }
+        }
+        best
+    }
+}
+
+/// A logical side as a direction value (the same compass name).
+pub(crate) fn dir_side(side: Dir) -> Side {
+    match side {
+        Dir::North => Side::North,
+        Dir::South => Side::South,
+        Dir::East => Side::East,
+        Dir::West => Side::West,
+    }
+}
+
+/// A logical side as the [`Dir`] of the same name (for serialisation).
+pub(crate) fn side_dir(side: Side) -> Dir {
+    match side {
+        Side::North => Dir::North,
+        Side::South => Dir::South,
+        Side::East => Dir::East,
+        Side::West => Dir::West,
+    }
+}
+
+fn opposite_side(side: Dir) -> Dir {
+    side.opposite()
+}
+
+fn serialize_args<S: serde::Serializer>(
+    args: &[(String, CValue)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(args.len()))?;
+    for (name, value) in args {
+        match value {
+            CValue::Int(v) => map.serialize_entry(name, v)?,
+            CValue::Float(v) => map.serialize_entry(name, v)?,
+            CValue::Bool(v) => map.serialize_entry(name, v)?,
+        }
+    }
+    map.end()
+}
+
+/// Builds the placement from the pass's intermediate results.
+pub(crate) fn assemble(
+    problem: &crate::search::Problem<'_>,
+    choice: &crate::search::Choice,
+    routed: &crate::routes::Routed,
+    coloring: &crate::colors::Coloring,
+) -> Placement {
+    use crate::ports::{BoundTensor, SlotOf, lines_on};
+    let graph = problem.graph;
+    let target = problem.target;
+    let color_of_slot = |slot: usize| coloring.class_color[routed.slot_class[slot]];
+    let mut layers = Vec::with_capacity(graph.layers.len());
+    for (l, layer) in graph.layers.iter().enumerate() {
+        let lp = &problem.layers[l];
+        let imp = &layer.impls[lp.impl_index];
+        let (rows, cols) = choice.sizes[l];
+        let (rect, orientation) = choice.regions[l];
+        let names = (
+            match &imp.rows {
+                wsel_ir::graph::RegionSide::Free(n) => Some(n.as_str()),
+                wsel_ir::graph::RegionSide::Fixed(_) => None,
+            },
+            match &imp.cols {
+                wsel_ir::graph::RegionSide::Free(n) => Some(n.as_str()),
+                wsel_ir::graph::RegionSide::Fixed(_) => None,
+            },
+        );
+        let env = crate::expr::Env {
+            dims: &layer.dims,
+            rows_name: names.0,
+            cols_name: names.1,
+            rows,
+            cols,
+        };
+        let kernel_args = imp
+            .kernel_args
+            .iter()
+            .map(|(name, e)| {
+                (
+                    name.clone(),
+                    e.eval(&|s| env.lookup(s)).unwrap_or(CValue::Int(0)),
+                )
+            })
+            .collect();
+        let base = lp.slot_base;
+        let links = lp.plan.links.len();
+        let ports = lp
+            .plan
+            .ports
+            .iter()
+            .map(|p| {
+                let colors = match p.slot {
+                    SlotOf::Multicast(m) => ColorRule::Fixed {
+                        color: color_of_slot(base + 2 * links + m),
+                    },
+                    SlotOf::Link(k) => {
+                        let (a, b) = (color_of_slot(base + 2 * k), color_of_slot(base + 2 * k + 1));
+                        let along_rows = matches!(lp.plan.links[k].dir, Side::North | Side::South);
+                        // A PE sends on slot `k % 2` and receives on slot `(k + 1) % 2`.
+                        let (even, odd) = if p.direction == wsel_ir::kernel::PortDirection::Out {
+                            (a, b)
+                        } else {
+                            (b, a)
+                        };
+                        ColorRule::Alternating {
+                            along_rows,
+                            even,
+                            odd,
+                        }
+                    }
+                };
+                let bound = p.bind.as_ref().map(|b| match b.tensor {
+                    BoundTensor::Output => layer.output_name.clone(),
+                    BoundTensor::Arg(i) => layer.arg_names.get(i).cloned().unwrap_or_default(),
+                });
+                PlacedPort {
+                    name: p.name.clone(),
+                    input: p.direction == wsel_ir::kernel::PortDirection::In,
+                    multicast: p.multicast,
+                    side: side_dir(p.side),
+                    physical_side: orientation.dir(p.side),
+                    colors,
+                    parts: if bound.is_some() {
+                        lines_on(p.side, rows, cols)
+                    } else {
+                        0
+                    },
+                    bound,
+                }
+            })
+            .collect();
+        let cand = choice.candidates.get(l).copied();
+        layers.push(PlacedLayer {
+            name: layer.name.clone(),
+            layer: layer.layer.clone(),
+            implementation: lp.impl_index,
+            kernel: imp.kernel.name.clone(),
+            kernel_file: imp.kernel.file.clone(),
+            rows,
+            cols,
+            rect,
+            orientation,
+            kernel_args,
+            sram_bytes: cand.map_or(0, |c| c.sram_bytes),
+            estimate: cand.map_or_else(|| lp.cost.estimate(rows, cols), |c| c.estimate),
+            ports,
+        });
+    }
+    let color = |class: usize| coloring.class_color[class];
+    let transfers = routed
+        .transfers
+        .iter()
+        .map(|t| Transfer {
+            tensor: t.tensor.clone(),
+            part: t.part,
+            parts: t.parts,
+            color: color(t.class),
+            source: t.source,
+            destinations: t.destinations.clone(),
+            hops: t.hops.clone(),
+        })
+        .collect();
+    let edge = |e: &crate::routes::RawEdge| EdgePoint {
+        tensor: e.tensor.clone(),
+        index: e.index,
+        part: e.part,
+        parts: e.parts,
+        at: e.at,
+        side: e.side,
+        color: color(e.class),
+        source: e.source,
+        layer: e.layer,
+    };
+    Placement {
+        model: graph.model.clone(),
+        target: target.name.clone(),
+        fabric_width: target.width,
+        fabric_height: target.height,
+        mode: crate::search::mode_name(problem.mode).to_string(),
+        batch: graph.batch,
+        sram_bytes_available: target.sram_bytes,
+        colors_available: target.colors,
+        colors_used: coloring.colors_used,
+        stage_target: choice.stage_target,
+        replicas: 1,
+        layers,
+        transfers,
+        inputs: routed.inputs.iter().map(edge).collect(),
+        outputs: routed.outputs.iter().map(edge).collect(),
+        defects: target.defects.clone(),
+    }
+}

@@ -1,0 +1,248 @@
+//! What a layer implementation's ports become (`docs/mapping.md` §3–§4): neighbour links
+//! (an `out ... to D` paired with an `in ... from opposite(D)`, two colors by parity),
+//! multicast lines, and the tensors bound to boundary ports with their part counts.
+//!
+//! Every port belongs to exactly one **link class** or is a multicast port. A link class
+//! travels in one direction `D` (the side of its `out` port, or the opposite of its `in`
+//! port's side) and owns two **slots** (color variables): PE `k` (its logical row for
+//! `north`/`south`, its column for `east`/`west`) sends on slot `k % 2` and receives, from its
+//! neighbour, on slot `(k + 1) % 2`. A multicast port owns one slot.
+
+use wsel_ir::graph::{BindTarget, LayerImpl, LayerInstance, Side, SplitAxis};
+use wsel_ir::kernel::PortDirection;
+
+/// A layer implementation's ports, link classes and slots.
+#[derive(Debug, Clone)]
+pub(crate) struct ImplPlan {
+    pub ports: Vec<PortPlan>,
+    pub links: Vec<LinkClass>,
+    /// Port index of every multicast port, in declaration order; multicast `m` owns slot
+    /// `2 * links.len() + m`.
+    pub multicasts: Vec<usize>,
+}
+
+/// One kernel port.
+#[derive(Debug, Clone)]
+pub(crate) struct PortPlan {
+    pub name: String,
+    pub direction: PortDirection,
+    /// The logical side.
+    pub side: Side,
+    pub multicast: bool,
+    pub slot: SlotOf,
+    pub bind: Option<PortBind>,
+}
+
+/// Which slots a port uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlotOf {
+    /// The port of link class `class` (sends or receives by parity).
+    Link(usize),
+    /// Multicast port number `m`.
+    Multicast(usize),
+}
+
+/// A tensor streamed through a boundary port.
+#[derive(Debug, Clone)]
+pub(crate) struct PortBind {
+    pub tensor: BoundTensor,
+    pub parts: Parts,
+    /// Index into the implementation's `binds`.
+    pub bind: usize,
+}
+
+/// The tensor a port bind names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BoundTensor {
+    /// The layer's argument `i`.
+    Arg(usize),
+    /// The layer's result.
+    Output,
+}
+
+/// How many parts a bound tensor has: the region's rows, its columns, or one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Parts {
+    Rows,
+    Cols,
+    One,
+}
+
+/// A pair of neighbour ports (either may be missing) travelling toward `dir`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LinkClass {
+    pub dir: Side,
+    pub out_port: Option<usize>,
+    pub in_port: Option<usize>,
+}
+
+impl ImplPlan {
+    /// Pairs the ports of `imp` and reads its port binds.
+    pub(crate) fn new(layer: &LayerInstance, imp: &LayerImpl) -> ImplPlan {
+        let mut ports: Vec<PortPlan> = imp
+            .ports
+            .iter()
+            .map(|p| PortPlan {
+                name: p.name.clone(),
+                direction: p.direction,
+                side: p.side,
+                multicast: p.multicast && p.direction == PortDirection::In,
+                slot: SlotOf::Multicast(usize::MAX),
+                bind: None,
+            })
+            .collect();
+        let mut links = Vec::new();
+        for dir in [Side::North, Side::South, Side::East, Side::West] {
+            let outs: Vec<usize> = (0..ports.len())
+                .filter(|&i| ports[i].direction == PortDirection::Out && ports[i].side == dir)
+                .collect();
+            let ins: Vec<usize> = (0..ports.len())
+                .filter(|&i| {
+                    ports[i].direction == PortDirection::In
+                        && !ports[i].multicast
+                        && ports[i].side == dir.opposite()
+                })
+                .collect();
+            for k in 0..outs.len().max(ins.len()) {
+                let class = links.len();
+                let (out_port, in_port) = (outs.get(k).copied(), ins.get(k).copied());
+                for p in out_port.into_iter().chain(in_port) {
+                    ports[p].slot = SlotOf::Link(class);
+                }
+                links.push(LinkClass {
+                    dir,
+                    out_port,
+                    in_port,
+                });
+            }
+        }
+        let mut multicasts = Vec::new();
+        for (i, p) in ports.iter_mut().enumerate() {
+            if p.multicast {
+                p.slot = SlotOf::Multicast(multicasts.len());
+                multicasts.push(i);
+            }
+        }
+        for (b, bind) in imp.binds.iter().enumerate() {
+            if bind.target != BindTarget::Port {
+                continue;
+            }
+            let Some(p) = ports.iter_mut().find(|p| p.name == bind.target_name) else {
+                continue;
+            };
+            let tensor = if bind.tensor == layer.output_name {
+                BoundTensor::Output
+            } else if let Some(i) = layer.arg_names.iter().position(|a| *a == bind.tensor) {
+                BoundTensor::Arg(i)
+            } else {
+                continue;
+            };
+            let parts = bind
+                .split
+                .iter()
+                .find_map(|s| match s {
+                    SplitAxis::Rows => Some(Parts::Rows),
+                    SplitAxis::Cols => Some(Parts::Cols),
+                    SplitAxis::Whole => None,
+                })
+                .unwrap_or(Parts::One);
+            p.bind = Some(PortBind {
+                tensor,
+                parts,
+                bind: b,
+            });
+        }
+        ImplPlan {
+            ports,
+            links,
+            multicasts,
+        }
+    }
+
+    /// Number of slots (color variables) of this implementation.
+    pub(crate) fn slot_count(&self) -> usize {
+        2 * self.links.len() + self.multicasts.len()
+    }
+
+    /// The port bound to the layer's result, if any.
+    pub(crate) fn output_port(&self) -> Option<usize> {
+        self.ports.iter().position(|p| {
+            p.bind
+                .as_ref()
+                .is_some_and(|b| b.tensor == BoundTensor::Output)
+        })
+    }
+
+    /// The ports bound to argument `arg`.
+    pub(crate) fn arg_ports(&self, arg: usize) -> impl Iterator<Item = usize> + '_ {
+        self.ports.iter().enumerate().filter_map(move |(i, p)| {
+            p.bind
+                .as_ref()
+                .is_some_and(|b| b.tensor == BoundTensor::Arg(arg))
+                .then_some(i)
+        })
+    }
+
+    /// The slot a port uses at the region's boundary on its own side: for an `out` port, the
+    /// slot its last PE sends on out of the region; for an `in` port, the slot its first PE
+    /// receives on from outside. `rows`/`cols` are the logical region size.
+    pub(crate) fn boundary_slot(&self, port: usize, rows: u32, cols: u32) -> usize {
+        match self.ports[port].slot {
+            SlotOf::Multicast(m) => 2 * self.links.len() + m,
+            SlotOf::Link(class) => {
+                let link = self.links[class];
+                let len = along(link.dir, rows, cols);
+                // The boundary PE's index along the class's axis.
+                let sender_at_end = match link.dir {
+                    Side::South | Side::East => len.saturating_sub(1),
+                    Side::North | Side::West => 0,
+                };
+                let receiver_at_start = match link.dir {
+                    Side::South | Side::East => 0,
+                    Side::North | Side::West => len.saturating_sub(1),
+                };
+                let parity = if self.ports[port].direction == PortDirection::Out {
+                    sender_at_end % 2
+                } else {
+                    (receiver_at_start + 1) % 2
+                };
+                2 * class + parity as usize
+            }
+        }
+    }
+}
+
+/// The region's length along a link class's direction.
+pub(crate) fn along(dir: Side, rows: u32, cols: u32) -> u32 {
+    match dir {
+        Side::North | Side::South => rows,
+        Side::East | Side::West => cols,
+    }
+}
+
+/// The number of lines along a side (rows for `west`/`east`, columns for `north`/`south`),
+/// which is also the part count a bind on that side must have.
+pub(crate) fn lines_on(side: Side, rows: u32, cols: u32) -> u32 {
+    match side {
+        Side::West | Side::East => rows,
+        Side::North | Side::South => cols,
+    }
+}
+
+/// The parts axis a port on `side` requires.
+pub(crate) fn parts_for_side(side: Side) -> Parts {
+    match side {
+        Side::West | Side::East => Parts::Rows,
+        Side::North | Side::South => Parts::Cols,
+    }
+}
+
+/// The logical side's lower-case name.
+pub(crate) fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::North => "north",
+        Side::South => "south",
+        Side::East => "east",
+        Side::West => "west",
+    }
+}

@@ -1,0 +1,208 @@
+//! The `wsel map` table: a title line, one line per layer (region origin and size, PEs, SRAM
+//! per PE used of available, colors, estimated cycles per sample), the edges where tensors
+//! enter and leave, and a summary naming the bottleneck stage.
+
+use std::fmt::Write;
+
+use crate::placement::{EdgeSource, Orientation, Placement};
+
+/// The report as plain text (no colour), ending with a newline.
+pub fn render(p: &Placement) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} on {}: {} × {} PEs, {} B SRAM per PE, {} colors; {} mode, batch {}",
+        p.model,
+        p.target,
+        p.fabric_width,
+        p.fabric_height,
+        group(u64::from(p.sram_bytes_available)),
+        p.colors_available,
+        p.mode,
+        p.batch
+    );
+    out.push('\n');
+    let header = [
+        "layer",
+        "kernel",
+        "origin",
+        "size",
+        "PEs",
+        "SRAM/PE used",
+        "colors",
+        "est. cycles/sample",
+    ];
+    let mut rows: Vec<[String; 8]> = Vec::new();
+    let bottleneck = p.bottleneck();
+    for (i, l) in p.layers.iter().enumerate() {
+        let turned = match l.orientation {
+            Orientation::Identity => "",
+            Orientation::Transposed => " T",
+        };
+        let mark = if Some(i) == bottleneck {
+            "  ◀ bottleneck"
+        } else {
+            ""
+        };
+        rows.push([
+            l.name.clone(),
+            l.kernel.clone(),
+            format!("({}, {})", l.rect.x, l.rect.y),
+            format!("{} × {}{turned}", l.rows, l.cols),
+            group(l.pe_count()),
+            format!(
+                "{} / {} B",
+                group(l.sram_bytes),
+                group(u64::from(p.sram_bytes_available))
+            ),
+            l.colors()
+                .iter()
+                .map(u8::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            format!("{}{mark}", group(l.estimate.cycles)),
+        ]);
+    }
+    let mut widths = header.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::new();
+        for (k, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            let pad = w.saturating_sub(cell.chars().count());
+            // Numbers right-aligned, text left-aligned; the last column is not padded.
+            let right = matches!(k, 4);
+            if k > 0 {
+                s.push_str("  ");
+            }
+            if right {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(cell);
+            } else if k + 1 == cells.len() {
+                s.push_str(cell);
+            } else {
+                s.push_str(cell);
+                s.push_str(&" ".repeat(pad));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let _ = writeln!(out, "{}", line(&header.map(str::to_string)));
+    for r in &rows {
+        let _ = writeln!(out, "{}", line(r));
+    }
+    out.push('\n');
+    if !p.layers.is_empty() {
+        out.push_str("(origin: the region's north-west PE as (x, y); size: logical rows × columns, T = transposed on the fabric)\n\n");
+    }
+
+    // Where tensors cross the fabric's edge.
+    let mut seen: Vec<(String, EdgeSource, usize)> = Vec::new();
+    for e in &p.inputs {
+        let key = (e.tensor.clone(), e.source, e.layer);
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let points: Vec<_> = p
+            .inputs
+            .iter()
+            .filter(|f| f.tensor == e.tensor && f.layer == e.layer && f.source == e.source)
+            .collect();
+        let from = match e.source {
+            EdgeSource::Host => "host",
+            EdgeSource::WeightStore => "weight store",
+        };
+        let _ = writeln!(
+            out,
+            "in:  {} ({from}) → {}: {} part{} entering the {} edge at {}",
+            e.tensor,
+            p.layers.get(e.layer).map_or("?", |l| l.name.as_str()),
+            e.parts,
+            if e.parts == 1 { "" } else { "s" },
+            e.side,
+            span_of(points.iter().map(|f| f.at)),
+        );
+    }
+    if let Some(o) = p.outputs.first() {
+        let _ = writeln!(
+            out,
+            "out: {} → host: {} part{} leaving the {} edge at {}",
+            o.tensor,
+            o.parts,
+            if o.parts == 1 { "" } else { "s" },
+            o.side,
+            span_of(p.outputs.iter().map(|f| f.at)),
+        );
+    }
+    out.push('\n');
+
+    if let Some(b) = bottleneck {
+        let bl = &p.layers[b];
+        let mean =
+            p.layers.iter().map(|l| l.estimate.cycles).sum::<u64>() as f64 / p.layers.len() as f64;
+        let live = p.live_pes();
+        let used = p.pes_used();
+        let _ = writeln!(
+            out,
+            "bottleneck: {} at {} cycles/sample (mean stage {:.0}, {:.2}× the mean)",
+            bl.name,
+            group(bl.estimate.cycles),
+            mean,
+            if mean > 0.0 {
+                bl.estimate.cycles as f64 / mean
+            } else {
+                1.0
+            }
+        );
+        let _ = writeln!(
+            out,
+            "PEs used: {} of {} live ({:.1}%); colors used: {} of {}",
+            group(used),
+            group(live),
+            100.0 * used as f64 / live.max(1) as f64,
+            p.colors_used,
+            p.colors_available
+        );
+    }
+    out
+}
+
+/// `(x, y)` for one point, `(x0, y0)…(x1, y1)` for several.
+fn span_of(points: impl Iterator<Item = wsel_target::Coord>) -> String {
+    let points: Vec<_> = points.collect();
+    match (points.first(), points.last()) {
+        (Some(a), Some(b)) if a != b => format!("{a}…{b}"),
+        (Some(a), _) => a.to_string(),
+        _ => "-".to_string(),
+    }
+}
+
+/// `12345` as `12,345`.
+pub fn group(v: u64) -> String {
+    let digits = v.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group;
+
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1234567), "1,234,567");
+    }
+}

@@ -1,0 +1,663 @@
+//! Routes for every tensor that crosses a region's edge (`docs/mapping.md` §2–§4): between
+//! regions (part `i` of the producer's output edge to part `i` of each consumer's input
+//! edge), from the host or weight store into the fabric's edge, and from the last region to
+//! the fabric's south or east edge.
+//!
+//! A transfer keeps one color end to end: the producer's boundary slot, the hops between the
+//! regions and the consumer's boundary slot are merged into one **slot class** here, and the
+//! class later gets one color. Since every part of a tensor shares that color, the paths of
+//! different parts (and the regions the class already uses) must not meet in a router: each
+//! path is first asked of the target's routing helpers, which avoid defects, and if it would
+//! meet, found again by a breadth-first search that avoids the class's routers too.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+
+use wsel_ir::graph::TensorRef;
+use wsel_sema::Diagnostic;
+use wsel_target::{Coord, Dir, Port, PortSet, Rect, multicast_tree, shortest_path};
+
+use crate::diagnostics as diag;
+use crate::place::{DeadIndex, edge_pe};
+use crate::placement::{EdgeSource, Endpoint, Hop};
+use crate::ports::{BoundTensor, lines_on};
+use crate::search::{Choice, Problem, UnionFind};
+
+/// The routes and the slot classes.
+pub(crate) struct Routed {
+    /// Class of every slot (program-wide slot numbering).
+    pub slot_class: Vec<usize>,
+    pub class_count: usize,
+    /// The layers whose regions each class uses.
+    pub class_layers: Vec<Vec<usize>>,
+    pub transfers: Vec<RawTransfer>,
+    pub inputs: Vec<RawEdge>,
+    pub outputs: Vec<RawEdge>,
+}
+
+/// A transfer before colors.
+pub(crate) struct RawTransfer {
+    pub tensor: String,
+    pub part: u32,
+    pub parts: u32,
+    pub class: usize,
+    pub source: Endpoint,
+    pub destinations: Vec<Endpoint>,
+    pub hops: Vec<Hop>,
+}
+
+/// An edge stream before colors.
+pub(crate) struct RawEdge {
+    pub tensor: String,
+    pub index: usize,
+    pub part: u32,
+    pub parts: u32,
+    pub at: Coord,
+    pub side: Dir,
+    pub class: usize,
+    pub source: EdgeSource,
+    pub layer: usize,
+}
+
+/// One place a part must reach: the PE beside the consumer's edge, and the port it forwards
+/// to from there.
+#[derive(Clone, Copy)]
+struct Goal {
+    /// The PE the path must reach.
+    at: Coord,
+    /// The port that PE forwards to (toward the consumer, or off the fabric).
+    tx: Port,
+}
+
+pub(crate) fn route_all(
+    problem: &Problem<'_>,
+    choice: &Choice,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Routed> {
+    let graph = problem.graph;
+    let target = problem.target;
+    let errors_before = diagnostics.len();
+    let mut uf = UnionFind::new(problem.slot_count());
+    let slot = |l: usize, port: usize| -> usize {
+        let lp = &problem.layers[l];
+        let (r, c) = choice.sizes[l];
+        lp.slot_base + lp.plan.boundary_slot(port, r, c)
+    };
+    let phys = |l: usize, port: usize| -> Dir {
+        choice.regions[l]
+            .1
+            .dir(problem.layers[l].plan.ports[port].side)
+    };
+
+    // Merge the slots of every layer-to-layer connection first, so classes are final.
+    let mut consumers_of: Vec<Vec<(usize, usize)>> = vec![Vec::new(); graph.layers.len()];
+    for (l, layer) in graph.layers.iter().enumerate() {
+        for (i, arg) in layer.args.iter().enumerate() {
+            if let TensorRef::Layer(p) = *arg
+                && p < graph.layers.len()
+            {
+                for q in problem.layers[l].plan.arg_ports(i) {
+                    consumers_of[p].push((l, q));
+                }
+            }
+        }
+    }
+    for (p, consumers) in consumers_of.iter().enumerate() {
+        let Some(out) = problem.layers[p].plan.output_port() else {
+            continue;
+        };
+        for &(l, q) in consumers {
+            uf.union(slot(p, out), slot(l, q));
+        }
+    }
+    let (slot_class, class_count) = uf.classes();
+    let mut class_layers: Vec<Vec<usize>> = vec![Vec::new(); class_count];
+    for (l, lp) in problem.layers.iter().enumerate() {
+        for s in lp.slot_base..lp.slot_base + lp.plan.slot_count() {
+            let c = slot_class[s];
+            if class_layers[c].last() != Some(&l) {
+                class_layers[c].push(l);
+            }
+        }
+    }
+
+    let mut router = Router {
+        problem,
+        dead: &problem.dead,
+        regions: choice.regions.iter().map(|r| r.0).collect(),
+        class_layers: &class_layers,
+        used: vec![HashSet::new(); class_count],
+    };
+    let mut transfers = Vec::new();
+    let mut inputs = Vec::new();
+    let mut outputs = Vec::new();
+
+    // Host inputs and weights: each consumer port gets its own stream per part, entering
+    // the fabric edge straight out from the part's PE.
+    for (l, layer) in graph.layers.iter().enumerate() {
+        let plan = &problem.layers[l].plan;
+        for (q, port) in plan.ports.iter().enumerate() {
+            let Some(bind) = &port.bind else { continue };
+            let BoundTensor::Arg(i) = bind.tensor else {
+                continue;
+            };
+            let (index, name, source) = match layer.args.get(i) {
+                Some(TensorRef::Input(k)) => (
+                    *k,
+                    graph.inputs.get(*k).map_or("?", |t| t.name.as_str()),
+                    EdgeSource::Host,
+                ),
+                Some(TensorRef::Param(k)) => (
+                    *k,
+                    graph.params.get(*k).map_or("?", |t| t.tensor.name.as_str()),
+                    EdgeSource::WeightStore,
+                ),
+                _ => continue,
+            };
+            let (rows, cols) = choice.sizes[l];
+            let parts = lines_on(port.side, rows, cols);
+            let din = phys(l, q);
+            let class = slot_class[slot(l, q)];
+            for j in 0..parts {
+                let cp = edge_pe(choice.regions[l].0, din, j);
+                let (entry, hops) = match router.from_edge(class, cp, din) {
+                    Ok(x) => x,
+                    Err(why) => {
+                        diagnostics.push(diag::unroutable(
+                            &layer.name,
+                            &layer.call,
+                            &format!("part {j} of `{name}`"),
+                            &why,
+                        ));
+                        break;
+                    }
+                };
+                let endpoint = match source {
+                    EdgeSource::Host => Endpoint::Host {
+                        input: index,
+                        at: entry,
+                        side: din,
+                    },
+                    EdgeSource::WeightStore => Endpoint::WeightStore {
+                        param: index,
+                        at: entry,
+                        side: din,
+                    },
+                };
+                inputs.push(RawEdge {
+                    tensor: name.to_string(),
+                    index,
+                    part: j,
+                    parts,
+                    at: entry,
+                    side: din,
+                    class,
+                    source,
+                    layer: l,
+                });
+                transfers.push(RawTransfer {
+                    tensor: name.to_string(),
+                    part: j,
+                    parts,
+                    class,
+                    source: endpoint,
+                    destinations: vec![Endpoint::LayerInput {
+                        layer: l,
+                        port: q,
+                        at: cp,
+                    }],
+                    hops,
+                });
+            }
+        }
+    }
+
+    // Layer results: to every consumer, and to the host for the model's result.
+    for (p, consumers) in consumers_of.iter().enumerate() {
+        let is_result = graph.output == TensorRef::Layer(p);
+        if consumers.is_empty() && !is_result {
+            continue;
+        }
+        let layer = &graph.layers[p];
+        let Some(out) = problem.layers[p].plan.output_port() else {
+            continue;
+        };
+        let (rows, cols) = choice.sizes[p];
+        let out_side = problem.layers[p].plan.ports[out].side;
+        let parts = lines_on(out_side, rows, cols);
+        let dout = phys(p, out);
+        let class = slot_class[slot(p, out)];
+        let tensor = format!("{}.{}", layer.name, layer.output_name);
+        for j in 0..parts {
+            let sp = edge_pe(choice.regions[p].0, dout, j);
+            let mut goals = Vec::new();
+            let mut destinations = Vec::new();
+            for &(l, q) in consumers {
+                let din = phys(l, q);
+                let cp = edge_pe(choice.regions[l].0, din, j);
+                destinations.push(Endpoint::LayerInput {
+                    layer: l,
+                    port: q,
+                    at: cp,
+                });
+                match target.neighbor(cp, din) {
+                    Some(b) => goals.push((
+                        Goal {
+                            at: b,
+                            tx: din.opposite().port(),
+                        },
+                        cp,
+                    )),
+                    None => {
+                        diagnostics.push(diag::unroutable(
+                            &graph.layers[l].name,
+                            &graph.layers[l].call,
+                            &format!("part {j} of `{tensor}`"),
+                            "the input edge faces off the fabric",
+                        ));
+                    }
+                }
+            }
+            // The model's result: a goal on the fabric's edge, or straight out of `sp`.
+            let mut exit: Option<(Coord, Dir)> = None;
+            let mut result_goal: Option<Goal> = None;
+            if is_result {
+                match router.exit_goal(sp, dout) {
+                    Some((goal, side)) => {
+                        exit = Some((goal.at, side));
+                        result_goal = Some(goal);
+                    }
+                    None => exit = Some((sp, dout)),
+                }
+            }
+            if let Some((at, side)) = exit {
+                destinations.push(Endpoint::HostOutput { at, side });
+            }
+            let all_goals: Vec<(Goal, Coord)> = goals
+                .iter()
+                .copied()
+                .chain(result_goal.map(|g| (g, g.at)))
+                .collect();
+            match router.between(class, sp, dout, &all_goals) {
+                Ok(hops) => {
+                    if let Some((at, side)) = exit {
+                        outputs.push(RawEdge {
+                            tensor: tensor.clone(),
+                            index: 0,
+                            part: j,
+                            parts,
+                            at,
+                            side,
+                            class,
+                            source: EdgeSource::Host,
+                            layer: p,
+                        });
+                    }
+                    transfers.push(RawTransfer {
+                        tensor: tensor.clone(),
+                        part: j,
+                        parts,
+                        class,
+                        source: Endpoint::LayerOutput {
+                            layer: p,
+                            port: out,
+                            at: sp,
+                        },
+                        destinations,
+                        hops,
+                    });
+                }
+                Err(why) => {
+                    let blame = consumers.first().map_or(p, |&(l, _)| l);
+                    diagnostics.push(diag::unroutable(
+                        &graph.layers[blame].name,
+                        &graph.layers[blame].call,
+                        &format!("part {j} of `{tensor}`"),
+                        &why,
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    if diagnostics.len() > errors_before {
+        return None;
+    }
+    Some(Routed {
+        slot_class,
+        class_count,
+        class_layers,
+        transfers,
+        inputs,
+        outputs,
+    })
+}
+
+struct Router<'p, 'a> {
+    problem: &'p Problem<'a>,
+    dead: &'p DeadIndex,
+    regions: Vec<Rect>,
+    class_layers: &'p [Vec<usize>],
+    /// Routers each class already uses outside its regions.
+    used: Vec<HashSet<Coord>>,
+}
+
+impl Router<'_, '_> {
+    /// Whether `c` may carry a hop of `class`: a live PE outside the class's regions and not
+    /// yet used by the class.
+    fn free_for(&self, class: usize, c: Coord) -> bool {
+        !self.dead.pe_dead(c)
+            && !self.used[class].contains(&c)
+            && !self.class_layers[class]
+                .iter()
+                .any(|&l| self.regions[l].contains(c))
+    }
+
+    /// A stream from the fabric's edge into `cp` from `din`: the edge PE straight out from
+    /// `cp` (or the nearest live one), and the hops to `cp`'s neighbour.
+    fn from_edge(
+        &mut self,
+        class: usize,
+        cp: Coord,
+        din: Dir,
+    ) -> Result<(Coord, Vec<Hop>), String> {
+        let target = self.problem.target;
+        let Some(b) = target.neighbor(cp, din) else {
+            // `cp` is on the fabric's edge: the stream enters it directly.
+            return Ok((cp, Vec::new()));
+        };
+        let straight = project(cp, din, target.width, target.height);
+        let edge: Vec<Coord> = edge_candidates(straight, din, target.width, target.height)
+            .into_iter()
+            .filter(|&c| self.free_for(class, c))
+            .take(64)
+            .collect();
+        for entry in edge {
+            let Some(path) = self.path(class, entry, b) else {
+                continue;
+            };
+            let hops = self.commit(class, &path, din.port(), din.opposite().port());
+            return Ok((entry, hops));
+        }
+        Err(format!(
+            "no path from the fabric's {din} edge to PE {cp} avoids the defects and the routes \
+             of the other parts"
+        ))
+    }
+
+    /// Where the model's result leaves: the PE beside `sp` toward `dout` and onward straight to
+    /// the fabric's south or east edge (`dout` itself when it is one of them). `None` when
+    /// `sp` is itself on the fabric's edge toward `dout` (the result leaves from there).
+    fn exit_goal(&self, sp: Coord, dout: Dir) -> Option<(Goal, Dir)> {
+        let target = self.problem.target;
+        let a = target.neighbor(sp, dout)?;
+        let side = match dout {
+            Dir::South | Dir::East => dout,
+            // Prefer the nearer of the south and east edges.
+            _ if target.height - a.y <= target.width - a.x => Dir::South,
+            _ => Dir::East,
+        };
+        let at = project(a, side, target.width, target.height);
+        Some((
+            Goal {
+                at,
+                tx: side.port(),
+            },
+            side,
+        ))
+    }
+
+    /// Hops from `sp` (sending toward `dout`) to every goal, as one tree.
+    fn between(
+        &mut self,
+        class: usize,
+        sp: Coord,
+        dout: Dir,
+        goals: &[(Goal, Coord)],
+    ) -> Result<Vec<Hop>, String> {
+        let target = self.problem.target;
+        let Some(a) = target.neighbor(sp, dout) else {
+            return if goals.is_empty() {
+                // The result leaves the fabric straight from `sp`.
+                Ok(Vec::new())
+            } else {
+                Err(format!("PE {sp} sends {dout}, off the fabric"))
+            };
+        };
+        // Neighbouring regions: the part goes straight from `sp` into the consumer.
+        if let [(goal, cp)] = goals
+            && a == *cp
+            && goal.at == sp
+        {
+            return Ok(Vec::new());
+        }
+        if goals.iter().any(|(_, cp)| *cp == a) {
+            return Err(format!(
+                "PE {a} is both the next hop of the producer and a consumer's PE, so the part \
+                 cannot also reach the other consumers"
+            ));
+        }
+        if !self.free_for(class, a) {
+            return Err(format!(
+                "the PE beside the producer's edge, {a}, is dead or already carries this color"
+            ));
+        }
+        let rx = dout.opposite().port();
+        if let [(goal, _)] = goals {
+            let path = self.path(class, a, goal.at).ok_or_else(|| {
+                format!(
+                    "defects or other routes cut every path from {a} to {}",
+                    goal.at
+                )
+            })?;
+            return Ok(self.commit(class, &path, rx, goal.tx));
+        }
+        // Several goals: a multicast tree from `a`.
+        let mut tree: BTreeMap<Coord, (PortSet, PortSet)> = BTreeMap::new();
+        tree.insert(a, (PortSet::only(rx), PortSet::EMPTY));
+        let dests: Vec<Coord> = goals.iter().map(|(g, _)| g.at).collect();
+        let helper = multicast_tree(target, a, &dests)
+            .ok()
+            .filter(|t| t.nodes.keys().all(|&c| self.free_for(class, c)));
+        match helper {
+            Some(t) => {
+                for (c, (r, tx)) in t.nodes {
+                    let rx_set = if c == a {
+                        PortSet::only(rx)
+                    } else {
+                        PortSet::only(r)
+                    };
+                    let tx = PortSet(tx.0 & !PortSet::only(Port::Ramp).0);
+                    tree.insert(c, (rx_set, tx));
+                }
+            }
+            None => {
+                for &(goal, _) in goals {
+                    if tree.contains_key(&goal.at) {
+                        continue;
+                    }
+                    let starts: Vec<Coord> = tree.keys().copied().collect();
+                    let path = self.bfs(class, &starts, goal.at, &tree).ok_or_else(|| {
+                        format!("defects or other routes cut every path to {}", goal.at)
+                    })?;
+                    for w in path.windows(2) {
+                        let Some(d) = wsel_target::dir_between(w[0], w[1]) else {
+                            continue;
+                        };
+                        if let Some(node) = tree.get_mut(&w[0]) {
+                            node.1 = node.1.with(d.port());
+                        }
+                        tree.insert(w[1], (PortSet::only(d.opposite().port()), PortSet::EMPTY));
+                    }
+                }
+            }
+        }
+        for (goal, _) in goals {
+            if let Some(node) = tree.get_mut(&goal.at) {
+                node.1 = node.1.with(goal.tx);
+            }
+        }
+        let hops: Vec<Hop> = tree
+            .into_iter()
+            .map(|(at, (rx, tx))| Hop { at, rx, tx })
+            .collect();
+        for h in &hops {
+            self.used[class].insert(h.at);
+        }
+        Ok(hops)
+    }
+
+    /// A path from `from` to `to` over routers free for `class`: the target's shortest path
+    /// when it stays clear, else a breadth-first search.
+    fn path(&self, class: usize, from: Coord, to: Coord) -> Option<Vec<Coord>> {
+        if !self.free_for(class, from) || !self.free_for(class, to) {
+            return None;
+        }
+        if let Ok(p) = shortest_path(self.problem.target, from, to)
+            && p.pes.iter().all(|&c| self.free_for(class, c))
+        {
+            return Some(p.pes);
+        }
+        self.bfs(class, &[from], to, &BTreeMap::new())
+    }
+
+    /// Breadth-first search from any of `starts` to `goal` over live links and routers free
+    /// for `class` (or already in `tree`, which the path may not re-enter after leaving).
+    fn bfs(
+        &self,
+        class: usize,
+        starts: &[Coord],
+        goal: Coord,
+        tree: &BTreeMap<Coord, (PortSet, PortSet)>,
+    ) -> Option<Vec<Coord>> {
+        let target = self.problem.target;
+        let mut lo = goal;
+        let mut hi = goal;
+        for s in starts {
+            lo = Coord::new(lo.x.min(s.x), lo.y.min(s.y));
+            hi = Coord::new(hi.x.max(s.x), hi.y.max(s.y));
+        }
+        for margin in [8u32, 64, u32::MAX] {
+            let x0 = lo.x.saturating_sub(margin);
+            let y0 = lo.y.saturating_sub(margin);
+            let x1 = hi.x.saturating_add(margin).min(target.width - 1);
+            let y1 = hi.y.saturating_add(margin).min(target.height - 1);
+            let window = Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1);
+            if let Some(p) = self.bfs_in(class, starts, goal, tree, window) {
+                return Some(p);
+            }
+            if window.width == target.width && window.height == target.height {
+                break;
+            }
+        }
+        None
+    }
+
+    fn bfs_in(
+        &self,
+        class: usize,
+        starts: &[Coord],
+        goal: Coord,
+        tree: &BTreeMap<Coord, (PortSet, PortSet)>,
+        window: Rect,
+    ) -> Option<Vec<Coord>> {
+        let target = self.problem.target;
+        let idx = |c: Coord| ((c.y - window.y) * window.width + (c.x - window.x)) as usize;
+        let mut parent = vec![u32::MAX; (window.width * window.height) as usize];
+        let mut queue = VecDeque::new();
+        for &s in starts {
+            if window.contains(s) && parent[idx(s)] == u32::MAX {
+                parent[idx(s)] = idx(s) as u32;
+                queue.push_back(s);
+            }
+        }
+        while let Some(c) = queue.pop_front() {
+            if c == goal {
+                let mut path = vec![c];
+                let mut cur = c;
+                while parent[idx(cur)] != idx(cur) as u32 {
+                    let p = parent[idx(cur)];
+                    cur = Coord::new(window.x + p % window.width, window.y + p / window.width);
+                    path.push(cur);
+                }
+                path.reverse();
+                return Some(path);
+            }
+            for d in Dir::ALL {
+                let Some(n) = target.neighbor(c, d) else {
+                    continue;
+                };
+                if !window.contains(n)
+                    || parent[idx(n)] != u32::MAX
+                    || self.dead.link_dead(c, d)
+                    || tree.contains_key(&n)
+                    || !self.free_for(class, n)
+                {
+                    continue;
+                }
+                parent[idx(n)] = idx(c) as u32;
+                queue.push_back(n);
+            }
+        }
+        None
+    }
+
+    /// Turns a path into hops (the first receives from `first_rx`, the last forwards to
+    /// `last_tx`) and marks its routers used by `class`.
+    fn commit(&mut self, class: usize, path: &[Coord], first_rx: Port, last_tx: Port) -> Vec<Hop> {
+        let mut hops = Vec::with_capacity(path.len());
+        for (i, &at) in path.iter().enumerate() {
+            let rx = if i == 0 {
+                PortSet::only(first_rx)
+            } else {
+                wsel_target::dir_between(at, path[i - 1])
+                    .map_or(PortSet::EMPTY, |d| PortSet::only(d.port()))
+            };
+            let tx = if i + 1 == path.len() {
+                PortSet::only(last_tx)
+            } else {
+                wsel_target::dir_between(at, path[i + 1])
+                    .map_or(PortSet::EMPTY, |d| PortSet::only(d.port()))
+            };
+            hops.push(Hop { at, rx, tx });
+            self.used[class].insert(at);
+        }
+        hops
+    }
+}
+
+/// The PE on the fabric's `side` edge straight out from `c`.
+fn project(c: Coord, side: Dir, width: u32, height: u32) -> Coord {
+    match side {
+        Dir::North => Coord::new(c.x, 0),
+        Dir::South => Coord::new(c.x, height - 1),
+        Dir::West => Coord::new(0, c.y),
+        Dir::East => Coord::new(width - 1, c.y),
+    }
+}
+
+/// PEs along the fabric's `side` edge, nearest to `start` first.
+fn edge_candidates(start: Coord, side: Dir, width: u32, height: u32) -> Vec<Coord> {
+    let along_x = matches!(side, Dir::North | Dir::South);
+    let (pos, len) = if along_x {
+        (start.x, width)
+    } else {
+        (start.y, height)
+    };
+    let mut out = vec![start];
+    for d in 1..len {
+        for p in [pos.checked_sub(d), pos.checked_add(d).filter(|&p| p < len)]
+            .into_iter()
+            .flatten()
+        {
+            out.push(if along_x {
+                Coord::new(p, start.y)
+            } else {
+                Coord::new(start.x, p)
+            });
+        }
+        if out.len() >= 64 {
+            break;
+        }
+    }
+    out
+}

@@ -1,0 +1,1 @@
+//! The `wsel map` picture.
