@@ -86,6 +86,7 @@ impl Partition<'_> {
             rt: TaskRuntime {
                 at: prog.at,
                 region: prog.region,
+                transposed: prog.transposed,
                 args: &prog.args,
                 ports: &prog.ports,
                 send_colors: p.send_colors,

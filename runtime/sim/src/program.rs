@@ -39,8 +39,11 @@ pub struct PeProgram {
     pub at: Coord,
     /// Its code.
     pub kernel: KernelId,
-    /// The region this PE belongs to; tasks see their coordinates relative to it.
+    /// The region this PE belongs to (physical); tasks see their coordinates relative to it.
     pub region: Rect,
+    /// Whether the region is placed transposed: tasks then see logical rows along physical
+    /// columns (`coords` and `region_size` swap their axes).
+    pub transposed: bool,
     /// SRAM bytes the program uses on this PE (at most the target's `sram_bytes`).
     pub sram_bytes: u32,
     /// Initial SRAM contents from byte 0 (the rest is zero).
@@ -156,6 +159,7 @@ impl Program {
             at,
             kernel,
             region: Rect::new(at.x, at.y, 1, 1),
+            transposed: false,
             sram_bytes,
             sram_init: Vec::new(),
             args: Vec::new(),

@@ -64,6 +64,8 @@ pub(crate) enum Op {
 pub(crate) struct TaskRuntime<'a> {
     pub(crate) at: Coord,
     pub(crate) region: Rect,
+    /// The region is placed transposed: logical rows run along physical columns.
+    pub(crate) transposed: bool,
     pub(crate) args: &'a [u32],
     pub(crate) ports: &'a [Color],
     /// Colors whose route at this PE takes wavelets from the ramp (bit per color).
@@ -85,17 +87,24 @@ pub struct TaskContext<'a> {
 }
 
 impl<'a> TaskContext<'a> {
-    /// This PE's coordinates inside its region: (column, row).
+    /// This PE's logical coordinates inside its region: (column, row). For a transposed
+    /// region, logical rows run along physical columns.
     pub fn coords(&self) -> (u32, u32) {
-        (
+        let (dx, dy) = (
             self.rt.at.x - self.rt.region.x,
             self.rt.at.y - self.rt.region.y,
-        )
+        );
+        if self.rt.transposed {
+            (dy, dx)
+        } else {
+            (dx, dy)
+        }
     }
 
-    /// The region's size: (width, height).
+    /// The region's logical size: (columns, rows).
     pub fn region_size(&self) -> (u32, u32) {
-        (self.rt.region.width, self.rt.region.height)
+        let (w, h) = (self.rt.region.width, self.rt.region.height);
+        if self.rt.transposed { (h, w) } else { (w, h) }
     }
 
     /// This PE's position on the fabric.
