@@ -1,0 +1,129 @@
+//! Snapshots of the kernel IR of every stdlib and example kernel, instantiated with small
+//! arguments that satisfy its layer's conditions. Every instance also passes the code
+//! generators' IR checker (`common::lower`).
+
+mod common;
+
+use expect_test::expect_file;
+use wsel_ir::graph::CValue;
+use wsel_ir::print::print_kernel;
+
+const STDLIB: &str = "
+import std.nn.{dense_tile, dense_stream, relu_tile, softmax_row};
+import std.collectives.{row_reduce, row_broadcast, row_broadcast_add, row_allreduce};
+import std.stencil.{jacobi5};
+";
+
+fn stdlib(name: &str, args: &[(&str, i64)]) -> String {
+    let (db, file) = common::load_one(STDLIB);
+    print_kernel(&common::lower(&db, file, name, args))
+}
+
+fn example(example: &str, name: &str, args: &[(&str, CValue)]) -> String {
+    let (db, file) = common::load_example(example);
+    let args: Vec<(String, CValue)> = args.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    print_kernel(&common::lower_with(&db, file, name, &args))
+}
+
+macro_rules! snapshot {
+    ($test:ident, $text:expr) => {
+        #[test]
+        fn $test() {
+            expect_file![concat!("snapshots/kernels/", stringify!($test), ".ir")].assert_eq(&$text);
+        }
+    };
+}
+
+snapshot!(
+    dense_tile,
+    stdlib("dense_tile", &[("n", 4), ("m", 2), ("samples", 3)])
+);
+snapshot!(
+    dense_stream,
+    stdlib("dense_stream", &[("n", 4), ("m", 2), ("samples", 3)])
+);
+snapshot!(relu_tile, stdlib("relu_tile", &[("n", 4), ("samples", 3)]));
+snapshot!(
+    softmax_row,
+    stdlib("softmax_row", &[("n", 4), ("samples", 3)])
+);
+snapshot!(
+    row_reduce,
+    stdlib("row_reduce", &[("p", 2), ("n", 4), ("samples", 3)])
+);
+snapshot!(
+    row_broadcast,
+    stdlib("row_broadcast", &[("p", 2), ("n", 4), ("samples", 3)])
+);
+snapshot!(
+    row_broadcast_add,
+    stdlib("row_broadcast_add", &[("p", 2), ("n", 4), ("samples", 3)])
+);
+snapshot!(
+    row_allreduce,
+    stdlib("row_allreduce", &[("p", 2), ("n", 4), ("samples", 3)])
+);
+snapshot!(
+    jacobi5,
+    stdlib(
+        "jacobi5",
+        &[("h", 4), ("w", 4), ("gw", 8), ("iters", 2), ("samples", 1)]
+    )
+);
+snapshot!(
+    axpy_row,
+    example(
+        "axpy",
+        "axpy_row",
+        &[
+            ("n", CValue::Int(4)),
+            ("alpha", CValue::Float(2.5)),
+            ("samples", CValue::Int(3))
+        ]
+    )
+);
+snapshot!(
+    gemv_tile,
+    example(
+        "gemv",
+        "gemv_tile",
+        &[
+            ("m", CValue::Int(2)),
+            ("n", CValue::Int(4)),
+            ("samples", CValue::Int(3))
+        ]
+    )
+);
+snapshot!(
+    divide_parts,
+    example(
+        "allreduce",
+        "divide_parts",
+        &[
+            ("p", CValue::Int(2)),
+            ("n", CValue::Int(4)),
+            ("samples", CValue::Int(3))
+        ]
+    )
+);
+snapshot!(
+    add_row,
+    example(
+        "residual",
+        "add_row",
+        &[("n", CValue::Int(4)), ("samples", CValue::Int(3))]
+    )
+);
+snapshot!(
+    layernorm_row,
+    example(
+        "residual",
+        "layernorm_row",
+        &[
+            ("n", CValue::Int(4)),
+            ("total", CValue::Int(8)),
+            ("eps", CValue::Float(1e-5)),
+            ("samples", CValue::Int(3))
+        ]
+    )
+);
