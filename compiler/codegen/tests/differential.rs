@@ -530,3 +530,62 @@ proptest! {
         run_everywhere_with(&k, &setup, &model);
     }
 }
+
+/// `f32` element expressions of the kinds the Cranelift four-lane path handles.
+fn lane_vexpr(depth: u32) -> BoxedStrategy<VExpr> {
+    let leaf = prop_oneof![
+        2 => (0u32..2, 0u32..=12).prop_map(|(a, s)| elem(a, u32c(s))),
+        1 => float_bits().prop_map(|bits| scalar(Expr::Const(wsel_ir::kernel::Const { ty: F32, bits }))),
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let sub = lane_vexpr(depth - 1);
+    prop_oneof![
+        2 => leaf,
+        3 => (
+            select(vec![BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Min, BinaryOp::Max]),
+            sub.clone(),
+            sub.clone(),
+        )
+            .prop_map(|(op, a, b)| vbin(op, F32, a, b)),
+        1 => sub.clone().prop_map(|a| vun(UnaryOp::Neg, F32, a)),
+        1 => (select(vec![MathFn::Sqrt, MathFn::Abs]), sub).prop_map(|(f, a)| vmath(f, F32, a)),
+    ]
+    .boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    /// Long `f32` vector statements, often with the destination overlapping a source at a
+    /// small offset (which in-order semantics makes a recurrence).
+    #[test]
+    fn overlapping_f32_vector_statements_agree(
+        stmts in prop::collection::vec(
+            (
+                0u32..2,
+                0u32..=12,
+                0u32..=12,
+                select(vec![AssignOp::Set, AssignOp::Add, AssignOp::Sub, AssignOp::Mul, AssignOp::Div]),
+                lane_vexpr(2),
+            ),
+            1..4,
+        ),
+        words in prop::collection::vec(float_bits(), 48),
+    ) {
+        let body = stmts
+            .into_iter()
+            .map(|(a, start, len, op, value)| vector(slice(a, u32c(start), u32c(len)), op, value))
+            .collect();
+        let k = kernel(
+            "lanes",
+            arrays(&[("a", F32, 24), ("b", F32, 24)]),
+            vec![],
+            vec![task("main", &[], body)],
+        );
+        let mut setup = Setup::entry(&k);
+        setup.sram = words;
+        run_everywhere_with(&k, &setup, &CostModel::WSE2_LIKE);
+    }
+}

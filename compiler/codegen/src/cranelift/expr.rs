@@ -200,8 +200,10 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// The value of element `i` (an i64) of `prepared`.
-    pub(super) fn element(&mut self, prepared: &Prepared, i: Value) -> Tr<Value> {
+    /// The value of element `i` (an i64) of `prepared`. With `raw`, an `f32` result may be
+    /// left a non-canonical NaN: the caller promises to consume it only in a way whose result
+    /// does not depend on a NaN's bits (see [`operands_may_be_raw`]).
+    pub(super) fn element(&mut self, prepared: &Prepared, i: Value, raw: bool) -> Tr<Value> {
         Ok(match prepared {
             Prepared::Value(value) => *value,
             Prepared::Elem { array, base, .. } => {
@@ -209,21 +211,52 @@ impl Translator<'_, '_> {
                 self.load(self.kernel.array(*array).elem, address)
             }
             Prepared::Unary { op, ty, operand } => {
-                let a = self.element(operand, i)?;
+                let a = self.element(operand, i, false)?;
                 self.unary(*op, *ty, a)
             }
+            Prepared::Binary { op, ty, lhs, rhs }
+                if *ty == ScalarTy::Bool && matches!(op, BinaryOp::And | BinaryOp::Or) =>
+            {
+                let a = self.element(lhs, i, false)?;
+                self.binary_lazy(*op, *ty, a, |t| t.element(rhs, i, false))?
+            }
             Prepared::Binary { op, ty, lhs, rhs } => {
-                let a = self.element(lhs, i)?;
-                self.binary_lazy(*op, *ty, a, |t| t.element(rhs, i))?
+                let operand_raw = operands_may_be_raw(prepared);
+                let a = self.element(lhs, i, operand_raw)?;
+                let b = self.element(rhs, i, operand_raw)?;
+                self.binary_raw(*op, *ty, a, b, raw)
             }
             Prepared::Cast { from, to, value } => {
-                let a = self.element(value, i)?;
+                // A same-type cast passes its operand through, raw or not.
+                let operand_raw = if from == to {
+                    raw
+                } else {
+                    operands_may_be_raw(prepared)
+                };
+                let a = self.element(value, i, operand_raw)?;
                 self.cast(*from, *to, a)
             }
             Prepared::Math { func, ty, arg } => {
-                let a = self.element(arg, i)?;
-                self.math(*func, *ty, a)
+                let a = self.element(arg, i, operands_may_be_raw(prepared))?;
+                self.math_raw(*func, *ty, a, raw)
             }
         })
+    }
+}
+
+/// Whether a node's operands may be raw `f32` values (possibly non-canonical NaNs standing
+/// for the canonical one): true where the node's result does not depend on a NaN operand's
+/// bits. Arithmetic, `min`/`max` and `sqrt` turn any NaN operand into a NaN result (which is
+/// canonicalised or itself raw), comparisons treat every NaN alike, and casts from `f32` to
+/// another type map every NaN to the same value. Negation, `abs`, host functions and stores
+/// observe or pass on the bits, so their operands are canonicalised.
+pub(super) fn operands_may_be_raw(node: &Prepared) -> bool {
+    match node {
+        Prepared::Binary { op, ty, .. } => {
+            *ty == ScalarTy::F32 && !matches!(op, BinaryOp::Rem | BinaryOp::And | BinaryOp::Or)
+        }
+        Prepared::Cast { from, to, .. } => *from == ScalarTy::F32 && from != to,
+        Prepared::Math { func, ty, .. } => *ty == ScalarTy::F32 && *func == MathFn::Sqrt,
+        _ => false,
     }
 }

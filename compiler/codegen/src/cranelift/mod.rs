@@ -8,6 +8,7 @@
 mod expr;
 mod function;
 mod ops;
+mod simd;
 mod stmt;
 
 use cranelift_codegen::ir::{AbiParam, Signature, types};

@@ -87,8 +87,20 @@ impl Translator<'_, '_> {
 
     /// `a op b` with both operands evaluated.
     pub(super) fn binary(&mut self, op: BinaryOp, ty: ScalarTy, a: Value, b: Value) -> Value {
+        self.binary_raw(op, ty, a, b, false)
+    }
+
+    /// `a op b`; with `raw`, an `f32` result is left uncanonicalised (see `raw_ok`).
+    pub(super) fn binary_raw(
+        &mut self,
+        op: BinaryOp,
+        ty: ScalarTy,
+        a: Value,
+        b: Value,
+        raw: bool,
+    ) -> Value {
         if ty.is_float() {
-            self.float_binary(op, ty, a, b)
+            self.float_binary(op, ty, a, b, raw)
         } else {
             self.int_binary(op, ty, a, b)
         }
@@ -144,6 +156,11 @@ impl Translator<'_, '_> {
     }
 
     pub(super) fn math(&mut self, func: MathFn, ty: ScalarTy, a: Value) -> Value {
+        self.math_raw(func, ty, a, false)
+    }
+
+    /// `func(a)`; with `raw`, an `f32` result is left uncanonicalised (see `raw_ok`).
+    pub(super) fn math_raw(&mut self, func: MathFn, ty: ScalarTy, a: Value, raw: bool) -> Value {
         match (func, ty) {
             (MathFn::Abs, ScalarTy::F32) => self.b.ins().fabs(a),
             (MathFn::Abs, ScalarTy::F16) => {
@@ -154,17 +171,26 @@ impl Translator<'_, '_> {
             (MathFn::Abs, _) => a,
             (MathFn::Sqrt, _) => {
                 let root = self.b.ins().sqrt(a);
-                self.finish(ty, root)
+                self.finish_unless_raw(ty, root, raw)
             }
-            (MathFn::Exp, _) => self.host_math(HostFn::Exp, ty, a),
-            (MathFn::Log, _) => self.host_math(HostFn::Log, ty, a),
-            (MathFn::Tanh, _) => self.host_math(HostFn::Tanh, ty, a),
+            (MathFn::Exp, _) => self.host_math(HostFn::Exp, ty, a, raw),
+            (MathFn::Log, _) => self.host_math(HostFn::Log, ty, a, raw),
+            (MathFn::Tanh, _) => self.host_math(HostFn::Tanh, ty, a, raw),
         }
     }
 
-    fn host_math(&mut self, func: HostFn, ty: ScalarTy, a: Value) -> Value {
+    fn host_math(&mut self, func: HostFn, ty: ScalarTy, a: Value, raw: bool) -> Value {
         let result = self.call_host(func, &[a]);
-        self.finish(ty, result)
+        self.finish_unless_raw(ty, result, raw)
+    }
+
+    /// [`Self::finish`], except that a raw `f32` result may stay a non-canonical NaN.
+    fn finish_unless_raw(&mut self, ty: ScalarTy, x: Value, raw: bool) -> Value {
+        if raw && ty == ScalarTy::F32 {
+            x
+        } else {
+            self.finish(ty, x)
+        }
     }
 
     /// An integer converted to a float: exact in binary32 terms, only `f16` needs rounding.
@@ -176,7 +202,7 @@ impl Translator<'_, '_> {
         }
     }
 
-    fn float_binary(&mut self, op: BinaryOp, ty: ScalarTy, a: Value, b: Value) -> Value {
+    fn float_binary(&mut self, op: BinaryOp, ty: ScalarTy, a: Value, b: Value, raw: bool) -> Value {
         let compare = |cc| Some(cc);
         let cc = match op {
             BinaryOp::Eq => compare(FloatCC::Equal),
@@ -192,7 +218,7 @@ impl Translator<'_, '_> {
             return self.b.ins().uextend(types::I32, flag);
         }
         let ins = self.b.ins();
-        let raw = match op {
+        let result = match op {
             BinaryOp::Add => ins.fadd(a, b),
             BinaryOp::Sub => ins.fsub(a, b),
             BinaryOp::Mul => ins.fmul(a, b),
@@ -203,7 +229,7 @@ impl Translator<'_, '_> {
             // Rejected by the checker.
             _ => return a,
         };
-        self.finish(ty, raw)
+        self.finish_unless_raw(ty, result, raw)
     }
 
     fn int_binary(&mut self, op: BinaryOp, ty: ScalarTy, a: Value, b: Value) -> Value {

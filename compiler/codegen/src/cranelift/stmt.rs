@@ -2,12 +2,13 @@
 //! fixed cycles (`wsel_ir::cost::stmt_fixed_cycles`), exactly as the interpreter does.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Value, types};
 use wsel_abi as abi;
 use wsel_ir::cost;
 use wsel_ir::kernel::{AssignOp, Expr, LocalId, PortId, ScalarTy, Slice, Stmt, TaskId, VExpr};
 
 use super::function::{RuntimeSigs, Tr, Translator, clif_ty};
+use super::simd;
 use crate::cost_plan;
 
 impl Translator<'_, '_> {
@@ -160,23 +161,26 @@ impl Translator<'_, '_> {
         let plan = cost_plan::vector_plan(op, value, elem, self.cost)?;
         self.charge_len(&plan, len);
         let base = self.slice_base(dst.array, start);
+        let first = if simd::eligible(op, elem, &prepared) {
+            self.translate_vector_lanes(dst.array, start, len, op, &prepared, base)
+        } else {
+            self.b.ins().iconst(types::I64, 0)
+        };
 
-        let i = self.b.declare_var(types::I64);
-        let zero = self.b.ins().iconst(types::I64, 0);
-        self.b.def_var(i, zero);
-        let header = self.b.create_block();
+        // for i in first..len, tested at the bottom.
         let body = self.b.create_block();
         let exit = self.b.create_block();
-        self.b.ins().jump(header, &[]);
-
-        self.b.switch_to_block(header);
-        let current = self.b.use_var(i);
-        let more = self.b.ins().icmp(IntCC::SignedLessThan, current, len);
-        self.b.ins().brif(more, body, &[], exit, &[]);
+        let i = self.b.append_block_param(body, types::I64);
+        let any = self.b.ins().icmp(IntCC::SignedLessThan, first, len);
+        self.b
+            .ins()
+            .brif(any, body, &[BlockArg::Value(first)], exit, &[]);
 
         self.b.switch_to_block(body);
-        let new = self.element(&prepared, current)?;
-        let address = self.element_at(base, current);
+        // A compound assignment canonicalises its own result, so the value may stay raw.
+        let raw = op != AssignOp::Set;
+        let new = self.element(&prepared, i, raw)?;
+        let address = self.element_at(base, i);
         let stored = if op == AssignOp::Set {
             new
         } else {
@@ -186,9 +190,11 @@ impl Translator<'_, '_> {
         self.b
             .ins()
             .store(MemFlagsData::trusted(), stored, address, 0);
-        let next = self.b.ins().iadd_imm_s(current, 1);
-        self.b.def_var(i, next);
-        self.b.ins().jump(header, &[]);
+        let next = self.b.ins().iadd_imm_s(i, 1);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, next, len);
+        self.b
+            .ins()
+            .brif(more, body, &[BlockArg::Value(next)], exit, &[]);
 
         self.b.switch_to_block(exit);
         Ok(())
