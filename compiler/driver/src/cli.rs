@@ -40,6 +40,55 @@ pub enum Command {
         after_help = "Example (Neovim):\n  vim.lsp.start({ name = 'wsel', cmd = { 'wsel', 'lsp' } })"
     )]
     Lsp,
+    /// Map a model onto a target and show where every layer goes.
+    ///
+    /// Prints one line per layer: its region (origin and logical rows × columns, `T` when
+    /// transposed), PEs, SRAM per PE used of available, colors, and the estimated cycles per
+    /// sample, then where tensors enter and leave the fabric and the bottleneck stage. The
+    /// model, batch, target and mode come from the file's `run` item unless given here.
+    /// Exit status: 0 when the model maps, 1 when the program has errors or does not map, 2
+    /// when a file cannot be read or written or the command line is wrong.
+    #[command(
+        after_help = "Examples:\n  wsel map examples/digits/main.wse\n  wsel map examples/mlp_streaming/main.wse --target wse2 --svg map.svg --routes\n  wsel map model.wse --mode pipelined --batch 8 --format json"
+    )]
+    Map(MapArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MapArgs {
+    /// The .wse file with the model (and usually a `run` item).
+    pub file: PathBuf,
+    /// The target: `dev`, `wse2`, `wse3`, or a path to a target .toml file. Default: the
+    /// `run` item's target, else `dev`.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// The execution mode to map for. Default: the `run` item's mode, else `auto` (pipelined
+    /// when every layer fits in SRAM, else streaming).
+    #[arg(long, value_enum)]
+    pub mode: Option<MapMode>,
+    /// Samples per batch. Default: the `run` item's batch, else 1.
+    #[arg(long)]
+    pub batch: Option<u64>,
+    /// Also draw the placement as an SVG picture at this path.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Draw the routes between regions in the SVG picture.
+    #[arg(long, requires = "svg")]
+    pub routes: bool,
+    /// Print the table for people, or the whole placement as JSON on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// When to colour diagnostics.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// The execution mode `wsel map` maps for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MapMode {
+    Pipelined,
+    Streaming,
+    Auto,
 }
 
 #[derive(Debug, clap::Args)]

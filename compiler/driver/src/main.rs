@@ -11,6 +11,7 @@ fn main() -> ExitCode {
         Command::Check(args) => wsel::commands::check::run(&args),
         Command::Fmt(args) => wsel::commands::fmt::run(&args),
         Command::Lsp => wsel::commands::lsp::run(),
+        Command::Map(args) => wsel::commands::map::run(&args),
     };
     ExitCode::from(status.code())
 }

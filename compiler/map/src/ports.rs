@@ -72,8 +72,6 @@ pub(crate) enum Parts {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LinkClass {
     pub dir: Side,
-    pub out_port: Option<usize>,
-    pub in_port: Option<usize>,
 }
 
 impl ImplPlan {
@@ -109,11 +107,7 @@ impl ImplPlan {
                 for p in out_port.into_iter().chain(in_port) {
                     ports[p].slot = SlotOf::Link(class);
                 }
-                links.push(LinkClass {
-                    dir,
-                    out_port,
-                    in_port,
-                });
+                links.push(LinkClass { dir });
             }
         }
         let mut multicasts = Vec::new();

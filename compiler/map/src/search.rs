@@ -34,7 +34,6 @@ pub(crate) struct Problem<'a> {
     pub graph: &'a LayerGraph,
     pub target: &'a Target,
     pub mode: Mode,
-    pub options: &'a MapOptions,
     pub layers: Vec<LayerProblem>,
     /// The domain (sorted sizes) of every class.
     pub domains: Vec<Vec<u32>>,
@@ -412,7 +411,6 @@ impl<'a> Problem<'a> {
             graph,
             target,
             mode,
-            options,
             layers,
             domains,
             dead,

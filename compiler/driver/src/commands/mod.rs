@@ -3,3 +3,4 @@
 pub mod check;
 pub mod fmt;
 pub mod lsp;
+pub mod map;
