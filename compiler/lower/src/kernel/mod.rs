@@ -202,6 +202,9 @@ impl<'db> Lowerer<'db> {
             self.members
                 .insert(p.name.name.clone(), Member::Value(value, ty));
         }
+        if !shown.is_empty() {
+            self.name = format!("{}<{}>", kernel.name.name, shown.join(","));
+        }
         if let Some((name, _)) = args
             .iter()
             .find(|(n, _)| !kernel.params.iter().any(|p| p.name.name == *n))
@@ -210,9 +213,6 @@ impl<'db> Lowerer<'db> {
                 &kernel.name.span,
                 format!("kernel `{}` has no parameter `{name}`", kernel.name.name),
             ));
-        }
-        if !shown.is_empty() {
-            self.name = format!("{}<{}>", kernel.name.name, shown.join(","));
         }
         Ok(())
     }
