@@ -33,9 +33,11 @@ impl Interpreter {
     /// # Safety
     ///
     /// `ctx` must point to a [`TaskCtx`] that upholds the invariants of `wsel_abi` for the
-    /// whole call, and `task` must be a task of the kernel.
+    /// whole call. A task the kernel does not have gives [`wsel_abi::STATUS_ERROR`].
     pub unsafe fn run(&self, task: TaskId, ctx: *mut TaskCtx) -> u32 {
-        let task = self.kernel.task(task);
+        let Some(task) = self.kernel.tasks.get(task.0 as usize) else {
+            return wsel_abi::STATUS_ERROR;
+        };
         // SAFETY: the caller guarantees `ctx` is valid for the whole call.
         let mut frame = unsafe { Frame::new(&self.kernel, task, &self.cost, ctx) };
         let outcome = frame
