@@ -6,7 +6,7 @@
 //! Neovim must be installed (`apt-get install neovim`; `.ci/run` does it): without it this
 //! test fails rather than skips.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -82,7 +82,7 @@ fn neovim_sees_diagnostics_hover_and_stdlib_definition() {
 }
 
 /// Neovim's LSP log, if it wrote one (for failure messages).
-fn lsp_log(dir: &PathBuf) -> String {
+fn lsp_log(dir: &Path) -> String {
     for candidate in ["nvim/lsp.log", "lsp.log"] {
         if let Ok(text) = std::fs::read_to_string(dir.join(candidate)) {
             return format!("\nlsp.log:\n{text}");
