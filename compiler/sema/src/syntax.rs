@@ -22,7 +22,10 @@ pub fn syntax_diagnostic(path: &std::path::Path, error: wsel_syntax::SyntaxError
         file: path.to_path_buf(),
         span: error.span,
     };
-    let diagnostic = Diagnostic::error(error.code, error.message, location, error.label);
+    let mut diagnostic = Diagnostic::error(error.code, error.message, location, error.label);
+    if let Some(help) = error.help {
+        diagnostic = diagnostic.with_help(help);
+    }
     match error.expected.as_slice() {
         [] => diagnostic,
         [one] => diagnostic.with_note(format!("expected {one}")),

@@ -65,6 +65,8 @@ pub struct SyntaxError {
     /// What the parser would have accepted here, in user terms (`;`, `identifier`, …);
     /// empty for lexical errors.
     pub expected: Vec<String>,
+    /// A suggested fix, when one is obvious (`help: ...`).
+    pub help: Option<String>,
 }
 
 impl SyntaxError {
@@ -75,6 +77,7 @@ impl SyntaxError {
             span,
             label: label.to_string(),
             expected: Vec::new(),
+            help: None,
         }
     }
 
@@ -92,7 +95,39 @@ impl SyntaxError {
             span: word.span.clone(),
             label: label.to_string(),
             expected,
+            help: None,
         }
+    }
+
+    /// E0002 for a token the grammar accepts only to explain it: `found` at `span` where one
+    /// of `expected` belongs, with a label and a suggested fix.
+    pub(crate) fn misplaced(
+        span: Span,
+        expected: &[&str],
+        found: &str,
+        label: &str,
+        help: &str,
+    ) -> Self {
+        let expected: Vec<String> = expected.iter().map(|w| format!("`{w}`")).collect();
+        SyntaxError {
+            code: E0002,
+            message: format!("expected {}, found {found}", join_or(&expected)),
+            span,
+            label: label.to_string(),
+            expected,
+            help: Some(help.to_string()),
+        }
+    }
+
+    /// This error with a suggested fix.
+    pub(crate) fn with_help(mut self, help: &str) -> Self {
+        self.help = Some(help.to_string());
+        self
+    }
+
+    /// E0002 with the given message (for a token the grammar accepts only to explain it).
+    pub(crate) fn unexpected(message: &str, span: Span, label: &str) -> Self {
+        SyntaxError::new(E0002, message.to_string(), span, label)
     }
 
     /// E0007 with the given message.
@@ -217,6 +252,7 @@ pub(crate) fn collect(
             span: feed.eof..feed.eof,
             label: "the file ends here".to_string(),
             expected: vec!["`}`".to_string()],
+            help: None,
         });
     }
     errors.sort_by_key(|e| (e.span.start, e.span.end));
@@ -350,6 +386,7 @@ fn parse_error(e: ParseError<usize, Token, Never>, feed: &Feed) -> Option<Syntax
                 span: start..end,
                 label: format!("unexpected {found}"),
                 expected,
+                help: None,
             })
         }
         ParseError::UnrecognizedEof { location, expected } => {
@@ -366,6 +403,7 @@ fn parse_error(e: ParseError<usize, Token, Never>, feed: &Feed) -> Option<Syntax
                 span: at..at,
                 label: "the file ends here".to_string(),
                 expected,
+                help: None,
             })
         }
         ParseError::ExtraToken {

@@ -61,6 +61,141 @@ pub(crate) fn multicast(sink: &Sink, word: Option<Ident>) -> bool {
     }
 }
 
+/// The optional word after `out p: stream<T> to side`: none is allowed; `multicast` gets an
+/// explanation (only input streams entering the region's edge are multicast).
+pub(crate) fn out_word(sink: &Sink, word: Option<Ident>) {
+    match word {
+        None => {}
+        Some(word) if word.name == "multicast" => sink.custom(
+            SyntaxError::unexpected_word(&word, &[";"], "`multicast` is only for `in` ports")
+                .with_help(
+                    "remove `multicast`: only an `in` port receives a multicast stream (the \
+                     routers deliver a stream entering the region's edge to a whole row or column)",
+                ),
+        ),
+        Some(word) => sink.custom(SyntaxError::unexpected_word(
+            &word,
+            &[";"],
+            "an output port ends with `;`",
+        )),
+    }
+}
+
+/// A port declaration that broke after its name: the port is declared, with the error type
+/// and an empty side (the checker reports nothing more about it).
+pub(crate) fn broken_port(
+    direction: PortDirection,
+    name: Ident,
+    error: Span,
+    span: Span,
+) -> PortDecl {
+    PortDecl {
+        direction,
+        name,
+        ty: Type::Error(error.clone()),
+        side: Ident {
+            name: String::new(),
+            span: error,
+        },
+        multicast: false,
+        span,
+    }
+}
+
+/// `for i = lo..hi`: the loop is kept; the `=` is reported.
+pub(crate) fn for_with_eq(sink: &Sink, eq: Span) {
+    sink.custom(SyntaxError::misplaced(
+        eq,
+        &["in"],
+        "`=`",
+        "a `for` loop takes its range with `in`",
+        "write `for i in lo..hi { ... }`",
+    ));
+}
+
+/// `where a = b`: the condition is kept as `a == b`; the `=` is reported.
+pub(crate) fn condition_with_eq(sink: &Sink, eq: Span) {
+    sink.custom(SyntaxError::misplaced(
+        eq,
+        &["=="],
+        "`=`",
+        "`=` assigns; a condition compares",
+        "did you mean `==`?",
+    ));
+}
+
+/// `layer l(...) y: T`: the result is kept; the missing `->` is reported.
+pub(crate) fn result_without_arrow(sink: &Sink, output: &Ident, ty: &Type) {
+    let at = output.span.start..output.span.start;
+    sink.custom(SyntaxError::misplaced(
+        at,
+        &["->"],
+        &format!("identifier `{}`", output.name),
+        "expected `->` here",
+        &format!("write `-> {}: {}`", output.name, type_text(ty)),
+    ));
+}
+
+/// `layer l(...) -> T`: the result has no name for the implementation to bind. The layer is
+/// kept with an unnamed result (an empty name, which binds nothing and is never reported).
+pub(crate) fn unnamed_result(sink: &Sink, ty: &Type) -> Ident {
+    let span = type_span(ty);
+    sink.custom(
+        SyntaxError::unexpected(
+            &format!(
+                "expected a name for the layer's result, found type `{}`",
+                type_text(ty)
+            ),
+            span.clone(),
+            "the result has no name",
+        )
+        .with_help(&format!(
+            "an implementation binds the result by name: write `-> y: {}`",
+            type_text(ty)
+        )),
+    );
+    Ident {
+        name: String::new(),
+        span: span.start..span.start,
+    }
+}
+
+/// A written type as source text, for messages (dimensions other than numbers and names are
+/// shown as `..`).
+fn type_text(ty: &Type) -> String {
+    let scalar = |s: &ScalarType| match s {
+        ScalarType::F32 => "f32",
+        ScalarType::F16 => "f16",
+        ScalarType::I32 => "i32",
+        ScalarType::U32 => "u32",
+        ScalarType::Bool => "bool",
+    };
+    match ty {
+        Type::Scalar(s, _) => scalar(s).to_string(),
+        Type::Array { elem, .. } => format!("[{}; ..]", scalar(elem)),
+        Type::Stream(s, _) => format!("stream<{}>", scalar(s)),
+        Type::Tensor { elem, dims, .. } => {
+            let dims: Vec<String> = dims
+                .iter()
+                .map(|d| match d {
+                    Expr::Int(n, _) => n.to_string(),
+                    Expr::Name(id) => id.name.clone(),
+                    _ => "..".to_string(),
+                })
+                .collect();
+            format!("{}[{}]", scalar(elem), dims.join(", "))
+        }
+        Type::Error(_) => "T".to_string(),
+    }
+}
+
+fn type_span(ty: &Type) -> Span {
+    match ty {
+        Type::Scalar(_, s) | Type::Stream(_, s) | Type::Error(s) => s.clone(),
+        Type::Array { span, .. } | Type::Tensor { span, .. } => span.clone(),
+    }
+}
+
 /// `bind tensor to array|port target [split [...]];` — `array` and `port` are contextual.
 pub(crate) fn bind(
     sink: &Sink,
@@ -134,12 +269,14 @@ pub(crate) fn layer_impl(
     }
 }
 
-/// `input name = "path";` in a run configuration: the first word must be `input`.
+/// `input name = "path";` in a run configuration: the first word must be `input`, the value
+/// a string. An input with another value is kept (it is given, with an empty path) so that
+/// the checker does not also report it missing.
 pub(crate) fn input(
     sink: &Sink,
     word: Ident,
     name: Ident,
-    path: String,
+    value: Expr,
     span: Span,
 ) -> Option<RunSetting> {
     if word.name != "input" {
@@ -150,5 +287,23 @@ pub(crate) fn input(
         ));
         return None;
     }
+    let path = match value {
+        Expr::Str(path, _) => path,
+        Expr::Error(_) => String::new(),
+        other => {
+            sink.custom(
+                SyntaxError::unexpected(
+                    "expected string literal: an input is read from a `.npy` file",
+                    other.span(),
+                    "not a string",
+                )
+                .with_help(&format!(
+                    "write the path of a `.npy` file: `input {} = \"{}.npy\";`",
+                    name.name, name.name
+                )),
+            );
+            String::new()
+        }
+    };
     Some(RunSetting::Input { name, path, span })
 }

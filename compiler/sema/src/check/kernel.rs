@@ -230,7 +230,9 @@ fn check_ports(c: &mut Checker<'_>, kernel: &ast::Kernel) {
                 c.report(d);
             }
         }
-        if !SIDES.contains(&p.side.name.as_str()) {
+        // A declaration broken after its name (a syntax error) has no side.
+        let broken = matches!(p.ty, ast::Type::Error(_)) && p.side.name.is_empty();
+        if !broken && !SIDES.contains(&p.side.name.as_str()) {
             let suggestion = did_you_mean(&p.side.name, SIDES.iter().copied());
             let d = kernels::unknown_side(c.loc(&p.side.span), &p.side.name, suggestion);
             c.report(d);

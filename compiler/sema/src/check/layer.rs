@@ -488,6 +488,8 @@ fn check_bind(
                 c.record_use(&bind.tensor.span, def);
             }
         }
+        // The result has no name (a syntax error): a `bind` of it cannot be told apart.
+        None if layer.output.name.is_empty() => {}
         None => {
             let names = sig
                 .inputs

@@ -55,8 +55,9 @@ fn e0304_unknown_side_and_multicast_out_is_a_syntax_error() {
             [expected `north`, `south`, `east` or `west`]
             help: did you mean `west`?
         E0002 main.wse:3:33 `multicast`: expected `;`, found identifier `multicast`
-            [unexpected identifier `multicast`]
+            [`multicast` is only for `in` ports]
             note: expected `;`
+            help: remove `multicast`: only an `in` port receives a multicast stream (the routers deliver a stream entering the region's edge to a whole row or column)
     "#]]
     .assert_eq(&out);
 }
