@@ -119,3 +119,22 @@ fn an_unknown_task_is_refused() {
         assert_eq!(run(&compiled, &setup).status, wsel_abi::STATUS_ERROR);
     }
 }
+
+#[test]
+fn kernels_compile_and_drop_concurrently() {
+    let k = coords_kernel();
+    std::thread::scope(|scope| {
+        for _ in 0..3 {
+            scope.spawn(|| {
+                for _ in 0..3 {
+                    for &backend in Backend::ALL {
+                        let compiled =
+                            compile(&k, backend, &CostModel::WSE2_LIKE).expect("compiles");
+                        let out = run(&compiled, &Setup::entry(&k));
+                        assert_eq!(out.sram, [1000 + 20 + 4]);
+                    }
+                }
+            });
+        }
+    });
+}

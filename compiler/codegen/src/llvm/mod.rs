@@ -11,6 +11,8 @@ mod function;
 mod ops;
 mod stmt;
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use inkwell::OptimizationLevel;
 use inkwell::builder::BuilderError;
 use inkwell::context::Context;
@@ -31,8 +33,18 @@ impl From<BuilderError> for CodegenError {
     }
 }
 
+/// Serialises the parts of LLVM with process-wide state (target registration, engine
+/// creation and disposal), so kernels may be compiled and dropped from several threads.
+static LLVM: Mutex<()> = Mutex::new(());
+
+fn llvm_lock() -> MutexGuard<'static, ()> {
+    // A panic while holding the lock leaves no LLVM state half-updated that matters here.
+    LLVM.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Compiles every task of a checked `kernel` to native code.
 pub(crate) fn compile(kernel: &KernelIr, cost: &CostModel) -> Result<NativeCode, CodegenError> {
+    let _guard = llvm_lock();
     let context = Box::new(Context::create());
     // SAFETY: the context is boxed (its address never changes) and owned by the returned
     // `LlvmCode`, which drops the engine and module that borrow it before the box itself.
@@ -81,7 +93,7 @@ pub(crate) fn compile(kernel: &KernelIr, cost: &CostModel) -> Result<NativeCode,
         _owner: Box::new(LlvmCode {
             engine: Some(engine),
             module: Some(module),
-            _context: context,
+            context: Some(context),
         }),
     })
 }
@@ -106,19 +118,20 @@ fn target_machine() -> Result<TargetMachine, CodegenError> {
 }
 
 /// Owns the JIT engine (and the code it holds), the module and their context; drops them in
-/// that order.
+/// that order, under the LLVM lock.
 struct LlvmCode {
     engine: Option<ExecutionEngine<'static>>,
     module: Option<Module<'static>>,
-    _context: Box<Context>,
+    context: Option<Box<Context>>,
 }
 
 impl Drop for LlvmCode {
     fn drop(&mut self) {
-        // The engine owns the module's code; both borrow the context, which is dropped last
-        // (as the last field).
+        // The engine owns the module's code; both borrow the context, which goes last.
+        let _guard = llvm_lock();
         self.engine.take();
         self.module.take();
+        self.context.take();
     }
 }
 
