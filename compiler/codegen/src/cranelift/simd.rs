@@ -20,9 +20,9 @@ use crate::semantics::CANONICAL_NAN;
 
 const LANES: i64 = 4;
 
-/// Whether `dst op= value` (destination elements of `elem`) can use the four-lane path.
-pub(super) fn eligible(op: AssignOp, elem: ScalarTy, value: &Prepared) -> bool {
-    let _ = op;
+/// Whether `dst op= value` (any assignment operator) with destination elements of `elem`
+/// can use the four-lane path.
+pub(super) fn eligible(elem: ScalarTy, value: &Prepared) -> bool {
     elem == ScalarTy::F32 && lanes_ok(value)
 }
 

@@ -161,7 +161,7 @@ impl Translator<'_, '_> {
         let plan = cost_plan::vector_plan(op, value, elem, self.cost)?;
         self.charge_len(&plan, len);
         let base = self.slice_base(dst.array, start);
-        let first = if simd::eligible(op, elem, &prepared) {
+        let first = if simd::eligible(elem, &prepared) {
             self.translate_vector_lanes(dst.array, start, len, op, &prepared, base)
         } else {
             self.b.ins().iconst(types::I64, 0)
