@@ -120,7 +120,7 @@ pub fn simulate(
                 p.pes
                     .iter()
                     .filter(|pe| has_work(pe))
-                    .map(|pe| p.nodes[pe.node as usize].at)
+                    .map(|pe| p.info[pe.node as usize].at)
             })
             .take(8)
             .collect();
@@ -149,12 +149,12 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
         ..DeadlockReport::default()
     };
     for p in parts {
-        for node in &p.nodes {
+        for (node, info) in p.nodes.iter().zip(&p.info) {
             if node.pe != NONE {
                 let pe = &p.pes[node.pe as usize];
                 for rv in &pe.recvs {
                     r.waiting.push(WaitingRecv {
-                        at: node.at,
+                        at: info.at,
                         color: rv.color,
                         missing: rv.n - rv.done,
                         requested: rv.n,
@@ -162,7 +162,7 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
                 }
                 for s in &pe.sends {
                     r.stuck_sends.push(StuckSend {
-                        at: node.at,
+                        at: info.at,
                         color: s.color,
                         remaining: s.data.len() as u32 - s.pos,
                     });
@@ -179,7 +179,7 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
                         })
                         .collect();
                     r.queued.push(QueuedWavelets {
-                        at: node.at,
+                        at: info.at,
                         color: q.color,
                         from: Port::from_index(q.rx as usize).unwrap_or(Port::Ramp),
                         count: u32::from(q.len),
@@ -211,25 +211,34 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
     let mut traces = Vec::new();
     let mut coords = Vec::new();
     for mut p in parts {
-        report.wavelet_hops += p.stats.hops;
-        for (c, (h, d)) in p
-            .stats
-            .color_hops
-            .iter()
-            .zip(&p.stats.color_delivered)
-            .enumerate()
-        {
-            color_hops[c] += h;
+        // Link traffic from the output channels: each belongs to one node, direction and
+        // color (found through the queues that forward to it).
+        let mut links = vec![[0u64; 4]; p.nodes.len()];
+        let mut seen = vec![false; p.outch.len()];
+        for q in &p.queues {
+            for (d, &ch) in q.och.iter().enumerate() {
+                if ch == NONE || std::mem::replace(&mut seen[ch as usize], true) {
+                    continue;
+                }
+                let out = &p.outch[ch as usize];
+                links[q.node as usize][d] += out.sent;
+                if out.sink == NONE {
+                    report.wavelet_hops += out.sent;
+                    color_hops[q.color as usize] += out.sent;
+                }
+            }
+        }
+        for (c, d) in p.stats.color_delivered.iter().enumerate() {
             color_delivered[c] += d;
         }
-        for (i, node) in p.nodes.iter().enumerate() {
-            coords.push(node.at);
+        for (i, (node, info)) in p.nodes.iter().zip(&p.info).enumerate() {
+            coords.push(info.at);
             for d in Dir::ALL {
-                let w = p.stats.links[i][d.index()];
+                let w = links[i][d.index()];
                 if w > 0 {
                     report.links.push(LinkTraffic {
-                        x: node.at.x,
-                        y: node.at.y,
+                        x: info.at.x,
+                        y: info.at.y,
                         dir: d,
                         wavelets: w,
                     });
@@ -239,8 +248,8 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                 let pe = &mut p.pes[node.pe as usize];
                 report.tasks_run += pe.tasks_run;
                 report.pes.push(PeActivity {
-                    x: node.at.x,
-                    y: node.at.y,
+                    x: info.at.x,
+                    y: info.at.y,
                     busy_cycles: pe.busy_cycles,
                     idle_cycles: cycles.saturating_sub(pe.busy_cycles),
                     tasks: pe.tasks_run,
@@ -252,7 +261,7 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                     Vec::new()
                 };
                 srams.push(FinalSram {
-                    at: node.at,
+                    at: info.at,
                     bytes: std::mem::take(&mut pe.sram),
                     size: prog.sram_bytes,
                     init,

@@ -17,32 +17,38 @@ pub(crate) struct Bucket {
     pub credits: Vec<u32>,
 }
 
-/// The ring of buckets; bucket `t % len` holds events of cycle `t`, for `t` in
-/// `(now, now + latency]`.
+/// The ring of buckets; bucket `t & mask` holds events of cycle `t`, for `t` in
+/// `(now, now + latency]` (the ring has a power-of-two length above the latency).
 #[derive(Debug)]
 pub(crate) struct Wheel {
     buckets: Vec<Bucket>,
+    mask: u64,
     pending: usize,
 }
 
 impl Wheel {
     pub(crate) fn new(latency: u64) -> Wheel {
+        let len = (latency + 1).next_power_of_two();
         Wheel {
-            buckets: (0..=latency).map(|_| Bucket::default()).collect(),
+            buckets: (0..len).map(|_| Bucket::default()).collect(),
+            mask: len - 1,
             pending: 0,
         }
     }
 
+    #[inline]
     fn slot(&self, t: u64) -> usize {
-        (t % self.buckets.len() as u64) as usize
+        (t & self.mask) as usize
     }
 
+    #[inline]
     pub(crate) fn arrival(&mut self, t: u64, queue: u32, data: u32) {
         let s = self.slot(t);
         self.buckets[s].arrivals.push((queue, data));
         self.pending += 1;
     }
 
+    #[inline]
     pub(crate) fn credit(&mut self, t: u64, och: u32) {
         let s = self.slot(t);
         self.buckets[s].credits.push(och);

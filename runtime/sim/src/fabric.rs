@@ -23,48 +23,65 @@ pub(crate) const RAMP: usize = 4;
 /// router keeps them in 64-bit masks.
 pub(crate) const MAX_QUEUES_PER_ROUTER: u32 = 64;
 
-/// A router and, if the program places code there, its PE. The first fields (one cache
-/// line) are what a router step reads.
+/// A router and, if the program places code there, its PE: the one cache line a router step
+/// reads. Cold per-node data is in [`NodeInfo`].
 #[derive(Clone, Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub(crate) struct Node {
-    /// Local queues (bit i = queue `q_start + i`) holding at least one wavelet.
-    pub nonempty: u64,
-    /// Per output port (N, S, E, W, ramp): local queues that forward there.
-    pub cmask: [u64; OUTPUTS],
+    /// Per output port (N, S, E, W, ramp): local queues (bit i = queue `q_start + i`) whose
+    /// head wavelet still has to go there. A queue holds wavelets exactly when it has a bit in
+    /// one of these masks.
+    pub want: [u64; OUTPUTS],
+    /// Colors whose ramp queue is full (the PE cannot inject on them).
+    pub ramp_full: u64,
     /// Local queue range.
     pub q_start: u32,
     /// Local PE index or NONE.
     pub pe: u32,
-    /// Per output port: the queue bit served last (round-robin).
+    /// Per output port: the queue bit after the one served last (round-robin).
     pub rr: [u8; OUTPUTS],
     /// In the active list.
     pub active: bool,
     pub q_len: u8,
+    /// [`SOURCES`] | [`SENDING`].
+    pub flags: u8,
+}
+
+/// `Node::flags`: edge sources feed this router.
+pub(crate) const SOURCES: u8 = 1;
+/// `Node::flags`: the PE may have sends in progress.
+pub(crate) const SENDING: u8 = 2;
+
+impl Node {
+    /// Whether any queue of the router holds a wavelet.
+    pub(crate) fn queued(&self) -> bool {
+        self.want.iter().fold(0, |a, w| a | w) != 0
+    }
+}
+
+/// What a router step does not need.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NodeInfo {
+    /// Cycle of the pending timer, or u64::MAX.
+    pub wake: u64,
     pub at: Coord,
     /// Local range of edge sources feeding this router.
     pub src_start: u32,
     pub src_len: u32,
-    /// Cycle of the pending timer, or u64::MAX.
-    pub wake: u64,
 }
 
-/// Where a queue's flow-control credits go when it frees a slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Upstream {
-    /// A neighbour's output channel (partition, local index); the credit takes a hop latency.
-    Link { part: u32, och: u32 },
-    /// The PE's own ramp or an edge source: they look at the queue's length directly.
-    Local,
-}
-
-/// A router input queue: wavelets of one color that came in through one port.
+/// A router input queue: wavelets of one color that came in through one port. The wavelets
+/// are in `Partition::qdata`, in a ring of `Partition::qstride` slots per queue.
 #[derive(Clone, Debug)]
 pub(crate) struct Queue {
-    pub node: u32,
     /// Output channel per link direction (N, S, E, W) in `tx`, else NONE.
     pub och: [u32; 4],
-    pub up: Upstream,
+    /// The upstream output channel (in partition `up_part`) that gets a credit back, one hop
+    /// latency after a wavelet leaves; NONE for the ramp or an edge source, which look at the
+    /// queue's length directly.
+    pub up_och: u32,
+    pub node: u32,
+    pub up_part: u16,
     pub color: Color,
     /// The port the wavelets came in through (0..5).
     pub rx: u8,
@@ -81,13 +98,15 @@ pub(crate) struct Queue {
 pub(crate) struct OutChannel {
     /// Free slots in the downstream queue as far as this router knows.
     pub credits: u32,
-    /// Partition and local queue downstream (links only).
-    pub dest_part: u32,
+    /// Local queue downstream (links only), in partition `dest_part`.
     pub dest_queue: u32,
+    pub dest_part: u32,
     /// Local sink index for host outputs, else NONE.
     pub sink: u32,
     /// The local node this channel leaves from.
     pub node: u32,
+    /// Wavelets sent through it (the report's link and color counts come from these).
+    pub sent: u64,
 }
 
 /// A posted receive.
@@ -134,6 +153,8 @@ pub(crate) struct Pe {
     pub pending: Vec<(u64, u32, Pending)>,
     pub recvs: Vec<RecvState>,
     pub sends: Vec<SendState>,
+    /// Colors with a send in `sends`.
+    pub send_mask: u64,
     /// Last color the ramp injected (round-robin among colors).
     pub last_color: u8,
     pub send_colors: u64,

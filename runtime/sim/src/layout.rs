@@ -9,7 +9,8 @@ use crate::error::SimError;
 use crate::events::{Timers, Wheel};
 use crate::fabric::Msg;
 use crate::fabric::{
-    MAX_QUEUES_PER_ROUTER, NONE, Node, OUTPUTS, OutChannel, Pe, Queue, Sink, Source, Upstream,
+    MAX_QUEUES_PER_ROUTER, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, SOURCES, Sink,
+    Source,
 };
 use crate::pacer::Pacer;
 use crate::partition::{Partition, Stats};
@@ -220,7 +221,7 @@ pub(crate) fn build<'p>(
     }
 
     // Bands of rows, balanced by node count.
-    let parts = parts.max(1);
+    let parts = parts.clamp(1, usize::from(u16::MAX));
     let mut part_base = vec![0u32];
     {
         let per = n_nodes.div_ceil(parts).max(1);
@@ -302,6 +303,7 @@ pub(crate) fn build<'p>(
         let (n0, n1) = (part_base[p] as usize, part_base[p + 1] as usize);
         let (qb, ob) = (q_base[n0], o_base[n0]);
         let mut nodes = Vec::with_capacity(n1 - n0);
+        let mut info = Vec::with_capacity(n1 - n0);
         let mut queues = Vec::with_capacity((q_base[n1] - qb) as usize);
         let mut outch = Vec::with_capacity((o_base[n1] - ob) as usize);
         let mut pes = Vec::new();
@@ -338,6 +340,7 @@ pub(crate) fn build<'p>(
                                 dest_queue: dq - q_base[part_base[dp] as usize],
                                 sink: NONE,
                                 node: local,
+                                sent: 0,
                             }
                         }
                         None => {
@@ -357,6 +360,7 @@ pub(crate) fn build<'p>(
                                 dest_queue: NONE,
                                 sink: (sinks.len() - 1) as u32,
                                 node: local,
+                                sent: 0,
                             }
                         }
                     };
@@ -370,7 +374,7 @@ pub(crate) fn build<'p>(
                             och[d.index()] = och_of(g, r.color, d) - ob;
                         }
                     }
-                    let up = match port
+                    let (up_och, up_part) = match port
                         .dir()
                         .and_then(|d| target.neighbor(at, d).map(|n| (d, n)))
                     {
@@ -382,21 +386,22 @@ pub(crate) fn build<'p>(
                                     .is_some_and(|(_, nr)| nr.tx.contains(back.port()));
                             if has {
                                 let up_part = part_of(ng);
-                                Upstream::Link {
-                                    part: up_part as u32,
-                                    och: och_of(ng as usize, r.color, back)
+                                (
+                                    och_of(ng as usize, r.color, back)
                                         - o_base[part_base[up_part] as usize],
-                                }
+                                    up_part as u16,
+                                )
                             } else {
-                                Upstream::Local
+                                (NONE, 0)
                             }
                         }
-                        None => Upstream::Local,
+                        None => (NONE, 0),
                     };
                     queues.push(Queue {
                         node: local,
                         och,
-                        up,
+                        up_och,
+                        up_part,
                         color: r.color,
                         rx: port.index() as u8,
                         tx: r.tx.0,
@@ -407,14 +412,6 @@ pub(crate) fn build<'p>(
                 }
             }
             let q_len = q_base[g + 1] - q_base[g];
-            let mut cmask = [0u64; OUTPUTS];
-            for (o, m) in cmask.iter_mut().enumerate() {
-                for i in 0..q_len {
-                    if queues[(q_start + i) as usize].tx & (1 << o) != 0 {
-                        *m |= 1 << i;
-                    }
-                }
-            }
             // Edge sources into this node.
             let src_start = sources.len() as u32;
             for i in program.inputs.iter().filter(|i| i.at == at) {
@@ -452,6 +449,7 @@ pub(crate) fn build<'p>(
                         pending: Vec::new(),
                         recvs: Vec::new(),
                         sends: Vec::new(),
+                        send_mask: 0,
                         last_color: u8::MAX,
                         send_colors,
                         recv_colors,
@@ -471,29 +469,34 @@ pub(crate) fn build<'p>(
                 None => NONE,
             };
             nodes.push(Node {
-                at,
-                pe,
+                want: [0; OUTPUTS],
+                ramp_full: 0,
                 q_start,
-
-                src_start,
-                src_len,
-                nonempty: 0,
-                cmask,
+                pe,
                 rr: [0; OUTPUTS],
                 active: false,
                 q_len: q_len as u8,
+                flags: if src_len > 0 { SOURCES } else { 0 },
+            });
+            info.push(NodeInfo {
                 wake: u64::MAX,
+                at,
+                src_start,
+                src_len,
             });
         }
-        let n_local = nodes.len();
+        let qstride = depth.max(1).next_power_of_two();
         let mut part = Partition {
             id: p as u32,
             program,
             depth,
             latency: u64::from(target.hop_latency),
             switch: u64::from(target.task_switch_cycles),
-            qdata: vec![0; queues.len() * depth as usize],
+            qdata: vec![0; queues.len() * qstride as usize],
+            qstride,
+            qmask: qstride - 1,
             nodes,
+            info,
             queues,
             outch,
             pes,
@@ -508,7 +511,7 @@ pub(crate) fn build<'p>(
             bitmap: Vec::new(),
             outbox: (0..parts).map(|_| Vec::<Msg>::new()).collect(),
             errors: Vec::new(),
-            stats: Stats::new(n_local, target.colors as usize),
+            stats: Stats::new(target.colors as usize),
             trace: None,
             ops: Vec::new(),
             node_base: part_base[p],

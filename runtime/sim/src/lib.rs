@@ -22,6 +22,7 @@ mod pacer;
 mod parallel;
 mod partition;
 mod pe_exec;
+mod prefetch;
 mod program;
 mod report;
 mod router;

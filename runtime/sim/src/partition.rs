@@ -20,22 +20,16 @@
 
 use crate::error::SimError;
 use crate::events::{Bucket, Timers, Wheel};
-use crate::fabric::{Msg, NONE, Node, OutChannel, Pe, Queue, Sink, Source};
+use crate::fabric::{Msg, NONE, Node, NodeInfo, OutChannel, Pe, Queue, Sink, Source};
 use crate::program::Program;
 use crate::task::Op;
 use crate::trace::TraceBuf;
 
-/// Counters kept while running.
+/// Counters kept while running (link traffic is counted on the output channels).
 #[derive(Debug)]
 pub(crate) struct Stats {
-    /// Wavelets sent per node and link direction (N, S, E, W), including off-fabric.
-    pub links: Vec<[u64; 4]>,
-    /// Link hops per color.
-    pub color_hops: Vec<u64>,
     /// Wavelets delivered to PEs per color.
     pub color_delivered: Vec<u64>,
-    /// Wavelet-hops between PEs.
-    pub hops: u64,
     /// The last cycle in which anything happened.
     pub last_event: Option<u64>,
     /// The latest end of any task.
@@ -43,12 +37,9 @@ pub(crate) struct Stats {
 }
 
 impl Stats {
-    pub(crate) fn new(nodes: usize, colors: usize) -> Stats {
+    pub(crate) fn new(colors: usize) -> Stats {
         Stats {
-            links: vec![[0; 4]; nodes],
-            color_hops: vec![0; colors],
             color_delivered: vec![0; colors],
-            hops: 0,
             last_event: None,
             max_busy: 0,
         }
@@ -80,8 +71,13 @@ pub(crate) struct Partition<'p> {
     pub latency: u64,
     pub switch: u64,
     pub nodes: Vec<Node>,
+    pub info: Vec<NodeInfo>,
     pub queues: Vec<Queue>,
+    /// Wavelets in queues: `qstride` slots per queue (the queue depth rounded up to a power
+    /// of two, so ring positions wrap with `qmask`).
     pub qdata: Vec<u32>,
+    pub qstride: u32,
+    pub qmask: u32,
     pub outch: Vec<OutChannel>,
     pub pes: Vec<Pe>,
     pub sources: Vec<Source>,
@@ -113,7 +109,7 @@ impl<'p> Partition<'p> {
     /// earliest timer; whatever a later timer was for is found again when the node wakes.
     pub(crate) fn schedule(&mut self, node: u32, t: u64) {
         let t = t.max(self.floor);
-        let n = &mut self.nodes[node as usize];
+        let n = &mut self.info[node as usize];
         if t < n.wake {
             n.wake = t;
             self.timers.push(t, node);
@@ -179,36 +175,36 @@ impl<'p> Partition<'p> {
         self.floor = t + 1;
         let mut bucket = std::mem::take(&mut self.bucket);
         self.wheel.take(t, &mut bucket);
-        for &(q, data) in &bucket.arrivals {
-            let depth = self.depth as usize;
-            let queue = &mut self.queues[q as usize];
-            debug_assert!(
-                u32::from(queue.len) < self.depth,
-                "credit flow control overflowed a queue"
-            );
-            let slot = (queue.head as usize + queue.len as usize) % depth;
-            self.qdata[q as usize * depth + slot] = data;
-            queue.len += 1;
-            let node = queue.node;
-            let n = &mut self.nodes[node as usize];
-            n.nonempty |= 1 << (q - n.q_start);
-            self.activate(node);
-        }
-        for &och in &bucket.credits {
-            let ch = &mut self.outch[och as usize];
-            ch.credits += 1;
-            let node = ch.node;
-            self.activate(node);
+        {
+            let mut hot = self.hot(t);
+            for &(q, data) in &bucket.arrivals {
+                debug_assert!(
+                    u32::from(hot.queues[q as usize].len) < hot.depth(),
+                    "credit flow control overflowed a queue"
+                );
+                hot.push(q, data);
+                let node = hot.queues[q as usize].node;
+                hot.activate(node);
+            }
+            for &och in &bucket.credits {
+                let ch = &mut hot.outch[och as usize];
+                ch.credits += 1;
+                // A router with credits left on this channel was not waiting for it.
+                if ch.credits == 1 {
+                    let node = ch.node;
+                    hot.activate(node);
+                }
+            }
         }
         bucket.arrivals.clear();
         bucket.credits.clear();
         self.bucket = bucket;
 
         while let Some((when, node)) = self.timers.pop_due(t) {
-            if self.nodes[node as usize].wake != when {
+            if self.info[node as usize].wake != when {
                 continue;
             }
-            self.nodes[node as usize].wake = u64::MAX;
+            self.info[node as usize].wake = u64::MAX;
             let pe = self.nodes[node as usize].pe;
             if pe != NONE {
                 self.wake_pe(pe, t);
@@ -218,11 +214,30 @@ impl<'p> Partition<'p> {
 
         let mut list = std::mem::take(&mut self.active);
         self.order_active(&mut list);
-        for &node in &list {
-            self.nodes[node as usize].active = false;
-            if self.step_router(node, t) {
-                self.activate(node);
+        let mut moved = false;
+        {
+            use crate::prefetch::{FAR, MID, NEAR};
+            let mut hot = self.hot(t);
+            for (i, &node) in list.iter().enumerate() {
+                if let Some(&n) = list.get(i + FAR) {
+                    hot.prefetch_far(n);
+                }
+                if let Some(&n) = list.get(i + MID) {
+                    hot.prefetch_mid(n);
+                }
+                if let Some(&n) = list.get(i + NEAR) {
+                    hot.prefetch_near(n);
+                }
+                hot.nodes[node as usize].active = false;
+                let (m, stay) = hot.step_router(node);
+                moved |= m;
+                if stay {
+                    hot.activate(node);
+                }
             }
+        }
+        if moved {
+            self.stats.event(t);
         }
         list.clear();
         if self.active.is_empty() {

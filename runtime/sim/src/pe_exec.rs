@@ -18,6 +18,12 @@ impl Partition<'_> {
         if runnable {
             self.run_task(pe, t);
         }
+        let p = &mut self.pes[pe as usize];
+        p.send_mask = p.sends.iter().fold(0, |m, s| m | 1u64 << s.color);
+        if p.send_mask != 0 {
+            let node = p.node;
+            self.nodes[node as usize].flags |= crate::fabric::SENDING;
+        }
         self.schedule_pe(pe);
     }
 

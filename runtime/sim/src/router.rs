@@ -9,108 +9,213 @@
 //! A queue's head wavelet goes to every port of its route (multicast); it leaves the queue
 //! once all have taken it. Each output port serves the queues that want it round-robin, so
 //! streams sharing a link share its bandwidth equally.
+//!
+//! The step works on a [`Hot`] view: the partition's arrays borrowed apart, so that their
+//! addresses stay in registers across a whole cycle of router steps.
 
-use crate::fabric::{Msg, NONE, RAMP, Upstream};
+use crate::events::{Timers, Wheel};
+use crate::fabric::{
+    Msg, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, RAMP, SENDING, SOURCES, Sink, Source,
+};
 use crate::partition::Partition;
+use crate::program::Program;
+use crate::trace::TraceBuf;
 use std::cmp::Reverse;
 
-impl Partition<'_> {
-    /// Step the router of `node` at cycle `t`; returns whether it should stay active (it moved
-    /// something and still has work).
-    pub(crate) fn step_router(&mut self, node: u32, t: u64) -> bool {
+/// The state router steps of one cycle work on.
+pub(crate) struct Hot<'a> {
+    pub t: u64,
+    depth: u32,
+    qstride: u32,
+    qmask: u32,
+    latency: u64,
+    id: u32,
+    floor: u64,
+    node_base: u32,
+    program: &'a Program,
+    pub(crate) nodes: &'a mut [Node],
+    info: &'a mut [NodeInfo],
+    pub queues: &'a mut [Queue],
+    qdata: &'a mut [u32],
+    pub outch: &'a mut [OutChannel],
+    pub(crate) pes: &'a mut [Pe],
+    sources: &'a mut [Source],
+    sinks: &'a mut [Sink],
+    wheel: &'a mut Wheel,
+    timers: &'a mut Timers,
+    outbox: &'a mut [Vec<Msg>],
+    trace: Option<&'a mut TraceBuf>,
+    color_delivered: &'a mut [u64],
+    pub active: &'a mut Vec<u32>,
+}
+
+impl<'p> Partition<'p> {
+    /// Borrow the partition's arrays for the router work of cycle `t`.
+    pub(crate) fn hot(&mut self, t: u64) -> Hot<'_> {
+        Hot {
+            t,
+            depth: self.depth,
+            qstride: self.qstride,
+            qmask: self.qmask,
+            latency: self.latency,
+            id: self.id,
+            floor: self.floor,
+            node_base: self.node_base,
+            program: self.program,
+            nodes: &mut self.nodes,
+            info: &mut self.info,
+            queues: &mut self.queues,
+            qdata: &mut self.qdata,
+            outch: &mut self.outch,
+            pes: &mut self.pes,
+            sources: &mut self.sources,
+            sinks: &mut self.sinks,
+            wheel: &mut self.wheel,
+            timers: &mut self.timers,
+            outbox: &mut self.outbox,
+            trace: self.trace.as_mut(),
+            color_delivered: &mut self.stats.color_delivered,
+            active: &mut self.active,
+        }
+    }
+}
+
+impl Hot<'_> {
+    /// The queue depth.
+    pub(crate) fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Wake `node` at cycle `t` (see `Partition::schedule`).
+    fn schedule(&mut self, node: u32, t: u64) {
+        let t = t.max(self.floor);
+        let n = &mut self.info[node as usize];
+        if t < n.wake {
+            n.wake = t;
+            self.timers.push(t, node);
+        }
+    }
+
+    /// Put `node`'s router on the active list.
+    #[inline]
+    pub(crate) fn activate(&mut self, node: u32) {
+        let n = &mut self.nodes[node as usize];
+        if !n.active {
+            n.active = true;
+            self.active.push(node);
+        }
+    }
+
+    /// Step the router of `node`; returns (whether it moved anything, whether it should stay
+    /// active: it moved something and still has work).
+    #[inline]
+    pub(crate) fn step_router(&mut self, node: u32) -> (bool, bool) {
         let mut moved = false;
-        let pe = self.nodes[node as usize].pe;
-        if pe != NONE && !self.pes[pe as usize].sends.is_empty() {
-            moved |= self.inject(node, pe, t);
+        let n = &self.nodes[node as usize];
+        let (pe, flags) = (n.pe, n.flags);
+        if flags & SENDING != 0 {
+            moved |= self.inject(node, pe);
         }
-        if self.nodes[node as usize].src_len > 0 {
-            moved |= self.inject_sources(node, t);
+        let has_sources = flags & SOURCES != 0;
+        if has_sources {
+            moved |= self.inject_sources(node);
         }
-        if self.nodes[node as usize].nonempty != 0 {
-            for o in 0..crate::fabric::OUTPUTS {
-                moved |= self.serve(node, o, t);
-            }
+        // Unrolled so that each port gets its own specialised copy of `serve`.
+        if self.nodes[node as usize].want[0] != 0 {
+            moved |= self.serve(node, 0);
+        }
+        if self.nodes[node as usize].want[1] != 0 {
+            moved |= self.serve(node, 1);
+        }
+        if self.nodes[node as usize].want[2] != 0 {
+            moved |= self.serve(node, 2);
+        }
+        if self.nodes[node as usize].want[3] != 0 {
+            moved |= self.serve(node, 3);
+        }
+        if self.nodes[node as usize].want[RAMP] != 0 {
+            moved |= self.serve(node, RAMP);
         }
         if !moved {
+            return (false, false);
+        }
+        let queued = self.nodes[node as usize].queued();
+        let sending = self.nodes[node as usize].flags & SENDING != 0;
+        let sourcing = has_sources && {
+            let info = &self.info[node as usize];
+            self.sources[info.src_start as usize..(info.src_start + info.src_len) as usize]
+                .iter()
+                .any(|s| s.pos < s.data.len())
+        };
+        (true, queued || sending || sourcing)
+    }
+
+    /// Move one wavelet from the PE's sends into the router, round-robin over colors (the
+    /// first color after the one injected last, among those whose ramp queue has room);
+    /// within a color, sends go in issue order.
+    fn inject(&mut self, node: u32, pe: u32) -> bool {
+        let n = &mut self.nodes[node as usize];
+        let p = &mut self.pes[pe as usize];
+        let avail = p.send_mask & !n.ramp_full;
+        if avail == 0 {
+            if p.send_mask == 0 {
+                n.flags &= !SENDING;
+            }
             return false;
         }
-        self.stats.event(t);
-        let n = &self.nodes[node as usize];
-        let queued = n.nonempty != 0;
-        let sending = pe != NONE && !self.pes[pe as usize].sends.is_empty();
-        let sourcing = self.sources[n.src_start as usize..(n.src_start + n.src_len) as usize]
-            .iter()
-            .any(|s| s.pos < s.data.len());
-        queued || sending || sourcing
-    }
-
-    /// The local queue of `node` for `color` fed by port `rx`.
-    fn queue_for(&self, node: u32, color: u8, rx: u8) -> u32 {
-        let n = &self.nodes[node as usize];
-        (n.q_start..n.q_start + u32::from(n.q_len))
-            .find(|&q| {
-                let queue = &self.queues[q as usize];
-                queue.color == color && queue.rx == rx
-            })
-            .unwrap_or(NONE)
-    }
-
-    /// Move one wavelet from the PE's sends into the router, round-robin over colors; within
-    /// a color, sends go in issue order.
-    fn inject(&mut self, node: u32, pe: u32, t: u64) -> bool {
-        let depth = self.depth;
-        let mut seen = 0u64;
-        let mut best: Option<(u8, usize, u32)> = None;
-        let mut first: Option<(u8, usize, u32)> = None;
-        let last = self.pes[pe as usize].last_color;
-        for i in 0..self.pes[pe as usize].sends.len() {
-            let s = &self.pes[pe as usize].sends[i];
-            let bit = 1u64 << s.color;
-            if seen & bit != 0 {
-                continue;
-            }
-            seen |= bit;
-            let mut q = s.queue;
-            if q == NONE {
-                q = self.queue_for(node, s.color, RAMP as u8);
-                self.pes[pe as usize].sends[i].queue = q;
-            }
-            let s = &self.pes[pe as usize].sends[i];
-            if q == NONE || u32::from(self.queues[q as usize].len) >= depth {
-                continue;
-            }
-            let cand = (s.color, i, q);
-            if first.is_none_or(|f| s.color < f.0) {
-                first = Some(cand);
-            }
-            if s.color > last && best.is_none_or(|b| s.color < b.0) {
-                best = Some(cand);
-            }
-        }
-        let Some((color, i, q)) = best.or(first) else {
+        let last = u32::from(p.last_color);
+        let above = if last >= 63 {
+            0
+        } else {
+            avail & (u64::MAX << (last + 1))
+        };
+        let color = if above != 0 {
+            above.trailing_zeros()
+        } else {
+            avail.trailing_zeros()
+        } as u8;
+        let Some(i) = p.sends.iter().position(|s| s.color == color) else {
             return false;
         };
-        let p = &mut self.pes[pe as usize];
         p.last_color = color;
         let s = &mut p.sends[i];
+        if s.queue == NONE {
+            s.queue = (n.q_start..n.q_start + u32::from(n.q_len))
+                .find(|&q| {
+                    let queue = &self.queues[q as usize];
+                    queue.color == color && queue.rx == RAMP as u8
+                })
+                .unwrap_or(NONE);
+        }
+        let q = s.queue;
         let data = s.data[s.pos as usize];
         s.pos += 1;
         if s.pos as usize == s.data.len() {
             let done = p.sends.remove(i);
+            if !p.sends.iter().any(|s| s.color == color) {
+                p.send_mask &= !(1u64 << color);
+                if p.send_mask == 0 {
+                    n.flags &= !SENDING;
+                }
+            }
             if let Some(then) = done.then {
-                p.ready.push(Reverse((t + 1, p.seq, then)));
+                p.ready.push(Reverse((self.t + 1, p.seq, then)));
                 p.seq += 1;
-                self.schedule(node, t + 1);
+                self.schedule(node, self.t + 1);
             }
         }
         self.push(q, data);
+        if u32::from(self.queues[q as usize].len) >= self.depth {
+            self.nodes[node as usize].ramp_full |= 1u64 << color;
+        }
         true
     }
 
-    fn inject_sources(&mut self, node: u32, t: u64) -> bool {
-        let n = &self.nodes[node as usize];
+    fn inject_sources(&mut self, node: u32) -> bool {
+        let info = self.info[node as usize];
+        let t = self.t;
         let mut moved = false;
-        for s in n.src_start..n.src_start + n.src_len {
+        for s in info.src_start..info.src_start + info.src_len {
             let src = &self.sources[s as usize];
             if src.pos >= src.data.len() {
                 continue;
@@ -134,28 +239,35 @@ impl Partition<'_> {
         moved
     }
 
-    fn push(&mut self, q: u32, data: u32) {
-        let depth = self.depth as usize;
+    /// Append a wavelet to local queue `q` (the caller checked there is room).
+    #[inline]
+    pub(crate) fn push(&mut self, q: u32, data: u32) {
         let queue = &mut self.queues[q as usize];
-        let slot = (queue.head as usize + queue.len as usize) % depth;
-        self.qdata[q as usize * depth + slot] = data;
+        let slot = (u32::from(queue.head) + u32::from(queue.len)) & self.qmask;
+        let len = queue.len;
         queue.len += 1;
-        let node = queue.node;
-        let n = &mut self.nodes[node as usize];
-        n.nonempty |= 1 << (q - n.q_start);
+        let (node, tx) = (queue.node, queue.tx);
+        self.qdata[(q * self.qstride + slot) as usize] = data;
+        if len == 0 {
+            let n = &mut self.nodes[node as usize];
+            let bit = 1u64 << (q - n.q_start);
+            for o in 0..OUTPUTS {
+                if tx & (1 << o) != 0 {
+                    n.want[o] |= bit;
+                }
+            }
+        }
     }
 
     /// Output port `o` of `node` moves at most one wavelet: the first queue after the one
     /// served last (in queue order, wrapping around) whose head wants `o` and can go.
-    fn serve(&mut self, node: u32, o: usize, t: u64) -> bool {
+    #[inline(always)]
+    fn serve(&mut self, node: u32, o: usize) -> bool {
+        let t = self.t;
         let n = &self.nodes[node as usize];
-        let mut want = n.cmask[o] & n.nonempty;
-        if want == 0 {
-            return false;
-        }
-        let q_start = n.q_start as usize;
+        let mut want = n.want[o];
+        let q_start = n.q_start;
         let rr = u32::from(n.rr[o]);
-        let depth = self.depth as usize;
         // Queues at or after the round-robin position first, then the rest.
         let mut pass = want & (u64::MAX << rr);
         loop {
@@ -165,19 +277,16 @@ impl Partition<'_> {
                 }
                 pass = want;
             }
-            let bit = pass.trailing_zeros() as usize;
+            let bit = pass.trailing_zeros();
             pass &= pass - 1;
             want &= !(1u64 << bit);
             let q = q_start + bit;
-            let queue = &self.queues[q];
-            if queue.sent & (1 << o) != 0 {
-                continue;
-            }
-            let data = self.qdata[q * depth + queue.head as usize];
+            let queue = &self.queues[q as usize];
+            let data = self.qdata[(q * self.qstride + u32::from(queue.head)) as usize];
             let color = queue.color;
             if o < RAMP {
                 let ch = queue.och[o] as usize;
-                let out = self.outch[ch];
+                let out = &mut self.outch[ch];
                 if out.sink != NONE {
                     let sink = &mut self.sinks[out.sink as usize];
                     if !sink.pacer.allows(t) {
@@ -187,73 +296,91 @@ impl Partition<'_> {
                     }
                     sink.data.push(data);
                     sink.pacer.moved(t);
+                    out.sent += 1;
                 } else {
                     if out.credits == 0 {
                         continue;
                     }
-                    self.outch[ch].credits -= 1;
+                    out.credits -= 1;
+                    out.sent += 1;
+                    let (dest_part, dest_queue) = (out.dest_part, out.dest_queue);
                     let when = t + self.latency;
-                    if out.dest_part == self.id {
-                        self.wheel.arrival(when, out.dest_queue, data);
+                    if dest_part == self.id {
+                        self.wheel.arrival(when, dest_queue, data);
                     } else {
-                        self.outbox[out.dest_part as usize].push(Msg {
+                        self.outbox[dest_part as usize].push(Msg {
                             time: when,
-                            index: out.dest_queue,
+                            index: dest_queue,
                             data,
                             is_credit: false,
                         });
                     }
-                    self.stats.hops += 1;
-                    self.stats.color_hops[color as usize] += 1;
                 }
-                self.stats.links[node as usize][o] += 1;
                 if let Some(trace) = &mut self.trace {
                     trace.link(self.node_base + node, o as u8, t);
                 }
-            } else if !self.deliver(node, color, data, t) {
+            } else if !self.deliver(node, color, data) {
                 continue;
             }
-            let queue = &mut self.queues[q];
-            queue.sent |= 1 << o;
-            if queue.sent == queue.tx {
-                queue.sent = 0;
-                queue.head = ((queue.head as usize + 1) % depth) as u8;
-                queue.len -= 1;
-                if queue.len == 0 {
-                    self.nodes[node as usize].nonempty &= !(1u64 << bit);
-                }
-                if let Upstream::Link { part, och } = queue.up {
-                    let when = t + self.latency;
-                    if part == self.id {
-                        self.wheel.credit(when, och);
-                    } else {
-                        self.outbox[part as usize].push(Msg {
-                            time: when,
-                            index: och,
-                            data: 0,
-                            is_credit: true,
-                        });
-                    }
-                }
-            }
-            self.nodes[node as usize].rr[o] = ((bit + 1) % 64) as u8;
+            self.sent_head(node, q, bit, o);
             return true;
         }
     }
 
+    /// The head of local queue `q` (bit `bit` of its node) went to port `o`; it leaves the
+    /// queue once every port of the route has taken it, and its slot's credit goes upstream.
+    #[inline]
+    fn sent_head(&mut self, node: u32, q: u32, bit: u32, o: usize) {
+        let queue = &mut self.queues[q as usize];
+        let n = &mut self.nodes[node as usize];
+        n.rr[o] = ((bit + 1) % 64) as u8;
+        n.want[o] &= !(1u64 << bit);
+        queue.sent |= 1 << o;
+        if queue.sent != queue.tx {
+            return;
+        }
+        queue.sent = 0;
+        queue.head = ((u32::from(queue.head) + 1) & self.qmask) as u8;
+        if queue.rx == RAMP as u8 {
+            n.ramp_full &= !(1u64 << queue.color);
+        }
+        queue.len -= 1;
+        if queue.len > 0 {
+            let tx = queue.tx;
+            for p in 0..OUTPUTS {
+                if tx & (1 << p) != 0 {
+                    n.want[p] |= 1u64 << bit;
+                }
+            }
+        }
+        let (up, part) = (queue.up_och, u32::from(queue.up_part));
+        if up != NONE {
+            let when = self.t + self.latency;
+            if part == self.id {
+                self.wheel.credit(when, up);
+            } else {
+                self.outbox[part as usize].push(Msg {
+                    time: when,
+                    index: up,
+                    data: 0,
+                    is_credit: true,
+                });
+            }
+        }
+    }
+
     /// Write a wavelet of `color` into the PE's first posted receive for that color.
-    fn deliver(&mut self, node: u32, color: u8, data: u32, t: u64) -> bool {
+    fn deliver(&mut self, node: u32, color: u8, data: u32) -> bool {
         let pe = self.nodes[node as usize].pe;
         if pe == NONE {
             return false;
         }
-        let program = self.program;
         let p = &mut self.pes[pe as usize];
         let Some(ri) = p.recvs.iter().position(|r| r.color == color) else {
             return false;
         };
         if p.sram.is_empty() {
-            let prog = &program.pes[p.prog as usize];
+            let prog = &self.program.pes[p.prog as usize];
             crate::pe_exec::materialize(&mut p.sram, prog.sram_bytes, &prog.sram_init);
         }
         let r = &mut p.recvs[ri];
@@ -266,11 +393,11 @@ impl Partition<'_> {
         if r.done == r.n {
             let then = r.then;
             p.recvs.remove(ri);
-            p.ready.push(Reverse((t + 1, p.seq, then)));
+            p.ready.push(Reverse((self.t + 1, p.seq, then)));
             p.seq += 1;
-            self.schedule(node, t + 1);
+            self.schedule(node, self.t + 1);
         }
-        self.stats.color_delivered[color as usize] += 1;
+        self.color_delivered[color as usize] += 1;
         true
     }
 }

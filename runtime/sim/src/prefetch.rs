@@ -1,0 +1,72 @@
+//! Software prefetching for the router steps of a cycle.
+//!
+//! A large fabric's per-cycle state does not fit in the caches, and a router step chases
+//! pointers (router → PE → its sends → the send's data; PE → its receives → SRAM) whose
+//! targets the hardware prefetcher cannot guess. The active list is sorted, so the routers a
+//! few steps ahead are known: a three-stage pipeline fetches the PE record far ahead, its
+//! send and receive arrays closer, and the data words and SRAM lines the step will touch just
+//! before it. Prefetches are hints only: they never change results.
+
+use crate::fabric::NONE;
+use crate::router::Hot;
+
+/// Steps ahead of the current router for each stage.
+pub(crate) const FAR: usize = 12;
+pub(crate) const MID: usize = 6;
+pub(crate) const NEAR: usize = 2;
+
+#[inline(always)]
+fn fetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults, whatever the address.
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+impl Hot<'_> {
+    /// Stage 1: the PE record of `node`.
+    #[inline(always)]
+    pub(crate) fn prefetch_far(&self, node: u32) {
+        let pe = self.nodes[node as usize].pe;
+        if pe != NONE {
+            let p = std::ptr::from_ref(&self.pes[pe as usize]);
+            fetch(p);
+            fetch(p.cast::<u8>().wrapping_add(64));
+        }
+    }
+
+    /// Stage 2: the arrays of sends and receives of `node`'s PE.
+    #[inline(always)]
+    pub(crate) fn prefetch_mid(&self, node: u32) {
+        let pe = self.nodes[node as usize].pe;
+        if pe != NONE {
+            let p = &self.pes[pe as usize];
+            if !p.sends.is_empty() {
+                fetch(p.sends.as_ptr());
+            }
+            if !p.recvs.is_empty() {
+                fetch(p.recvs.as_ptr());
+            }
+        }
+    }
+
+    /// Stage 3: the next data word of each send and the next SRAM word of each receive.
+    #[inline(always)]
+    pub(crate) fn prefetch_near(&self, node: u32) {
+        let pe = self.nodes[node as usize].pe;
+        if pe != NONE {
+            let p = &self.pes[pe as usize];
+            for s in p.sends.iter().take(4) {
+                fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
+            }
+            for r in p.recvs.iter().take(4) {
+                let at = r.offset as usize + 4 * r.done as usize;
+                fetch(p.sram.as_ptr().wrapping_add(at));
+            }
+        }
+    }
+}
