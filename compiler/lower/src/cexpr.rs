@@ -171,21 +171,36 @@ pub fn simplify(expr: &CExpr) -> CExpr {
     simplified
 }
 
+/// The addends of `expr` (`a + b + c` gives `a`, `b`, `c`).
+fn flatten_sum(expr: CExpr, out: &mut Vec<CExpr>) {
+    match expr {
+        CExpr::Binary(CBinOp::Add, a, b) => {
+            flatten_sum(*a, out);
+            flatten_sum(*b, out);
+        }
+        other => out.push(other),
+    }
+}
+
 /// The sum of `terms`, simplified: equal terms are counted (`M / C + 2 * (M / C)` is
 /// `3 * (M / C)`), in order of first appearance, and the constant terms are added into one last
 /// term.
 pub fn sum(terms: &[CExpr]) -> CExpr {
     let mut constant: i64 = 0;
     let mut counted: Vec<(i64, CExpr)> = Vec::new();
+    let mut addends = Vec::new();
     for term in terms {
-        let (count, term) = match simplify(term) {
+        flatten_sum(simplify(term), &mut addends);
+    }
+    for term in addends {
+        let (count, term) = match term {
             CExpr::Int(v) if constant.checked_add(v).is_some() => {
                 constant += v;
                 continue;
             }
-            CExpr::Binary(CBinOp::Mul, k, t) if matches!(*k, CExpr::Int(_)) => match *k {
-                CExpr::Int(k) => (k, *t),
-                other => (1, CExpr::Binary(CBinOp::Mul, Box::new(other), t)),
+            CExpr::Binary(CBinOp::Mul, a, b) => match (*a, *b) {
+                (CExpr::Int(k), t) | (t, CExpr::Int(k)) => (k, t),
+                (a, b) => (1, CExpr::Binary(CBinOp::Mul, Box::new(a), Box::new(b))),
             },
             other => (1, other),
         };
@@ -209,5 +224,33 @@ pub fn sum(terms: &[CExpr]) -> CExpr {
         None => CExpr::Int(constant),
         Some(acc) if constant == 0 => acc,
         Some(acc) => CExpr::Binary(CBinOp::Add, Box::new(acc), Box::new(CExpr::Int(constant))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn var(name: &str) -> CExpr {
+        CExpr::Var(name.into())
+    }
+
+    fn bin(op: CBinOp, a: CExpr, b: CExpr) -> CExpr {
+        CExpr::Binary(op, Box::new(a), Box::new(b))
+    }
+
+    #[test]
+    fn sums_count_equal_terms_and_add_constants() {
+        let n = bin(CBinOp::Div, var("N"), CExpr::Int(2));
+        let twice_plus_one = bin(
+            CBinOp::Add,
+            bin(CBinOp::Mul, n.clone(), CExpr::Int(2)),
+            CExpr::Int(1),
+        );
+        let total = sum(&[twice_plus_one, n.clone(), CExpr::Int(1)]);
+        let three_n = bin(CBinOp::Mul, CExpr::Int(3), n);
+        assert_eq!(total, bin(CBinOp::Add, three_n, CExpr::Int(2)));
+        assert_eq!(sum(&[]), CExpr::Int(0));
+        assert_eq!(sum(&[var("a"), CExpr::Int(0)]), var("a"));
     }
 }

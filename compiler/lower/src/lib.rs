@@ -28,3 +28,20 @@ pub use value::ArgValue;
 pub fn codes() -> &'static [(&'static str, &'static str)] {
     diagnostics::CODES
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_code_is_documented() {
+        let doc = include_str!("../../../docs/diagnostics.md");
+        let missing: Vec<&str> = super::codes()
+            .iter()
+            .map(|(c, _)| *c)
+            .filter(|c| !doc.contains(&format!("| {c} |")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "codes missing from docs/diagnostics.md: {missing:?}"
+        );
+    }
+}
