@@ -22,6 +22,15 @@ pub enum Command {
         after_help = "Examples:\n  wsel check examples/digits/main.wse\n  wsel check --format json a.wse b.wse"
     )]
     Check(CheckArgs),
+    /// Run a model on the simulated fabric: map it, compile its kernels, stream the inputs
+    /// through, write the result as .npy and print a report.
+    ///
+    /// Every value and cycle count comes from executing the program on the simulated fabric.
+    /// Settings come from the file's `run` item; flags override them.
+    #[command(
+        after_help = "Examples:\n  wsel run examples/digits/main.wse\n  wsel run examples/gemv/main.wse --mode streaming --backend interp --report r.json\n  wsel run model.wse --input x=data/x.npy --output out/y.npy --target wse2"
+    )]
+    Run(RunArgs),
     /// Format .wse files in place (the same formatter as the language server).
     ///
     /// Only whitespace changes: comments and every token are kept. A file with syntax errors
@@ -112,6 +121,67 @@ pub struct CheckArgs {
     /// When to colour the output.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The .wse file with the model (and usually a `run` item).
+    pub file: PathBuf,
+    /// The machine: `dev`, `wse2`, `wse3`, or a target .toml file [default: the `run` item's, else dev].
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Pipelined (weights resident), streaming (weights from the weight store), or auto
+    /// (pipelined when everything fits in SRAM) [default: the `run` item's, else auto].
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// Samples per batch: the first N samples of the input files [default: all of them].
+    #[arg(long)]
+    pub batch: Option<u64>,
+    /// The code generator for per-PE code.
+    #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
+    pub backend: BackendArg,
+    /// Worker threads of the simulator (results do not depend on it).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// A model input's data, as NAME=PATH (overrides the `run` item's `input`).
+    #[arg(long = "input", value_name = "NAME=PATH")]
+    pub inputs: Vec<String>,
+    /// Where to write the result [default: the `run` item's `output`, else out/<model>.npy].
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Class labels (.npy): print the accuracy of the result's argmax against them.
+    #[arg(long)]
+    pub labels: Option<PathBuf>,
+    /// Write the report as JSON.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Write a Chrome/Perfetto trace (open it at ui.perfetto.dev).
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Draw the placement on the fabric as SVG.
+    #[arg(long)]
+    pub map: Option<PathBuf>,
+    /// Stop a runaway program after this many cycles.
+    #[arg(long)]
+    pub max_cycles: Option<u64>,
+    /// When to colour diagnostics.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Pipelined,
+    Streaming,
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    Cranelift,
+    Interp,
+    /// Only in builds with the `llvm` feature.
+    Llvm,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,11 +1,14 @@
 //! The `wsel` driver: the command line, rendering of diagnostics, and the wiring from the
 //! compiler's phases to the runtime. It is the only crate that owns IO and exit codes.
 
+pub mod assemble;
 pub mod cli;
 pub mod commands;
 pub mod json;
 pub mod parts;
+pub mod pipeline;
 pub mod render;
+pub mod run_report;
 pub mod source;
 pub mod status;
 pub mod tensor;

@@ -82,6 +82,24 @@ pub fn render_diagnostics(
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Prints `diagnostics` to standard error followed by the summary line.
+pub fn eprint_diagnostics(diagnostics: &[Diagnostic], sources: &SourceTexts, color: bool) {
+    use std::io::Write;
+    let errors = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diagnostics.len() - errors;
+    let mut stderr = std::io::stderr().lock();
+    // A closed stderr is not worth a panic; the exit status still tells the outcome.
+    let _ = write!(
+        stderr,
+        "{}",
+        render_diagnostics(diagnostics, sources, color)
+    );
+    let _ = writeln!(stderr, "{}", summary_line(errors, warnings));
+}
+
 /// The summary line printed after the reports, e.g. `error: 2 errors in 1 file`.
 pub fn summary_line(errors: usize, warnings: usize) -> String {
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });

@@ -146,7 +146,8 @@ pub fn read_npy(
     Ok(Tensor { elem, shape, words })
 }
 
-/// Reads a file of class labels: any integer dtype, one dimension.
+/// Reads the first `samples` class labels of a file: any integer dtype, one dimension, at
+/// least `samples` long.
 pub fn read_labels(path: &Path, samples: u64) -> Result<Vec<i64>, TensorError> {
     let read_error = |reason: String| TensorError::Read {
         path: path.to_path_buf(),
@@ -156,30 +157,34 @@ pub fn read_labels(path: &Path, samples: u64) -> Result<Vec<i64>, TensorError> {
     let npy = npyz::NpyFile::new(BufReader::new(file))
         .map_err(|e| read_error(format!("not a NumPy .npy file ({e})")))?;
     let shape = npy.shape().to_vec();
-    if shape != [samples] {
+    if shape.len() != 1 || shape[0] < samples {
         return Err(TensorError::Shape {
             path: path.to_path_buf(),
-            expected: shape_text(&[samples]),
+            expected: format!("[{samples}] (one label per sample)"),
             found: shape_text(&shape),
         });
     }
     let dtype = dtype_code(&npy.dtype());
-    match dtype.as_str() {
-        "<i4" => Ok(read_vec::<i32>(npy, path)?
+    let mut labels: Vec<i64> = match dtype.as_str() {
+        "<i4" => read_vec::<i32>(npy, path)?
             .into_iter()
             .map(i64::from)
-            .collect()),
-        "<i8" => read_vec::<i64>(npy, path),
-        "<u4" => Ok(read_vec::<u32>(npy, path)?
+            .collect(),
+        "<i8" => read_vec::<i64>(npy, path)?,
+        "<u4" => read_vec::<u32>(npy, path)?
             .into_iter()
             .map(i64::from)
-            .collect()),
-        _ => Err(TensorError::Dtype {
-            path: path.to_path_buf(),
-            expected: "integer labels".into(),
-            found: numpy_name(&dtype),
-        }),
-    }
+            .collect(),
+        _ => {
+            return Err(TensorError::Dtype {
+                path: path.to_path_buf(),
+                expected: "integer labels".into(),
+                found: numpy_name(&dtype),
+            });
+        }
+    };
+    labels.truncate(samples as usize);
+    Ok(labels)
 }
 
 /// Writes `tensor` to `path` as `.npy`, creating missing parent folders, through a temporary

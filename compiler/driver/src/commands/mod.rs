@@ -4,3 +4,4 @@ pub mod check;
 pub mod fmt;
 pub mod lsp;
 pub mod map;
+pub mod run;

@@ -1,0 +1,344 @@
+//! Turns a placed, compiled program and its tensors into the simulator's [`Program`]: per-PE
+//! code, SRAM images (array initial values, then weight blocks from `bind ... to array`), port
+//! tables, router entries, and the edge streams (model inputs and streamed weights cut into
+//! parts, `docs/mapping.md` §4), plus how to reassemble the result from the edge outputs.
+
+use std::sync::Arc;
+
+use wsel_codegen::CompiledKernel;
+use wsel_ir::graph::{BindTarget, LayerGraph, LayerImpl, SplitAxis, TensorRef};
+use wsel_ir::kernel::{KernelIr, TaskId};
+use wsel_map::{EdgePoint, Orientation, Placement};
+use wsel_sim::{AbiEntry, AbiTask, EdgeInput, EdgeOutput, Program, TaskCode};
+
+use crate::parts::{Cell, block_indices, gather, scatter};
+use crate::pipeline::Compiled;
+use crate::tensor::Tensor;
+
+/// The host data a run needs: one tensor per model input and per parameter, in graph order.
+pub struct HostData<'a> {
+    pub inputs: &'a [Tensor],
+    pub params: &'a [Tensor],
+}
+
+/// The program, and how each of its edge outputs maps back into the result tensor.
+pub struct Assembled {
+    pub program: Program,
+    /// For each `program.outputs[i]`: which part of the result it carries.
+    pub output_parts: Vec<OutputPart>,
+}
+
+/// One edge output stream: the result's part `part` of `parts`, per sample, and the split that
+/// defines which elements a part holds.
+#[derive(Debug, Clone)]
+pub struct OutputPart {
+    pub part: u32,
+    pub parts: u32,
+    pub split: Vec<SplitAxis>,
+}
+
+/// Builds the simulator program. Fails (with a sentence) only on an internal inconsistency
+/// between the mapper's placement and the kernel IR, which the checks before make unlikely.
+pub fn assemble(
+    graph: &LayerGraph,
+    placement: &Placement,
+    compiled: &Compiled,
+    data: &HostData<'_>,
+) -> Result<Assembled, String> {
+    let mut program = Program::new();
+    for (kernel, ir) in compiled.kernels.iter().zip(&compiled.irs) {
+        let tasks: Vec<(&str, Arc<dyn TaskCode>)> = ir
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, task)| (task.name.as_str(), task_code(kernel, TaskId(i as u32))))
+            .collect();
+        program.add_kernel(&ir.name, tasks);
+    }
+    for (l, placed) in placement.layers.iter().enumerate() {
+        let kernel_index = compiled.layer_kernel[l];
+        let ir = &compiled.irs[kernel_index];
+        let layer = &graph.layers[l];
+        let imp = layer.impls.get(placed.implementation).ok_or_else(|| {
+            format!(
+                "layer `{}` has no implementation {}",
+                layer.name, placed.implementation
+            )
+        })?;
+        let base_image = initial_image(ir);
+        for row in 0..placed.rows {
+            for col in 0..placed.cols {
+                let mut image = base_image.clone();
+                let cell = Cell {
+                    row: u64::from(row),
+                    col: u64::from(col),
+                    rows: u64::from(placed.rows),
+                    cols: u64::from(placed.cols),
+                };
+                load_array_binds(&mut image, ir, imp, layer, data, cell)?;
+                let at = placed.pe(row, col);
+                let pe = program.add_pe(
+                    at,
+                    kernel_index as u32,
+                    (ir.sram_words() * 4).max(4),
+                    &placed.port_table(row, col),
+                    &[ir.entry.0],
+                );
+                let entry = &mut program.pes[pe];
+                // The region is physical; a transposed one shows its tasks logical rows along
+                // physical columns.
+                entry.region = placed.rect;
+                entry.transposed = placed.orientation == Orientation::Transposed;
+                entry.sram_init = words_to_bytes(&image);
+            }
+        }
+    }
+    for (color, route) in placement.routes() {
+        program.add_route(route.at, color, route.rx, route.tx);
+    }
+    for point in &placement.inputs {
+        program
+            .inputs
+            .push(edge_input(graph, placement, data, point)?);
+    }
+    let mut output_parts = Vec::new();
+    for point in &placement.outputs {
+        program.outputs.push(EdgeOutput {
+            at: point.at,
+            side: point.side,
+            color: point.color,
+        });
+        let layer = &graph.layers[point.layer];
+        let imp = &layer.impls[placement.layers[point.layer].implementation];
+        output_parts.push(OutputPart {
+            part: point.part,
+            parts: point.parts,
+            split: port_split(imp, &layer.output_name),
+        });
+    }
+    Ok(Assembled {
+        program,
+        output_parts,
+    })
+}
+
+/// Reassembles the model's result from the edge outputs' wavelets.
+pub fn collect_result(
+    graph: &LayerGraph,
+    parts: &[OutputPart],
+    streams: &[Vec<u32>],
+) -> Result<Tensor, String> {
+    let (elem, shape) = match graph.output {
+        TensorRef::Layer(l) => (
+            graph.layers[l].output_elem,
+            graph.layers[l].output_shape.clone(),
+        ),
+        TensorRef::Input(i) => (graph.inputs[i].elem, graph.inputs[i].shape.clone()),
+        TensorRef::Param(p) => (
+            graph.params[p].tensor.elem,
+            graph.params[p].tensor.shape.clone(),
+        ),
+    };
+    let samples = shape.first().copied().unwrap_or(1) as usize;
+    let sample_shape = &shape[1.min(shape.len())..];
+    let sample_len: usize = sample_shape.iter().product::<u64>() as usize;
+    let mut words = vec![0u32; samples * sample_len];
+    for (part, stream) in parts.iter().zip(streams) {
+        let indices = block_indices(sample_shape, &part.split, part_cell(part.part, part.parts));
+        if stream.len() != samples * indices.len() {
+            return Err(format!(
+                "result part {} of {} delivered {} values, {} expected ({} samples × {})",
+                part.part,
+                part.parts,
+                stream.len(),
+                samples * indices.len(),
+                samples,
+                indices.len()
+            ));
+        }
+        for (s, chunk) in stream.chunks(indices.len().max(1)).enumerate() {
+            scatter(
+                &mut words[s * sample_len..(s + 1) * sample_len],
+                &indices,
+                chunk,
+            );
+        }
+    }
+    Ok(Tensor { elem, shape, words })
+}
+
+/// The task code of one task: any backend, through the ABI adapter.
+fn task_code(kernel: &Arc<CompiledKernel>, task: TaskId) -> Arc<dyn TaskCode> {
+    let entry: Arc<dyn AbiEntry> = Arc::new(KernelTask {
+        kernel: Arc::clone(kernel),
+        task,
+    });
+    // SAFETY: every backend of wsel-codegen touches only the SRAM and arguments its context
+    // describes, passes the context unchanged to runtime calls, and never unwinds (its
+    // errors are statuses).
+    Arc::new(unsafe { AbiTask::from_entry(entry) })
+}
+
+/// One task of a compiled kernel, as an ABI entry point.
+struct KernelTask {
+    kernel: Arc<CompiledKernel>,
+    task: TaskId,
+}
+
+impl AbiEntry for KernelTask {
+    unsafe fn call(&self, ctx: *mut wsel_abi::TaskCtx) -> u32 {
+        // SAFETY: forwarded from this method's contract.
+        unsafe { self.kernel.run(self.task, ctx) }
+    }
+}
+
+/// Every array's initial value, as the PE's SRAM words.
+fn initial_image(ir: &KernelIr) -> Vec<u32> {
+    let mut image = vec![0u32; ir.sram_words() as usize];
+    for array in &ir.arrays {
+        let start = array.offset_words as usize;
+        image[start..start + array.len as usize].fill(array.init.bits);
+    }
+    image
+}
+
+/// Writes the weight blocks of every `bind ... to array` into the PE's image.
+fn load_array_binds(
+    image: &mut [u32],
+    ir: &KernelIr,
+    imp: &LayerImpl,
+    layer: &wsel_ir::graph::LayerInstance,
+    data: &HostData<'_>,
+    cell: Cell,
+) -> Result<(), String> {
+    for bind in imp.binds.iter().filter(|b| b.target == BindTarget::Array) {
+        let tensor = bound_tensor(layer, &bind.tensor, data).ok_or_else(|| {
+            format!(
+                "`{}` binds `{}`, which is not a weight",
+                layer.name, bind.tensor
+            )
+        })?;
+        let array = ir
+            .arrays
+            .iter()
+            .find(|a| a.name == bind.target_name)
+            .ok_or_else(|| format!("kernel `{}` has no array `{}`", ir.name, bind.target_name))?;
+        let block = gather(
+            &tensor.words,
+            &block_indices(&tensor.shape, &bind.split, cell),
+        );
+        if block.len() != array.len as usize {
+            return Err(format!(
+                "`{}`: the block of `{}` for PE ({}, {}) has {} elements, array `{}` holds {}",
+                layer.name,
+                bind.tensor,
+                cell.row,
+                cell.col,
+                block.len(),
+                array.name,
+                array.len
+            ));
+        }
+        let start = array.offset_words as usize;
+        image[start..start + block.len()].copy_from_slice(&block);
+    }
+    Ok(())
+}
+
+/// The weight tensor bound under the layer's input name `name`.
+fn bound_tensor<'a>(
+    layer: &wsel_ir::graph::LayerInstance,
+    name: &str,
+    data: &HostData<'a>,
+) -> Option<&'a Tensor> {
+    let position = layer.arg_names.iter().position(|n| n == name)?;
+    match layer.args.get(position)? {
+        TensorRef::Param(p) => data.params.get(*p),
+        _ => None,
+    }
+}
+
+/// The wavelets of one edge input stream: every sample's part of a model input, or a
+/// parameter's part sent once from the weight store.
+fn edge_input(
+    graph: &LayerGraph,
+    placement: &Placement,
+    data: &HostData<'_>,
+    point: &EdgePoint,
+) -> Result<EdgeInput, String> {
+    let layer = &graph.layers[point.layer];
+    let imp = &layer.impls[placement.layers[point.layer].implementation];
+    let cell = part_cell(point.part, point.parts);
+    let (wavelets, source) = match point.source {
+        wsel_map::EdgeSource::Host => {
+            let tensor = data
+                .inputs
+                .get(point.index)
+                .ok_or_else(|| format!("no data for model input `{}`", point.tensor))?;
+            let name = arg_name(layer, TensorRef::Input(point.index))?;
+            let sample_shape = &tensor.shape[1..];
+            let indices = block_indices(sample_shape, &port_split(imp, name), cell);
+            let sample_len = tensor.sample_len();
+            let mut words = Vec::with_capacity(indices.len() * tensor.shape[0] as usize);
+            for sample in tensor.words.chunks(sample_len.max(1)) {
+                words.extend(gather(sample, &indices));
+            }
+            (words, wsel_sim::EdgeSource::Host)
+        }
+        wsel_map::EdgeSource::WeightStore => {
+            let tensor = data
+                .params
+                .get(point.index)
+                .ok_or_else(|| format!("no data for parameter `{}`", point.tensor))?;
+            let name = arg_name(layer, TensorRef::Param(point.index))?;
+            let indices = block_indices(&tensor.shape, &port_split(imp, name), cell);
+            (
+                gather(&tensor.words, &indices),
+                wsel_sim::EdgeSource::WeightStore,
+            )
+        }
+    };
+    Ok(EdgeInput {
+        at: point.at,
+        side: point.side,
+        color: point.color,
+        data: wavelets,
+        source,
+        start: 0,
+    })
+}
+
+/// The layer's input name under which it receives `tensor`.
+fn arg_name(layer: &wsel_ir::graph::LayerInstance, tensor: TensorRef) -> Result<&str, String> {
+    layer
+        .args
+        .iter()
+        .position(|a| *a == tensor)
+        .and_then(|i| layer.arg_names.get(i))
+        .map(String::as_str)
+        .ok_or_else(|| format!("layer `{}` does not take {tensor:?}", layer.name))
+}
+
+/// The split of the port bind of tensor `name` (empty: the whole tensor).
+fn port_split(imp: &LayerImpl, name: &str) -> Vec<SplitAxis> {
+    imp.binds
+        .iter()
+        .find(|b| b.target == BindTarget::Port && b.tensor == name)
+        .map(|b| b.split.clone())
+        .unwrap_or_default()
+}
+
+/// An edge part as a cell: a port's split has one axis, so the part index serves as both the
+/// row and the column position.
+fn part_cell(part: u32, parts: u32) -> Cell {
+    Cell {
+        row: u64::from(part),
+        col: u64::from(part),
+        rows: u64::from(parts),
+        cols: u64::from(parts),
+    }
+}
+
+fn words_to_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}

@@ -1,0 +1,337 @@
+//! `wsel run`: check, lower, map, compile, load the data, simulate, write the result and print
+//! the report. Each step's failure is a clear message (or diagnostics) and exit status 1; the
+//! result file is written only after a successful run, atomically.
+
+use std::path::{Path, PathBuf};
+
+use wsel_codegen::Backend;
+use wsel_ir::graph::{LayerGraph, TensorDecl};
+use wsel_lower::{RunConfig, RunMode, TargetSpec};
+use wsel_sema::Database;
+use wsel_sim::SimOptions;
+
+use crate::assemble::{HostData, assemble, collect_result};
+use crate::cli::{BackendArg, ModeArg, RunArgs};
+use crate::pipeline::{
+    BuildError, ModeRequest, compile_layers, cost_model, load_and_check, map_graph, resolve_target,
+};
+use crate::render::eprint_diagnostics;
+use crate::run_report::{RunReport, accuracy};
+use crate::status::Status;
+use crate::tensor::{Tensor, read_labels, read_npy, write_npy_atomic};
+
+pub fn run(args: &RunArgs) -> Status {
+    let color = args.color.use_color_on_stderr();
+    let loaded = match load_and_check(&args.file) {
+        Ok(loaded) => loaded,
+        Err(failure) => return report_build_error(failure.db.as_ref(), failure.error, color),
+    };
+    let db = &loaded.db;
+    match execute(db, loaded.file, args) {
+        Ok(()) => Status::Success,
+        Err(error) => report_build_error(Some(db), error, color),
+    }
+}
+
+fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result<(), BuildError> {
+    let config = wsel_lower::lower_run_config(db, file);
+    let model_name = match &config {
+        Some(config) => config.model.clone(),
+        None => only_model(db, file)?,
+    };
+    let model = wsel_lower::find_model(db, file, &model_name)
+        .ok_or_else(|| message(format!("there is no model `{model_name}` in the file")))?;
+
+    // The per-sample shapes of the inputs do not depend on the batch; read the data first
+    // to learn it.
+    let (shape_graph, _) = wsel_lower::layer_graph(db, model, 1);
+    let inputs = read_inputs(&shape_graph, config.as_ref(), args)?;
+    let available = inputs.first().map_or(1, |t| t.shape[0]);
+    let batch = args
+        .batch
+        .or(config.as_ref().and_then(|c| c.batch))
+        .unwrap_or(available);
+    if batch == 0 || batch > available {
+        return Err(message(format!(
+            "batch {batch} asked for, but the input files hold {available} samples"
+        )));
+    }
+    let inputs: Vec<Tensor> = inputs
+        .into_iter()
+        .map(|t| first_samples(t, batch))
+        .collect();
+
+    let (graph, diagnostics) = wsel_lower::layer_graph(db, model, batch);
+    if !diagnostics.is_empty() {
+        return Err(BuildError::Diagnostics(diagnostics));
+    }
+    let params = read_params(&graph)?;
+    let target_name = args
+        .target
+        .clone()
+        .or_else(|| {
+            config
+                .as_ref()
+                .and_then(|c| c.target.as_ref())
+                .map(target_text)
+        })
+        .unwrap_or_else(|| "dev".to_string());
+    let target = resolve_target(&target_name).map_err(message)?;
+    let request = mode_request(args.mode, config.as_ref().and_then(|c| c.mode));
+    let (placement, decision) = map_graph(&graph, &target, request)?;
+    if let Some(path) = &args.map {
+        let svg = wsel_map::svg::render(&placement, wsel_map::svg::SvgOptions::default());
+        write_text(path, &svg)?;
+    }
+
+    let backend = backend(args.backend)?;
+    let cost = cost_model(&target);
+    let compiled = compile_layers(db, &placement, backend, &cost)?;
+    let data = HostData {
+        inputs: &inputs,
+        params: &params,
+    };
+    let assembled = assemble(&graph, &placement, &compiled, &data).map_err(message)?;
+    let options = SimOptions {
+        threads: args.threads.max(1),
+        max_cycles: args.max_cycles,
+        trace: args.trace.is_some(),
+        ..SimOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let outcome = wsel_sim::simulate(&target, &assembled.program, &options)
+        .map_err(|e| message(format!("the program failed on the fabric: {e}")))?;
+    let wall = started.elapsed();
+
+    let result =
+        collect_result(&graph, &assembled.output_parts, &outcome.outputs).map_err(message)?;
+    let output_path = args
+        .output
+        .clone()
+        .or(config.as_ref().and_then(|c| c.output.clone()))
+        .unwrap_or_else(|| default_output(&args.file, &graph.model));
+    write_npy_atomic(&output_path, &result).map_err(|e| message(e.to_string()))?;
+
+    let labels_path = args
+        .labels
+        .clone()
+        .or(config.as_ref().and_then(|c| c.labels.clone()));
+    let accuracy = match &labels_path {
+        Some(path) => {
+            let labels = read_labels(path, batch).map_err(|e| message(e.to_string()))?;
+            Some((path.clone(), accuracy(&result, &labels)))
+        }
+        None => None,
+    };
+    let report = RunReport::new(
+        &args.file,
+        &graph,
+        &placement,
+        &decision,
+        &target,
+        backend,
+        &outcome,
+        wall,
+        &output_path,
+        &result,
+        accuracy,
+    );
+    print!("{}", report.table());
+    if let Some(path) = &args.report {
+        write_text(path, &report.to_json(&outcome.report))?;
+    }
+    if let (Some(path), Some(trace)) = (&args.trace, &outcome.trace) {
+        write_text(path, &trace.json().to_string())?;
+    }
+    Ok(())
+}
+
+/// Reads every model input from `--input NAME=PATH` or the `run` item, checking its dtype and
+/// per-sample shape; all inputs must hold the same number of samples.
+fn read_inputs(
+    graph: &LayerGraph,
+    config: Option<&RunConfig>,
+    args: &RunArgs,
+) -> Result<Vec<Tensor>, BuildError> {
+    let mut overrides = Vec::new();
+    for text in &args.inputs {
+        let (name, path) = text
+            .split_once('=')
+            .ok_or_else(|| message(format!("`--input {text}`: write it as NAME=PATH")))?;
+        if !graph.inputs.iter().any(|i| i.name == name) {
+            return Err(message(format!("the model has no input `{name}`")));
+        }
+        overrides.push((name.to_string(), PathBuf::from(path)));
+    }
+    let mut tensors = Vec::new();
+    for input in &graph.inputs {
+        let path = overrides
+            .iter()
+            .chain(config.map_or(&[][..], |c| c.inputs.as_slice()))
+            .find(|(name, _)| *name == input.name)
+            .map(|(_, path)| path.clone())
+            .ok_or_else(|| {
+                message(format!(
+                    "no data for the model input `{}`: add `input {} = \"file.npy\";` to the `run` item or pass `--input {}=PATH`",
+                    input.name, input.name, input.name
+                ))
+            })?;
+        tensors.push(read_tensor(input, &path, true)?);
+    }
+    if let Some(first) = tensors.first() {
+        for (tensor, input) in tensors.iter().zip(&graph.inputs).skip(1) {
+            if tensor.shape[0] != first.shape[0] {
+                return Err(message(format!(
+                    "input `{}` holds {} samples, but `{}` holds {}",
+                    input.name, tensor.shape[0], graph.inputs[0].name, first.shape[0]
+                )));
+            }
+        }
+    }
+    Ok(tensors)
+}
+
+/// Reads every parameter from its `.npy` file, with its exact declared shape.
+fn read_params(graph: &LayerGraph) -> Result<Vec<Tensor>, BuildError> {
+    graph
+        .params
+        .iter()
+        .map(|p| read_tensor(&p.tensor, &p.path, false))
+        .collect()
+}
+
+fn read_tensor(decl: &TensorDecl, path: &Path, batched: bool) -> Result<Tensor, BuildError> {
+    let expected: Vec<Option<u64>> = decl
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(i, d)| if batched && i == 0 { None } else { Some(*d) })
+        .collect();
+    read_npy(path, decl.elem, &expected).map_err(|e| {
+        message(format!(
+            "{e} (for `{}`, declared `{}`)",
+            decl.name,
+            type_text(decl)
+        ))
+    })
+}
+
+fn type_text(decl: &TensorDecl) -> String {
+    let dims: Vec<String> = decl
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            if i == 0 && decl.shape.len() > 1 {
+                "B".into()
+            } else {
+                d.to_string()
+            }
+        })
+        .collect();
+    format!("{}[{}]", decl.elem.name(), dims.join(", "))
+}
+
+fn first_samples(mut tensor: Tensor, batch: u64) -> Tensor {
+    let keep = tensor.sample_len() * batch as usize;
+    tensor.words.truncate(keep);
+    tensor.shape[0] = batch;
+    tensor
+}
+
+fn only_model(db: &Database, file: wsel_sema::SourceFile) -> Result<String, BuildError> {
+    let models: Vec<String> = wsel_sema::item_index(db, file)
+        .iter()
+        .filter(|i| i.kind(db) == wsel_sema::ItemKind::Model)
+        .map(|i| i.name(db).to_string())
+        .collect();
+    match models.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(message("the file has no model to run".into())),
+        _ => Err(message(format!(
+            "the file has several models ({}) and no `run` item saying which to run",
+            models.join(", ")
+        ))),
+    }
+}
+
+fn mode_request(flag: Option<ModeArg>, setting: Option<RunMode>) -> ModeRequest {
+    match (flag, setting) {
+        (Some(ModeArg::Pipelined), _) | (None, Some(RunMode::Pipelined)) => ModeRequest::Pipelined,
+        (Some(ModeArg::Streaming), _) | (None, Some(RunMode::Streaming)) => ModeRequest::Streaming,
+        _ => ModeRequest::Auto,
+    }
+}
+
+fn backend(arg: BackendArg) -> Result<Backend, BuildError> {
+    match arg {
+        BackendArg::Cranelift => Ok(Backend::Cranelift),
+        BackendArg::Interp => Ok(Backend::Interp),
+        #[cfg(feature = "llvm")]
+        BackendArg::Llvm => Ok(Backend::Llvm),
+        #[cfg(not(feature = "llvm"))]
+        BackendArg::Llvm => Err(message(
+            "this wsel was built without LLVM: rebuild with `--features llvm`".into(),
+        )),
+    }
+}
+
+fn target_text(spec: &TargetSpec) -> String {
+    match spec {
+        TargetSpec::Preset(name) => name.clone(),
+        TargetSpec::File(path) => path.display().to_string(),
+    }
+}
+
+fn default_output(file: &Path, model: &str) -> PathBuf {
+    file.parent()
+        .unwrap_or(Path::new("."))
+        .join("out")
+        .join(format!("{model}.npy"))
+}
+
+/// Writes a text file atomically (temporary file, then rename).
+fn write_text(path: &Path, text: &str) -> Result<(), BuildError> {
+    let error = |e: std::io::Error| message(format!("cannot write `{}`: {e}", path.display()));
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(error)?;
+    let temp = parent.join(format!(
+        ".{}.{}.tmp",
+        path.file_name()
+            .map_or("out".into(), |n| n.to_string_lossy()),
+        std::process::id()
+    ));
+    std::fs::write(&temp, text)
+        .and_then(|()| std::fs::rename(&temp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temp);
+            error(e)
+        })
+}
+
+fn message(text: String) -> BuildError {
+    BuildError::Message(text)
+}
+
+fn report_build_error(db: Option<&Database>, error: BuildError, color: bool) -> Status {
+    match error {
+        BuildError::Diagnostics(diagnostics) => {
+            let sources = db.map(crate::source::source_texts).unwrap_or_default();
+            eprint_diagnostics(&diagnostics, &sources, color);
+            Status::Failure
+        }
+        BuildError::Message(text) => {
+            eprintln!("error: {text}");
+            // An unreadable source file is an IO problem with the command line (exit 2);
+            // everything later is a failure of the run (exit 1).
+            if db.is_none() {
+                Status::UsageOrIo
+            } else {
+                Status::Failure
+            }
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! From a `.wse` file to a placed, compiled program: check, lower the model for the batch,
+//! map it onto the target, lower and compile every distinct kernel instance once.
+//!
+//! Each step that can fail for a reason in the program returns diagnostics; IO problems are
+//! plain messages. Nothing here runs the program.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use wsel_codegen::{Backend, CompiledKernel};
+use wsel_ir::cost::CostModel;
+use wsel_ir::graph::{CValue, LayerGraph, Mode};
+use wsel_map::{MapOptions, Placement};
+use wsel_sema::{Database, Diagnostic, SourceFile};
+use wsel_target::Target;
+
+use crate::source::read_source;
+
+/// Why a build stopped: the program has errors (rendered by the caller), or something outside
+/// the program went wrong.
+#[derive(Debug)]
+pub enum BuildError {
+    /// Errors in the program, with the database that can render them.
+    Diagnostics(Vec<Diagnostic>),
+    /// A problem outside the source: unreadable file, unknown target, ...
+    Message(String),
+}
+
+/// A loaded and checked program.
+pub struct Loaded {
+    pub db: Database,
+    pub file: SourceFile,
+}
+
+/// Why loading failed: the file could not be read (no database), or it has errors (with the
+/// database that renders them).
+pub struct LoadFailure {
+    pub db: Option<Database>,
+    pub error: BuildError,
+}
+
+/// Loads `path` with its imports and checks it.
+pub fn load_and_check(path: &Path) -> Result<Loaded, Box<LoadFailure>> {
+    let mut db = Database::default();
+    let file = match wsel_sema::load_program(&mut db, path, &mut |p: &Path| read_source(p)) {
+        Ok(file) => file,
+        Err(error) => {
+            return Err(Box::new(LoadFailure {
+                db: None,
+                error: BuildError::Message(format!("cannot read `{}`: {error}", path.display())),
+            }));
+        }
+    };
+    let diagnostics = wsel_sema::diagnostics(&db, file);
+    if diagnostics
+        .iter()
+        .any(|d| d.severity == wsel_sema::Severity::Error)
+    {
+        return Err(Box::new(LoadFailure {
+            db: Some(db),
+            error: BuildError::Diagnostics(diagnostics),
+        }));
+    }
+    Ok(Loaded { db, file })
+}
+
+/// The target named by a preset name or a path to a `.toml` description.
+pub fn resolve_target(name: &str) -> Result<Target, String> {
+    if wsel_target::PRESET_NAMES.contains(&name) {
+        return Target::preset(name).map_err(|e| e.to_string());
+    }
+    let path = PathBuf::from(name);
+    if path.extension().is_some_and(|e| e == "toml") || path.exists() {
+        return Target::load(&path).map_err(|e| format!("target `{}`: {e}", path.display()));
+    }
+    Err(format!(
+        "unknown target `{name}`: use one of {} or a path to a target .toml file",
+        wsel_target::PRESET_NAMES.join(", ")
+    ))
+}
+
+/// The per-PE throughput the code generators charge, from the target.
+pub fn cost_model(target: &Target) -> CostModel {
+    CostModel {
+        f32_add_per_cycle: target.fp32.add,
+        f32_mul_per_cycle: target.fp32.mul,
+        f32_fma_per_cycle: target.fp32.fma,
+        f16_add_per_cycle: target.fp16.add,
+        f16_mul_per_cycle: target.fp16.mul,
+        f16_fma_per_cycle: target.fp16.fma,
+        math_cycles: CostModel::WSE2_LIKE.math_cycles,
+    }
+}
+
+/// How the execution mode was chosen, for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModeDecision {
+    pub mode: Mode,
+    /// One sentence: why this mode.
+    pub reason: String,
+}
+
+/// The mode the user asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModeRequest {
+    Pipelined,
+    Streaming,
+    Auto,
+}
+
+/// Maps the graph in the requested mode; `Auto` tries pipelined (everything resident in
+/// SRAM) and falls back to streaming when pipelined mapping fails.
+pub fn map_graph(
+    graph: &LayerGraph,
+    target: &Target,
+    request: ModeRequest,
+) -> Result<(Placement, ModeDecision), BuildError> {
+    let options = MapOptions::default();
+    let attempt = |mode: Mode| wsel_map::map(graph, target, mode, &options);
+    match request {
+        ModeRequest::Pipelined | ModeRequest::Streaming => {
+            let mode = if request == ModeRequest::Pipelined {
+                Mode::Pipelined
+            } else {
+                Mode::Streaming
+            };
+            let result = attempt(mode);
+            match result.placement {
+                Some(placement) => Ok((
+                    placement,
+                    ModeDecision {
+                        mode,
+                        reason: "requested on the command line or in the `run` item".into(),
+                    },
+                )),
+                None => Err(BuildError::Diagnostics(result.diagnostics)),
+            }
+        }
+        ModeRequest::Auto => {
+            let pipelined = attempt(Mode::Pipelined);
+            if let Some(placement) = pipelined.placement {
+                return Ok((
+                    placement,
+                    ModeDecision {
+                        mode: Mode::Pipelined,
+                        reason: "every layer's weights fit in its region's SRAM".into(),
+                    },
+                ));
+            }
+            let why = pipelined.diagnostics.first().map_or_else(
+                || "pipelined mapping failed".to_string(),
+                |d| d.message.clone(),
+            );
+            let streaming = attempt(Mode::Streaming);
+            match streaming.placement {
+                Some(placement) => Ok((
+                    placement,
+                    ModeDecision {
+                        mode: Mode::Streaming,
+                        reason: format!("pipelined does not fit: {why}"),
+                    },
+                )),
+                None => {
+                    let mut diagnostics = pipelined.diagnostics;
+                    diagnostics.extend(streaming.diagnostics);
+                    Err(BuildError::Diagnostics(diagnostics))
+                }
+            }
+        }
+    }
+}
+
+/// The compiled code of every placed layer (layers running the same kernel instance share
+/// one compiled kernel).
+pub struct Compiled {
+    pub kernels: Vec<Arc<CompiledKernel>>,
+    /// For each placed layer, its index in `kernels`.
+    pub layer_kernel: Vec<usize>,
+    /// For each kernel, its IR (array offsets and port order for assembling the program).
+    pub irs: Vec<wsel_ir::kernel::KernelIr>,
+}
+
+/// Lowers and compiles the kernel of every placed layer, once per distinct instance.
+pub fn compile_layers(
+    db: &Database,
+    placement: &Placement,
+    backend: Backend,
+    cost: &CostModel,
+) -> Result<Compiled, BuildError> {
+    let mut by_instance: HashMap<String, usize> = HashMap::new();
+    let mut compiled = Compiled {
+        kernels: Vec::new(),
+        layer_kernel: Vec::new(),
+        irs: Vec::new(),
+    };
+    for layer in &placement.layers {
+        let key = instance_name(&layer.kernel_file, &layer.kernel, &layer.kernel_args);
+        if let Some(&index) = by_instance.get(&key) {
+            compiled.layer_kernel.push(index);
+            continue;
+        }
+        let kernel_ref = wsel_ir::graph::KernelRef {
+            file: layer.kernel_file.clone(),
+            name: layer.kernel.clone(),
+        };
+        let item = wsel_lower::kernel_item(db, &kernel_ref).ok_or_else(|| {
+            BuildError::Message(format!(
+                "kernel `{}` of layer `{}` not found",
+                layer.kernel, layer.name
+            ))
+        })?;
+        let ir = wsel_lower::lower_kernel(db, item, &layer.kernel_args)
+            .map_err(|e| BuildError::Message(format!("lowering `{}`: {e}", layer.name)))?;
+        let code = wsel_codegen::compile(&ir, backend, cost)
+            .map_err(|e| BuildError::Message(format!("compiling `{}`: {e}", layer.name)))?;
+        compiled.kernels.push(Arc::new(code));
+        compiled.irs.push(ir);
+        let index = compiled.kernels.len() - 1;
+        by_instance.insert(key, index);
+        compiled.layer_kernel.push(index);
+    }
+    Ok(compiled)
+}
+
+fn instance_name(file: &Path, kernel: &str, args: &[(String, CValue)]) -> String {
+    let args: Vec<String> = args.iter().map(|(n, v)| format!("{n}={v:?}")).collect();
+    format!("{}::{kernel}<{}>", file.display(), args.join(","))
+}

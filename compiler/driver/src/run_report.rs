@@ -1,0 +1,274 @@
+//! The report of `wsel run`: a table people read at a glance, and the same data as JSON.
+//!
+//! Every cycle figure comes from the simulation (the per-PE busy cycles of the simulator's
+//! report, grouped by region); the mapper's analytic estimate is printed beside it with the
+//! gap, so users learn when to trust the quick estimate.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use wsel_codegen::Backend;
+use wsel_ir::graph::{LayerGraph, Mode};
+use wsel_map::Placement;
+use wsel_sim::Outcome;
+use wsel_target::Target;
+
+use wsel_map::report::group;
+
+use crate::pipeline::ModeDecision;
+use crate::tensor::Tensor;
+
+/// Everything the report says, serialisable.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub file: PathBuf,
+    pub model: String,
+    pub target: String,
+    pub fabric: (u32, u32),
+    pub clock_hz: f64,
+    pub mode: &'static str,
+    pub mode_reason: String,
+    pub backend: &'static str,
+    pub batch: u64,
+    pub layers: Vec<LayerRow>,
+    pub cycles: u64,
+    pub seconds: f64,
+    pub samples_per_second: f64,
+    pub utilisation: f64,
+    pub bottleneck: Option<String>,
+    pub wall_seconds: f64,
+    pub wavelet_hops: u64,
+    pub output: PathBuf,
+    pub output_shape: Vec<u64>,
+    pub accuracy: Option<Accuracy>,
+}
+
+/// One layer of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct LayerRow {
+    pub name: String,
+    pub kernel: String,
+    /// Physical origin on the fabric, and the logical region size.
+    pub origin: (u32, u32),
+    pub rows: u32,
+    pub cols: u32,
+    pub pes: u64,
+    pub sram_bytes_per_pe: u64,
+    pub sram_bytes_available: u32,
+    /// The mapper's estimate, cycles per sample.
+    pub estimated_cycles_per_sample: u64,
+    /// The busiest PE of the region's busy cycles, divided by the batch.
+    pub simulated_cycles_per_sample: f64,
+}
+
+/// How often the result's argmax matched the labels.
+#[derive(Debug, Clone, Serialize)]
+pub struct Accuracy {
+    pub labels: PathBuf,
+    pub correct: u64,
+    pub total: u64,
+}
+
+impl RunReport {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        file: &Path,
+        graph: &LayerGraph,
+        placement: &Placement,
+        decision: &ModeDecision,
+        target: &Target,
+        backend: Backend,
+        outcome: &Outcome,
+        wall: Duration,
+        output: &Path,
+        result: &Tensor,
+        accuracy: Option<(PathBuf, (u64, u64))>,
+    ) -> RunReport {
+        let batch = graph.batch.max(1);
+        let layers = placement
+            .layers
+            .iter()
+            .map(|layer| {
+                let busiest = outcome
+                    .report
+                    .pes
+                    .iter()
+                    .filter(|pe| layer.rect.contains(wsel_target::Coord::new(pe.x, pe.y)))
+                    .map(|pe| pe.busy_cycles)
+                    .max()
+                    .unwrap_or(0);
+                LayerRow {
+                    name: layer.name.clone(),
+                    kernel: layer.kernel.clone(),
+                    origin: (layer.rect.x, layer.rect.y),
+                    rows: layer.rows,
+                    cols: layer.cols,
+                    pes: layer.pe_count(),
+                    sram_bytes_per_pe: layer.sram_bytes,
+                    sram_bytes_available: target.sram_bytes,
+                    estimated_cycles_per_sample: layer.estimate.cycles,
+                    simulated_cycles_per_sample: busiest as f64 / batch as f64,
+                }
+            })
+            .collect::<Vec<_>>();
+        let bottleneck = layers
+            .iter()
+            .max_by(|a, b| {
+                a.simulated_cycles_per_sample
+                    .total_cmp(&b.simulated_cycles_per_sample)
+            })
+            .map(|l| l.name.clone());
+        let seconds = target.seconds(outcome.cycles);
+        RunReport {
+            file: file.to_path_buf(),
+            model: graph.model.clone(),
+            target: target.name.clone(),
+            fabric: (target.width, target.height),
+            clock_hz: target.clock_hz as f64,
+            mode: match decision.mode {
+                Mode::Pipelined => "pipelined",
+                Mode::Streaming => "streaming",
+            },
+            mode_reason: decision.reason.clone(),
+            backend: backend.name(),
+            batch,
+            layers,
+            cycles: outcome.cycles,
+            seconds,
+            samples_per_second: if seconds > 0.0 {
+                batch as f64 / seconds
+            } else {
+                0.0
+            },
+            utilisation: outcome.report.utilisation(),
+            bottleneck,
+            wall_seconds: wall.as_secs_f64(),
+            wavelet_hops: outcome.report.wavelet_hops,
+            output: output.to_path_buf(),
+            output_shape: result.shape.clone(),
+            accuracy: accuracy.map(|(labels, (correct, total))| Accuracy {
+                labels,
+                correct,
+                total,
+            }),
+        }
+    }
+
+    /// The table printed on standard output.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} · model {} · target {} ({}×{} PEs) · {} mode ({}) · backend {} · batch {}",
+            self.file.display(),
+            self.model,
+            self.target,
+            self.fabric.0,
+            self.fabric.1,
+            self.mode,
+            self.mode_reason,
+            self.backend,
+            self.batch
+        );
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "  {:<12} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11} {:>7}",
+            "layer", "kernel", "at", "region", "PEs", "SRAM/PE", "est cyc/s", "sim cyc/s", "gap"
+        );
+        for l in &self.layers {
+            let gap = if l.simulated_cycles_per_sample > 0.0 {
+                format!(
+                    "{:+.0}%",
+                    (l.estimated_cycles_per_sample as f64 / l.simulated_cycles_per_sample - 1.0)
+                        * 100.0
+                )
+            } else {
+                "—".to_string()
+            };
+            let _ = writeln!(
+                out,
+                "  {:<12} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11.1} {:>7}",
+                l.name,
+                l.kernel,
+                format!("({},{})", l.origin.0, l.origin.1),
+                format!("{}×{}", l.rows, l.cols),
+                l.pes,
+                format!("{}/{} B", l.sram_bytes_per_pe, l.sram_bytes_available),
+                l.estimated_cycles_per_sample,
+                l.simulated_cycles_per_sample,
+                gap
+            );
+        }
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "  {} cycles = {:.1} µs at {:.0} MHz · {:.0} samples/s · utilisation {:.1}%{}",
+            group(self.cycles),
+            self.seconds * 1e6,
+            self.clock_hz / 1e6,
+            self.samples_per_second,
+            self.utilisation * 100.0,
+            self.bottleneck
+                .as_ref()
+                .map_or(String::new(), |b| format!(" · bottleneck {b}"))
+        );
+        let _ = writeln!(
+            out,
+            "  simulated {} wavelet-hops in {:.2} s of wall time",
+            group(self.wavelet_hops),
+            self.wall_seconds
+        );
+        let dims: Vec<String> = self.output_shape.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  output: {} [{}]",
+            self.output.display(),
+            dims.join(", ")
+        );
+        if let Some(a) = &self.accuracy {
+            let _ = writeln!(
+                out,
+                "  accuracy: {:.2}% ({}/{}) against {}",
+                100.0 * a.correct as f64 / a.total.max(1) as f64,
+                a.correct,
+                a.total,
+                a.labels.display()
+            );
+        }
+        out
+    }
+
+    /// The report and the simulator's detailed activity as JSON.
+    pub fn to_json(&self, simulation: &wsel_sim::Report) -> String {
+        #[derive(Serialize)]
+        struct Full<'a> {
+            run: &'a RunReport,
+            simulation: &'a wsel_sim::Report,
+        }
+        serde_json::to_string_pretty(&Full {
+            run: self,
+            simulation,
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// `(correct, total)`: how many samples' argmax over the result's last dimension equals the
+/// label.
+pub fn accuracy(result: &Tensor, labels: &[i64]) -> (u64, u64) {
+    let per_sample = result.sample_len().max(1);
+    let values = result.to_f32();
+    let mut correct = 0;
+    for (sample, label) in values.chunks(per_sample).zip(labels) {
+        let argmax = sample
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(i, _)| i as i64);
+        correct += u64::from(argmax == Some(*label));
+    }
+    (correct, labels.len() as u64)
+}
