@@ -1,6 +1,6 @@
 //! Graph lowering: a checked model, evaluated for one batch size, as a `LayerGraph` — inputs
 //! and parameters with concrete shapes, then every layer call as a layer instance in
-//! topological order ([`instance`]) with its implementations ([`implementation`]).
+//! topological order (`instance`) with its implementations (`implementation`).
 //! `model_graph` is a tracked query keyed by an interned ([`GraphKey`]) model and batch size.
 
 mod implementation;

@@ -5,8 +5,8 @@
 //! What lowering does, in order: binds the parameters to the given arguments; lays out SRAM
 //! (arrays and SRAM scalars packed from word 0 in declaration order, a scalar being an array
 //! of length 1, every element initialised from the declaration); numbers the ports and tasks
-//! in declaration order; then lowers every task body ([`stmt`]) with its expressions typed as
-//! the checker types them ([`infer`], [`expr`]). Parameters and constants are folded into the
+//! in declaration order; then lowers every task body (`stmt`) with its expressions typed as
+//! the checker types them (`infer`, `expr`). Parameters and constants are folded into the
 //! code, and integer and boolean operations on constants are folded with the IR's own
 //! run-time semantics (wrapping), so folding never changes what a kernel computes.
 
