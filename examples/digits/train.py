@@ -15,7 +15,7 @@ The test suite compares wsel's predictions with sklearn_pred.npy. Because the fa
 in float32 and scikit-learn in float64, the script checks that a float32 forward pass in NumPy
 predicts exactly the same classes, so the comparison is exact, not lucky.
 
-Usage: python3 examples/digits/train.py   (numpy and scikit-learn, see requirements.txt)
+Usage: python3 examples/digits/train.py   (numpy and scikit-learn: examples/digits/requirements.txt)
 """
 
 from pathlib import Path

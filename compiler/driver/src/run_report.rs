@@ -205,11 +205,11 @@ impl RunReport {
         let _ = writeln!(out);
         let _ = writeln!(
             out,
-            "  {} cycles = {:.1} µs at {:.0} MHz · {:.0} samples/s · utilisation {:.1}%{}",
+            "  {} cycles = {:.1} µs at {:.0} MHz · {} samples/s · utilisation {:.1}%{}",
             group(self.cycles),
             self.seconds * 1e6,
             self.clock_hz / 1e6,
-            self.samples_per_second,
+            group(self.samples_per_second.round() as u64),
             self.utilisation * 100.0,
             self.bottleneck
                 .as_ref()
