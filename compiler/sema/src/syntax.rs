@@ -32,3 +32,34 @@ pub fn syntax_diagnostic(path: &std::path::Path, error: wsel_syntax::SyntaxError
         many => diagnostic.with_note(format!("expected one of {}", many.join(", "))),
     }
 }
+
+/// Where the text of `file` stops being readable inside an item, if it does: the end of the
+/// last token when a `{` is never closed (an unterminated `/*` comment swallows the rest of the
+/// file, closing braces included). An item that reaches this point was cut short, so what it lacks (a `main` task, a `return`, a `cost` block, ...)
+/// may be in the part that was lost; those "missing" errors are not reported for it.
+#[salsa::tracked(returns(copy))]
+pub fn syntax_cut(db: &dyn Db, file: SourceFile) -> Option<usize> {
+    use wsel_syntax::{LexErrorKind, Token};
+    let mut depth: usize = 0;
+    let mut end = 0;
+    for (token, span) in wsel_syntax::lex(file.text(db)) {
+        if token == Token::Error(LexErrorKind::UnterminatedBlockComment) {
+            break;
+        }
+        if token.is_trivia() {
+            continue;
+        }
+        end = span.end;
+        match token {
+            Token::LBrace => depth += 1,
+            Token::RBrace => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    (depth > 0).then_some(end)
+}
+
+/// Whether the item spanning `span` in `file` was cut short (see [`syntax_cut`]).
+pub fn is_cut_short(db: &dyn Db, file: SourceFile, span: &ast::Span) -> bool {
+    syntax_cut(db, file).is_some_and(|cut| span.end >= cut)
+}

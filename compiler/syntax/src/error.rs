@@ -329,6 +329,7 @@ fn lex_error(src: &str, kind: LexErrorKind, span: Span) -> SyntaxError {
                 start..(start + 1 + c.len_utf8()).min(span.end),
                 "the escapes are `\\\"`, `\\\\`, `\\n` and `\\t`",
             )
+            .with_help("write `\\\\` for a backslash; paths may also use `/`")
         }
         LexErrorKind::UnterminatedBlockComment => SyntaxError::new(
             E0005,

@@ -33,7 +33,7 @@ pub struct Parsed {
 pub fn parse(src: &str) -> Parsed {
     let tokens = lex(src);
     let sink = Sink::default();
-    let feed = TokenFeed::new(&tokens, &sink);
+    let feed = TokenFeed::new(src, &tokens, &sink);
     let info = Feed {
         eof: feed.eof,
         missing_braces: feed.missing_braces,
@@ -50,8 +50,16 @@ pub fn parse(src: &str) -> Parsed {
 /// The tokens the grammar sees: no trivia, one synthetic zero-width `}` at the end for each
 /// `{` still open (so the items before a truncated end keep their shape), and an early end
 /// once too many errors have been recorded or the input nests or runs on too far.
+///
+/// A broken string literal (reported from the token list as E0004) reaches the grammar as a
+/// string, so the declaration around it survives: with an unknown escape it keeps the escape
+/// as written; unterminated, it ends at the end of its line, and a `;` it swallowed there is
+/// given back as a `;` token.
 struct TokenFeed<'a> {
+    src: &'a str,
     tokens: std::slice::Iter<'a, (Token, Span)>,
+    /// A token to give before reading on (the `;` an unterminated string swallowed).
+    pending: Option<(usize, Token, usize)>,
     sink: &'a Sink,
     eof: usize,
     missing_braces: usize,
@@ -63,7 +71,7 @@ struct TokenFeed<'a> {
 }
 
 impl<'a> TokenFeed<'a> {
-    fn new(tokens: &'a [(Token, Span)], sink: &'a Sink) -> Self {
+    fn new(src: &'a str, tokens: &'a [(Token, Span)], sink: &'a Sink) -> Self {
         let mut depth: usize = 0;
         let mut eof = 0;
         for (tok, span) in tokens.iter().filter(|(t, _)| !t.is_trivia()) {
@@ -75,7 +83,9 @@ impl<'a> TokenFeed<'a> {
             }
         }
         TokenFeed {
+            src,
             tokens: tokens.iter(),
+            pending: None,
             sink,
             eof,
             missing_braces: depth,
@@ -92,6 +102,10 @@ impl Iterator for TokenFeed<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         if self.sink.cut.get().is_some() {
             return None;
+        }
+        if let Some(token) = self.pending.take() {
+            self.run = 0;
+            return Some(Ok(token));
         }
         for (tok, span) in self.tokens.by_ref() {
             if tok.is_trivia() {
@@ -121,7 +135,27 @@ impl Iterator for TokenFeed<'_> {
                 self.sink.cut.set(Some((span.start, why)));
                 return None;
             }
-            return Some(Ok((span.start, tok.clone(), span.end)));
+            let text = self.src.get(span.clone()).unwrap_or("");
+            let tok = match tok {
+                Token::Error(LexErrorKind::UnknownEscape) => {
+                    let body = text.strip_prefix('"').unwrap_or(text);
+                    Token::Str(lenient_string(body.strip_suffix('"').unwrap_or(body)))
+                }
+                Token::Error(LexErrorKind::UnterminatedString) => {
+                    let body = text.trim_end();
+                    let body = body.strip_prefix('"').unwrap_or(body);
+                    match body.strip_suffix(';') {
+                        Some(before) => {
+                            let at = span.start + 1 + before.len();
+                            self.pending = Some((at, Token::Semi, at + 1));
+                            Token::Str(lenient_string(before))
+                        }
+                        None => Token::Str(lenient_string(body)),
+                    }
+                }
+                other => other.clone(),
+            };
+            return Some(Ok((span.start, tok, span.end)));
         }
         if self.synthetic_left > 0 {
             self.synthetic_left -= 1;
@@ -129,4 +163,29 @@ impl Iterator for TokenFeed<'_> {
         }
         None
     }
+}
+
+/// The value of the text between the quotes of a broken string literal: known escapes
+/// decoded, unknown ones kept as written.
+fn lenient_string(body: &str) -> String {
+    let mut value = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            value.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('"') => value.push('"'),
+            Some('\\') => value.push('\\'),
+            Some('n') => value.push('\n'),
+            Some('t') => value.push('\t'),
+            Some(other) => {
+                value.push('\\');
+                value.push(other);
+            }
+            None => value.push('\\'),
+        }
+    }
+    value
 }

@@ -425,3 +425,21 @@ fn a_second_cost_block_is_structural() {
         "#]],
     );
 }
+
+#[test]
+fn a_broken_string_still_gives_its_declaration_a_value() {
+    let parsed =
+        parse("run m {\n    input x = \"data\\digits.npy\";\n    output = \"out.npy;\n}\n");
+    let codes: Vec<&str> = parsed.errors.iter().map(|e| e.code).collect();
+    assert_eq!(codes, ["E0004", "E0004"]);
+    let Item::Run(run) = &parsed.module.items[0] else {
+        panic!("{:?}", parsed.module)
+    };
+    let shown: Vec<String> = run.settings.iter().map(|s| format!("{s:?}")).collect();
+    assert_eq!(run.settings.len(), 2, "{shown:?}");
+    assert!(
+        shown[0].contains(r#"path: "data\\digits.npy""#),
+        "{shown:?}"
+    );
+    assert!(shown[1].contains(r#"Str("out.npy""#), "{shown:?}");
+}

@@ -224,6 +224,12 @@ impl<'db> Checker<'db> {
         self.failed_imports.contains(name)
     }
 
+    /// Whether the item spanning `span` was cut short by an unterminated comment or a missing
+    /// `}` (already reported): what it lacks is not reported.
+    pub fn is_cut_short(&self, span: &Span) -> bool {
+        crate::syntax::is_cut_short(self.db, self.file, span)
+    }
+
     /// Reports E0105 for `ident`, suggesting a visible name; nothing when the name comes from
     /// a failed import.
     pub fn unresolved(&mut self, ident: &ast::Ident, what: &str) {

@@ -267,6 +267,9 @@ const COST_KEYS: &[&str] = &["flops", "weights", "activations"];
 
 fn check_cost(c: &mut Checker<'_>, layer: &ast::Layer) {
     let Some(cost) = &layer.cost else {
+        if c.is_cut_short(&layer.span) {
+            return;
+        }
         let d = layers::bad_cost(
             c.loc(&layer.name.span),
             format!("layer `{}` has no `cost` block", layer.name.name),
@@ -309,7 +312,7 @@ fn check_cost(c: &mut Checker<'_>, layer: &ast::Layer) {
         .filter(|k| !seen.contains_key(*k))
         .map(|k| format!("`{k}`"))
         .collect();
-    if !missing.is_empty() {
+    if !missing.is_empty() && !c.is_cut_short(&cost.span) {
         let d = layers::bad_cost(
             c.loc(&cost.span),
             format!("the cost block has no {}", missing.join(", ")),
@@ -327,6 +330,9 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
         c.expect_const(cond, ScalarType::Bool, "an implementation condition");
     }
     let Some(run) = &imp.run else {
+        if c.is_cut_short(&imp.span) {
+            return;
+        }
         let start = imp.span.start;
         let head = start..imp.modes.last().map(|(_, s)| s.end).unwrap_or(start);
         let d = layers::missing_run(c.loc(&head));
@@ -372,7 +378,7 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
             .filter(|p| !given.contains_key(&p.name))
             .map(|p| p.name.clone())
             .collect();
-        if !missing.is_empty() {
+        if !missing.is_empty() && !c.is_cut_short(&run.span) {
             let d = layers::missing_kernel_args(
                 c.loc(&run.kernel.span),
                 &ksig.name,

@@ -164,7 +164,7 @@ impl<'db> ModelChecker<'db> {
                 ast::ModelStmt::Error(_) => {}
             }
         }
-        if returned.is_none() {
+        if returned.is_none() && !self.c.is_cut_short(&model.span) {
             let d = models::bad_return(
                 self.c.loc(&model.name.span),
                 format!("model `{}` has no `return`", model.name.name),

@@ -136,6 +136,7 @@ pub fn check_run<'db>(db: &'db dyn Db, item: crate::items::ItemId<'db>) -> ItemA
         inputs: list,
         ..
     }) = &inputs
+        && !c.is_cut_short(&config.span)
     {
         for (name, _) in list {
             if !given_inputs.contains_key(name) {
