@@ -183,7 +183,9 @@ impl<'db> Checker<'db> {
     }
 
     /// Defines `name` in the innermost scope; reports E0106 if `check_scopes` of the enclosing
-    /// scopes (counted from the innermost) already define it.
+    /// scopes (counted from the innermost) already define it. Either way the new definition
+    /// is the one later uses see, so they are checked against what they will be once the
+    /// duplicate is renamed.
     pub fn define(&mut self, ident: &ast::Ident, local: Local, check_scopes: usize) {
         let existing = self
             .scopes
@@ -196,7 +198,6 @@ impl<'db> Checker<'db> {
         if let Some(first) = existing {
             let d = resolve::duplicate_local(self.loc(&ident.span), &ident.name, self.loc(&first));
             self.report(d);
-            return;
         }
         if let Some(scope) = self.scopes.last_mut() {
             scope.push(Binding {

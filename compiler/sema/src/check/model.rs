@@ -140,7 +140,11 @@ impl<'db> ModelChecker<'db> {
                     let v = self.value(value, Some(&name.name));
                     match v {
                         Some(v) => self.define(name, v.source, v.ty, v.param_def),
-                        None => self.c.define(name, Local::Tensor, 1),
+                        None => {
+                            // A broken value: the name has the error type from here on.
+                            self.values.remove(&name.name);
+                            self.c.define(name, Local::Tensor, 1);
+                        }
                     }
                 }
                 ast::ModelStmt::Return { value, span } => {
@@ -219,11 +223,7 @@ impl<'db> ModelChecker<'db> {
         ty: Option<TensorType>,
         param_def: Option<Span>,
     ) {
-        if self.c.lookup(&name.name).is_some() {
-            // Reported as E0106 by `define`; keep the first meaning.
-            self.c.define(name, Local::Tensor, 1);
-            return;
-        }
+        // A second definition is reported as E0106 by `define`; later uses see it.
         self.c.define(name, Local::Tensor, 1);
         if let Some(t) = &ty {
             self.c.record_type(&name.span, &Ty::Tensor(t.clone()));
