@@ -7,6 +7,7 @@ pub mod commands;
 pub mod json;
 pub mod parts;
 pub mod pipeline;
+pub mod progress;
 pub mod render;
 pub mod run_report;
 pub mod source;

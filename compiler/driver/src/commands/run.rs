@@ -99,8 +99,10 @@ fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result
         ..SimOptions::default()
     };
     let started = std::time::Instant::now();
-    let outcome = wsel_sim::simulate(&target, &assembled.program, &options)
-        .map_err(|e| message(format!("the program failed on the fabric: {e}")))?;
+    let outcome = crate::progress::with_spinner("simulating", || {
+        wsel_sim::simulate(&target, &assembled.program, &options)
+    })
+    .map_err(|e| message(format!("the program failed on the fabric: {e}")))?;
     let wall = started.elapsed();
 
     let result =
