@@ -9,6 +9,7 @@ pub mod parts;
 pub mod pipeline;
 pub mod progress;
 pub mod render;
+pub mod run_errors;
 pub mod run_report;
 pub mod source;
 pub mod status;

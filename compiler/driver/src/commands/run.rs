@@ -102,7 +102,7 @@ fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result
     let outcome = crate::progress::with_spinner("simulating", || {
         wsel_sim::simulate(&target, &assembled.program, &options)
     })
-    .map_err(|e| message(format!("the program failed on the fabric: {e}")))?;
+    .map_err(|e| message(crate::run_errors::describe(&e, &placement, &compiled)))?;
     let wall = started.elapsed();
 
     let result =
