@@ -8,7 +8,7 @@ use crate::analysis::{ConstInfo, ItemAnalysis};
 use crate::check::expr::{Checker, evaluate_const, written_type};
 use crate::db::{Db, Reported};
 use crate::diagnostics::types;
-use crate::items::{ItemId, item_ast};
+use crate::items::{ItemId, item_ast, item_location};
 
 /// The type and value of a module constant. Cycles give `None` (reported by `check_const`).
 #[salsa::tracked(returns(ref))]
@@ -40,9 +40,27 @@ pub fn check_const<'db>(db: &'db dyn Db, item: ItemId<'db>) -> ItemAnalysis {
             checker.report(d);
         }
     }
-    if checker.cyclic {
-        let d = types::const_cycle(checker.loc(&decl.name.span), &decl.name.name);
-        checker.report(d);
+    // A cycle is reported once, at the member that comes first (by file and position), and
+    // not at constants that merely depend on it.
+    if let Some(cycle) = checker.const_cycle.clone()
+        && let Some(at) = cycle.iter().position(|i| *i == item)
+    {
+        let first = cycle
+            .iter()
+            .min_by_key(|i| item_location(db, **i).map(|l| (l.file, l.span.start)));
+        if first == Some(&item) {
+            let mut names: Vec<String> = cycle[at..]
+                .iter()
+                .chain(&cycle[..at])
+                .map(|i| format!("`{}`", i.name(db)))
+                .collect();
+            names.push(format!("`{}`", item.name(db)));
+            let mut d = types::const_cycle(checker.loc(&decl.name.span), &decl.name.name);
+            if cycle.len() > 1 {
+                d = d.with_note(format!("the cycle is {}", names.join(" → ")));
+            }
+            checker.report(d);
+        }
     }
     for d in checker.diags {
         Reported(d).accumulate(db);

@@ -120,6 +120,9 @@ pub struct Checker<'db> {
     /// cycles without a salsa cycle. `cyclic` is set when one is found.
     pub const_stack: Option<Vec<ItemId<'db>>>,
     pub cyclic: bool,
+    /// The first cycle found while evaluating constants: its members in dependency order
+    /// (each defined in terms of the next, the last in terms of the first).
+    pub const_cycle: Option<Vec<ItemId<'db>>>,
 }
 
 const FUNCTIONS: &[&str] = &["exp", "log", "sqrt", "tanh", "abs", "max", "min", "sum"];
@@ -138,6 +141,7 @@ impl<'db> Checker<'db> {
             slice_lengths: Vec::new(),
             const_stack: None,
             cyclic: false,
+            const_cycle: None,
         }
     }
 
@@ -457,14 +461,16 @@ impl<'db> Checker<'db> {
                 (info.ty, info.value)
             }
             Some(mut stack) => {
-                if stack.contains(&item) {
+                if let Some(at) = stack.iter().position(|i| *i == item) {
                     self.cyclic = true;
+                    self.const_cycle.get_or_insert_with(|| stack[at..].to_vec());
                     return (None, None);
                 }
                 stack.push(item);
-                let (ty, value, cyclic) = evaluate_const(self.db, item, stack);
-                if cyclic {
+                let (ty, value, cycle) = evaluate_const_with_cycle(self.db, item, stack);
+                if let Some(cycle) = cycle {
                     self.cyclic = true;
+                    self.const_cycle.get_or_insert(cycle);
                 }
                 (ty, value)
             }
@@ -680,13 +686,9 @@ impl<'db> Checker<'db> {
         if !elem_ok {
             return bad(self);
         }
+        // Slices of different constant lengths are reported once per statement, by
+        // `finish_statement`.
         let vector = vector_len(&l.ty).or(vector_len(&r.ty));
-        if let (Some(Some(a)), Some(Some(b))) = (vector_len(&l.ty), vector_len(&r.ty))
-            && a != b
-        {
-            let d = types::slice_lengths(self.loc(&rhs.span()), b, self.loc(&lhs.span()), a);
-            self.report(d);
-        }
         if is_cmp && vector.is_some() {
             let ty = if vector_len(&l.ty).is_some() {
                 &l.ty
@@ -980,7 +982,7 @@ impl<'db> Checker<'db> {
         v
     }
 
-    /// Reports E0207 for the slices of the statement just checked, and clears them.
+    /// Reports E0207 (once) for the slices of the statement just checked, and clears them.
     pub fn finish_statement(&mut self) {
         let lengths = std::mem::take(&mut self.slice_lengths);
         if let Some((first_len, first_span)) = lengths.first().cloned() {
@@ -1059,8 +1061,18 @@ pub fn evaluate_const<'db>(
     item: ItemId<'db>,
     stack: Vec<ItemId<'db>>,
 ) -> (Option<ScalarType>, Option<Value>, bool) {
+    let (ty, value, cycle) = evaluate_const_with_cycle(db, item, stack);
+    (ty, value, cycle.is_some())
+}
+
+/// Like [`evaluate_const`], but returns the cycle found (see [`Checker::const_cycle`]).
+pub fn evaluate_const_with_cycle<'db>(
+    db: &'db dyn Db,
+    item: ItemId<'db>,
+    stack: Vec<ItemId<'db>>,
+) -> (Option<ScalarType>, Option<Value>, Option<Vec<ItemId<'db>>>) {
     let Some(ast::Item::Const(decl)) = item_ast(db, item) else {
-        return (None, None, false);
+        return (None, None, None);
     };
     let mut checker = Checker::new(db, item.file(db));
     checker.const_stack = Some(stack);
@@ -1072,7 +1084,7 @@ pub fn evaluate_const<'db>(
         Some(t) => checker.expect_const(&decl.value, t, "a constant").value,
         None => None,
     };
-    (ty, value, checker.cyclic)
+    (ty, value, checker.const_cycle)
 }
 
 fn elem_of(ty: &Ty) -> Elem {

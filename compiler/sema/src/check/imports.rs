@@ -80,8 +80,13 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
             Reported(d).accumulate(db);
             continue;
         };
-        if let Some(cycle) = find_cycle(db, file, target) {
-            Reported(resolve::import_cycle(loc(&path_span), &cycle)).accumulate(db);
+        // Every file of a cycle sees it; it is reported once, by the file whose path comes
+        // first, at its import that starts the cycle.
+        if let Some(cycle) = find_cycle(db, file, target)
+            && cycle.iter().all(|f| f.path(db) >= file.path(db))
+        {
+            let names: Vec<String> = cycle.iter().map(|f| file_name(db, *f)).collect();
+            Reported(resolve::import_cycle(loc(&path_span), &names)).accumulate(db);
         }
         let items = item_index(db, target);
         let names: Vec<&String> = items
@@ -116,15 +121,16 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
     }
 }
 
-/// If importing `target` from `file` closes a cycle, the cycle's file names starting and
-/// ending at `file`.
-fn find_cycle(db: &dyn Db, file: SourceFile, target: SourceFile) -> Option<Vec<String>> {
-    let name = |f: SourceFile| -> String {
-        let p: &PathBuf = f.path(db);
-        p.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
+fn file_name(db: &dyn Db, f: SourceFile) -> String {
+    let p: &PathBuf = f.path(db);
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// If importing `target` from `file` closes a cycle, the cycle's files starting and ending at
+/// `file`.
+fn find_cycle(db: &dyn Db, file: SourceFile, target: SourceFile) -> Option<Vec<SourceFile>> {
     // Depth-first search from `target` back to `file`, remembering the path.
     let mut stack: Vec<(SourceFile, Vec<SourceFile>)> = vec![(target, vec![file, target])];
     let mut seen = vec![target];
@@ -134,9 +140,9 @@ fn find_cycle(db: &dyn Db, file: SourceFile, target: SourceFile) -> Option<Vec<S
                 continue;
             };
             if next == file {
-                let mut names: Vec<String> = trail.iter().map(|f| name(*f)).collect();
-                names.push(name(file));
-                return Some(names);
+                let mut files = trail.clone();
+                files.push(file);
+                return Some(files);
             }
             if !seen.contains(&next) {
                 seen.push(next);

@@ -92,6 +92,9 @@ pub fn check_kernel<'db>(db: &'db dyn Db, item: ItemId<'db>) -> ItemAnalysis {
     };
     let mut checker = Checker::new(db, item.file(db));
     declare_members(&mut checker, kernel);
+    // Slices in member declarations are not compile-time (reported there); they do not
+    // belong to the first statement.
+    checker.slice_lengths.clear();
     check_ports(&mut checker, kernel);
     let mains = kernel
         .members

@@ -279,6 +279,8 @@ fn check_cost(c: &mut Checker<'_>, layer: &ast::Layer) {
         return;
     };
     let mut seen: BTreeMap<&str, Span> = BTreeMap::new();
+    // Entries a misspelt one is taken for: not reported missing as well.
+    let mut suggested: Vec<&str> = Vec::new();
     for (key, value) in &cost.entries {
         if !COST_KEYS.contains(&key.name.as_str()) {
             let d = layers::bad_cost(
@@ -287,7 +289,13 @@ fn check_cost(c: &mut Checker<'_>, layer: &ast::Layer) {
                 "unknown entry",
             );
             let d = match did_you_mean(&key.name, COST_KEYS.iter().copied()) {
-                Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                Some(s) => {
+                    let d = d.with_help(format!("did you mean `{s}`?"));
+                    if let Some(k) = COST_KEYS.iter().find(|k| **k == s) {
+                        suggested.push(k);
+                    }
+                    d
+                }
                 None => d,
             };
             c.report(d);
@@ -309,7 +317,7 @@ fn check_cost(c: &mut Checker<'_>, layer: &ast::Layer) {
     }
     let missing: Vec<String> = COST_KEYS
         .iter()
-        .filter(|k| !seen.contains_key(*k))
+        .filter(|k| !seen.contains_key(*k) && !suggested.contains(k))
         .map(|k| format!("`{k}`"))
         .collect();
     if !missing.is_empty() && !c.is_cut_short(&cost.span) {
@@ -342,6 +350,8 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
     let kernel = resolve_kernel(c, &run.kernel);
     let ksig = kernel.map(|k| kernel_signature(c.db, k).clone());
     let mut given: BTreeMap<String, Span> = BTreeMap::new();
+    // Parameters a misspelt argument is taken for: not reported missing as well.
+    let mut suggested: Vec<String> = Vec::new();
     for (name, value) in &run.args {
         let Some(ksig) = &ksig else {
             c.expr(value, Some(ScalarType::U32));
@@ -349,6 +359,7 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
         };
         let Some(param) = ksig.params.iter().find(|p| p.name == name.name) else {
             let suggestion = did_you_mean(&name.name, ksig.params.iter().map(|p| p.name.as_str()));
+            suggested.extend(suggestion.clone());
             let d =
                 layers::unknown_kernel_param(c.loc(&name.span), &ksig.name, &name.name, suggestion);
             c.report(d);
@@ -375,7 +386,7 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
         let missing: Vec<String> = ksig
             .params
             .iter()
-            .filter(|p| !given.contains_key(&p.name))
+            .filter(|p| !given.contains_key(&p.name) && !suggested.contains(&p.name))
             .map(|p| p.name.clone())
             .collect();
         if !missing.is_empty() && !c.is_cut_short(&run.span) {

@@ -34,6 +34,7 @@ pub fn check_model<'db>(db: &'db dyn Db, item: ItemId<'db>) -> ModelCheck {
     };
     let mut m = ModelChecker {
         c: Checker::new(db, item.file(db)),
+        sample_error: false,
         values: BTreeMap::new(),
         graph: ModelGraph {
             name: model.name.name.clone(),
@@ -61,6 +62,9 @@ struct TensorValue {
 
 struct ModelChecker<'db> {
     c: Checker<'db>,
+    /// Set when a sample dimension was reported (E0408): the result's first dimension is then
+    /// not compared again.
+    sample_error: bool,
     values: BTreeMap<String, TensorValue>,
     graph: ModelGraph,
 }
@@ -154,6 +158,7 @@ impl<'db> ModelChecker<'db> {
                         self.graph.output = Some(v.source);
                         if let (Some(found), Some(expected)) = (&v.ty, &output_ty)
                             && found != expected
+                            && !(self.sample_error && same_but_sample(found, expected))
                         {
                             let d = models::result_mismatch(
                                 self.c.loc(&value.span()),
@@ -204,6 +209,7 @@ impl<'db> ModelChecker<'db> {
                     "different sample dimension",
                 );
                 self.c.report(d);
+                self.sample_error = true;
             }
             _ => {
                 let d = layers::bad_sample_dim(
@@ -212,6 +218,7 @@ impl<'db> ModelChecker<'db> {
                     "not a dimension variable",
                 );
                 self.c.report(d);
+                self.sample_error = true;
             }
         }
     }
@@ -510,6 +517,13 @@ fn substitute(ty: &TensorType, bindings: &BTreeMap<String, Dim>) -> TensorType {
             })
             .collect(),
     }
+}
+
+/// Whether two tensor types differ at most in their first (sample) dimension.
+fn same_but_sample(a: &TensorType, b: &TensorType) -> bool {
+    a.elem == b.elem
+        && a.dims.len() == b.dims.len()
+        && a.dims.iter().skip(1).eq(b.dims.iter().skip(1))
 }
 
 fn model_stmt_span(stmt: &ast::ModelStmt) -> Span {

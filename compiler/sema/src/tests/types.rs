@@ -222,8 +222,7 @@ fn e0215_constant_cycle() {
     expect![[r#"
         E0215 main.wse:1:7 `A`: constant `A` is defined in terms of itself
             [cyclic definition]
-        E0215 main.wse:2:7 `B`: constant `B` is defined in terms of itself
-            [cyclic definition]
+            note: the cycle is `A` → `B` → `A`
     "#]]
     .assert_eq(&check("const A: u32 = B + 1;\nconst B: u32 = A;\n"));
 }
