@@ -20,6 +20,8 @@ pub mod server;
 pub mod symbols;
 #[doc(hidden)]
 pub mod testing;
+#[cfg(test)]
+mod tests;
 pub mod workspace;
 
 pub use server::Backend;
