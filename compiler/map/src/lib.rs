@@ -84,19 +84,16 @@ pub fn map(graph: &LayerGraph, target: &Target, mode: Mode, options: &MapOptions
             diagnostics,
         };
     };
-    let Some(choice) = search::choose(&problem, &mut diagnostics) else {
-        return MapResult {
-            placement: None,
-            diagnostics,
-        };
+    let complete = |choice: &search::Choice| {
+        let mut found = Vec::new();
+        let routed =
+            routes::route_all(&problem, choice, &mut found).ok_or_else(|| found.clone())?;
+        let coloring =
+            colors::assign(&problem, choice, &routed, &mut found).ok_or_else(|| found.clone())?;
+        Ok((routed, coloring))
     };
-    let Some(routed) = routes::route_all(&problem, &choice, &mut diagnostics) else {
-        return MapResult {
-            placement: None,
-            diagnostics,
-        };
-    };
-    let Some(coloring) = colors::assign(&problem, &choice, &routed, &mut diagnostics) else {
+    let Some((choice, (routed, coloring))) = search::choose(&problem, &mut diagnostics, complete)
+    else {
         return MapResult {
             placement: None,
             diagnostics,

@@ -14,7 +14,7 @@ use crate::ports::{BoundTensor, lines_on};
 use crate::search::Problem;
 
 /// The largest gap tried between a producer's output edge and its consumer.
-const MAX_GAP: u32 = 4;
+const MAX_GAP: u32 = 32;
 /// The most positions the fallback packing examines for one region.
 const MAX_FALLBACK_POSITIONS: usize = 20_000;
 
@@ -145,9 +145,14 @@ impl DeadIndex {
 
 /// Places every layer at its chosen size. On failure: the layer that found no room and the
 /// PEs used by the layers placed before it.
+///
+/// `variant` 0 prefers, for a layer fed from the host, the orientation whose input faces west
+/// or north, and away from producers tries identity first; variant 1 turns both preferences
+/// around (the search tries it when variant 0 cannot be routed).
 pub(crate) fn place(
     problem: &Problem<'_>,
     sizes: &[(u32, u32)],
+    variant: u32,
 ) -> Result<Vec<(Rect, Orientation)>, (usize, u64)> {
     let graph = problem.graph;
     let dead = &problem.dead;
@@ -176,11 +181,23 @@ pub(crate) fn place(
             })
             .map(|p| p.side)
             .collect();
+        // Every bound side's parts cross into the PEs just outside it, which must be live.
+        let bound_sides: Vec<wsel_ir::graph::Side> = plan
+            .ports
+            .iter()
+            .filter(|p| p.bind.is_some())
+            .map(|p| p.side)
+            .collect();
         let free = |rect: Rect, o: Orientation, placed: &[(Rect, Orientation)]| {
             dead.clean(rect)
                 && inner_sides
                     .iter()
                     .all(|&s| !on_fabric_edge(rect, o.dir(s), problem.target))
+                && bound_sides.iter().all(|&s| {
+                    let d = o.dir(s);
+                    on_fabric_edge(rect, d, problem.target)
+                        || seam_clear(dead, rect, d, lines_on(s, rows, cols), 0)
+                })
                 && placed.iter().all(|(p, _)| !overlaps(*p, rect))
         };
         // The layer that feeds it: the latest producing argument bound to one of its ports.
@@ -233,8 +250,46 @@ pub(crate) fn place(
             let in_side = plan.ports[in_port].side;
             orientations.sort_by_key(|o| !matches!(o.dir(in_side), Dir::West | Dir::North));
         }
+        if variant == 1 {
+            orientations.reverse();
+        }
         if chosen.is_none() {
-            chosen = first_fit(problem, &placed, rows, cols, &orientations, free);
+            // Away from its producers, the region must keep the PEs beside its fed sides out
+            // of every region, and must not cover a producer's output strip: the streams'
+            // routes start and end there, on the color of the producer's region.
+            let fed_sides: Vec<wsel_ir::graph::Side> = plan
+                .ports
+                .iter()
+                .filter(|p| match p.bind.as_ref().map(|b| b.tensor) {
+                    Some(BoundTensor::Arg(i)) => {
+                        matches!(layer.args.get(i), Some(TensorRef::Layer(_)))
+                    }
+                    _ => false,
+                })
+                .map(|p| p.side)
+                .collect();
+            let producer_strips: Vec<Rect> = layer
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    TensorRef::Layer(p) if *p < l => {
+                        let (prect, porient) = placed[*p];
+                        let pplan = &problem.layers[*p].plan;
+                        let out = pplan.output_port()?;
+                        strip(prect, porient.dir(pplan.ports[out].side))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let away = |rect: Rect, o: Orientation, placed: &[(Rect, Orientation)]| {
+                free(rect, o, placed)
+                    && producer_strips.iter().all(|s| !overlaps(*s, rect))
+                    && fed_sides.iter().all(|&side| {
+                        strip(rect, o.dir(side))
+                            .is_none_or(|s| placed.iter().all(|(p, _)| !overlaps(*p, s)))
+                    })
+            };
+            chosen = first_fit(problem, &placed, rows, cols, &orientations, away);
         }
         match chosen {
             Some(c) => placed.push(c),
@@ -309,13 +364,14 @@ fn first_fit(
     let target = problem.target;
     let mut xs: Vec<u32> = vec![0];
     let mut ys: Vec<u32> = vec![0];
+    // Each corner, and one PE further (room for a live strip beside a fed side).
     for (r, _) in placed {
-        xs.push(r.x + r.width);
-        ys.push(r.y + r.height);
+        xs.extend([r.x + r.width, r.x + r.width + 1]);
+        ys.extend([r.y + r.height, r.y + r.height + 1]);
     }
     for c in &problem.dead.pes_sample() {
-        xs.push(c.x + 1);
-        ys.push(c.y + 1);
+        xs.extend([c.x + 1, c.x + 2]);
+        ys.extend([c.y + 1, c.y + 2]);
     }
     xs.sort_unstable();
     xs.dedup();
@@ -362,6 +418,16 @@ impl DeadIndex {
     }
 }
 
+/// The one-PE-thick strip just outside `rect`'s `side`, if it is on the fabric's coordinates.
+fn strip(rect: Rect, side: Dir) -> Option<Rect> {
+    Some(match side {
+        Dir::North => Rect::new(rect.x, rect.y.checked_sub(1)?, rect.width, 1),
+        Dir::South => Rect::new(rect.x, rect.y + rect.height, rect.width, 1),
+        Dir::West => Rect::new(rect.x.checked_sub(1)?, rect.y, 1, rect.height),
+        Dir::East => Rect::new(rect.x + rect.width, rect.y, 1, rect.height),
+    })
+}
+
 /// Whether `rect`'s `side` lies on the fabric's edge.
 fn on_fabric_edge(rect: Rect, side: Dir, target: &Target) -> bool {
     match side {
@@ -394,9 +460,12 @@ mod tests {
     #[test]
     fn prefix_and_list_queries_agree() {
         let mut t = Target::dev();
-        for i in 0..100u32 {
-            t.defects
-                .add_dead_pe(Coord::new((i * 7) % 16, (i * 3) % 16));
+        for x in 0..16u32 {
+            for y in 0..16u32 {
+                if (x + 2 * y) % 3 == 0 {
+                    t.defects.add_dead_pe(Coord::new(x, y));
+                }
+            }
         }
         let many = DeadIndex::new(&t);
         assert!(many.prefix.is_some());

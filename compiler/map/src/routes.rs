@@ -112,8 +112,7 @@ pub(crate) fn route_all(
     let (slot_class, class_count) = uf.classes();
     let mut class_layers: Vec<Vec<usize>> = vec![Vec::new(); class_count];
     for (l, lp) in problem.layers.iter().enumerate() {
-        for s in lp.slot_base..lp.slot_base + lp.plan.slot_count() {
-            let c = slot_class[s];
+        for &c in &slot_class[lp.slot_base..lp.slot_base + lp.plan.slot_count()] {
             if class_layers[c].last() != Some(&l) {
                 class_layers[c].push(l);
             }
@@ -157,20 +156,25 @@ pub(crate) fn route_all(
             let parts = lines_on(port.side, rows, cols);
             let din = phys(l, q);
             let class = slot_class[slot(l, q)];
-            for j in 0..parts {
+            let routed = router.in_some_order(class, parts, |router, j| {
                 let cp = edge_pe(choice.regions[l].0, din, j);
-                let (entry, hops) = match router.from_edge(class, cp, din) {
-                    Ok(x) => x,
-                    Err(why) => {
-                        diagnostics.push(diag::unroutable(
-                            &layer.name,
-                            &layer.call,
-                            &format!("part {j} of `{name}`"),
-                            &why,
-                        ));
-                        break;
-                    }
-                };
+                router.edge_stream_to(class, cp, din)
+            });
+            let routed = match routed {
+                Ok(r) => r,
+                Err((j, why)) => {
+                    diagnostics.push(diag::unroutable(
+                        &layer.name,
+                        &layer.call,
+                        &format!("part {j} of `{name}`"),
+                        &why,
+                    ));
+                    continue;
+                }
+            };
+            for (j, (entry, hops)) in routed.into_iter().enumerate() {
+                let j = j as u32;
+                let cp = edge_pe(choice.regions[l].0, din, j);
                 let endpoint = match source {
                     EdgeSource::Host => Endpoint::Host {
                         input: index,
@@ -227,6 +231,8 @@ pub(crate) fn route_all(
         let dout = phys(p, out);
         let class = slot_class[slot(p, out)];
         let tensor = format!("{}.{}", layer.name, layer.output_name);
+        // Per part: the sending PE, the goals, the destinations and the host exit.
+        let mut specs = Vec::with_capacity(parts as usize);
         for j in 0..parts {
             let sp = edge_pe(choice.regions[p].0, dout, j);
             let mut goals = Vec::new();
@@ -239,32 +245,23 @@ pub(crate) fn route_all(
                     port: q,
                     at: cp,
                 });
-                match target.neighbor(cp, din) {
-                    Some(b) => goals.push((
+                if let Some(b) = target.neighbor(cp, din) {
+                    goals.push((
                         Goal {
                             at: b,
                             tx: din.opposite().port(),
                         },
                         cp,
-                    )),
-                    None => {
-                        diagnostics.push(diag::unroutable(
-                            &graph.layers[l].name,
-                            &graph.layers[l].call,
-                            &format!("part {j} of `{tensor}`"),
-                            "the input edge faces off the fabric",
-                        ));
-                    }
+                    ));
                 }
             }
             // The model's result: a goal on the fabric's edge, or straight out of `sp`.
             let mut exit: Option<(Coord, Dir)> = None;
-            let mut result_goal: Option<Goal> = None;
             if is_result {
                 match router.exit_goal(sp, dout) {
                     Some((goal, side)) => {
                         exit = Some((goal.at, side));
-                        result_goal = Some(goal);
+                        goals.push((goal, goal.at));
                     }
                     None => exit = Some((sp, dout)),
                 }
@@ -272,51 +269,58 @@ pub(crate) fn route_all(
             if let Some((at, side)) = exit {
                 destinations.push(Endpoint::HostOutput { at, side });
             }
-            let all_goals: Vec<(Goal, Coord)> = goals
-                .iter()
-                .copied()
-                .chain(result_goal.map(|g| (g, g.at)))
-                .collect();
-            match router.between(class, sp, dout, &all_goals) {
-                Ok(hops) => {
-                    if let Some((at, side)) = exit {
-                        outputs.push(RawEdge {
-                            tensor: tensor.clone(),
-                            index: 0,
-                            part: j,
-                            parts,
-                            at,
-                            side,
-                            class,
-                            source: EdgeSource::Host,
-                            layer: p,
-                        });
-                    }
-                    transfers.push(RawTransfer {
-                        tensor: tensor.clone(),
-                        part: j,
-                        parts,
-                        class,
-                        source: Endpoint::LayerOutput {
-                            layer: p,
-                            port: out,
-                            at: sp,
-                        },
-                        destinations,
-                        hops,
-                    });
-                }
-                Err(why) => {
-                    let blame = consumers.first().map_or(p, |&(l, _)| l);
-                    diagnostics.push(diag::unroutable(
-                        &graph.layers[blame].name,
-                        &graph.layers[blame].call,
-                        &format!("part {j} of `{tensor}`"),
-                        &why,
-                    ));
-                    break;
-                }
+            specs.push((sp, goals, destinations, exit));
+        }
+        let routed = router.in_some_order(class, parts, |router, j| {
+            let (sp, goals, _, _) = &specs[j as usize];
+            if goals.len() < consumers.len() {
+                return Err("a consumer's input edge faces off the fabric".to_string());
             }
+            router.between(class, *sp, dout, goals)
+        });
+        let hops_per_part = match routed {
+            Ok(h) => h,
+            Err((j, why)) => {
+                let blame = consumers.first().map_or(p, |&(l, _)| l);
+                diagnostics.push(diag::unroutable(
+                    &graph.layers[blame].name,
+                    &graph.layers[blame].call,
+                    &format!("part {j} of `{tensor}`"),
+                    &why,
+                ));
+                continue;
+            }
+        };
+        for (j, ((sp, _, destinations, exit), hops)) in
+            specs.into_iter().zip(hops_per_part).enumerate()
+        {
+            let j = j as u32;
+            if let Some((at, side)) = exit {
+                outputs.push(RawEdge {
+                    tensor: tensor.clone(),
+                    index: 0,
+                    part: j,
+                    parts,
+                    at,
+                    side,
+                    class,
+                    source: EdgeSource::Host,
+                    layer: p,
+                });
+            }
+            transfers.push(RawTransfer {
+                tensor: tensor.clone(),
+                part: j,
+                parts,
+                class,
+                source: Endpoint::LayerOutput {
+                    layer: p,
+                    port: out,
+                    at: sp,
+                },
+                destinations,
+                hops,
+            });
         }
     }
     if diagnostics.len() > errors_before {
@@ -342,6 +346,45 @@ struct Router<'p, 'a> {
 }
 
 impl Router<'_, '_> {
+    /// Routes parts `0..parts` of one class with `route`, first in ascending order, then (if a
+    /// part fails, because earlier parts took its way) in descending order. Results are by
+    /// part; on failure, the part that failed in the first order and why.
+    fn in_some_order<T>(
+        &mut self,
+        class: usize,
+        parts: u32,
+        mut route: impl FnMut(&mut Self, u32) -> Result<T, String>,
+    ) -> Result<Vec<T>, (u32, String)> {
+        let before = self.used[class].clone();
+        let mut first_failure = None;
+        for descending in [false, true] {
+            self.used[class] = before.clone();
+            let mut out: Vec<Option<T>> = (0..parts).map(|_| None).collect();
+            let mut failed = None;
+            for k in 0..parts {
+                let j = if descending { parts - 1 - k } else { k };
+                match route(self, j) {
+                    Ok(v) => out[j as usize] = Some(v),
+                    Err(why) => {
+                        failed = Some((j, why));
+                        break;
+                    }
+                }
+            }
+            match failed {
+                None => return Ok(out.into_iter().flatten().collect()),
+                Some(f) => {
+                    first_failure.get_or_insert(f);
+                }
+            }
+            if parts < 2 {
+                break;
+            }
+        }
+        self.used[class] = before;
+        Err(first_failure.unwrap_or((0, String::new())))
+    }
+
     /// Whether `c` may carry a hop of `class`: a live PE outside the class's regions and not
     /// yet used by the class.
     fn free_for(&self, class: usize, c: Coord) -> bool {
@@ -354,7 +397,7 @@ impl Router<'_, '_> {
 
     /// A stream from the fabric's edge into `cp` from `din`: the edge PE straight out from
     /// `cp` (or the nearest live one), and the hops to `cp`'s neighbour.
-    fn from_edge(
+    fn edge_stream_to(
         &mut self,
         class: usize,
         cp: Coord,

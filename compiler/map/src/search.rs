@@ -433,9 +433,13 @@ impl<'a> Problem<'a> {
     }
 }
 
-/// Finds the smallest per-stage target that solves and places; `None` with a diagnostic when
-/// even the most relaxed target cannot.
-pub(crate) fn choose(problem: &Problem<'_>, diagnostics: &mut Vec<Diagnostic>) -> Option<Choice> {
+/// Finds the smallest per-stage target whose sizes solve, place, and pass `complete` (routes
+/// and colors); `None` with diagnostics when even the most relaxed target fails.
+pub(crate) fn choose<T>(
+    problem: &Problem<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+    complete: impl Fn(&Choice) -> Result<T, Vec<Diagnostic>>,
+) -> Option<(Choice, T)> {
     let dp = Dp::new(problem);
     let mut targets: Vec<u64> = problem
         .layers
@@ -444,10 +448,8 @@ pub(crate) fn choose(problem: &Problem<'_>, diagnostics: &mut Vec<Diagnostic>) -
         .collect();
     targets.sort_unstable();
     targets.dedup();
-    let Some(&loosest) = targets.last() else {
-        return None;
-    };
-    let attempt = |t: u64| -> Result<Choice, Failure> {
+    let &loosest = targets.last()?;
+    let attempt = |t: u64| -> Result<(Choice, T), Failure> {
         let picks = dp.solve(problem, t).map_err(Failure::Parts)?;
         let sizes: Vec<(u32, u32)> = picks
             .iter()
@@ -460,21 +462,39 @@ pub(crate) fn choose(problem: &Problem<'_>, diagnostics: &mut Vec<Diagnostic>) -
                 )
             })
             .collect();
-        let regions = place::place(problem, &sizes).map_err(|(l, used)| Failure::Room(l, used))?;
-        let candidates = picks
+        let candidates: Vec<Candidate> = picks
             .iter()
             .enumerate()
             .filter_map(|(l, &(ri, ci))| problem.candidate(l, ri, ci))
             .collect();
-        Ok(Choice {
-            stage_target: t,
-            sizes,
-            regions,
-            candidates,
-        })
+        let mut failure = None;
+        for variant in 0..2 {
+            let regions = match place::place(problem, &sizes, variant) {
+                Ok(r) => r,
+                Err((l, used)) => {
+                    failure.get_or_insert(Failure::Room(l, used, sizes[l]));
+                    continue;
+                }
+            };
+            let choice = Choice {
+                stage_target: t,
+                sizes: sizes.clone(),
+                regions,
+                candidates: candidates.clone(),
+            };
+            match complete(&choice) {
+                Ok(extra) => return Ok((choice, extra)),
+                Err(d) => {
+                    if failure.is_none() || matches!(failure, Some(Failure::Room(..))) {
+                        failure = Some(Failure::Later(d));
+                    }
+                }
+            }
+        }
+        Err(failure.unwrap_or(Failure::Parts(0)))
     };
     let mut best = match attempt(loosest) {
-        Ok(choice) => choice,
+        Ok(found) => found,
         Err(Failure::Parts(l)) => {
             let layer = &problem.graph.layers[l];
             diagnostics.push(diag::parts_disagree(
@@ -486,20 +506,8 @@ pub(crate) fn choose(problem: &Problem<'_>, diagnostics: &mut Vec<Diagnostic>) -
             ));
             return None;
         }
-        Err(Failure::Room(l, used)) => {
+        Err(Failure::Room(l, used, (r, c))) => {
             let layer = &problem.graph.layers[l];
-            let (r, c) = dp
-                .solve(problem, loosest)
-                .ok()
-                .and_then(|p| p.get(l).copied())
-                .map(|(ri, ci)| {
-                    let lp = &problem.layers[l];
-                    (
-                        problem.domains[lp.rows_class][ri],
-                        problem.domains[lp.cols_class][ci],
-                    )
-                })
-                .unwrap_or((0, 0));
             diagnostics.push(diag::does_not_fit_fabric(
                 &layer.name,
                 &layer.call,
@@ -510,14 +518,18 @@ pub(crate) fn choose(problem: &Problem<'_>, diagnostics: &mut Vec<Diagnostic>) -
             ));
             return None;
         }
+        Err(Failure::Later(d)) => {
+            diagnostics.extend(d);
+            return None;
+        }
     };
-    // Binary search for the smallest target in `targets[..]` that works.
+    // Binary search for the smallest target that works.
     let (mut lo, mut hi) = (0usize, targets.len() - 1);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         match attempt(targets[mid]) {
-            Ok(choice) => {
-                best = choice;
+            Ok(found) => {
+                best = found;
                 hi = mid;
             }
             Err(_) => lo = mid + 1,
@@ -529,8 +541,10 @@ pub(crate) fn choose(problem: &Problem<'_>, diagnostics: &mut Vec<Diagnostic>) -
 enum Failure {
     /// No assignment; the layer at which the last states died.
     Parts(usize),
-    /// The layer that found no room, and the PEs used before it.
-    Room(usize, u64),
+    /// The layer that found no room, the PEs used before it, and its size.
+    Room(usize, u64, (u32, u32)),
+    /// Routes or colors failed, with their diagnostics.
+    Later(Vec<Diagnostic>),
 }
 
 /// The dynamic programme over size classes.
@@ -564,8 +578,8 @@ impl Dp {
         let mut pos: HashMap<usize, usize> = HashMap::new();
         for lp in &problem.layers {
             for c in [lp.rows_class, lp.cols_class] {
-                if !pos.contains_key(&c) {
-                    pos.insert(c, order.len());
+                if let std::collections::hash_map::Entry::Vacant(e) = pos.entry(c) {
+                    e.insert(order.len());
                     order.push(c);
                 }
             }

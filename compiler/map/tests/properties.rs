@@ -1,0 +1,84 @@
+//! Property tests over random layer chains and random defect maps: regions never overlap
+//! and never contain dead PEs, every SRAM plan fits, every route is connected and avoids the
+//! defects, colors stay within the target's limit — or mapping fails with a diagnostic whose
+//! code is one of the mapper's, never a panic.
+
+mod common;
+
+use proptest::prelude::*;
+use wsel_ir::graph::Mode;
+use wsel_map::{MapOptions, fixtures, map};
+use wsel_target::{Coord, Dir, Target};
+
+fn target_with_defects(size: u32, dead: &[(u32, u32)], links: &[(u32, u32, u8)]) -> Target {
+    let mut t = Target::dev();
+    t.width = size;
+    t.height = size;
+    t.sram_bytes = 16 * 1024;
+    t.sram_banks = 2;
+    for &(x, y) in dead {
+        t.defects.add_dead_pe(Coord::new(x % size, y % size));
+    }
+    for &(x, y, d) in links {
+        let c = Coord::new(x % size, y % size);
+        let dir = Dir::ALL[usize::from(d % 4)];
+        if t.neighbor(c, dir).is_some() {
+            t.defects.add_dead_link(c, dir);
+        }
+    }
+    t
+}
+
+fn widths() -> impl Strategy<Value = Vec<u64>> {
+    prop::collection::vec(
+        prop::sample::select(vec![4u64, 8, 12, 16, 24, 32, 48, 64]),
+        2..7,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_chains_on_random_defects(
+        widths in widths(),
+        batch in 1u64..4,
+        relus in any::<bool>(),
+        streaming in any::<bool>(),
+        size in prop::sample::select(vec![12u32, 16, 24]),
+        dead in prop::collection::vec((0u32..64, 0u32..64), 0..12),
+        links in prop::collection::vec((0u32..64, 0u32..64, 0u8..4), 0..6),
+    ) {
+        let graph = fixtures::mlp(&widths, batch, relus);
+        let target = target_with_defects(size, &dead, &links);
+        let mode = if streaming { Mode::Streaming } else { Mode::Pipelined };
+        let result = map(&graph, &target, mode, &MapOptions::default());
+        match &result.placement {
+            Some(p) => {
+                prop_assert_eq!(p.layers.len(), graph.layers.len());
+                common::check_placement(p, &target);
+            }
+            None => {
+                prop_assert!(!result.diagnostics.is_empty(), "no placement and no diagnostic");
+                let known: Vec<&str> = wsel_map::codes().iter().map(|(c, _)| *c).collect();
+                for d in &result.diagnostics {
+                    prop_assert!(known.contains(&d.code), "unknown code {}", d.code);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn chains_without_defects_map(
+        widths in prop::collection::vec(prop::sample::select(vec![8u64, 16, 32]), 2..5),
+        relus in any::<bool>(),
+    ) {
+        let graph = fixtures::mlp(&widths, 1, relus);
+        let target = target_with_defects(24, &[], &[]);
+        let result = map(&graph, &target, Mode::Pipelined, &MapOptions::default());
+        prop_assert!(result.placement.is_some(), "{:#?}", result.diagnostics);
+        if let Some(p) = &result.placement {
+            common::check_placement(p, &target);
+        }
+    }
+}
