@@ -387,3 +387,75 @@ pub enum VExpr {
         arg: Box<VExpr>,
     },
 }
+
+/// Where a kernel instance's tasks and transfer statements are written in the source: a side
+/// table beside [`KernelIr`], for diagnostics about the IR (the static hang checks). Lowering
+/// fills it (`wsel_lower::lower_kernel_with_spans`); hand-built IR has none, and nothing that
+/// runs a kernel needs it.
+///
+/// The **transfer statements** of a task are its [`Stmt::Recv`], [`Stmt::SendSlice`],
+/// [`Stmt::SendScalar`] and [`Stmt::Activate`] statements, numbered from 0 in the order
+/// [`for_each_transfer`] visits them: the order they appear in the body, the statements of a
+/// loop body where the loop is, an `If`'s then-branch before its else-branch.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KernelSpans {
+    /// The file the kernel is defined in.
+    pub file: std::path::PathBuf,
+    /// One entry per task, indexed like [`KernelIr::tasks`].
+    pub tasks: Vec<TaskSpans>,
+}
+
+/// Where one task is written.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TaskSpans {
+    /// The task's name in its declaration.
+    pub name: std::ops::Range<usize>,
+    /// The whole statement of each transfer statement, in [`KernelSpans`]' numbering.
+    pub transfers: Vec<std::ops::Range<usize>>,
+}
+
+impl KernelSpans {
+    /// The span of transfer statement `index` of `task`, if known.
+    pub fn transfer(&self, task: TaskId, index: usize) -> Option<std::ops::Range<usize>> {
+        self.tasks
+            .get(task.0 as usize)?
+            .transfers
+            .get(index)
+            .cloned()
+    }
+
+    /// The span of `task`'s name, if known.
+    pub fn task_name(&self, task: TaskId) -> Option<std::ops::Range<usize>> {
+        self.tasks.get(task.0 as usize).map(|t| t.name.clone())
+    }
+}
+
+/// Calls `visit` on every transfer statement of `body` with its number (see [`KernelSpans`]).
+pub fn for_each_transfer(body: &[Stmt], visit: &mut dyn FnMut(usize, &Stmt)) {
+    fn walk(body: &[Stmt], next: &mut usize, visit: &mut dyn FnMut(usize, &Stmt)) {
+        for stmt in body {
+            match stmt {
+                Stmt::Recv { .. }
+                | Stmt::SendSlice { .. }
+                | Stmt::SendScalar { .. }
+                | Stmt::Activate(_) => {
+                    visit(*next, stmt);
+                    *next += 1;
+                }
+                Stmt::For { body, .. } | Stmt::While { body, .. } => walk(body, next, visit),
+                Stmt::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    walk(then_body, next, visit);
+                    walk(else_body, next, visit);
+                }
+                Stmt::SetLocal { .. } | Stmt::Store { .. } | Stmt::Vector { .. } | Stmt::Return => {
+                }
+            }
+        }
+    }
+    let mut next = 0;
+    walk(body, &mut next, visit);
+}

@@ -19,7 +19,9 @@ pub mod value;
 
 pub use error::LowerError;
 pub use graph::{GraphKey, kernel_item, layer_graph, model_graph};
-pub use kernel::{KernelInstanceKey, instance_key, kernel_instance, lower_kernel};
+pub use kernel::{
+    KernelInstanceKey, instance_key, kernel_instance, lower_kernel, lower_kernel_with_spans,
+};
 pub use run_config::{RunConfig, RunMode, TargetSpec, find_model, lower_run_config};
 pub use value::ArgValue;
 

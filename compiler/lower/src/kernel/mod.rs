@@ -20,7 +20,8 @@ use std::path::PathBuf;
 
 use wsel_ir::graph::CValue;
 use wsel_ir::kernel::{
-    Array, ArrayId, KernelIr, Local, LocalId, Port, PortDirection, PortId, ScalarTy, Task, TaskId,
+    Array, ArrayId, KernelIr, KernelSpans, Local, LocalId, Port, PortDirection, PortId, ScalarTy,
+    Task, TaskId, TaskSpans,
 };
 use wsel_sema::items::ModuleScope;
 use wsel_sema::ty::Value;
@@ -50,6 +51,18 @@ pub fn lower_kernel<'db>(
     kernel_instance(db, instance_key(db, kernel, args)).clone()
 }
 
+/// As [`lower_kernel`], with the side table of where the instance's tasks and transfer
+/// statements are written (for diagnostics about the IR, such as the static hang checks).
+/// Not memoized: it lowers the instance again.
+pub fn lower_kernel_with_spans<'db>(
+    db: &'db dyn Db,
+    kernel: ItemId<'db>,
+    args: &[(String, CValue)],
+) -> Result<(KernelIr, KernelSpans), LowerError> {
+    let key = instance_key(db, kernel, args);
+    lower_instance(db, key)
+}
+
 /// The interned key of a kernel instance.
 pub fn instance_key<'db>(
     db: &'db dyn Db,
@@ -70,6 +83,13 @@ pub fn kernel_instance<'db>(
     db: &'db dyn Db,
     key: KernelInstanceKey<'db>,
 ) -> Result<KernelIr, LowerError> {
+    lower_instance(db, key).map(|(ir, _)| ir)
+}
+
+fn lower_instance<'db>(
+    db: &'db dyn Db,
+    key: KernelInstanceKey<'db>,
+) -> Result<(KernelIr, KernelSpans), LowerError> {
     let item = key.kernel(db);
     let Some(ast::Item::Kernel(kernel)) = item_ast(db, item) else {
         return Err(LowerError::new(
@@ -129,6 +149,9 @@ struct Lowerer<'db> {
     scopes: Vec<Vec<(String, LocalId)>>,
     /// The lengths of the slices read by the vector statement being lowered.
     slice_lens: Vec<(wsel_ir::kernel::Expr, Span)>,
+    /// The spans of the task's transfer statements lowered so far, in the numbering of
+    /// [`KernelSpans`] (statements of branches that folding drops are removed again).
+    transfer_spans: Vec<Span>,
 }
 
 impl ConstNames for Lowerer<'_> {
@@ -155,6 +178,7 @@ impl<'db> Lowerer<'db> {
             locals: Vec::new(),
             scopes: Vec::new(),
             slice_lens: Vec::new(),
+            transfer_spans: Vec::new(),
         }
     }
 
@@ -321,8 +345,12 @@ impl<'db> Lowerer<'db> {
     }
 
     /// Lowers every task and assembles the instance.
-    fn lower_tasks(mut self, kernel: &ast::Kernel) -> Result<KernelIr, LowerError> {
+    fn lower_tasks(mut self, kernel: &ast::Kernel) -> Result<(KernelIr, KernelSpans), LowerError> {
         let mut tasks = Vec::new();
+        let mut spans = KernelSpans {
+            file: self.file.clone(),
+            tasks: Vec::new(),
+        };
         let mut entry = None;
         for member in &kernel.members {
             let ast::KernelMember::Task(t) = member else {
@@ -333,7 +361,12 @@ impl<'db> Lowerer<'db> {
             }
             self.locals.clear();
             self.scopes.clear();
+            self.transfer_spans.clear();
             let body = self.block(&t.body)?;
+            spans.tasks.push(TaskSpans {
+                name: t.name.span.clone(),
+                transfers: std::mem::take(&mut self.transfer_spans),
+            });
             tasks.push(Task {
                 name: t.name.name.clone(),
                 locals: std::mem::take(&mut self.locals),
@@ -342,13 +375,14 @@ impl<'db> Lowerer<'db> {
         }
         let entry =
             entry.ok_or_else(|| self.error(&kernel.name.span, "the kernel has no task `main`"))?;
-        Ok(KernelIr {
+        let ir = KernelIr {
             name: self.name,
             arrays: self.arrays,
             ports: self.ports,
             tasks,
             entry,
-        })
+        };
+        Ok((ir, spans))
     }
 
     /// The type and value of a module constant named `name`.

@@ -68,9 +68,12 @@ impl Lowerer<'_> {
             }
             ast::Stmt::While { cond, body, .. } => {
                 let (cond, _) = self.expr(cond, Some(ScalarTy::Bool))?;
+                let start = self.transfer_spans.len();
                 let body = self.block(body)?;
                 if fold::as_bool(&cond) != Some(false) {
                     out.push(Stmt::While { cond, body });
+                } else {
+                    self.transfer_spans.truncate(start);
                 }
             }
             ast::Stmt::If {
@@ -80,14 +83,23 @@ impl Lowerer<'_> {
                 ..
             } => {
                 let (cond, _) = self.expr(cond, Some(ScalarTy::Bool))?;
+                let start = self.transfer_spans.len();
                 let then_body = self.block(then_block)?;
+                let middle = self.transfer_spans.len();
                 let else_body = match else_block {
                     Some(block) => self.block(block)?,
                     None => Vec::new(),
                 };
+                let end = self.transfer_spans.len();
                 match fold::as_bool(&cond) {
-                    Some(true) => out.extend(then_body),
-                    Some(false) => out.extend(else_body),
+                    Some(true) => {
+                        self.transfer_spans.drain(middle..end);
+                        out.extend(then_body);
+                    }
+                    Some(false) => {
+                        self.transfer_spans.drain(start..middle);
+                        out.extend(else_body);
+                    }
                     None => out.push(Stmt::If {
                         cond,
                         then_body,
@@ -96,16 +108,24 @@ impl Lowerer<'_> {
                 }
             }
             ast::Stmt::Recv {
-                port, target, then, ..
+                port,
+                target,
+                then,
+                span,
             } => {
                 let port = self.port(port)?;
                 let dst = self.recv_target(target)?;
                 let then = self.task(then)?;
+                self.transfer_spans.push(span.clone());
                 out.push(Stmt::Recv { port, dst, then });
             }
             ast::Stmt::Send {
-                port, value, then, ..
+                port,
+                value,
+                then,
+                span,
             } => {
+                self.transfer_spans.push(span.clone());
                 let (port, elem) = self.port_with_elem(port)?;
                 let then = match then {
                     Some(t) => Some(self.task(t)?),
@@ -119,7 +139,11 @@ impl Lowerer<'_> {
                     out.push(Stmt::SendScalar { port, value, then });
                 }
             }
-            ast::Stmt::Activate { task, .. } => out.push(Stmt::Activate(self.task(task)?)),
+            ast::Stmt::Activate { task, span } => {
+                let task = self.task(task)?;
+                self.transfer_spans.push(span.clone());
+                out.push(Stmt::Activate(task));
+            }
             ast::Stmt::Return(_) => out.push(Stmt::Return),
             // An expression statement has no effect (and is reported by the checker).
             ast::Stmt::Expr(_) => {}
