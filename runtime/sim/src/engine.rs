@@ -24,6 +24,9 @@ pub struct SimOptions {
     pub trace: bool,
     /// Width, in cycles, of the windows link counters are summed over in the trace.
     pub trace_window: u64,
+    /// Simulate uncontended streams as one event where that is exact (results are identical
+    /// either way; off = every wavelet hop by hop). Not used while tracing.
+    pub express_streams: bool,
 }
 
 impl Default for SimOptions {
@@ -33,6 +36,7 @@ impl Default for SimOptions {
             max_cycles: None,
             trace: false,
             trace_window: 64,
+            express_streams: true,
         }
     }
 }
@@ -58,7 +62,20 @@ pub struct Outcome {
     pub outputs: Vec<Vec<u32>>,
     /// The trace, if asked for.
     pub trace: Option<Trace>,
+    /// How the engine ran (not part of the results: it depends on
+    /// [`SimOptions::express_streams`] and on the number of threads).
+    pub express: ExpressStats,
     srams: Vec<FinalSram>,
+}
+
+/// Uncontended streams the engine simulated as one event (see the crate README).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExpressStats {
+    /// Express streams started.
+    pub started: u64,
+    /// Of those, the ones something came to compete with before their end, so that they
+    /// were turned back into wavelets and finished hop by hop.
+    pub interrupted: u64,
 }
 
 impl Outcome {
@@ -97,10 +114,11 @@ pub fn simulate(
     options: &SimOptions,
 ) -> Result<Outcome, SimError> {
     let mut parts = build(target, program, options.threads.max(1))?;
-    if options.trace {
-        for p in &mut parts {
+    for p in &mut parts {
+        if options.trace {
             p.trace = Some(TraceBuf::new(options.trace_window));
         }
+        p.express_on = options.express_streams && !options.trace;
     }
     let limit = options.max_cycles.unwrap_or(u64::MAX);
     crate::parallel::run(&mut parts, limit);
@@ -140,7 +158,11 @@ pub fn simulate(
 }
 
 fn has_work(pe: &crate::fabric::Pe) -> bool {
-    !pe.ready.is_empty() || !pe.pending.is_empty() || !pe.recvs.is_empty() || !pe.sends.is_empty()
+    !pe.ready.is_empty()
+        || !pe.pending.is_empty()
+        || !pe.recvs.is_empty()
+        || !pe.sends.is_empty()
+        || pe.express != NONE
 }
 
 fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
@@ -193,6 +215,10 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
 }
 
 fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles: u64) -> Outcome {
+    let express = ExpressStats {
+        started: parts.iter().map(|p| p.stats.express_started).sum(),
+        interrupted: parts.iter().map(|p| p.stats.express_interrupted).sum(),
+    };
     let mut report = Report {
         target: target.name.clone(),
         cycles,
@@ -306,6 +332,7 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
         report,
         outputs,
         trace,
+        express,
         srams,
     }
 }

@@ -51,6 +51,8 @@ pub(crate) struct Node {
 pub(crate) const SOURCES: u8 = 1;
 /// `Node::flags`: the PE may have sends in progress.
 pub(crate) const SENDING: u8 = 2;
+/// `Node::flags`: an express stream reserves a port here (see `express.rs`).
+pub(crate) const EXPRESS: u8 = 4;
 
 impl Node {
     /// Whether any queue of the router holds a wavelet.
@@ -68,6 +70,10 @@ pub(crate) struct NodeInfo {
     /// Local range of edge sources feeding this router.
     pub src_start: u32,
     pub src_len: u32,
+    /// The express stream reserving an output port here, or NONE.
+    pub express: u32,
+    /// The reserved port (bit mask).
+    pub reserved: u8,
 }
 
 /// A router input queue: wavelets of one color that came in through one port. The wavelets
@@ -155,6 +161,8 @@ pub(crate) struct Pe {
     pub sends: Vec<SendState>,
     /// Colors with a send in `sends`.
     pub send_mask: u64,
+    /// The express stream this PE is sending, or NONE.
+    pub express: u32,
     /// Last color the ramp injected (round-robin among colors).
     pub last_color: u8,
     pub send_colors: u64,

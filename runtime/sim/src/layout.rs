@@ -450,6 +450,7 @@ pub(crate) fn build<'p>(
                         recvs: Vec::new(),
                         sends: Vec::new(),
                         send_mask: 0,
+                        express: NONE,
                         last_color: u8::MAX,
                         send_colors,
                         recv_colors,
@@ -483,6 +484,8 @@ pub(crate) fn build<'p>(
                 at,
                 src_start,
                 src_len,
+                express: NONE,
+                reserved: 0,
             });
         }
         let qstride = depth.max(1).next_power_of_two();
@@ -510,6 +513,10 @@ pub(crate) fn build<'p>(
             bucket: Default::default(),
             bitmap: Vec::new(),
             outbox: (0..parts).map(|_| Vec::<Msg>::new()).collect(),
+            express: Vec::new(),
+            xevents: Default::default(),
+            express_on: false,
+            xcandidates: Vec::new(),
             errors: Vec::new(),
             stats: Stats::new(target.colors as usize),
             trace: None,

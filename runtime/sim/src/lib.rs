@@ -16,8 +16,10 @@ mod abi_task;
 mod engine;
 mod error;
 mod events;
+mod express;
 mod fabric;
 mod layout;
+mod materialize;
 mod pacer;
 mod parallel;
 mod partition;
@@ -31,7 +33,7 @@ mod trace;
 pub mod workloads;
 
 pub use abi_task::{AbiEntry, AbiTask};
-pub use engine::{Outcome, SimOptions, simulate};
+pub use engine::{ExpressStats, Outcome, SimOptions, simulate};
 pub use error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, TaskFault, WaitingRecv};
 pub use program::{
     Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, Route, Task,

@@ -20,10 +20,13 @@
 
 use crate::error::SimError;
 use crate::events::{Bucket, Timers, Wheel};
-use crate::fabric::{Msg, NONE, Node, NodeInfo, OutChannel, Pe, Queue, Sink, Source};
+use crate::express::Express;
+use crate::fabric::{EXPRESS, Msg, NONE, Node, NodeInfo, OutChannel, Pe, Queue, Sink, Source};
 use crate::program::Program;
 use crate::task::Op;
 use crate::trace::TraceBuf;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Counters kept while running (link traffic is counted on the output channels).
 #[derive(Debug)]
@@ -34,6 +37,9 @@ pub(crate) struct Stats {
     pub last_event: Option<u64>,
     /// The latest end of any task.
     pub max_busy: u64,
+    /// Express streams started, and turned back into wavelets before their end.
+    pub express_started: u64,
+    pub express_interrupted: u64,
 }
 
 impl Stats {
@@ -42,6 +48,8 @@ impl Stats {
             color_delivered: vec![0; colors],
             last_event: None,
             max_busy: 0,
+            express_started: 0,
+            express_interrupted: 0,
         }
     }
 
@@ -102,6 +110,14 @@ pub(crate) struct Partition<'p> {
     pub ops: Vec<Op>,
     /// Global id of the first node.
     pub node_base: u32,
+    /// Express streams (uncontended streams in closed form), by id.
+    pub express: Vec<Express>,
+    /// Their events: (cycle, stream, generation, kind).
+    pub xevents: BinaryHeap<Reverse<(u64, u32, u32, u8)>>,
+    /// Whether new express streams may start.
+    pub express_on: bool,
+    /// PEs that began a send in this cycle.
+    pub xcandidates: Vec<u32>,
 }
 
 impl<'p> Partition<'p> {
@@ -132,7 +148,8 @@ impl<'p> Partition<'p> {
         } else {
             Some(self.now + 1)
         };
-        for t in [self.wheel.next_after(self.now), self.timers.peek()]
+        let express = self.xevents.peek().map(|Reverse((t, ..))| *t);
+        for t in [self.wheel.next_after(self.now), self.timers.peek(), express]
             .into_iter()
             .flatten()
         {
@@ -182,8 +199,11 @@ impl<'p> Partition<'p> {
                     u32::from(hot.queues[q as usize].len) < hot.depth(),
                     "credit flow control overflowed a queue"
                 );
-                hot.push(q, data);
                 let node = hot.queues[q as usize].node;
+                if hot.nodes[node as usize].flags & EXPRESS != 0 {
+                    hot.express_arrival(q);
+                }
+                hot.push(q, data);
                 hot.activate(node);
             }
             for &och in &bucket.credits {
@@ -200,6 +220,9 @@ impl<'p> Partition<'p> {
         bucket.credits.clear();
         self.bucket = bucket;
 
+        if !self.xevents.is_empty() {
+            self.express_events(t);
+        }
         while let Some((when, node)) = self.timers.pop_due(t) {
             if self.info[node as usize].wake != when {
                 continue;
@@ -210,6 +233,10 @@ impl<'p> Partition<'p> {
                 self.wake_pe(pe, t);
             }
             self.activate(node);
+        }
+
+        if !self.xcandidates.is_empty() {
+            self.express_start(t);
         }
 
         let mut list = std::mem::take(&mut self.active);

@@ -16,6 +16,7 @@ impl Partition<'_> {
         let runnable =
             p.busy_until <= t && p.ready.peek().is_some_and(|Reverse((r, _, _))| *r <= t);
         if runnable {
+            self.express_before_task(pe, t);
             self.run_task(pe, t);
         }
         let p = &mut self.pes[pe as usize];
@@ -23,6 +24,7 @@ impl Partition<'_> {
         if p.send_mask != 0 {
             let node = p.node;
             self.nodes[node as usize].flags |= crate::fabric::SENDING;
+            self.express_after_wake(pe, t);
         }
         self.schedule_pe(pe);
     }

@@ -14,10 +14,12 @@
 //! addresses stay in registers across a whole cycle of router steps.
 
 use crate::events::{Timers, Wheel};
+use crate::express::Express;
 use crate::fabric::{
-    Msg, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, RAMP, SENDING, SOURCES, Sink, Source,
+    EXPRESS, Msg, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, RAMP, SENDING, SOURCES,
+    Sink, Source,
 };
-use crate::partition::Partition;
+use crate::partition::{Partition, Stats};
 use crate::program::Program;
 use crate::trace::TraceBuf;
 use std::cmp::Reverse;
@@ -25,27 +27,28 @@ use std::cmp::Reverse;
 /// The state router steps of one cycle work on.
 pub(crate) struct Hot<'a> {
     pub t: u64,
-    depth: u32,
+    pub(crate) depth: u32,
     qstride: u32,
     qmask: u32,
-    latency: u64,
+    pub(crate) latency: u64,
     id: u32,
-    floor: u64,
+    pub(crate) floor: u64,
     node_base: u32,
-    program: &'a Program,
+    pub(crate) program: &'a Program,
     pub(crate) nodes: &'a mut [Node],
-    info: &'a mut [NodeInfo],
+    pub(crate) info: &'a mut [NodeInfo],
     pub queues: &'a mut [Queue],
     qdata: &'a mut [u32],
     pub outch: &'a mut [OutChannel],
     pub(crate) pes: &'a mut [Pe],
     sources: &'a mut [Source],
     sinks: &'a mut [Sink],
-    wheel: &'a mut Wheel,
-    timers: &'a mut Timers,
+    pub(crate) wheel: &'a mut Wheel,
+    pub(crate) timers: &'a mut Timers,
     outbox: &'a mut [Vec<Msg>],
     trace: Option<&'a mut TraceBuf>,
-    color_delivered: &'a mut [u64],
+    pub(crate) stats: &'a mut Stats,
+    pub(crate) express: &'a mut [Express],
     pub active: &'a mut Vec<u32>,
 }
 
@@ -74,7 +77,8 @@ impl<'p> Partition<'p> {
             timers: &mut self.timers,
             outbox: &mut self.outbox,
             trace: self.trace.as_mut(),
-            color_delivered: &mut self.stats.color_delivered,
+            stats: &mut self.stats,
+            express: &mut self.express,
             active: &mut self.active,
         }
     }
@@ -87,7 +91,7 @@ impl Hot<'_> {
     }
 
     /// Wake `node` at cycle `t` (see `Partition::schedule`).
-    fn schedule(&mut self, node: u32, t: u64) {
+    pub(crate) fn schedule(&mut self, node: u32, t: u64) {
         let t = t.max(self.floor);
         let n = &mut self.info[node as usize];
         if t < n.wake {
@@ -119,6 +123,9 @@ impl Hot<'_> {
         let has_sources = flags & SOURCES != 0;
         if has_sources {
             moved |= self.inject_sources(node);
+        }
+        if flags & EXPRESS != 0 {
+            self.express_step(node);
         }
         // Unrolled so that each port gets its own specialised copy of `serve`.
         if self.nodes[node as usize].want[0] != 0 {
@@ -397,7 +404,7 @@ impl Hot<'_> {
             p.seq += 1;
             self.schedule(node, self.t + 1);
         }
-        self.color_delivered[color as usize] += 1;
+        self.stats.color_delivered[color as usize] += 1;
         true
     }
 }

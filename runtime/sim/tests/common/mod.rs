@@ -27,3 +27,9 @@ pub fn threads(n: usize) -> SimOptions {
         ..SimOptions::default()
     }
 }
+
+/// Random stream programs (see `random_body.rs`).
+pub mod random {
+    use wsel_sim as sim;
+    include!("random_body.rs");
+}
