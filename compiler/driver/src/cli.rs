@@ -167,6 +167,11 @@ pub struct RunArgs {
     /// When to colour diagnostics.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Skip the static hang checks (E0701-E0704) and simulate anyway. Hidden: it exists for
+    /// demonstrating that the checks catch real hangs (the simulator then reports the
+    /// deadlock or the unrouted send), not for normal use.
+    #[arg(long, hide = true)]
+    pub no_hang_checks: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

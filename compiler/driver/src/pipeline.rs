@@ -1,5 +1,6 @@
 //! From a `.wse` file to a placed, compiled program: check, lower the model for the batch,
-//! map it onto the target, lower and compile every distinct kernel instance once.
+//! map it onto the target, lower and compile every distinct kernel instance once, and run the
+//! static hang checks on the result.
 //!
 //! Each step that can fail for a reason in the program returns diagnostics; IO problems are
 //! plain messages. Nothing here runs the program.
@@ -221,6 +222,42 @@ pub fn compile_layers(
         compiled.layer_kernel.push(index);
     }
     Ok(compiled)
+}
+
+/// The static hang checks (`wsel-hangcheck`, `docs/mapping.md` §6) of a placed program. Every
+/// placed layer's kernel is lowered again with its source spans (once per distinct instance);
+/// a layer whose kernel does not lower is skipped, since compiling it reports why.
+pub fn hang_checks(db: &Database, graph: &LayerGraph, placement: &Placement) -> Vec<Diagnostic> {
+    use wsel_ir::kernel::{KernelIr, KernelSpans};
+    let mut by_instance: HashMap<String, usize> = HashMap::new();
+    let mut lowered: Vec<Option<(KernelIr, KernelSpans)>> = Vec::new();
+    let mut layer_instance = Vec::with_capacity(placement.layers.len());
+    for layer in &placement.layers {
+        let key = instance_name(&layer.kernel_file, &layer.kernel, &layer.kernel_args);
+        let index = *by_instance.entry(key).or_insert_with(|| {
+            let kernel_ref = wsel_ir::graph::KernelRef {
+                file: layer.kernel_file.clone(),
+                name: layer.kernel.clone(),
+            };
+            lowered.push(wsel_lower::kernel_item(db, &kernel_ref).and_then(|item| {
+                wsel_lower::lower_kernel_with_spans(db, item, &layer.kernel_args).ok()
+            }));
+            lowered.len() - 1
+        });
+        layer_instance.push(index);
+    }
+    let kernels: Vec<Option<wsel_hangcheck::LayerKernel<'_>>> = layer_instance
+        .iter()
+        .map(|&i| {
+            lowered[i]
+                .as_ref()
+                .map(|(ir, spans)| wsel_hangcheck::LayerKernel {
+                    ir,
+                    spans: Some(spans),
+                })
+        })
+        .collect();
+    wsel_hangcheck::check(graph, placement, &kernels)
 }
 
 fn instance_name(file: &Path, kernel: &str, args: &[(String, CValue)]) -> String {

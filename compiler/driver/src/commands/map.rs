@@ -1,5 +1,5 @@
-//! `wsel map`: check a file, lower its model for one batch size, map it onto a target, print
-//! the placement table (or JSON) and optionally draw it as SVG.
+//! `wsel map`: check a file, lower its model for one batch size, map it onto a target, run the
+//! static hang checks, print the placement table (or JSON) and optionally draw it as SVG.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -68,6 +68,15 @@ pub fn run(args: &MapArgs) -> Status {
         report(&db, &result.diagnostics, args);
         return Status::Failure;
     };
+    // The static hang checks: errors stop here; warnings are shown with the human table.
+    let hang = crate::pipeline::hang_checks(&db, &graph, &placement);
+    if hang.iter().any(|d| d.severity == Severity::Error) {
+        report(&db, &hang, args);
+        return Status::Failure;
+    }
+    if !hang.is_empty() && args.format == Format::Human {
+        report(&db, &hang, args);
+    }
     match args.format {
         Format::Human => print!("{}", wsel_map::report::render(&placement)),
         Format::Json => match serde_json::to_string_pretty(&placement) {

@@ -1,5 +1,5 @@
-//! `wsel run`: check, lower, map, compile, load the data, simulate, write the result and print
-//! the report. Each step's failure is a clear message (or diagnostics) and exit status 1; the
+//! `wsel run`: check, lower, map, compile, run the static hang checks, load the data, simulate,
+//! write the result and print the report. Each step's failure is a clear message (or diagnostics) and exit status 1; the
 //! result file is written only after a successful run, atomically.
 
 use std::path::{Path, PathBuf};
@@ -13,7 +13,8 @@ use wsel_sim::SimOptions;
 use crate::assemble::{HostData, assemble, collect_result};
 use crate::cli::{BackendArg, ModeArg, RunArgs};
 use crate::pipeline::{
-    BuildError, ModeRequest, compile_layers, cost_model, load_and_check, map_graph, resolve_target,
+    BuildError, ModeRequest, compile_layers, cost_model, hang_checks, load_and_check, map_graph,
+    resolve_target,
 };
 use crate::render::eprint_diagnostics;
 use crate::run_report::{RunReport, accuracy};
@@ -87,6 +88,19 @@ fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result
     let backend = backend(args.backend)?;
     let cost = cost_model(&target);
     let compiled = compile_layers(db, &placement, backend, &cost)?;
+    if !args.no_hang_checks {
+        let found = hang_checks(db, &graph, &placement);
+        if found
+            .iter()
+            .any(|d| d.severity == wsel_sema::Severity::Error)
+        {
+            return Err(BuildError::Diagnostics(found));
+        }
+        if !found.is_empty() {
+            let sources = crate::source::source_texts(db);
+            eprint_diagnostics(&found, &sources, args.color.use_color_on_stderr());
+        }
+    }
     let data = HostData {
         inputs: &inputs,
         params: &params,

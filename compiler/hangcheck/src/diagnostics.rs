@@ -1,0 +1,254 @@
+//! The hang checks' diagnostics (`E07xx`): one constant per code saying when it fires, the
+//! wording of each, and [`codes`] listing them for `docs/diagnostics.md`.
+//!
+//! Every diagnostic about a statement points at the statement (from the kernel's
+//! [`KernelSpans`](wsel_ir::kernel::KernelSpans)), with the port's declaration and the layer
+//! call as secondary labels, and lists the PEs concerned: by logical row and column in the
+//! layer's region, and where they are on the fabric.
+
+use wsel_ir::graph::{LayerInstance, SourceSpan};
+use wsel_ir::kernel::TaskId;
+use wsel_map::PlacedLayer;
+use wsel_sema::{Diagnostic, Location, Severity};
+
+use crate::reach::PortOp;
+use crate::streams::side_name;
+use crate::{Finding, LayerKernel, Problem};
+
+/// A `recv` that may run on some PE where no stream can ever feed its port: the port's side
+/// is the region's edge and the layer binds nothing to it, no `out` port pairs with it, the
+/// neighbour never sends on the paired port, or it is a multicast port with nothing bound.
+pub const E0701: &str = "E0701";
+/// A `send` that may run on some PE where nothing drains its port: the port's side is the
+/// region's edge and the layer binds nothing to it, no `in` port pairs with it, or the
+/// neighbour never receives on the paired port.
+pub const E0702: &str = "E0702";
+/// (Warning.) A task other than `main` that no `then` or `activate` reachable from `main`
+/// names, on any PE of any region: it never runs.
+pub const E0703: &str = "E0703";
+/// Two router entries for one color at one router: two streams would need different routes
+/// for the same color there. The mapper never produces this; the check guards it.
+pub const E0704: &str = "E0704";
+
+/// Every hang-check code with a one-line description, in code order.
+pub fn codes() -> &'static [(&'static str, &'static str)] {
+    &[
+        (E0701, "a receive that no stream can feed on some PE"),
+        (E0702, "a send that nothing drains on some PE"),
+        (E0703, "a task that nothing activates (warning)"),
+        (E0704, "a color with two routes at one router"),
+    ]
+}
+
+pub(crate) fn at(span: &SourceSpan) -> Location {
+    Location {
+        file: span.file.clone(),
+        span: span.span.clone(),
+    }
+}
+
+/// How many PEs a note lists before `…`.
+const LISTED: usize = 6;
+
+/// E0701 or E0702 for one finding.
+pub(crate) fn port_finding(
+    finding: &Finding,
+    layer: &LayerInstance,
+    placed: &PlacedLayer,
+    kernel: &LayerKernel<'_>,
+    _layer_index: usize,
+) -> Diagnostic {
+    let ports = &placed.ports;
+    let (code, port, recv) = match finding.op {
+        PortOp::Recv(p) => (E0701, p.0 as usize, true),
+        PortOp::Send(p) => (E0702, p.0 as usize, false),
+    };
+    let name = &ports[port].name;
+    let side = ports[port].side;
+    let n: u64 = finding.pes.iter().map(|s| s.len()).sum();
+    let pes_word = if n == 1 { "PE" } else { "PEs" };
+    let where_ = finding
+        .pes
+        .iter()
+        .map(|s| s.describe())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let head = if recv {
+        format!(
+            "`recv` on `{name}` waits forever on {n} {pes_word} of `{}`",
+            layer.name
+        )
+    } else {
+        format!(
+            "`send` on `{name}` has nowhere to go on {n} {pes_word} of `{}`",
+            layer.name
+        )
+    };
+    let side_s = side_name(side);
+    let opposite = side_name(side.opposite());
+    let (why, help) = match (finding.problem, recv) {
+        (Problem::EdgeUnbound, true) => (
+            format!(
+                "they are on the region's {side_s} edge, and the layer binds no stream to `{name}`"
+            ),
+            format!(
+                "run the receive only where a neighbour feeds it (test `pe.row`/`pe.col`), or bind a tensor to `{name}` in the layer"
+            ),
+        ),
+        (Problem::EdgeUnbound, false) => (
+            format!(
+                "they are on the region's {side_s} edge, and the layer binds nothing to `{name}`"
+            ),
+            format!(
+                "send only where a neighbour drains the stream (test `pe.row`/`pe.col`), or bind the layer's result to `{name}`"
+            ),
+        ),
+        (Problem::NoPartner, true) => (
+            format!(
+                "no `out ... to {opposite}` port pairs with `{name}`, so no neighbour can send to it"
+            ),
+            format!(
+                "declare an `out` port `to {opposite}` for the neighbours to send on (the k-th `out ... to {opposite}` pairs with the k-th `in ... from {side_s}`)"
+            ),
+        ),
+        (Problem::NoPartner, false) => (
+            format!(
+                "no `in ... from {opposite}` port pairs with `{name}`, so the neighbour's router has no route for it"
+            ),
+            format!(
+                "declare an `in` port `from {opposite}` for the neighbours to receive on (the k-th `out ... to {side_s}` pairs with the k-th `in ... from {opposite}`)"
+            ),
+        ),
+        (Problem::NeighbourSilent(partner), true) => (
+            format!(
+                "their {side_s} neighbours never send on `{}`, the port that pairs with `{name}`",
+                ports[partner].name
+            ),
+            "make the neighbours send on the paired port, or run the receive only where they do"
+                .to_string(),
+        ),
+        (Problem::NeighbourSilent(partner), false) => (
+            format!(
+                "their {side_s} neighbours never receive on `{}`, the port that pairs with `{name}`, so the wavelets wait in the router forever",
+                ports[partner].name
+            ),
+            "make the neighbours receive on the paired port, or send only where they do"
+                .to_string(),
+        ),
+        (Problem::MulticastUnbound, _) => (
+            format!("the layer binds no stream to the multicast port `{name}`"),
+            format!("bind a tensor to `{name}` in the layer, or do not receive on it"),
+        ),
+    };
+    let primary = statement_location(kernel, finding.stmt.task, finding.stmt.index, layer);
+    let label = if recv {
+        format!("waits forever on {where_}")
+    } else {
+        format!("nothing drains it on {where_}")
+    };
+    let mut d = Diagnostic::error(code, format!("{head}: {why}"), primary, label);
+    if let Some(decl) = port_span(layer, placed, port) {
+        d = d.with_secondary(at(decl), format!("`{name}` is declared here"));
+    }
+    d = d.with_secondary(
+        at(&layer.call),
+        format!(
+            "`{}` runs `{}` on a {} × {} region here",
+            layer.name, placed.kernel, placed.rows, placed.cols
+        ),
+    );
+    d.with_note(pe_note(placed, &finding.pes, n))
+        .with_help(help)
+}
+
+/// E0703 at the task's name.
+pub(crate) fn dead_task(
+    kernel: &LayerKernel<'_>,
+    task: usize,
+    layer: &LayerInstance,
+    placed: &PlacedLayer,
+) -> Diagnostic {
+    let name = &kernel.ir.tasks[task].name;
+    let location = kernel
+        .spans
+        .and_then(|s| {
+            s.task_name(TaskId(task as u32)).map(|span| Location {
+                file: s.file.clone(),
+                span,
+            })
+        })
+        .unwrap_or_else(|| at(&layer.call));
+    let mut d = Diagnostic::error(
+        E0703,
+        format!("task `{name}` is never activated: no `then` or `activate` that can run names it"),
+        location,
+        "this task never runs",
+    )
+    .with_secondary(
+        at(&layer.call),
+        format!("`{}` runs `{}` here", layer.name, placed.kernel),
+    )
+    .with_note(
+        "a task that never runs cannot make the program wait by itself, but the work it was written for never happens",
+    )
+    .with_help(format!(
+        "name it in an `activate {name};` or `... then {name};` that runs, or remove it"
+    ));
+    d.severity = Severity::Warning;
+    d
+}
+
+/// Where transfer statement `index` of `task` is written, or the layer call when the spans
+/// are unknown.
+fn statement_location(
+    kernel: &LayerKernel<'_>,
+    task: TaskId,
+    index: usize,
+    layer: &LayerInstance,
+) -> Location {
+    kernel
+        .spans
+        .and_then(|s| {
+            s.transfer(task, index).map(|span| Location {
+                file: s.file.clone(),
+                span,
+            })
+        })
+        .unwrap_or_else(|| at(&layer.call))
+}
+
+/// The declaration of port `port` of the layer's implementation.
+fn port_span<'a>(
+    layer: &'a LayerInstance,
+    placed: &PlacedLayer,
+    port: usize,
+) -> Option<&'a SourceSpan> {
+    let imp = layer.impls.get(placed.implementation)?;
+    let info = imp.ports.get(port)?;
+    (info.name == placed.ports[port].name).then_some(&info.span)
+}
+
+/// `the PEs (row, column of `dense#1`) and where they are on the fabric: ...`
+fn pe_note(placed: &PlacedLayer, sets: &[crate::classes::PeSet], n: u64) -> String {
+    let mut listed = Vec::new();
+    for set in sets {
+        for (r, c) in set.first(LISTED - listed.len().min(LISTED)) {
+            let pe = placed.pe(r, c);
+            listed.push(format!("({r}, {c}) at ({}, {})", pe.x, pe.y));
+        }
+        if listed.len() >= LISTED {
+            break;
+        }
+    }
+    let more = n.saturating_sub(listed.len() as u64);
+    let tail = if more > 0 {
+        format!(", … and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "the PEs, as (row, column) in `{}`'s region at (x, y) on the fabric: {}{tail}",
+        placed.name,
+        listed.join(", ")
+    )
+}

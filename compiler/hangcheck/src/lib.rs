@@ -1,0 +1,205 @@
+//! The static hang checks of wsel (`docs/mapping.md` §6): after mapping and before anything
+//! runs, find the shapes of program that would make PEs wait forever, and report each at the
+//! source line with the PEs involved.
+//!
+//! - **E0701** a `recv` that may run on a PE where no stream can feed its port: the port's
+//!   side is the region's edge and the layer binds nothing to it; or no `out` port pairs with
+//!   it; or the neighbour that would feed it never sends on the paired port; or it is a
+//!   multicast port the layer binds nothing to. The receive never completes.
+//! - **E0702** a `send` that may run on a PE where nothing drains its port: the port's side is
+//!   the region's edge and the layer binds nothing to it; or no `in` port pairs with it; or
+//!   the neighbour never receives on the paired port. The wavelets never leave the fabric.
+//! - **E0703** (warning) a task that no `then`/`activate` reachable from `main` names. A dead
+//!   task cannot hang anything by itself; it is usually a misspelt or forgotten activation.
+//! - **E0704** two router entries for one color at one router: two streams would need
+//!   different routes for one color. The mapper never produces this; the check guards it.
+//!
+//! What "may run" means is in [`reach`](crate::reach); how the PEs of a region are grouped so
+//! that the checks cost a handful of evaluations per layer instead of one per PE is in
+//! [`classes`](crate::classes). The checks are exact with respect to coordinates: a statement
+//! is reported on a PE only if the PE's coordinates (with the kernel's constants) allow it to
+//! run there; a condition on data counts as "may go either way".
+//!
+//! The checks read plain data: the layer graph, the placement and the kernel IR of every
+//! placed layer, with the [`KernelSpans`] side table for source lines.
+
+mod classes;
+mod diagnostics;
+mod eval;
+mod reach;
+mod routes;
+mod streams;
+
+use wsel_ir::graph::LayerGraph;
+use wsel_ir::kernel::{KernelIr, KernelSpans, PortDirection, PortId};
+use wsel_map::Placement;
+use wsel_sema::Diagnostic;
+
+pub use diagnostics::{E0701, E0702, E0703, E0704, codes};
+
+use crate::classes::{PeSet, classes};
+use crate::reach::{PortOp, Reach, StmtRef, reach};
+use crate::streams::{pairing, side_index};
+
+/// The kernel of one placed layer: its IR and, when lowering recorded them, its spans.
+#[derive(Debug, Clone, Copy)]
+pub struct LayerKernel<'a> {
+    pub ir: &'a KernelIr,
+    pub spans: Option<&'a KernelSpans>,
+}
+
+/// Runs every static hang check. `kernels[i]` is the kernel of `placement.layers[i]` (and of
+/// `graph.layers[i]`); a layer whose kernel is `None` is skipped. Diagnostics come in layer
+/// order, then statement order.
+pub fn check(
+    graph: &LayerGraph,
+    placement: &Placement,
+    kernels: &[Option<LayerKernel<'_>>],
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut dead_reported = Vec::new();
+    for (l, placed) in placement.layers.iter().enumerate() {
+        let Some(Some(kernel)) = kernels.get(l) else {
+            continue;
+        };
+        let Some(layer) = graph.layers.get(l) else {
+            continue;
+        };
+        if kernel.ir.ports.len() != placed.ports.len() {
+            continue;
+        }
+        let findings = port_findings(kernel.ir, placed);
+        for finding in findings {
+            out.push(diagnostics::port_finding(
+                &finding, layer, placed, kernel, l,
+            ));
+        }
+        // E0703 once per kernel instance.
+        let key = (placed.kernel_file.clone(), kernel.ir.name.clone());
+        if !dead_reported.contains(&key) {
+            dead_reported.push(key);
+            let anywhere = reach(kernel.ir, None);
+            for (t, alive) in anywhere.tasks.iter().enumerate() {
+                if !alive {
+                    out.push(diagnostics::dead_task(kernel, t, layer, placed));
+                }
+            }
+        }
+    }
+    out.extend(routes::check(graph, placement));
+    out
+}
+
+/// Why a port operation can never finish on some PEs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Problem {
+    /// On the region's edge on the port's side, and the layer binds nothing to the port.
+    EdgeUnbound,
+    /// No port pairs with it (the neighbour's router has no route for its stream).
+    NoPartner,
+    /// The neighbour never uses the paired port (index) in a way that could match.
+    NeighbourSilent(usize),
+    /// A multicast port the layer binds nothing to.
+    MulticastUnbound,
+}
+
+/// One reachable `recv`/`send` that cannot finish on the PEs listed.
+#[derive(Debug, Clone)]
+pub(crate) struct Finding {
+    pub stmt: StmtRef,
+    pub op: PortOp,
+    pub problem: Problem,
+    pub pes: Vec<PeSet>,
+}
+
+/// E0701 and E0702 findings of one placed layer.
+fn port_findings(ir: &KernelIr, placed: &wsel_map::PlacedLayer) -> Vec<Finding> {
+    let classes = classes(ir, placed.rows, placed.cols);
+    let reaches: Vec<Reach> = classes
+        .bases
+        .iter()
+        .map(|env| reach(ir, Some(env)))
+        .collect();
+    let paired = pairing(&placed.ports);
+    let mut findings: Vec<Finding> = Vec::new();
+    for group in &classes.groups {
+        for &(stmt, op) in &reaches[group.base].ops {
+            let problem = match op {
+                PortOp::Recv(port) => recv_problem(ir, placed, &paired, &reaches, group, port),
+                PortOp::Send(port) => send_problem(ir, placed, &paired, &reaches, group, port),
+            };
+            let Some(problem) = problem else {
+                continue;
+            };
+            match findings
+                .iter_mut()
+                .find(|f| f.stmt == stmt && f.problem == problem)
+            {
+                Some(f) => f.pes.push(group.pes.clone()),
+                None => findings.push(Finding {
+                    stmt,
+                    op,
+                    problem,
+                    pes: vec![group.pes.clone()],
+                }),
+            }
+        }
+    }
+    for f in &mut findings {
+        f.pes = classes::merge(std::mem::take(&mut f.pes));
+    }
+    findings.sort_by_key(|f| f.stmt);
+    findings
+}
+
+fn recv_problem(
+    ir: &KernelIr,
+    placed: &wsel_map::PlacedLayer,
+    paired: &[Option<usize>],
+    reaches: &[Reach],
+    group: &classes::Group,
+    port: PortId,
+) -> Option<Problem> {
+    let p = port.0 as usize;
+    let placed_port = placed.ports.get(p)?;
+    if ir.port(port).direction != PortDirection::In {
+        return None;
+    }
+    if placed_port.multicast {
+        return placed_port
+            .bound
+            .is_none()
+            .then_some(Problem::MulticastUnbound);
+    }
+    match group.neighbours[side_index(placed_port.side)] {
+        None => placed_port.bound.is_none().then_some(Problem::EdgeUnbound),
+        Some(neighbour) => match paired[p] {
+            None => Some(Problem::NoPartner),
+            Some(partner) => (!reaches[neighbour].sends_on(PortId(partner as u32)))
+                .then_some(Problem::NeighbourSilent(partner)),
+        },
+    }
+}
+
+fn send_problem(
+    ir: &KernelIr,
+    placed: &wsel_map::PlacedLayer,
+    paired: &[Option<usize>],
+    reaches: &[Reach],
+    group: &classes::Group,
+    port: PortId,
+) -> Option<Problem> {
+    let p = port.0 as usize;
+    let placed_port = placed.ports.get(p)?;
+    if ir.port(port).direction != PortDirection::Out {
+        return None;
+    }
+    match group.neighbours[side_index(placed_port.side)] {
+        None => placed_port.bound.is_none().then_some(Problem::EdgeUnbound),
+        Some(neighbour) => match paired[p] {
+            None => Some(Problem::NoPartner),
+            Some(partner) => (!reaches[neighbour].receives_on(PortId(partner as u32)))
+                .then_some(Problem::NeighbourSilent(partner)),
+        },
+    }
+}
