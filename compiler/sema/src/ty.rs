@@ -102,6 +102,17 @@ impl fmt::Display for TensorType {
     }
 }
 
+/// How a type is named in a message: in backticks (`` `[f32; 8]` ``), or for the value of a
+/// slice expression, a phrase ("a slice of `f32` of length 8"), so that it does not read like
+/// a tensor type.
+pub fn describe(ty: &Ty) -> String {
+    match ty {
+        Ty::Vector(s, Some(n)) => format!("a slice of `{}` of length {n}", scalar_name(*s)),
+        Ty::Vector(s, None) => format!("a slice of `{}`", scalar_name(*s)),
+        other => format!("`{other}`"),
+    }
+}
+
 /// The type of a kernel-level expression or name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ty {
@@ -129,8 +140,8 @@ impl fmt::Display for Ty {
             Ty::FloatLiteral => write!(f, "float"),
             Ty::Array(s, Some(n)) => write!(f, "[{}; {n}]", scalar_name(*s)),
             Ty::Array(s, None) => write!(f, "[{}; _]", scalar_name(*s)),
-            Ty::Vector(s, Some(n)) => write!(f, "{}[..{n}]", scalar_name(*s)),
-            Ty::Vector(s, None) => write!(f, "{}[..]", scalar_name(*s)),
+            Ty::Vector(s, Some(n)) => write!(f, "{} slice, length {n}", scalar_name(*s)),
+            Ty::Vector(s, None) => write!(f, "{} slice", scalar_name(*s)),
             Ty::Stream(s) => write!(f, "stream<{}>", scalar_name(*s)),
             Ty::Tensor(t) => write!(f, "{t}"),
             Ty::Error => write!(f, "{{error}}"),

@@ -202,9 +202,23 @@ pub(crate) fn collect(
     fatal: Option<ParseError<usize, Token, Never>>,
     feed: &Feed,
 ) -> Vec<SyntaxError> {
+    // A non-ASCII identifier is reported where it first appears, not at every use.
+    let mut words_seen: Vec<&str> = Vec::new();
     let mut errors: Vec<SyntaxError> = tokens
         .iter()
         .filter_map(|(tok, span)| match tok {
+            Token::Error(LexErrorKind::InvalidChar)
+                if src
+                    .get(span.clone())
+                    .is_some_and(crate::lexer::is_non_ascii_word) =>
+            {
+                let word = src.get(span.clone()).unwrap_or("");
+                if words_seen.contains(&word) {
+                    return None;
+                }
+                words_seen.push(word);
+                Some(lex_error(src, LexErrorKind::InvalidChar, span.clone()))
+            }
             Token::Error(kind) => Some(lex_error(src, *kind, span.clone())),
             _ => None,
         })
@@ -236,7 +250,7 @@ pub(crate) fn collect(
         {
             continue;
         }
-        errors.push(err);
+        errors.push(missing_semicolon_at_line_end(src, tokens, err));
     }
     errors.extend(sink.custom.into_inner());
     if feed.missing_braces > 0 && !has_open_comment && cut_at.is_none() {
@@ -285,6 +299,32 @@ pub(crate) fn collect(
     errors
 }
 
+/// A `;` that is missing at the end of a line is reported right after the line's last token
+/// ("expected `;` here"), not at the first token of the next line.
+fn missing_semicolon_at_line_end(
+    src: &str,
+    tokens: &[(Token, Span)],
+    mut err: SyntaxError,
+) -> SyntaxError {
+    if err.code != E0002 || !err.expected.iter().any(|e| e == "`;`") {
+        return err;
+    }
+    let previous_end = tokens
+        .iter()
+        .filter(|(t, span)| !t.is_trivia() && span.end <= err.span.start)
+        .map(|(_, span)| span.end)
+        .next_back();
+    if let Some(end) = previous_end
+        && src
+            .get(end..err.span.start)
+            .is_some_and(|gap| gap.contains('\n'))
+    {
+        err.span = end..end;
+        err.label = "expected `;` here".to_string();
+    }
+    err
+}
+
 /// The start of the first real token after each unterminated string literal.
 fn tokens_after_unterminated_strings(tokens: &[(Token, Span)]) -> Vec<usize> {
     let mut starts = Vec::new();
@@ -301,6 +341,16 @@ fn tokens_after_unterminated_strings(tokens: &[(Token, Span)]) -> Vec<usize> {
 fn lex_error(src: &str, kind: LexErrorKind, span: Span) -> SyntaxError {
     let text = src.get(span.clone()).unwrap_or("");
     match kind {
+        LexErrorKind::InvalidChar if crate::lexer::is_non_ascii_word(text) => {
+            let others: String = text.chars().filter(|c| !c.is_ascii()).collect();
+            SyntaxError::new(
+                E0001,
+                format!("identifiers must be ASCII, but `{text}` has `{others}`"),
+                span,
+                "not an ASCII identifier",
+            )
+            .with_help("identifiers use the letters `A`–`Z`, `a`–`z`, digits and `_`")
+        }
         LexErrorKind::InvalidChar => {
             let shown: String = text.escape_debug().collect();
             let (noun, label) = if text.chars().count() == 1 {

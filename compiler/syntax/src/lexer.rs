@@ -386,7 +386,66 @@ pub fn lex(src: &str) -> Vec<(Token, Span)> {
         }
         out.push((token, span));
     }
+    merge_non_ascii_words(src, out)
+}
+
+/// Whether `text` reads as an identifier that uses letters outside ASCII (`größe`): the lexer
+/// reports it as one invalid token, and the parser reads it as an identifier.
+pub(crate) fn is_non_ascii_word(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && text.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !text.is_ascii()
+}
+
+/// Merges a word written with non-ASCII letters (`größe` lexes as `gr`, `öß`, `e`) into one
+/// `InvalidChar` token, so that it is one error, and one identifier for the parser.
+fn merge_non_ascii_words(src: &str, tokens: Vec<(Token, Span)>) -> Vec<(Token, Span)> {
+    let word_like = |tok: &Token, span: &Span| match tok {
+        Token::Ident(_) | Token::Number(_) | Token::Underscore => true,
+        Token::Error(LexErrorKind::InvalidChar) => src
+            .get(span.clone())
+            .is_some_and(|t| t.chars().all(|c| c.is_alphanumeric() || c == '_')),
+        other => other.keyword().is_some(),
+    };
+    let mut out: Vec<(Token, Span)> = Vec::with_capacity(tokens.len());
+    // The start in `out` of the current run of adjacent word-like tokens.
+    let mut run_start: Option<usize> = None;
+    for (tok, span) in tokens {
+        let continues = word_like(&tok, &span)
+            && out
+                .last()
+                .is_some_and(|(_, prev): &(Token, Span)| prev.end == span.start)
+            && run_start.is_some();
+        if !continues {
+            collapse_run(src, &mut out, run_start);
+            run_start = None;
+        }
+        if word_like(&tok, &span) && run_start.is_none() {
+            run_start = Some(out.len());
+        }
+        out.push((tok, span));
+    }
+    collapse_run(src, &mut out, run_start);
     out
+}
+
+/// Replaces the tokens of `out` from `start` with one `InvalidChar` token when together they
+/// spell a non-ASCII word.
+fn collapse_run(src: &str, out: &mut Vec<(Token, Span)>, start: Option<usize>) {
+    let Some(start) = start else { return };
+    if out.len() - start < 2
+        && !out[start..]
+            .iter()
+            .any(|(t, _)| matches!(t, Token::Error(_)))
+    {
+        return;
+    }
+    let span = out[start].1.start..out[out.len() - 1].1.end;
+    if src.get(span.clone()).is_some_and(is_non_ascii_word) {
+        out.truncate(start);
+        out.push((Token::Error(LexErrorKind::InvalidChar), span));
+    }
 }
 
 // ---- callbacks ----
@@ -594,6 +653,19 @@ mod tests {
             kinds(r#""\q""#),
             vec![Token::Error(LexErrorKind::UnknownEscape)]
         );
+    }
+
+    #[test]
+    fn a_non_ascii_word_is_one_invalid_token() {
+        assert_eq!(
+            lex("a größe b"),
+            vec![
+                (Token::Ident("a".into()), 0..1),
+                (Token::Error(LexErrorKind::InvalidChar), 2..9),
+                (Token::Ident("b".into()), 10..11),
+            ]
+        );
+        assert!(is_non_ascii_word("größe") && !is_non_ascii_word("@@"));
     }
 
     #[test]

@@ -153,6 +153,10 @@ impl Iterator for TokenFeed<'_> {
                         None => Token::Str(lenient_string(body)),
                     }
                 }
+                // `größe`: reported as E0001; an identifier to the grammar.
+                Token::Error(LexErrorKind::InvalidChar) if lexer::is_non_ascii_word(text) => {
+                    Token::Ident(text.to_string())
+                }
                 other => other.clone(),
             };
             return Some(Ok((span.start, tok, span.end)));

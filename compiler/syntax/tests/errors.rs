@@ -307,7 +307,7 @@ fn a_missing_semicolon_keeps_its_statement() {
     let parsed = check(
         "kernel k() {\n    task main() {\n        let x = 1\n        let y = 2;\n        activate main;\n    }\n}\n",
         expect![[r#"
-            E0002 57..60: expected `;` or an operator, found `let` [unexpected `let`]
+            E0002 48..48: expected `;` or an operator, found `let` [expected `;` here]
         "#]],
     );
     let Item::Kernel(k) = &parsed.module.items[0] else {
@@ -359,7 +359,7 @@ fn a_broken_model_statement_resumes_at_the_next_keyword() {
     let parsed = check(
         "model m(x: f32[B]) -> f32[B] {\n    param w: f32[4]\n    let h = x;\n    return h;\n}\n",
         expect![[r#"
-            E0002 55..58: expected `from` or `;`, found `let` [unexpected `let`]
+            E0002 50..50: expected `from` or `;`, found `let` [expected `;` here]
         "#]],
     );
     let Item::Model(m) = &parsed.module.items[0] else {

@@ -1,7 +1,7 @@
 //! The expression checker shared by every item check: scopes, name lookup, typing with
 //! literal inference, and compile-time evaluation with overflow and division checks.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use wsel_syntax::ast::{self, BinaryOp, ScalarType, Span, UnaryOp};
@@ -13,7 +13,7 @@ use crate::diagnostics::{did_you_mean, resolve, types};
 use crate::items::{
     ItemId, ItemKind, ModuleScope, item_ast, item_location, module_scope, unresolved_imports,
 };
-use crate::ty::{Ty, Value, int_range, is_float, is_int, is_numeric, scalar_name};
+use crate::ty::{Ty, Value, describe, int_range, is_float, is_int, is_numeric, scalar_name};
 
 /// What a local name (anything below module level) refers to.
 #[derive(Debug, Clone)]
@@ -120,6 +120,9 @@ pub struct Checker<'db> {
     /// cycles without a salsa cycle. `cyclic` is set when one is found.
     pub const_stack: Option<Vec<ItemId<'db>>>,
     pub cyclic: bool,
+    /// The written length of every array whose length is not a known constant, by the start
+    /// of its name's definition, to print its type as `[f32; 2 * n]`.
+    pub array_lengths: BTreeMap<usize, String>,
     /// The first cycle found while evaluating constants: its members in dependency order
     /// (each defined in terms of the next, the last in terms of the first).
     pub const_cycle: Option<Vec<ItemId<'db>>>,
@@ -142,6 +145,7 @@ impl<'db> Checker<'db> {
             const_stack: None,
             cyclic: false,
             const_cycle: None,
+            array_lengths: BTreeMap::new(),
         }
     }
 
@@ -229,6 +233,18 @@ impl<'db> Checker<'db> {
         self.failed_imports.contains(name)
     }
 
+    /// How the type `ty` of `expr` is named in a message: see [`crate::ty::describe`]; an
+    /// array whose length depends on parameters shows its written length.
+    pub fn type_text(&self, ty: &Ty, expr: &ast::Expr) -> String {
+        if let (Ty::Array(elem, None), ast::Expr::Name(id)) = (ty, expr)
+            && let Some(b) = self.lookup(&id.name)
+            && let Some(len) = self.array_lengths.get(&b.def.start)
+        {
+            return format!("`[{}; {len}]`", scalar_name(*elem));
+        }
+        describe(ty)
+    }
+
     /// Whether the item spanning `span` was cut short by an unterminated comment or a missing
     /// `}` (already reported): what it lacks is not reported.
     pub fn is_cut_short(&self, span: &Span) -> bool {
@@ -257,7 +273,10 @@ impl<'db> Checker<'db> {
             Ty::Scalar(s) => Some(*s),
             Ty::Vector(s, _) if allow_vector => Some(*s),
             Ty::Vector(..) | Ty::Array(..) => {
-                let d = types::vector_not_allowed(self.loc(&expr.span()), &typed.ty.to_string());
+                let d = types::vector_not_allowed(
+                    self.loc(&expr.span()),
+                    &self.type_text(&typed.ty, expr),
+                );
                 self.report(d);
                 return Typed::error();
             }
@@ -268,7 +287,7 @@ impl<'db> Checker<'db> {
             let d = types::mismatched_types(
                 self.loc(&expr.span()),
                 scalar_name(expected),
-                &typed.ty.to_string(),
+                &self.type_text(&typed.ty, expr),
             );
             self.report(d);
             return Typed {
@@ -303,8 +322,14 @@ impl<'db> Checker<'db> {
                     expr,
                     ast::Expr::Int(..) | ast::Expr::Float(..) | ast::Expr::Bool(..)
                 ) {
-                    let ty = ty.clone();
-                    self.record_type(&expr.span(), &ty);
+                    if matches!(ty, Ty::Array(_, None)) {
+                        // `[f32; 2 * n]` rather than `[f32; _]`.
+                        let text = self.type_text(ty, expr).trim_matches('`').to_string();
+                        self.analysis.types.push((expr.span(), text));
+                    } else {
+                        let ty = ty.clone();
+                        self.record_type(&expr.span(), &ty);
+                    }
                 }
             }
         }
@@ -527,7 +552,12 @@ impl<'db> Checker<'db> {
         };
         if !ok || matches!(inner.ty, Ty::Array(..)) {
             let sym = if op == UnaryOp::Neg { "-" } else { "!" };
-            let d = types::bad_operands(self.loc(span), sym, &inner.ty.to_string(), None);
+            let d = types::bad_operands(
+                self.loc(span),
+                sym,
+                &self.type_text(&inner.ty, operand),
+                None,
+            );
             self.report(d);
             return Typed::error();
         }
@@ -553,7 +583,11 @@ impl<'db> Checker<'db> {
             Elem::Int | Elem::Float | Elem::Error => true,
         };
         if !scalar || !numeric_from || !is_numeric(to) {
-            let d = types::invalid_cast(self.loc(span), &inner.ty.to_string(), scalar_name(to));
+            let d = types::invalid_cast(
+                self.loc(span),
+                &self.type_text(&inner.ty, value),
+                scalar_name(to),
+            );
             self.report(d);
             return Typed::error();
         }
@@ -649,8 +683,8 @@ impl<'db> Checker<'db> {
             let d = types::bad_operands(
                 this.loc(span),
                 sym,
-                &l.ty.to_string(),
-                Some(&r.ty.to_string()),
+                &this.type_text(&l.ty, lhs),
+                Some(&this.type_text(&r.ty, rhs)),
             );
             this.report(d);
             Typed::error()
@@ -668,7 +702,7 @@ impl<'db> Checker<'db> {
             } else {
                 &r.ty
             };
-            let d = types::vector_not_allowed(self.loc(&which.span()), &ty.to_string());
+            let d = types::vector_not_allowed(self.loc(&which.span()), &self.type_text(ty, which));
             self.report(d);
             return Typed::error();
         }
@@ -695,7 +729,7 @@ impl<'db> Checker<'db> {
             } else {
                 &r.ty
             };
-            let d = types::vector_not_allowed(self.loc(span), &ty.to_string());
+            let d = types::vector_not_allowed(self.loc(span), &describe(ty));
             self.report(d);
             return Typed::error();
         }
@@ -766,7 +800,7 @@ impl<'db> Checker<'db> {
             }
             Ty::Error => None,
             other => {
-                let d = types::not_indexable(self.loc(&base.span()), &other.to_string());
+                let d = types::not_indexable(self.loc(&base.span()), &describe(&other));
                 self.report(d);
                 None
             }
@@ -780,12 +814,15 @@ impl<'db> Checker<'db> {
             Ty::IntLiteral => typed,
             Ty::Error => typed,
             Ty::Vector(..) | Ty::Array(..) => {
-                let d = types::vector_not_allowed(self.loc(&index.span()), &typed.ty.to_string());
+                let d = types::vector_not_allowed(
+                    self.loc(&index.span()),
+                    &self.type_text(&typed.ty, index),
+                );
                 self.report(d);
                 Typed::error()
             }
             other => {
-                let d = types::mismatched_types(self.loc(&index.span()), "u32", &other.to_string());
+                let d = types::mismatched_types(self.loc(&index.span()), "u32", &describe(other));
                 self.report(d);
                 Typed::error()
             }
@@ -831,12 +868,11 @@ impl<'db> Checker<'db> {
             }
         }
         if let Some(len) = len {
-            for (bound, expr) in [(lo_v, lo), (hi_v, hi)] {
+            for (bound, expr, end) in [(lo_v, lo, false), (hi_v, hi, true)] {
                 if let Some(b) = bound
                     && b > len
                 {
-                    let d =
-                        types::out_of_bounds(self.loc(&expr.span()), &name, &b.to_string(), len);
+                    let d = types::slice_out_of_bounds(self.loc(&expr.span()), &name, b, end, len);
                     self.report(d);
                 }
             }
@@ -896,7 +932,11 @@ impl<'db> Checker<'db> {
                 },
                 Ty::Error => Typed::error(),
                 other => {
-                    let d = types::needs_slice(self.loc(&args[0].span()), name, &other.to_string());
+                    let d = types::needs_slice(
+                        self.loc(&args[0].span()),
+                        name,
+                        &self.type_text(&other, &args[0]),
+                    );
                     self.report(d);
                     Typed::error()
                 }
@@ -956,8 +996,11 @@ impl<'db> Checker<'db> {
         };
         if !ok || matches!(arg.ty, Ty::Array(..)) {
             let expected = if float_only { "f32" } else { "a number" };
-            let d =
-                types::mismatched_types(self.loc(&args[0].span()), expected, &arg.ty.to_string());
+            let d = types::mismatched_types(
+                self.loc(&args[0].span()),
+                expected,
+                &self.type_text(&arg.ty, &args[0]),
+            );
             self.report(d);
             return Typed::error();
         }
@@ -1026,30 +1069,84 @@ impl<'db> Checker<'db> {
 pub fn written_type(ty: &ast::Type) -> (String, Span) {
     match ty {
         ast::Type::Scalar(s, span) => (scalar_name(*s).to_string(), span.clone()),
-        ast::Type::Array { elem, len, span } => {
-            let len = match &**len {
-                ast::Expr::Int(n, _) => n.to_string(),
-                ast::Expr::Name(id) => id.name.clone(),
-                _ => "_".to_string(),
-            };
-            (format!("[{}; {len}]", scalar_name(*elem)), span.clone())
-        }
+        ast::Type::Array { elem, len, span } => (
+            format!("[{}; {}]", scalar_name(*elem), print_expr(len)),
+            span.clone(),
+        ),
         ast::Type::Stream(s, span) => (format!("stream<{}>", scalar_name(*s)), span.clone()),
         ast::Type::Tensor { elem, dims, span } => {
-            let dims: Vec<String> = dims
-                .iter()
-                .map(|d| match d {
-                    ast::Expr::Int(n, _) => n.to_string(),
-                    ast::Expr::Name(id) => id.name.clone(),
-                    _ => "_".to_string(),
-                })
-                .collect();
+            let dims: Vec<String> = dims.iter().map(print_expr).collect();
             (
                 format!("{}[{}]", scalar_name(*elem), dims.join(", ")),
                 span.clone(),
             )
         }
         ast::Type::Error(span) => ("{error}".to_string(), span.clone()),
+    }
+}
+
+/// An expression as source text, for messages (`2 * n`, `N / R`, `pe.row`), with the
+/// parentheses its operators need.
+pub fn print_expr(expr: &ast::Expr) -> String {
+    fn prec(op: BinaryOp) -> u8 {
+        match op {
+            BinaryOp::Or => 1,
+            BinaryOp::And => 2,
+            BinaryOp::Eq
+            | BinaryOp::Ne
+            | BinaryOp::Lt
+            | BinaryOp::Le
+            | BinaryOp::Gt
+            | BinaryOp::Ge => 3,
+            BinaryOp::Add | BinaryOp::Sub => 4,
+            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 5,
+        }
+    }
+    // The text of `e` as an operand that binds at least as tightly as `min`.
+    fn operand(e: &ast::Expr, min: u8) -> String {
+        match e {
+            ast::Expr::Binary { op, .. } if prec(*op) < min => format!("({})", print_expr(e)),
+            ast::Expr::Cast { .. } if min > 5 => format!("({})", print_expr(e)),
+            _ => print_expr(e),
+        }
+    }
+    match expr {
+        ast::Expr::Int(n, _) => n.to_string(),
+        ast::Expr::Float(v, _) => format!("{v:?}"),
+        ast::Expr::Bool(b, _) => b.to_string(),
+        ast::Expr::Str(s, _) => format!("{s:?}"),
+        ast::Expr::Name(id) => id.name.clone(),
+        ast::Expr::Field { base, field, .. } => format!("{}.{}", operand(base, 7), field.name),
+        ast::Expr::Unary { op, operand: e, .. } => {
+            let sym = if *op == UnaryOp::Neg { "-" } else { "!" };
+            format!("{sym}{}", operand(e, 6))
+        }
+        ast::Expr::Binary { op, lhs, rhs, .. } => {
+            let p = prec(*op);
+            format!(
+                "{} {} {}",
+                operand(lhs, p),
+                op_symbol(*op),
+                operand(rhs, p + 1)
+            )
+        }
+        ast::Expr::Cast { value, ty, .. } => {
+            format!("{} as {}", operand(value, 6), scalar_name(*ty))
+        }
+        ast::Expr::Index { base, index, .. } => {
+            format!("{}[{}]", operand(base, 7), print_expr(index))
+        }
+        ast::Expr::Slice { base, lo, hi, .. } => format!(
+            "{}[{}..{}]",
+            operand(base, 7),
+            print_expr(lo),
+            print_expr(hi)
+        ),
+        ast::Expr::Call { callee, args, .. } => {
+            let args: Vec<String> = args.iter().map(print_expr).collect();
+            format!("{}({})", callee.name, args.join(", "))
+        }
+        ast::Expr::Error(_) => "_".to_string(),
     }
 }
 

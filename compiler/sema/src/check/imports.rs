@@ -22,8 +22,9 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
         span: span.clone(),
     };
     let module = parse(db, file);
-    // name → where it is first defined.
-    let mut defined: BTreeMap<String, Span> = BTreeMap::new();
+    // Every module-level name (items and imported names), in source order, so that the
+    // first definition is the one written first.
+    let mut names: Vec<&ast::Ident> = Vec::new();
     let mut first_run: Option<Span> = None;
     for item in &module.items {
         let name = match item {
@@ -40,8 +41,23 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
                 }
                 continue;
             }
-            ast::Item::Import(_) | ast::Item::Error(_) => continue,
+            ast::Item::Import(import) => {
+                names.extend(
+                    import
+                        .names
+                        .iter()
+                        .map(|n| n.alias.as_ref().unwrap_or(&n.name)),
+                );
+                continue;
+            }
+            ast::Item::Error(_) => continue,
         };
+        names.push(name);
+    }
+    names.sort_by_key(|n| n.span.start);
+    // name → where it is first defined.
+    let mut defined: BTreeMap<String, Span> = BTreeMap::new();
+    for name in names {
         match defined.get(&name.name) {
             Some(first) => Reported(resolve::duplicate_item(
                 loc(&name.span),
@@ -104,18 +120,6 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
                     suggestion,
                 ))
                 .accumulate(db);
-            }
-            let local = n.alias.as_ref().unwrap_or(&n.name);
-            match defined.get(&local.name) {
-                Some(first) => Reported(resolve::duplicate_item(
-                    loc(&local.span),
-                    &local.name,
-                    loc(first),
-                ))
-                .accumulate(db),
-                None => {
-                    defined.insert(local.name.clone(), local.span.clone());
-                }
             }
         }
     }

@@ -17,7 +17,7 @@ use crate::analysis::{ItemAnalysis, KernelArray, KernelParam, KernelPort, Kernel
 use crate::check::expr::{Checker, Local, LocalKind, Typed, written_type};
 use crate::db::{Db, Reported};
 use crate::diagnostics::{did_you_mean, kernels, resolve, types};
-use crate::items::{ItemId, item_ast, item_location};
+use crate::items::{ItemId, ItemKind, item_ast, item_location};
 use crate::ty::{Ty, Value, is_int, scalar_name};
 
 const SIDES: &[&str] = &["north", "south", "east", "west"];
@@ -189,6 +189,10 @@ fn declare_members(c: &mut Checker<'_>, kernel: &ast::Kernel) {
         match m {
             ast::KernelMember::Var(v) => {
                 let ty = c.storage_type(&v.ty, "a kernel variable", true);
+                if let (Ty::Array(_, None), ast::Type::Array { len, .. }) = (&ty, &v.ty) {
+                    c.array_lengths
+                        .insert(v.name.span.start, crate::check::expr::print_expr(len));
+                }
                 if let Some(init) = &v.init
                     && let Some(elem) = scalar_of(&ty)
                 {
@@ -297,7 +301,7 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                         Ty::Vector(..) | Ty::Array(..) => {
                             let d = types::vector_not_allowed(
                                 c.loc(&value.span()),
-                                &typed.ty.to_string(),
+                                &c.type_text(&typed.ty, value),
                             );
                             c.report(d);
                             Ty::Error
@@ -360,7 +364,7 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                     let d = types::mismatched_types(
                         c.loc(&lo.span()),
                         "an integer",
-                        &other.to_string(),
+                        &c.type_text(other, lo),
                     );
                     c.report(d);
                     Some(ScalarType::I32)
@@ -380,7 +384,7 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                             let d = types::mismatched_types(
                                 c.loc(&hi.span()),
                                 "an integer",
-                                &other.to_string(),
+                                &c.type_text(&other, hi),
                             );
                             c.report(d);
                             ScalarType::I32
@@ -449,7 +453,10 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                 Ty::IntLiteral => Some(ScalarType::I32),
                 Ty::FloatLiteral => Some(ScalarType::F32),
                 Ty::Array(..) => {
-                    let d = types::vector_not_allowed(c.loc(&value.span()), &typed.ty.to_string());
+                    let d = types::vector_not_allowed(
+                        c.loc(&value.span()),
+                        &c.type_text(&typed.ty, value),
+                    );
                     c.report(d);
                     None
                 }
@@ -522,7 +529,20 @@ fn assign_place(c: &mut Checker<'_>, place: &ast::Expr) -> Option<(ScalarType, b
             base.name
         );
         let def = c.loc(&b.def);
-        let d = types::not_assignable(c.loc(&base.span), &what, Some(def));
+        let help = match kind {
+            LocalKind::Let => Some("declare it with `var` to make it mutable"),
+            LocalKind::Const => {
+                Some("a constant never changes; declare a `var` to hold a value that does")
+            }
+            LocalKind::Param => Some(
+                "a kernel parameter is fixed by the layer that runs the kernel; copy it into a `var` to change the copy",
+            ),
+            LocalKind::Loop => Some(
+                "the loop sets its variable on every iteration; to step it yourself, use a `var` and a `while` loop",
+            ),
+            _ => None,
+        };
+        let d = types::not_assignable_because(c.loc(&base.span), &what, Some(def), help);
         c.report(d);
         return None;
     }
@@ -532,7 +552,9 @@ fn assign_place(c: &mut Checker<'_>, place: &ast::Expr) -> Option<(ScalarType, b
         c.expr(place, None);
         let what = format!("{} `{}`", item.kind(c.db).keyword(), base.name);
         let def = item_location(c.db, item);
-        let d = types::not_assignable(c.loc(&base.span), &what, None);
+        let help = (item.kind(c.db) == ItemKind::Const)
+            .then_some("a constant never changes; declare a `var` to hold a value that does");
+        let d = types::not_assignable_because(c.loc(&base.span), &what, None, help);
         let d = match def {
             Some(def) => d.with_secondary(def, "defined here"),
             None => d,
@@ -545,7 +567,7 @@ fn assign_place(c: &mut Checker<'_>, place: &ast::Expr) -> Option<(ScalarType, b
         Ty::Scalar(t) => Some((t, false)),
         Ty::Vector(t, _) => Some((t, true)),
         Ty::Array(..) => {
-            let d = types::vector_not_allowed(c.loc(&place.span()), &typed.ty.to_string());
+            let d = types::vector_not_allowed(c.loc(&place.span()), &c.type_text(&typed.ty, place));
             c.report(d);
             None
         }
@@ -567,6 +589,55 @@ fn recv_target(c: &mut Checker<'_>, target: &ast::Expr) -> Option<ScalarType> {
         let d = kernels::bad_recv_target(c.loc(&target.span()));
         c.report(d);
         return None;
+    }
+    // A named target must be a scalar `var`: a `let`, constant, parameter, loop variable or
+    // whole array is E0306 (what `recv` needs), not an assignment or scalar error.
+    if let ast::Expr::Name(id) = target {
+        match c.lookup(&id.name).cloned() {
+            Some(b) => {
+                if let Local::Value { kind, ty, .. } = &b.local {
+                    c.record_use(&id.span, c.loc(&b.def));
+                    let what = crate::check::expr::describe_local(&b.local);
+                    let def = c.loc(&b.def);
+                    let bad = if *kind != LocalKind::Var {
+                        Some((
+                            format!("`{}` is a {what}", id.name),
+                            Some((def, format!("{what} defined here"))),
+                        ))
+                    } else if matches!(ty, Ty::Array(..)) {
+                        Some((
+                            format!("`{}` is a whole array; receive into a slice", id.name),
+                            Some((def, "array defined here".to_string())),
+                        ))
+                    } else {
+                        None
+                    };
+                    if let Some((label, def)) = bad {
+                        let mut d = kernels::bad_recv_into(c.loc(&id.span), &label, def);
+                        if matches!(ty, Ty::Array(..)) {
+                            d = d.with_help(format!("write `recv(port, {}[lo..hi])`", id.name));
+                        }
+                        c.report(d);
+                        return None;
+                    }
+                }
+            }
+            None => {
+                if let Some(item) = c.module.get(&id.name)
+                    && item.kind(c.db) == ItemKind::Const
+                {
+                    let def = item_location(c.db, item).map(|l| (l, "defined here".to_string()));
+                    let label = format!("`{}` is a {}", id.name, item.kind(c.db).keyword());
+                    let d = kernels::bad_recv_into(c.loc(&id.span), &label, def);
+                    c.report(d);
+                    return None;
+                }
+            }
+        }
+        return match c.expr(target, None).ty {
+            Ty::Scalar(t) => Some(t),
+            _ => None,
+        };
     }
     assign_place(c, target).map(|(t, _)| t)
 }

@@ -17,7 +17,7 @@ use crate::check::layer::{layer_signature, tensor_type};
 use crate::db::{Db, Reported};
 use crate::diagnostics::{did_you_mean, layers, models, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
-use crate::ty::{Dim, TensorType, Ty};
+use crate::ty::{Dim, TensorType, Ty, scalar_name};
 
 /// What `check_model` found: name uses and types, and the model graph.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -410,6 +410,25 @@ impl<'db> ModelChecker<'db> {
                 ok = false;
                 continue;
             };
+            // Only the element type differs: say so, rather than "mismatched shapes".
+            let same_shape = TensorType {
+                elem: found.elem,
+                ..expected.clone()
+            };
+            if expected.elem != found.elem && unify(&same_shape, found, &mut bindings.clone()) {
+                ok = false;
+                let d = models::elem_mismatch(
+                    self.c.loc(&arg.span()),
+                    &sig.name,
+                    &input.name,
+                    (scalar_name(expected.elem), scalar_name(found.elem)),
+                    &found.to_string(),
+                    input.def.clone(),
+                    &expected.to_string(),
+                );
+                self.c.report(d);
+                continue;
+            }
             if !unify(expected, found, &mut bindings) {
                 ok = false;
                 let shown = substitute(expected, &bindings);

@@ -80,10 +80,20 @@ pub fn port_type_mismatch(
 
 /// E0306: a `recv` target that is not an array slice, an array element or a scalar `var`.
 pub fn bad_recv_target(at: Location) -> Diagnostic {
-    Diagnostic::error(
+    bad_recv_into(at, "cannot receive into this", None)
+}
+
+/// E0306 for a named target: a `let`, constant, parameter or loop variable (`def` is its
+/// definition), or a whole array.
+pub fn bad_recv_into(at: Location, label: &str, def: Option<(Location, String)>) -> Diagnostic {
+    let d = Diagnostic::error(
         "E0306",
         "`recv` needs an array slice, an array element or a scalar `var` to receive into",
         at,
-        "cannot receive into this",
-    )
+        label,
+    );
+    match def {
+        Some((def, what)) => d.with_secondary(def, what),
+        None => d,
+    }
 }

@@ -40,6 +40,32 @@ pub fn shape_mismatch(
     )
 }
 
+/// E0402 (element type): an argument whose shape fits the layer input but whose element type
+/// differs. `elems` is the expected and the found element type.
+pub fn elem_mismatch(
+    at: Location,
+    layer: &str,
+    input: &str,
+    elems: (&str, &str),
+    found: &str,
+    param_def: Location,
+    declared: &str,
+) -> Diagnostic {
+    let (expected_elem, found_elem) = elems;
+    Diagnostic::error(
+        "E0402",
+        format!(
+            "mismatched element types in call to `{layer}`: expected `{expected_elem}`, found `{found_elem}`"
+        ),
+        at,
+        format!("this is `{found}`"),
+    )
+    .with_secondary(
+        param_def,
+        format!("`{input}` is declared as `{declared}` here"),
+    )
+}
+
 /// E0403: a layer input marked `param` is given something other than a model `param`.
 pub fn needs_param(at: Location, layer: &str, input: &str, param_def: Location) -> Diagnostic {
     Diagnostic::error(
@@ -77,7 +103,11 @@ pub fn layer_arg_count(
 ) -> Diagnostic {
     let d = Diagnostic::error(
         "E0405",
-        format!("`{layer}` takes {expected} tensors, but {found} were given"),
+        format!(
+            "`{layer}` takes {expected} {}, but {}",
+            if expected == 1 { "tensor" } else { "tensors" },
+            super::types::given(found)
+        ),
         at,
         "wrong number of arguments",
     );

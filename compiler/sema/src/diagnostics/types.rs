@@ -2,15 +2,30 @@
 
 use crate::diagnostic::{Diagnostic, Location};
 
+/// A type or value as shown in a message: a type in backticks (`f32`), a phrase as it is
+/// ("a slice of `f32`", "an expression").
+pub(crate) fn code(text: &str) -> String {
+    if text.contains('`') || text.starts_with("a ") || text.starts_with("an ") {
+        text.to_string()
+    } else {
+        format!("`{text}`")
+    }
+}
+
 /// E0201: an expression has a type other than the one its position needs (no implicit
 /// conversions: `1` is not a float, `x: u32` is not an `i32`).
 pub fn mismatched_types(at: Location, expected: &str, found: &str) -> Diagnostic {
     let d = Diagnostic::error(
         "E0201",
-        format!("mismatched types: expected `{expected}`, found `{found}`"),
+        format!(
+            "mismatched types: expected {}, found {}",
+            code(expected),
+            code(found)
+        ),
         at,
-        format!("expected `{expected}`"),
+        format!("expected {}", code(expected)),
     );
+    let (found, expected) = (found.trim_matches('`'), expected.trim_matches('`'));
     if found == "integer" && (expected == "f32" || expected == "f16") {
         d.with_help("write a float literal such as `2.0`")
     } else if matches!(found, "i32" | "u32" | "f32" | "f16") && expected != "bool" {
@@ -25,7 +40,10 @@ pub fn mismatched_types(at: Location, expected: &str, found: &str) -> Diagnostic
 pub fn needs_slice(at: Location, function: &str, found: &str) -> Diagnostic {
     Diagnostic::error(
         "E0201",
-        format!("`{function}` reduces a numeric slice, but this is `{found}`"),
+        format!(
+            "`{function}` reduces a numeric slice, but this is {}",
+            code(found)
+        ),
         at,
         "expected a slice such as `a[0..n]`",
     )
@@ -35,8 +53,8 @@ pub fn needs_slice(at: Location, function: &str, found: &str) -> Diagnostic {
 /// `+` on booleans, or its two operands have different types.
 pub fn bad_operands(at: Location, op: &str, lhs: &str, rhs: Option<&str>) -> Diagnostic {
     let message = match rhs {
-        Some(rhs) => format!("cannot apply `{op}` to `{lhs}` and `{rhs}`"),
-        None => format!("cannot apply `{op}` to `{lhs}`"),
+        Some(rhs) => format!("cannot apply `{op}` to {} and {}", code(lhs), code(rhs)),
+        None => format!("cannot apply `{op}` to {}", code(lhs)),
     };
     Diagnostic::error("E0202", message, at, "invalid operands")
 }
@@ -79,6 +97,25 @@ pub fn out_of_bounds(at: Location, array: &str, index: &str, len: u64) -> Diagno
     )
 }
 
+/// E0206 (slice bound): a constant slice bound past the end of an array of constant length.
+/// `end` says which bound (`a[lo..hi]`: `hi` is the end, `lo` the start).
+pub fn slice_out_of_bounds(
+    at: Location,
+    array: &str,
+    bound: u64,
+    end: bool,
+    len: u64,
+) -> Diagnostic {
+    let which = if end { "end" } else { "start" };
+    Diagnostic::error(
+        "E0206",
+        format!("slice {which} {bound} is past the end of `{array}`, which has length {len}"),
+        at,
+        "past the end",
+    )
+    .with_note(format!("`{array}[lo..hi]` needs `lo <= hi <= {len}`"))
+}
+
 /// E0206 (reversed slice): a slice whose constant bounds have `lo > hi`.
 pub fn reversed_slice(at: Location, lo: u64, hi: u64) -> Diagnostic {
     Diagnostic::error(
@@ -104,7 +141,7 @@ pub fn slice_lengths(at: Location, len: u64, other: Location, other_len: u64) ->
 pub fn invalid_cast(at: Location, from: &str, to: &str) -> Diagnostic {
     Diagnostic::error(
         "E0208",
-        format!("cannot cast `{from}` to `{to}`"),
+        format!("cannot cast {} to `{to}`", code(from)),
         at,
         "invalid cast",
     )
@@ -130,7 +167,7 @@ pub fn unknown_function(at: Location, name: &str, suggestion: Option<String>) ->
 pub fn wrong_arg_count(at: Location, name: &str, expected: &str, found: usize) -> Diagnostic {
     Diagnostic::error(
         "E0210",
-        format!("`{name}` takes {expected}, but {found} were given"),
+        format!("`{name}` takes {expected}, but {}", given(found)),
         at,
         "wrong number of arguments",
     )
@@ -139,17 +176,41 @@ pub fn wrong_arg_count(at: Location, name: &str, expected: &str, found: usize) -
 /// E0211: the left side of an assignment is not a `var`, an element or slice of an array,
 /// or it names a `let`, constant, parameter or loop variable.
 pub fn not_assignable(at: Location, what: &str, def: Option<Location>) -> Diagnostic {
+    let help = def
+        .is_some()
+        .then_some("declare it with `var` to make it mutable");
+    not_assignable_because(at, what, def, help)
+}
+
+/// E0211 with a help that fits what was assigned (a `let`, a parameter, a loop variable, ...).
+pub fn not_assignable_because(
+    at: Location,
+    what: &str,
+    def: Option<Location>,
+    help: Option<&str>,
+) -> Diagnostic {
     let d = Diagnostic::error(
         "E0211",
         format!("cannot assign to {what}"),
         at,
         "cannot be assigned",
     );
-    match def {
-        Some(def) => d
-            .with_secondary(def, "defined here")
-            .with_help("declare it with `var` to make it mutable"),
+    let d = match def {
+        Some(def) => d.with_secondary(def, "defined here"),
         None => d,
+    };
+    match help {
+        Some(help) => d.with_help(help),
+        None => d,
+    }
+}
+
+/// "1 was given", "2 were given".
+pub(crate) fn given(n: usize) -> String {
+    if n == 1 {
+        "1 was given".to_string()
+    } else {
+        format!("{n} were given")
     }
 }
 
@@ -157,7 +218,11 @@ pub fn not_assignable(at: Location, what: &str, def: Option<Location>) -> Diagno
 pub fn not_indexable(at: Location, ty: &str) -> Diagnostic {
     Diagnostic::error(
         "E0212",
-        format!("cannot index into a value of type `{ty}`"),
+        if ty.starts_with("a ") {
+            format!("cannot index into {ty}")
+        } else {
+            format!("cannot index into a value of type {}", code(ty))
+        },
         at,
         "not an array",
     )
@@ -168,7 +233,7 @@ pub fn not_indexable(at: Location, ty: &str) -> Diagnostic {
 pub fn vector_not_allowed(at: Location, ty: &str) -> Diagnostic {
     Diagnostic::error(
         "E0213",
-        format!("expected a scalar, found `{ty}`"),
+        format!("expected a scalar, found {}", code(ty)),
         at,
         "not a scalar",
     )

@@ -46,9 +46,9 @@ fn e0103_duplicate_items_and_imports() {
         ("lib.wse", "const A: u32 = 4;\n"),
     ]);
     expect![[r#"
-        E0103 main.wse:1:13 `A`: the name `A` is defined more than once in this module
+        E0103 main.wse:2:7 `A`: the name `A` is defined more than once in this module
             [defined again here]
-            + main.wse:2:7 `A`: first defined here
+            + main.wse:1:13 `A`: first defined here
             help: rename one of them, or import with `as` under another name
         E0103 main.wse:4:7 `C`: the name `C` is defined more than once in this module
             [defined again here]

@@ -94,8 +94,9 @@ fn e0206_out_of_bounds() {
     expect![[r#"
         E0206 main.wse:6:21 `8`: index 8 is out of bounds for `a` of length 8
             [out of bounds]
-        E0206 main.wse:6:36 `9`: index 9 is out of bounds for `a` of length 8
-            [out of bounds]
+        E0206 main.wse:6:36 `9`: slice end 9 is past the end of `a`, which has length 8
+            [past the end]
+            note: `a[lo..hi]` needs `lo <= hi <= 8`
         E0206 main.wse:6:46 `b[3..1]`: slice starts at 3 but ends at 1
             [reversed slice]
     "#]]
@@ -159,14 +160,15 @@ fn e0211_not_assignable() {
         E0211 main.wse:4:42 `n`: cannot assign to parameter `n`
             [cannot be assigned]
             + main.wse:2:10 `n`: defined here
-            help: declare it with `var` to make it mutable
+            help: a kernel parameter is fixed by the layer that runs the kernel; copy it into a `var` to change the copy
         E0211 main.wse:4:49 `C`: cannot assign to constant `C`
             [cannot be assigned]
             + main.wse:1:7 `C`: defined here
+            help: a constant never changes; declare a `var` to hold a value that does
         E0211 main.wse:4:72 `i`: cannot assign to loop variable `i`
             [cannot be assigned]
             + main.wse:4:60 `i`: defined here
-            help: declare it with `var` to make it mutable
+            help: the loop sets its variable on every iteration; to step it yourself, use a `var` and a `while` loop
     "#]]
     .assert_eq(&out);
 }
@@ -183,10 +185,10 @@ fn e0212_not_indexable() {
 #[test]
 fn e0213_vector_where_scalar_needed() {
     expect![[r#"
-        E0213 main.wse:6:23 `a[0..2]`: expected a scalar, found `f32[..2]`
+        E0213 main.wse:6:23 `a[0..2]`: expected a scalar, found a slice of `f32` of length 2
             [not a scalar]
             help: index the array (`a[i]`), slice it in a vector statement (`a[0..n]`) or reduce it (`sum(a[0..n])`)
-        E0213 main.wse:6:35 `a[0..2] == b[0..2]`: expected a scalar, found `f32[..2]`
+        E0213 main.wse:6:35 `a[0..2] == b[0..2]`: expected a scalar, found a slice of `f32` of length 2
             [not a scalar]
             help: index the array (`a[i]`), slice it in a vector statement (`a[0..n]`) or reduce it (`sum(a[0..n])`)
         E0213 main.wse:6:62 `a`: expected a scalar, found `[f32; 8]`
