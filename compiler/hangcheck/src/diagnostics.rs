@@ -85,11 +85,24 @@ pub(crate) fn port_finding(
         )
     };
     let side_s = side_name(side);
+    let (they_are, their_neighbours, s_verb) = if n == 1 {
+        (
+            "the PE is",
+            format!("its {} neighbour", side_name(side)),
+            "s",
+        )
+    } else {
+        (
+            "the PEs are",
+            format!("their {} neighbours", side_name(side)),
+            "",
+        )
+    };
     let opposite = side_name(side.opposite());
     let (why, help) = match (finding.problem, recv) {
         (Problem::EdgeUnbound, true) => (
             format!(
-                "they are on the region's {side_s} edge, and the layer binds no stream to `{name}`"
+                "{they_are} on the region's {side_s} edge, and the layer binds no stream to `{name}`"
             ),
             format!(
                 "run the receive only where a neighbour feeds it (test `pe.row`/`pe.col`), or bind a tensor to `{name}` in the layer"
@@ -97,7 +110,7 @@ pub(crate) fn port_finding(
         ),
         (Problem::EdgeUnbound, false) => (
             format!(
-                "they are on the region's {side_s} edge, and the layer binds nothing to `{name}`"
+                "{they_are} on the region's {side_s} edge, and the layer binds nothing to `{name}`"
             ),
             format!(
                 "send only where a neighbour drains the stream (test `pe.row`/`pe.col`), or bind the layer's result to `{name}`"
@@ -121,7 +134,7 @@ pub(crate) fn port_finding(
         ),
         (Problem::NeighbourSilent(partner), true) => (
             format!(
-                "their {side_s} neighbours never send on `{}`, the port that pairs with `{name}`",
+                "{their_neighbours} never send{s_verb} on `{}`, the port that pairs with `{name}`",
                 ports[partner].name
             ),
             "make the neighbours send on the paired port, or run the receive only where they do"
@@ -129,7 +142,7 @@ pub(crate) fn port_finding(
         ),
         (Problem::NeighbourSilent(partner), false) => (
             format!(
-                "their {side_s} neighbours never receive on `{}`, the port that pairs with `{name}`, so the wavelets wait in the router forever",
+                "{their_neighbours} never receive{s_verb} on `{}`, the port that pairs with `{name}`, so the wavelets wait in a router forever",
                 ports[partner].name
             ),
             "make the neighbours receive on the paired port, or send only where they do"

@@ -1,0 +1,139 @@
+//! No false alarms: the static hang checks pass every example and every standard-library
+//! layer, in both execution modes and at several batch sizes, with `wsel map` (which runs the
+//! checks on the placement it prints). A false positive would block a correct program, so
+//! this test covers every kernel the toolchain ships.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `wsel map` with `args`; returns its exit code and standard error.
+fn map(file: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(repo_root())
+        .args(["map", "--color", "never"])
+        .arg(file)
+        .args(args)
+        .output()
+        .expect("wsel runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Maps `file` in every mode and at `batches`, failing on any hang-check diagnostic; the
+/// `auto` mode at the file's own batch must map. Returns the failures.
+fn check_file(file: &Path, batches: &[&str]) -> Vec<String> {
+    let mut failures = Vec::new();
+    let (status, stderr) = map(file, &[]);
+    if status != Some(0) {
+        failures.push(format!("{}: `wsel map` fails:\n{stderr}", file.display()));
+    }
+    for mode in ["pipelined", "streaming", "auto"] {
+        for batch in batches {
+            let (_, stderr) = map(file, &["--mode", mode, "--batch", batch]);
+            // A mode may not map (SRAM, colors); it must never fail a hang check.
+            if stderr.contains("[E07") {
+                failures.push(format!(
+                    "{} --mode {mode} --batch {batch}: a hang check fires:\n{stderr}",
+                    file.display()
+                ));
+            }
+        }
+    }
+    failures
+}
+
+#[test]
+fn every_example_passes_the_hang_checks() {
+    let mut examples: Vec<PathBuf> = fs::read_dir(repo_root().join("examples"))
+        .expect("examples folder")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("main.wse"))
+        .filter(|p| p.exists())
+        .collect();
+    examples.sort();
+    assert!(examples.len() >= 8, "{examples:?}");
+    let mut failures = Vec::new();
+    for example in examples {
+        let relative = example
+            .strip_prefix(repo_root())
+            .expect("under the repository")
+            .to_path_buf();
+        failures.extend(check_file(&relative, &["1", "3"]));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// One model per standard-library layer (and the `copies8` layer that the library's comments
+/// give for `row_broadcast`), shaped so that the regions have several rows and columns.
+const STD_PROGRAMS: &[(&str, &str)] = &[
+    (
+        "nn",
+        "import std.nn.{dense, relu, softmax};
+model mlp(x: f32[B, 64]) -> f32[B, 10] {
+    param w1: f32[64, 32];
+    param b1: f32[32];
+    param w2: f32[32, 10];
+    param b2: f32[10];
+    return softmax(dense(relu(dense(x, w1, b1)), w2, b2));
+}",
+    ),
+    (
+        "wide_softmax",
+        "import std.nn.{softmax};
+model m(x: f32[B, 96]) -> f32[B, 96] { return softmax(x); }",
+    ),
+    (
+        "reduce",
+        "import std.collectives.{reduce_sum};
+model m(x: f32[B, 8, 16]) -> f32[B, 16] { return reduce_sum(x); }",
+    ),
+    (
+        "allreduce",
+        "import std.collectives.{allreduce_sum};
+model m(x: f32[B, 8, 16]) -> f32[B, 8, 16] { return allreduce_sum(x); }",
+    ),
+    (
+        "broadcast_add",
+        "import std.collectives.{broadcast_add};
+model m(x: f32[B, 8, 16], v: f32[B, 16]) -> f32[B, 8, 16] { return broadcast_add(x, v); }",
+    ),
+    (
+        "copies",
+        "import std.collectives.{row_broadcast};
+layer copies8(x: f32[B, N]) -> y: f32[B, 8, N] {
+    cost { flops = 0; weights = 0; activations = 4 * (N + 8 * N); }
+    pipelined, streaming on [1, C] where 8 % C == 0 {
+        run row_broadcast(p = 8 / C, n = N, samples = B);
+        bind x to port xs;
+        bind y to port ys split [cols, _];
+    }
+}
+model m(x: f32[B, 16]) -> f32[B, 8, 16] { return copies8(x); }",
+    ),
+    (
+        "jacobi",
+        "import std.stencil.{jacobi};
+model m(x: f32[B, 16, 16]) -> f32[B, 16, 16] { return jacobi(x); }",
+    ),
+];
+
+#[test]
+fn every_standard_library_layer_passes_the_hang_checks() {
+    let dir = std::env::temp_dir().join(format!("wsel-hang-std-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("temp dir");
+    let mut failures = Vec::new();
+    for (name, text) in STD_PROGRAMS {
+        let file = dir.join(format!("{name}.wse"));
+        fs::write(&file, text).expect("write program");
+        failures.extend(check_file(&file, &["1", "2", "5"]));
+    }
+    let _ = fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
