@@ -399,8 +399,46 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
             c.report(d);
         }
     }
+    let mut bound: BTreeMap<&str, Span> = BTreeMap::new();
+    // A `bind` of something that is not a tensor of the layer (E0416) may be the output
+    // misspelt: the output is then not reported unbound as well.
+    let mut unknown_bind = false;
+    let tensor_count = |name: &str| {
+        sig.inputs
+            .iter()
+            .chain(sig.output.iter())
+            .filter(|t| t.name == name)
+            .count()
+    };
     for bind in &imp.binds {
         check_bind(c, layer, sig, ksig.as_ref(), bind);
+        let known = tensor_count(&bind.tensor.name);
+        unknown_bind |= known == 0;
+        match bound.get(bind.tensor.name.as_str()) {
+            // A name declared twice (E0106) is bound once per declaration.
+            Some(_) if known > 1 => {}
+            Some(first) => {
+                let d =
+                    layers::bound_twice(c.loc(&bind.tensor.span), &bind.tensor.name, c.loc(first));
+                c.report(d);
+            }
+            None => {
+                bound.insert(&bind.tensor.name, bind.tensor.span.clone());
+            }
+        }
+    }
+    // The result must leave the region. (An unnamed result is a syntax error already, and an
+    // implementation cut short may have lost its `bind`.)
+    let output = &layer.output;
+    if !output.name.is_empty()
+        && !unknown_bind
+        && !bound.contains_key(output.name.as_str())
+        && !c.is_cut_short(&imp.span)
+    {
+        let start = imp.span.start;
+        let head = start..imp.modes.last().map(|(_, s)| s.end).unwrap_or(start);
+        let d = layers::output_not_bound(c.loc(&head), &output.name, c.loc(&output.span));
+        c.report(d);
     }
 }
 

@@ -212,6 +212,33 @@ pub fn undetermined_output_dim(at: Location, var: &str) -> Diagnostic {
     )
 }
 
+/// E0425: an implementation that never binds the layer's output, so the result never leaves
+/// the region.
+pub fn output_not_bound(at: Location, output: &str, def: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0425",
+        format!("this implementation never binds the layer's output `{output}`"),
+        at,
+        format!("`{output}` is not bound"),
+    )
+    .with_secondary(def, "the output is declared here")
+    .with_help(format!(
+        "add `bind {output} to port p;` with an `out` port `p` of the kernel"
+    ))
+}
+
+/// E0426: one tensor bound twice in one implementation.
+pub fn bound_twice(at: Location, tensor: &str, first: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0426",
+        format!("`{tensor}` is bound more than once in this implementation"),
+        at,
+        "bound again here",
+    )
+    .with_secondary(first, "first bound here")
+    .with_help("a tensor is bound to one array or port; remove one of the `bind`s")
+}
+
 /// E0424: a fixed region size that is zero, or a region name that repeats a dimension
 /// variable or the other region name.
 pub fn bad_region(at: Location, message: impl Into<String>) -> Diagnostic {

@@ -55,7 +55,7 @@ fn e0409_cost_entries() {
 #[test]
 fn e0410_duplicate_mode_and_e0411_missing_run() {
     let out = layer(&format!(
-        "layer l(x: f32[B, N], param w: f32[N, M]) -> y: f32[B, M] {{ {COST}\n    pipelined on [R, C] {{ run tile(n = N, m = M); }}\n    pipelined, streaming on [1, 1] {{ }}\n}}\n"
+        "layer l(x: f32[B, N], param w: f32[N, M]) -> y: f32[B, M] {{ {COST}\n    pipelined on [R, C] {{ run tile(n = N, m = M); bind y to port ys; }}\n    pipelined, streaming on [1, 1] {{ }}\n}}\n"
     ));
     expect![[r#"
         E0410 main.wse:10:5 `pipelined`: this layer already has a `pipelined` implementation
@@ -71,7 +71,7 @@ fn e0410_duplicate_mode_and_e0411_missing_run() {
 #[test]
 fn e0412_to_e0415_run_statement() {
     let out = layer(&format!(
-        "layer l(x: f32[B, N], param w: f32[N, M]) -> y: f32[B, M] {{ {COST}\n    pipelined on [R, C] where N % R == 0 {{ run l(n = N); }}\n    streaming on [R, C] {{ run tile(n = N, n = 2, k = 1); }}\n}}\n"
+        "layer l(x: f32[B, N], param w: f32[N, M]) -> y: f32[B, M] {{ {COST}\n    pipelined on [R, C] where N % R == 0 {{ run l(n = N); bind y to port ys; }}\n    streaming on [R, C] {{ run tile(n = N, n = 2, k = 1); bind y to port ys; }}\n}}\n"
     ));
     expect![[r#"
         E0412 main.wse:9:48 `l`: `l` is a layer, not a kernel
@@ -100,6 +100,10 @@ fn e0416_to_e0421_binds() {
         E0417 main.wse:12:25 `xs`: kernel `tile` has no array `xs`
             [not an array of `tile`]
             help: `xs` is a port: write `to port xs`
+        E0426 main.wse:13:14 `w`: `w` is bound more than once in this implementation
+            [bound again here]
+            + main.wse:12:14 `w`: first bound here
+            help: a tensor is bound to one array or port; remove one of the `bind`s
         E0419 main.wse:13:34 `rows, diag, cols`: `w` has 2 splittable dimensions, but the split has 3
             [too many split axes]
         E0418 main.wse:13:40 `diag`: unknown split axis `diag`
@@ -121,7 +125,7 @@ fn e0416_to_e0421_binds() {
 #[test]
 fn e0423_undetermined_output_and_e0424_region() {
     let out = layer(&format!(
-        "layer l(x: f32[B, N], param w: f32[N, M]) -> y: f32[B, K] {{ {COST}\n    pipelined on [N, 0] {{ run tile(n = N, m = M); }}\n}}\n"
+        "layer l(x: f32[B, N], param w: f32[N, M]) -> y: f32[B, K] {{ {COST}\n    pipelined on [N, 0] {{ run tile(n = N, m = M); bind y to port ys; }}\n}}\n"
     ));
     expect![[r#"
         E0423 main.wse:8:56 `K`: output dimension `K` does not appear in any input
@@ -153,4 +157,22 @@ fn layer_signature_lists_dimension_variables() {
         })
         .collect();
     assert_eq!(printed, ["x: f32[B, N]", "w: f32[N, M]", "b: f32[M]"]);
+}
+
+#[test]
+fn e0425_output_not_bound_and_e0426_bound_twice() {
+    let out = layer(&format!(
+        "layer l(x: f32[B, N], param w: f32[N, M]) -> y: f32[B, M] {{ {COST}\n    pipelined on [1, 1] {{\n        run tile(n = N, m = M);\n        bind x to port xs;\n        bind w to array w;\n        bind w to array w;\n    }}\n}}\n"
+    ));
+    expect![[r#"
+        E0425 main.wse:9:5 `pipelined`: this implementation never binds the layer's output `y`
+            [`y` is not bound]
+            + main.wse:8:46 `y`: the output is declared here
+            help: add `bind y to port p;` with an `out` port `p` of the kernel
+        E0426 main.wse:13:14 `w`: `w` is bound more than once in this implementation
+            [bound again here]
+            + main.wse:12:14 `w`: first bound here
+            help: a tensor is bound to one array or port; remove one of the `bind`s
+    "#]]
+    .assert_eq(&out);
 }
