@@ -29,6 +29,8 @@ mod eval;
 mod reach;
 mod routes;
 mod streams;
+#[cfg(test)]
+mod tests;
 
 use wsel_ir::graph::LayerGraph;
 use wsel_ir::kernel::{KernelIr, KernelSpans, PortDirection, PortId};
