@@ -9,7 +9,10 @@
 //!    report, naming the waiting PEs or the router queues holding wavelets), `unrouted-recv`
 //!    or `unrouted-send` (the simulator stops at a receive or send on a color with no route
 //!    at that PE: on hardware, a receive that never completes or a send that never leaves),
-//!    or `runs` (a warning-level check: the run succeeds).
+//!    `no-route` (the simulator refuses the program before it starts, because a route
+//!    forwards into a router with no route for the color: the mapper lays out the route of an
+//!    `out` port that no `in` port pairs with), or `runs` (a warning-level check: the run
+//!    succeeds).
 //!
 //! A missing expectation is written and the test fails so it gets reviewed;
 //! `UPDATE_EXPECT=1 cargo test` rewrites them.
@@ -170,6 +173,7 @@ fn hang_checks_report_each_program_and_the_simulator_confirms_the_hang() {
             }
             "unrouted-recv" => unchecked.contains("does not deliver to the ramp"),
             "unrouted-send" => unchecked.contains("does not take wavelets from the ramp"),
+            "no-route" => unchecked.contains("does not receive from its"),
             "runs" => status == Some(0),
             other => panic!("{name}: unknown `// unchecked: {other}`"),
         };
