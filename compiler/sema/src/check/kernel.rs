@@ -704,7 +704,20 @@ fn task_use(c: &mut Checker<'_>, name: &ast::Ident) {
         })
         .unwrap_or_default();
     let suggestion = did_you_mean(&name.name, tasks.iter().map(String::as_str));
-    let d = kernels::not_a_task(c.loc(&name.span), &name.name, suggestion);
+    let mut d = kernels::not_a_task(c.loc(&name.span), &name.name, suggestion);
+    // Something else of that name: point at it.
+    if let Some(b) = c.lookup(&name.name).cloned() {
+        let what = crate::check::expr::describe_local(&b.local);
+        d = d.with_secondary(
+            c.loc(&b.def),
+            format!("`{}` is a {what}, declared here", name.name),
+        );
+    } else if let Some(item) = c.module.get(&name.name)
+        && let Some(def) = item_location(c.db, item)
+    {
+        let what = item.kind(c.db).keyword();
+        d = d.with_secondary(def, format!("`{}` is a {what}, declared here", name.name));
+    }
     c.report(d);
 }
 

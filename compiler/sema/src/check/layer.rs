@@ -581,7 +581,13 @@ fn check_bind(
                     (Some(a), Some(b)) => axis_span(a).start..axis_span(b).end,
                     _ => bind.span.clone(),
                 };
-                let d = layers::split_too_long(c.loc(&span), &t.name, axes.len(), rank);
+                let mut d = layers::split_too_long(c.loc(&span), &t.name, axes.len(), rank);
+                if !t.is_param {
+                    d = d.with_note(
+                        "the first (sample) dimension of an activation is never split: samples \
+                         stream through the region one after another",
+                    );
+                }
                 c.report(d);
             }
         }
@@ -601,7 +607,12 @@ fn check_bind(
                         scalar_name(e),
                         &array.name,
                         scalar_name(array.elem),
+                    )
+                    .with_secondary(
+                        array.def.clone(),
+                        format!("`{}` holds `{}`", array.name, scalar_name(array.elem)),
                     );
+                    let d = with_tensor_def(d, tensor);
                     c.report(d);
                 }
             }
@@ -660,7 +671,12 @@ fn check_bind(
                         scalar_name(e),
                         &port.name,
                         scalar_name(pe),
+                    )
+                    .with_secondary(
+                        port.def.clone(),
+                        format!("`{}` carries `{}`", port.name, scalar_name(pe)),
                     );
+                    let d = with_tensor_def(d, tensor);
                     c.report(d);
                 }
             }
@@ -687,6 +703,20 @@ fn check_bind(
                 c.report(d);
             }
         },
+    }
+}
+
+/// `d` with a secondary label at the written type of the bound tensor.
+fn with_tensor_def(
+    d: crate::diagnostic::Diagnostic,
+    tensor: Option<&LayerTensor>,
+) -> crate::diagnostic::Diagnostic {
+    match tensor {
+        Some(t) => {
+            let ty = t.ty.as_ref().map(|t| t.to_string()).unwrap_or_default();
+            d.with_secondary(t.def.clone(), format!("`{}` is `{ty}`", t.name))
+        }
+        None => d,
     }
 }
 

@@ -76,7 +76,7 @@ impl<'db> ModelChecker<'db> {
         for (i, p) in model.inputs.iter().enumerate() {
             let ty = tensor_type(&mut self.c, &p.ty, &mut dim_vars, "a model input");
             if let Some(ty) = &ty {
-                self.check_sample(ty, &p.ty, &mut sample, &p.name.name);
+                self.check_sample(ty, &p.ty, &mut sample, &format!("input `{}`", p.name.name));
                 self.graph.inputs.push((p.name.name.clone(), ty.clone()));
             }
             self.define(&p.name, ValueRef::Input(i), ty, None);

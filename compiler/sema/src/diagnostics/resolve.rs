@@ -82,7 +82,7 @@ pub fn unresolved_name(
 pub fn duplicate_local(at: Location, name: &str, first: Location) -> Diagnostic {
     Diagnostic::error(
         "E0106",
-        format!("the name `{name}` is already defined here"),
+        format!("the name `{name}` is defined more than once"),
         at,
         "defined again here",
     )

@@ -79,7 +79,7 @@ pub fn division_by_zero(at: Location) -> Diagnostic {
 pub fn not_constant(at: Location, what: &str) -> Diagnostic {
     Diagnostic::error(
         "E0205",
-        format!("{what} must be a compile-time constant"),
+        format!("{what} must be known at compile time"),
         at,
         "not a compile-time value",
     )

@@ -41,6 +41,7 @@ fn e0303_activation_target_not_a_task() {
             help: did you mean `step`?
         E0303 main.wse:4:57 `a`: `a` is not a task of this kernel
             [expected a task]
+            + main.wse:2:9 `a`: `a` is a variable, declared here
     "#]]
     .assert_eq(&out);
 }

@@ -113,11 +113,14 @@ fn e0416_to_e0421_binds() {
             + main.wse:5:9 `ys`: port declared here
         E0419 main.wse:14:34 `rows, cols`: `x` has 1 splittable dimension, but the split has 2
             [too many split axes]
+            note: the first (sample) dimension of an activation is never split: samples stream through the region one after another
         E0420 main.wse:15:24 `xs`: `y` is the output of the layer, so it must be bound to an `out` port
             [`xs` is not an `out` port]
             + main.wse:4:8 `xs`: port declared here
         E0421 main.wse:16:25 `w`: `b` has `i32` elements but `w` holds `f32`
             [element types differ]
+            + main.wse:2:9 `w`: `w` holds `f32`
+            + main.wse:8:52 `i32[M]`: `b` is `i32[M]`
     "#]]
     .assert_eq(&out);
 }

@@ -101,13 +101,13 @@ fn e0106_duplicate_local_names() {
         "kernel k(n: u32, n: u32) {\n    var a: f32;\n    var a: f32;\n    task main() { let t: f32 = 1.0; let t: f32 = 2.0; }\n}\n",
     );
     expect![[r#"
-        E0106 main.wse:1:18 `n`: the name `n` is already defined here
+        E0106 main.wse:1:18 `n`: the name `n` is defined more than once
             [defined again here]
             + main.wse:1:10 `n`: first defined here
-        E0106 main.wse:3:9 `a`: the name `a` is already defined here
+        E0106 main.wse:3:9 `a`: the name `a` is defined more than once
             [defined again here]
             + main.wse:2:9 `a`: first defined here
-        E0106 main.wse:4:41 `t`: the name `t` is already defined here
+        E0106 main.wse:4:41 `t`: the name `t` is defined more than once
             [defined again here]
             + main.wse:4:23 `t`: first defined here
     "#]]

@@ -80,7 +80,7 @@ fn constants_evaluate_across_items() {
 #[test]
 fn e0205_not_constant() {
     expect![[r#"
-        E0205 main.wse:2:18 `pe.row`: an array length must be a compile-time constant
+        E0205 main.wse:2:18 `pe.row`: an array length must be known at compile time
             [not a compile-time value]
             note: compile-time values are literals, constants, kernel parameters and dimensions
     "#]]
