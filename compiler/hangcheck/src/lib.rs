@@ -18,7 +18,9 @@
 //! that the checks cost a handful of evaluations per layer instead of one per PE is in
 //! [`classes`](crate::classes). The checks are exact with respect to coordinates: a statement
 //! is reported on a PE only if the PE's coordinates (with the kernel's constants) allow it to
-//! run there; a condition on data counts as "may go either way".
+//! run there; a condition on data counts as "may go either way". A task-local assigned once
+//! from coordinates (`let first = pe.col == 0;`) counts as the coordinates it names
+//! ([`inline`](crate::inline)); an SRAM variable never does.
 //!
 //! The checks read plain data: the layer graph, the placement and the kernel IR of every
 //! placed layer, with the [`KernelSpans`] side table for source lines.
@@ -26,6 +28,7 @@
 mod classes;
 mod diagnostics;
 mod eval;
+mod inline;
 mod reach;
 mod routes;
 mod streams;
@@ -70,21 +73,20 @@ pub fn check(
         if kernel.ir.ports.len() != placed.ports.len() {
             continue;
         }
-        let findings = port_findings(kernel.ir, placed);
+        let analysed = inline::inline_coordinate_locals(kernel.ir);
+        let findings = port_findings(&analysed, placed);
         for finding in findings {
             out.push(diagnostics::port_finding(
                 &finding, layer, placed, kernel, l,
             ));
         }
-        // E0703 once per kernel instance.
-        let key = (placed.kernel_file.clone(), kernel.ir.name.clone());
-        if !dead_reported.contains(&key) {
-            dead_reported.push(key);
-            let anywhere = reach(kernel.ir, None);
-            for (t, alive) in anywhere.tasks.iter().enumerate() {
-                if !alive {
-                    out.push(diagnostics::dead_task(kernel, t, layer, placed));
-                }
+        // E0703 once per task, whichever layers run its kernel.
+        let anywhere = reach(&analysed, None);
+        for (t, alive) in anywhere.tasks.iter().enumerate() {
+            let key = (placed.kernel_file.clone(), kernel.ir.tasks[t].name.clone());
+            if !alive && !dead_reported.contains(&key) {
+                dead_reported.push(key);
+                out.push(diagnostics::dead_task(kernel, t, layer, placed));
             }
         }
     }

@@ -486,3 +486,47 @@ fn every_code_is_documented() {
         "codes missing from docs/diagnostics.md: {missing:?}"
     );
 }
+
+#[test]
+fn locals_naming_coordinate_conditions_are_seen_through() {
+    let src = r"
+kernel k() {
+    var a: [f32; 4];
+    in  fromw: stream<f32> from west;
+    out toe:   stream<f32> to east;
+    task main() {
+        let first = pe.col == 0;
+        var inner: bool = !first;
+        if inner { recv(fromw, a[0..1]) then t; } else { activate t; }
+    }
+    task t() {
+        let last = pe.col + 1 == region.cols;
+        var k: u32 = pe.col;
+        k = 0;
+        if !last { send(toe, a[0..1]); }
+        if k == 5 { send(toe, a[0..1]); }
+    }
+}
+";
+    let (ir, _) = lower(src, "k", &[]);
+    let ports = vec![
+        port("fromw", true, Dir::West, false, false),
+        port("toe", false, Dir::East, false, false),
+    ];
+    let placed = layer(1, 4, ports);
+    let inlined = crate::inline::inline_coordinate_locals(&ir);
+    let findings = by_classes(&inlined, &placed);
+    // Only `k`, assigned twice, stays data: its send may run on the last column.
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert!(
+        findings
+            .iter()
+            .all(|f| f.contains("index: 1") && f.ends_with("(0, 3)"))
+    );
+    // Without seeing through the locals, column 0 would wait on `fromw` too.
+    assert!(by_classes(&ir, &placed).len() > 1);
+    assert_eq!(
+        by_classes(&inlined, &placed),
+        brute_force(&inlined, &placed)
+    );
+}
