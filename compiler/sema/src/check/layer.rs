@@ -428,9 +428,11 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
         }
     }
     // The result must leave the region. (An unnamed result is a syntax error already, and an
-    // implementation cut short may have lost its `bind`.)
+    // implementation cut short may have lost its `bind`. An implementation without any `bind`
+    // is a stub that moves no data; it is not reported.)
     let output = &layer.output;
     if !output.name.is_empty()
+        && !imp.binds.is_empty()
         && !unknown_bind
         && !bound.contains_key(output.name.as_str())
         && !c.is_cut_short(&imp.span)

@@ -212,8 +212,8 @@ pub fn undetermined_output_dim(at: Location, var: &str) -> Diagnostic {
     )
 }
 
-/// E0425: an implementation that never binds the layer's output, so the result never leaves
-/// the region.
+/// E0425: an implementation that binds tensors but never the layer's output, so the result
+/// never leaves the region (a stub without any `bind` is not reported).
 pub fn output_not_bound(at: Location, output: &str, def: Location) -> Diagnostic {
     Diagnostic::error(
         "E0425",

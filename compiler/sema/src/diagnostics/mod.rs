@@ -93,7 +93,10 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     ("E0423", "output dimension not determined by the inputs"),
     ("E0424", "invalid region size"),
-    ("E0425", "implementation never binds the layer's output"),
+    (
+        "E0425",
+        "implementation binds tensors but not the layer's output",
+    ),
     ("E0426", "tensor bound twice in one implementation"),
     ("E0430", "`run` item names something that is not a model"),
     ("E0431", "run input is not an input of the model"),
