@@ -2,14 +2,17 @@
 //! halo exchange repeated many rounds, on 1 and 2 threads, and (b) one halo-exchange round on
 //! the full WSE-2 fabric (750 × 994 PEs).
 //!
-//! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small` or `full`
-//! to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the side of
-//! the small halo exchange (rounds scale so the wavelet count stays about the same).
+//! Also (c): long uncontended streams (one per row of a 64 × 64 region, west edge to east
+//! edge, repeated), with and without express streams (one event per stream).
+//!
+//! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small`, `full` or
+//! `streams` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
+//! side of the small halo exchange (rounds scale so the wavelet count stays about the same).
 
 use std::time::Instant;
 use wsel_sim::workloads::halo_exchange;
-use wsel_sim::{SimOptions, simulate};
-use wsel_target::{Coord, Target};
+use wsel_sim::{Program, SimOptions, TaskContext, simulate, task};
+use wsel_target::{Coord, Port, PortSet, Target, shortest_path};
 
 /// Peak resident set size of this process so far, in bytes (Linux; 0 elsewhere).
 fn peak_rss() -> u64 {
@@ -82,6 +85,74 @@ fn full(threads: usize) {
     );
 }
 
+/// Each row's west PE sends `n` words to its east PE `rounds` times (the receiver answers
+/// with one word back on another color before the next round).
+fn row_streams(side: u32, n: u32, rounds: u32) -> Program {
+    let mut p = Program::new();
+    let send = task(move |ctx: &mut TaskContext<'_>| {
+        let round = ctx.read_u32(4 * n)?;
+        if round < rounds {
+            ctx.write_u32(4 * n, round + 1)?;
+            ctx.recv(1, 1, 4 * n + 4, 0)?;
+            ctx.send(0, 0, n, None)?;
+        }
+        Ok(())
+    });
+    let recv = task(move |ctx: &mut TaskContext<'_>| {
+        let round = ctx.read_u32(4 * n)?;
+        if round > 0 {
+            ctx.send_scalar(1, round, None)?;
+        }
+        if round < rounds {
+            ctx.write_u32(4 * n, round + 1)?;
+            ctx.recv(0, n, 0, 0)?;
+        }
+        Ok(())
+    });
+    let ks = p.add_kernel("send", vec![("main", send)]);
+    let kr = p.add_kernel("recv", vec![("main", recv)]);
+    let target = Target::wse2();
+    for y in 0..side {
+        let (a, b) = (Coord::new(0, y), Coord::new(side - 1, y));
+        p.add_pe(a, ks, 4 * n + 8, &[0, 1], &[0]);
+        p.add_pe(b, kr, 4 * n + 8, &[0, 1], &[0]);
+        let there = shortest_path(&target, a, b).expect("routable");
+        p.add_route_entries(0, &there.entries(Port::Ramp, PortSet::only(Port::Ramp)));
+        let back = shortest_path(&target, b, a).expect("routable");
+        p.add_route_entries(1, &back.entries(Port::Ramp, PortSet::only(Port::Ramp)));
+    }
+    p
+}
+
+fn streams() {
+    let target = Target::wse2();
+    let (side, n, rounds) = (64, 1024, 20);
+    let program = row_streams(side, n, rounds);
+    for express_streams in [false, true] {
+        let opts = SimOptions {
+            express_streams,
+            ..SimOptions::default()
+        };
+        let mut rates = Vec::new();
+        let mut last = None;
+        for _ in 0..3 {
+            let start = Instant::now();
+            let out = simulate(&target, &program, &opts).expect("streams run");
+            let secs = start.elapsed().as_secs_f64();
+            rates.push(out.report.wavelet_hops as f64 / secs);
+            last = Some((out.report.wavelet_hops, out.cycles, out.express, secs));
+        }
+        let (hops, cycles, express, secs) = last.expect("at least one run");
+        println!(
+            "(c) {side} row streams of {n} words over {} hops, {rounds} rounds, 1 thread, express streams {}: \
+             {hops} wavelet-hops, {cycles} cycles, last run {secs:.3} s; median {:.1} M wavelet-hops/s ({express:?})",
+            side - 1,
+            if express_streams { "on" } else { "off" },
+            median(rates) / 1e6,
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -94,6 +165,9 @@ fn main() {
     }
     if want("small1") {
         small(1, 3);
+    }
+    if want("streams") {
+        streams();
     }
     if want("full") {
         full(2);

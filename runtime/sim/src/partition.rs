@@ -194,7 +194,14 @@ impl<'p> Partition<'p> {
         self.wheel.take(t, &mut bucket);
         {
             let mut hot = self.hot(t);
-            for &(q, data) in &bucket.arrivals {
+            let arrivals = &bucket.arrivals;
+            for (i, &(q, data)) in arrivals.iter().enumerate() {
+                if let Some(&(ahead, _)) = arrivals.get(i + 2 * crate::prefetch::ARRIVALS) {
+                    hot.prefetch_queue(ahead);
+                }
+                if let Some(&(ahead, _)) = arrivals.get(i + crate::prefetch::ARRIVALS) {
+                    hot.prefetch_arrival(ahead);
+                }
                 debug_assert!(
                     u32::from(hot.queues[q as usize].len) < hot.depth(),
                     "credit flow control overflowed a queue"

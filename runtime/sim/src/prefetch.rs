@@ -5,15 +5,17 @@
 //! targets the hardware prefetcher cannot guess. The active list is sorted, so the routers a
 //! few steps ahead are known: a three-stage pipeline fetches the PE record far ahead, its
 //! send and receive arrays closer, and the data words and SRAM lines the step will touch just
-//! before it. Prefetches are hints only: they never change results.
+//! before it; phase 1 likewise fetches the queue, router and slot of arrivals ahead. The
+//! distances are long because a wse2-size fabric misses all the way to memory. Prefetches are
+//! hints only: they never change results.
 
 use crate::fabric::NONE;
 use crate::router::Hot;
 
 /// Steps ahead of the current router for each stage.
-pub(crate) const FAR: usize = 12;
-pub(crate) const MID: usize = 6;
-pub(crate) const NEAR: usize = 2;
+pub(crate) const FAR: usize = 40;
+pub(crate) const MID: usize = 20;
+pub(crate) const NEAR: usize = 6;
 
 #[inline(always)]
 fn fetch<T>(p: *const T) {
@@ -27,7 +29,25 @@ fn fetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Arrivals ahead of the current one (phase 1): the queue record at twice this distance,
+/// its router's record and wavelet slot at this distance.
+pub(crate) const ARRIVALS: usize = 8;
+
 impl Hot<'_> {
+    /// The record of local queue `q`.
+    #[inline(always)]
+    pub(crate) fn prefetch_queue(&self, q: u32) {
+        fetch(std::ptr::from_ref(&self.queues[q as usize]));
+    }
+
+    /// The router of local queue `q` and the slot its next wavelet goes to.
+    #[inline(always)]
+    pub(crate) fn prefetch_arrival(&self, q: u32) {
+        let queue = &self.queues[q as usize];
+        fetch(std::ptr::from_ref(&self.nodes[queue.node as usize]));
+        fetch(self.qslot(q));
+    }
+
     /// Stage 1: the PE record of `node`.
     #[inline(always)]
     pub(crate) fn prefetch_far(&self, node: u32) {

@@ -246,6 +246,16 @@ impl Hot<'_> {
         moved
     }
 
+    /// Where the next wavelet of local queue `q` goes (for prefetching).
+    #[inline(always)]
+    pub(crate) fn qslot(&self, q: u32) -> *const u32 {
+        let queue = &self.queues[q as usize];
+        let slot = (u32::from(queue.head) + u32::from(queue.len)) & self.qmask;
+        self.qdata
+            .as_ptr()
+            .wrapping_add((q * self.qstride + slot) as usize)
+    }
+
     /// Append a wavelet to local queue `q` (the caller checked there is room).
     #[inline]
     pub(crate) fn push(&mut self, q: u32, data: u32) {
