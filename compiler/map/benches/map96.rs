@@ -1,2 +1,77 @@
-//! Benchmark placeholder; being written.
-fn main() {}
+//! Benchmark: map a generated 96-layer model (48 `dense` layers of widths 128–1024, each
+//! followed by a `relu`) onto the full WSE-2 fabric (750 × 994 PEs), pipelined — without
+//! defects, and with 50 dead PEs scattered pseudo-randomly. Prints the median of
+//! several runs and the placement's summary. Run with `cargo bench -p wsel-map --bench map96`.
+
+use std::time::{Duration, Instant};
+
+use wsel_ir::graph::{Mode, TensorRef};
+use wsel_map::{MapOptions, fixtures, map, report};
+use wsel_target::Target;
+
+const RUNS: usize = 7;
+/// Dead PEs scattered over the fabric in the second run.
+const DEAD: usize = 50;
+
+fn model() -> wsel_ir::graph::LayerGraph {
+    let cycle = [256u64, 512, 1024, 384, 128, 768];
+    let widths: Vec<u64> = (0..49).map(|i| cycle[i % cycle.len()]).collect();
+    let mut graph = fixtures::mlp(&widths, 1, true);
+    let last = graph.layers.len() - 1;
+    let n = *widths.last().unwrap_or(&1);
+    graph
+        .layers
+        .push(fixtures::relu(48, TensorRef::Layer(last), n, 1));
+    graph.output = TensorRef::Layer(last + 1);
+    graph
+}
+
+fn main() {
+    let graph = model();
+    assert_eq!(graph.layers.len(), 96);
+    run(&graph, Target::wse2(), "no defects");
+    let mut defective = Target::wse2();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..DEAD {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let x = (seed % u64::from(defective.width)) as u32;
+        let y = ((seed >> 32) % u64::from(defective.height)) as u32;
+        defective.defects.add_dead_pe(wsel_target::Coord::new(x, y));
+    }
+    run(&graph, defective, &format!("{DEAD} dead PEs"));
+}
+
+fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
+    let options = MapOptions::default();
+    let mut times: Vec<Duration> = Vec::with_capacity(RUNS);
+    let mut last = None;
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let result = map(graph, &target, Mode::Pipelined, &options);
+        times.push(start.elapsed());
+        last = Some(result);
+    }
+    times.sort();
+    let median = times[RUNS / 2];
+    let Some(result) = last else { return };
+    let Some(placement) = result.placement else {
+        eprintln!("mapping failed: {:#?}", result.diagnostics);
+        std::process::exit(1);
+    };
+    let text = report::render(&placement);
+    let summary: Vec<&str> = text.lines().rev().take(2).collect();
+    println!(
+        "map96: 96 layers onto {} ({} × {} PEs, {what}): median {:.1} ms over {RUNS} runs (min {:.1} ms, max {:.1} ms)",
+        target.name,
+        target.width,
+        target.height,
+        median.as_secs_f64() * 1e3,
+        times[0].as_secs_f64() * 1e3,
+        times[RUNS - 1].as_secs_f64() * 1e3,
+    );
+    for line in summary.iter().rev() {
+        println!("  {line}");
+    }
+}

@@ -148,11 +148,14 @@ impl DeadIndex {
 ///
 /// `variant` 0 prefers, for a layer fed from the host, the orientation whose input faces west
 /// or north, and away from producers tries identity first; variant 1 turns both preferences
-/// around (the search tries it when variant 0 cannot be routed).
+/// around (the search tries it when variant 0 cannot be routed). When `strict`, a layer fed a
+/// tensor of several parts by another layer must sit beside it (aligned, in straight lines):
+/// placements that would need long multi-part routes are refused rather than tried.
 pub(crate) fn place(
     problem: &Problem<'_>,
     sizes: &[(u32, u32)],
     variant: u32,
+    strict: bool,
 ) -> Result<Vec<(Rect, Orientation)>, (usize, u64)> {
     let graph = problem.graph;
     let dead = &problem.dead;
@@ -253,7 +256,13 @@ pub(crate) fn place(
         if variant == 1 {
             orientations.reverse();
         }
-        if chosen.is_none() {
+        let multi_part_feed = producer.is_some_and(|(p, _)| {
+            let pplan = &problem.layers[p].plan;
+            pplan
+                .output_port()
+                .is_some_and(|out| lines_on(pplan.ports[out].side, sizes[p].0, sizes[p].1) > 1)
+        });
+        if chosen.is_none() && !(strict && multi_part_feed) {
             // Away from its producers, the region must keep the PEs beside its fed sides out
             // of every region, and must not cover a producer's output strip: the streams'
             // routes start and end there, on the color of the producer's region.

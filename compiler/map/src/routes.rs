@@ -11,6 +11,7 @@
 //! meet, found again by a breadth-first search that avoids the class's routers too.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use wsel_ir::graph::TensorRef;
 use wsel_sema::Diagnostic;
@@ -124,7 +125,7 @@ pub(crate) fn route_all(
         dead: &problem.dead,
         regions: choice.regions.iter().map(|r| r.0).collect(),
         class_layers: &class_layers,
-        used: vec![HashSet::new(); class_count],
+        used: vec![CoordSet::default(); class_count],
     };
     let mut transfers = Vec::new();
     let mut inputs = Vec::new();
@@ -342,7 +343,7 @@ struct Router<'p, 'a> {
     regions: Vec<Rect>,
     class_layers: &'p [Vec<usize>],
     /// Routers each class already uses outside its regions.
-    used: Vec<HashSet<Coord>>,
+    used: Vec<CoordSet>,
 }
 
 impl Router<'_, '_> {
@@ -703,4 +704,31 @@ fn edge_candidates(start: Coord, side: Dir, width: u32, height: u32) -> Vec<Coor
         }
     }
     out
+}
+
+/// A set of PEs with a cheap hash (coordinates need no protection from collisions attacks).
+type CoordSet = HashSet<Coord, BuildHasherDefault<CoordHasher>>;
+
+/// Multiplicative hashing of the few integers a [`Coord`] feeds the hasher.
+#[derive(Default)]
+struct CoordHasher(u64);
+
+impl Hasher for CoordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }

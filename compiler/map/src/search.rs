@@ -449,7 +449,7 @@ pub(crate) fn choose<T>(
     targets.sort_unstable();
     targets.dedup();
     let &loosest = targets.last()?;
-    let attempt = |t: u64| -> Result<(Choice, T), Failure> {
+    let attempt = |t: u64, strict: bool| -> Result<(Choice, T), Failure> {
         let picks = dp.solve(problem, t).map_err(Failure::Parts)?;
         let sizes: Vec<(u32, u32)> = picks
             .iter()
@@ -469,7 +469,7 @@ pub(crate) fn choose<T>(
             .collect();
         let mut failure = None;
         for variant in 0..2 {
-            let regions = match place::place(problem, &sizes, variant) {
+            let regions = match place::place(problem, &sizes, variant, strict) {
                 Ok(r) => r,
                 Err((l, used)) => {
                     failure.get_or_insert(Failure::Room(l, used, sizes[l]));
@@ -493,7 +493,15 @@ pub(crate) fn choose<T>(
         }
         Err(failure.unwrap_or(Failure::Parts(0)))
     };
-    let mut best = match attempt(loosest) {
+    // Strict placements (multi-part streams only between neighbours) route quickly and well;
+    // only when none exists are regions placed apart and their parts routed around.
+    let strict = attempt(loosest, true).ok();
+    let strict_mode = strict.is_some();
+    let first = match strict {
+        Some(found) => Ok(found),
+        None => attempt(loosest, false),
+    };
+    let mut best = match first {
         Ok(found) => found,
         Err(Failure::Parts(l)) => {
             let layer = &problem.graph.layers[l];
@@ -527,7 +535,7 @@ pub(crate) fn choose<T>(
     let (mut lo, mut hi) = (0usize, targets.len() - 1);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        match attempt(targets[mid]) {
+        match attempt(targets[mid], strict_mode) {
             Ok(found) => {
                 best = found;
                 hi = mid;
