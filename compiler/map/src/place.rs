@@ -160,16 +160,17 @@ pub(crate) fn place(
     let graph = problem.graph;
     let dead = &problem.dead;
     let mut placed: Vec<(Rect, Orientation)> = Vec::with_capacity(sizes.len());
-    let mut consumed = vec![false; sizes.len()];
+    let mut consumers = vec![0usize; sizes.len()];
     for layer in &graph.layers {
         for a in &layer.args {
             if let TensorRef::Layer(p) = *a
-                && p < consumed.len()
+                && p < consumers.len()
             {
-                consumed[p] = true;
+                consumers[p] += 1;
             }
         }
     }
+    let consumed: Vec<bool> = consumers.iter().map(|&n| n > 0).collect();
     for (l, layer) in graph.layers.iter().enumerate() {
         let (rows, cols) = sizes[l];
         let plan = &problem.layers[l].plan;
@@ -233,7 +234,11 @@ pub(crate) fn place(
                         break;
                     }
                     let (w, h) = o.extent(rows, cols);
-                    for gap in 0..=MAX_GAP {
+                    // A result feeding several layers branches one PE out from its
+                    // producer, so its first consumer keeps a gap.
+                    let fan_out = consumers[p] + usize::from(graph.output == TensorRef::Layer(p));
+                    let first_gap = u32::from(fan_out > 1);
+                    for gap in first_gap..=MAX_GAP {
                         let Some(rect) = beside(prect, out_dir, w, h, gap) else {
                             break;
                         };

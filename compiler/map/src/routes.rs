@@ -476,8 +476,10 @@ impl Router<'_, '_> {
         }
         if goals.iter().any(|(_, cp)| *cp == a) {
             return Err(format!(
-                "PE {a} is both the next hop of the producer and a consumer's PE, so the part \
-                 cannot also reach the other consumers"
+                "it feeds {} layers, and the first sits right beside the producer (PE {a}), so \
+                 the part cannot branch to the others: a result split into several parts can \
+                 feed only one layer for now",
+                goals.len()
             ));
         }
         if !self.free_for(class, a) {

@@ -82,3 +82,36 @@ proptest! {
         }
     }
 }
+
+/// A layer's result consumed by two layers travels as one multicast tree per part — or,
+/// where the first consumer sits right beside the producer so that no part can branch (the
+/// current placement always puts it there), mapping fails with E0603 instead of producing
+/// routes that cross.
+#[test]
+fn a_result_feeding_two_layers() {
+    use wsel_ir::graph::TensorRef;
+    let mut graph = fixtures::mlp(&[16, 16, 16], 1, true);
+    // mlp: dense#1, relu#1, dense#2; add relu#9 reading relu#1 too.
+    graph
+        .layers
+        .push(fixtures::relu(9, TensorRef::Layer(1), 16, 1));
+    for size in [16u32, 24] {
+        let target = target_with_defects(size, &[], &[]);
+        let result = map(&graph, &target, Mode::Pipelined, &MapOptions::default());
+        match &result.placement {
+            Some(p) => {
+                common::check_placement(p, &target);
+                let fan_out = p
+                    .transfers
+                    .iter()
+                    .filter(|t| t.destinations.len() == 2)
+                    .count();
+                assert!(fan_out > 0, "no transfer reaches both consumers");
+            }
+            None => {
+                let codes: Vec<&str> = result.diagnostics.iter().map(|d| d.code).collect();
+                assert_eq!(codes, ["E0603"], "{:#?}", result.diagnostics);
+            }
+        }
+    }
+}
