@@ -6,7 +6,7 @@
 //! cannot be mapped yields no placement and at least one diagnostic (codes in [`codes`]).
 //!
 //! The steps, one module each:
-//! - [`ports`](crate::ports): which streams a layer implementation's ports become (neighbour
+//! - `ports`: which streams a layer implementation's ports become (neighbour
 //!   links, multicast lines, boundary binds) and how many parts each bound tensor has;
 //! - `search`: candidate region sizes per layer, part-count agreement between connected layers
 //!   and the balanced choice of sizes (smallest per-stage cycle target `T`);
