@@ -74,7 +74,7 @@ pub struct MapArgs {
     /// The execution mode to map for. Default: the `run` item's mode, else `auto` (pipelined
     /// when every layer fits in SRAM, else streaming).
     #[arg(long, value_enum)]
-    pub mode: Option<MapMode>,
+    pub mode: Option<ModeArg>,
     /// Samples per batch. Default: the `run` item's batch, else 1.
     #[arg(long)]
     pub batch: Option<u64>,
@@ -93,12 +93,6 @@ pub struct MapArgs {
 }
 
 /// The execution mode `wsel map` maps for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MapMode {
-    Pipelined,
-    Streaming,
-    Auto,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct FmtArgs {

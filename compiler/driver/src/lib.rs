@@ -2,6 +2,7 @@
 //! compiler's phases to the runtime. It is the only crate that owns IO and exit codes.
 
 pub mod assemble;
+pub mod atomic;
 pub mod cli;
 pub mod commands;
 pub mod json;

@@ -12,10 +12,12 @@ use std::sync::Arc;
 use wsel_codegen::{Backend, CompiledKernel};
 use wsel_ir::cost::CostModel;
 use wsel_ir::graph::{CValue, LayerGraph, Mode};
+use wsel_lower::{RunConfig, RunMode, TargetSpec};
 use wsel_map::{MapOptions, Placement};
-use wsel_sema::{Database, Diagnostic, SourceFile};
+use wsel_sema::{Database, Diagnostic, ItemId, SourceFile};
 use wsel_target::Target;
 
+use crate::cli::{BackendArg, ModeArg};
 use crate::source::read_source;
 
 /// Why a build stopped: the program has errors (rendered by the caller), or something outside
@@ -64,6 +66,68 @@ pub fn load_and_check(path: &Path) -> Result<Loaded, Box<LoadFailure>> {
         }));
     }
     Ok(Loaded { db, file })
+}
+
+/// The model to work on: the one the `run` item names, else the file's only model.
+pub fn pick_model<'db>(
+    db: &'db Database,
+    file: SourceFile,
+    run: Option<&RunConfig>,
+) -> Result<ItemId<'db>, String> {
+    if let Some(run) = run {
+        return wsel_lower::find_model(db, file, &run.model)
+            .ok_or_else(|| format!("there is no model `{}` in the file", run.model));
+    }
+    let models: Vec<ItemId<'db>> = wsel_sema::item_index(db, file)
+        .iter()
+        .copied()
+        .filter(|i| i.kind(db) == wsel_sema::ItemKind::Model)
+        .collect();
+    match models.as_slice() {
+        [one] => Ok(*one),
+        [] => Err("the file has no model (define a `model`, or a `run` item naming one)".into()),
+        _ => {
+            let names: Vec<String> = models.iter().map(|m| m.name(db).to_string()).collect();
+            Err(format!(
+                "the file has several models ({}) and no `run` item saying which to use",
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+/// `--target`, else the `run` item's target, else `dev`.
+pub fn choose_target(flag: Option<&str>, run: Option<&RunConfig>) -> Result<Target, String> {
+    let name = match (flag, run.and_then(|r| r.target.as_ref())) {
+        (Some(name), _) => name.to_string(),
+        (None, Some(TargetSpec::Preset(name))) => name.clone(),
+        (None, Some(TargetSpec::File(path))) => path.display().to_string(),
+        (None, None) => "dev".to_string(),
+    };
+    resolve_target(&name)
+}
+
+/// `--mode`, else the `run` item's mode, else auto.
+pub fn choose_mode(flag: Option<ModeArg>, run: Option<&RunConfig>) -> ModeRequest {
+    match (flag, run.and_then(|r| r.mode)) {
+        (Some(ModeArg::Pipelined), _) | (None, Some(RunMode::Pipelined)) => ModeRequest::Pipelined,
+        (Some(ModeArg::Streaming), _) | (None, Some(RunMode::Streaming)) => ModeRequest::Streaming,
+        _ => ModeRequest::Auto,
+    }
+}
+
+/// The code generator a `--backend` flag names, if this build has it.
+pub fn choose_backend(arg: BackendArg) -> Result<Backend, String> {
+    match arg {
+        BackendArg::Cranelift => Ok(Backend::Cranelift),
+        BackendArg::Interp => Ok(Backend::Interp),
+        #[cfg(feature = "llvm")]
+        BackendArg::Llvm => Ok(Backend::Llvm),
+        #[cfg(not(feature = "llvm"))]
+        BackendArg::Llvm => {
+            Err("this wsel was built without LLVM: rebuild with `--features llvm`".into())
+        }
+    }
 }
 
 /// The target named by a preset name or a path to a `.toml` description.
@@ -159,7 +223,7 @@ pub fn map_graph(
                     placement,
                     ModeDecision {
                         mode: Mode::Streaming,
-                        reason: format!("pipelined does not fit: {why}"),
+                        reason: format!("pipelined does not map: {why}"),
                     },
                 )),
                 None => {

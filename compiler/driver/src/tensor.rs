@@ -6,7 +6,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use npyz::WriterBuilder;
@@ -187,67 +187,47 @@ pub fn read_labels(path: &Path, samples: u64) -> Result<Vec<i64>, TensorError> {
     Ok(labels)
 }
 
-/// Writes `tensor` to `path` as `.npy`, creating missing parent folders, through a temporary
-/// file in the same folder that is renamed into place only when complete.
+/// Writes `tensor` to `path` as `.npy`, atomically (see [`crate::atomic`]).
 pub fn write_npy_atomic(path: &Path, tensor: &Tensor) -> Result<(), TensorError> {
-    let write_error = |reason: String| TensorError::Write {
+    let write_error = |error: std::io::Error| TensorError::Write {
         path: path.to_path_buf(),
-        reason,
+        reason: error.to_string(),
     };
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| write_error(e.to_string()))?;
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| write_error("the path names no file".into()))?;
-    let temp = parent.join(format!(
-        ".{}.{}.tmp",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = write_to(&temp, tensor).and_then(|()| std::fs::rename(&temp, path));
-    if let Err(error) = result {
-        let _ = std::fs::remove_file(&temp);
-        return Err(write_error(error.to_string()));
-    }
-    Ok(())
+    let mut bytes = Vec::new();
+    npy_bytes(&mut bytes, tensor).map_err(write_error)?;
+    crate::atomic::write_atomic(path, &bytes).map_err(write_error)
 }
 
-fn write_to(path: &Path, tensor: &Tensor) -> std::io::Result<()> {
-    let mut file = BufWriter::new(File::create(path)?);
+fn npy_bytes(out: &mut Vec<u8>, tensor: &Tensor) -> std::io::Result<()> {
     match tensor.elem {
         ScalarTy::F32 | ScalarTy::F16 => {
             let mut w = npyz::WriteOptions::<f32>::new()
                 .shape(&tensor.shape)
                 .default_dtype()
-                .writer(&mut file)
+                .writer(out)
                 .begin_nd()?;
             w.extend(tensor.words.iter().map(|b| f32::from_bits(*b)))?;
-            w.finish()?;
+            w.finish()
         }
         ScalarTy::I32 | ScalarTy::Bool => {
             let mut w = npyz::WriteOptions::<i32>::new()
                 .shape(&tensor.shape)
                 .default_dtype()
-                .writer(&mut file)
+                .writer(out)
                 .begin_nd()?;
             w.extend(tensor.words.iter().map(|b| *b as i32))?;
-            w.finish()?;
+            w.finish()
         }
         ScalarTy::U32 => {
             let mut w = npyz::WriteOptions::<u32>::new()
                 .shape(&tensor.shape)
                 .default_dtype()
-                .writer(&mut file)
+                .writer(out)
                 .begin_nd()?;
             w.extend(tensor.words.iter().copied())?;
-            w.finish()?;
+            w.finish()
         }
     }
-    file.flush()?;
-    file.into_inner().map_err(|e| e.into_error())?.sync_all()
 }
 
 fn read_vec<T: npyz::Deserialize>(

@@ -2,15 +2,13 @@
 //! static hang checks, print the placement table (or JSON) and optionally draw it as SVG.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use wsel_ir::graph::Mode;
-use wsel_lower::{RunConfig, RunMode, TargetSpec};
-use wsel_map::{MapOptions, MapResult};
-use wsel_sema::{Database, Diagnostic, ItemKind, Severity, SourceFile};
-use wsel_target::Target;
+use wsel_sema::{Database, Diagnostic, Severity};
 
-use crate::cli::{Format, MapArgs, MapMode};
+use crate::cli::{Format, MapArgs};
+use crate::pipeline::{BuildError, ModeRequest, choose_mode, choose_target, map_graph, pick_model};
 use crate::render::{render_diagnostics, summary_line};
 use crate::source::{read_source, source_texts};
 use crate::status::Status;
@@ -30,18 +28,18 @@ pub fn run(args: &MapArgs) -> Status {
         return Status::Failure;
     }
     let run_config = wsel_lower::lower_run_config(&db, file);
-    let Some(model) = pick_model(&db, file, run_config.as_ref()) else {
-        eprintln!(
-            "error: `{}` has no model to map (define a `model`, or a `run` item naming one)",
-            args.file.display()
-        );
-        return Status::UsageOrIo;
+    let model = match pick_model(&db, file, run_config.as_ref()) {
+        Ok(model) => model,
+        Err(message) => {
+            eprintln!("error: `{}`: {message}", args.file.display());
+            return Status::UsageOrIo;
+        }
     };
     let batch = args
         .batch
         .or(run_config.as_ref().and_then(|r| r.batch))
         .unwrap_or(1);
-    let target = match resolve_target(args, run_config.as_ref()) {
+    let target = match choose_target(args.target.as_deref(), run_config.as_ref()) {
         Ok(t) => t,
         Err(message) => {
             eprintln!("error: {message}");
@@ -56,18 +54,25 @@ pub fn run(args: &MapArgs) -> Status {
         report(&db, &lower_diagnostics, args);
         return Status::Failure;
     }
-    let request = args
-        .mode
-        .unwrap_or(match run_config.as_ref().and_then(|r| r.mode) {
-            Some(RunMode::Pipelined) => MapMode::Pipelined,
-            Some(RunMode::Streaming) => MapMode::Streaming,
-            Some(RunMode::Auto) | None => MapMode::Auto,
-        });
-    let (result, note) = map_in_mode(&graph, &target, request);
-    let Some(placement) = result.placement else {
-        report(&db, &result.diagnostics, args);
-        return Status::Failure;
+    let request = choose_mode(args.mode, run_config.as_ref());
+    let (placement, decision) = match map_graph(&graph, &target, request) {
+        Ok(mapped) => mapped,
+        Err(BuildError::Diagnostics(diagnostics)) => {
+            report(&db, &diagnostics, args);
+            return Status::Failure;
+        }
+        Err(BuildError::Message(message)) => {
+            eprintln!("error: {message}");
+            return Status::Failure;
+        }
     };
+    let note = (request == ModeRequest::Auto).then(|| {
+        let mode = match decision.mode {
+            Mode::Pipelined => "pipelined",
+            Mode::Streaming => "streaming",
+        };
+        format!("mode auto: {mode}, {}", decision.reason)
+    });
     // The static hang checks: errors stop here; warnings are shown with the human table.
     let hang = crate::pipeline::hang_checks(&db, &graph, &placement);
     if hang.iter().any(|d| d.severity == Severity::Error) {
@@ -94,7 +99,7 @@ pub fn run(args: &MapArgs) -> Status {
                 routes: args.routes,
             },
         );
-        if let Err(error) = write_atomic(path, svg.as_bytes()) {
+        if let Err(error) = crate::atomic::write_atomic(path, svg.as_bytes()) {
             eprintln!("error: cannot write `{}`: {error}", path.display());
             return Status::UsageOrIo;
         }
@@ -108,84 +113,6 @@ pub fn run(args: &MapArgs) -> Status {
         println!("{note}");
     }
     Status::Success
-}
-
-/// Maps in the requested mode; `auto` tries pipelined first and falls back to streaming,
-/// with a sentence saying why.
-fn map_in_mode(
-    graph: &wsel_ir::graph::LayerGraph,
-    target: &Target,
-    request: MapMode,
-) -> (MapResult, Option<String>) {
-    let options = MapOptions::default();
-    match request {
-        MapMode::Pipelined => (
-            wsel_map::map(graph, target, Mode::Pipelined, &options),
-            None,
-        ),
-        MapMode::Streaming => (
-            wsel_map::map(graph, target, Mode::Streaming, &options),
-            None,
-        ),
-        MapMode::Auto => {
-            let pipelined = wsel_map::map(graph, target, Mode::Pipelined, &options);
-            if pipelined.placement.is_some() {
-                let note = "mode auto: pipelined, every layer's weights fit in its region's SRAM";
-                return (pipelined, Some(note.to_string()));
-            }
-            let streaming = wsel_map::map(graph, target, Mode::Streaming, &options);
-            if streaming.placement.is_some() {
-                let why = pipelined
-                    .diagnostics
-                    .first()
-                    .map_or_else(String::new, |d| format!(": {}", d.message));
-                return (
-                    streaming,
-                    Some(format!("mode auto: streaming, pipelined does not map{why}")),
-                );
-            }
-            // Neither maps: the pipelined errors explain it best.
-            (pipelined, None)
-        }
-    }
-}
-
-/// The model the `run` item names, or else the file's only (first) model.
-fn pick_model<'db>(
-    db: &'db Database,
-    file: SourceFile,
-    run: Option<&RunConfig>,
-) -> Option<wsel_sema::ItemId<'db>> {
-    if let Some(run) = run
-        && let Some(model) = wsel_lower::find_model(db, file, &run.model)
-    {
-        return Some(model);
-    }
-    wsel_sema::item_index(db, file)
-        .iter()
-        .copied()
-        .find(|i| i.kind(db) == ItemKind::Model)
-}
-
-/// `--target`, else the `run` item's target, else `dev`.
-fn resolve_target(args: &MapArgs, run: Option<&RunConfig>) -> Result<Target, String> {
-    let spec = match (&args.target, run.and_then(|r| r.target.clone())) {
-        (Some(name), _) => name.clone(),
-        (None, Some(TargetSpec::Preset(name))) => name,
-        (None, Some(TargetSpec::File(path))) => path.display().to_string(),
-        (None, None) => "dev".to_string(),
-    };
-    if wsel_target::PRESET_NAMES.contains(&spec.as_str()) {
-        return Target::preset(&spec).map_err(|e| e.to_string());
-    }
-    let path = PathBuf::from(&spec);
-    if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-        return Target::load(&path).map_err(|e| e.to_string());
-    }
-    Err(format!(
-        "unknown target `{spec}`: use one of {} or a path to a target .toml file",
-        wsel_target::PRESET_NAMES.join(", ")
-    ))
 }
 
 fn report(db: &Database, diagnostics: &[Diagnostic], args: &MapArgs) {
@@ -209,26 +136,4 @@ fn report(db: &Database, diagnostics: &[Diagnostic], args: &MapArgs) {
             let _ = writeln!(stderr, "{}", summary_line(errors, warnings));
         }
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder, renamed into place.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("the path names no file"))?;
-    let temp = parent.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
 }

@@ -1,20 +1,20 @@
 //! `wsel run`: check, lower, map, compile, run the static hang checks, load the data, simulate,
-//! write the result and print the report. Each step's failure is a clear message (or diagnostics) and exit status 1; the
-//! result file is written only after a successful run, atomically.
+//! write the result and print the report. Each step's failure is a clear message (or
+//! diagnostics) and exit status 1; the result file is written only after a successful run,
+//! atomically.
 
 use std::path::{Path, PathBuf};
 
-use wsel_codegen::Backend;
 use wsel_ir::graph::{LayerGraph, TensorDecl};
-use wsel_lower::{RunConfig, RunMode, TargetSpec};
+use wsel_lower::RunConfig;
 use wsel_sema::Database;
 use wsel_sim::SimOptions;
 
 use crate::assemble::{HostData, assemble, collect_result};
-use crate::cli::{BackendArg, ModeArg, RunArgs};
+use crate::cli::RunArgs;
 use crate::pipeline::{
-    BuildError, ModeRequest, compile_layers, cost_model, hang_checks, load_and_check, map_graph,
-    resolve_target,
+    BuildError, choose_backend, choose_mode, choose_target, compile_layers, cost_model,
+    hang_checks, load_and_check, map_graph, pick_model,
 };
 use crate::render::eprint_diagnostics;
 use crate::run_report::{RunReport, accuracy};
@@ -36,12 +36,7 @@ pub fn run(args: &RunArgs) -> Status {
 
 fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result<(), BuildError> {
     let config = wsel_lower::lower_run_config(db, file);
-    let model_name = match &config {
-        Some(config) => config.model.clone(),
-        None => only_model(db, file)?,
-    };
-    let model = wsel_lower::find_model(db, file, &model_name)
-        .ok_or_else(|| message(format!("there is no model `{model_name}` in the file")))?;
+    let model = pick_model(db, file, config.as_ref()).map_err(message)?;
 
     // The per-sample shapes of the inputs do not depend on the batch; read the data first
     // to learn it.
@@ -67,25 +62,15 @@ fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result
         return Err(BuildError::Diagnostics(diagnostics));
     }
     let params = read_params(&graph)?;
-    let target_name = args
-        .target
-        .clone()
-        .or_else(|| {
-            config
-                .as_ref()
-                .and_then(|c| c.target.as_ref())
-                .map(target_text)
-        })
-        .unwrap_or_else(|| "dev".to_string());
-    let target = resolve_target(&target_name).map_err(message)?;
-    let request = mode_request(args.mode, config.as_ref().and_then(|c| c.mode));
+    let target = choose_target(args.target.as_deref(), config.as_ref()).map_err(message)?;
+    let request = choose_mode(args.mode, config.as_ref());
     let (placement, decision) = map_graph(&graph, &target, request)?;
     if let Some(path) = &args.map {
         let svg = wsel_map::svg::render(&placement, wsel_map::svg::SvgOptions::default());
         write_text(path, &svg)?;
     }
 
-    let backend = backend(args.backend)?;
+    let backend = choose_backend(args.backend).map_err(message)?;
     let cost = cost_model(&target);
     let compiled = compile_layers(db, &placement, backend, &cost)?;
     if !args.no_hang_checks {
@@ -255,50 +240,6 @@ fn first_samples(mut tensor: Tensor, batch: u64) -> Tensor {
     tensor
 }
 
-fn only_model(db: &Database, file: wsel_sema::SourceFile) -> Result<String, BuildError> {
-    let models: Vec<String> = wsel_sema::item_index(db, file)
-        .iter()
-        .filter(|i| i.kind(db) == wsel_sema::ItemKind::Model)
-        .map(|i| i.name(db).to_string())
-        .collect();
-    match models.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => Err(message("the file has no model to run".into())),
-        _ => Err(message(format!(
-            "the file has several models ({}) and no `run` item saying which to run",
-            models.join(", ")
-        ))),
-    }
-}
-
-fn mode_request(flag: Option<ModeArg>, setting: Option<RunMode>) -> ModeRequest {
-    match (flag, setting) {
-        (Some(ModeArg::Pipelined), _) | (None, Some(RunMode::Pipelined)) => ModeRequest::Pipelined,
-        (Some(ModeArg::Streaming), _) | (None, Some(RunMode::Streaming)) => ModeRequest::Streaming,
-        _ => ModeRequest::Auto,
-    }
-}
-
-fn backend(arg: BackendArg) -> Result<Backend, BuildError> {
-    match arg {
-        BackendArg::Cranelift => Ok(Backend::Cranelift),
-        BackendArg::Interp => Ok(Backend::Interp),
-        #[cfg(feature = "llvm")]
-        BackendArg::Llvm => Ok(Backend::Llvm),
-        #[cfg(not(feature = "llvm"))]
-        BackendArg::Llvm => Err(message(
-            "this wsel was built without LLVM: rebuild with `--features llvm`".into(),
-        )),
-    }
-}
-
-fn target_text(spec: &TargetSpec) -> String {
-    match spec {
-        TargetSpec::Preset(name) => name.clone(),
-        TargetSpec::File(path) => path.display().to_string(),
-    }
-}
-
 fn default_output(file: &Path, model: &str) -> PathBuf {
     file.parent()
         .unwrap_or(Path::new("."))
@@ -306,26 +247,10 @@ fn default_output(file: &Path, model: &str) -> PathBuf {
         .join(format!("{model}.npy"))
 }
 
-/// Writes a text file atomically (temporary file, then rename).
+/// Writes a text file atomically.
 fn write_text(path: &Path, text: &str) -> Result<(), BuildError> {
-    let error = |e: std::io::Error| message(format!("cannot write `{}`: {e}", path.display()));
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(error)?;
-    let temp = parent.join(format!(
-        ".{}.{}.tmp",
-        path.file_name()
-            .map_or("out".into(), |n| n.to_string_lossy()),
-        std::process::id()
-    ));
-    std::fs::write(&temp, text)
-        .and_then(|()| std::fs::rename(&temp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&temp);
-            error(e)
-        })
+    crate::atomic::write_atomic(path, text.as_bytes())
+        .map_err(|e| message(format!("cannot write `{}`: {e}", path.display())))
 }
 
 fn message(text: String) -> BuildError {
