@@ -1,7 +1,8 @@
 //! Language-server latency on a 2,000-line file, through the protocol (in process, JSON-RPC
 //! framing included): the time from sending a `didChange` to receiving the published
-//! diagnostics of that version, and the time to answer a hover. Prints medians and 90th
-//! percentiles of 41 runs each. Run: `cargo bench -p wsel-lsp --bench latency`.
+//! diagnostics of that version, and the time to answer a hover (a layer call's includes its
+//! mapping on `dev`, cached or computed). Prints medians and 90th percentiles of 41 runs
+//! each. Run: `cargo bench -p wsel-lsp --bench latency`.
 
 use std::time::{Duration, Instant};
 
@@ -72,15 +73,25 @@ async fn bench() {
         assert_eq!(count, usize::from(i % 2 == 0), "{published}");
     }
 
-    // Hover on a layer call (shapes and cost) and on a kernel array.
+    // Hover on a layer call (shapes, cost, mapping on `dev`) with the model's mapping cached
+    // and with the cache emptied first (the hover maps the model), and on a kernel array.
     let mut hover_call = Vec::new();
+    let mut hover_call_mapping = Vec::new();
     let mut hover_var = Vec::new();
     let (var_line, var_character) = position_of(&text, "send(ys, x[0..n])", 40, 9);
     for _ in 0..RUNS {
-        for (samples, (l, c)) in [
-            (&mut hover_call, (call_line, call_character + 2)),
-            (&mut hover_var, (var_line, var_character)),
+        for (samples, (l, c), uncached) in [
+            (&mut hover_call, (call_line, call_character + 2), false),
+            (
+                &mut hover_call_mapping,
+                (call_line, call_character + 2),
+                true,
+            ),
+            (&mut hover_var, (var_line, var_character), false),
         ] {
+            if uncached {
+                wsel_lsp::layer_call::clear_mapping_cache();
+            }
             let start = Instant::now();
             let answer = client
                 .request(
@@ -89,10 +100,13 @@ async fn bench() {
                 )
                 .await;
             samples.push(start.elapsed());
-            assert!(
-                answer["result"]["contents"]["value"].is_string(),
-                "{answer}"
-            );
+            let value = answer["result"]["contents"]["value"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(!value.is_empty(), "{answer}");
+            if l == call_line {
+                assert!(value.contains("- estimated cycles: "), "{value}");
+            }
         }
     }
 
@@ -104,7 +118,14 @@ async fn bench() {
         "didChange → publishDiagnostics (typing an error / fixing it)",
         &mut error_edit,
     );
-    report("hover on a layer call (shapes, cost)", &mut hover_call);
+    report(
+        "hover on a layer call (shapes, cost, mapping cached)",
+        &mut hover_call,
+    );
+    report(
+        "hover on a layer call (shapes, cost, mapping the model on dev)",
+        &mut hover_call_mapping,
+    );
     report("hover on a kernel array", &mut hover_var);
 }
 

@@ -1,6 +1,7 @@
 //! Hover: for a name, its declaration (signature, type at this use, doc comment, where it is
-//! defined); for a layer call, the call's shapes and the layer's cost at them
-//! (`layer_call`); elsewhere, the type of the innermost checked expression.
+//! defined); for a layer call, the call's shapes, the layer's cost at them and the call's
+//! mapping on the default target (`layer_call`); elsewhere, the type of the innermost checked
+//! expression.
 
 use wsel_sema::items::{ItemKind, item_index};
 use wsel_sema::{const_value, kernel_signature};

@@ -1,13 +1,18 @@
 //! What the language server says about one layer call in a model: the shapes it binds, its
-//! result, the layer's cost entries evaluated at those shapes, and (once the mapping pass
-//! exists) how the call maps onto the default target.
+//! result, the layer's cost entries evaluated at those shapes, and how the call maps onto the
+//! default target (`wsel-map` on a `wsel-target` machine description; never the simulator).
 
-use wsel_sema::Db;
+use std::sync::{Arc, Mutex};
+
+use wsel_ir::graph::{LayerGraph, Mode};
+use wsel_map::{MapOptions, MapResult, Orientation};
 use wsel_sema::analysis::CallBinding;
 use wsel_sema::check::expr::{Checker, Local, LocalKind};
-use wsel_sema::items::{ItemId, ItemKind, item_ast, module_scope};
+use wsel_sema::items::{ItemId, ItemKind, item_ast, item_index, module_scope};
 use wsel_sema::ty::{Dim, Ty, Value};
+use wsel_sema::{Db, Severity};
 use wsel_syntax::ast::{self, ScalarType};
+use wsel_target::Target;
 
 use crate::context::FileCtx;
 
@@ -72,14 +77,196 @@ pub fn call_costs(db: &dyn Db, layer: ItemId<'_>, call: &CallBinding) -> Vec<Cos
         .collect()
 }
 
-/// The mapping of this call on the default target: region, PE count, SRAM per PE and
-/// estimated cycles, as Markdown.
-///
-/// This is the one place the mapping summary goes. The mapping pass (`compiler/map`) does not
-/// exist yet, so there is nothing to show and this returns `None`; it must never invent
-/// figures. When the pass exists, call it here for `call` and format its result.
-pub fn mapping_summary(_db: &dyn Db, _layer: ItemId<'_>, _call: &CallBinding) -> Option<String> {
-    None
+/// The target the hover maps on: the `dev` preset (a machine description, not the
+/// simulator).
+pub const DEFAULT_TARGET: &str = "dev";
+
+/// A model's layer graph mapped on a target in auto mode, as `wsel map` does it: pipelined,
+/// and streaming when pipelined does not map.
+#[derive(Debug, Clone)]
+pub struct AutoMapping {
+    /// The mode of `result`.
+    pub mode: Mode,
+    /// When `mode` is streaming: why pipelined did not map (its first diagnostic).
+    pub pipelined_failure: Option<String>,
+    /// The mapping in `mode`; when neither mode maps, the pipelined attempt (its errors
+    /// explain it best).
+    pub result: MapResult,
+}
+
+/// Maps `graph` on `target` in auto mode.
+pub fn map_auto(graph: &LayerGraph, target: &Target) -> AutoMapping {
+    let options = MapOptions::default();
+    let pipelined = wsel_map::map(graph, target, Mode::Pipelined, &options);
+    if pipelined.placement.is_some() {
+        return AutoMapping {
+            mode: Mode::Pipelined,
+            pipelined_failure: None,
+            result: pipelined,
+        };
+    }
+    let streaming = wsel_map::map(graph, target, Mode::Streaming, &options);
+    if streaming.placement.is_some() {
+        return AutoMapping {
+            mode: Mode::Streaming,
+            pipelined_failure: pipelined.diagnostics.first().map(|d| d.message.clone()),
+            result: streaming,
+        };
+    }
+    AutoMapping {
+        mode: Mode::Pipelined,
+        pipelined_failure: None,
+        result: pipelined,
+    }
+}
+
+/// The mappings computed recently, keyed by the layer graph itself (model, batch, shapes,
+/// implementations, call spans) and the target's name: mapping is a pure function of those,
+/// so an entry is valid for as long as an equal graph comes back, and any edit that changes
+/// the graph misses. Hovering over the calls of one model maps it once. The lock is held to
+/// look up and insert only, never while mapping.
+static MAPPINGS: Mutex<Vec<(String, LayerGraph, Arc<AutoMapping>)>> = Mutex::new(Vec::new());
+
+/// How many mapped graphs [`MAPPINGS`] keeps (most recent first).
+const CACHED_MAPPINGS: usize = 8;
+
+/// [`map_auto`] on the preset `target`, cached.
+pub fn cached_map_auto(graph: &LayerGraph, target: &Target) -> Arc<AutoMapping> {
+    let lock = || MAPPINGS.lock().unwrap_or_else(|p| p.into_inner());
+    {
+        let mut cache = lock();
+        if let Some(i) = cache
+            .iter()
+            .position(|(t, g, _)| *t == target.name && g == graph)
+        {
+            let entry = cache.remove(i);
+            let mapped = Arc::clone(&entry.2);
+            cache.insert(0, entry);
+            return mapped;
+        }
+    }
+    let mapped = Arc::new(map_auto(graph, target));
+    let mut cache = lock();
+    cache.insert(0, (target.name.clone(), graph.clone(), Arc::clone(&mapped)));
+    cache.truncate(CACHED_MAPPINGS);
+    mapped
+}
+
+/// Forgets every cached mapping (for measuring the uncached hover).
+#[doc(hidden)]
+pub fn clear_mapping_cache() {
+    MAPPINGS.lock().unwrap_or_else(|p| p.into_inner()).clear();
+}
+
+/// The model of `ctx`'s file whose body contains the call at `span`.
+fn enclosing_model<'db>(ctx: &FileCtx<'db>, span: &ast::Span) -> Option<ItemId<'db>> {
+    item_index(ctx.db, ctx.file).iter().copied().find(|item| {
+        item.kind(ctx.db) == ItemKind::Model
+            && matches!(
+                item_ast(ctx.db, *item),
+                Some(ast::Item::Model(m)) if m.span.start <= span.start && span.end <= m.span.end
+            )
+    })
+}
+
+/// The mapping of this call on the default target ([`DEFAULT_TARGET`], auto mode): mode,
+/// region, PE count, SRAM per PE and estimated cycles per sample, as Markdown. Every figure
+/// comes from `wsel_map::map` on the model's layer graph (batch from the file's `run` item,
+/// else 1); when the model does not map, the mapper's first diagnostic is shown instead.
+/// `None` when the call is not in a model's layer graph.
+pub fn mapping_summary(ctx: &FileCtx<'_>, call: &CallBinding) -> Option<String> {
+    let db = ctx.db;
+    let model = enclosing_model(ctx, &call.span)?;
+    let title = format!("**Mapping on `{DEFAULT_TARGET}`**");
+    // Lowering assumes a program without errors; its figures would mean nothing.
+    if wsel_sema::diagnostics(db, ctx.file)
+        .iter()
+        .any(|d| d.severity == Severity::Error)
+    {
+        return Some(format!(
+            "{title}: not computed while the program has errors"
+        ));
+    }
+    let batch = wsel_lower::lower_run_config(db, ctx.file)
+        .and_then(|run| run.batch)
+        .unwrap_or(1);
+    let (graph, lowering) = wsel_lower::layer_graph(db, model, batch);
+    if let Some(error) = lowering.iter().find(|d| d.severity == Severity::Error) {
+        return Some(format!(
+            "{title}: not computed, the model does not lower: {}",
+            error.message
+        ));
+    }
+    let path = ctx.path();
+    let instance = graph
+        .layers
+        .iter()
+        .find(|l| l.call.span == call.span && l.call.file == path)?;
+    let target = Target::preset(DEFAULT_TARGET).ok()?;
+    let mapped = cached_map_auto(&graph, &target);
+    let Some(placement) = &mapped.result.placement else {
+        let Some(first) = mapped.result.diagnostics.first() else {
+            return Some(format!(
+                "{title}: the model does not map on `{DEFAULT_TARGET}` (neither pipelined nor \
+                 streaming)"
+            ));
+        };
+        let at = &first.primary.location;
+        let elsewhere = graph
+            .layers
+            .iter()
+            .find(|l| l.call.file == at.file && l.call.span == at.span)
+            .filter(|l| l.name != instance.name)
+            .map(|l| format!(" (at the call of `{}`)", l.name))
+            .unwrap_or_default();
+        return Some(format!(
+            "{title}: the model does not map on `{DEFAULT_TARGET}` (neither pipelined nor \
+             streaming): {}{elsewhere}",
+            first.message
+        ));
+    };
+    let index = placement
+        .layers
+        .iter()
+        .position(|l| l.name == instance.name)?;
+    let placed = &placement.layers[index];
+    let mode = match (mapped.mode, &mapped.pipelined_failure) {
+        (Mode::Pipelined, _) => "pipelined (auto)".to_string(),
+        (Mode::Streaming, Some(why)) => format!("streaming (auto; pipelined does not map: {why})"),
+        (Mode::Streaming, None) => "streaming (auto; pipelined does not map)".to_string(),
+    };
+    let transposed = match placed.orientation {
+        Orientation::Identity => "",
+        Orientation::Transposed => ", transposed",
+    };
+    let bottleneck = if placement.layers.len() > 1 && placement.bottleneck() == Some(index) {
+        ", the bottleneck stage"
+    } else {
+        ""
+    };
+    let e = &placed.estimate;
+    let mut out = format!(
+        "{title} (`{}`, batch {})\n- mode: {mode}\n",
+        placed.name, placement.batch
+    );
+    out.push_str(&format!(
+        "- region: {} × {} at fabric ({}, {}){transposed}\n",
+        placed.rows, placed.cols, placed.rect.x, placed.rect.y
+    ));
+    out.push_str(&format!("- PEs: {}\n", group_digits(placed.pe_count())));
+    out.push_str(&format!(
+        "- SRAM per PE: {} / {} bytes\n",
+        group_digits(placed.sram_bytes),
+        group_digits(u64::from(placement.sram_bytes_available))
+    ));
+    out.push_str(&format!(
+        "- estimated cycles: {} per sample (compute {}, in {}, out {}){bottleneck}\n",
+        group_digits(e.cycles),
+        group_digits(e.compute),
+        group_digits(e.edge_in),
+        group_digits(e.edge_out)
+    ));
+    Some(out.trim_end().to_string())
 }
 
 /// The hover text of a layer call.
@@ -128,7 +315,7 @@ pub fn call_hover(ctx: &FileCtx<'_>, callee: &str, call: &CallBinding) -> String
                 }
             }
         }
-        if let Some(mapping) = mapping_summary(ctx.db, layer, call) {
+        if let Some(mapping) = mapping_summary(ctx, call) {
             out.push_str(&format!("\n{mapping}\n"));
         }
     }

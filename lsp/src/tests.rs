@@ -127,3 +127,69 @@ fn inlay_hints_and_semantic_classes() {
         );
     });
 }
+
+/// The hover of the `dense` call in `src` (file `/project/m.wse`).
+fn dense_call_hover(src: &str) -> String {
+    let mut db = wsel_sema::Database::default();
+    let path = Path::new("/project/m.wse");
+    let file = wsel_sema::load_program(&mut db, path, &mut |_| Ok(src.to_string()));
+    let file = file.unwrap_or_else(|e| panic!("{e}"));
+    let ctx = FileCtx::new(&db, file);
+    let offset = src
+        .find("dense(x")
+        .unwrap_or_else(|| panic!("no dense call"))
+        + 1;
+    hover(&ctx, offset).map(|h| h.markdown).unwrap_or_default()
+}
+
+fn one_dense(n: u32, run: &str) -> String {
+    format!(
+        "import std.nn.{{dense}};
+model big(x: f32[B, {n}]) -> f32[B, {n}] {{
+    param w: f32[{n}, {n}];
+    param b: f32[{n}];
+    return dense(x, w, b);
+}}
+{run}"
+    )
+}
+
+#[test]
+fn mapping_hover_falls_back_to_streaming_and_says_why() {
+    // 4 MiB of weights cannot stay in the 1 MiB of SRAM `dev` has; streamed, they fit.
+    let src = one_dense(1024, "run big { input x = \"x.npy\"; batch = 4; }\n");
+    let h = dense_call_hover(&src);
+    assert!(
+        h.contains("**Mapping on `dev`** (`dense#1`, batch 4)"),
+        "{h}"
+    );
+    assert!(
+        h.contains(
+            "- mode: streaming (auto; pipelined does not map: layer `dense#1` fits no region"
+        ),
+        "{h}"
+    );
+    assert!(
+        h.contains("- SRAM per PE: ") && h.contains(" / 4,096 bytes"),
+        "{h}"
+    );
+}
+
+#[test]
+fn mapping_hover_reports_a_model_that_does_not_map_or_has_errors() {
+    let h = dense_call_hover(&one_dense(8192, ""));
+    assert!(
+        h.contains(
+            "**Mapping on `dev`**: the model does not map on `dev` (neither pipelined nor \
+             streaming): layer `dense#1` fits no region"
+        ),
+        "{h}"
+    );
+    assert!(!h.contains("- region:"), "{h}");
+    // A `run` item without the model's input: an error, so nothing is mapped.
+    let h = dense_call_hover(&one_dense(64, "run big { batch = 4; }\n"));
+    assert!(
+        h.contains("**Mapping on `dev`**: not computed while the program has errors"),
+        "{h}"
+    );
+}

@@ -157,6 +157,106 @@ async fn hover_shows_types_and_layer_call_shapes_and_costs() {
     assert_eq!(hover["result"], Value::Null);
 }
 
+/// `n` with thousands separated by commas, as hovers print counts.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hover_on_a_layer_call_shows_its_mapping_on_dev() {
+    let (mut client, uri, text) = open_example("digits").await;
+    let hover = client
+        .request(
+            "textDocument/hover",
+            at(&uri, pos(&text, "dense(x, w1, b1)", 0, 2)),
+        )
+        .await;
+    let value = hover["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+
+    // The same figures, recomputed here with the compiler's crates: the file's layer graph
+    // (digits' `run` item sets no batch: 1) mapped on `dev`, pipelined first as in auto mode.
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/main.wse");
+    let path = path.canonicalize().unwrap_or(path);
+    let mut db = wsel_sema::Database::default();
+    let file = wsel_sema::load_program(&mut db, &path, &mut |p| std::fs::read_to_string(p))
+        .expect("digits loads");
+    let model = wsel_lower::find_model(&db, file, "digits").expect("the model `digits`");
+    let (graph, lowering) = wsel_lower::layer_graph(&db, model, 1);
+    assert!(lowering.is_empty(), "{lowering:#?}");
+    let target = wsel_target::Target::preset("dev").expect("the dev preset");
+    let options = wsel_map::MapOptions::default();
+    let pipelined = wsel_map::map(&graph, &target, wsel_ir::graph::Mode::Pipelined, &options);
+    let (placement, mode) = match pipelined.placement {
+        Some(p) => (p, "pipelined"),
+        None => (
+            wsel_map::map(&graph, &target, wsel_ir::graph::Mode::Streaming, &options)
+                .placement
+                .expect("digits maps on dev"),
+            "streaming",
+        ),
+    };
+    let call = text.find("dense(x, w1, b1)").expect("the first dense call");
+    let instance = graph
+        .layers
+        .iter()
+        .find(|l| l.call.span.start == call && l.call.file == path)
+        .expect("the call's layer instance");
+    assert_eq!(instance.name, "dense#1");
+    let placed = placement
+        .layers
+        .iter()
+        .find(|l| l.name == instance.name)
+        .expect("the instance is placed");
+
+    assert!(
+        value.contains("**Mapping on `dev`** (`dense#1`, batch 1)"),
+        "{value}"
+    );
+    assert!(value.contains(&format!("- mode: {mode} (auto")), "{value}");
+    assert!(
+        value.contains(&format!(
+            "region: {} × {} at fabric ({}, {})",
+            placed.rows, placed.cols, placed.rect.x, placed.rect.y
+        )),
+        "{value}"
+    );
+    assert!(
+        value.contains(&format!(
+            "PEs: {}",
+            grouped(u64::from(placed.rows) * u64::from(placed.cols))
+        )),
+        "{value}"
+    );
+    assert!(
+        value.contains(&format!(
+            "SRAM per PE: {} / {} bytes",
+            grouped(placed.sram_bytes),
+            grouped(u64::from(placement.sram_bytes_available))
+        )),
+        "{value}"
+    );
+    assert!(
+        value.contains(&format!(
+            "estimated cycles: {} per sample",
+            grouped(placed.estimate.cycles)
+        )),
+        "{value}"
+    );
+    // Still the shapes and cost above it.
+    assert!(value.contains("flops: 4,128 per sample"), "{value}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hover_in_a_kernel_shows_declarations_and_types() {
     let (mut client, uri, text) = open_example("gemv").await;
