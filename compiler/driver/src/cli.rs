@@ -31,6 +31,12 @@ pub enum Command {
         after_help = "Examples:\n  wsel run examples/digits/main.wse\n  wsel run examples/gemv/main.wse --mode streaming --backend interp --report r.json\n  wsel run model.wse --input x=data/x.npy --output out/y.npy --target wse2"
     )]
     Run(RunArgs),
+    /// Build a model without running it: check, lower, map, run the static hang checks and
+    /// compile every kernel instance; print the intermediate representations on request.
+    #[command(
+        after_help = "Examples:\n  wsel build examples/digits/main.wse\n  wsel build examples/gemv/main.wse --emit graph --emit ir"
+    )]
+    Build(BuildArgs),
     /// Format .wse files in place (the same formatter as the language server).
     ///
     /// Only whitespace changes: comments and every token are kept. A file with syntax errors
@@ -166,6 +172,38 @@ pub struct RunArgs {
     /// deadlock or the unrouted send), not for normal use.
     #[arg(long, hide = true)]
     pub no_hang_checks: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BuildArgs {
+    /// The .wse file with the model (and usually a `run` item).
+    pub file: PathBuf,
+    /// The machine: `dev`, `wse2`, `wse3`, or a target .toml file [default: the `run` item's, else dev].
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Pipelined, streaming, or auto [default: the `run` item's, else auto].
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// Samples per batch [default: the `run` item's, else 1].
+    #[arg(long)]
+    pub batch: Option<u64>,
+    /// The code generator to compile with.
+    #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
+    pub backend: BackendArg,
+    /// What to print: the layer graph, the kernel IR of every distinct kernel instance, or
+    /// the placement as JSON. Repeat the flag for several.
+    #[arg(long, value_enum)]
+    pub emit: Vec<Emit>,
+    /// When to colour diagnostics.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    Graph,
+    Ir,
+    Placement,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

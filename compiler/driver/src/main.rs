@@ -10,6 +10,7 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Check(args) => wsel::commands::check::run(&args),
         Command::Run(args) => wsel::commands::run::run(&args),
+        Command::Build(args) => wsel::commands::build::run(&args),
         Command::Fmt(args) => wsel::commands::fmt::run(&args),
         Command::Lsp => wsel::commands::lsp::run(),
         Command::Map(args) => wsel::commands::map::run(&args),

@@ -19,6 +19,7 @@ use wsel_target::Target;
 
 use crate::cli::{BackendArg, ModeArg};
 use crate::source::read_source;
+use crate::status::Status;
 
 /// Why a build stopped: the program has errors (rendered by the caller), or something outside
 /// the program went wrong.
@@ -327,4 +328,26 @@ pub fn hang_checks(db: &Database, graph: &LayerGraph, placement: &Placement) -> 
 fn instance_name(file: &Path, kernel: &str, args: &[(String, CValue)]) -> String {
     let args: Vec<String> = args.iter().map(|(n, v)| format!("{n}={v:?}")).collect();
     format!("{}::{kernel}<{}>", file.display(), args.join(","))
+}
+
+/// Prints a build failure: diagnostics rendered, or a one-line message. An unreadable source
+/// file (no database yet) is exit status 2; everything later is 1.
+pub fn report_build_error(db: Option<&Database>, error: BuildError, color: bool) -> Status {
+    match error {
+        BuildError::Diagnostics(diagnostics) => {
+            let sources = db.map(crate::source::source_texts).unwrap_or_default();
+            crate::render::eprint_diagnostics(&diagnostics, &sources, color);
+            Status::Failure
+        }
+        BuildError::Message(text) => {
+            eprintln!("error: {text}");
+            // An unreadable source file is an IO problem with the command line (exit 2);
+            // everything later is a failure of the run (exit 1).
+            if db.is_none() {
+                Status::UsageOrIo
+            } else {
+                Status::Failure
+            }
+        }
+    }
 }

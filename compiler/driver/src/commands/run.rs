@@ -14,7 +14,7 @@ use crate::assemble::{HostData, assemble, collect_result};
 use crate::cli::RunArgs;
 use crate::pipeline::{
     BuildError, choose_backend, choose_mode, choose_target, compile_layers, cost_model,
-    hang_checks, load_and_check, map_graph, pick_model,
+    hang_checks, load_and_check, map_graph, pick_model, report_build_error,
 };
 use crate::render::eprint_diagnostics;
 use crate::run_report::{RunReport, accuracy};
@@ -255,24 +255,4 @@ fn write_text(path: &Path, text: &str) -> Result<(), BuildError> {
 
 fn message(text: String) -> BuildError {
     BuildError::Message(text)
-}
-
-fn report_build_error(db: Option<&Database>, error: BuildError, color: bool) -> Status {
-    match error {
-        BuildError::Diagnostics(diagnostics) => {
-            let sources = db.map(crate::source::source_texts).unwrap_or_default();
-            eprint_diagnostics(&diagnostics, &sources, color);
-            Status::Failure
-        }
-        BuildError::Message(text) => {
-            eprintln!("error: {text}");
-            // An unreadable source file is an IO problem with the command line (exit 2);
-            // everything later is a failure of the run (exit 1).
-            if db.is_none() {
-                Status::UsageOrIo
-            } else {
-                Status::Failure
-            }
-        }
-    }
 }
