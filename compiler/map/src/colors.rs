@@ -25,6 +25,7 @@ pub(crate) fn assign(
     choice: &Choice,
     routed: &Routed,
     diagnostics: &mut Vec<Diagnostic>,
+    blamed: &mut Vec<usize>,
 ) -> Option<Coloring> {
     let n = routed.class_count;
     let layer_count = problem.layers.len();
@@ -89,6 +90,7 @@ pub(crate) fn assign(
     if let Some(c) = first_over {
         let l = routed.class_layers[c].first().copied().unwrap_or(0);
         let layer = &problem.graph.layers[l];
+        blamed.push(l);
         diagnostics.push(diag::too_many_colors(
             &layer.name,
             &layer.call,

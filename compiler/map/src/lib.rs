@@ -86,10 +86,20 @@ pub fn map(graph: &LayerGraph, target: &Target, mode: Mode, options: &MapOptions
     };
     let complete = |choice: &search::Choice| {
         let mut found = Vec::new();
-        let routed =
-            routes::route_all(&problem, choice, &mut found).ok_or_else(|| found.clone())?;
-        let coloring =
-            colors::assign(&problem, choice, &routed, &mut found).ok_or_else(|| found.clone())?;
+        let mut blamed = Vec::new();
+        let Some(routed) = routes::route_all(&problem, choice, &mut found, &mut blamed) else {
+            return Err(search::Incomplete {
+                diagnostics: found,
+                layers: blamed,
+            });
+        };
+        let Some(coloring) = colors::assign(&problem, choice, &routed, &mut found, &mut blamed)
+        else {
+            return Err(search::Incomplete {
+                diagnostics: found,
+                layers: blamed,
+            });
+        };
         Ok((routed, coloring))
     };
     let Some((choice, (routed, coloring))) = search::choose(&problem, &mut diagnostics, complete)

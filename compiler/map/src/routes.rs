@@ -73,6 +73,7 @@ pub(crate) fn route_all(
     problem: &Problem<'_>,
     choice: &Choice,
     diagnostics: &mut Vec<Diagnostic>,
+    blamed: &mut Vec<usize>,
 ) -> Option<Routed> {
     let graph = problem.graph;
     let target = problem.target;
@@ -164,6 +165,7 @@ pub(crate) fn route_all(
             let routed = match routed {
                 Ok(r) => r,
                 Err((j, why)) => {
+                    blamed.push(l);
                     diagnostics.push(diag::unroutable(
                         &layer.name,
                         &layer.call,
@@ -283,6 +285,7 @@ pub(crate) fn route_all(
             Ok(h) => h,
             Err((j, why)) => {
                 let blame = consumers.first().map_or(p, |&(l, _)| l);
+                blamed.push(blame);
                 diagnostics.push(diag::unroutable(
                     &graph.layers[blame].name,
                     &graph.layers[blame].call,

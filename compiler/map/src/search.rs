@@ -14,8 +14,13 @@
 //! fabric. A binary search over the candidates' estimates finds the smallest `T` that both
 //! solves and places, so the bottleneck stage is as fast as the fabric allows and lighter
 //! layers take no more PEs than they need to keep up.
+//!
+//! When the least-area assignment for a target cannot be placed, routed or colored, the
+//! candidate of the layer that failed is ruled out and the next-least-area assignment is
+//! tried (a few times per target), so one size that cannot lie on the fabric — say one
+//! whose output edge would face off it — does not end the search while others fit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use wsel_ir::graph::{CExpr, LayerGraph, LayerInstance, Mode, RegionSide, TensorRef};
 use wsel_sema::Diagnostic;
@@ -438,7 +443,7 @@ impl<'a> Problem<'a> {
 pub(crate) fn choose<T>(
     problem: &Problem<'_>,
     diagnostics: &mut Vec<Diagnostic>,
-    complete: impl Fn(&Choice) -> Result<T, Vec<Diagnostic>>,
+    complete: impl Fn(&Choice) -> Result<T, Incomplete>,
 ) -> Option<(Choice, T)> {
     let dp = Dp::new(problem);
     let mut targets: Vec<u64> = problem
@@ -449,46 +454,77 @@ pub(crate) fn choose<T>(
     targets.sort_unstable();
     targets.dedup();
     let &loosest = targets.last()?;
+    // One target: the least-area sizes, placed and completed. When they cannot be placed or
+    // routed, the size of the layer that failed is ruled out and the next-least-area sizes
+    // are tried, a few times (a size that cannot lie on the fabric, e.g. one whose output edge
+    // would face off it, must not end the search while other sizes fit).
     let attempt = |t: u64, strict: bool| -> Result<(Choice, T), Failure> {
-        let picks = dp.solve(problem, t).map_err(Failure::Parts)?;
-        let sizes: Vec<(u32, u32)> = picks
-            .iter()
-            .enumerate()
-            .map(|(l, &(ri, ci))| {
-                let lp = &problem.layers[l];
-                (
-                    problem.domains[lp.rows_class][ri],
-                    problem.domains[lp.cols_class][ci],
-                )
-            })
-            .collect();
-        let candidates: Vec<Candidate> = picks
-            .iter()
-            .enumerate()
-            .filter_map(|(l, &(ri, ci))| problem.candidate(l, ri, ci))
-            .collect();
-        let mut failure = None;
-        for variant in 0..2 {
-            let regions = match place::place(problem, &sizes, variant, strict) {
-                Ok(r) => r,
-                Err((l, used)) => {
-                    failure.get_or_insert(Failure::Room(l, used, sizes[l]));
-                    continue;
+        let mut banned: HashSet<(usize, usize, usize)> = HashSet::new();
+        let mut failure: Option<Failure> = None;
+        for _ in 0..MAX_RETRIES {
+            let picks = match dp.solve(problem, t, &banned) {
+                Ok(p) => p,
+                Err(l) => {
+                    failure.get_or_insert(Failure::Parts(l));
+                    break;
                 }
             };
-            let choice = Choice {
-                stage_target: t,
-                sizes: sizes.clone(),
-                regions,
-                candidates: candidates.clone(),
-            };
-            match complete(&choice) {
-                Ok(extra) => return Ok((choice, extra)),
-                Err(d) => {
-                    if failure.is_none() || matches!(failure, Some(Failure::Room(..))) {
-                        failure = Some(Failure::Later(d));
+            let sizes: Vec<(u32, u32)> = picks
+                .iter()
+                .enumerate()
+                .map(|(l, &(ri, ci))| {
+                    let lp = &problem.layers[l];
+                    (
+                        problem.domains[lp.rows_class][ri],
+                        problem.domains[lp.cols_class][ci],
+                    )
+                })
+                .collect();
+            let candidates: Vec<Candidate> = picks
+                .iter()
+                .enumerate()
+                .filter_map(|(l, &(ri, ci))| problem.candidate(l, ri, ci))
+                .collect();
+            let mut this_failure = None;
+            let mut blamed: Vec<usize> = Vec::new();
+            for variant in 0..2 {
+                let regions = match place::place(problem, &sizes, variant, strict) {
+                    Ok(r) => r,
+                    Err((l, used)) => {
+                        blamed.push(l);
+                        this_failure.get_or_insert(Failure::Room(l, used, sizes[l]));
+                        continue;
+                    }
+                };
+                let choice = Choice {
+                    stage_target: t,
+                    sizes: sizes.clone(),
+                    regions,
+                    candidates: candidates.clone(),
+                };
+                match complete(&choice) {
+                    Ok(extra) => return Ok((choice, extra)),
+                    Err(inc) => {
+                        blamed.extend(inc.layers);
+                        if this_failure.is_none() || matches!(this_failure, Some(Failure::Room(..)))
+                        {
+                            this_failure = Some(Failure::Later(inc.diagnostics));
+                        }
                     }
                 }
+            }
+            // The first (least-area) sizes' failure is the one reported.
+            if failure.is_none() {
+                failure = this_failure;
+            }
+            let mut progressed = false;
+            for l in blamed {
+                if let Some(&(ri, ci)) = picks.get(l) {
+                    progressed |= banned.insert((l, ri, ci));
+                }
+            }
+            if !progressed {
+                break;
             }
         }
         Err(failure.unwrap_or(Failure::Parts(0)))
@@ -545,6 +581,16 @@ pub(crate) fn choose<T>(
     }
     Some(best)
 }
+
+/// Why sizes could not be completed (routes or colors failed): the diagnostics, and the
+/// layers they blame.
+pub(crate) struct Incomplete {
+    pub diagnostics: Vec<Diagnostic>,
+    pub layers: Vec<usize>,
+}
+
+/// The most size assignments tried for one target when placing or routing fails.
+const MAX_RETRIES: usize = 12;
 
 enum Failure {
     /// No assignment; the layer at which the last states died.
@@ -616,10 +662,16 @@ impl Dp {
         }
     }
 
-    /// The least-area assignment with every estimate at most `t`: per layer, positions in
+    /// The least-area assignment with every estimate at most `t` and no `banned` candidate
+    /// (`(layer, rows position, columns position)`): per layer, positions in
     /// its rows' and columns' domains. On failure, the layer whose constraint emptied the
     /// states.
-    fn solve(&self, problem: &Problem<'_>, t: u64) -> Result<Vec<(usize, usize)>, usize> {
+    fn solve(
+        &self,
+        problem: &Problem<'_>,
+        t: u64,
+        banned: &HashSet<(usize, usize, usize)>,
+    ) -> Result<Vec<(usize, usize)>, usize> {
         let mut steps: Vec<Vec<State>> = Vec::with_capacity(self.order.len());
         let mut prev: Vec<State> = vec![State {
             key: 0,
@@ -658,7 +710,9 @@ impl Dp {
                         let ri = value_of(st.key, lp.rows_class, x);
                         let ci = value_of(st.key, lp.cols_class, x);
                         match problem.candidate(l, ri, ci) {
-                            Some(cand) if cand.estimate.cycles <= t => {
+                            Some(cand)
+                                if cand.estimate.cycles <= t && !banned.contains(&(l, ri, ci)) =>
+                            {
                                 let (r, c) = (
                                     problem.domains[lp.rows_class][ri],
                                     problem.domains[lp.cols_class][ci],

@@ -1,0 +1,48 @@
+//! Regressions of the size search: when the least-area sizes cannot be placed or routed, other
+//! sizes are tried instead of giving up on a fabric with room to spare.
+
+mod common;
+
+use wsel_ir::graph::{LayerGraph, Mode, TensorRef};
+use wsel_map::{MapOptions, fixtures, map};
+use wsel_target::Target;
+
+fn maps(graph: &LayerGraph, target: &Target) {
+    let result = map(graph, target, Mode::Streaming, &MapOptions::default());
+    let Some(p) = &result.placement else {
+        panic!("no placement: {:#?}", result.diagnostics);
+    };
+    assert_eq!(p.layers.len(), graph.layers.len());
+    common::check_placement(p, target);
+}
+
+/// `relu(dense(x, w, b))` with 256 inputs and outputs at batch 16 on dev: the least-area
+/// dense region, 16 × 8, has its output edge on the fabric's edge in both orientations, so it
+/// cannot feed the relu; 8 × 16 fits (E0607 "no room" on an empty fabric before).
+#[test]
+fn a_size_whose_output_edge_falls_off_the_fabric_gives_way_to_one_that_fits() {
+    let mut graph = fixtures::mlp(&[256, 256], 16, false);
+    graph
+        .layers
+        .push(fixtures::relu(1, TensorRef::Layer(0), 256, 16));
+    graph.output = TensorRef::Layer(1);
+    maps(&graph, &Target::dev());
+}
+
+/// `dense(relu(dense(x, w1, b1)), w2, b2)` with widths 64 at batch 32 on dev: the least-area
+/// sizes (8 × 4, 1 × 4, 4 × 8) leave the second dense no room beside the relu and, placed
+/// apart, cannot be routed (E0603 on a defect-free fabric before); other sizes map.
+#[test]
+fn sizes_that_cannot_be_routed_give_way_to_sizes_that_can() {
+    let graph = fixtures::mlp(&[64, 64, 64], 32, true);
+    maps(&graph, &Target::dev());
+}
+
+/// The same chain maps at every batch up to 32.
+#[test]
+fn a_two_layer_mlp_maps_at_every_batch() {
+    for batch in 1..=32 {
+        let graph = fixtures::mlp(&[64, 64, 64], batch, true);
+        maps(&graph, &Target::dev());
+    }
+}
