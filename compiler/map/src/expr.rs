@@ -2,9 +2,8 @@
 //! the environment that evaluates it for a candidate region size.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
-use wsel_ir::graph::{CBinOp, CExpr, CValue};
+use wsel_ir::graph::{CExpr, CValue};
 
 /// Whether `e` mentions the variable `name`.
 pub(crate) fn mentions(e: &CExpr, name: &str) -> bool {
@@ -18,74 +17,9 @@ pub(crate) fn mentions(e: &CExpr, name: &str) -> bool {
     }
 }
 
-/// The expression as a person would write it (fully parenthesised inside).
+/// The expression as a person would write it (the IR's own printer).
 pub(crate) fn show(e: &CExpr) -> String {
-    let mut out = String::new();
-    write_expr(&mut out, e, true);
-    out
-}
-
-fn write_expr(out: &mut String, e: &CExpr, top: bool) {
-    match e {
-        CExpr::Int(v) => {
-            let _ = write!(out, "{v}");
-        }
-        CExpr::Float(v) => {
-            let _ = write!(out, "{v:?}");
-        }
-        CExpr::Bool(v) => {
-            let _ = write!(out, "{v}");
-        }
-        CExpr::Var(v) => out.push_str(v),
-        CExpr::Neg(a) => {
-            out.push('-');
-            write_expr(out, a, false);
-        }
-        CExpr::Not(a) => {
-            out.push('!');
-            write_expr(out, a, false);
-        }
-        CExpr::Min(a, b) | CExpr::Max(a, b) => {
-            out.push_str(if matches!(e, CExpr::Min(..)) {
-                "min("
-            } else {
-                "max("
-            });
-            write_expr(out, a, true);
-            out.push_str(", ");
-            write_expr(out, b, true);
-            out.push(')');
-        }
-        CExpr::Binary(op, a, b) => {
-            if !top {
-                out.push('(');
-            }
-            write_expr(out, a, false);
-            let _ = write!(out, " {} ", op_text(*op));
-            write_expr(out, b, false);
-            if !top {
-                out.push(')');
-            }
-        }
-    }
-}
-
-fn op_text(op: CBinOp) -> &'static str {
-    match op {
-        CBinOp::Add => "+",
-        CBinOp::Sub => "-",
-        CBinOp::Mul => "*",
-        CBinOp::Div => "/",
-        CBinOp::Rem => "%",
-        CBinOp::Eq => "==",
-        CBinOp::Ne => "!=",
-        CBinOp::Lt => "<",
-        CBinOp::Le => "<=",
-        CBinOp::Gt => ">",
-        CBinOp::Ge => ">=",
-        CBinOp::And => "&&",
-        CBinOp::Or => "||",
-    }
+    wsel_ir::print_graph::cexpr_text(e)
 }
 
 /// The names a layer call's expressions may mention: its dimension variables and the names
@@ -116,6 +50,7 @@ impl Env<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wsel_ir::graph::CBinOp;
 
     fn bin(op: CBinOp, a: CExpr, b: CExpr) -> CExpr {
         CExpr::Binary(op, Box::new(a), Box::new(b))
@@ -128,7 +63,7 @@ mod tests {
             bin(CBinOp::Rem, CExpr::Var("N".into()), CExpr::Var("R".into())),
             CExpr::Int(0),
         );
-        assert_eq!(show(&e), "(N % R) == 0");
+        assert_eq!(show(&e), "N % R == 0");
         assert!(mentions(&e, "R"));
         assert!(!mentions(&e, "C"));
     }
