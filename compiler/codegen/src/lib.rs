@@ -12,7 +12,6 @@
 //! reported).
 
 pub mod check;
-pub mod cost_plan;
 mod cranelift;
 mod error;
 pub mod faults;

@@ -1,12 +1,7 @@
-//! The shared scalar semantics and the compiled cost plans, checked directly.
+//! The shared scalar semantics, checked directly.
 
-mod common;
-
-use common::build::*;
-use wsel_codegen::cost_plan;
 use wsel_codegen::semantics::{self, CANONICAL_NAN};
-use wsel_ir::cost::{self, CostModel};
-use wsel_ir::kernel::{AssignOp, BinaryOp, MathFn, ScalarTy, UnaryOp};
+use wsel_ir::kernel::{BinaryOp, MathFn, ScalarTy, UnaryOp};
 
 #[test]
 fn min_and_max_propagate_nan_and_order_signed_zeros() {
@@ -80,63 +75,4 @@ fn integer_division_faults_only_on_zero() {
     assert_eq!(fault.map_err(|f| f.dividend), Err(-5));
     let fault = semantics::binary(BinaryOp::Rem, ScalarTy::U32, u32::MAX, 0);
     assert_eq!(fault.map_err(|f| f.dividend), Err(i64::from(u32::MAX)));
-}
-
-#[test]
-fn cost_plans_agree_with_the_cost_rules() {
-    let models = [
-        CostModel::WSE2_LIKE,
-        CostModel {
-            f32_add_per_cycle: 0,
-            f32_mul_per_cycle: 3,
-            f32_fma_per_cycle: 5,
-            f16_add_per_cycle: 7,
-            f16_mul_per_cycle: 1,
-            f16_fma_per_cycle: 16,
-            math_cycles: 0,
-        },
-    ];
-    let x = || elem(0, u32c(0));
-    let values = [
-        x(),
-        scalar(f32c(1.0)),
-        vbin(BinaryOp::Mul, F32, scalar(f32c(2.0)), x()),
-        vbin(
-            BinaryOp::Add,
-            F32,
-            vmath(MathFn::Exp, F32, x()),
-            vun(UnaryOp::Neg, F32, x()),
-        ),
-        vbin(BinaryOp::Div, F32, vcast(I32, F32, elem(1, u32c(0))), x()),
-        vbin(
-            BinaryOp::Mul,
-            F32,
-            vbin(BinaryOp::Mul, F32, x(), x()),
-            vbin(BinaryOp::Rem, F32, x(), x()),
-        ),
-    ];
-    let ops = [
-        AssignOp::Set,
-        AssignOp::Add,
-        AssignOp::Sub,
-        AssignOp::Mul,
-        AssignOp::Div,
-    ];
-    for model in &models {
-        for ty in [F32, F16, I32] {
-            for value in &values {
-                for op in ops {
-                    let plan = cost_plan::vector_plan(op, value, ty, model).expect("plan agrees");
-                    for len in [0, 1, 5, 64, 999] {
-                        assert_eq!(
-                            plan.eval(len),
-                            cost::vector_cycles(op, value, ty, len, model)
-                        );
-                    }
-                }
-            }
-            let plan = cost_plan::reduce_plan(ty, model).expect("plan agrees");
-            assert_eq!(plan.eval(9), cost::reduce_cycles(ty, 9, model));
-        }
-    }
 }

@@ -3,9 +3,9 @@
 //! A task's cost is the sum, over every statement it executes, of that statement's *fixed*
 //! cost (known at compile time, [`stmt_fixed_cycles`]) and, for statements that touch a
 //! slice, a *per-length* cost computed from the slice length at run time
-//! ([`vector_cycles`], [`reduce_cycles`], [`transfer_issue_cycles`]). The interpreter, the
-//! Cranelift backend and the LLVM backend all charge exactly these numbers, so their cycle
-//! counts are identical.
+//! ([`vector_cycles`], [`reduce_cycles`], [`transfer_issue_cycles`], each defined through a
+//! [`LengthCost`] that compiled code evaluates). The interpreter, the Cranelift backend and
+//! the LLVM backend all charge exactly these numbers, so their cycle counts are identical.
 //!
 //! The model, per PE:
 //! - scalar work costs one cycle per operation node (load, arithmetic, compare, cast, store,
@@ -123,6 +123,31 @@ pub fn expr_cycles(expr: &Expr, model: &CostModel) -> u64 {
     }
 }
 
+/// Cycles as a function of a length known only at run time:
+/// `Σ ceil(len × count / rate) + len × per_element`. Compiled code evaluates it cheaply; the
+/// `*_cycles` functions below are defined through it, so both agree by construction.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LengthCost {
+    /// `(count, rate)` pairs, `count >= 1`, `rate >= 1`.
+    pub terms: Vec<(u64, u64)>,
+    pub per_element: u64,
+}
+
+impl LengthCost {
+    /// The cycles for `len` elements.
+    pub fn eval(&self, len: u64) -> u64 {
+        self.terms
+            .iter()
+            .map(|&(count, rate)| (len * count).div_ceil(rate))
+            .sum::<u64>()
+            + len * self.per_element
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.terms.is_empty() && self.per_element == 0
+    }
+}
+
 /// The per-length cycles of a vector statement `dst op= value` over `len` elements of `ty`.
 pub fn vector_cycles(
     op: AssignOp,
@@ -131,6 +156,16 @@ pub fn vector_cycles(
     len: u64,
     model: &CostModel,
 ) -> u64 {
+    vector_length_cost(op, value, ty, model).eval(len)
+}
+
+/// The per-length cost of a vector statement `dst op= value` over elements of `ty`.
+pub fn vector_length_cost(
+    op: AssignOp,
+    value: &VExpr,
+    ty: ScalarTy,
+    model: &CostModel,
+) -> LengthCost {
     let mut counts = ElementOps::default();
     let fused = match (op, value) {
         // dst += a * b and dst -= a * b: one fused multiply-add per element.
@@ -159,18 +194,31 @@ pub fn vector_cycles(
             AssignOp::Div => counts.heavy += 1,
         }
     }
-    counts.cycles(ty, len, model)
+    counts.length_cost(ty, model)
 }
 
 /// The per-length cycles of folding `len` elements of `ty` with a reduction.
 pub fn reduce_cycles(ty: ScalarTy, len: u64, model: &CostModel) -> u64 {
-    div_ceil(len, model.rate(OpClass::Add, ty))
+    reduce_length_cost(ty, model).eval(len)
+}
+
+/// The per-length cost of a reduction over elements of `ty`: a vector add.
+pub fn reduce_length_cost(ty: ScalarTy, model: &CostModel) -> LengthCost {
+    LengthCost {
+        terms: vec![(1, model.rate(OpClass::Add, ty))],
+        per_element: 0,
+    }
 }
 
 /// The per-length cycles of issuing a send or receive of `len` wavelets: none — issuing costs
 /// its fixed cycle, and the fabric times the wavelets themselves.
-pub fn transfer_issue_cycles(_len: u64) -> u64 {
-    0
+pub fn transfer_issue_cycles(len: u64) -> u64 {
+    transfer_length_cost().eval(len)
+}
+
+/// The per-length cost of issuing a transfer (zero; see [`transfer_issue_cycles`]).
+pub fn transfer_length_cost() -> LengthCost {
+    LengthCost::default()
 }
 
 /// Operation counts per element of a vector expression, by class.
@@ -216,11 +264,20 @@ impl ElementOps {
         }
     }
 
-    fn cycles(&self, ty: ScalarTy, len: u64, model: &CostModel) -> u64 {
-        div_ceil(len * self.add, model.rate(OpClass::Add, ty))
-            + div_ceil(len * self.mul, model.rate(OpClass::Mul, ty))
-            + div_ceil(len * self.fma, model.rate(OpClass::Fma, ty))
-            + len * self.heavy * u64::from(model.math_cycles)
+    fn length_cost(&self, ty: ScalarTy, model: &CostModel) -> LengthCost {
+        let terms = [
+            (self.add, OpClass::Add),
+            (self.mul, OpClass::Mul),
+            (self.fma, OpClass::Fma),
+        ]
+        .into_iter()
+        .filter(|(count, _)| *count > 0)
+        .map(|(count, class)| (count, model.rate(class, ty)))
+        .collect();
+        LengthCost {
+            terms,
+            per_element: self.heavy * u64::from(model.math_cycles),
+        }
     }
 }
 
@@ -236,10 +293,6 @@ fn vexpr_scalar_cycles(value: &VExpr, model: &CostModel) -> u64 {
         VExpr::Cast { value, .. } => vexpr_scalar_cycles(value, model),
         VExpr::Math { arg, .. } => vexpr_scalar_cycles(arg, model),
     }
-}
-
-fn div_ceil(numerator: u64, denominator: u64) -> u64 {
-    numerator.div_ceil(denominator)
 }
 
 #[cfg(test)]

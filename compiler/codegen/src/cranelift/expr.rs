@@ -9,7 +9,6 @@ use wsel_ir::kernel::{
 };
 
 use super::function::{Tr, Translator, clif_ty};
-use crate::cost_plan;
 use crate::semantics;
 
 /// A vector statement's value with its scalar parts computed.
@@ -99,7 +98,7 @@ impl Translator<'_, '_> {
         let start = self.index(&src.start)?;
         let len = self.index(&src.len)?;
         self.check_slice(src.array, start, len);
-        let plan = cost_plan::reduce_plan(ty, self.cost)?;
+        let plan = wsel_ir::cost::reduce_length_cost(ty, self.cost);
         self.charge_len(&plan, len);
         let base = self.slice_base(src.array, start);
         let fold = semantics::reduce_op(op);

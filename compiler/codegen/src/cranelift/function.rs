@@ -14,9 +14,9 @@ use wsel_ir::kernel::{ArrayId, Expr, KernelIr, ScalarTy, Task};
 
 use crate::CodegenError;
 use crate::check::expr_ty;
-use crate::cost_plan::LengthCost;
 use crate::faults::FAULT_SRAM_TOO_SMALL;
 use crate::host::HostFn;
+use wsel_ir::cost::LengthCost;
 
 pub(super) type Tr<T = ()> = Result<T, CodegenError>;
 

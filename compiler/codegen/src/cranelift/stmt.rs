@@ -9,7 +9,6 @@ use wsel_ir::kernel::{AssignOp, Expr, LocalId, PortId, ScalarTy, Slice, Stmt, Ta
 
 use super::function::{RuntimeSigs, Tr, Translator, clif_ty};
 use super::simd;
-use crate::cost_plan;
 
 impl Translator<'_, '_> {
     pub(super) fn stmts(&mut self, stmts: &[Stmt]) -> Tr {
@@ -158,7 +157,7 @@ impl Translator<'_, '_> {
         self.check_slice(dst.array, start, len);
         self.check_sources(&prepared, len);
         let elem = self.kernel.array(dst.array).elem;
-        let plan = cost_plan::vector_plan(op, value, elem, self.cost)?;
+        let plan = wsel_ir::cost::vector_length_cost(op, value, elem, self.cost);
         self.charge_len(&plan, len);
         let base = self.slice_base(dst.array, start);
         let first = if simd::eligible(elem, &prepared) {
@@ -214,7 +213,7 @@ impl Translator<'_, '_> {
         let start = self.index(&slice.start)?;
         let len = self.index(&slice.len)?;
         self.check_slice(slice.array, start, len);
-        let plan = cost_plan::transfer_plan()?;
+        let plan = wsel_ir::cost::transfer_length_cost();
         self.charge_len(&plan, len);
         let offset = self.sram_offset(slice.array, start);
         let len = self.b.ins().ireduce(types::I32, len);

@@ -9,7 +9,6 @@ use wsel_ir::cost;
 use wsel_ir::kernel::{AssignOp, Expr, LocalId, PortId, ScalarTy, Slice, Stmt, TaskId, VExpr};
 
 use super::function::{Gen, Tr};
-use crate::cost_plan;
 
 impl<'ctx> Gen<'_, 'ctx> {
     pub(super) fn stmts(&mut self, stmts: &[Stmt]) -> Tr {
@@ -171,7 +170,7 @@ impl<'ctx> Gen<'_, 'ctx> {
         self.check_slice(dst.array, start, len)?;
         self.check_sources(&prepared, len)?;
         let elem = self.kernel.array(dst.array).elem;
-        let plan = cost_plan::vector_plan(op, value, elem, self.cost)?;
+        let plan = wsel_ir::cost::vector_length_cost(op, value, elem, self.cost);
         self.charge_len(&plan, len)?;
         let base = self.slice_base(dst.array, start)?;
 
@@ -225,7 +224,7 @@ impl<'ctx> Gen<'_, 'ctx> {
         let start = self.index(&slice.start)?;
         let len = self.index(&slice.len)?;
         self.check_slice(slice.array, start, len)?;
-        let plan = cost_plan::transfer_plan()?;
+        let plan = wsel_ir::cost::transfer_length_cost();
         self.charge_len(&plan, len)?;
         let offset = self.sram_offset(slice.array, start)?;
         let len = self.b.build_int_truncate(len, self.t.i32, "")?;
