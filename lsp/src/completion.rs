@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use wsel_sema::items::{ItemKind, item_index, module_scope, resolve_module};
 use wsel_sema::kernel_signature;
-use wsel_syntax::{Token, ast};
+use wsel_syntax::{KEYWORDS, Token, ast};
 
 use crate::context::FileCtx;
 use crate::defs::{DefKind, file_defs, item_at};
@@ -35,48 +35,6 @@ pub struct Completion {
     pub kind: CompletionKind,
     pub detail: Option<String>,
 }
-
-const KEYWORDS: &[&str] = &[
-    "import",
-    "as",
-    "const",
-    "kernel",
-    "layer",
-    "model",
-    "param",
-    "let",
-    "var",
-    "in",
-    "out",
-    "stream",
-    "task",
-    "then",
-    "recv",
-    "send",
-    "activate",
-    "if",
-    "else",
-    "for",
-    "while",
-    "return",
-    "true",
-    "false",
-    "cost",
-    "pipelined",
-    "streaming",
-    "on",
-    "where",
-    "run",
-    "bind",
-    "to",
-    "split",
-    "from",
-    "f32",
-    "f16",
-    "i32",
-    "u32",
-    "bool",
-];
 
 const FUNCTIONS: &[&str] = &["exp", "log", "sqrt", "tanh", "abs", "max", "min", "sum"];
 

@@ -577,8 +577,61 @@ fn is_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Every keyword of the language, in the order of `docs/language.md` §1 (what completion
+/// offers and what tests feed the parser). `Token::keyword` gives the same words.
+pub const KEYWORDS: &[&str] = &[
+    "import",
+    "as",
+    "const",
+    "kernel",
+    "layer",
+    "model",
+    "param",
+    "let",
+    "var",
+    "in",
+    "out",
+    "stream",
+    "task",
+    "then",
+    "recv",
+    "send",
+    "activate",
+    "if",
+    "else",
+    "for",
+    "while",
+    "return",
+    "true",
+    "false",
+    "cost",
+    "pipelined",
+    "streaming",
+    "on",
+    "where",
+    "run",
+    "bind",
+    "to",
+    "split",
+    "from",
+    "f32",
+    "f16",
+    "i32",
+    "u32",
+    "bool",
+];
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_listed_keyword_lexes_as_that_keyword() {
+        for word in super::KEYWORDS {
+            let tokens = super::lex(word);
+            assert_eq!(tokens.len(), 1, "{word}");
+            assert_eq!(tokens[0].0.keyword(), Some(*word));
+        }
+    }
+
     use super::*;
 
     fn kinds(src: &str) -> Vec<Token> {

@@ -14,7 +14,7 @@ lalrpop_util::lalrpop_mod!(
 
 pub use docs::doc_comments;
 pub use error::{E0001, E0002, E0003, E0004, E0005, E0006, E0007, SyntaxError, codes};
-pub use lexer::{LexErrorKind, Number, Token, TokenKind, lex};
+pub use lexer::{KEYWORDS, LexErrorKind, Number, Token, TokenKind, lex};
 
 use ast::Span;
 use error::{Cut, Feed, MAX_ERRORS, MAX_NESTING, MAX_RUN, Never, Sink};

@@ -2,7 +2,7 @@
 //! bytes, on random token soup, and on valid programs with a token deleted or duplicated.
 
 use proptest::prelude::*;
-use wsel_syntax::{Parsed, codes, lex, parse};
+use wsel_syntax::{KEYWORDS, Parsed, codes, lex, parse};
 
 const PROGRAM: &str = r#"import std.nn.{dense, relu as r};
 
@@ -41,47 +41,8 @@ model digits(x: f32[B, 64]) -> f32[B, 10] {
 run digits { input x = "data/x.npy"; batch = 64; mode = "auto"; }
 "#;
 
-/// Source forms of every kind of token, for token soup.
-const TOKENS: &[&str] = &[
-    "import",
-    "as",
-    "const",
-    "kernel",
-    "layer",
-    "model",
-    "param",
-    "let",
-    "var",
-    "in",
-    "out",
-    "stream",
-    "task",
-    "then",
-    "recv",
-    "send",
-    "activate",
-    "if",
-    "else",
-    "for",
-    "while",
-    "return",
-    "true",
-    "false",
-    "cost",
-    "pipelined",
-    "streaming",
-    "on",
-    "where",
-    "run",
-    "bind",
-    "to",
-    "split",
-    "from",
-    "f32",
-    "f16",
-    "i32",
-    "u32",
-    "bool",
+/// Source forms of every token that is not a keyword, for token soup (with `KEYWORDS`).
+const OTHER_TOKENS: &[&str] = &[
     "_",
     "{",
     "}",
@@ -170,8 +131,9 @@ proptest! {
     }
 
     #[test]
-    fn token_soup(picks in proptest::collection::vec(0..TOKENS.len(), 0..200)) {
-        let src: Vec<&str> = picks.iter().map(|&i| TOKENS[i]).collect();
+    fn token_soup(picks in proptest::collection::vec(0..KEYWORDS.len() + OTHER_TOKENS.len(), 0..200)) {
+        let tokens: Vec<&str> = KEYWORDS.iter().chain(OTHER_TOKENS).copied().collect();
+        let src: Vec<&str> = picks.iter().map(|&i| tokens[i]).collect();
         let src = src.join(" ");
         let parsed = parse(&src);
         check_invariants(&src, &parsed);
