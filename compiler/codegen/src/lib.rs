@@ -19,6 +19,7 @@ pub mod host;
 mod interp;
 #[cfg(feature = "llvm")]
 mod llvm;
+mod prepared;
 pub mod semantics;
 
 use std::fmt;

@@ -4,45 +4,16 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Value, types};
 use wsel_abi as abi;
-use wsel_ir::kernel::{
-    ArrayId, BinaryOp, Coord, Expr, MathFn, ReduceOp, ScalarTy, Slice, UnaryOp, VExpr,
-};
+use wsel_ir::kernel::{ArrayId, BinaryOp, Coord, Expr, MathFn, ReduceOp, ScalarTy, Slice, VExpr};
 
 use super::function::{Tr, Translator, clif_ty};
+use crate::CodegenError;
+use crate::prepared::PrepareLeaves;
 use crate::semantics;
 
-/// A vector statement's value with its scalar parts computed.
-pub(super) enum Prepared {
-    Value(Value),
-    Elem {
-        array: ArrayId,
-        /// The slice start (i64).
-        start: Value,
-        /// The address of element 0 of the slice (meaningful once the slice is checked).
-        base: Value,
-    },
-    Unary {
-        op: UnaryOp,
-        ty: ScalarTy,
-        operand: Box<Prepared>,
-    },
-    Binary {
-        op: BinaryOp,
-        ty: ScalarTy,
-        lhs: Box<Prepared>,
-        rhs: Box<Prepared>,
-    },
-    Cast {
-        from: ScalarTy,
-        to: ScalarTy,
-        value: Box<Prepared>,
-    },
-    Math {
-        func: MathFn,
-        ty: ScalarTy,
-        arg: Box<Prepared>,
-    },
-}
+/// A vector statement's value with its scalar parts computed: values, slice starts (i64)
+/// and slice base addresses.
+pub(super) type Prepared = crate::prepared::Prepared<Value, Value, Value>;
 
 impl Translator<'_, '_> {
     pub(super) fn expr(&mut self, expr: &Expr) -> Tr<Value> {
@@ -142,46 +113,8 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(done);
         Ok(result)
     }
-
-    /// Computes the scalar parts of `value` in order (left to right, outside in).
     pub(super) fn prepare(&mut self, value: &VExpr) -> Tr<Prepared> {
-        Ok(match value {
-            VExpr::Scalar(expr) => Prepared::Value(self.expr(expr)?),
-            VExpr::Elem { array, start } => {
-                let start = self.index(start)?;
-                let base = self.slice_base(*array, start);
-                Prepared::Elem {
-                    array: *array,
-                    start,
-                    base,
-                }
-            }
-            VExpr::Unary { op, ty, operand } => Prepared::Unary {
-                op: *op,
-                ty: *ty,
-                operand: Box::new(self.prepare(operand)?),
-            },
-            VExpr::Binary { op, ty, lhs, rhs } => {
-                let lhs = Box::new(self.prepare(lhs)?);
-                let rhs = Box::new(self.prepare(rhs)?);
-                Prepared::Binary {
-                    op: *op,
-                    ty: *ty,
-                    lhs,
-                    rhs,
-                }
-            }
-            VExpr::Cast { from, to, value } => Prepared::Cast {
-                from: *from,
-                to: *to,
-                value: Box::new(self.prepare(value)?),
-            },
-            VExpr::Math { func, ty, arg } => Prepared::Math {
-                func: *func,
-                ty: *ty,
-                arg: Box::new(self.prepare(arg)?),
-            },
-        })
+        crate::prepared::prepare(self, value)
     }
 
     /// Checks every source slice of `prepared` (in order) for `len` elements.
@@ -257,5 +190,21 @@ pub(super) fn operands_may_be_raw(node: &Prepared) -> bool {
         Prepared::Cast { from, to, .. } => *from == ScalarTy::F32 && from != to,
         Prepared::Math { func, ty, .. } => *ty == ScalarTy::F32 && *func == MathFn::Sqrt,
         _ => false,
+    }
+}
+
+impl PrepareLeaves for Translator<'_, '_> {
+    type Value = Value;
+    type Start = Value;
+    type Base = Value;
+    type Error = CodegenError;
+
+    fn scalar(&mut self, expr: &Expr) -> Tr<Value> {
+        self.expr(expr)
+    }
+
+    fn elem(&mut self, array: ArrayId, start: &Expr) -> Tr<(Value, Value)> {
+        let start = self.index(start)?;
+        Ok((start, self.slice_base(array, start)))
     }
 }

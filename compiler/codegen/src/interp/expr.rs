@@ -2,43 +2,15 @@
 //! expressions of vector statements (whose scalar parts are evaluated once, up front).
 
 use wsel_ir::cost;
-use wsel_ir::kernel::{ArrayId, BinaryOp, Expr, MathFn, ScalarTy, UnaryOp, VExpr};
+use wsel_ir::kernel::{ArrayId, BinaryOp, Expr, ScalarTy, VExpr};
 
-use super::frame::{Frame, Step};
+use super::frame::{Frame, Halt, Step};
+use crate::prepared::PrepareLeaves;
 use crate::semantics;
 
-/// A vector statement's value with its scalar parts evaluated: what is left to compute per
-/// element.
-pub(super) enum Prepared {
-    Value(u32),
-    Elem {
-        array: ArrayId,
-        start: i64,
-        /// The SRAM word of element 0 (valid once the slice is checked).
-        base: usize,
-    },
-    Unary {
-        op: UnaryOp,
-        ty: ScalarTy,
-        operand: Box<Prepared>,
-    },
-    Binary {
-        op: BinaryOp,
-        ty: ScalarTy,
-        lhs: Box<Prepared>,
-        rhs: Box<Prepared>,
-    },
-    Cast {
-        from: ScalarTy,
-        to: ScalarTy,
-        value: Box<Prepared>,
-    },
-    Math {
-        func: MathFn,
-        ty: ScalarTy,
-        arg: Box<Prepared>,
-    },
-}
+/// A vector statement's value with its scalar parts evaluated: values, slice starts and the
+/// SRAM word of each slice's element 0.
+pub(super) type Prepared = crate::prepared::Prepared<u32, i64, usize>;
 
 impl Frame<'_> {
     pub(super) fn eval(&mut self, expr: &Expr) -> Step<u32> {
@@ -90,46 +62,8 @@ impl Frame<'_> {
             }
         }
     }
-
-    /// Evaluates the scalar parts of `value` in order (left to right, outside in).
     pub(super) fn prepare(&mut self, value: &VExpr) -> Step<Prepared> {
-        Ok(match value {
-            VExpr::Scalar(expr) => Prepared::Value(self.eval(expr)?),
-            VExpr::Elem { array, start } => {
-                let start = self.eval_index(start)?;
-                let info = self.kernel.array(*array);
-                Prepared::Elem {
-                    array: *array,
-                    start,
-                    base: (i64::from(info.offset_words) + start) as usize,
-                }
-            }
-            VExpr::Unary { op, ty, operand } => Prepared::Unary {
-                op: *op,
-                ty: *ty,
-                operand: Box::new(self.prepare(operand)?),
-            },
-            VExpr::Binary { op, ty, lhs, rhs } => {
-                let lhs = Box::new(self.prepare(lhs)?);
-                let rhs = Box::new(self.prepare(rhs)?);
-                Prepared::Binary {
-                    op: *op,
-                    ty: *ty,
-                    lhs,
-                    rhs,
-                }
-            }
-            VExpr::Cast { from, to, value } => Prepared::Cast {
-                from: *from,
-                to: *to,
-                value: Box::new(self.prepare(value)?),
-            },
-            VExpr::Math { func, ty, arg } => Prepared::Math {
-                func: *func,
-                ty: *ty,
-                arg: Box::new(self.prepare(arg)?),
-            },
-        })
+        crate::prepared::prepare(self, value)
     }
 
     /// The value of element `i`; every slice in `prepared` has been checked.
@@ -167,5 +101,22 @@ fn short_circuit(op: BinaryOp, ty: ScalarTy, a: u32) -> Option<u32> {
         (BinaryOp::And, ScalarTy::Bool, 0) => Some(0),
         (BinaryOp::Or, ScalarTy::Bool, 1) => Some(1),
         _ => None,
+    }
+}
+
+impl PrepareLeaves for Frame<'_> {
+    type Value = u32;
+    type Start = i64;
+    type Base = usize;
+    type Error = Halt;
+
+    fn scalar(&mut self, expr: &Expr) -> Step<u32> {
+        self.eval(expr)
+    }
+
+    fn elem(&mut self, array: ArrayId, start: &Expr) -> Step<(i64, usize)> {
+        let start = self.eval_index(start)?;
+        let info = self.kernel.array(array);
+        Ok((start, (i64::from(info.offset_words) + start) as usize))
     }
 }

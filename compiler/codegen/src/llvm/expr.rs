@@ -4,47 +4,19 @@
 use inkwell::IntPredicate;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use wsel_abi as abi;
-use wsel_ir::kernel::{
-    ArrayId, BinaryOp, Coord, Expr, MathFn, ReduceOp, ScalarTy, Slice, UnaryOp, VExpr,
-};
+use wsel_ir::kernel::{ArrayId, Coord, Expr, ReduceOp, ScalarTy, Slice, VExpr};
 
 use super::function::{Gen, Tr};
+use crate::CodegenError;
+use crate::prepared::PrepareLeaves;
 use crate::semantics;
 
 type V<'ctx> = BasicValueEnum<'ctx>;
 
-/// A vector statement's value with its scalar parts computed.
-pub(super) enum Prepared<'ctx> {
-    Value(V<'ctx>),
-    Elem {
-        array: ArrayId,
-        /// The slice start (i64).
-        start: IntValue<'ctx>,
-        /// The address of element 0 of the slice (meaningful once the slice is checked).
-        base: PointerValue<'ctx>,
-    },
-    Unary {
-        op: UnaryOp,
-        ty: ScalarTy,
-        operand: Box<Prepared<'ctx>>,
-    },
-    Binary {
-        op: BinaryOp,
-        ty: ScalarTy,
-        lhs: Box<Prepared<'ctx>>,
-        rhs: Box<Prepared<'ctx>>,
-    },
-    Cast {
-        from: ScalarTy,
-        to: ScalarTy,
-        value: Box<Prepared<'ctx>>,
-    },
-    Math {
-        func: MathFn,
-        ty: ScalarTy,
-        arg: Box<Prepared<'ctx>>,
-    },
-}
+/// A vector statement's value with its scalar parts computed: values, slice starts (i64)
+/// and slice base addresses.
+pub(super) type Prepared<'ctx> =
+    crate::prepared::Prepared<V<'ctx>, IntValue<'ctx>, PointerValue<'ctx>>;
 
 impl<'ctx> Gen<'_, 'ctx> {
     pub(super) fn expr(&mut self, expr: &Expr) -> Tr<V<'ctx>> {
@@ -145,46 +117,8 @@ impl<'ctx> Gen<'_, 'ctx> {
         result.add_incoming(&[(&empty, before), (&acc.as_basic_value(), header)]);
         Ok(result.as_basic_value())
     }
-
-    /// Computes the scalar parts of `value` in order (left to right, outside in).
     pub(super) fn prepare(&mut self, value: &VExpr) -> Tr<Prepared<'ctx>> {
-        Ok(match value {
-            VExpr::Scalar(expr) => Prepared::Value(self.expr(expr)?),
-            VExpr::Elem { array, start } => {
-                let start = self.index(start)?;
-                let base = self.slice_base(*array, start)?;
-                Prepared::Elem {
-                    array: *array,
-                    start,
-                    base,
-                }
-            }
-            VExpr::Unary { op, ty, operand } => Prepared::Unary {
-                op: *op,
-                ty: *ty,
-                operand: Box::new(self.prepare(operand)?),
-            },
-            VExpr::Binary { op, ty, lhs, rhs } => {
-                let lhs = Box::new(self.prepare(lhs)?);
-                let rhs = Box::new(self.prepare(rhs)?);
-                Prepared::Binary {
-                    op: *op,
-                    ty: *ty,
-                    lhs,
-                    rhs,
-                }
-            }
-            VExpr::Cast { from, to, value } => Prepared::Cast {
-                from: *from,
-                to: *to,
-                value: Box::new(self.prepare(value)?),
-            },
-            VExpr::Math { func, ty, arg } => Prepared::Math {
-                func: *func,
-                ty: *ty,
-                arg: Box::new(self.prepare(arg)?),
-            },
-        })
+        crate::prepared::prepare(self, value)
     }
 
     /// Checks every source slice of `prepared` (in order) for `len` elements.
@@ -227,5 +161,21 @@ impl<'ctx> Gen<'_, 'ctx> {
                 self.math(*func, *ty, a)
             }
         }
+    }
+}
+
+impl<'ctx> PrepareLeaves for Gen<'_, 'ctx> {
+    type Value = V<'ctx>;
+    type Start = IntValue<'ctx>;
+    type Base = PointerValue<'ctx>;
+    type Error = CodegenError;
+
+    fn scalar(&mut self, expr: &Expr) -> Tr<V<'ctx>> {
+        self.expr(expr)
+    }
+
+    fn elem(&mut self, array: ArrayId, start: &Expr) -> Tr<(IntValue<'ctx>, PointerValue<'ctx>)> {
+        let start = self.index(start)?;
+        Ok((start, self.slice_base(array, start)?))
     }
 }
