@@ -272,26 +272,13 @@ impl<'ctx> Gen<'_, 'ctx> {
         min: bool,
     ) -> Tr<FloatValue<'ctx>> {
         let nan = self.b.build_float_compare(FloatPredicate::UNO, a, b, "")?;
-        let a_first = self.b.build_float_compare(
-            if min {
-                FloatPredicate::OLT
-            } else {
-                FloatPredicate::OGT
-            },
-            a,
-            b,
-            "",
-        )?;
-        let b_first = self.b.build_float_compare(
-            if min {
-                FloatPredicate::OLT
-            } else {
-                FloatPredicate::OGT
-            },
-            b,
-            a,
-            "",
-        )?;
+        let before = if min {
+            FloatPredicate::OLT
+        } else {
+            FloatPredicate::OGT
+        };
+        let a_first = self.b.build_float_compare(before, a, b, "")?;
+        let b_first = self.b.build_float_compare(before, b, a, "")?;
         let a_bits = self.b.build_bit_cast(a, self.t.i32, "")?.into_int_value();
         let b_bits = self.b.build_bit_cast(b, self.t.i32, "")?.into_int_value();
         // Equal operands: the same value, or zeros of which -0 wins a min and +0 a max.
