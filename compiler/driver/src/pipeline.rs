@@ -29,6 +29,8 @@ pub enum BuildError {
     Diagnostics(Vec<Diagnostic>),
     /// A problem outside the source: unreadable file, unknown target, ...
     Message(String),
+    /// A problem with the data or the run itself, with its stable code (`crate::run_errors`).
+    Run { code: &'static str, message: String },
 }
 
 /// A loaded and checked program.
@@ -337,6 +339,10 @@ pub fn report_build_error(db: Option<&Database>, error: BuildError, color: bool)
         BuildError::Diagnostics(diagnostics) => {
             let sources = db.map(crate::source::source_texts).unwrap_or_default();
             crate::render::eprint_diagnostics(&diagnostics, &sources, color);
+            Status::Failure
+        }
+        BuildError::Run { code, message } => {
+            eprintln!("error[{code}]: {message}");
             Status::Failure
         }
         BuildError::Message(text) => {

@@ -1,11 +1,37 @@
-//! Explains a failed simulation in the program's own terms: which layer and kernel a PE runs,
-//! its logical position, and array names instead of the ids compiled code reports.
+//! The errors of running a program, with stable codes, and the explanation of a failed
+//! simulation in the program's own terms: which layer and kernel a PE runs, its logical
+//! position, and array names instead of the ids compiled code reports.
 
 use wsel_codegen::faults::{FAULT_DIV_BY_ZERO, FAULT_SRAM_TOO_SMALL};
 use wsel_map::Placement;
 use wsel_sim::{SimError, TaskFault};
 
 use crate::pipeline::Compiled;
+
+/// A data file (model input, parameter or labels) cannot be read or is not a NumPy `.npy` file.
+pub const E0801: &str = "E0801";
+/// A data file holds values of another dtype than the tensor declares.
+pub const E0802: &str = "E0802";
+/// A data file has another shape than the tensor declares.
+pub const E0803: &str = "E0803";
+/// An output file (result, report, trace, picture) cannot be written.
+pub const E0804: &str = "E0804";
+/// The data does not fit the run: a model input without data, an unknown input name, inputs
+/// with different sample counts, a batch larger than the data.
+pub const E0805: &str = "E0805";
+/// The program failed on the simulated fabric: a run-time error in a task, a deadlock, the
+/// cycle budget.
+pub const E0806: &str = "E0806";
+
+/// Every code of running a program, with a one-line summary, in code order.
+pub const CODES: &[(&str, &str)] = &[
+    (E0801, "data file cannot be read"),
+    (E0802, "data file has the wrong dtype"),
+    (E0803, "data file has the wrong shape"),
+    (E0804, "output file cannot be written"),
+    (E0805, "data does not fit the run"),
+    (E0806, "the program failed on the fabric"),
+];
 
 /// One paragraph describing `error`, naming the layer, PE, task and array where known.
 pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) -> String {
@@ -61,4 +87,18 @@ pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) ->
         other => other.to_string(),
     };
     format!("the program failed on the fabric: {what}\n  at {place}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_run_code_is_documented() {
+        let docs = include_str!("../../../docs/diagnostics.md");
+        for (code, _) in super::CODES {
+            assert!(
+                docs.contains(&format!("| {code} |")),
+                "{code} is not in docs/diagnostics.md"
+            );
+        }
+    }
 }

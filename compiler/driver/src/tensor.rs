@@ -56,6 +56,18 @@ pub enum TensorError {
     },
 }
 
+impl TensorError {
+    /// The stable code of this error (`crate::run_errors`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            TensorError::Read { .. } => crate::run_errors::E0801,
+            TensorError::Dtype { .. } => crate::run_errors::E0802,
+            TensorError::Shape { .. } => crate::run_errors::E0803,
+            TensorError::Write { .. } => crate::run_errors::E0804,
+        }
+    }
+}
+
 impl fmt::Display for TensorError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -78,6 +78,7 @@ fn check(name: &str, statement: &str, expected: &str) {
     for backend in ["cranelift", "interp"] {
         let stderr = run_failing(&dir, backend);
         assert!(stderr.contains(expected), "{backend}: {stderr}");
+        assert!(stderr.starts_with("error[E0806]"), "{backend}: {stderr}");
         assert!(
             stderr.contains("layer `poke_layer#1` (kernel `poke`)")
                 && stderr.contains("task `step`"),

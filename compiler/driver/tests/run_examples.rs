@@ -194,6 +194,7 @@ fn wrong_dtype_and_wrong_shape_name_the_tensor_and_both_types() {
         "{stderr}"
     );
     assert!(stderr.contains("for `x`"), "{stderr}");
+    assert!(stderr.starts_with("error[E0802]"), "{stderr}");
     // The digits test images have 64 features per sample, gemv needs 256.
     let wrong_shape = wsel_run(&[
         "examples/gemv/main.wse",
@@ -223,7 +224,9 @@ fn an_unwritable_output_path_fails_cleanly() {
         out.to_str().expect("utf-8"),
     ]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot write"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot write"), "{stderr}");
+    assert!(stderr.starts_with("error[E0804]"), "{stderr}");
     assert_eq!(
         std::fs::read(&blocker).expect("still there"),
         b"not a folder"

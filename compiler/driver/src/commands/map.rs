@@ -8,7 +8,9 @@ use wsel_ir::graph::Mode;
 use wsel_sema::{Database, Diagnostic, Severity};
 
 use crate::cli::{Format, MapArgs};
-use crate::pipeline::{BuildError, ModeRequest, choose_mode, choose_target, map_graph, pick_model};
+use crate::pipeline::{
+    BuildError, ModeRequest, choose_mode, choose_target, map_graph, pick_model, report_build_error,
+};
 use crate::render::{render_diagnostics, summary_line};
 use crate::source::{read_source, source_texts};
 use crate::status::Status;
@@ -61,9 +63,8 @@ pub fn run(args: &MapArgs) -> Status {
             report(&db, &diagnostics, args);
             return Status::Failure;
         }
-        Err(BuildError::Message(message)) => {
-            eprintln!("error: {message}");
-            return Status::Failure;
+        Err(other) => {
+            return report_build_error(Some(&db), other, args.color.use_color_on_stderr());
         }
     };
     let note = (request == ModeRequest::Auto).then(|| {

@@ -17,6 +17,7 @@ use crate::pipeline::{
     hang_checks, load_and_check, map_graph, pick_model, report_build_error,
 };
 use crate::render::eprint_diagnostics;
+use crate::run_errors::{E0804, E0805, E0806, describe};
 use crate::run_report::{RunReport, accuracy};
 use crate::status::Status;
 use crate::tensor::{Tensor, read_labels, read_npy, write_npy_atomic};
@@ -48,9 +49,10 @@ fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result
         .or(config.as_ref().and_then(|c| c.batch))
         .unwrap_or(available);
     if batch == 0 || batch > available {
-        return Err(message(format!(
-            "batch {batch} asked for, but the input files hold {available} samples"
-        )));
+        return Err(run_error(
+            E0805,
+            format!("batch {batch} asked for, but the input files hold {available} samples"),
+        ));
     }
     let inputs: Vec<Tensor> = inputs
         .into_iter()
@@ -101,7 +103,7 @@ fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result
     let outcome = crate::progress::with_spinner("simulating", || {
         wsel_sim::simulate(&target, &assembled.program, &options)
     })
-    .map_err(|e| message(crate::run_errors::describe(&e, &placement, &compiled)))?;
+    .map_err(|e| run_error(E0806, describe(&e, &placement, &compiled)))?;
     let wall = started.elapsed();
 
     let result =
@@ -111,7 +113,7 @@ fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result
         .clone()
         .or(config.as_ref().and_then(|c| c.output.clone()))
         .unwrap_or_else(|| default_output(&args.file, &graph.model));
-    write_npy_atomic(&output_path, &result).map_err(|e| message(e.to_string()))?;
+    write_npy_atomic(&output_path, &result).map_err(tensor_error)?;
 
     let labels_path = args
         .labels
@@ -119,7 +121,7 @@ fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result
         .or(config.as_ref().and_then(|c| c.labels.clone()));
     let accuracy = match &labels_path {
         Some(path) => {
-            let labels = read_labels(path, batch).map_err(|e| message(e.to_string()))?;
+            let labels = read_labels(path, batch).map_err(tensor_error)?;
             Some((path.clone(), accuracy(&result, &labels)))
         }
         None => None,
@@ -158,9 +160,9 @@ fn read_inputs(
     for text in &args.inputs {
         let (name, path) = text
             .split_once('=')
-            .ok_or_else(|| message(format!("`--input {text}`: write it as NAME=PATH")))?;
+            .ok_or_else(|| run_error(E0805, format!("`--input {text}`: write it as NAME=PATH")))?;
         if !graph.inputs.iter().any(|i| i.name == name) {
-            return Err(message(format!("the model has no input `{name}`")));
+            return Err(run_error(E0805, format!("the model has no input `{name}`")));
         }
         overrides.push((name.to_string(), PathBuf::from(path)));
     }
@@ -172,7 +174,7 @@ fn read_inputs(
             .find(|(name, _)| *name == input.name)
             .map(|(_, path)| path.clone())
             .ok_or_else(|| {
-                message(format!(
+                run_error(E0805, format!(
                     "no data for the model input `{}`: add `input {} = \"file.npy\";` to the `run` item or pass `--input {}=PATH`",
                     input.name, input.name, input.name
                 ))
@@ -182,10 +184,13 @@ fn read_inputs(
     if let Some(first) = tensors.first() {
         for (tensor, input) in tensors.iter().zip(&graph.inputs).skip(1) {
             if tensor.shape[0] != first.shape[0] {
-                return Err(message(format!(
-                    "input `{}` holds {} samples, but `{}` holds {}",
-                    input.name, tensor.shape[0], graph.inputs[0].name, first.shape[0]
-                )));
+                return Err(run_error(
+                    E0805,
+                    format!(
+                        "input `{}` holds {} samples, but `{}` holds {}",
+                        input.name, tensor.shape[0], graph.inputs[0].name, first.shape[0]
+                    ),
+                ));
             }
         }
     }
@@ -209,11 +214,10 @@ fn read_tensor(decl: &TensorDecl, path: &Path, batched: bool) -> Result<Tensor, 
         .map(|(i, d)| if batched && i == 0 { None } else { Some(*d) })
         .collect();
     read_npy(path, decl.elem, &expected).map_err(|e| {
-        message(format!(
-            "{e} (for `{}`, declared `{}`)",
-            decl.name,
-            type_text(decl)
-        ))
+        run_error(
+            e.code(),
+            format!("{e} (for `{}`, declared `{}`)", decl.name, type_text(decl)),
+        )
     })
 }
 
@@ -250,7 +254,15 @@ fn default_output(file: &Path, model: &str) -> PathBuf {
 /// Writes a text file atomically.
 fn write_text(path: &Path, text: &str) -> Result<(), BuildError> {
     crate::atomic::write_atomic(path, text.as_bytes())
-        .map_err(|e| message(format!("cannot write `{}`: {e}", path.display())))
+        .map_err(|e| run_error(E0804, format!("cannot write `{}`: {e}", path.display())))
+}
+
+fn run_error(code: &'static str, message: String) -> BuildError {
+    BuildError::Run { code, message }
+}
+
+fn tensor_error(error: crate::tensor::TensorError) -> BuildError {
+    run_error(error.code(), error.to_string())
 }
 
 fn message(text: String) -> BuildError {
