@@ -305,6 +305,7 @@ fn edge_input(
         data: wavelets,
         source,
         start: 0,
+        phase: 0,
     })
 }
 

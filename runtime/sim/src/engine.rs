@@ -7,7 +7,7 @@ use crate::fabric::NONE;
 use crate::layout::build;
 use crate::partition::Partition;
 use crate::program::Program;
-use crate::report::{ColorTraffic, LinkTraffic, PeActivity, Report};
+use crate::report::{ColorTraffic, LinkTraffic, PeActivity, Report, StreamTiming};
 use crate::trace::{Trace, TraceBuf};
 use std::borrow::Cow;
 use wsel_target::{Coord, Dir, Port, Target};
@@ -60,6 +60,10 @@ pub struct Outcome {
     pub report: Report,
     /// Wavelets collected by each of `Program::outputs`, in arrival order.
     pub outputs: Vec<Vec<u32>>,
+    /// When each of `Program::inputs` entered the fabric (same order).
+    pub input_timing: Vec<StreamTiming>,
+    /// When each of `Program::outputs` left the fabric (same order).
+    pub output_timing: Vec<StreamTiming>,
     /// The trace, if asked for.
     pub trace: Option<Trace>,
     /// How the engine ran (not part of the results: it depends on
@@ -233,6 +237,15 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
     let mut color_hops = vec![0u64; target.colors as usize];
     let mut color_delivered = vec![0u64; target.colors as usize];
     let mut outputs: Vec<Vec<u32>> = vec![Vec::new(); program.outputs.len()];
+    let mut output_timing = vec![StreamTiming::default(); program.outputs.len()];
+    let mut input_timing: Vec<StreamTiming> = program
+        .inputs
+        .iter()
+        .map(|i| StreamTiming {
+            requested: i.start,
+            ..StreamTiming::default()
+        })
+        .collect();
     let mut srams = Vec::new();
     let mut traces = Vec::new();
     let mut coords = Vec::new();
@@ -279,6 +292,7 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                     busy_cycles: pe.busy_cycles,
                     idle_cycles: cycles.saturating_sub(pe.busy_cycles),
                     tasks: pe.tasks_run,
+                    waits: p.waits[node.pe as usize].report(),
                 });
                 let prog = &program.pes[pe.prog as usize];
                 let init = if pe.sram.is_empty() {
@@ -295,8 +309,26 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
             }
         }
         for s in p.sinks.drain(..) {
+            if let Some(timing) = output_timing.get_mut(s.output as usize) {
+                *timing = StreamTiming {
+                    wavelets: s.data.len() as u64,
+                    requested: 0,
+                    first: s.first,
+                    last: s.last,
+                };
+            }
             if let Some(o) = outputs.get_mut(s.output as usize) {
                 *o = s.data;
+            }
+        }
+        for s in &p.sources {
+            if let Some(timing) = input_timing.get_mut(s.input as usize) {
+                *timing = StreamTiming {
+                    wavelets: s.pos as u64,
+                    requested: s.requested,
+                    first: s.first,
+                    last: s.last,
+                };
             }
         }
         if let Some(t) = p.trace.take() {
@@ -331,6 +363,8 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
         cycles,
         report,
         outputs,
+        input_timing,
+        output_timing,
         trace,
         express,
         srams,

@@ -167,6 +167,8 @@ pub(crate) struct Pe {
     pub last_color: u8,
     pub send_colors: u64,
     pub recv_colors: u64,
+    /// Colors of which a wavelet has been delivered (see `waits.rs`).
+    pub delivered: u64,
     pub busy_cycles: u64,
     pub tasks_run: u64,
 }
@@ -179,6 +181,26 @@ pub(crate) struct Source {
     pub data: Vec<u32>,
     pub pos: usize,
     pub pacer: Pacer,
+    /// Index in `Program::inputs`.
+    pub input: u32,
+    /// For weight streams: the index of its phase among the program's weight phases (see
+    /// `phases.rs`); NONE for host streams.
+    pub group: u32,
+    /// Not requested yet (a weight stream of a later phase): it moves nothing.
+    pub waiting: bool,
+    /// The cycle it was requested.
+    pub requested: u64,
+    /// Cycles its first and last wavelet entered the fabric.
+    pub first: Option<u64>,
+    pub last: Option<u64>,
+}
+
+impl Source {
+    /// Whether the source has wavelets to move once its pacer allows.
+    #[inline]
+    pub(crate) fn live(&self) -> bool {
+        !self.waiting && self.pos < self.data.len()
+    }
 }
 
 /// A stream leaving the fabric to the host.
@@ -188,6 +210,9 @@ pub(crate) struct Sink {
     pub output: u32,
     pub data: Vec<u32>,
     pub pacer: Pacer,
+    /// Cycles its first and last wavelet left the fabric.
+    pub first: Option<u64>,
+    pub last: Option<u64>,
 }
 
 /// A message to another partition, delivered at `time` (≥ one hop latency later).

@@ -14,6 +14,7 @@ use crate::fabric::{
 };
 use crate::pacer::Pacer;
 use crate::partition::{Partition, Stats};
+use crate::phases::Phases;
 use crate::program::{Color, EdgeSource, Program, Route};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
@@ -292,11 +293,25 @@ pub(crate) fn build<'p>(
         .filter(|i| i.source == EdgeSource::Host)
         .count()
         + program.outputs.len();
-    let weight_streams = program
+    // Weight phases: the distinct phases in ascending order are the groups (see `phases.rs`).
+    let mut groups: Vec<u32> = program
         .inputs
         .iter()
         .filter(|i| i.source == EdgeSource::WeightStore)
-        .count();
+        .map(|i| i.phase)
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let group_of = |phase: u32| groups.partition_point(|&g| g < phase) as u32;
+    let mut group_streams = vec![0u32; groups.len()];
+    let mut group_nonempty = vec![0u32; groups.len()];
+    for i in program.inputs.iter() {
+        if i.source == EdgeSource::WeightStore {
+            let g = group_of(i.phase) as usize;
+            group_streams[g] += 1;
+            group_nonempty[g] += u32::from(!i.data.is_empty());
+        }
+    }
 
     let mut partitions = Vec::with_capacity(parts);
     for p in 0..parts {
@@ -310,6 +325,18 @@ pub(crate) fn build<'p>(
         let mut sources = Vec::new();
         let mut sinks = Vec::new();
         let mut wakes: Vec<(u64, u32)> = Vec::new();
+        let mut phases = Phases {
+            streams: group_streams.clone(),
+            nonempty: group_nonempty.clone(),
+            members: vec![Vec::new(); groups.len()],
+            done: vec![0; groups.len()],
+            last: vec![None; groups.len()],
+            requested: 0,
+            end: None,
+            local: parts == 1,
+            pool: target.weight_store.bandwidth_bytes_per_cycle,
+            latency: u64::from(target.weight_store.latency_cycles),
+        };
         for g in n0..n1 {
             let k = keys[g];
             let at = coord_of(k);
@@ -353,6 +380,8 @@ pub(crate) fn build<'p>(
                                     host_streams,
                                     0,
                                 ),
+                                first: None,
+                                last: None,
                             });
                             OutChannel {
                                 credits: depth,
@@ -414,26 +443,41 @@ pub(crate) fn build<'p>(
             let q_len = q_base[g + 1] - q_base[g];
             // Edge sources into this node.
             let src_start = sources.len() as u32;
-            for i in program.inputs.iter().filter(|i| i.at == at) {
-                let (pool, n, start) = match i.source {
-                    EdgeSource::Host => (
-                        target.host_io.bandwidth_bytes_per_cycle,
-                        host_streams,
-                        i.start,
-                    ),
-                    EdgeSource::WeightStore => (
-                        target.weight_store.bandwidth_bytes_per_cycle,
-                        weight_streams,
-                        i.start + u64::from(target.weight_store.latency_cycles),
-                    ),
+            for (index, i) in program
+                .inputs
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| i.at == at)
+            {
+                // Host streams move from their start; weight streams when their phase is
+                // requested (`Phases::advance`, below).
+                let group = match i.source {
+                    EdgeSource::Host => {
+                        wakes.push((i.start, local));
+                        NONE
+                    }
+                    EdgeSource::WeightStore => {
+                        let group = group_of(i.phase);
+                        phases.members[group as usize].push(sources.len() as u32);
+                        group
+                    }
                 };
                 sources.push(Source {
                     queue: queue_of(g, i.color, i.side.port()) - qb,
                     data: i.data.clone(),
                     pos: 0,
-                    pacer: Pacer::new(pool, n, start),
+                    pacer: Pacer::new(
+                        target.host_io.bandwidth_bytes_per_cycle,
+                        host_streams,
+                        i.start,
+                    ),
+                    input: index as u32,
+                    group,
+                    waiting: group != NONE,
+                    requested: i.start,
+                    first: None,
+                    last: None,
                 });
-                wakes.push((start, local));
             }
             let src_len = sources.len() as u32 - src_start;
             let pe = match pe_at.get(&k) {
@@ -454,6 +498,7 @@ pub(crate) fn build<'p>(
                         last_color: u8::MAX,
                         send_colors,
                         recv_colors,
+                        delivered: 0,
                         busy_cycles: 0,
                         tasks_run: 0,
                     };
@@ -488,7 +533,15 @@ pub(crate) fn build<'p>(
                 reserved: 0,
             });
         }
+        // The first weight group (and any empty groups after it) is requested now.
+        let mut requests = Vec::new();
+        phases.advance(&|_| (0, None), program, &mut sources, &mut requests);
+        for (s, t) in requests {
+            let q = sources[s as usize].queue;
+            wakes.push((t, queues[q as usize].node));
+        }
         let qstride = depth.max(1).next_power_of_two();
+        let pes_len = pes.len();
         let mut part = Partition {
             id: p as u32,
             program,
@@ -517,6 +570,8 @@ pub(crate) fn build<'p>(
             xevents: Default::default(),
             express_on: false,
             xcandidates: Vec::new(),
+            waits: vec![Default::default(); pes_len],
+            phases,
             errors: Vec::new(),
             stats: Stats::new(target.colors as usize),
             trace: None,

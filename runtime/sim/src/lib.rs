@@ -24,12 +24,14 @@ mod pacer;
 mod parallel;
 mod partition;
 mod pe_exec;
+mod phases;
 mod prefetch;
 mod program;
 mod report;
 mod router;
 mod task;
 mod trace;
+mod waits;
 pub mod workloads;
 
 pub use abi_task::{AbiEntry, AbiTask};
@@ -39,6 +41,6 @@ pub use program::{
     Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, Route, Task,
     TaskId,
 };
-pub use report::{ColorTraffic, LinkTraffic, PeActivity, Report};
+pub use report::{ColorTraffic, ColorWait, LinkTraffic, PeActivity, Report, StreamTiming};
 pub use task::{TaskCode, TaskContext, task};
 pub use trace::Trace;

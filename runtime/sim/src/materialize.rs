@@ -61,9 +61,17 @@ impl Hot<'_> {
             }
             r.done += 1;
             self.stats.color_delivered[color as usize] += 1;
+            let waits = &mut self.waits[s.pe_b as usize];
+            if p.delivered & (1u64 << color) == 0 {
+                p.delivered |= 1u64 << color;
+                waits.first_delivery(color, d);
+            }
             if r.done == r.n {
                 let then = r.then;
                 p.recvs.remove(ri);
+                if !p.recvs.iter().any(|r| r.color == color) {
+                    waits.closed(color, d, p.busy_until);
+                }
                 p.ready.push(Reverse((d + 1, p.seq, then)));
                 p.seq += 1;
                 let t = d + 1;

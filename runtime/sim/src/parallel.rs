@@ -4,9 +4,12 @@
 //! exactly one hop latency `L` after it was caused. So all partitions can simulate the window
 //! of cycles `[T, T + L)` independently, where `T` is the earliest pending event anywhere;
 //! then they swap messages and agree on the next `T`. Idle stretches are skipped globally.
+//! With several weight-store phases the partitions also swap their phase progress after every
+//! window (see `phases.rs`), and windows are at most the store's latency + 1 cycles long.
 
 use crate::fabric::Msg;
 use crate::partition::{Partition, Stop};
+use crate::phases::Progress;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -49,6 +52,10 @@ struct Shared {
     parts: usize,
     /// mail[src * parts + dst].
     mail: Vec<Mutex<Vec<Msg>>>,
+    /// Per partition: its weight-phase progress, per group (see `phases.rs`).
+    progress: Vec<Mutex<Vec<Progress>>>,
+    /// Cycles per window.
+    window: u64,
     next: Vec<AtomicU64>,
     failed: AtomicBool,
     barrier: SpinBarrier,
@@ -62,9 +69,19 @@ pub(crate) fn run(parts: &mut [Partition<'_>], limit: u64) {
         return;
     }
     let n = parts.len();
+    // A weight phase completed in one window is requested in all partitions after it, so it
+    // must not start moving before the next window: windows of at most latency + 1 cycles.
+    let latency = parts[0].latency;
+    let window = if parts[0].phases.streams.len() > 1 {
+        latency.min(parts[0].phases.latency + 1)
+    } else {
+        latency
+    };
     let shared = Shared {
         parts: n,
         mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
+        progress: (0..n).map(|_| Mutex::new(Vec::new())).collect(),
+        window,
         next: (0..n).map(|_| AtomicU64::new(u64::MAX)).collect(),
         failed: AtomicBool::new(false),
         barrier: SpinBarrier::new(n),
@@ -86,6 +103,9 @@ fn worker(i: usize, part: &mut Partition<'_>, shared: &Shared, limit: u64) {
             }
             part.ingest(&mut inbox);
         }
+        if part.phases.pending() {
+            advance_phases(part, shared);
+        }
         let next = part.next_time().unwrap_or(u64::MAX);
         shared.next[i].store(next, Ordering::Release);
         if !part.errors.is_empty() {
@@ -101,7 +121,7 @@ fn worker(i: usize, part: &mut Partition<'_>, shared: &Shared, limit: u64) {
         if shared.failed.load(Ordering::Acquire) || t == u64::MAX || t >= limit {
             return;
         }
-        let end = t.saturating_add(part.latency).min(limit);
+        let end = t.saturating_add(shared.window).min(limit);
         if part.run(end) != Stop::Error && part.now < end - 1 {
             part.now = end - 1;
         }
@@ -112,6 +132,40 @@ fn worker(i: usize, part: &mut Partition<'_>, shared: &Shared, limit: u64) {
                 m.append(&mut part.outbox[dst]);
             }
         }
+        if part.phases.pending()
+            && let Ok(mut m) = shared.progress[i].lock()
+        {
+            m.clear();
+            m.extend(
+                part.phases
+                    .done
+                    .iter()
+                    .copied()
+                    .zip(part.phases.last.iter().copied()),
+            );
+        }
         shared.barrier.wait();
+    }
+}
+
+/// Request the weight phases whose predecessors all partitions have completed (every
+/// partition computes the same from the same progress).
+fn advance_phases(part: &mut Partition<'_>, shared: &Shared) {
+    let groups = part.phases.streams.len();
+    let mut total: Vec<Progress> = vec![(0, None); groups];
+    for p in &shared.progress {
+        if let Ok(m) = p.lock() {
+            for (t, &(done, last)) in total.iter_mut().zip(m.iter()) {
+                t.0 += done;
+                t.1 = t.1.max(last);
+            }
+        }
+    }
+    let mut wakes = Vec::new();
+    part.phases
+        .advance(&|g| total[g], part.program, &mut part.sources, &mut wakes);
+    for (s, when) in wakes {
+        let node = part.queues[part.sources[s as usize].queue as usize].node;
+        part.schedule(node, when);
     }
 }

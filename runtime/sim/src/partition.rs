@@ -22,9 +22,11 @@ use crate::error::SimError;
 use crate::events::{Bucket, Timers, Wheel};
 use crate::express::Express;
 use crate::fabric::{EXPRESS, Msg, NONE, Node, NodeInfo, OutChannel, Pe, Queue, Sink, Source};
+use crate::phases::Phases;
 use crate::program::Program;
 use crate::task::Op;
 use crate::trace::TraceBuf;
+use crate::waits::PeWaits;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -118,6 +120,10 @@ pub(crate) struct Partition<'p> {
     pub express_on: bool,
     /// PEs that began a send in this cycle.
     pub xcandidates: Vec<u32>,
+    /// Receive waits, per PE.
+    pub waits: Vec<PeWaits>,
+    /// Weight-store phases.
+    pub phases: Phases,
 }
 
 impl<'p> Partition<'p> {

@@ -3,9 +3,10 @@
 //! one cycle in all) to the PE's clock.
 
 use crate::error::SimError;
-use crate::fabric::{Pending, RecvState, SendState};
+use crate::fabric::{Pe, Pending, RecvState, SendState};
 use crate::partition::Partition;
 use crate::task::{Op, TaskContext, TaskRuntime};
+use crate::waits::PeWaits;
 use std::cmp::Reverse;
 
 impl Partition<'_> {
@@ -51,15 +52,9 @@ impl Partition<'_> {
             return;
         }
         let ops: Vec<_> = p.pending.drain(..due).collect();
+        let waits = &mut self.waits[pe as usize];
         for (when, _, op) in ops {
-            match op {
-                Pending::Send(s) => p.sends.push(s),
-                Pending::Recv(r) if r.n == 0 => {
-                    p.ready.push(Reverse((when, p.seq, r.then)));
-                    p.seq += 1;
-                }
-                Pending::Recv(r) => p.recvs.push(r),
-            }
+            issue(p, waits, when, op);
         }
         self.stats.event(t);
     }
@@ -126,10 +121,15 @@ impl Partition<'_> {
             return;
         }
         let busy = switch.saturating_add(cost).max(1);
+        if !p.recvs.is_empty() {
+            let open = p.recvs.iter().fold(0u64, |m, r| m | 1u64 << r.color);
+            self.waits[pe as usize].task_start(t, p.busy_until, open);
+        }
         p.busy_until = t + busy;
         p.busy_cycles += busy;
         p.tasks_run += 1;
         let issue0 = t + switch;
+        let waits = &mut self.waits[pe as usize];
         for op in ops.drain(..) {
             match op {
                 Op::Activate { at, task } => {
@@ -149,7 +149,7 @@ impl Partition<'_> {
                         pos: 0,
                         then,
                     };
-                    push_pending(p, issue0 + at, t, Pending::Send(s));
+                    push_pending(p, waits, issue0 + at, t, Pending::Send(s));
                 }
                 Op::Recv {
                     at,
@@ -165,7 +165,7 @@ impl Partition<'_> {
                         offset,
                         then,
                     };
-                    push_pending(p, issue0 + at, t, Pending::Recv(r));
+                    push_pending(p, waits, issue0 + at, t, Pending::Recv(r));
                 }
             }
         }
@@ -183,16 +183,9 @@ impl Partition<'_> {
 
 /// Queue a runtime call issued at `when` (calls issued at the current cycle `now` take effect
 /// at once, in order).
-fn push_pending(p: &mut crate::fabric::Pe, when: u64, now: u64, op: Pending) {
+fn push_pending(p: &mut Pe, waits: &mut PeWaits, when: u64, now: u64, op: Pending) {
     if when <= now {
-        match op {
-            Pending::Send(s) => p.sends.push(s),
-            Pending::Recv(r) if r.n == 0 => {
-                p.ready.push(Reverse((when, p.seq, r.then)));
-                p.seq += 1;
-            }
-            Pending::Recv(r) => p.recvs.push(r),
-        }
+        issue(p, waits, when, op);
         return;
     }
     let seq = p.seq;
@@ -201,6 +194,22 @@ fn push_pending(p: &mut crate::fabric::Pe, when: u64, now: u64, op: Pending) {
         .pending
         .partition_point(|(w, s, _)| (*w, *s) <= (when, seq));
     p.pending.insert(at, (when, seq, op));
+}
+
+/// Carry out a runtime call at its issue cycle `when`.
+fn issue(p: &mut Pe, waits: &mut PeWaits, when: u64, op: Pending) {
+    match op {
+        Pending::Send(s) => p.sends.push(s),
+        Pending::Recv(r) if r.n == 0 => {
+            p.ready.push(Reverse((when, p.seq, r.then)));
+            p.seq += 1;
+        }
+        Pending::Recv(r) => {
+            let open = p.recvs.iter().any(|o| o.color == r.color);
+            waits.posted(r.color, when, open);
+            p.recvs.push(r);
+        }
+    }
 }
 
 /// Allocate a PE's SRAM on first use: `size` bytes, starting with `init`.

@@ -92,8 +92,13 @@ pub struct EdgeInput {
     pub data: Vec<u32>,
     /// Host or weight store.
     pub source: EdgeSource,
-    /// Cycle at which the stream is requested.
+    /// Earliest cycle at which the stream is requested.
     pub start: u64,
+    /// For weight-store streams: the layer phase (0 = the first). The store serves phases in
+    /// order: a stream of a later phase is requested once every wavelet of the earlier
+    /// phases has entered the fabric, and shares the store's bandwidth only with the streams
+    /// of its own phase (see the crate README). Host streams ignore it.
+    pub phase: u32,
 }
 
 /// Wavelets leaving the fabric through an edge PE's off-fabric port, collected for the host.

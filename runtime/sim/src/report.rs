@@ -1,5 +1,6 @@
-//! The run report: totals, per-PE busy and idle cycles, per-link wavelet counts and per-color
-//! traffic, serialisable to JSON.
+//! The run report: totals, per-PE busy and idle cycles (with the idle cycles spent waiting for
+//! data, per color), per-link wavelet counts and per-color traffic, serialisable to JSON; and
+//! the timing of each edge stream.
 
 use serde::Serialize;
 use wsel_target::Dir;
@@ -17,6 +18,39 @@ pub struct PeActivity {
     pub idle_cycles: u64,
     /// Tasks run.
     pub tasks: u64,
+    /// Idle cycles spent waiting for data, per color the PE posted receives on (sorted by
+    /// color).
+    pub waits: Vec<ColorWait>,
+}
+
+/// Idle cycles one PE spent waiting for wavelets of one color: cycles in which the PE ran no
+/// task and had a posted receive on the color that was not yet complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ColorWait {
+    /// The color.
+    pub color: u8,
+    /// The cycle the first wavelet of this color was written to the PE's SRAM.
+    pub first_delivery: Option<u64>,
+    /// Waiting cycles before `first_delivery` (the initial fill).
+    pub before_first: u64,
+    /// Waiting cycles from `first_delivery` on (stalls once the data has started arriving).
+    pub after_first: u64,
+}
+
+/// When one edge stream moved: for an input, the cycles its wavelets were taken into the edge
+/// router's input queue; for an output, the cycles they were forwarded off the fabric.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StreamTiming {
+    /// Wavelets that entered (input) or left (output) the fabric.
+    pub wavelets: u64,
+    /// The cycle the stream was requested: for a host input its `start`; for a weight-store
+    /// input the cycle its phase was requested (the store's latency comes after it); 0 for
+    /// an output.
+    pub requested: u64,
+    /// The cycle the first wavelet entered or left the fabric.
+    pub first: Option<u64>,
+    /// The cycle the last wavelet entered or left the fabric.
+    pub last: Option<u64>,
 }
 
 /// Traffic over one link direction.

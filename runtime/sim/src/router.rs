@@ -20,8 +20,10 @@ use crate::fabric::{
     Sink, Source,
 };
 use crate::partition::{Partition, Stats};
+use crate::phases::Phases;
 use crate::program::Program;
 use crate::trace::TraceBuf;
+use crate::waits::PeWaits;
 use std::cmp::Reverse;
 
 /// The state router steps of one cycle work on.
@@ -50,6 +52,8 @@ pub(crate) struct Hot<'a> {
     pub(crate) stats: &'a mut Stats,
     pub(crate) express: &'a mut [Express],
     pub active: &'a mut Vec<u32>,
+    pub(crate) waits: &'a mut [PeWaits],
+    phases: &'a mut Phases,
 }
 
 impl<'p> Partition<'p> {
@@ -80,6 +84,8 @@ impl<'p> Partition<'p> {
             stats: &mut self.stats,
             express: &mut self.express,
             active: &mut self.active,
+            waits: &mut self.waits,
+            phases: &mut self.phases,
         }
     }
 }
@@ -152,7 +158,7 @@ impl Hot<'_> {
             let info = &self.info[node as usize];
             self.sources[info.src_start as usize..(info.src_start + info.src_len) as usize]
                 .iter()
-                .any(|s| s.pos < s.data.len())
+                .any(Source::live)
         };
         (true, queued || sending || sourcing)
     }
@@ -224,7 +230,7 @@ impl Hot<'_> {
         let mut moved = false;
         for s in info.src_start..info.src_start + info.src_len {
             let src = &self.sources[s as usize];
-            if src.pos >= src.data.len() {
+            if !src.live() {
                 continue;
             }
             if !src.pacer.allows(t) {
@@ -240,10 +246,35 @@ impl Hot<'_> {
             let data = src.data[src.pos];
             src.pos += 1;
             src.pacer.moved(t);
+            if src.first.is_none() {
+                src.first = Some(t);
+            }
+            src.last = Some(t);
+            if src.pos == src.data.len() && src.group != NONE {
+                let group = src.group;
+                self.weight_stream_done(group);
+            }
             self.push(q, data);
             moved = true;
         }
         moved
+    }
+
+    /// The last wavelet of a weight stream of `group` entered in this cycle: with one
+    /// partition, request the next phase if this completed the current one.
+    #[cold]
+    fn weight_stream_done(&mut self, group: u32) {
+        self.phases.stream_done(group, self.t);
+        if !self.phases.local {
+            return;
+        }
+        let mut wakes = Vec::new();
+        self.phases
+            .advance_local(self.program, self.sources, &mut wakes);
+        for (s, when) in wakes {
+            let node = self.queues[self.sources[s as usize].queue as usize].node;
+            self.schedule(node, when);
+        }
     }
 
     /// Where the next wavelet of local queue `q` goes (for prefetching).
@@ -313,6 +344,10 @@ impl Hot<'_> {
                     }
                     sink.data.push(data);
                     sink.pacer.moved(t);
+                    if sink.first.is_none() {
+                        sink.first = Some(t);
+                    }
+                    sink.last = Some(t);
                     out.sent += 1;
                 } else {
                     if out.credits == 0 {
@@ -407,12 +442,20 @@ impl Hot<'_> {
             dst.copy_from_slice(&data.to_le_bytes());
         }
         r.done += 1;
+        let t = self.t;
+        if p.delivered & (1u64 << color) == 0 {
+            p.delivered |= 1u64 << color;
+            self.waits[pe as usize].first_delivery(color, t);
+        }
         if r.done == r.n {
             let then = r.then;
             p.recvs.remove(ri);
-            p.ready.push(Reverse((self.t + 1, p.seq, then)));
+            if !p.recvs.iter().any(|r| r.color == color) {
+                self.waits[pe as usize].closed(color, t, p.busy_until);
+            }
+            p.ready.push(Reverse((t + 1, p.seq, then)));
             p.seq += 1;
-            self.schedule(node, self.t + 1);
+            self.schedule(node, t + 1);
         }
         self.stats.color_delivered[color as usize] += 1;
         true

@@ -1,7 +1,9 @@
-//! Identical outputs, cycle counts, reports and traces for 1, 2 and 4 worker threads.
+//! Identical outputs, cycle counts, reports (with receive waits), edge-stream timing and traces
+//! for 1, 2 and 4 worker threads.
 
 mod common;
 
+use common::random::observe;
 use common::target;
 use wsel_sim::workloads::halo_exchange;
 use wsel_sim::{EdgeInput, EdgeOutput, EdgeSource, Outcome, SimOptions, simulate};
@@ -22,6 +24,7 @@ fn run(threads: usize, latency: u32) -> Outcome {
         data,
         source: EdgeSource::Host,
         start: 7,
+        phase: 0,
     });
     p.outputs.push(EdgeOutput {
         at: Coord::new(11, 5),
@@ -36,6 +39,32 @@ fn run(threads: usize, latency: u32) -> Outcome {
             PortSet::only(Port::E),
         );
     }
+    // Weight streams in two phases on colors 10 and 11, crossing rows 1 and 10 (in different
+    // partitions with several threads): phase 1 is requested when phase 0 has entered.
+    for (row, color, phase) in [(1, 10, 0), (10, 11, 0), (2, 12, 1), (9, 13, 1)] {
+        p.inputs.push(EdgeInput {
+            at: Coord::new(0, row),
+            side: Dir::West,
+            color,
+            data: (0..60 + 10 * phase).map(|i| i ^ u32::from(color)).collect(),
+            source: EdgeSource::WeightStore,
+            start: 3,
+            phase,
+        });
+        p.outputs.push(EdgeOutput {
+            at: Coord::new(11, row),
+            side: Dir::East,
+            color,
+        });
+        for x in 0..12 {
+            p.add_route(
+                Coord::new(x, row),
+                color,
+                PortSet::only(Port::W),
+                PortSet::only(Port::E),
+            );
+        }
+    }
     let opts = SimOptions {
         threads,
         trace: true,
@@ -49,6 +78,8 @@ fn assert_same(a: &Outcome, b: &Outcome) {
     assert_eq!(a.cycles, b.cycles);
     assert_eq!(a.report, b.report);
     assert_eq!(a.outputs, b.outputs);
+    assert_eq!(a.input_timing, b.input_timing);
+    assert_eq!(a.output_timing, b.output_timing);
     assert_eq!(a.trace, b.trace);
     for y in 0..12 {
         for x in 0..12 {
@@ -67,8 +98,44 @@ fn one_two_and_four_threads_agree_exactly() {
             one.outputs[0],
             (0..200).map(|i| i * 3 + 1).collect::<Vec<u32>>()
         );
+        // The waits and the phases are exercised.
+        assert!(one.report.pes.iter().any(|p| p.waits.len() == 4));
+        let phase1 = one.input_timing[1].last.expect("phase 0 entered");
+        assert_eq!(
+            one.input_timing[3].requested,
+            phase1.max(one.input_timing[2].last.expect("phase 0 entered")) + 1
+        );
         for threads in [2, 4] {
             assert_same(&one, &run(threads, latency));
         }
     }
+}
+
+#[test]
+fn random_stream_programs_agree_across_threads() {
+    // Host and weight streams (in up to three phases), unicast and multicast PE streams.
+    let mut phased = 0;
+    for seed in 0..80 {
+        let (t, p) = common::random::edge_program(seed);
+        let one = observe(&t, &p, &common::threads(1));
+        let mut phases: Vec<u32> = p
+            .inputs
+            .iter()
+            .filter(|i| i.source == EdgeSource::WeightStore)
+            .map(|i| i.phase)
+            .collect();
+        phases.sort_unstable();
+        phases.dedup();
+        if phases.len() > 1 && !one.starts_with("error") {
+            phased += 1;
+        }
+        for threads in [2, 4] {
+            assert_eq!(
+                one,
+                observe(&t, &p, &common::threads(threads)),
+                "seed {seed}, {threads} threads"
+            );
+        }
+    }
+    assert!(phased >= 3, "{phased} runs with several weight phases");
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::random::{observe, program, streamy_program};
+use common::random::{edge_program, observe, program, streamy_program};
 use common::{route, target};
 use proptest::prelude::*;
 use wsel_sim::{ExpressStats, Program, SimOptions, TaskContext, simulate, task};
@@ -35,6 +35,8 @@ proptest! {
         let (t, p) = streamy_program(seed);
         check(&t, &p, threads);
         let (t, p) = program(seed);
+        check(&t, &p, threads);
+        let (t, p) = edge_program(seed);
         check(&t, &p, threads);
     }
 }

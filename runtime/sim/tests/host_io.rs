@@ -20,6 +20,7 @@ fn pass_through(host_bytes_per_cycle: u32, n: u32) -> (u64, Vec<u32>) {
         data,
         source: EdgeSource::Host,
         start: 0,
+        phase: 0,
     });
     p.outputs.push(EdgeOutput {
         at: Coord::new(15, 0),
@@ -92,6 +93,7 @@ fn host_in_compute_host_out() {
         data: input,
         source: EdgeSource::Host,
         start: 0,
+        phase: 0,
     });
     p.outputs.push(EdgeOutput {
         at,
@@ -121,6 +123,7 @@ fn weight_streams_wait_for_the_store_latency() {
         data: (0..10).collect(),
         source: EdgeSource::WeightStore,
         start: 0,
+        phase: 0,
     });
     p.outputs.push(EdgeOutput {
         at: Coord::new(15, 0),

@@ -52,6 +52,10 @@ struct Knobs {
     /// Most pieces a stream is sent in.
     send_parts: u64,
     streams: (u64, u64),
+    /// Percent of streams made to enter from the west edge (host or weight store) on top of
+    /// the one kind in ten that does anyway, and the percent of those from the weight store.
+    inputs: Option<u64>,
+    weights: u64,
 }
 
 const MIXED: Knobs = Knobs {
@@ -60,6 +64,8 @@ const MIXED: Knobs = Knobs {
     recv_delay: (0, 60),
     send_parts: 3,
     streams: (1, 7),
+    inputs: None,
+    weights: 30,
 };
 
 /// Mostly uncontended streams (receives posted early, full-rate queues), with more of them
@@ -70,6 +76,17 @@ const STREAMY: Knobs = Knobs {
     recv_delay: (0, 4),
     send_parts: 1,
     streams: (2, 9),
+    inputs: None,
+    weights: 30,
+};
+
+/// As `MIXED`, with most streams entering from the edge, most of those from the weight store
+/// in several phases.
+const EDGY: Knobs = Knobs {
+    inputs: Some(50),
+    weights: 75,
+    streams: (2, 8),
+    ..MIXED
 };
 
 #[derive(Default)]
@@ -124,6 +141,12 @@ fn recv_actions(rng: &mut Rng, k: &Knobs, pe: &mut PeSpec, color: u32, n: u32) {
     }
 }
 
+/// As [`program`], with most streams entering from the west edge, most of them weight
+/// streams in up to three phases.
+pub fn edge_program(seed: u64) -> (Target, sim::Program) {
+    generate(seed, &EDGY)
+}
+
 /// A random target (a small `dev` fabric) and program for `seed`.
 pub fn program(seed: u64) -> (Target, sim::Program) {
     generate(seed, &MIXED)
@@ -159,7 +182,12 @@ fn generate(seed: u64, k: &Knobs) -> (Target, sim::Program) {
     let streams = rng.range(k.streams.0, k.streams.1) as u32;
     for color in 0..streams {
         let n = rng.range(1, 40) as u32;
-        let kind = rng.range(0, 9);
+        let mut kind = rng.range(0, 9);
+        if let Some(percent) = k.inputs
+            && rng.chance(percent)
+        {
+            kind = 7;
+        }
         let from = pick(&mut rng);
         if kind <= 4 {
             // PE to PE.
@@ -202,17 +230,22 @@ fn generate(seed: u64, k: &Knobs) -> (Target, sim::Program) {
                 color as u8,
                 &path.entries(Port::W, PortSet::only(Port::Ramp)),
             );
+            let source = if rng.chance(100 - k.weights) {
+                sim::EdgeSource::Host
+            } else {
+                sim::EdgeSource::WeightStore
+            };
+            let start = rng.range(0, 20);
+            // Weight streams come in up to three phases (host streams ignore the phase).
+            let phase = rng.range(0, 2) as u32;
             p.inputs.push(sim::EdgeInput {
                 at,
                 side: Dir::West,
                 color: color as u8,
                 data: (0..n).map(|i| color * 1000 + i).collect(),
-                source: if rng.chance(70) {
-                    sim::EdgeSource::Host
-                } else {
-                    sim::EdgeSource::WeightStore
-                },
-                start: rng.range(0, 20),
+                source,
+                start,
+                phase,
             });
             recv_actions(&mut rng, k, pes.entry(to).or_default(), color, n);
         } else {
@@ -282,10 +315,12 @@ pub fn observe(t: &Target, p: &sim::Program, opts: &sim::SimOptions) -> String {
         Err(e) => format!("error: {e:?}"),
         Ok(out) => {
             let mut s = format!(
-                "cycles {}\nreport {}\noutputs {:?}\n",
+                "cycles {}\nreport {}\noutputs {:?}\ninputs timing {:?}\noutputs timing {:?}\n",
                 out.cycles,
                 out.report.to_json(),
-                out.outputs
+                out.outputs,
+                out.input_timing,
+                out.output_timing
             );
             for pe in &p.pes {
                 s += &format!("sram {} {:?}\n", pe.at, out.sram(pe.at));
