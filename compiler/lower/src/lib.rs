@@ -9,7 +9,6 @@
 //! kernel argument that divides by zero — is reported with codes E05xx ([`codes`]).
 
 pub mod cexpr;
-pub mod consteval;
 pub mod diagnostics;
 mod error;
 pub mod graph;

@@ -116,8 +116,9 @@ pub fn to_cvalue(value: Value) -> Option<CValue> {
     })
 }
 
-/// The element type of an expression while literals are still untyped: a known scalar type,
-/// or an integer or float literal whose type the context has not fixed (as in the checker).
+/// The element type of a task-body expression while literals are still untyped, in IR types:
+/// a known scalar type, or an integer or float literal whose type the context has not fixed
+/// (as `wsel_sema::consteval::Elem` is for compile-time expressions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ElemTy {
     Known(ScalarTy),

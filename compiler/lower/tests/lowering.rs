@@ -261,6 +261,38 @@ kernel k(n: u32) {
 }
 
 #[test]
+fn constants_are_exact_and_rounded_when_stored() {
+    // Compile-time arithmetic is f64 (in f32, 16777216 + 1 rounds back to 16777216; in f16,
+    // 2048 + 1 rounds back to 2048) and exact for integers; a value is rounded to its type
+    // only when it is stored.
+    let src = r"
+kernel k(n: u32) {
+    const c: f32 = 16777216.0 + 1.0 - 16777216.0;
+    var a: f32 = c + 0.1;
+    var h: f16 = 2048.0 + 1.0 - 2048.0 + 0.1;
+    var w: [u32; n * n / n] = n * n / n - 1;
+    task main() { }
+}
+";
+    check(
+        src,
+        &[("n", 60_000)],
+        expect![[r#"
+            kernel k<n=60000> (entry: main) {
+                sram a: [f32; 1] @ word 0 = 1.1
+                sram h: [f16; 1] @ word 1 = 1.0996094
+                sram w: [u32; 60000] @ word 2 = 59999u
+                task main() {
+                }
+            }
+        "#]],
+    );
+    // 70000 * 70000 does not fit u32, although 70000 * 70000 / 70000 would.
+    expect!["kernel instance `k<n=70000>`: array length: the value 4900000000 does not fit u32 at 159..168"]
+        .assert_eq(&error(src, &[("n", CValue::Int(70_000))]));
+}
+
+#[test]
 fn literals_default_and_locals_update() {
     check(
         r"

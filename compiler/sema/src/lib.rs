@@ -5,10 +5,12 @@
 //! runs the per-item checks ([`check_const`], [`check_kernel`], [`check_layer`],
 //! [`check_model`], [`check_run`]) which accumulate diagnostics; [`diagnostics`] collects
 //! them for a file and the files it imports. Queries return plain data ([`analysis`]) for the
-//! language server and for lowering.
+//! language server and for lowering. [`consteval`] holds the rules of compile-time
+//! evaluation, which the checker and lowering both apply.
 
 pub mod analysis;
 pub mod check;
+pub mod consteval;
 pub mod db;
 pub mod diagnostic;
 pub mod diagnostics;

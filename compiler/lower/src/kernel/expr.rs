@@ -199,7 +199,7 @@ impl Lowerer<'_> {
         match self.resolve(&id.name) {
             Some(NameRef::Local(local, _)) => Ok(Expr::Local(local)),
             Some(NameRef::Member(Member::Value(value, ty)) | NameRef::Const(value, ty)) => {
-                constant(value, ty)
+                constant(value, scalar_ty(ty))
             }
             Some(NameRef::Member(Member::Scalar { id, .. })) => Ok(Expr::Load {
                 array: id,

@@ -54,11 +54,12 @@ impl Lowerer<'_> {
             ast::Expr::Float(..) => Inferred::scalar(ElemTy::literal(false, hint)),
             ast::Expr::Bool(..) => Inferred::scalar(ElemTy::Known(ScalarTy::Bool)),
             ast::Expr::Name(id) => Inferred::scalar(match self.resolve(&id.name) {
-                Some(NameRef::Local(_, ty) | NameRef::Const(_, ty)) => ElemTy::Known(ty),
+                Some(NameRef::Local(_, ty)) => ElemTy::Known(ty),
+                Some(NameRef::Const(_, ty) | NameRef::Member(Member::Value(_, ty))) => {
+                    ElemTy::Known(crate::value::scalar_ty(ty))
+                }
                 Some(NameRef::Member(
-                    Member::Value(_, ty)
-                    | Member::Scalar { elem: ty, .. }
-                    | Member::Array { elem: ty, .. },
+                    Member::Scalar { elem: ty, .. } | Member::Array { elem: ty, .. },
                 )) => ElemTy::Known(ty),
                 _ => ElemTy::IntLit,
             }),

@@ -4,7 +4,9 @@
 //!
 //! What lowering does, in order: binds the parameters to the given arguments; lays out SRAM
 //! (arrays and SRAM scalars packed from word 0 in declaration order, a scalar being an array
-//! of length 1, every element initialised from the declaration); numbers the ports and tasks
+//! of length 1, every element initialised from the declaration; lengths, initial values and
+//! constants are evaluated by the checker's evaluator, `wsel_sema::consteval`, now that the
+//! parameters have values); numbers the ports and tasks
 //! in declaration order; then lowers every task body (`stmt`) with its expressions typed as
 //! the checker types them (`infer`, `expr`). Parameters and constants are folded into the
 //! code, and integer and boolean operations on constants are folded with the IR's own
@@ -23,12 +25,12 @@ use wsel_ir::kernel::{
     Array, ArrayId, KernelIr, KernelSpans, Local, LocalId, Port, PortDirection, PortId, ScalarTy,
     Task, TaskId, TaskSpans,
 };
+use wsel_sema::consteval::{ConstNames, eval_as};
 use wsel_sema::items::ModuleScope;
 use wsel_sema::ty::Value;
 use wsel_sema::{Db, ItemId, ItemKind, Location, const_value, item_ast, module_scope};
-use wsel_syntax::ast::{self, Span};
+use wsel_syntax::ast::{self, ScalarType, Span};
 
-use crate::consteval::{ConstNames, eval_as};
 use crate::error::LowerError;
 use crate::value::{ArgValue, scalar_ty, to_const, zero};
 
@@ -107,8 +109,9 @@ fn lower_instance<'db>(
 /// What a kernel-level name means.
 #[derive(Debug, Clone)]
 enum Member {
-    /// A parameter or constant: a compile-time value.
-    Value(Value, ScalarTy),
+    /// A parameter or constant: a compile-time value and its type as written (the IR type
+    /// is `scalar_ty` of it).
+    Value(Value, ScalarType),
     Array {
         id: ArrayId,
         elem: ScalarTy,
@@ -130,8 +133,8 @@ enum Member {
 enum NameRef {
     Local(LocalId, ScalarTy),
     Member(Member),
-    /// A module constant.
-    Const(Value, ScalarTy),
+    /// A module constant, with its type as written.
+    Const(Value, ScalarType),
 }
 
 /// The state of lowering one kernel instance.
@@ -155,7 +158,7 @@ struct Lowerer<'db> {
 }
 
 impl ConstNames for Lowerer<'_> {
-    fn const_name(&self, name: &str) -> Option<(Value, ScalarTy)> {
+    fn const_name(&self, name: &str) -> Option<(Value, ScalarType)> {
         match self.members.get(name) {
             Some(Member::Value(value, ty)) => Some((*value, *ty)),
             Some(_) => None,
@@ -198,13 +201,13 @@ impl<'db> Lowerer<'db> {
     ) -> Result<(), LowerError> {
         let mut shown = Vec::new();
         for p in &kernel.params {
-            let ast::Type::Scalar(ty, _) = &p.ty else {
+            let ast::Type::Scalar(written, _) = &p.ty else {
                 return Err(self.error(
                     &p.span,
                     format!("parameter `{}` is not a scalar", p.name.name),
                 ));
             };
-            let ty = scalar_ty(*ty);
+            let ty = scalar_ty(*written);
             let Some((_, arg)) = args.iter().find(|(n, _)| *n == p.name.name) else {
                 return Err(self.error(
                     &p.name.span,
@@ -224,7 +227,7 @@ impl<'db> Lowerer<'db> {
             }
             shown.push(format!("{}={arg}", p.name.name));
             self.members
-                .insert(p.name.name.clone(), Member::Value(value, ty));
+                .insert(p.name.name.clone(), Member::Value(value, *written));
         }
         if !shown.is_empty() {
             self.name = format!("{}<{}>", kernel.name.name, shown.join(","));
@@ -275,15 +278,11 @@ impl<'db> Lowerer<'db> {
         for member in &kernel.members {
             match member {
                 ast::KernelMember::Var(v) => {
-                    let (elem, len, member) = match &v.ty {
-                        ast::Type::Scalar(elem, _) => {
-                            let elem = scalar_ty(*elem);
-                            let id = ArrayId(self.arrays.len() as u32);
-                            (elem, 1, Member::Scalar { id, elem })
-                        }
+                    // An SRAM scalar is an array of length 1.
+                    let (written, len, is_scalar) = match &v.ty {
+                        ast::Type::Scalar(elem, _) => (*elem, 1, true),
                         ast::Type::Array { elem, len, .. } => {
-                            let elem = scalar_ty(*elem);
-                            let value = eval_as(self, len, ScalarTy::U32).map_err(|m| {
+                            let value = eval_as(self, len, ScalarType::U32).map_err(|m| {
                                 self.error(&len.span(), format!("array length: {m}"))
                             })?;
                             let len = match value {
@@ -291,14 +290,20 @@ impl<'db> Lowerer<'db> {
                                 _ => None,
                             }
                             .ok_or_else(|| self.error(&len.span(), "an invalid array length"))?;
-                            let id = ArrayId(self.arrays.len() as u32);
-                            (elem, len, Member::Array { id, elem })
+                            (*elem, len, false)
                         }
                         _ => return Err(self.error(&v.span, "storage of an invalid type")),
                     };
+                    let elem = scalar_ty(written);
+                    let id = ArrayId(self.arrays.len() as u32);
+                    let member = if is_scalar {
+                        Member::Scalar { id, elem }
+                    } else {
+                        Member::Array { id, elem }
+                    };
                     let init = match &v.init {
                         Some(init) => {
-                            let value = eval_as(self, init, elem).map_err(|m| {
+                            let value = eval_as(self, init, written).map_err(|m| {
                                 self.error(&init.span(), format!("initial value: {m}"))
                             })?;
                             to_const(value, elem).ok_or_else(|| {
@@ -323,17 +328,16 @@ impl<'db> Lowerer<'db> {
                     let ast::Type::Scalar(ty, _) = &c.ty else {
                         return Err(self.error(&c.span, "a constant of a non-scalar type"));
                     };
-                    let ty = scalar_ty(*ty);
-                    let value = eval_as(self, &c.value, ty).map_err(|m| {
+                    let value = eval_as(self, &c.value, *ty).map_err(|m| {
                         self.error(&c.value.span(), format!("constant `{}`: {m}", c.name.name))
                     })?;
-                    if to_const(value, ty).is_none() {
+                    if to_const(value, scalar_ty(*ty)).is_none() {
                         return Err(
                             self.error(&c.value.span(), "the constant does not fit its type")
                         );
                     }
                     self.members
-                        .insert(c.name.name.clone(), Member::Value(value, ty));
+                        .insert(c.name.name.clone(), Member::Value(value, *ty));
                 }
                 ast::KernelMember::Error(span) => {
                     return Err(self.error(span, "the kernel has syntax errors"));
@@ -386,13 +390,13 @@ impl<'db> Lowerer<'db> {
     }
 
     /// The type and value of a module constant named `name`.
-    fn module_const(&self, name: &str) -> Option<(Value, ScalarTy)> {
+    fn module_const(&self, name: &str) -> Option<(Value, ScalarType)> {
         let item = self.module.get(name)?;
         if item.kind(self.db) != ItemKind::Const {
             return None;
         }
         let info = const_value(self.db, item);
-        Some((info.value?, scalar_ty(info.ty?)))
+        Some((info.value?, info.ty?))
     }
 
     /// What `name` refers to inside a task.

@@ -1,5 +1,6 @@
 //! The expression checker shared by every item check: scopes, name lookup, typing with
-//! literal inference, and compile-time evaluation with overflow and division checks.
+//! literal inference, and the compile-time values of expressions, computed node by node with
+//! the rules of [`crate::consteval`] and reported there as overflow and division errors.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -7,13 +8,14 @@ use std::path::PathBuf;
 use wsel_syntax::ast::{self, BinaryOp, ScalarType, Span, UnaryOp};
 
 use crate::analysis::{ItemAnalysis, NameUse};
+use crate::consteval::{self, Elem, EvalError, unify};
 use crate::db::{Db, SourceFile};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::diagnostics::{did_you_mean, resolve, types};
 use crate::items::{
     ItemId, ItemKind, ModuleScope, item_ast, item_location, module_scope, unresolved_imports,
 };
-use crate::ty::{Ty, Value, describe, int_range, is_float, is_int, is_numeric, scalar_name};
+use crate::ty::{Ty, Value, describe, is_float, is_int, is_numeric, scalar_name};
 
 /// What a local name (anything below module level) refers to.
 #[derive(Debug, Clone)]
@@ -91,15 +93,6 @@ impl Typed {
             compile_time: true,
         }
     }
-}
-
-/// The element type of a typed expression, for operand unification.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Elem {
-    Known(ScalarType),
-    Int,
-    Float,
-    Error,
 }
 
 /// The checker state for one item.
@@ -339,17 +332,11 @@ impl<'db> Checker<'db> {
     fn expr_inner(&mut self, expr: &ast::Expr, hint: Option<ScalarType>) -> Typed {
         match expr {
             ast::Expr::Int(v, span) => self.int_literal(i128::from(*v), span, hint),
-            ast::Expr::Float(v, _) => {
-                let ty = match hint {
-                    Some(t) if is_float(t) => Ty::Scalar(t),
-                    _ => Ty::FloatLiteral,
-                };
-                Typed {
-                    ty,
-                    value: Some(Value::Float(*v)),
-                    compile_time: true,
-                }
-            }
+            ast::Expr::Float(v, _) => Typed {
+                ty: consteval::literal_elem(false, hint).scalar_ty(),
+                value: Some(Value::Float(*v)),
+                compile_time: true,
+            },
             ast::Expr::Bool(v, _) => Typed {
                 ty: Ty::Scalar(ScalarType::Bool),
                 value: Some(Value::Bool(*v)),
@@ -378,25 +365,16 @@ impl<'db> Checker<'db> {
     }
 
     fn int_literal(&mut self, v: i128, span: &Span, hint: Option<ScalarType>) -> Typed {
-        match hint {
-            Some(t) if is_int(t) => {
-                let (lo, hi) = int_range(t);
-                if v < lo || v > hi {
-                    let d = types::overflow(self.loc(span), scalar_name(t));
-                    self.report(d);
-                    return Typed::error();
-                }
-                Typed {
-                    ty: Ty::Scalar(t),
-                    value: Some(Value::Int(v)),
-                    compile_time: true,
-                }
-            }
-            _ => Typed {
-                ty: Ty::IntLiteral,
-                value: Some(Value::Int(v)),
-                compile_time: true,
-            },
+        let ty = consteval::literal_elem(true, hint).scalar_ty();
+        // A typed literal out of range is an error; the literal is not typed further.
+        let value = self.check_range(Some(Value::Int(v)), &ty, span);
+        if value.is_none() {
+            return Typed::error();
+        }
+        Typed {
+            ty,
+            value,
+            compile_time: true,
         }
     }
 
@@ -561,12 +539,7 @@ impl<'db> Checker<'db> {
             self.report(d);
             return Typed::error();
         }
-        let value = match (op, inner.value) {
-            (UnaryOp::Neg, Some(Value::Int(v))) => Some(Value::Int(-v)),
-            (UnaryOp::Neg, Some(Value::Float(v))) => Some(Value::Float(-v)),
-            (UnaryOp::Not, Some(Value::Bool(v))) => Some(Value::Bool(!v)),
-            _ => None,
-        };
+        let value = inner.value.and_then(|v| consteval::unary(op, v).ok());
         let value = self.check_range(value, &inner.ty, span);
         Typed { value, ..inner }
     }
@@ -591,11 +564,7 @@ impl<'db> Checker<'db> {
             self.report(d);
             return Typed::error();
         }
-        let converted = match inner.value {
-            Some(Value::Int(v)) if is_float(to) => Some(Value::Float(v as f64)),
-            Some(Value::Float(v)) if is_int(to) => Some(Value::Int(v.trunc() as i128)),
-            other => other,
-        };
+        let converted = inner.value.map(|v| consteval::cast(v, to));
         let ty = match inner.ty {
             Ty::Vector(_, len) => Ty::Vector(to, len),
             _ => Ty::Scalar(to),
@@ -608,22 +577,18 @@ impl<'db> Checker<'db> {
         }
     }
 
-    /// Reports E0203 when a known integer value does not fit its type.
+    /// Reports E0203 when a known integer value does not fit its scalar type (an untyped
+    /// integer, `i64` or `u64`); gives the value when it fits.
     fn check_range(&mut self, value: Option<Value>, ty: &Ty, span: &Span) -> Option<Value> {
-        if let (Some(Value::Int(v)), Ty::Scalar(t)) = (value, ty)
-            && is_int(*t)
+        let elem = match ty {
+            Ty::Scalar(t) => Elem::Known(*t),
+            Ty::IntLiteral => Elem::Int,
+            _ => return value,
+        };
+        if let Some(v) = value
+            && let Err(EvalError::OutOfRange { ty, .. }) = consteval::check_range(v, elem)
         {
-            let (lo, hi) = int_range(*t);
-            if v < lo || v > hi {
-                let d = types::overflow(self.loc(span), scalar_name(*t));
-                self.report(d);
-                return None;
-            }
-        }
-        if let (Some(Value::Int(v)), Ty::IntLiteral) = (value, ty)
-            && (v < i128::from(i64::MIN) || v > i128::from(u64::MAX))
-        {
-            let d = types::overflow(self.loc(span), "i64");
+            let d = types::overflow(self.loc(span), ty);
             self.report(d);
             return None;
         }
@@ -652,26 +617,12 @@ impl<'db> Checker<'db> {
         span: &Span,
         hint: Option<ScalarType>,
     ) -> Typed {
-        let is_cmp = matches!(
-            op,
-            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
-        );
-        let is_logic = matches!(op, BinaryOp::And | BinaryOp::Or);
-        let operand_hint = if is_cmp {
-            None
-        } else if is_logic {
-            Some(ScalarType::Bool)
-        } else {
-            hint
-        };
+        let is_cmp = consteval::is_comparison(op);
+        let operand_hint = consteval::operand_hint(op, hint);
         // A literal left operand keeps its literal type; it is checked against the right
         // operand's type below.
         let l = self.expr(lhs, operand_hint);
-        let r_hint = match elem_of(&l.ty) {
-            Elem::Known(t) => Some(t),
-            _ => operand_hint,
-        };
-        let r = self.expr(rhs, r_hint);
+        let r = self.expr(rhs, elem_of(&l.ty).known().or(operand_hint));
         if l.ty == Ty::Error || r.ty == Ty::Error {
             return Typed {
                 ty: Ty::Error,
@@ -741,17 +692,9 @@ impl<'db> Checker<'db> {
                 }
             }
         }
-        let result_elem = if is_cmp {
-            Elem::Known(ScalarType::Bool)
-        } else {
-            elem
-        };
-        let ty = match (vector, result_elem) {
+        let ty = match (vector, consteval::result_elem(op, elem)) {
             (Some(len), Elem::Known(t)) => Ty::Vector(t, len),
-            (_, Elem::Known(t)) => Ty::Scalar(t),
-            (_, Elem::Int) => Ty::IntLiteral,
-            (_, Elem::Float) => Ty::FloatLiteral,
-            (_, Elem::Error) => Ty::Error,
+            (_, result) => result.scalar_ty(),
         };
         let is_division = matches!(op, BinaryOp::Div | BinaryOp::Rem);
         if is_division && matches!(r.value, Some(Value::Int(0))) && r.compile_time {
@@ -764,13 +707,12 @@ impl<'db> Checker<'db> {
             };
         }
         let value = match (l.value, r.value) {
-            (Some(a), Some(b)) if vector.is_none() => match fold(op, a, b) {
-                Some(v) => Some(v),
-                None => {
-                    let d = match b {
-                        Value::Float(z) if z == 0.0 && is_division => {
-                            types::division_by_zero(self.loc(&rhs.span()))
-                        }
+            (Some(a), Some(b)) if vector.is_none() => match consteval::fold(op, a, b) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    // An integer divisor of zero was reported above; a float one is here.
+                    let d = match e {
+                        EvalError::DivisionByZero => types::division_by_zero(self.loc(&rhs.span())),
                         _ => types::overflow(self.loc(span), &ty.to_string()),
                     };
                     self.report(d);
@@ -954,11 +896,7 @@ impl<'db> Checker<'db> {
                 self.const_value_of(&args[0], hint),
                 self.const_value_of(&args[1], hint),
             ) {
-                (Some(a), Some(b)) => Some(if (name == "max") == value_gt(a, b) {
-                    a
-                } else {
-                    b
-                }),
+                (Some(a), Some(b)) => consteval::extreme(name == "max", a, b).ok(),
                 _ => None,
             };
             return Typed {
@@ -1200,22 +1138,6 @@ fn vector_len(ty: &Ty) -> Option<Option<u64>> {
     }
 }
 
-fn unify(a: Elem, b: Elem) -> Option<Elem> {
-    match (a, b) {
-        (Elem::Error, _) | (_, Elem::Error) => Some(Elem::Error),
-        (Elem::Known(x), Elem::Known(y)) => (x == y).then_some(a),
-        (Elem::Known(x), Elem::Int) | (Elem::Int, Elem::Known(x)) => {
-            is_int(x).then_some(Elem::Known(x))
-        }
-        (Elem::Known(x), Elem::Float) | (Elem::Float, Elem::Known(x)) => {
-            is_float(x).then_some(Elem::Known(x))
-        }
-        (Elem::Int, Elem::Int) => Some(Elem::Int),
-        (Elem::Float, Elem::Float) => Some(Elem::Float),
-        (Elem::Int, Elem::Float) | (Elem::Float, Elem::Int) => None,
-    }
-}
-
 fn op_symbol(op: BinaryOp) -> &'static str {
     match op {
         BinaryOp::Add => "+",
@@ -1232,59 +1154,6 @@ fn op_symbol(op: BinaryOp) -> &'static str {
         BinaryOp::And => "&&",
         BinaryOp::Or => "||",
     }
-}
-
-fn value_gt(a: Value, b: Value) -> bool {
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x > y,
-        (Value::Float(x), Value::Float(y)) => x > y,
-        _ => false,
-    }
-}
-
-/// Folds a binary operation on two known values; `None` on overflow or division by zero
-/// (integer range checks against the result type happen afterwards).
-fn fold(op: BinaryOp, a: Value, b: Value) -> Option<Value> {
-    use Value::{Bool, Float, Int};
-    Some(match (a, b) {
-        (Int(x), Int(y)) => match op {
-            BinaryOp::Add => Int(x.checked_add(y)?),
-            BinaryOp::Sub => Int(x.checked_sub(y)?),
-            BinaryOp::Mul => Int(x.checked_mul(y)?),
-            BinaryOp::Div => Int(x.checked_div(y)?),
-            BinaryOp::Rem => Int(x.checked_rem(y)?),
-            BinaryOp::Eq => Bool(x == y),
-            BinaryOp::Ne => Bool(x != y),
-            BinaryOp::Lt => Bool(x < y),
-            BinaryOp::Le => Bool(x <= y),
-            BinaryOp::Gt => Bool(x > y),
-            BinaryOp::Ge => Bool(x >= y),
-            BinaryOp::And | BinaryOp::Or => return None,
-        },
-        (Float(x), Float(y)) => match op {
-            BinaryOp::Add => Float(x + y),
-            BinaryOp::Sub => Float(x - y),
-            BinaryOp::Mul => Float(x * y),
-            BinaryOp::Div if y == 0.0 => return None,
-            BinaryOp::Div => Float(x / y),
-            BinaryOp::Rem => return None,
-            BinaryOp::Eq => Bool(x == y),
-            BinaryOp::Ne => Bool(x != y),
-            BinaryOp::Lt => Bool(x < y),
-            BinaryOp::Le => Bool(x <= y),
-            BinaryOp::Gt => Bool(x > y),
-            BinaryOp::Ge => Bool(x >= y),
-            BinaryOp::And | BinaryOp::Or => return None,
-        },
-        (Bool(x), Bool(y)) => match op {
-            BinaryOp::And => Bool(x && y),
-            BinaryOp::Or => Bool(x || y),
-            BinaryOp::Eq => Bool(x == y),
-            BinaryOp::Ne => Bool(x != y),
-            _ => return None,
-        },
-        _ => return None,
-    })
 }
 
 /// Describes a local binding kind for messages.

@@ -1,6 +1,7 @@
 //! Test helpers: load in-memory files into a database, check, and print diagnostics compactly
 //! (code, `file:line:col`, the source text under the primary label, message, labels, help).
 
+mod consteval;
 mod incremental;
 mod kernels;
 mod layers;
