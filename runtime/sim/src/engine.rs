@@ -315,6 +315,7 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                     requested: 0,
                     first: s.first,
                     last: s.last,
+                    held_back: 0,
                 };
             }
             if let Some(o) = outputs.get_mut(s.output as usize) {
@@ -328,6 +329,7 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                     requested: s.requested,
                     first: s.first,
                     last: s.last,
+                    held_back: s.held_back,
                 };
             }
         }

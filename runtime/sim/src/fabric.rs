@@ -193,6 +193,8 @@ pub(crate) struct Source {
     /// Cycles its first and last wavelet entered the fabric.
     pub first: Option<u64>,
     pub last: Option<u64>,
+    /// Cycles released wavelets waited for room in the edge queue (`StreamTiming::held_back`).
+    pub held_back: u64,
 }
 
 impl Source {

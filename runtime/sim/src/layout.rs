@@ -477,6 +477,7 @@ pub(crate) fn build<'p>(
                     requested: i.start,
                     first: None,
                     last: None,
+                    held_back: 0,
                 });
             }
             let src_len = sources.len() as u32 - src_start;

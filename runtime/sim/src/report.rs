@@ -51,6 +51,10 @@ pub struct StreamTiming {
     pub first: Option<u64>,
     /// The cycle the last wavelet entered or left the fabric.
     pub last: Option<u64>,
+    /// Inputs: cycles, summed over its wavelets, that a wavelet the store (or host) had
+    /// released waited for room in the edge router's queue — 0 when the fabric always took
+    /// the stream as fast as it came. Outputs: 0.
+    pub held_back: u64,
 }
 
 /// Traffic over one link direction.

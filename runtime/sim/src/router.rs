@@ -245,6 +245,7 @@ impl Hot<'_> {
             let src = &mut self.sources[s as usize];
             let data = src.data[src.pos];
             src.pos += 1;
+            src.held_back += t.saturating_sub(src.pacer.ready_at().max(src.requested));
             src.pacer.moved(t);
             if src.first.is_none() {
                 src.first = Some(t);

@@ -89,7 +89,39 @@ fn timing(wavelets: u64, requested: u64, first: u64, last: u64) -> StreamTiming 
         requested,
         first: Some(first),
         last: Some(last),
+        held_back: 0,
     }
+}
+
+#[test]
+fn a_stream_the_fabric_cannot_take_is_held_back() {
+    // One host stream of n = 12 at one wavelet per cycle (pool 64 B/cycle) into a PE one hop
+    // east that posts its receive only after 50 cycles of work. The queues fill, the source
+    // waits for room, and every wavelet that waits is held back: with a period of one cycle,
+    // wavelet j is released the cycle after wavelet j - 1 entered, so the held-back cycles
+    // add up to (last - first) - (n - 1), and they are not zero.
+    let t = target(2, 2, 4);
+    let mut p = Program::new();
+    let k = p.add_kernel(
+        "late",
+        vec![
+            (
+                "main",
+                task(|ctx: &mut TaskContext<'_>| {
+                    ctx.add_cycles(50);
+                    ctx.recv(0, 12, 0, 1)
+                }),
+            ),
+            ("done", task(|_: &mut TaskContext<'_>| Ok(()))),
+        ],
+    );
+    input_to_pe(&mut p, k, 0, 1, input(0, 0, 12, EdgeSource::Host, 0, 0));
+    let out = run(&t, &p);
+    let timing = &out.input_timing[0];
+    let (first, last) = (timing.first.unwrap(), timing.last.unwrap());
+    assert_eq!(first, 0);
+    assert!(timing.held_back > 0, "{timing:?}");
+    assert_eq!(timing.held_back, (last - first) - 11, "{timing:?}");
 }
 
 #[test]
