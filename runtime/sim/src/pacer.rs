@@ -35,10 +35,18 @@ impl Pacer {
         u128::from(t) * u128::from(self.den) >= self.next
     }
 
-    /// Record a wavelet moved at cycle `t`.
+    /// Record a wavelet moved at cycle `t`. A wavelet that moves within a cycle of its
+    /// (fractional) release time was only rounded up to a whole cycle: the next release keeps
+    /// the exact period from the release time. One that moved later waited (for the fabric,
+    /// or nothing was sent): the next period starts at `t`, so there is no burst after a pause.
     pub(crate) fn moved(&mut self, t: u64) {
         let now = u128::from(t) * u128::from(self.den);
-        self.next = self.next.max(now) + u128::from(self.num);
+        let base = if now < self.next + u128::from(self.den) {
+            self.next
+        } else {
+            now
+        };
+        self.next = base + u128::from(self.num);
     }
 }
 
@@ -58,6 +66,35 @@ mod tests {
             }
         }
         assert_eq!(moves, vec![10, 14, 18, 22, 26]);
+    }
+
+    #[test]
+    fn a_fractional_period_is_kept_exactly() {
+        // 3 bytes/cycle for one stream: a wavelet every 4/3 cycles, released at 0, 4/3, 8/3,
+        // 4, 16/3, ... and moved at the next whole cycle: 0, 2, 3, 4, 6, 7, 8 — three every
+        // four cycles, not one every two.
+        let mut p = Pacer::new(3, 1, 0);
+        let mut moves = vec![];
+        for t in 0..9 {
+            if p.allows(t) {
+                p.moved(t);
+                moves.push(t);
+            }
+        }
+        assert_eq!(moves, vec![0, 2, 3, 4, 6, 7, 8]);
+    }
+
+    #[test]
+    fn a_stream_that_waited_does_not_burst() {
+        // One wavelet every 2 cycles; the third waits until cycle 20 (the fabric was full):
+        // the next may move at 22, not at once.
+        let mut p = Pacer::new(2, 1, 0);
+        p.moved(0);
+        p.moved(2);
+        assert!(p.allows(4));
+        p.moved(20);
+        assert!(!p.allows(21));
+        assert!(p.allows(22));
     }
 
     #[test]
