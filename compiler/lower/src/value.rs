@@ -74,7 +74,9 @@ pub fn int_range(ty: ScalarTy) -> (i128, i128) {
 pub fn to_const(value: Value, ty: ScalarTy) -> Option<Const> {
     let bits = match (value, ty) {
         (Value::Float(v), ScalarTy::F32) => (v as f32).to_bits(),
-        (Value::Float(v), ScalarTy::F16) => half::f16::from_f64(v).to_f32().to_bits(),
+        // The const conversion rounds f64 to f16 directly (nearest even) in software, the
+        // same on every host; `from_f64` goes through the host's f16 hardware when present.
+        (Value::Float(v), ScalarTy::F16) => half::f16::from_f64_const(v).to_f32().to_bits(),
         (Value::Int(v), ScalarTy::I32 | ScalarTy::U32) => {
             let (lo, hi) = int_range(ty);
             if v < lo || v > hi {
@@ -160,5 +162,20 @@ impl ElemTy {
             _ if int => ElemTy::IntLit,
             _ => ElemTy::FloatLit,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_constants_round_once_from_f64() {
+        // Just above the midpoint between 1 and the next f16 (1 + 2^-10): rounds up. Going
+        // through f32 first would drop the 2^-40 and land exactly on the midpoint, which
+        // rounds to even (1.0).
+        let v = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        let c = to_const(Value::Float(v), ScalarTy::F16).expect("a float constant");
+        assert_eq!(f32::from_bits(c.bits), 1.0 + 2f32.powi(-10));
     }
 }
