@@ -74,9 +74,7 @@ pub fn int_range(ty: ScalarTy) -> (i128, i128) {
 pub fn to_const(value: Value, ty: ScalarTy) -> Option<Const> {
     let bits = match (value, ty) {
         (Value::Float(v), ScalarTy::F32) => (v as f32).to_bits(),
-        // The const conversion rounds f64 to f16 directly (nearest even) in software, the
-        // same on every host; `from_f64` goes through the host's f16 hardware when present.
-        (Value::Float(v), ScalarTy::F16) => half::f16::from_f64_const(v).to_f32().to_bits(),
+        (Value::Float(v), ScalarTy::F16) => f16_nearest(v).to_f32().to_bits(),
         (Value::Int(v), ScalarTy::I32 | ScalarTy::U32) => {
             let (lo, hi) = int_range(ty);
             if v < lo || v > hi {
@@ -165,6 +163,18 @@ impl ElemTy {
     }
 }
 
+/// `v` rounded to the nearest f16 (ties to even), once. `half`'s f64 conversions round through
+/// f32 (or truncate) depending on the host, which can round twice; rounding to f32 *to odd*
+/// first keeps the information the second rounding needs (f32 has more than two extra bits),
+/// so the f32 → f16 step then rounds as a direct conversion would, on every host.
+fn f16_nearest(v: f64) -> half::f16 {
+    let mut f = v as f32;
+    if f.is_finite() && f64::from(f) != v && f.to_bits() & 1 == 0 {
+        f = if f64::from(f) > v { f.next_down() } else { f.next_up() };
+    }
+    half::f16::from_f32(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +187,10 @@ mod tests {
         let v = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
         let c = to_const(Value::Float(v), ScalarTy::F16).expect("a float constant");
         assert_eq!(f32::from_bits(c.bits), 1.0 + 2f32.powi(-10));
+        // Exact midpoints still round to even, and exact values stay.
+        for (v, expected) in [(1.0 + 2f64.powi(-11), 1.0), (1.5, 1.5), (-0.25, -0.25)] {
+            let c = to_const(Value::Float(v), ScalarTy::F16).expect("a float constant");
+            assert_eq!(f32::from_bits(c.bits), expected, "{v}");
+        }
     }
 }
