@@ -118,7 +118,10 @@ fn a_stream_the_fabric_cannot_take_is_held_back() {
     input_to_pe(&mut p, k, 0, 1, input(0, 0, 12, EdgeSource::Host, 0, 0));
     let out = run(&t, &p);
     let timing = &out.input_timing[0];
-    let (first, last) = (timing.first.unwrap(), timing.last.unwrap());
+    let (first, last) = (
+        timing.first.expect("entered"),
+        timing.last.expect("entered"),
+    );
     assert_eq!(first, 0);
     assert!(timing.held_back > 0, "{timing:?}");
     assert_eq!(timing.held_back, (last - first) - 11, "{timing:?}");
