@@ -1,20 +1,57 @@
 //! Pending events of one partition: a ring of per-cycle buckets for wavelet arrivals and
-//! credit returns (which always land exactly one hop latency ahead), and a heap of node
-//! timers (task activations, delayed runtime calls, paced edge streams).
+//! credit returns (which always land exactly one hop latency ahead), a heap of node timers
+//! (task activations, delayed runtime calls, paced edge streams), and the set of routers to
+//! step.
 //!
-//! Within one cycle the order in which buckets are drained does not matter: each arrival goes
-//! to a different queue (one wavelet per link per cycle) and credits add up.
+//! Within one cycle the order in which arrivals and credits are applied does not matter, as
+//! long as each comes before its router's step: each arrival goes to a different queue (one
+//! wavelet per link per cycle) and credits add up.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// An arrival or credit a router step caused, due at a router of this partition: a wavelet for
+/// local queue `index` or (with [`Due::CREDIT`] set in `index`) a credit for local output
+/// channel `index`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Due {
+    pub node: u32,
+    pub index: u32,
+    pub data: u32,
+}
+
+impl Due {
+    /// Marks a credit in `index`.
+    pub(crate) const CREDIT: u32 = 1 << 31;
+}
+
 /// Arrivals and credits due in one cycle.
+///
+/// Those router steps caused are kept apart: the partition applies each router's share right
+/// before the router steps (one visit per router and cycle) instead of in a pass of their own.
+/// The rest (messages from other partitions, streams rebuilt from their closed form) are
+/// applied before anything else.
 #[derive(Default, Debug)]
 pub(crate) struct Bucket {
-    /// (local queue, wavelet).
+    /// Caused by router steps.
+    pub steps: Vec<Due>,
+    /// Other arrivals: (local queue, wavelet).
     pub arrivals: Vec<(u32, u32)>,
-    /// Local output channels getting one credit back.
+    /// Other credits: local output channels getting one credit back.
     pub credits: Vec<u32>,
+}
+
+impl Bucket {
+    fn len(&self) -> usize {
+        self.steps.len() + self.arrivals.len() + self.credits.len()
+    }
+
+    /// Empty every list, keeping the allocations.
+    pub(crate) fn clear(&mut self) {
+        self.steps.clear();
+        self.arrivals.clear();
+        self.credits.clear();
+    }
 }
 
 /// The ring of buckets; bucket `t & mask` holds events of cycle `t`, for `t` in
@@ -41,6 +78,7 @@ impl Wheel {
         (t & self.mask) as usize
     }
 
+    /// A wavelet for local queue `queue` at cycle `t`, from elsewhere than a router step.
     #[inline]
     pub(crate) fn arrival(&mut self, t: u64, queue: u32, data: u32) {
         let s = self.slot(t);
@@ -48,6 +86,8 @@ impl Wheel {
         self.pending += 1;
     }
 
+    /// A credit for local output channel `och` at cycle `t`, from elsewhere than a router
+    /// step.
     #[inline]
     pub(crate) fn credit(&mut self, t: u64, och: u32) {
         let s = self.slot(t);
@@ -55,11 +95,19 @@ impl Wheel {
         self.pending += 1;
     }
 
+    /// An arrival or credit a router step caused, due at cycle `t`.
+    #[inline]
+    pub(crate) fn step(&mut self, t: u64, d: Due) {
+        let s = self.slot(t);
+        self.buckets[s].steps.push(d);
+        self.pending += 1;
+    }
+
     /// Take the bucket of cycle `t` (leaving an empty one with the same capacity behind).
     pub(crate) fn take(&mut self, t: u64, into: &mut Bucket) {
         let s = self.slot(t);
         std::mem::swap(&mut self.buckets[s], into);
-        self.pending -= into.arrivals.len() + into.credits.len();
+        self.pending -= into.len();
     }
 
     /// The earliest cycle after `now` with events, if any.
@@ -67,10 +115,9 @@ impl Wheel {
         if self.pending == 0 {
             return None;
         }
-        (1..=self.buckets.len() as u64).map(|d| now + d).find(|&t| {
-            let b = &self.buckets[self.slot(t)];
-            !b.arrivals.is_empty() || !b.credits.is_empty()
-        })
+        (1..=self.buckets.len() as u64)
+            .map(|d| now + d)
+            .find(|&t| self.buckets[self.slot(t)].len() > 0)
     }
 }
 
@@ -95,5 +142,81 @@ impl Timers {
             Some(Reverse((when, _))) if *when <= t => self.heap.pop().map(|Reverse(e)| e),
             _ => None,
         }
+    }
+}
+
+/// A set of local nodes, iterated in node order: a bitmap with a summary bit per word, so
+/// that sparse sets on a large fabric cost little to walk.
+#[derive(Debug, Default)]
+pub(crate) struct NodeSet {
+    words: Vec<u64>,
+    summary: Vec<u64>,
+    len: usize,
+}
+
+impl NodeSet {
+    pub(crate) fn new(nodes: usize) -> NodeSet {
+        let words = nodes.div_ceil(64);
+        NodeSet {
+            words: vec![0; words],
+            summary: vec![0; words.div_ceil(64)],
+            len: 0,
+        }
+    }
+
+    /// Add `node`.
+    #[inline]
+    pub(crate) fn insert(&mut self, node: u32) {
+        let (w, b) = (node as usize / 64, node % 64);
+        let word = &mut self.words[w];
+        if *word & (1 << b) == 0 {
+            *word |= 1 << b;
+            self.summary[w / 64] |= 1 << (w % 64);
+            self.len += 1;
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Move the nodes, in order, to the end of `list`.
+    pub(crate) fn drain_into(&mut self, list: &mut Vec<u32>) {
+        if self.len == 0 {
+            return;
+        }
+        list.reserve(self.len);
+        for (s, sum) in self.summary.iter_mut().enumerate() {
+            let mut words = std::mem::take(sum);
+            while words != 0 {
+                let w = s * 64 + words.trailing_zeros() as usize;
+                words &= words - 1;
+                let mut bits = std::mem::take(&mut self.words[w]);
+                while bits != 0 {
+                    list.push((w * 64) as u32 + bits.trailing_zeros());
+                    bits &= bits - 1;
+                }
+            }
+        }
+        self.len = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_set_drains_in_order_without_duplicates() {
+        let mut s = NodeSet::new(10_000);
+        for n in [9_999, 5, 4_100, 5, 64, 0, 4_096] {
+            s.insert(n);
+        }
+        let mut list = Vec::new();
+        s.drain_into(&mut list);
+        assert_eq!(list, vec![0, 5, 64, 4_096, 4_100, 9_999]);
+        assert!(s.is_empty());
+        s.drain_into(&mut list);
+        assert_eq!(list.len(), 6);
     }
 }

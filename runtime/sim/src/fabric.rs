@@ -40,8 +40,6 @@ pub(crate) struct Node {
     pub pe: u32,
     /// Per output port: the queue bit after the one served last (round-robin).
     pub rr: [u8; OUTPUTS],
-    /// In the active list.
-    pub active: bool,
     pub q_len: u8,
     /// [`SOURCES`] | [`SENDING`].
     pub flags: u8,
@@ -86,6 +84,8 @@ pub(crate) struct Queue {
     /// latency after a wavelet leaves; NONE for the ramp or an edge source, which look at the
     /// queue's length directly.
     pub up_och: u32,
+    /// The node of `up_och` (when it is in this partition).
+    pub up_node: u32,
     pub node: u32,
     pub up_part: u16,
     pub color: Color,
@@ -106,6 +106,8 @@ pub(crate) struct OutChannel {
     pub credits: u32,
     /// Local queue downstream (links only), in partition `dest_part`.
     pub dest_queue: u32,
+    /// Its node.
+    pub dest_node: u32,
     pub dest_part: u32,
     /// Local sink index for host outputs, else NONE.
     pub sink: u32,

@@ -6,7 +6,7 @@
 //! each partition holds a contiguous range of nodes, queues and output channels.
 
 use crate::error::SimError;
-use crate::events::{Timers, Wheel};
+use crate::events::{NodeSet, Timers, Wheel};
 use crate::fabric::Msg;
 use crate::fabric::{
     MAX_QUEUES_PER_ROUTER, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, SOURCES, Sink,
@@ -365,6 +365,7 @@ pub(crate) fn build<'p>(
                                 credits: depth,
                                 dest_part: dp as u32,
                                 dest_queue: dq - q_base[part_base[dp] as usize],
+                                dest_node: ng as u32 - part_base[dp],
                                 sink: NONE,
                                 node: local,
                                 sent: 0,
@@ -387,6 +388,7 @@ pub(crate) fn build<'p>(
                                 credits: depth,
                                 dest_part: p as u32,
                                 dest_queue: NONE,
+                                dest_node: NONE,
                                 sink: (sinks.len() - 1) as u32,
                                 node: local,
                                 sent: 0,
@@ -403,7 +405,7 @@ pub(crate) fn build<'p>(
                             och[d.index()] = och_of(g, r.color, d) - ob;
                         }
                     }
-                    let (up_och, up_part) = match port
+                    let (up_och, up_node, up_part) = match port
                         .dir()
                         .and_then(|d| target.neighbor(at, d).map(|n| (d, n)))
                     {
@@ -418,18 +420,20 @@ pub(crate) fn build<'p>(
                                 (
                                     och_of(ng as usize, r.color, back)
                                         - o_base[part_base[up_part] as usize],
+                                    ng - part_base[up_part],
                                     up_part as u16,
                                 )
                             } else {
-                                (NONE, 0)
+                                (NONE, NONE, 0)
                             }
                         }
-                        None => (NONE, 0),
+                        None => (NONE, NONE, 0),
                     };
                     queues.push(Queue {
                         node: local,
                         och,
                         up_och,
+                        up_node,
                         up_part,
                         color: r.color,
                         rx: port.index() as u8,
@@ -521,7 +525,6 @@ pub(crate) fn build<'p>(
                 q_start,
                 pe,
                 rr: [0; OUTPUTS],
-                active: false,
                 q_len: q_len as u8,
                 flags: if src_len > 0 { SOURCES } else { 0 },
             });
@@ -561,11 +564,13 @@ pub(crate) fn build<'p>(
             sinks,
             wheel: Wheel::new(u64::from(target.hop_latency)),
             timers: Timers::default(),
-            active: Vec::new(),
+            pending: NodeSet::new(n1 - n0),
+            list: Vec::new(),
+            due_head: vec![NONE; n1 - n0],
+            due_next: Vec::new(),
             now: 0,
             floor: 0,
             bucket: Default::default(),
-            bitmap: Vec::new(),
             outbox: (0..parts).map(|_| Vec::<Msg>::new()).collect(),
             express: Vec::new(),
             xevents: Default::default(),

@@ -13,15 +13,20 @@
 //!    ramp, edge sources inject, and each output port (N, S, E, W, ramp) moves at most one
 //!    wavelet, chosen round-robin among the queues that want it.
 //!
+//! Nothing in step 2 looks at queues or credits unless an express stream is alive or about to
+//! start, so the arrivals and credits that router steps caused are normally applied in step 3,
+//! each router's right before it steps: a router's memory is then visited once per cycle
+//! instead of twice (the result is the same, as it only changes that router's state).
+//!
 //! A router only changes its own queues, credits and PE; everything it does to another router
 //! arrives at least one cycle later. So the routers of one cycle may be stepped in any order
 //! with the same result, which is what makes partitions (and threads) invisible in the
 //! results.
 
 use crate::error::SimError;
-use crate::events::{Bucket, Timers, Wheel};
+use crate::events::{Bucket, NodeSet, Timers, Wheel};
 use crate::express::Express;
-use crate::fabric::{EXPRESS, Msg, NONE, Node, NodeInfo, OutChannel, Pe, Queue, Sink, Source};
+use crate::fabric::{Msg, NONE, Node, NodeInfo, OutChannel, Pe, Queue, Sink, Source};
 use crate::phases::Phases;
 use crate::program::Program;
 use crate::task::Op;
@@ -94,14 +99,19 @@ pub(crate) struct Partition<'p> {
     pub sinks: Vec<Sink>,
     pub wheel: Wheel,
     pub timers: Timers,
-    pub active: Vec<u32>,
+    /// Routers to step in the next router pass.
+    pub pending: NodeSet,
+    /// Scratch list of the routers of a pass.
+    pub list: Vec<u32>,
+    /// Per node: the first of its arrivals and credits due in this cycle's router pass (an
+    /// index into the bucket's `steps`), or NONE; `due_next` chains the rest.
+    pub due_head: Vec<u32>,
+    pub due_next: Vec<u32>,
     /// The last cycle processed (or the end of the last window, minus one).
     pub now: u64,
     /// The earliest cycle a new timer may be set for.
     pub floor: u64,
     pub bucket: Bucket,
-    /// Scratch bitmap for ordering the active list.
-    pub bitmap: Vec<u64>,
     /// Messages for other partitions, by destination.
     pub outbox: Vec<Vec<Msg>>,
     /// Errors of the current cycle: (cycle, global node, error).
@@ -138,18 +148,14 @@ impl<'p> Partition<'p> {
         }
     }
 
-    /// Put `node`'s router on the active list.
+    /// Step `node`'s router in the next router pass.
     pub(crate) fn activate(&mut self, node: u32) {
-        let n = &mut self.nodes[node as usize];
-        if !n.active {
-            n.active = true;
-            self.active.push(node);
-        }
+        self.pending.insert(node);
     }
 
     /// The next cycle with anything to do.
     pub(crate) fn next_time(&self) -> Option<u64> {
-        let mut best = if self.active.is_empty() {
+        let mut best = if self.pending.is_empty() {
             None
         } else {
             Some(self.now + 1)
@@ -198,40 +204,27 @@ impl<'p> Partition<'p> {
         self.floor = t + 1;
         let mut bucket = std::mem::take(&mut self.bucket);
         self.wheel.take(t, &mut bucket);
+        // Router steps apply their own arrivals and credits (each router's memory is then
+        // visited once per cycle), unless an express stream is alive: its closed form looks at
+        // other routers' queues and credits before the router pass. Each router's share is
+        // chained from `due_head`, through `due_next`.
+        let mut deferred = self.xevents.is_empty();
         {
             let mut hot = self.hot(t);
-            let arrivals = &bucket.arrivals;
-            for (i, &(q, data)) in arrivals.iter().enumerate() {
-                if let Some(&(ahead, _)) = arrivals.get(i + 2 * crate::prefetch::ARRIVALS) {
-                    hot.prefetch_queue(ahead);
-                }
-                if let Some(&(ahead, _)) = arrivals.get(i + crate::prefetch::ARRIVALS) {
-                    hot.prefetch_arrival(ahead);
-                }
-                debug_assert!(
-                    u32::from(hot.queues[q as usize].len) < hot.depth(),
-                    "credit flow control overflowed a queue"
-                );
-                let node = hot.queues[q as usize].node;
-                if hot.nodes[node as usize].flags & EXPRESS != 0 {
-                    hot.express_arrival(q);
-                }
-                hot.push(q, data);
-                hot.activate(node);
-            }
-            for &och in &bucket.credits {
-                let ch = &mut hot.outch[och as usize];
-                ch.credits += 1;
-                // A router with credits left on this channel was not waiting for it.
-                if ch.credits == 1 {
-                    let node = ch.node;
-                    hot.activate(node);
-                }
+            hot.apply_other(&bucket);
+            if !deferred {
+                hot.apply_steps(&bucket.steps);
             }
         }
-        bucket.arrivals.clear();
-        bucket.credits.clear();
-        self.bucket = bucket;
+        if deferred {
+            self.due_next.clear();
+            for (i, d) in bucket.steps.iter().enumerate() {
+                let head = &mut self.due_head[d.node as usize];
+                self.due_next.push(*head);
+                *head = i as u32;
+                self.pending.insert(d.node);
+            }
+        }
 
         if !self.xevents.is_empty() {
             self.express_events(t);
@@ -249,14 +242,23 @@ impl<'p> Partition<'p> {
         }
 
         if !self.xcandidates.is_empty() {
+            if deferred {
+                for d in &bucket.steps {
+                    self.due_head[d.node as usize] = NONE;
+                }
+                self.hot(t).apply_steps(&bucket.steps);
+                deferred = false;
+            }
             self.express_start(t);
         }
 
-        let mut list = std::mem::take(&mut self.active);
-        self.order_active(&mut list);
+        let mut list = std::mem::take(&mut self.list);
+        self.pending.drain_into(&mut list);
         let mut moved = false;
         {
             use crate::prefetch::{FAR, MID, NEAR};
+            let mut due_head = std::mem::take(&mut self.due_head);
+            let due_next = std::mem::take(&mut self.due_next);
             let mut hot = self.hot(t);
             for (i, &node) in list.iter().enumerate() {
                 if let Some(&n) = list.get(i + FAR) {
@@ -268,45 +270,29 @@ impl<'p> Partition<'p> {
                 if let Some(&n) = list.get(i + NEAR) {
                     hot.prefetch_near(n);
                 }
-                hot.nodes[node as usize].active = false;
+                if deferred {
+                    let mut d = std::mem::replace(&mut due_head[node as usize], NONE);
+                    while d != NONE {
+                        hot.apply_due(bucket.steps[d as usize]);
+                        d = due_next[d as usize];
+                    }
+                }
                 let (m, stay) = hot.step_router(node);
                 moved |= m;
                 if stay {
                     hot.activate(node);
                 }
             }
+            self.due_head = due_head;
+            self.due_next = due_next;
         }
         if moved {
             self.stats.event(t);
         }
         list.clear();
-        if self.active.is_empty() {
-            // Reuse the allocation.
-            self.active = list;
-        }
-    }
-
-    /// Put the active list in node order, so that memory is walked sequentially (the order
-    /// does not change results): a bucket pass over a bitmap when many nodes are active, a
-    /// sort when few are.
-    fn order_active(&mut self, list: &mut Vec<u32>) {
-        if list.len() * 32 < self.nodes.len() {
-            list.sort_unstable();
-            return;
-        }
-        self.bitmap.resize(self.nodes.len().div_ceil(64), 0);
-        for &n in list.iter() {
-            self.bitmap[n as usize / 64] |= 1 << (n % 64);
-        }
-        list.clear();
-        for (w, word) in self.bitmap.iter_mut().enumerate() {
-            let mut bits = *word;
-            *word = 0;
-            while bits != 0 {
-                list.push((w * 64) as u32 + bits.trailing_zeros());
-                bits &= bits - 1;
-            }
-        }
+        self.list = list;
+        bucket.clear();
+        self.bucket = bucket;
     }
 
     /// Record an error at cycle `t` for local `node`.

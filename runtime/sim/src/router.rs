@@ -13,7 +13,7 @@
 //! The step works on a [`Hot`] view: the partition's arrays borrowed apart, so that their
 //! addresses stay in registers across a whole cycle of router steps.
 
-use crate::events::{Timers, Wheel};
+use crate::events::{Bucket, Due, NodeSet, Timers, Wheel};
 use crate::express::Express;
 use crate::fabric::{
     EXPRESS, Msg, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, RAMP, SENDING, SOURCES,
@@ -51,7 +51,7 @@ pub(crate) struct Hot<'a> {
     trace: Option<&'a mut TraceBuf>,
     pub(crate) stats: &'a mut Stats,
     pub(crate) express: &'a mut [Express],
-    pub active: &'a mut Vec<u32>,
+    pub pending: &'a mut NodeSet,
     pub(crate) waits: &'a mut [PeWaits],
     phases: &'a mut Phases,
 }
@@ -83,7 +83,7 @@ impl<'p> Partition<'p> {
             trace: self.trace.as_mut(),
             stats: &mut self.stats,
             express: &mut self.express,
-            active: &mut self.active,
+            pending: &mut self.pending,
             waits: &mut self.waits,
             phases: &mut self.phases,
         }
@@ -91,11 +91,6 @@ impl<'p> Partition<'p> {
 }
 
 impl Hot<'_> {
-    /// The queue depth.
-    pub(crate) fn depth(&self) -> u32 {
-        self.depth
-    }
-
     /// Wake `node` at cycle `t` (see `Partition::schedule`).
     pub(crate) fn schedule(&mut self, node: u32, t: u64) {
         let t = t.max(self.floor);
@@ -106,14 +101,11 @@ impl Hot<'_> {
         }
     }
 
-    /// Put `node`'s router on the active list.
+    /// Step `node`'s router in the next router pass (this cycle's before the pass, else the
+    /// next cycle's).
     #[inline]
     pub(crate) fn activate(&mut self, node: u32) {
-        let n = &mut self.nodes[node as usize];
-        if !n.active {
-            n.active = true;
-            self.active.push(node);
-        }
+        self.pending.insert(node);
     }
 
     /// Step the router of `node`; returns (whether it moved anything, whether it should stay
@@ -278,6 +270,80 @@ impl Hot<'_> {
         }
     }
 
+    /// Apply the arrivals and credits of this cycle that came from elsewhere than a router
+    /// step (other partitions, rebuilt express streams).
+    pub(crate) fn apply_other(&mut self, b: &Bucket) {
+        for &(q, data) in &b.arrivals {
+            self.arrive(q, data);
+        }
+        for &och in &b.credits {
+            self.credit(och);
+        }
+    }
+
+    /// Apply the arrivals and credits of this cycle that router steps caused, all at once
+    /// (see `Partition::cycle`).
+    pub(crate) fn apply_steps(&mut self, steps: &[Due]) {
+        for (i, d) in steps.iter().enumerate() {
+            if let Some(ahead) = steps.get(i + 2 * crate::prefetch::ARRIVALS)
+                && ahead.index & Due::CREDIT == 0
+            {
+                self.prefetch_queue(ahead.index);
+            }
+            if let Some(ahead) = steps.get(i + crate::prefetch::ARRIVALS)
+                && ahead.index & Due::CREDIT == 0
+            {
+                self.prefetch_arrival(ahead.index);
+            }
+            if d.index & Due::CREDIT == 0 {
+                self.arrive(d.index, d.data);
+            } else {
+                self.credit(d.index & !Due::CREDIT);
+            }
+        }
+    }
+
+    /// Apply the arrival or credit `d` right before its router steps.
+    #[inline]
+    pub(crate) fn apply_due(&mut self, d: Due) {
+        if d.index & Due::CREDIT == 0 {
+            debug_assert!(
+                u32::from(self.queues[d.index as usize].len) < self.depth,
+                "credit flow control overflowed a queue"
+            );
+            self.push(d.index, d.data);
+        } else {
+            self.outch[(d.index & !Due::CREDIT) as usize].credits += 1;
+        }
+    }
+
+    /// A wavelet arrives in local queue `q` before the PEs wake and the routers step.
+    #[inline]
+    fn arrive(&mut self, q: u32, data: u32) {
+        debug_assert!(
+            u32::from(self.queues[q as usize].len) < self.depth,
+            "credit flow control overflowed a queue"
+        );
+        let node = self.queues[q as usize].node;
+        if self.nodes[node as usize].flags & EXPRESS != 0 {
+            self.express_arrival(q);
+        }
+        self.push(q, data);
+        self.activate(node);
+    }
+
+    /// A credit returns to local output channel `och` before the routers step.
+    #[inline]
+    fn credit(&mut self, och: u32) {
+        let ch = &mut self.outch[och as usize];
+        ch.credits += 1;
+        // A router with credits left on this channel was not waiting for it.
+        if ch.credits == 1 {
+            let node = ch.node;
+            self.activate(node);
+        }
+    }
+
     /// Where the next wavelet of local queue `q` goes (for prefetching).
     #[inline(always)]
     pub(crate) fn qslot(&self, q: u32) -> *const u32 {
@@ -359,7 +425,12 @@ impl Hot<'_> {
                     let (dest_part, dest_queue) = (out.dest_part, out.dest_queue);
                     let when = t + self.latency;
                     if dest_part == self.id {
-                        self.wheel.arrival(when, dest_queue, data);
+                        let a = Due {
+                            node: out.dest_node,
+                            index: dest_queue,
+                            data,
+                        };
+                        self.wheel.step(when, a);
                     } else {
                         self.outbox[dest_part as usize].push(Msg {
                             time: when,
@@ -410,7 +481,12 @@ impl Hot<'_> {
         if up != NONE {
             let when = self.t + self.latency;
             if part == self.id {
-                self.wheel.credit(when, up);
+                let c = Due {
+                    node: queue.up_node,
+                    index: up | Due::CREDIT,
+                    data: 0,
+                };
+                self.wheel.step(when, c);
             } else {
                 self.outbox[part as usize].push(Msg {
                     time: when,
