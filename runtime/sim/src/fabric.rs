@@ -95,6 +95,9 @@ pub(crate) struct Queue {
     pub tx: u8,
     /// Ports the head wavelet has already gone to.
     pub sent: u8,
+    /// The link port (0..4) this queue forwards to when it is its only port and no other
+    /// queue of the router forwards there; otherwise 0xFF.
+    pub solo: u8,
     pub head: u8,
     pub len: u8,
 }

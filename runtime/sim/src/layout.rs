@@ -9,8 +9,8 @@ use crate::error::SimError;
 use crate::events::{NodeSet, Timers, Wheel};
 use crate::fabric::Msg;
 use crate::fabric::{
-    MAX_QUEUES_PER_ROUTER, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, SOURCES, Sink,
-    Source,
+    MAX_QUEUES_PER_ROUTER, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, RAMP, SOURCES,
+    Sink, Source,
 };
 use crate::pacer::Pacer;
 use crate::partition::{Partition, Stats};
@@ -439,9 +439,21 @@ pub(crate) fn build<'p>(
                         rx: port.index() as u8,
                         tx: r.tx.0,
                         sent: 0,
+                        solo: 0xFF,
                         head: 0,
                         len: 0,
                     });
+                }
+            }
+            // Queues that alone forward through their one link port.
+            let mine = (q_start as usize)..queues.len();
+            for q in mine.clone() {
+                let tx = queues[q].tx;
+                let alone = tx.count_ones() == 1
+                    && usize::from(tx.trailing_zeros() as u8) < RAMP
+                    && mine.clone().all(|o| o == q || queues[o].tx & tx == 0);
+                if alone {
+                    queues[q].solo = tx.trailing_zeros() as u8;
                 }
             }
             let q_len = q_base[g + 1] - q_base[g];

@@ -74,13 +74,18 @@ impl Hot<'_> {
         }
     }
 
-    /// Stage 3: the next data word of each send and the next SRAM word of each receive.
+    /// Stage 3: the next data word of the send injected next and the next SRAM word of each
+    /// receive.
     #[inline(always)]
     pub(crate) fn prefetch_near(&self, node: u32) {
         let pe = self.nodes[node as usize].pe;
         if pe != NONE {
             let p = &self.pes[pe as usize];
-            for s in p.sends.iter().take(4) {
+            // Only the send the ramp serves next (see `Hot::inject`).
+            let ramp_full = self.nodes[node as usize].ramp_full;
+            if let Some(color) = crate::router::next_color(p.send_mask & !ramp_full, p.last_color)
+                && let Some(s) = p.sends.iter().find(|s| s.color == color)
+            {
                 fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
             }
             for r in p.recvs.iter().take(4) {

@@ -116,7 +116,7 @@ impl Hot<'_> {
         let n = &self.nodes[node as usize];
         let (pe, flags) = (n.pe, n.flags);
         if flags & SENDING != 0 {
-            moved |= self.inject(node, pe);
+            moved |= self.inject(node, pe, flags);
         }
         let has_sources = flags & SOURCES != 0;
         if has_sources {
@@ -158,7 +158,7 @@ impl Hot<'_> {
     /// Move one wavelet from the PE's sends into the router, round-robin over colors (the
     /// first color after the one injected last, among those whose ramp queue has room);
     /// within a color, sends go in issue order.
-    fn inject(&mut self, node: u32, pe: u32) -> bool {
+    fn inject(&mut self, node: u32, pe: u32, flags: u8) -> bool {
         let n = &mut self.nodes[node as usize];
         let p = &mut self.pes[pe as usize];
         let avail = p.send_mask & !n.ramp_full;
@@ -168,17 +168,9 @@ impl Hot<'_> {
             }
             return false;
         }
-        let last = u32::from(p.last_color);
-        let above = if last >= 63 {
-            0
-        } else {
-            avail & (u64::MAX << (last + 1))
+        let Some(color) = next_color(avail, p.last_color) else {
+            return false;
         };
-        let color = if above != 0 {
-            above.trailing_zeros()
-        } else {
-            avail.trailing_zeros()
-        } as u8;
         let Some(i) = p.sends.iter().position(|s| s.color == color) else {
             return false;
         };
@@ -207,6 +199,20 @@ impl Hot<'_> {
                 p.ready.push(Reverse((self.t + 1, p.seq, then)));
                 p.seq += 1;
                 self.schedule(node, self.t + 1);
+            }
+        }
+        // The ramp queue is empty and the only one that ever forwards through its port: the
+        // wavelet goes straight on (what pushing it and serving the port would do, without
+        // the round trip through the queue). Not with edge sources or an express stream at
+        // the router, which act between injection and the ports.
+        let queue = &self.queues[q as usize];
+        let solo = queue.solo;
+        if usize::from(solo) < RAMP && queue.len == 0 && flags & (SOURCES | EXPRESS) == 0 {
+            let o = usize::from(solo);
+            if self.emit(node, queue.och[o], o, data) {
+                let n = &mut self.nodes[node as usize];
+                n.rr[o] = ((q - n.q_start + 1) % 64) as u8;
+                return true;
             }
         }
         self.push(q, data);
@@ -355,7 +361,7 @@ impl Hot<'_> {
     }
 
     /// Append a wavelet to local queue `q` (the caller checked there is room).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, q: u32, data: u32) {
         let queue = &mut self.queues[q as usize];
         let slot = (u32::from(queue.head) + u32::from(queue.len)) & self.qmask;
@@ -366,11 +372,7 @@ impl Hot<'_> {
         if len == 0 {
             let n = &mut self.nodes[node as usize];
             let bit = 1u64 << (q - n.q_start);
-            for o in 0..OUTPUTS {
-                if tx & (1 << o) != 0 {
-                    n.want[o] |= bit;
-                }
-            }
+            set_want(&mut n.want, tx, bit);
         }
     }
 
@@ -378,7 +380,6 @@ impl Hot<'_> {
     /// served last (in queue order, wrapping around) whose head wants `o` and can go.
     #[inline(always)]
     fn serve(&mut self, node: u32, o: usize) -> bool {
-        let t = self.t;
         let n = &self.nodes[node as usize];
         let mut want = n.want[o];
         let q_start = n.q_start;
@@ -400,48 +401,9 @@ impl Hot<'_> {
             let data = self.qdata[(q * self.qstride + u32::from(queue.head)) as usize];
             let color = queue.color;
             if o < RAMP {
-                let ch = queue.och[o] as usize;
-                let out = &mut self.outch[ch];
-                if out.sink != NONE {
-                    let sink = &mut self.sinks[out.sink as usize];
-                    if !sink.pacer.allows(t) {
-                        let when = sink.pacer.ready_at();
-                        self.schedule(node, when);
-                        continue;
-                    }
-                    sink.data.push(data);
-                    sink.pacer.moved(t);
-                    if sink.first.is_none() {
-                        sink.first = Some(t);
-                    }
-                    sink.last = Some(t);
-                    out.sent += 1;
-                } else {
-                    if out.credits == 0 {
-                        continue;
-                    }
-                    out.credits -= 1;
-                    out.sent += 1;
-                    let (dest_part, dest_queue) = (out.dest_part, out.dest_queue);
-                    let when = t + self.latency;
-                    if dest_part == self.id {
-                        let a = Due {
-                            node: out.dest_node,
-                            index: dest_queue,
-                            data,
-                        };
-                        self.wheel.step(when, a);
-                    } else {
-                        self.outbox[dest_part as usize].push(Msg {
-                            time: when,
-                            index: dest_queue,
-                            data,
-                            is_credit: false,
-                        });
-                    }
-                }
-                if let Some(trace) = &mut self.trace {
-                    trace.link(self.node_base + node, o as u8, t);
+                let ch = queue.och[o];
+                if !self.emit(node, ch, o, data) {
+                    continue;
                 }
             } else if !self.deliver(node, color, data) {
                 continue;
@@ -451,9 +413,60 @@ impl Hot<'_> {
         }
     }
 
+    /// Link port `o` of `node` forwards `data` through output channel `ch` in this cycle, if
+    /// it can: to a neighbour (holding a credit) or off the fabric (its pacer allowing; if it
+    /// does not, the router wakes when it will).
+    #[inline(always)]
+    fn emit(&mut self, node: u32, ch: u32, o: usize, data: u32) -> bool {
+        let t = self.t;
+        let out = &mut self.outch[ch as usize];
+        if out.sink != NONE {
+            let sink = &mut self.sinks[out.sink as usize];
+            if !sink.pacer.allows(t) {
+                let when = sink.pacer.ready_at();
+                self.schedule(node, when);
+                return false;
+            }
+            sink.data.push(data);
+            sink.pacer.moved(t);
+            if sink.first.is_none() {
+                sink.first = Some(t);
+            }
+            sink.last = Some(t);
+            out.sent += 1;
+        } else {
+            if out.credits == 0 {
+                return false;
+            }
+            out.credits -= 1;
+            out.sent += 1;
+            let (dest_part, dest_queue) = (out.dest_part, out.dest_queue);
+            let when = t + self.latency;
+            if dest_part == self.id {
+                let a = Due {
+                    node: out.dest_node,
+                    index: dest_queue,
+                    data,
+                };
+                self.wheel.step(when, a);
+            } else {
+                self.outbox[dest_part as usize].push(Msg {
+                    time: when,
+                    index: dest_queue,
+                    data,
+                    is_credit: false,
+                });
+            }
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.link(self.node_base + node, o as u8, t);
+        }
+        true
+    }
+
     /// The head of local queue `q` (bit `bit` of its node) went to port `o`; it leaves the
     /// queue once every port of the route has taken it, and its slot's credit goes upstream.
-    #[inline]
+    #[inline(always)]
     fn sent_head(&mut self, node: u32, q: u32, bit: u32, o: usize) {
         let queue = &mut self.queues[q as usize];
         let n = &mut self.nodes[node as usize];
@@ -470,12 +483,7 @@ impl Hot<'_> {
         }
         queue.len -= 1;
         if queue.len > 0 {
-            let tx = queue.tx;
-            for p in 0..OUTPUTS {
-                if tx & (1 << p) != 0 {
-                    n.want[p] |= 1u64 << bit;
-                }
-            }
+            set_want(&mut n.want, queue.tx, 1u64 << bit);
         }
         let (up, part) = (queue.up_och, u32::from(queue.up_part));
         if up != NONE {
@@ -537,4 +545,38 @@ impl Hot<'_> {
         self.stats.color_delivered[color as usize] += 1;
         true
     }
+}
+
+/// Mark queue `bit` in the want masks of the ports in `tx` (not empty).
+#[inline(always)]
+fn set_want(want: &mut [u64; OUTPUTS], tx: u8, bit: u64) {
+    if tx & tx.wrapping_sub(1) == 0 {
+        // One port: the common case.
+        want[tx.trailing_zeros() as usize % OUTPUTS] |= bit;
+    } else {
+        for (o, w) in want.iter_mut().enumerate() {
+            if tx & (1 << o) != 0 {
+                *w |= bit;
+            }
+        }
+    }
+}
+
+/// The color a PE's ramp injects next: the first of `avail` after `last` (round-robin).
+#[inline(always)]
+pub(crate) fn next_color(avail: u64, last: u8) -> Option<u8> {
+    if avail == 0 {
+        return None;
+    }
+    let last = u32::from(last);
+    let above = if last >= 63 {
+        0
+    } else {
+        avail & (u64::MAX << (last + 1))
+    };
+    Some(if above != 0 {
+        above.trailing_zeros()
+    } else {
+        avail.trailing_zeros()
+    } as u8)
 }
