@@ -148,32 +148,34 @@ pub(crate) enum Pending {
     Recv(RecvState),
 }
 
-/// A PE.
+/// A PE. The fields a router step reads come first, in the record's first two cache lines
+/// (which `prefetch.rs` fetches ahead).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub(crate) struct Pe {
-    pub node: u32,
-    /// Index into `Program::pes`.
-    pub prog: u32,
+    pub sends: Vec<SendState>,
+    pub recvs: Vec<RecvState>,
+    /// Colors with a send in `sends`.
+    pub send_mask: u64,
+    /// Colors of which a wavelet has been delivered (see `waits.rs`).
+    pub delivered: u64,
     /// Lazily allocated: empty until first used.
     pub sram: Vec<u8>,
     pub busy_until: u64,
-    /// Activations: (ready cycle, sequence number, task), earliest first.
-    pub ready: BinaryHeap<Reverse<(u64, u32, TaskId)>>,
-    pub seq: u32,
-    /// Future runtime calls, (issue cycle, sequence number) order.
-    pub pending: Vec<(u64, u32, Pending)>,
-    pub recvs: Vec<RecvState>,
-    pub sends: Vec<SendState>,
-    /// Colors with a send in `sends`.
-    pub send_mask: u64,
+    pub node: u32,
     /// The express stream this PE is sending, or NONE.
     pub express: u32,
+    pub seq: u32,
     /// Last color the ramp injected (round-robin among colors).
     pub last_color: u8,
+    /// Activations: (ready cycle, sequence number, task), earliest first.
+    pub ready: BinaryHeap<Reverse<(u64, u32, TaskId)>>,
+    /// Future runtime calls, (issue cycle, sequence number) order.
+    pub pending: Vec<(u64, u32, Pending)>,
+    /// Index into `Program::pes`.
+    pub prog: u32,
     pub send_colors: u64,
     pub recv_colors: u64,
-    /// Colors of which a wavelet has been delivered (see `waits.rs`).
-    pub delivered: u64,
     pub busy_cycles: u64,
     pub tasks_run: u64,
 }

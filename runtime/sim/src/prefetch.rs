@@ -29,6 +29,17 @@ fn fetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Fetch the cache lines `items` spans, at most `max` of them.
+#[inline(always)]
+fn fetch_lines<T>(items: &[T], max: usize) {
+    let start = items.as_ptr().cast::<u8>();
+    let first = start as usize & !63;
+    let end = start as usize + std::mem::size_of_val(items);
+    for line in (first..end).step_by(64).take(max) {
+        fetch(start.wrapping_add(line).wrapping_sub(start as usize));
+    }
+}
+
 /// Arrivals ahead of the current one (phase 1): the queue record at twice this distance,
 /// its router's record and wavelet slot at this distance.
 pub(crate) const ARRIVALS: usize = 8;
@@ -65,12 +76,9 @@ impl Hot<'_> {
         let pe = self.nodes[node as usize].pe;
         if pe != NONE {
             let p = &self.pes[pe as usize];
-            if !p.sends.is_empty() {
-                fetch(p.sends.as_ptr());
-            }
-            if !p.recvs.is_empty() {
-                fetch(p.recvs.as_ptr());
-            }
+            // Every line of the two arrays (a few entries each).
+            fetch_lines(p.sends.as_slice(), 4);
+            fetch_lines(p.recvs.as_slice(), 2);
         }
     }
 
