@@ -170,7 +170,11 @@ impl ElemTy {
 fn f16_nearest(v: f64) -> half::f16 {
     let mut f = v as f32;
     if f.is_finite() && f64::from(f) != v && f.to_bits() & 1 == 0 {
-        f = if f64::from(f) > v { f.next_down() } else { f.next_up() };
+        f = if f64::from(f) > v {
+            f.next_down()
+        } else {
+            f.next_up()
+        };
     }
     half::f16::from_f32(f)
 }
