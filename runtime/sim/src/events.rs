@@ -150,8 +150,8 @@ impl Timers {
 #[derive(Debug, Default)]
 pub(crate) struct NodeSet {
     words: Vec<u64>,
+    /// Bit per word of `words`: the word is not zero.
     summary: Vec<u64>,
-    len: usize,
 }
 
 impl NodeSet {
@@ -160,7 +160,6 @@ impl NodeSet {
         NodeSet {
             words: vec![0; words],
             summary: vec![0; words.div_ceil(64)],
-            len: 0,
         }
     }
 
@@ -169,23 +168,18 @@ impl NodeSet {
     pub(crate) fn insert(&mut self, node: u32) {
         let (w, b) = (node as usize / 64, node % 64);
         let word = &mut self.words[w];
-        if *word & (1 << b) == 0 {
-            *word |= 1 << b;
+        if *word == 0 {
             self.summary[w / 64] |= 1 << (w % 64);
-            self.len += 1;
         }
+        *word |= 1 << b;
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
+        self.summary.iter().all(|&s| s == 0)
     }
 
     /// Move the nodes, in order, to the end of `list`.
     pub(crate) fn drain_into(&mut self, list: &mut Vec<u32>) {
-        if self.len == 0 {
-            return;
-        }
-        list.reserve(self.len);
         for (s, sum) in self.summary.iter_mut().enumerate() {
             let mut words = std::mem::take(sum);
             while words != 0 {
@@ -198,7 +192,6 @@ impl NodeSet {
                 }
             }
         }
-        self.len = 0;
     }
 }
 
