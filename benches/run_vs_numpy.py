@@ -5,7 +5,8 @@ Usage (from the repository root, after `cargo build --release --features llvm -p
     python3 benches/run_vs_numpy.py [RUNS]
 
 `wsel run` is timed as a whole command (start-up, checking, mapping, code generation,
-simulation, writing the result); "simulate" is the simulator's own time from the run report.
+simulation, writing the result; `--no-cache`, so no run reuses a saved build); "simulate" is
+the simulator's own time from the run report.
 NumPy computes the same forward pass in float32 on the host. Medians of RUNS runs (default 5).
 """
 
@@ -32,7 +33,7 @@ def time_wsel(args, runs):
         for _ in range(runs):
             start = time.perf_counter()
             subprocess.run(
-                [str(WSEL), "run", *args, "--output", str(Path(tmp) / "out.npy"), "--report", str(report)],
+                [str(WSEL), "run", "--no-cache", *args, "--output", str(Path(tmp) / "out.npy"), "--report", str(report)],
                 check=True, cwd=ROOT, stdout=subprocess.DEVNULL,
             )
             walls.append(time.perf_counter() - start)

@@ -11,6 +11,7 @@
 //! short-circuit `&&`/`||`, ...) and [`faults`] (how errors without a dedicated ABI call are
 //! reported).
 
+pub mod artifact;
 pub mod check;
 mod cranelift;
 mod error;
@@ -24,6 +25,7 @@ pub mod semantics;
 
 use std::fmt;
 
+pub use artifact::KernelArtifact;
 pub use error::CodegenError;
 pub use interp::Interpreter;
 use wsel_abi::{TaskCtx, TaskFn};
@@ -106,6 +108,8 @@ enum Code {
 /// Machine code owned by a JIT, with the entry point of every task.
 pub(crate) struct NativeCode {
     pub(crate) tasks: Vec<TaskFn>,
+    /// The machine code as data for the build artifact, when the backend can save it.
+    pub(crate) saved: Option<artifact::MachineCode>,
     /// Keeps the machine code alive (and frees it on drop).
     pub(crate) _owner: Box<dyn Send + Sync>,
 }

@@ -26,15 +26,19 @@ pub enum Command {
     /// through, write the result as .npy and print a report.
     ///
     /// Every value and cycle count comes from executing the program on the simulated fabric.
-    /// Settings come from the file's `run` item; flags override them.
+    /// Settings come from the file's `run` item; flags override them. The build is saved as an
+    /// artifact (.wsel/<file stem>.wselb next to the source) and reused, skipping parsing,
+    /// mapping and code generation, while the sources and the settings stay the same.
     #[command(
         after_help = "Examples:\n  wsel run examples/digits/main.wse\n  wsel run examples/gemv/main.wse --mode streaming --backend interp --report r.json\n  wsel run model.wse --input x=data/x.npy --output out/y.npy --target wse2"
     )]
     Run(RunArgs),
     /// Build a model without running it: check, lower, map, run the static hang checks and
-    /// compile every kernel instance; print the intermediate representations on request.
+    /// compile every kernel instance; write the build artifact that `wsel run` reuses while
+    /// the program, target, mode, batch and backend stay the same; print the intermediate
+    /// representations on request.
     #[command(
-        after_help = "Examples:\n  wsel build examples/digits/main.wse\n  wsel build examples/gemv/main.wse --emit graph --emit ir"
+        after_help = "Examples:\n  wsel build examples/digits/main.wse\n  wsel build examples/gemv/main.wse --emit graph --emit ir\n  wsel build model.wse --backend interp -o model.wselb"
     )]
     Build(BuildArgs),
     /// Format .wse files in place (the same formatter as the language server).
@@ -164,6 +168,13 @@ pub struct RunArgs {
     /// Stop a runaway program after this many cycles.
     #[arg(long)]
     pub max_cycles: Option<u64>,
+    /// Neither reuse nor write the build artifact: build everything afresh.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// The build artifact to reuse when valid, and to write after building afresh
+    /// [default: .wsel/<file stem>.wselb next to the source file].
+    #[arg(long, value_name = "PATH")]
+    pub artifact: Option<PathBuf>,
     /// When to colour diagnostics.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -184,7 +195,8 @@ pub struct BuildArgs {
     /// Pipelined, streaming, or auto [default: the `run` item's, else auto].
     #[arg(long, value_enum)]
     pub mode: Option<ModeArg>,
-    /// Samples per batch [default: the `run` item's, else 1].
+    /// Samples per batch [default: the `run` item's, else every sample of the `run` item's
+    /// input files (as `wsel run` does), else 1].
     #[arg(long)]
     pub batch: Option<u64>,
     /// The code generator to compile with.
@@ -194,6 +206,10 @@ pub struct BuildArgs {
     /// the placement as JSON. Repeat the flag for several.
     #[arg(long, value_enum)]
     pub emit: Vec<Emit>,
+    /// Where to write the build artifact [default: .wsel/<file stem>.wselb next to the
+    /// source file, where `wsel run` looks for it].
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
     /// When to colour diagnostics.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

@@ -3,8 +3,11 @@
 
 pub mod assemble;
 pub mod atomic;
+pub mod built;
+pub mod cache;
 pub mod cli;
 pub mod commands;
+pub mod inputs;
 pub mod json;
 pub mod parts;
 pub mod pipeline;

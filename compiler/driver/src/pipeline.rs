@@ -335,10 +335,21 @@ fn instance_name(file: &Path, kernel: &str, args: &[(String, CValue)]) -> String
 /// Prints a build failure: diagnostics rendered, or a one-line message. An unreadable source
 /// file (no database yet) is exit status 2; everything later is 1.
 pub fn report_build_error(db: Option<&Database>, error: BuildError, color: bool) -> Status {
+    let sources = db.map(crate::source::source_texts);
+    report_build_failure(sources.as_ref(), error, color)
+}
+
+/// [`report_build_error`] with the source texts instead of the database (a build reused from
+/// its artifact has no database). `None`: the source file itself could not be read.
+pub fn report_build_failure(
+    sources: Option<&crate::render::SourceTexts>,
+    error: BuildError,
+    color: bool,
+) -> Status {
     match error {
         BuildError::Diagnostics(diagnostics) => {
-            let sources = db.map(crate::source::source_texts).unwrap_or_default();
-            crate::render::eprint_diagnostics(&diagnostics, &sources, color);
+            let none = crate::render::SourceTexts::new();
+            crate::render::eprint_diagnostics(&diagnostics, sources.unwrap_or(&none), color);
             Status::Failure
         }
         BuildError::Run { code, message } => {
@@ -349,7 +360,7 @@ pub fn report_build_error(db: Option<&Database>, error: BuildError, color: bool)
             eprintln!("error: {text}");
             // An unreadable source file is an IO problem with the command line (exit 2);
             // everything later is a failure of the run (exit 1).
-            if db.is_none() {
+            if sources.is_none() {
                 Status::UsageOrIo
             } else {
                 Status::Failure

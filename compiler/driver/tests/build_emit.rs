@@ -1,13 +1,24 @@
 //! `wsel build --emit graph --emit ir` for every example: the layer graph and the kernel IR of
 //! every distinct kernel instance the mapper chose, pinned as files in `tests/build_emit/`.
 //! A missing file is written and the test fails so it gets reviewed; `UPDATE_EXPECT=1`
-//! rewrites them all.
+//! rewrites them all. Each is built for the `run` item's batch, else 1 (passed explicitly:
+//! without `--batch`, `wsel build` counts the samples in the input files, as `wsel run` does).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The batch the example's `run` item names, else 1.
+fn run_item_batch(main: &Path) -> u64 {
+    let Ok(loaded) = wsel::pipeline::load_and_check(main) else {
+        panic!("{} does not check", main.display());
+    };
+    wsel_lower::lower_run_config(&loaded.db, loaded.file)
+        .and_then(|config| config.batch)
+        .unwrap_or(1)
 }
 
 #[test]
@@ -22,12 +33,15 @@ fn every_example_builds_and_its_ir_is_pinned() {
     examples.sort();
     let mut failures = Vec::new();
     for name in examples {
+        let main = format!("examples/{name}/main.wse");
+        let batch = run_item_batch(&root.join(&main)).to_string();
         let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
             .current_dir(&root)
             .args([
-                "build", "--color", "never", "--emit", "graph", "--emit", "ir",
+                "build", "--color", "never", "--emit", "graph", "--emit", "ir", "--batch",
             ])
-            .arg(format!("examples/{name}/main.wse"))
+            .arg(&batch)
+            .arg(&main)
             .output()
             .expect("wsel runs");
         assert!(

@@ -64,7 +64,16 @@ fn setup(name: &str, statement: &str) -> PathBuf {
 
 fn run_failing(dir: &Path, backend: &str) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
-        .args(["run", "--color", "never", "--backend", backend])
+        // `--no-cache`: the error alone on standard error, without a note about the artifact
+        // of the other backend's run.
+        .args([
+            "run",
+            "--no-cache",
+            "--color",
+            "never",
+            "--backend",
+            backend,
+        ])
         .arg(dir.join("main.wse"))
         .output()
         .expect("wsel runs");

@@ -220,6 +220,7 @@ fn an_unwritable_output_path_fails_cleanly() {
     let out = blocker.join("y.npy");
     let output = wsel_run(&[
         "examples/gemv/main.wse",
+        "--no-cache",
         "--output",
         out.to_str().expect("utf-8"),
     ]);

@@ -18,10 +18,12 @@
 //! - issuing a send or a receive costs one cycle; the wavelets' movement is timed by the
 //!   fabric, not here.
 
+use serde::{Deserialize, Serialize};
+
 use crate::kernel::{AssignOp, BinaryOp, Expr, ScalarTy, Stmt, UnaryOp, VExpr};
 
 /// Per-PE throughputs, from the target description (elements per cycle).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CostModel {
     pub f32_add_per_cycle: u32,
     pub f32_mul_per_cycle: u32,

@@ -10,17 +10,19 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 use crate::kernel::ScalarTy;
 
 /// Where something is written in the source, for diagnostics at a layer call.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SourceSpan {
     pub file: PathBuf,
     pub span: Range<usize>,
 }
 
 /// A model lowered for one batch size.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LayerGraph {
     pub model: String,
     /// Samples per batch (the value of every sample dimension).
@@ -36,7 +38,7 @@ pub struct LayerGraph {
 }
 
 /// A tensor the graph refers to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum TensorRef {
     /// Index into [`LayerGraph::inputs`].
     Input(usize),
@@ -47,7 +49,7 @@ pub enum TensorRef {
 }
 
 /// A named tensor with a concrete shape. For activations the first dimension is the batch.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TensorDecl {
     pub name: String,
     pub elem: ScalarTy,
@@ -56,14 +58,14 @@ pub struct TensorDecl {
 }
 
 /// A weight tensor and the `.npy` file it is loaded from (resolved against the model's file).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParamDecl {
     pub tensor: TensorDecl,
     pub path: PathBuf,
 }
 
 /// One call of a layer in the model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LayerInstance {
     /// A unique, readable name: the layer's name and a counter, e.g. `dense#2`.
     pub name: String,
@@ -88,7 +90,7 @@ pub struct LayerInstance {
 }
 
 /// The cost block evaluated at the call's shapes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayerCost {
     /// Floating-point operations per sample.
     pub flops: u64,
@@ -99,14 +101,14 @@ pub struct LayerCost {
 }
 
 /// The execution modes of `docs/language.md` §6.3.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Mode {
     Pipelined,
     Streaming,
 }
 
 /// The size of one side of the region: fixed, or chosen by the mapper under a name.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum RegionSide {
     /// A name (`R`, `C`) the mapper chooses; the conditions may mention it.
     Free(String),
@@ -115,7 +117,7 @@ pub enum RegionSide {
 }
 
 /// One implementation of a layer, for the modes it serves.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LayerImpl {
     pub modes: Vec<Mode>,
     pub rows: RegionSide,
@@ -136,14 +138,14 @@ pub struct LayerImpl {
 }
 
 /// Which kernel an implementation runs: its defining file and name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KernelRef {
     pub file: PathBuf,
     pub name: String,
 }
 
 /// A side of a PE or a region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Side {
     North,
     South,
@@ -163,7 +165,7 @@ impl Side {
 }
 
 /// A kernel port as the mapper sees it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PortInfo {
     pub name: String,
     pub direction: crate::kernel::PortDirection,
@@ -174,7 +176,7 @@ pub struct PortInfo {
 }
 
 /// What a `bind` statement loads or streams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BindTarget {
     /// Load the tensor into the named array of every PE before launch.
     Array,
@@ -183,7 +185,7 @@ pub enum BindTarget {
 }
 
 /// How one dimension of a bound tensor is spread over the region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SplitAxis {
     Rows,
     Cols,
@@ -191,7 +193,7 @@ pub enum SplitAxis {
 }
 
 /// `bind tensor to array|port target split [...]`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BindInfo {
     /// A layer input name or the output name.
     pub tensor: String,
@@ -205,7 +207,7 @@ pub struct BindInfo {
 }
 
 /// A compile-time expression over named integers (dimension variables, `R`, `C`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum CExpr {
     Int(i64),
     Float(f64),
@@ -218,7 +220,7 @@ pub enum CExpr {
     Max(Box<CExpr>, Box<CExpr>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum CBinOp {
     Add,
     Sub,
@@ -236,7 +238,7 @@ pub enum CBinOp {
 }
 
 /// The value of a compile-time expression.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum CValue {
     Int(i64),
     Float(f64),

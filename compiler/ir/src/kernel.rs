@@ -21,24 +21,26 @@
 //! - Every array access is checked against the array's length; an access out of range stops
 //!   the run with an error naming the array, the index and the length.
 
+use serde::{Deserialize, Serialize};
+
 /// Index of an SRAM array in [`KernelIr::arrays`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ArrayId(pub u32);
 
 /// Index of a port in [`KernelIr::ports`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct PortId(pub u32);
 
 /// Index of a task in [`KernelIr::tasks`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct TaskId(pub u32);
 
 /// Index of a task-local scalar in [`Task::locals`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct LocalId(pub u32);
 
 /// The scalar types of the IR.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ScalarTy {
     F32,
     F16,
@@ -64,7 +66,7 @@ impl ScalarTy {
 }
 
 /// A constant: its type and its 32-bit pattern (floats as binary32 bits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Const {
     pub ty: ScalarTy,
     pub bits: u32,
@@ -101,7 +103,7 @@ impl Const {
 }
 
 /// One kernel instance: everything a backend needs to produce code for its tasks.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelIr {
     /// The kernel's name with its parameter values, e.g. `gemv_tile<n=16,m=8>`.
     pub name: String,
@@ -136,7 +138,7 @@ impl KernelIr {
 }
 
 /// An array (or an SRAM scalar, as an array of length 1) in the PE's SRAM.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Array {
     pub name: String,
     pub elem: ScalarTy,
@@ -147,14 +149,14 @@ pub struct Array {
     pub init: Const,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PortDirection {
     In,
     Out,
 }
 
 /// A port of the kernel; the mapper binds it to a color per PE.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Port {
     pub name: String,
     pub direction: PortDirection,
@@ -162,7 +164,7 @@ pub struct Port {
 }
 
 /// A run-to-completion task.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
     pub name: String,
     /// Task-local scalars (`let`, `var`, loop variables); registers, not SRAM.
@@ -170,14 +172,14 @@ pub struct Task {
     pub body: Vec<Stmt>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Local {
     pub name: String,
     pub ty: ScalarTy,
 }
 
 /// How an assignment combines the old value with the new one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum AssignOp {
     Set,
     Add,
@@ -187,14 +189,14 @@ pub enum AssignOp {
 }
 
 /// A contiguous range of an array: elements `start .. start + len`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slice {
     pub array: ArrayId,
     pub start: Expr,
     pub len: Expr,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Stmt {
     /// `local = value` (locals are initialised before first use by lowering).
     SetLocal {
@@ -257,7 +259,7 @@ pub enum Stmt {
 }
 
 /// Values readable by per-PE code that differ between PEs sharing the same machine code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Coord {
     PeRow,
     PeCol,
@@ -265,13 +267,13 @@ pub enum Coord {
     RegionCols,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum UnaryOp {
     Neg,
     Not,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BinaryOp {
     Add,
     Sub,
@@ -301,7 +303,7 @@ impl BinaryOp {
 }
 
 /// Unary math functions on floats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MathFn {
     Exp,
     Log,
@@ -310,7 +312,7 @@ pub enum MathFn {
     Abs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ReduceOp {
     Sum,
     Max,
@@ -318,7 +320,7 @@ pub enum ReduceOp {
 }
 
 /// A scalar expression. Every node carries the type of its result where it is not implied.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Expr {
     Const(Const),
     Local(LocalId),
@@ -359,7 +361,7 @@ pub enum Expr {
 }
 
 /// An element-wise expression inside a vector statement, evaluated at element `i`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum VExpr {
     /// A scalar, the same for every element (evaluated once, before the loop).
     Scalar(Expr),
@@ -397,7 +399,7 @@ pub enum VExpr {
 /// [`Stmt::SendScalar`] and [`Stmt::Activate`] statements, numbered from 0 in the order
 /// [`for_each_transfer`] visits them: the order they appear in the body, the statements of a
 /// loop body where the loop is, an `If`'s then-branch before its else-branch.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct KernelSpans {
     /// The file the kernel is defined in.
     pub file: std::path::PathBuf,
@@ -406,7 +408,7 @@ pub struct KernelSpans {
 }
 
 /// Where one task is written.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TaskSpans {
     /// The task's name in its declaration.
     pub name: std::ops::Range<usize>,

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use wsel_ir::graph::SourceSpan;
 use wsel_sema::{Db, ItemId, ItemKind, SourceFile, item_ast, item_index, module_scope};
 use wsel_syntax::ast;
@@ -10,7 +11,7 @@ use wsel_syntax::ast;
 use crate::graph::resolve_path;
 
 /// The `mode` setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RunMode {
     Pipelined,
     Streaming,
@@ -18,7 +19,7 @@ pub enum RunMode {
 }
 
 /// The `target` setting: a preset name, or a target description file.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TargetSpec {
     /// `dev`, `wse2` or `wse3`.
     Preset(String),
@@ -27,7 +28,7 @@ pub enum TargetSpec {
 }
 
 /// The settings of a `run` item.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunConfig {
     /// The model's name as written (look it up with [`find_model`]).
     pub model: String,

@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wsel_ir::graph::{CValue, Side};
 use wsel_target::{Coord, DefectMap, Dir, Port, PortSet, Rect, RouteEntry};
 
@@ -19,7 +19,7 @@ use wsel_target::{Coord, DefectMap, Dir, Port, PortSet, Rect, RouteEntry};
 pub type Color = u8;
 
 /// How a region's logical coordinates lie on the fabric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Orientation {
     /// Logical row `r`, column `c` is the PE at `(rect.x + c, rect.y + r)`; sides as written.
@@ -78,7 +78,7 @@ impl Orientation {
 }
 
 /// A whole program's placement on one target.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
     /// The model mapped.
     pub model: String,
@@ -114,7 +114,7 @@ pub struct Placement {
 }
 
 /// One layer instance on its region.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlacedLayer {
     /// The instance's name (`dense#2`) and the layer called.
     pub name: String,
@@ -131,7 +131,7 @@ pub struct PlacedLayer {
     pub rect: Rect,
     pub orientation: Orientation,
     /// The kernel's arguments evaluated at this region size, in parameter order.
-    #[serde(serialize_with = "serialize_args")]
+    #[serde(with = "kernel_args")]
     pub kernel_args: Vec<(String, CValue)>,
     /// SRAM bytes every PE of the region uses (the kernel's arrays plus any reserve).
     pub sram_bytes: u64,
@@ -142,7 +142,7 @@ pub struct PlacedLayer {
 }
 
 /// The analytic estimate of one layer on its region, in cycles per sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Estimate {
     /// Multiply-adds per PE at the target's fma rate.
     pub compute: u64,
@@ -155,7 +155,7 @@ pub struct Estimate {
 }
 
 /// A kernel port on its region.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlacedPort {
     pub name: String,
     /// `true` for `in` ports.
@@ -173,7 +173,7 @@ pub struct PlacedPort {
 }
 
 /// A port's color on the PEs of a region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ColorRule {
     /// The same color on every PE (multicast ports).
@@ -205,7 +205,7 @@ impl ColorRule {
 }
 
 /// One part of a tensor carried from a source to one or more destinations on one color.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Transfer {
     /// The tensor: a model input's or parameter's name, or `layer.output` for a layer result.
     pub tensor: String,
@@ -221,7 +221,7 @@ pub struct Transfer {
 }
 
 /// Where a transfer starts or ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Endpoint {
     /// Model input `input` enters the fabric at PE `at` from `side`.
@@ -246,7 +246,7 @@ pub enum Endpoint {
 }
 
 /// One router entry on a transfer's path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hop {
     pub at: Coord,
     pub rx: PortSet,
@@ -254,7 +254,7 @@ pub struct Hop {
 }
 
 /// Where the data of an edge stream comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeSource {
     Host,
@@ -263,7 +263,7 @@ pub enum EdgeSource {
 
 /// A stream through the fabric's edge: into PE `at` from `side` (inputs), or out of it
 /// toward `side` (outputs).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EdgePoint {
     /// The tensor's name (a model input, a parameter, or the model's result).
     pub tensor: String,
@@ -456,20 +456,88 @@ fn opposite_side(side: Dir) -> Dir {
     side.opposite()
 }
 
-fn serialize_args<S: serde::Serializer>(
-    args: &[(String, CValue)],
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    let mut map = s.serialize_map(Some(args.len()))?;
-    for (name, value) in args {
-        match value {
-            CValue::Int(v) => map.serialize_entry(name, v)?,
-            CValue::Float(v) => map.serialize_entry(name, v)?,
-            CValue::Bool(v) => map.serialize_entry(name, v)?,
+/// Kernel arguments: a `{name: value}` map for people (JSON), a list of `(name, value)` pairs
+/// that keeps each value's kind for binary formats (the build artifact).
+mod kernel_args {
+    use serde::de::{Deserializer, Error, MapAccess, Visitor};
+    use serde::ser::{SerializeMap, Serializer};
+    use serde::{Deserialize, Serialize};
+    use wsel_ir::graph::CValue;
+
+    pub(super) fn serialize<S: Serializer>(
+        args: &[(String, CValue)],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        if !s.is_human_readable() {
+            return args.serialize(s);
+        }
+        let mut map = s.serialize_map(Some(args.len()))?;
+        for (name, value) in args {
+            match value {
+                CValue::Int(v) => map.serialize_entry(name, v)?,
+                CValue::Float(v) => map.serialize_entry(name, v)?,
+                CValue::Bool(v) => map.serialize_entry(name, v)?,
+            }
+        }
+        map.end()
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<(String, CValue)>, D::Error> {
+        if !d.is_human_readable() {
+            return Vec::deserialize(d);
+        }
+        d.deserialize_map(ArgsVisitor)
+    }
+
+    struct ArgsVisitor;
+
+    impl<'de> Visitor<'de> for ArgsVisitor {
+        type Value = Vec<(String, CValue)>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map from argument names to numbers or booleans")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some((name, value)) = map.next_entry::<String, Scalar>()? {
+                out.push((name, value.0));
+            }
+            Ok(out)
         }
     }
-    map.end()
+
+    /// One argument value written as a bare JSON number or boolean.
+    struct Scalar(CValue);
+
+    impl<'de> Deserialize<'de> for Scalar {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct ScalarVisitor;
+            impl Visitor<'_> for ScalarVisitor {
+                type Value = Scalar;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a number or a boolean")
+                }
+                fn visit_i64<E: Error>(self, v: i64) -> Result<Scalar, E> {
+                    Ok(Scalar(CValue::Int(v)))
+                }
+                fn visit_u64<E: Error>(self, v: u64) -> Result<Scalar, E> {
+                    i64::try_from(v)
+                        .map(|v| Scalar(CValue::Int(v)))
+                        .map_err(|_| E::custom("integer argument out of range"))
+                }
+                fn visit_f64<E: Error>(self, v: f64) -> Result<Scalar, E> {
+                    Ok(Scalar(CValue::Float(v)))
+                }
+                fn visit_bool<E: Error>(self, v: bool) -> Result<Scalar, E> {
+                    Ok(Scalar(CValue::Bool(v)))
+                }
+            }
+            d.deserialize_any(ScalarVisitor)
+        }
+    }
 }
 
 /// Builds the placement from the pass's intermediate results.

@@ -3,11 +3,13 @@
 //! [`JitCompiler`] owns the module and the host-function imports; a [`Translator`] builds one
 //! task's function with one `translate_*`-style method per construct (statements in `stmt`,
 //! expressions in `expr`, scalar operations in `ops`, bounds checks, faults, cycles and runtime
-//! calls in `function`).
+//! calls in `function`). `saved` keeps the machine code for the build artifact and loads it
+//! back without compiling.
 
 mod expr;
 mod function;
 mod ops;
+mod saved;
 mod simd;
 mod stmt;
 
@@ -20,6 +22,7 @@ use wsel_abi::TaskFn;
 use wsel_ir::cost::CostModel;
 use wsel_ir::kernel::KernelIr;
 
+use crate::artifact::FunctionCode;
 use crate::host::HostFn;
 use crate::{CodegenError, NativeCode};
 use function::Translator;
@@ -27,26 +30,30 @@ use function::Translator;
 /// Compiles every task of a checked `kernel` to native code.
 pub(crate) fn compile(kernel: &KernelIr, cost: &CostModel) -> Result<NativeCode, CodegenError> {
     let mut compiler = JitCompiler::new()?;
-    let ids = (0..kernel.tasks.len())
-        .map(|index| compiler.translate_task(kernel, index, cost))
-        .collect::<Result<Vec<_>, _>>()?;
-    compiler
-        .module
-        .finalize_definitions()
-        .map_err(|e| CodegenError::new(format!("cranelift: finalizing {}: {e}", kernel.name)))?;
-    let tasks = ids
-        .into_iter()
-        .map(|id| {
-            let code = compiler.module.get_finalized_function(id);
-            // SAFETY: the function was defined with the `TaskFn` signature (one pointer
-            // argument, one i32 result, the host's C calling convention) and is finalized.
-            unsafe { std::mem::transmute::<*const u8, TaskFn>(code) }
-        })
-        .collect();
-    Ok(NativeCode {
-        tasks,
-        _owner: Box::new(JitMemory(Some(compiler.module))),
-    })
+    let mut ids = Vec::with_capacity(kernel.tasks.len());
+    let mut functions = Some(Vec::with_capacity(kernel.tasks.len()));
+    for index in 0..kernel.tasks.len() {
+        let (id, function) = compiler.translate_task(kernel, index, cost)?;
+        ids.push(id);
+        // One function that cannot be saved makes the whole kernel unsaveable.
+        functions = functions.zip(function).map(|(mut all, f)| {
+            all.push(f);
+            all
+        });
+    }
+    let saved = functions.map(|functions| crate::artifact::MachineCode {
+        host: compiler.host(),
+        functions,
+    });
+    compiler.finish(ids, saved, &kernel.name)
+}
+
+/// Loads machine code saved by [`compile`] into a new JIT module, without compiling.
+pub(crate) fn load(
+    code: &crate::artifact::MachineCode,
+    kernel_name: &str,
+) -> Result<NativeCode, CodegenError> {
+    saved::load(code, kernel_name)
 }
 
 /// Owns a finalized JIT module and frees its code when dropped.
@@ -119,13 +126,14 @@ impl JitCompiler {
         })
     }
 
-    /// Translates task `index` of `kernel` into a new function of the module.
+    /// Translates task `index` of `kernel` into a new function of the module; also returns
+    /// its machine code for saving, unless it has a relocation that cannot be saved.
     fn translate_task(
         &mut self,
         kernel: &KernelIr,
         index: usize,
         cost: &CostModel,
-    ) -> Result<FuncId, CodegenError> {
+    ) -> Result<(FuncId, Option<FunctionCode>), CodegenError> {
         let task = &kernel.tasks[index];
         let mut context = self.module.make_context();
         context.func.signature = self.task_signature();
@@ -138,19 +146,66 @@ impl JitCompiler {
         let pointer = self.module.target_config().pointer_type();
         let translator = Translator::new(builder, kernel, task, cost, pointer, host);
         translator.translate_body(self.module.target_config())?;
-        let name = format!("wsel_task_{index}");
-        let id = self
-            .module
-            .declare_function(&name, Linkage::Local, &context.func.signature)
-            .map_err(|e| CodegenError::new(format!("cranelift: declaring {name}: {e}")))?;
+        let id = self.declare_task(index)?;
         self.module.define_function(id, &mut context).map_err(|e| {
             CodegenError::new(format!(
                 "cranelift: compiling task {} of {}: {e:?}",
                 task.name, kernel.name
             ))
         })?;
+        let function = context
+            .compiled_code()
+            .and_then(|code| saved::function_code(&self.module, &context.func, code));
         self.module.clear_context(&mut context);
-        Ok(id)
+        Ok((id, function))
+    }
+
+    /// Declares the function of task `index`.
+    fn declare_task(&mut self, index: usize) -> Result<FuncId, CodegenError> {
+        let name = format!("wsel_task_{index}");
+        let signature = self.task_signature();
+        self.module
+            .declare_function(&name, Linkage::Local, &signature)
+            .map_err(|e| CodegenError::new(format!("cranelift: declaring {name}: {e}")))
+    }
+
+    /// Finalizes the module and hands out the task functions `ids` (in task order).
+    fn finish(
+        mut self,
+        ids: Vec<FuncId>,
+        saved: Option<crate::artifact::MachineCode>,
+        kernel_name: &str,
+    ) -> Result<NativeCode, CodegenError> {
+        self.module
+            .finalize_definitions()
+            .map_err(|e| CodegenError::new(format!("cranelift: finalizing {kernel_name}: {e}")))?;
+        let tasks = ids
+            .into_iter()
+            .map(|id| {
+                let code = self.module.get_finalized_function(id);
+                // SAFETY: the function was defined with the `TaskFn` signature (one pointer
+                // argument, one i32 result, the host's C calling convention) and is finalized.
+                unsafe { std::mem::transmute::<*const u8, TaskFn>(code) }
+            })
+            .collect();
+        Ok(NativeCode {
+            tasks,
+            saved,
+            _owner: Box::new(JitMemory(Some(self.module))),
+        })
+    }
+
+    /// The host the module compiles for: the target triple and every shared and ISA-specific
+    /// flag, as text. Saved code is only loaded where this is the same.
+    fn host(&self) -> String {
+        let isa = self.module.isa();
+        let isa_flags: Vec<String> = isa.isa_flags().iter().map(ToString::to_string).collect();
+        format!(
+            "{} | {} | {}",
+            isa.triple(),
+            isa.flags(),
+            isa_flags.join(" ")
+        )
     }
 
     /// `TaskFn`: `extern "C" fn(*mut TaskCtx) -> u32`.

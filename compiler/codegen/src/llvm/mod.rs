@@ -90,6 +90,8 @@ pub(crate) fn compile(kernel: &KernelIr, cost: &CostModel) -> Result<NativeCode,
         .collect::<Result<Vec<_>, CodegenError>>()?;
     Ok(NativeCode {
         tasks,
+        // MCJIT's code cannot be reloaded without a linker; the artifact recompiles it.
+        saved: None,
         _owner: Box::new(LlvmCode {
             engine: Some(engine),
             module: Some(module),

@@ -103,7 +103,9 @@ pub fn run(compiled: &CompiledKernel, setup: &Setup) -> Outcome {
 }
 
 /// Compiles `kernel` under every backend, runs `setup` under each and asserts the outcomes are
-/// identical (SRAM bits, runtime-call trace with issue cycles, final cycles, status). Returns
+/// identical (SRAM bits, runtime-call trace with issue cycles, final cycles, status). Every
+/// backend whose artifact keeps its code (interp, cranelift) is also saved, encoded, decoded,
+/// loaded back and run again: the reloaded kernel must give the very same outcome. Returns
 /// the common outcome.
 pub fn run_everywhere(kernel: &KernelIr, setup: &Setup) -> Outcome {
     run_everywhere_with(kernel, setup, &CostModel::WSE2_LIKE)
@@ -115,12 +117,46 @@ pub fn run_everywhere_with(kernel: &KernelIr, setup: &Setup, cost: &CostModel) -
         let compiled = compile(kernel, backend, cost)
             .unwrap_or_else(|e| panic!("{backend} failed to compile {}: {e}", kernel.name));
         let outcome = run(&compiled, setup);
+        if let Some(reloaded) = reload(&compiled, kernel, cost) {
+            assert_eq!(
+                outcome,
+                run(&reloaded, setup),
+                "{backend}: the kernel loaded from its artifact differs from the freshly compiled one on {}",
+                kernel.name
+            );
+        }
         match &reference {
             None => reference = Some(outcome),
             Some(expected) => assert_same(kernel, backend, expected, &outcome),
         }
     }
     reference.expect("at least one backend")
+}
+
+/// The kernel saved as an artifact, encoded as the driver encodes it (postcard), decoded and
+/// loaded back; `None` when the backend does not keep its code (LLVM compiles afresh).
+pub fn reload(
+    compiled: &CompiledKernel,
+    kernel: &KernelIr,
+    cost: &CostModel,
+) -> Option<CompiledKernel> {
+    let artifact = compiled.to_artifact();
+    if !artifact.reuses_code() {
+        return None;
+    }
+    let bytes = postcard::to_allocvec(&artifact).expect("artifact encodes");
+    let decoded: wsel_codegen::KernelArtifact =
+        postcard::from_bytes(&bytes).expect("artifact decodes");
+    assert_eq!(decoded, artifact, "the artifact survives encoding");
+    Some(
+        CompiledKernel::from_artifact(&decoded, kernel, cost).unwrap_or_else(|e| {
+            panic!(
+                "{}: loading the artifact of {}: {e}",
+                compiled.backend(),
+                kernel.name
+            )
+        }),
+    )
 }
 
 pub fn assert_same(kernel: &KernelIr, backend: Backend, expected: &Outcome, got: &Outcome) {

@@ -1,65 +1,70 @@
 //! `wsel build`: everything `wsel run` does before simulating — check, lower the model for the
-//! batch, map it, run the static hang checks, compile every kernel instance — and print the
-//! layer graph, the kernel IR or the placement on request.
+//! batch, map it, run the static hang checks, compile every kernel instance — then write the
+//! build artifact that `wsel run` reuses (`crate::cache`), and print the layer graph, the
+//! kernel IR or the placement on request. A valid artifact is reused here too.
 
-use wsel_sema::Severity;
-
+use crate::built::{BuildRequest, Built};
+use crate::cache::{CacheUse, Write};
 use crate::cli::{BuildArgs, Emit};
-use crate::pipeline::{
-    BuildError, choose_backend, choose_mode, choose_target, compile_layers, cost_model,
-    hang_checks, load_and_check, map_graph, pick_model, report_build_error,
-};
+use crate::pipeline::{BuildError, report_build_failure};
 use crate::status::Status;
 
 pub fn run(args: &BuildArgs) -> Status {
     let color = args.color.use_color_on_stderr();
-    let loaded = match load_and_check(&args.file) {
-        Ok(loaded) => loaded,
-        Err(failure) => return report_build_error(failure.db.as_ref(), failure.error, color),
+    let request = BuildRequest {
+        file: &args.file,
+        target: args.target.as_deref(),
+        mode: args.mode,
+        batch: args.batch,
+        backend: args.backend,
+        inputs: &[],
+        read_inputs: false,
+        hang_checks: true,
     };
-    match build(&loaded, args) {
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| crate::cache::default_path(&args.file));
+    let cache = CacheUse {
+        path: &path,
+        read: true,
+        write: Write::Required,
+    };
+    let built = match crate::cache::obtain(&request, Some(cache), color) {
+        Ok(built) => built,
+        Err(failure) => return failure.report(color),
+    };
+    match print(&built, args) {
         Ok(text) => {
             print!("{text}");
             Status::Success
         }
-        Err(error) => report_build_error(Some(&loaded.db), error, color),
+        Err(error) => report_build_failure(Some(&built.sources), error, color),
     }
 }
 
-fn build(loaded: &crate::pipeline::Loaded, args: &BuildArgs) -> Result<String, BuildError> {
-    let db = &loaded.db;
-    let config = wsel_lower::lower_run_config(db, loaded.file);
-    let model = pick_model(db, loaded.file, config.as_ref()).map_err(BuildError::Message)?;
-    let batch = args
-        .batch
-        .or(config.as_ref().and_then(|c| c.batch))
-        .unwrap_or(1);
-    let (graph, diagnostics) = wsel_lower::layer_graph(db, model, batch);
-    if !diagnostics.is_empty() {
-        return Err(BuildError::Diagnostics(diagnostics));
-    }
-    let target =
-        choose_target(args.target.as_deref(), config.as_ref()).map_err(BuildError::Message)?;
-    let (placement, decision) =
-        map_graph(&graph, &target, choose_mode(args.mode, config.as_ref()))?;
-    let hang = hang_checks(db, &graph, &placement);
-    if hang.iter().any(|d| d.severity == Severity::Error) {
-        return Err(BuildError::Diagnostics(hang));
-    }
-    let backend = choose_backend(args.backend).map_err(BuildError::Message)?;
-    let compiled = compile_layers(db, &placement, backend, &cost_model(&target))?;
-
+fn print(built: &Built, args: &BuildArgs) -> Result<String, BuildError> {
+    let Built {
+        graph,
+        placement,
+        decision,
+        compiled,
+        target,
+        backend,
+        batch,
+        ..
+    } = built;
     let mut out = String::new();
     for emit in &args.emit {
         match emit {
-            Emit::Graph => out.push_str(&wsel_ir::print_graph::print_graph(&graph)),
+            Emit::Graph => out.push_str(&wsel_ir::print_graph::print_graph(graph)),
             Emit::Ir => {
                 for ir in &compiled.irs {
                     out.push_str(&wsel_ir::print::print_kernel(ir));
                 }
             }
             Emit::Placement => {
-                let json = serde_json::to_string_pretty(&placement).map_err(|e| {
+                let json = serde_json::to_string_pretty(placement).map_err(|e| {
                     BuildError::Message(format!("cannot serialise the placement: {e}"))
                 })?;
                 out.push_str(&json);

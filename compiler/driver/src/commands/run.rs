@@ -1,93 +1,81 @@
-//! `wsel run`: check, lower, map, compile, run the static hang checks, load the data, simulate,
-//! write the result and print the report. Each step's failure is a clear message (or
+//! `wsel run`: build the program (check, lower, map, compile, run the static hang checks — or
+//! reuse the build artifact of an unchanged program, `crate::cache`), load the data,
+//! simulate, write the result and print the report. Each step's failure is a clear message (or
 //! diagnostics) and exit status 1; the result file is written only after a successful run,
 //! atomically.
 
 use std::path::{Path, PathBuf};
 
-use wsel_ir::graph::{LayerGraph, TensorDecl};
-use wsel_lower::RunConfig;
-use wsel_sema::Database;
 use wsel_sim::SimOptions;
 
 use crate::assemble::{HostData, assemble, collect_result};
+use crate::built::{BuildRequest, Built};
+use crate::cache::{CacheUse, Write};
 use crate::cli::RunArgs;
-use crate::pipeline::{
-    BuildError, choose_backend, choose_mode, choose_target, compile_layers, cost_model,
-    hang_checks, load_and_check, map_graph, pick_model, report_build_error,
-};
-use crate::render::eprint_diagnostics;
-use crate::run_errors::{E0804, E0805, E0806, describe};
+use crate::inputs::read_params;
+use crate::pipeline::{BuildError, report_build_failure};
+use crate::run_errors::{E0804, E0806, describe};
 use crate::run_report::{RunReport, accuracy};
 use crate::status::Status;
-use crate::tensor::{Tensor, read_labels, read_npy, write_npy_atomic};
+use crate::tensor::{read_labels, write_npy_atomic};
 
 pub fn run(args: &RunArgs) -> Status {
     let color = args.color.use_color_on_stderr();
-    let loaded = match load_and_check(&args.file) {
-        Ok(loaded) => loaded,
-        Err(failure) => return report_build_error(failure.db.as_ref(), failure.error, color),
+    let mut built = match build(args, color) {
+        Ok(built) => built,
+        Err(failure) => return failure.report(color),
     };
-    let db = &loaded.db;
-    match execute(db, loaded.file, args) {
+    let sources = std::mem::take(&mut built.sources);
+    match execute(built, args) {
         Ok(()) => Status::Success,
-        Err(error) => report_build_error(Some(db), error, color),
+        Err(error) => report_build_failure(Some(&sources), error, color),
     }
 }
 
-fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result<(), BuildError> {
-    let config = wsel_lower::lower_run_config(db, file);
-    let model = pick_model(db, file, config.as_ref()).map_err(message)?;
+/// The program built for this run: reused from the build artifact when it is valid, else
+/// built afresh (and the artifact written, unless `--no-cache`).
+fn build(args: &RunArgs, color: bool) -> Result<Built, crate::built::BuildFailure> {
+    let request = BuildRequest {
+        file: &args.file,
+        target: args.target.as_deref(),
+        mode: args.mode,
+        batch: args.batch,
+        backend: args.backend,
+        inputs: &args.inputs,
+        read_inputs: true,
+        hang_checks: !args.no_hang_checks,
+    };
+    let path = args
+        .artifact
+        .clone()
+        .unwrap_or_else(|| crate::cache::default_path(&args.file));
+    let cache = (!args.no_cache).then_some(CacheUse {
+        path: &path,
+        read: true,
+        write: Write::BestEffort,
+    });
+    crate::cache::obtain(&request, cache, color)
+}
 
-    // The per-sample shapes of the inputs do not depend on the batch; read the data first
-    // to learn it.
-    let (shape_graph, _) = wsel_lower::layer_graph(db, model, 1);
-    let inputs = read_inputs(&shape_graph, config.as_ref(), args)?;
-    let available = inputs.first().map_or(1, |t| t.shape[0]);
-    let batch = args
-        .batch
-        .or(config.as_ref().and_then(|c| c.batch))
-        .unwrap_or(available);
-    if batch == 0 || batch > available {
-        return Err(run_error(
-            E0805,
-            format!("batch {batch} asked for, but the input files hold {available} samples"),
-        ));
-    }
-    let inputs: Vec<Tensor> = inputs
-        .into_iter()
-        .map(|t| first_samples(t, batch))
-        .collect();
-
-    let (graph, diagnostics) = wsel_lower::layer_graph(db, model, batch);
-    if !diagnostics.is_empty() {
-        return Err(BuildError::Diagnostics(diagnostics));
-    }
+fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
+    let Built {
+        config,
+        graph,
+        placement,
+        decision,
+        compiled,
+        target,
+        backend,
+        batch,
+        inputs,
+        ..
+    } = built;
     let params = read_params(&graph)?;
-    let target = choose_target(args.target.as_deref(), config.as_ref()).map_err(message)?;
-    let request = choose_mode(args.mode, config.as_ref());
-    let (placement, decision) = map_graph(&graph, &target, request)?;
     if let Some(path) = &args.map {
         let svg = wsel_map::svg::render(&placement, wsel_map::svg::SvgOptions::default());
         write_text(path, &svg)?;
     }
 
-    let backend = choose_backend(args.backend).map_err(message)?;
-    let cost = cost_model(&target);
-    let compiled = compile_layers(db, &placement, backend, &cost)?;
-    if !args.no_hang_checks {
-        let found = hang_checks(db, &graph, &placement);
-        if found
-            .iter()
-            .any(|d| d.severity == wsel_sema::Severity::Error)
-        {
-            return Err(BuildError::Diagnostics(found));
-        }
-        if !found.is_empty() {
-            let sources = crate::source::source_texts(db);
-            eprint_diagnostics(&found, &sources, args.color.use_color_on_stderr());
-        }
-    }
     let data = HostData {
         inputs: &inputs,
         params: &params,
@@ -147,101 +135,6 @@ fn execute(db: &Database, file: wsel_sema::SourceFile, args: &RunArgs) -> Result
         write_text(path, &trace.json().to_string())?;
     }
     Ok(())
-}
-
-/// Reads every model input from `--input NAME=PATH` or the `run` item, checking its dtype and
-/// per-sample shape; all inputs must hold the same number of samples.
-fn read_inputs(
-    graph: &LayerGraph,
-    config: Option<&RunConfig>,
-    args: &RunArgs,
-) -> Result<Vec<Tensor>, BuildError> {
-    let mut overrides = Vec::new();
-    for text in &args.inputs {
-        let (name, path) = text
-            .split_once('=')
-            .ok_or_else(|| run_error(E0805, format!("`--input {text}`: write it as NAME=PATH")))?;
-        if !graph.inputs.iter().any(|i| i.name == name) {
-            return Err(run_error(E0805, format!("the model has no input `{name}`")));
-        }
-        overrides.push((name.to_string(), PathBuf::from(path)));
-    }
-    let mut tensors = Vec::new();
-    for input in &graph.inputs {
-        let path = overrides
-            .iter()
-            .chain(config.map_or(&[][..], |c| c.inputs.as_slice()))
-            .find(|(name, _)| *name == input.name)
-            .map(|(_, path)| path.clone())
-            .ok_or_else(|| {
-                run_error(E0805, format!(
-                    "no data for the model input `{}`: add `input {} = \"file.npy\";` to the `run` item or pass `--input {}=PATH`",
-                    input.name, input.name, input.name
-                ))
-            })?;
-        tensors.push(read_tensor(input, &path, true)?);
-    }
-    if let Some(first) = tensors.first() {
-        for (tensor, input) in tensors.iter().zip(&graph.inputs).skip(1) {
-            if tensor.shape[0] != first.shape[0] {
-                return Err(run_error(
-                    E0805,
-                    format!(
-                        "input `{}` holds {} samples, but `{}` holds {}",
-                        input.name, tensor.shape[0], graph.inputs[0].name, first.shape[0]
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(tensors)
-}
-
-/// Reads every parameter from its `.npy` file, with its exact declared shape.
-fn read_params(graph: &LayerGraph) -> Result<Vec<Tensor>, BuildError> {
-    graph
-        .params
-        .iter()
-        .map(|p| read_tensor(&p.tensor, &p.path, false))
-        .collect()
-}
-
-fn read_tensor(decl: &TensorDecl, path: &Path, batched: bool) -> Result<Tensor, BuildError> {
-    let expected: Vec<Option<u64>> = decl
-        .shape
-        .iter()
-        .enumerate()
-        .map(|(i, d)| if batched && i == 0 { None } else { Some(*d) })
-        .collect();
-    read_npy(path, decl.elem, &expected).map_err(|e| {
-        run_error(
-            e.code(),
-            format!("{e} (for `{}`, declared `{}`)", decl.name, type_text(decl)),
-        )
-    })
-}
-
-fn type_text(decl: &TensorDecl) -> String {
-    let dims: Vec<String> = decl
-        .shape
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            if i == 0 && decl.shape.len() > 1 {
-                "B".into()
-            } else {
-                d.to_string()
-            }
-        })
-        .collect();
-    format!("{}[{}]", decl.elem.name(), dims.join(", "))
-}
-
-fn first_samples(mut tensor: Tensor, batch: u64) -> Tensor {
-    let keep = tensor.sample_len() * batch as usize;
-    tensor.words.truncate(keep);
-    tensor.shape[0] = batch;
-    tensor
 }
 
 fn default_output(file: &Path, model: &str) -> PathBuf {

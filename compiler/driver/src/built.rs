@@ -1,0 +1,148 @@
+//! The build half shared by `wsel run` and `wsel build`: from the command line's choices to a
+//! [`Built`] program (layer graph, placement, compiled kernels, hang-check warnings), ready to
+//! be assembled with the data and simulated.
+//!
+//! [`fresh`] runs every step from the source: check, lower, map, compile, hang checks.
+//! `crate::cache` gives the same [`Built`] from a build artifact when the artifact is still
+//! valid, and otherwise calls [`fresh`].
+
+use std::path::Path;
+
+use wsel_codegen::Backend;
+use wsel_ir::graph::LayerGraph;
+use wsel_lower::RunConfig;
+use wsel_map::Placement;
+use wsel_sema::{Database, Diagnostic, Severity};
+use wsel_target::Target;
+
+use crate::cli::{BackendArg, ModeArg};
+use crate::inputs::batch_and_inputs;
+use crate::pipeline::{
+    BuildError, Compiled, ModeDecision, ModeRequest, choose_backend, choose_mode, choose_target,
+    compile_layers, cost_model, hang_checks, load_and_check, map_graph, pick_model,
+};
+use crate::render::SourceTexts;
+use crate::tensor::Tensor;
+
+/// What to build: the command line's choices (each defaults to the `run` item's setting).
+#[derive(Debug, Clone, Copy)]
+pub struct BuildRequest<'a> {
+    pub file: &'a Path,
+    pub target: Option<&'a str>,
+    pub mode: Option<ModeArg>,
+    pub batch: Option<u64>,
+    pub backend: BackendArg,
+    /// `--input NAME=PATH` overrides of the `run` item's inputs.
+    pub inputs: &'a [String],
+    /// Read the model inputs (a run needs them; a build reads them only to learn the batch).
+    pub read_inputs: bool,
+    /// Run the static hang checks (`wsel run --no-hang-checks` skips them).
+    pub hang_checks: bool,
+}
+
+/// A program built for one target, mode, batch and backend.
+pub struct Built {
+    /// The file's `run` item, if it has one.
+    pub config: Option<RunConfig>,
+    pub graph: LayerGraph,
+    pub placement: Placement,
+    pub decision: ModeDecision,
+    pub compiled: Compiled,
+    pub target: Target,
+    /// The mode asked for (the decision says what it became).
+    pub mode_request: ModeRequest,
+    pub backend: Backend,
+    pub batch: u64,
+    /// The model inputs cut to the batch; empty when the request did not read them.
+    pub inputs: Vec<Tensor>,
+    /// The static hang checks' warnings (errors stop the build).
+    pub warnings: Vec<Diagnostic>,
+    /// Whether the hang checks ran.
+    pub hang_checked: bool,
+    /// The text of every source file the program loaded (stdlib modules included), by the
+    /// path diagnostics name it by.
+    pub sources: SourceTexts,
+}
+
+/// Why a build stopped, with the sources that render its diagnostics (none when the source
+/// file itself could not be read).
+pub struct BuildFailure {
+    pub sources: Option<SourceTexts>,
+    pub error: BuildError,
+}
+
+impl BuildFailure {
+    /// Prints the failure and gives the exit status.
+    pub fn report(self, color: bool) -> crate::status::Status {
+        crate::pipeline::report_build_failure(self.sources.as_ref(), self.error, color)
+    }
+}
+
+/// Builds the program from its source: every step, nothing reused.
+pub fn fresh(request: &BuildRequest<'_>) -> Result<Built, BuildFailure> {
+    let loaded = load_and_check(request.file).map_err(|failure| BuildFailure {
+        sources: failure.db.as_ref().map(crate::source::source_texts),
+        error: failure.error,
+    })?;
+    let sources = crate::source::source_texts(&loaded.db);
+    match steps(&loaded.db, loaded.file, request) {
+        Ok(built) => Ok(Built { sources, ..built }),
+        Err(error) => Err(BuildFailure {
+            sources: Some(sources),
+            error,
+        }),
+    }
+}
+
+/// The steps after loading; the result's `sources` are left empty for the caller.
+fn steps(
+    db: &Database,
+    file: wsel_sema::SourceFile,
+    request: &BuildRequest<'_>,
+) -> Result<Built, BuildError> {
+    let config = wsel_lower::lower_run_config(db, file);
+    let model = pick_model(db, file, config.as_ref()).map_err(BuildError::Message)?;
+
+    // The per-sample shapes of the inputs do not depend on the batch; read the data first
+    // to learn it.
+    let (shape_graph, _) = wsel_lower::layer_graph(db, model, 1);
+    let data = batch_and_inputs(
+        &shape_graph,
+        config.as_ref(),
+        request.batch,
+        request.inputs,
+        request.read_inputs,
+    )?;
+    let (graph, diagnostics) = wsel_lower::layer_graph(db, model, data.batch);
+    if !diagnostics.is_empty() {
+        return Err(BuildError::Diagnostics(diagnostics));
+    }
+    let target = choose_target(request.target, config.as_ref()).map_err(BuildError::Message)?;
+    let mode = choose_mode(request.mode, config.as_ref());
+    let (placement, decision) = map_graph(&graph, &target, mode)?;
+    let backend = choose_backend(request.backend).map_err(BuildError::Message)?;
+    let compiled = compile_layers(db, &placement, backend, &cost_model(&target))?;
+    let mut warnings = Vec::new();
+    if request.hang_checks {
+        let found = hang_checks(db, &graph, &placement);
+        if found.iter().any(|d| d.severity == Severity::Error) {
+            return Err(BuildError::Diagnostics(found));
+        }
+        warnings = found;
+    }
+    Ok(Built {
+        config,
+        graph,
+        placement,
+        decision,
+        compiled,
+        target,
+        mode_request: mode,
+        backend,
+        batch: data.batch,
+        inputs: data.inputs,
+        warnings,
+        hang_checked: request.hang_checks,
+        sources: SourceTexts::new(),
+    })
+}
