@@ -269,7 +269,7 @@ fn edge_input(
     let layer = &graph.layers[point.layer];
     let imp = &layer.impls[placement.layers[point.layer].implementation];
     let cell = part_cell(point.part, point.parts);
-    let (wavelets, source) = match point.source {
+    let (wavelets, source, phase) = match point.source {
         wsel_map::EdgeSource::Host => {
             let tensor = data
                 .inputs
@@ -283,7 +283,7 @@ fn edge_input(
             for sample in tensor.words.chunks(sample_len.max(1)) {
                 words.extend(gather(sample, &indices));
             }
-            (words, wsel_sim::EdgeSource::Host)
+            (words, wsel_sim::EdgeSource::Host, 0)
         }
         wsel_map::EdgeSource::WeightStore => {
             let tensor = data
@@ -295,6 +295,7 @@ fn edge_input(
             (
                 gather(&tensor.words, &indices),
                 wsel_sim::EdgeSource::WeightStore,
+                weight_phase(placement, point.layer),
             )
         }
     };
@@ -305,8 +306,21 @@ fn edge_input(
         data: wavelets,
         source,
         start: 0,
-        phase: 0,
+        phase,
     })
+}
+
+/// The store serves weights layer by layer, the next layer's while the current one computes
+/// (`runtime/sim/README.md`, weight-store phases): a layer's phase is its rank, in graph order,
+/// among the layers whose weights stream from the store.
+fn weight_phase(placement: &Placement, layer: usize) -> u32 {
+    let streaming: std::collections::BTreeSet<usize> = placement
+        .inputs
+        .iter()
+        .filter(|p| p.source == wsel_map::EdgeSource::WeightStore)
+        .map(|p| p.layer)
+        .collect();
+    streaming.range(..layer).count() as u32
 }
 
 /// The layer's input name under which it receives `tensor`.

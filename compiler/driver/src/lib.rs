@@ -15,6 +15,7 @@ pub mod progress;
 pub mod render;
 pub mod run_errors;
 pub mod run_report;
+pub mod run_timing;
 pub mod source;
 pub mod status;
 pub mod tensor;

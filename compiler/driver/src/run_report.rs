@@ -12,12 +12,13 @@ use serde::Serialize;
 use wsel_codegen::Backend;
 use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_map::Placement;
-use wsel_sim::Outcome;
+use wsel_sim::{Outcome, Program};
 use wsel_target::Target;
 
 use wsel_map::report::group;
 
 use crate::pipeline::ModeDecision;
+use crate::run_timing::{Latency, StallCause, WeightStreaming, latency, weight_streaming};
 use crate::tensor::Tensor;
 
 /// Everything the report says, serialisable.
@@ -38,6 +39,11 @@ pub struct RunReport {
     pub samples_per_second: f64,
     pub utilisation: f64,
     pub bottleneck: Option<String>,
+    /// Fill and drain latency, when the run had host inputs and outputs.
+    pub latency: Option<Latency>,
+    /// The weight store's bandwidth and latency (the figures streaming mode runs against).
+    pub weight_store_bytes_per_cycle: u32,
+    pub weight_store_latency_cycles: u32,
     pub wall_seconds: f64,
     pub wavelet_hops: u64,
     pub output: PathBuf,
@@ -61,6 +67,8 @@ pub struct LayerRow {
     pub estimated_cycles_per_sample: u64,
     /// The busiest PE of the region's busy cycles, divided by the batch.
     pub simulated_cycles_per_sample: f64,
+    /// Weight streaming figures, for a layer whose weights come from the weight store.
+    pub weights: Option<WeightStreaming>,
 }
 
 /// How often the result's argmax matched the labels.
@@ -80,6 +88,7 @@ impl RunReport {
         decision: &ModeDecision,
         target: &Target,
         backend: Backend,
+        program: &Program,
         outcome: &Outcome,
         wall: Duration,
         output: &Path,
@@ -87,10 +96,17 @@ impl RunReport {
         accuracy: Option<(PathBuf, (u64, u64))>,
     ) -> RunReport {
         let batch = graph.batch.max(1);
+        let streamed = weight_streaming(
+            placement,
+            program,
+            outcome,
+            target.weight_store.bandwidth_bytes_per_cycle,
+        );
         let layers = placement
             .layers
             .iter()
-            .map(|layer| {
+            .zip(streamed)
+            .map(|(layer, weights)| {
                 let busiest = outcome
                     .report
                     .pes
@@ -110,6 +126,7 @@ impl RunReport {
                     sram_bytes_available: target.sram_bytes,
                     estimated_cycles_per_sample: layer.estimate.cycles,
                     simulated_cycles_per_sample: busiest as f64 / batch as f64,
+                    weights,
                 }
             })
             .collect::<Vec<_>>();
@@ -144,6 +161,9 @@ impl RunReport {
             },
             utilisation: outcome.report.utilisation(),
             bottleneck,
+            latency: latency(program, outcome),
+            weight_store_bytes_per_cycle: target.weight_store.bandwidth_bytes_per_cycle,
+            weight_store_latency_cycles: target.weight_store.latency_cycles,
             wall_seconds: wall.as_secs_f64(),
             wavelet_hops: outcome.report.wavelet_hops,
             output: output.to_path_buf(),
@@ -215,6 +235,15 @@ impl RunReport {
                 .as_ref()
                 .map_or(String::new(), |b| format!(" · bottleneck {b}"))
         );
+        if let Some(latency) = &self.latency {
+            let _ = writeln!(
+                out,
+                "  fill {} cycles (first input in → first result out) · drain {} cycles (last input in → last result out)",
+                group(latency.fill_cycles),
+                group(latency.drain_cycles)
+            );
+        }
+        self.weight_table(&mut out);
         let _ = writeln!(
             out,
             "  simulated {} wavelet-hops in {:.2} s of wall time",
@@ -239,6 +268,48 @@ impl RunReport {
             );
         }
         out
+    }
+
+    /// Per layer whose weights stream from the store: compute, load and stall cycles and the
+    /// bandwidth that would remove the stalls. Nothing when no layer streams weights.
+    fn weight_table(&self, out: &mut String) {
+        if self.layers.iter().all(|l| l.weights.is_none()) {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\n  weights stream from the store at {} B/cycle, {} cycles latency:",
+            self.weight_store_bytes_per_cycle,
+            group(u64::from(self.weight_store_latency_cycles))
+        );
+        let _ = writeln!(
+            out,
+            "  {:<12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>17}",
+            "layer",
+            "weights",
+            "compute cyc",
+            "load cyc",
+            "stall cyc",
+            "stalled by",
+            "stall-free B/cyc"
+        );
+        for l in &self.layers {
+            if let Some(w) = &l.weights {
+                let _ = writeln!(
+                    out,
+                    "  {:<12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>17}",
+                    l.name,
+                    format!("{} B", group(w.weight_bytes)),
+                    group(w.compute_cycles),
+                    group(w.load_cycles),
+                    group(w.stall_cycles),
+                    w.stalled_by.map_or("—", StallCause::name),
+                    w.stall_free_bytes_per_cycle
+                        .map_or("—".to_string(), |b| format!("{b:.1}"))
+                );
+            }
+        }
+        let _ = writeln!(out);
     }
 
     /// The report and the simulator's detailed activity as JSON.

@@ -121,6 +121,7 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         &decision,
         &target,
         backend,
+        &assembled.program,
         &outcome,
         wall,
         &output_path,

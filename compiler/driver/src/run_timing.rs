@@ -1,0 +1,167 @@
+//! Timing figures of a run that the simulator's per-stream timing and receive waits give:
+//! the pipeline's fill and drain latency, and per layer in weight-streaming mode the compute,
+//! weight-load and stall cycles and the store bandwidth that would remove the stalls.
+//!
+//! Nothing here is estimated: every figure is read from the simulation of the run.
+
+use serde::Serialize;
+use wsel_map::Placement;
+use wsel_sim::{EdgeSource, Outcome, Program, StreamTiming};
+use wsel_target::Coord;
+
+/// How long the first result took to appear, and how long the last took after the last input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Latency {
+    /// From the first input wavelet entering the fabric to the first result wavelet leaving it.
+    pub fill_cycles: u64,
+    /// From the last input wavelet entering the fabric to the last result wavelet leaving it.
+    pub drain_cycles: u64,
+}
+
+/// The fill and drain latency of a run, when it had host inputs and produced outputs.
+pub fn latency(program: &Program, outcome: &Outcome) -> Option<Latency> {
+    let host_inputs = program
+        .inputs
+        .iter()
+        .zip(&outcome.input_timing)
+        .filter(|(input, _)| input.source == EdgeSource::Host)
+        .map(|(_, timing)| timing);
+    let (first_in, last_in) = span(host_inputs)?;
+    let (first_out, last_out) = span(outcome.output_timing.iter())?;
+    Some(Latency {
+        fill_cycles: first_out.saturating_sub(first_in),
+        drain_cycles: last_out.saturating_sub(last_in),
+    })
+}
+
+/// One layer's weight streaming, as simulated.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WeightStreaming {
+    /// Bytes of weights streamed from the store into the layer.
+    pub weight_bytes: u64,
+    /// The busiest PE of the layer's busy cycles.
+    pub compute_cycles: u64,
+    /// From the first to the last of the layer's weight wavelets entering the fabric.
+    pub load_cycles: u64,
+    /// The cycles every PE of the layer sat idle waiting for weights once they had begun to
+    /// arrive: the least such wait over the layer's PEs. (A PE whose chunk comes late in a
+    /// weight row also waits, at the start, for the chunks of the PEs before it; that is part
+    /// of the fill, like the wait for the first weights, and the least wait leaves it out.)
+    pub stall_cycles: u64,
+    /// The most cycles by which one of the layer's weight streams entered later than the
+    /// store released it, because the fabric had no room (see `StreamTiming::held_back`).
+    pub held_back_cycles: u64,
+    /// What the stalls wait for: the store, when the layer would use its weights faster than
+    /// the store delivers them, or else the fabric (it carries the weights to the PEs slower
+    /// than the store offers them); `None` without stalls.
+    pub stalled_by: Option<StallCause>,
+    /// The store bandwidth at which the weights arrive as fast as the layer uses them: the
+    /// weight bytes over the load time without the stalls. `None` when the stalls are the
+    /// fabric's, which no store bandwidth removes.
+    pub stall_free_bytes_per_cycle: Option<f64>,
+}
+
+/// What a layer's weight stalls wait for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StallCause {
+    /// The store's bandwidth: the fabric took every weight as soon as the store released it.
+    Store,
+    /// The fabric: the store's weights waited for room at the edge.
+    Fabric,
+}
+
+impl StallCause {
+    pub fn name(self) -> &'static str {
+        match self {
+            StallCause::Store => "store",
+            StallCause::Fabric => "fabric",
+        }
+    }
+}
+
+/// For each placed layer that streams weights from the store, its figures; `None` for the
+/// others. `program` is the simulated program, whose inputs correspond one to one with
+/// `placement.inputs`; `store_bytes_per_cycle` the weight store's bandwidth.
+pub fn weight_streaming(
+    placement: &Placement,
+    program: &Program,
+    outcome: &Outcome,
+    store_bytes_per_cycle: u32,
+) -> Vec<Option<WeightStreaming>> {
+    placement
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(l, layer)| {
+            let streams: Vec<usize> = placement
+                .inputs
+                .iter()
+                .enumerate()
+                .filter(|(_, point)| {
+                    point.layer == l && point.source == wsel_map::EdgeSource::WeightStore
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if streams.is_empty() {
+                return None;
+            }
+            let weight_bytes = streams
+                .iter()
+                .map(|&i| 4 * program.inputs[i].data.len() as u64)
+                .sum();
+            let (first, last) = span(streams.iter().map(|&i| &outcome.input_timing[i]))?;
+            let load_cycles = last - first + 1;
+            let colors: Vec<u8> = streams.iter().map(|&i| placement.inputs[i].color).collect();
+            let in_layer = || {
+                outcome
+                    .report
+                    .pes
+                    .iter()
+                    .filter(|pe| layer.rect.contains(Coord::new(pe.x, pe.y)))
+            };
+            let compute_cycles = in_layer().map(|pe| pe.busy_cycles).max().unwrap_or(0);
+            let stall_cycles = in_layer()
+                .map(|pe| {
+                    pe.waits
+                        .iter()
+                        .filter(|w| colors.contains(&w.color))
+                        .map(|w| w.after_first)
+                        .sum::<u64>()
+                })
+                .min()
+                .unwrap_or(0);
+            let held_back_cycles = streams
+                .iter()
+                .map(|&i| outcome.input_timing[i].held_back)
+                .max()
+                .unwrap_or(0);
+            let unstalled = load_cycles.saturating_sub(stall_cycles).max(1);
+            let stall_free = weight_bytes as f64 / unstalled as f64;
+            let stalled_by = match stall_cycles {
+                0 => None,
+                _ if stall_free > f64::from(store_bytes_per_cycle) => Some(StallCause::Store),
+                _ => Some(StallCause::Fabric),
+            };
+            Some(WeightStreaming {
+                weight_bytes,
+                compute_cycles,
+                load_cycles,
+                stall_cycles,
+                held_back_cycles,
+                stalled_by,
+                stall_free_bytes_per_cycle: (stalled_by != Some(StallCause::Fabric))
+                    .then_some(stall_free),
+            })
+        })
+        .collect()
+}
+
+/// The earliest first and the latest last wavelet of some streams, if any moved.
+fn span<'a>(timings: impl Iterator<Item = &'a StreamTiming>) -> Option<(u64, u64)> {
+    timings.fold(None, |acc, t| match (acc, t.first, t.last) {
+        (None, Some(f), Some(l)) => Some((f, l)),
+        (Some((f0, l0)), Some(f), Some(l)) => Some((f0.min(f), l0.max(l))),
+        (acc, _, _) => acc,
+    })
+}
