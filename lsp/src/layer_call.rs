@@ -2,16 +2,16 @@
 //! result, the layer's cost entries evaluated at those shapes, and how the call maps onto the
 //! default target (`wsel-map` on a `wsel-target` machine description; never the simulator).
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_map::{MapOptions, MapResult, Orientation};
 use wsel_sema::analysis::CallBinding;
-use wsel_sema::check::expr::{Checker, Local, LocalKind};
 use wsel_sema::items::{ItemId, ItemKind, item_ast, item_index, module_scope};
-use wsel_sema::ty::{Dim, Ty, Value};
+use wsel_sema::ty::Dim;
 use wsel_sema::{Db, Severity};
-use wsel_syntax::ast::{self, ScalarType};
+use wsel_syntax::ast;
 use wsel_target::Target;
 
 use crate::context::FileCtx;
@@ -20,7 +20,8 @@ use crate::context::FileCtx;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CostFigure {
     pub key: String,
-    /// The value at the call's shapes, or `None` when it depends on an unbound dimension.
+    /// The value at the call's shapes, or `None` when it has none there (it depends on an
+    /// unbound dimension, is negative, or overflows 64 bits: E0501 once lowered).
     pub value: Option<u64>,
     /// The entry as written in the layer (`2 * N * M`).
     pub written: String,
@@ -32,47 +33,28 @@ pub fn called_layer<'db>(ctx: &FileCtx<'db>, callee: &str) -> Option<ItemId<'db>
     (item.kind(ctx.db) == ItemKind::Layer).then_some(item)
 }
 
-/// The layer's `cost` entries evaluated with the call's bound dimension variables.
+/// The layer's `cost` entries evaluated with the call's bound dimension variables: the
+/// evaluation lowering puts in the layer graph (`wsel_lower::layer_cost`), at the dimensions
+/// the checker bound at the call (a symbolic one, such as the sample dimension, has no value).
 pub fn call_costs(db: &dyn Db, layer: ItemId<'_>, call: &CallBinding) -> Vec<CostFigure> {
-    let Some(ast::Item::Layer(ast_layer)) = item_ast(db, layer) else {
-        return Vec::new();
-    };
-    let Some(cost) = &ast_layer.cost else {
-        return Vec::new();
-    };
-    let file = layer.file(db);
-    let text = file.text(db);
-    // The layer's own checker resolves module constants; the call's bindings become the
-    // values of its dimension variables. Its diagnostics are the layer's, already reported.
-    let mut checker = Checker::new(db, file);
-    for (name, dim) in &call.dims {
-        let value = match dim {
-            Dim::Known(n) => Some(Value::Int(i128::from(*n))),
-            Dim::Var(_) => None,
-        };
-        let local = Local::Value {
-            kind: LocalKind::Dim,
-            ty: Ty::Scalar(ScalarType::U32),
-            value,
-        };
-        let ident = ast::Ident {
-            name: name.clone(),
-            span: 0..0,
-        };
-        checker.define(&ident, local, 1);
-    }
-    cost.entries
+    let dims: BTreeMap<String, u64> = call
+        .dims
         .iter()
-        .map(|(key, expr)| {
-            let typed = checker.expect_const(expr, ScalarType::U32, "a cost entry");
-            CostFigure {
-                key: key.name.clone(),
-                value: typed.value.and_then(Value::as_size),
-                written: text
-                    .get(expr.span())
-                    .map(crate::context::one_line)
-                    .unwrap_or_default(),
-            }
+        .filter_map(|(name, dim)| match dim {
+            Dim::Known(n) => Some((name.clone(), *n)),
+            Dim::Var(_) => None,
+        })
+        .collect();
+    let text = layer.file(db).text(db);
+    wsel_lower::cost_at(db, layer, &dims)
+        .iter()
+        .map(|entry| CostFigure {
+            key: entry.key.clone(),
+            value: entry.value.clone().ok(),
+            written: text
+                .get(entry.span.clone())
+                .map(crate::context::one_line)
+                .unwrap_or_default(),
         })
         .collect()
 }

@@ -193,3 +193,19 @@ fn mapping_hover_reports_a_model_that_does_not_map_or_has_errors() {
         "{h}"
     );
 }
+
+#[test]
+fn cost_hover_is_the_lowered_cost_in_64_bits() {
+    // `weights = 4 * (N * M + M)` is 6,400,160,000 bytes here: more than `u32` holds, which
+    // is no limit for a cost (lowering evaluates costs in 64 bits; E0501 is for those that
+    // overflow 64 bits), so the hover shows the value the layer graph and the mapper use.
+    let h = dense_call_hover(&one_dense(40_000, ""));
+    assert!(
+        h.contains("- weights: 6,400,160,000 bytes (`4 * (N * M + M)`)"),
+        "{h}"
+    );
+    assert!(
+        h.contains("- flops: 3,200,040,000 per sample (`2 * N * M + M`)"),
+        "{h}"
+    );
+}

@@ -3,9 +3,9 @@
 //! variables, module constants become literals, and kernel parameters can be replaced by the
 //! expressions a `run` gives them. [`simplify`] folds what has no variables in it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use wsel_ir::graph::{CBinOp, CExpr, CValue};
+use wsel_ir::graph::{CBinOp, CEvalError, CExpr, CValue};
 use wsel_sema::items::ModuleScope;
 use wsel_sema::ty::Value;
 use wsel_sema::{Db, ItemKind, const_value};
@@ -86,6 +86,47 @@ impl Converter<'_, '_> {
             Some(Value::Bool(v)) => Ok(CExpr::Bool(v)),
             None => Err(format!("the constant `{name}` has no value")),
         }
+    }
+}
+
+/// Converts an expression of a layer (cost entry, region size, `where` condition, kernel
+/// argument): the layer's dimension variables `dim_vars` and the region names `regions` stay
+/// variables, and casts are folded with the values `dims` gives the dimension variables at one
+/// call. `module` is the scope of the layer's file.
+pub fn convert_layer_expr<'db>(
+    db: &'db dyn Db,
+    module: &'db ModuleScope<'db>,
+    dim_vars: &[String],
+    dims: &BTreeMap<String, u64>,
+    regions: &[String],
+    expr: &ast::Expr,
+) -> Result<CExpr, String> {
+    let names = |name: &str| {
+        (dim_vars.iter().any(|d| d == name) || regions.iter().any(|r| r == name))
+            .then(|| CExpr::Var(name.to_string()))
+    };
+    let values = |name: &str| dim_value(dims, name);
+    let converter = Converter {
+        db,
+        module,
+        names: &names,
+        values: &values,
+    };
+    converter.convert(expr).map(|e| simplify(&e))
+}
+
+/// The value of the dimension variable `name` in `dims`.
+pub fn dim_value(dims: &BTreeMap<String, u64>, name: &str) -> Option<CValue> {
+    dims.get(name).map(|v| CValue::Int(*v as i64))
+}
+
+/// Why a compile-time expression has no value, in words.
+pub fn eval_reason(error: CEvalError) -> String {
+    match error {
+        CEvalError::UnknownName(n) => format!("`{n}` has no value"),
+        CEvalError::DivisionByZero => "it divides by zero".into(),
+        CEvalError::Overflow => "it overflows".into(),
+        CEvalError::TypeMismatch => "its operands have different types".into(),
     }
 }
 

@@ -13,8 +13,8 @@ use wsel_ir::kernel::PortDirection;
 use wsel_sema::{Diagnostic, ItemKind, item_ast, kernel_signature, module_scope};
 use wsel_syntax::ast;
 
-use super::instance::{LayerCx, eval_reason};
-use crate::cexpr::{Converter, free_vars, simplify, sum};
+use super::instance::LayerCx;
+use crate::cexpr::{Converter, eval_reason, free_vars, simplify, sum};
 use crate::diagnostics;
 use crate::value::{int_range, is_int, scalar_ty};
 

@@ -1,5 +1,5 @@
 //! One layer call as a layer instance: the layer's dimension variables bound to the concrete
-//! argument shapes, the output shape, the cost evaluated at those shapes (E0501), and the
+//! argument shapes, the output shape, the cost evaluated at those shapes (`cost`; E0501), and the
 //! implementations.
 
 use std::collections::BTreeMap;
@@ -9,8 +9,9 @@ use wsel_sema::ty::Dim;
 use wsel_sema::{Db, Diagnostic, ItemId, Location, item_ast, layer_signature, module_scope};
 use wsel_syntax::ast;
 
+use super::cost::cost_at;
 use super::implementation::lower_impl;
-use crate::cexpr::Converter;
+use crate::cexpr::{convert_layer_expr, dim_value};
 use crate::diagnostics;
 use crate::value::scalar_ty;
 
@@ -35,24 +36,20 @@ impl LayerCx<'_, '_> {
 
     /// The value of a dimension variable at this call.
     pub fn dim_value(&self, name: &str) -> Option<CValue> {
-        self.dims.get(name).map(|v| CValue::Int(*v as i64))
+        dim_value(self.dims, name)
     }
 
     /// Converts a layer expression in which the dimension variables and `regions` are
     /// variables.
     pub fn convert(&self, expr: &ast::Expr, regions: &[String]) -> Result<CExpr, String> {
-        let names = |name: &str| {
-            (self.dim_vars.iter().any(|d| d == name) || regions.iter().any(|r| r == name))
-                .then(|| CExpr::Var(name.to_string()))
-        };
-        let values = |name: &str| self.dim_value(name);
-        let converter = Converter {
-            db: self.db,
-            module: self.module,
-            names: &names,
-            values: &values,
-        };
-        converter.convert(expr).map(|e| crate::cexpr::simplify(&e))
+        convert_layer_expr(
+            self.db,
+            self.module,
+            self.dim_vars,
+            self.dims,
+            regions,
+            expr,
+        )
     }
 }
 
@@ -98,7 +95,7 @@ pub(super) fn lower_instance(
         dims: &dims,
         call: call.clone(),
     };
-    let cost = lower_cost(&cx, layer_ast, diags);
+    let cost = lower_cost(&cx, layer, diags);
     let impls = layer_ast
         .impls
         .iter()
@@ -122,35 +119,28 @@ pub(super) fn lower_instance(
     })
 }
 
-/// The cost block evaluated at the call's shapes; an entry without a value is reported
-/// (E0501) and counts as 0.
-fn lower_cost(cx: &LayerCx<'_, '_>, layer: &ast::Layer, diags: &mut Vec<Diagnostic>) -> LayerCost {
+/// The cost block evaluated at the call's shapes ([`layer_cost`], the evaluation the language
+/// server shows too); an entry without a value is reported (E0501) and counts as 0.
+fn lower_cost(cx: &LayerCx<'_, '_>, layer: ItemId<'_>, diags: &mut Vec<Diagnostic>) -> LayerCost {
     let mut cost = LayerCost {
         flops: 0,
         weight_bytes: 0,
         activation_bytes: 0,
     };
-    let Some(block) = &layer.cost else {
-        return cost;
-    };
-    for (key, expr) in &block.entries {
-        let value = cx
-            .convert(expr, &[])
-            .and_then(|e| e.eval_int(&|n| cx.dim_value(n)).map_err(eval_reason))
-            .and_then(|v| u64::try_from(v).map_err(|_| format!("it is negative ({v})")));
-        let value = match value {
-            Ok(v) => v,
+    for entry in cost_at(cx.db, layer, cx.dims) {
+        let value = match &entry.value {
+            Ok(v) => *v,
             Err(reason) => {
                 diags.push(diagnostics::cost_failed(
                     cx.call.clone(),
-                    &key.name,
-                    &reason,
-                    cx.loc(&expr.span()),
+                    &entry.key,
+                    reason,
+                    cx.loc(&entry.span),
                 ));
                 continue;
             }
         };
-        match key.name.as_str() {
+        match entry.key.as_str() {
             "flops" => cost.flops = value,
             "weights" => cost.weight_bytes = value,
             "activations" => cost.activation_bytes = value,
@@ -158,14 +148,4 @@ fn lower_cost(cx: &LayerCx<'_, '_>, layer: &ast::Layer, diags: &mut Vec<Diagnost
         }
     }
     cost
-}
-
-/// Why a compile-time expression has no value, in words.
-pub(super) fn eval_reason(error: wsel_ir::graph::CEvalError) -> String {
-    match error {
-        wsel_ir::graph::CEvalError::UnknownName(n) => format!("`{n}` has no value"),
-        wsel_ir::graph::CEvalError::DivisionByZero => "it divides by zero".into(),
-        wsel_ir::graph::CEvalError::Overflow => "it overflows".into(),
-        wsel_ir::graph::CEvalError::TypeMismatch => "its operands have different types".into(),
-    }
 }

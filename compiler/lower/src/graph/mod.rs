@@ -1,8 +1,10 @@
 //! Graph lowering: a checked model, evaluated for one batch size, as a `LayerGraph` — inputs
 //! and parameters with concrete shapes, then every layer call as a layer instance in
-//! topological order (`instance`) with its implementations (`implementation`).
+//! topological order (`instance`) with its implementations (`implementation`) and its cost
+//! (`cost`, shared with the language server).
 //! `model_graph` is a tracked query keyed by an interned ([`GraphKey`]) model and batch size.
 
+pub mod cost;
 mod implementation;
 mod instance;
 
