@@ -27,6 +27,19 @@ pub struct SimOptions {
     /// Simulate uncontended streams as one event where that is exact (results are identical
     /// either way; off = every wavelet hop by hop). Not used while tracing.
     pub express_streams: bool,
+    /// Apply the wavelet arrivals and credits that router steps caused right before their
+    /// router's next step (`Some(true)`: each router's memory is visited once per cycle,
+    /// which pays off when the fabric's state does not fit in the caches), or in a pass of
+    /// their own before the PEs wake (`Some(false)`: fewer instructions). `None` (the
+    /// default) decides by size: deferred for partitions of at least
+    /// [`SimOptions::DEFER_MIN_ROUTERS`] routers. Results are identical either way.
+    pub defer_arrivals: Option<bool>,
+}
+
+impl SimOptions {
+    /// Partitions with at least this many routers defer arrivals by default (see
+    /// [`SimOptions::defer_arrivals`]).
+    pub const DEFER_MIN_ROUTERS: usize = 16_384;
 }
 
 impl Default for SimOptions {
@@ -37,6 +50,7 @@ impl Default for SimOptions {
             trace: false,
             trace_window: 64,
             express_streams: true,
+            defer_arrivals: None,
         }
     }
 }
@@ -123,6 +137,9 @@ pub fn simulate(
             p.trace = Some(TraceBuf::new(options.trace_window));
         }
         p.express_on = options.express_streams && !options.trace;
+        p.defer = options
+            .defer_arrivals
+            .unwrap_or(p.nodes.len() >= SimOptions::DEFER_MIN_ROUTERS);
     }
     let limit = options.max_cycles.unwrap_or(u64::MAX);
     crate::parallel::run(&mut parts, limit);

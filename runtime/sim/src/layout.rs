@@ -587,6 +587,7 @@ pub(crate) fn build<'p>(
             express: Vec::new(),
             xevents: Default::default(),
             express_on: false,
+            defer: false,
             xcandidates: Vec::new(),
             waits: vec![Default::default(); pes_len],
             phases,

@@ -14,9 +14,10 @@
 //!    wavelet, chosen round-robin among the queues that want it.
 //!
 //! Nothing in step 2 looks at queues or credits unless an express stream is alive or about to
-//! start, so the arrivals and credits that router steps caused are normally applied in step 3,
-//! each router's right before it steps: a router's memory is then visited once per cycle
-//! instead of twice (the result is the same, as it only changes that router's state).
+//! start, so on a large fabric (`SimOptions::defer_arrivals`) the arrivals and credits that
+//! router steps caused are applied in step 3 instead, each router's right before it steps: a
+//! router's memory is then visited once per cycle instead of twice (the result is the same,
+//! as it only changes that router's state).
 //!
 //! A router only changes its own queues, credits and PE; everything it does to another router
 //! arrives at least one cycle later. So the routers of one cycle may be stepped in any order
@@ -128,6 +129,8 @@ pub(crate) struct Partition<'p> {
     pub xevents: BinaryHeap<Reverse<(u64, u32, u32, u8)>>,
     /// Whether new express streams may start.
     pub express_on: bool,
+    /// Whether router steps apply their own arrivals and credits (`SimOptions::defer_arrivals`).
+    pub defer: bool,
     /// PEs that began a send in this cycle.
     pub xcandidates: Vec<u32>,
     /// Receive waits, per PE.
@@ -208,7 +211,7 @@ impl<'p> Partition<'p> {
         // visited once per cycle), unless an express stream is alive: its closed form looks at
         // other routers' queues and credits before the router pass. Each router's share is
         // chained from `due_head`, through `due_next`.
-        let mut deferred = self.xevents.is_empty();
+        let mut deferred = self.defer && self.xevents.is_empty();
         {
             let mut hot = self.hot(t);
             hot.apply_other(&bucket);

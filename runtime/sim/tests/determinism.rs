@@ -11,7 +11,7 @@ use wsel_target::{Coord, Dir, Port, PortSet};
 
 /// A 12 × 12 halo exchange (4 rounds, uneven task costs) plus a host stream crossing the
 /// fabric on row 5 through the exchange's traffic.
-fn run(threads: usize, latency: u32) -> Outcome {
+fn run(threads: usize, latency: u32, defer_arrivals: Option<bool>) -> Outcome {
     let mut t = target(latency, 3, 4);
     (t.width, t.height) = (12, 12);
     let mut p = halo_exchange(Coord::new(0, 0), 12, 12, 8, 4);
@@ -67,6 +67,7 @@ fn run(threads: usize, latency: u32) -> Outcome {
     }
     let opts = SimOptions {
         threads,
+        defer_arrivals,
         trace: true,
         trace_window: 16,
         ..SimOptions::default()
@@ -92,7 +93,7 @@ fn assert_same(a: &Outcome, b: &Outcome) {
 #[test]
 fn one_two_and_four_threads_agree_exactly() {
     for latency in [1, 3] {
-        let one = run(1, latency);
+        let one = run(1, latency, None);
         assert!(one.report.wavelet_hops > 10_000, "a nontrivial run");
         assert_eq!(
             one.outputs[0],
@@ -106,8 +107,11 @@ fn one_two_and_four_threads_agree_exactly() {
             phase1.max(one.input_timing[2].last.expect("phase 0 entered")) + 1
         );
         for threads in [2, 4] {
-            assert_same(&one, &run(threads, latency));
+            assert_same(&one, &run(threads, latency, None));
         }
+        // Routers applying their own arrivals and credits (the large-fabric default).
+        assert_same(&one, &run(1, latency, Some(true)));
+        assert_same(&one, &run(2, latency, Some(true)));
     }
 }
 
@@ -129,11 +133,15 @@ fn random_stream_programs_agree_across_threads() {
         if phases.len() > 1 && !one.starts_with("error") {
             phased += 1;
         }
-        for threads in [2, 4] {
+        for (threads, defer_arrivals) in [(2, None), (4, None), (1, Some(true)), (2, Some(true))] {
+            let opts = SimOptions {
+                defer_arrivals,
+                ..common::threads(threads)
+            };
             assert_eq!(
                 one,
-                observe(&t, &p, &common::threads(threads)),
-                "seed {seed}, {threads} threads"
+                observe(&t, &p, &opts),
+                "seed {seed}, {threads} threads, deferred arrivals {defer_arrivals:?}"
             );
         }
     }

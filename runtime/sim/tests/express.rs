@@ -1,7 +1,9 @@
 //! Express streams — an uncontended stream simulated as one event in closed form — change
 //! nothing: outputs, cycle counts, reports, SRAM and errors are identical with the shortcut
 //! on and off (`SimOptions::express_streams`), on random stream programs where contention
-//! often starts in the middle of a stream (which turns it back into wavelets).
+//! often starts in the middle of a stream (which turns it back into wavelets). Applying
+//! arrivals and credits in the router pass (`SimOptions::defer_arrivals`) changes nothing
+//! either.
 
 mod common;
 
@@ -19,11 +21,23 @@ fn options(threads: usize, express_streams: bool) -> SimOptions {
     }
 }
 
-/// Runs with the shortcut on and off agree; returns how the shortcut was used.
+/// Runs with the shortcut on and off agree, and so do runs where router steps apply their
+/// own arrivals and credits (`SimOptions::defer_arrivals`); returns how the shortcut was used.
 fn check(t: &Target, p: &Program, threads: usize) -> ExpressStats {
     let slow = observe(t, p, &options(threads, false));
     let fast = observe(t, p, &options(threads, true));
     assert_eq!(fast, slow, "express streams changed the outcome");
+    for express_streams in [false, true] {
+        let deferred = SimOptions {
+            defer_arrivals: Some(true),
+            ..options(threads, express_streams)
+        };
+        assert_eq!(
+            observe(t, p, &deferred),
+            slow,
+            "deferred arrivals changed the outcome"
+        );
+    }
     simulate(t, p, &options(threads, true)).map_or(ExpressStats::default(), |o| o.express)
 }
 
