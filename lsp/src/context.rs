@@ -1,13 +1,12 @@
 //! What every analysis needs about one file: its text, syntax tree, checked analysis and
 //! declarations, and the answer to "what does the name at this offset refer to" (a name use
-//! recorded by the checker, a name in an import list, or a declaration's own name).
+//! recorded by the checker, import lists included, or a declaration's own name).
 
 use std::path::Path;
 
 use wsel_sema::Db;
 use wsel_sema::analysis::FileAnalysis;
 use wsel_sema::diagnostic::Location;
-use wsel_sema::items::{ItemKind, item_index, item_location, resolve_module};
 use wsel_sema::{SourceFile, db::lookup_file};
 use wsel_syntax::ast::{self, Span};
 
@@ -53,52 +52,16 @@ impl<'db> FileCtx<'db> {
     }
 }
 
-/// The definition the name at byte `offset` refers to: a use's definition, an imported
-/// item, or the declaration whose name is at `offset`. The offset may sit just after the
-/// name (where the cursor is after typing it).
+/// The definition the name at byte `offset` refers to: a use's definition (import lists
+/// included: sema records their names as uses) or the declaration whose name is at
+/// `offset`. The offset may sit just after the name (where the cursor is after typing it).
 pub fn target_at(ctx: &FileCtx<'_>, offset: usize) -> Option<Location> {
     let before = offset.checked_sub(1);
     ctx.analysis
         .definition_at(offset)
         .or_else(|| before.and_then(|b| ctx.analysis.definition_at(b)))
         .cloned()
-        .or_else(|| import_target_at(ctx, offset))
         .or_else(|| def_name_at(&ctx.defs, offset).map(|d| ctx.loc(&d.name_span)))
-}
-
-/// The definition of an imported name (or of the module, for a module path) at `offset`.
-pub fn import_target_at(ctx: &FileCtx<'_>, offset: usize) -> Option<Location> {
-    let inside = |span: &Span| span.start <= offset && offset <= span.end;
-    for item in &ctx.module.items {
-        let ast::Item::Import(import) = item else {
-            continue;
-        };
-        if !inside(&import.span) {
-            continue;
-        }
-        let path: Vec<String> = import.path.iter().map(|p| p.name.clone()).collect();
-        let target = resolve_module(ctx.db, ctx.file, &path)?;
-        if import.path.iter().any(|p| inside(&p.span)) {
-            return Some(Location {
-                file: target.path(ctx.db).clone(),
-                span: 0..0,
-            });
-        }
-        let name = import
-            .names
-            .iter()
-            .find(|n| inside(&n.name.span) || n.alias.as_ref().is_some_and(|a| inside(&a.span)))?;
-        return imported_item(ctx.db, target, &name.name.name);
-    }
-    None
-}
-
-/// Where the item `name` of `module` is defined (not a `run` item).
-pub fn imported_item(db: &dyn Db, module: SourceFile, name: &str) -> Option<Location> {
-    let item = item_index(db, module)
-        .iter()
-        .find(|i| i.kind(db) != ItemKind::Run && i.name(db) == name)?;
-    item_location(db, *item)
 }
 
 /// The declaration at `location` and the context of its file.

@@ -2,10 +2,8 @@
 //! Definitions in the stdlib are `<std>/...` paths; the server turns them into files.
 
 use wsel_sema::diagnostic::Location;
-use wsel_sema::items::resolve_module;
-use wsel_syntax::ast;
 
-use crate::context::{FileCtx, imported_item, target_at};
+use crate::context::{FileCtx, target_at};
 
 /// Where the name at `offset` is defined.
 pub fn definition(ctx: &FileCtx<'_>, offset: usize) -> Option<Location> {
@@ -29,20 +27,6 @@ pub fn references(ctx: &FileCtx<'_>, offset: usize, include_declaration: bool) -
         for u in &other.analysis.uses {
             if u.def == target {
                 out.push(other.loc(&u.span));
-            }
-        }
-        for item in &other.module.items {
-            let ast::Item::Import(import) = item else {
-                continue;
-            };
-            let path: Vec<String> = import.path.iter().map(|p| p.name.clone()).collect();
-            let Some(module) = resolve_module(db, file, &path) else {
-                continue;
-            };
-            for name in &import.names {
-                if imported_item(db, module, &name.name.name).as_ref() == Some(&target) {
-                    out.push(other.loc(&name.name.span));
-                }
             }
         }
     }

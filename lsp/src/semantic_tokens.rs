@@ -116,7 +116,11 @@ fn ident_class(
     span: &std::ops::Range<usize>,
     previous: Option<&Token>,
 ) -> (Class, u32) {
-    if let Some(def) = ctx.analysis.definition_at(span.start) {
+    // A module path in an import refers to the whole module (an empty span): classified by
+    // its tokens below, like other paths.
+    if let Some(def) = ctx.analysis.definition_at(span.start)
+        && !def.span.is_empty()
+    {
         let std = def.file.starts_with(wsel_sema::STD_PREFIX);
         let library = if std { DEFAULT_LIBRARY } else { 0 };
         let kind = if def.file == ctx.path() {

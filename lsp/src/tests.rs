@@ -117,6 +117,14 @@ fn inlay_hints_and_semantic_classes() {
             Some((Class::Function, DEFAULT_LIBRARY))
         );
         assert_eq!(class_at(at("m(x")), Some((Class::Function, DECLARATION)));
+        // A name in an import list is a use of the item (sema records it), a module path is
+        // not classified by what it names.
+        assert_eq!(
+            class_at(at("dense,")),
+            Some((Class::Function, DEFAULT_LIBRARY))
+        );
+        assert_eq!(class_at(at("r(dense")), class_at(at("relu as")));
+        assert_eq!(class_at(at("std.nn")), Some((Class::Variable, 0)));
         assert_eq!(
             class_at(at("B, 16")),
             Some((Class::TypeParameter, DECLARATION))

@@ -116,13 +116,9 @@ pub fn module_scope<'db>(db: &'db dyn Db, file: SourceFile) -> ModuleScope<'db> 
         let Some(target) = resolve_module(db, file, &import.path) else {
             continue;
         };
-        let target_items = item_index(db, target);
         for name in &import.names {
             let local = name.alias.as_ref().unwrap_or(&name.name);
-            let found = target_items
-                .iter()
-                .find(|i| i.kind(db) != ItemKind::Run && i.name(db) == &name.name.name);
-            if let Some(&found) = found {
+            if let Some(found) = importable_item(db, target, &name.name.name) {
                 names.entry(local.name.clone()).or_insert(found);
             }
         }
@@ -137,13 +133,9 @@ pub fn module_scope<'db>(db: &'db dyn Db, file: SourceFile) -> ModuleScope<'db> 
 pub fn unresolved_imports(db: &dyn Db, file: SourceFile) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for import in file_imports(db, file) {
-        let target_items = resolve_module(db, file, &import.path).map(|t| item_index(db, t));
+        let target = resolve_module(db, file, &import.path);
         for name in &import.names {
-            let found = target_items.is_some_and(|items| {
-                items
-                    .iter()
-                    .any(|i| i.kind(db) != ItemKind::Run && i.name(db) == &name.name.name)
-            });
+            let found = target.is_some_and(|t| importable_item(db, t, &name.name.name).is_some());
             if !found {
                 let local = name.alias.as_ref().unwrap_or(&name.name);
                 out.insert(local.name.clone());
@@ -151,6 +143,19 @@ pub fn unresolved_imports(db: &dyn Db, file: SourceFile) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// The item an import of `name` from `module` names: the first item so named that is not a
+/// `run` item (only those can be imported).
+pub fn importable_item<'db>(
+    db: &'db dyn Db,
+    module: SourceFile,
+    name: &str,
+) -> Option<ItemId<'db>> {
+    item_index(db, module)
+        .iter()
+        .copied()
+        .find(|i| i.kind(db) != ItemKind::Run && i.name(db) == name)
 }
 
 /// One `import` with its module path as strings (no spans, so it is stable across edits).

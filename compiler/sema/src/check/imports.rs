@@ -1,5 +1,6 @@
 //! Module-level checks of one file: imports (unknown module, unknown name, cycles),
-//! duplicate top-level names, and at most one `run` item.
+//! duplicate top-level names, and at most one `run` item; and the name uses an import list
+//! makes (`import_uses`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -7,10 +8,14 @@ use std::path::PathBuf;
 use salsa::Accumulator;
 use wsel_syntax::ast::{self, Span};
 
+use crate::analysis::NameUse;
 use crate::db::{Db, Reported, SourceFile};
 use crate::diagnostic::Location;
 use crate::diagnostics::{did_you_mean, resolve, run};
-use crate::items::{ItemKind, file_imports, import_target_path, item_index, resolve_module};
+use crate::items::{
+    ItemKind, file_imports, import_target_path, importable_item, item_index, item_location,
+    resolve_module,
+};
 use crate::syntax::parse;
 
 /// Reports the module-level problems of `file`.
@@ -104,15 +109,13 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
             let names: Vec<String> = cycle.iter().map(|f| file_name(db, *f)).collect();
             Reported(resolve::import_cycle(loc(&path_span), &names)).accumulate(db);
         }
-        let items = item_index(db, target);
-        let names: Vec<&String> = items
-            .iter()
-            .filter(|i| i.kind(db) != ItemKind::Run)
-            .map(|i| i.name(db))
-            .collect();
         for n in &import.names {
-            if !names.contains(&&n.name.name) {
-                let suggestion = did_you_mean(&n.name.name, names.iter().map(|s| s.as_str()));
+            if importable_item(db, target, &n.name.name).is_none() {
+                let names = item_index(db, target)
+                    .iter()
+                    .filter(|i| i.kind(db) != ItemKind::Run)
+                    .map(|i| i.name(db).as_str());
+                let suggestion = did_you_mean(&n.name.name, names);
                 Reported(resolve::unknown_import(
                     loc(&n.name.span),
                     &n.name.name,
@@ -123,6 +126,48 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
             }
         }
     }
+}
+
+/// The names written in the import lists of `file` as name uses: every segment of a module
+/// path that resolves refers to that module (its start), and an imported name and its alias
+/// refer to the item imported. Unresolved ones refer to nothing (`check_imports` reports
+/// them).
+#[salsa::tracked(returns(ref))]
+pub fn import_uses(db: &dyn Db, file: SourceFile) -> Vec<NameUse> {
+    let mut uses = Vec::new();
+    for item in &parse(db, file).items {
+        let ast::Item::Import(import) = item else {
+            continue;
+        };
+        let segments: Vec<String> = import.path.iter().map(|p| p.name.clone()).collect();
+        let Some(target) = resolve_module(db, file, &segments) else {
+            continue;
+        };
+        let module = Location {
+            file: target.path(db).clone(),
+            span: 0..0,
+        };
+        for segment in &import.path {
+            uses.push(NameUse {
+                span: segment.span.clone(),
+                def: module.clone(),
+            });
+        }
+        for name in &import.names {
+            let Some(def) =
+                importable_item(db, target, &name.name.name).and_then(|i| item_location(db, i))
+            else {
+                continue;
+            };
+            for written in std::iter::once(&name.name).chain(&name.alias) {
+                uses.push(NameUse {
+                    span: written.span.clone(),
+                    def: def.clone(),
+                });
+            }
+        }
+    }
+    uses
 }
 
 fn file_name(db: &dyn Db, f: SourceFile) -> String {

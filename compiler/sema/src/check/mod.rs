@@ -15,14 +15,15 @@ use crate::items::{ItemKind, item_index};
 use crate::syntax::parse;
 
 /// Checks every item of `file` (and its imports and top-level names). Diagnostics are
-/// accumulated; read them with [`crate::diagnostics`]. The result gathers the per-item
-/// analyses for the language server.
+/// accumulated; read them with [`crate::diagnostics`]. The result gathers the name uses of
+/// the import lists and the per-item analyses for the language server.
 #[salsa::tracked(returns(ref))]
 pub fn check_file(db: &dyn Db, file: SourceFile) -> FileAnalysis {
     let _ = parse(db, file);
     imports::check_imports(db, file);
     let mut out = FileAnalysis {
         file: file.path(db).clone(),
+        uses: imports::import_uses(db, file).clone(),
         ..FileAnalysis::default()
     };
     for &item in item_index(db, file) {

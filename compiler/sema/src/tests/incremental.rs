@@ -61,7 +61,8 @@ fn editing_one_kernel_re_runs_only_its_check() {
     assert!(db.take_log().is_empty());
 
     // Edit the body of kernel `a` (the last item): only `a`'s check re-runs, plus the cheap
-    // per-file queries (parse, the item index, every item's syntax, the file check).
+    // per-file queries (parse, the item index, every item's syntax, the names of the import
+    // lists, the file check).
     let edited = SRC.replace("x = 1.0;", "x = 2.0 * x + 1.0;");
     set_file(&mut db, Path::new("main.wse"), edited.clone());
     assert!(diagnostics(&db, root).is_empty());
@@ -76,6 +77,7 @@ fn editing_one_kernel_re_runs_only_its_check() {
             "check_imports",
             "check_kernel",
             "file_imports",
+            "import_uses",
             "item_ast",
             "item_ast",
             "item_ast",

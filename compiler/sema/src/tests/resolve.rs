@@ -158,3 +158,30 @@ fn go_to_definition_and_types_are_recorded() {
     let use_of_a = src.rfind("a[0]").expect("use of a");
     assert_eq!(analysis.type_at(use_of_a), Some("[f32; 4]"));
 }
+
+#[test]
+fn import_lists_are_name_uses() {
+    let main = "import lib.{K as k2, J};\nconst X: u32 = k2;\n";
+    let lib = "const K: u32 = 3;\n";
+    let (db, root, _) = load(&[("main.wse", main), ("lib.wse", lib)]);
+    let analysis = crate::check_file(&db, root);
+    let at = |needle: &str| main.find(needle).expect("needle");
+    let def_of = |offset: usize| analysis.definition_at(offset).cloned();
+    let k = crate::Location {
+        file: "lib.wse".into(),
+        span: 6..7,
+    };
+    // The module path names the module; an imported name and its alias name the item, as
+    // a use of the alias does; a name the module lacks (E0102) names nothing.
+    assert_eq!(
+        def_of(at("lib")),
+        Some(crate::Location {
+            file: "lib.wse".into(),
+            span: 0..0
+        })
+    );
+    assert_eq!(def_of(at("K as")), Some(k.clone()));
+    assert_eq!(def_of(at("k2,")), Some(k.clone()));
+    assert_eq!(def_of(at("k2;")), Some(k));
+    assert_eq!(def_of(at("J}")), None);
+}
