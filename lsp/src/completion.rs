@@ -183,7 +183,8 @@ fn stdlib_items(dotted: &str) -> Vec<Completion> {
         return Vec::new();
     };
     let module = wsel_syntax::parse(source).module;
-    file_defs(&module)
+    // Items only: what dimension and region names declare does not matter here.
+    file_defs(&module, &[])
         .into_iter()
         .filter(|d| d.kind.is_item() && d.kind != DefKind::Run)
         .map(|d| Completion {

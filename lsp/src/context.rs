@@ -25,13 +25,14 @@ pub struct FileCtx<'db> {
 impl<'db> FileCtx<'db> {
     pub fn new(db: &'db dyn Db, file: SourceFile) -> Self {
         let module = wsel_sema::parse(db, file);
+        let analysis = wsel_sema::check_file(db, file);
         FileCtx {
             db,
             file,
             text: file.text(db),
             module,
-            analysis: wsel_sema::check_file(db, file),
-            defs: file_defs(module),
+            analysis,
+            defs: file_defs(module, &analysis.declared),
         }
     }
 

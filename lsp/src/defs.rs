@@ -2,10 +2,10 @@
 //! parameters and members, task locals, layer tensors, dimension variables and region sizes,
 //! model inputs, parameters and lets) with its kind, where its name is written, the span of
 //! the whole declaration and the declaration that contains it. Hover, completion, document
-//! symbols and semantic tokens read it; name *uses* come from `wsel_sema::check_file`.
+//! symbols and semantic tokens read it; name *uses*, and which names declare dimension
+//! variables and region sizes, come from `wsel_sema::check_file`.
 
-use std::collections::BTreeSet;
-
+use wsel_sema::analysis::{Declared, DeclaredKind};
 use wsel_syntax::ast::{self, Span};
 
 /// What a declaration declares.
@@ -95,19 +95,13 @@ pub struct Def {
 }
 
 /// Every declaration of `module`, parents before their children, in source order within a
-/// parent.
-pub fn file_defs(module: &ast::Module) -> Vec<Def> {
-    let consts: BTreeSet<&str> = module
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            ast::Item::Const(c) => Some(c.name.name.as_str()),
-            _ => None,
-        })
-        .collect();
+/// parent. Which names in dimension and region positions declare dimension variables and
+/// region sizes is the checker's decision (`declared`, from `wsel_sema::check_file`): the
+/// syntax cannot tell them from uses of module constants, imported ones included.
+pub fn file_defs(module: &ast::Module, declared: &[Declared]) -> Vec<Def> {
     let mut out = Collector {
         defs: Vec::new(),
-        consts,
+        declared,
     };
     for item in &module.items {
         out.item(item);
@@ -135,12 +129,18 @@ pub fn item_at(defs: &[Def], offset: usize) -> Option<(usize, &Def)> {
         .find(|(_, d)| d.kind.is_item() && d.decl_span.start <= offset && offset <= d.decl_span.end)
 }
 
-struct Collector<'m> {
+struct Collector<'a> {
     defs: Vec<Def>,
-    consts: BTreeSet<&'m str>,
+    declared: &'a [Declared],
 }
 
 impl Collector<'_> {
+    fn is_declared(&self, span: &Span, kind: DeclaredKind) -> bool {
+        self.declared
+            .iter()
+            .any(|d| &d.span == span && d.kind == kind)
+    }
+
     fn push(
         &mut self,
         name: &ast::Ident,
@@ -239,7 +239,6 @@ impl Collector<'_> {
     fn layer(&mut self, l: &ast::Layer) {
         let me = self.push(&l.name, DefKind::Layer, &l.span, None);
         self.defs[me].doc = l.doc.clone();
-        let mut dims: BTreeSet<String> = BTreeSet::new();
         for p in &l.inputs {
             let kind = if p.is_param {
                 DefKind::LayerParam
@@ -247,15 +246,15 @@ impl Collector<'_> {
                 DefKind::LayerInput
             };
             self.push(&p.name, kind, &p.span, Some(me));
-            self.dims(&p.ty, &mut dims, me);
+            self.dims(&p.ty, me);
         }
         let out_span = l.output.span.start..written_span(&l.output_ty).end;
         self.push(&l.output, DefKind::LayerOutput, &out_span, Some(me));
-        self.dims(&l.output_ty, &mut dims, me);
+        self.dims(&l.output_ty, me);
         for imp in &l.impls {
             for size in [&imp.rows, &imp.cols] {
                 if let ast::Expr::Name(id) = size
-                    && !self.consts.contains(id.name.as_str())
+                    && self.is_declared(&id.span, DeclaredKind::RegionSize)
                 {
                     self.push(id, DefKind::RegionSize, &imp.span, Some(me));
                 }
@@ -266,12 +265,11 @@ impl Collector<'_> {
     fn model(&mut self, m: &ast::Model) {
         let me = self.push(&m.name, DefKind::Model, &m.span, None);
         self.defs[me].doc = m.doc.clone();
-        let mut dims: BTreeSet<String> = BTreeSet::new();
         for p in &m.inputs {
             self.push(&p.name, DefKind::ModelInput, &p.span, Some(me));
-            self.dims(&p.ty, &mut dims, me);
+            self.dims(&p.ty, me);
         }
-        self.dims(&m.output_ty, &mut dims, me);
+        self.dims(&m.output_ty, me);
         for stmt in &m.body {
             match stmt {
                 ast::ModelStmt::Param { name, span, .. } => {
@@ -285,16 +283,14 @@ impl Collector<'_> {
         }
     }
 
-    /// Dimension variables: the first occurrence of each name in a dimension position that is
-    /// not a module constant.
-    fn dims(&mut self, ty: &ast::Type, seen: &mut BTreeSet<String>, parent: usize) {
+    /// The dimension variables `ty` declares.
+    fn dims(&mut self, ty: &ast::Type, parent: usize) {
         let ast::Type::Tensor { dims, .. } = ty else {
             return;
         };
         for dim in dims {
             if let ast::Expr::Name(id) = dim
-                && !self.consts.contains(id.name.as_str())
-                && seen.insert(id.name.clone())
+                && self.is_declared(&id.span, DeclaredKind::DimVar)
             {
                 self.push(id, DefKind::DimVar, &id.span, Some(parent));
             }
@@ -315,7 +311,51 @@ pub fn written_span(ty: &ast::Type) -> Span {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+
+    /// The declarations of `main.wse` in a program of `files` (path, text; `main.wse` first),
+    /// checked.
+    fn program_defs(files: &[(&str, &str)]) -> Vec<Def> {
+        let mut db = wsel_sema::Database::default();
+        let mut read = |p: &Path| {
+            files
+                .iter()
+                .find(|(path, _)| Path::new(path) == p)
+                .map(|(_, text)| text.to_string())
+                .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no file"))
+        };
+        let file = wsel_sema::load_program(&mut db, Path::new(files[0].0), &mut read);
+        let file = file.unwrap_or_else(|e| panic!("{e}"));
+        let analysis = wsel_sema::check_file(&db, file);
+        file_defs(wsel_sema::parse(&db, file), &analysis.declared)
+    }
+
+    fn checked_defs(src: &str) -> Vec<Def> {
+        program_defs(&[("main.wse", src)])
+    }
+
+    #[test]
+    fn an_imported_constant_in_a_dimension_or_region_declares_nothing() {
+        let main = "import lib.{K};
+layer l(x: f32[B, K]) -> y: f32[B, K] {
+  cost { flops = K; weights = 0; activations = 0; }
+  pipelined on [K, C] { run k(); } }";
+        let defs = program_defs(&[("main.wse", main), ("lib.wse", "const K: u32 = 2;\n")]);
+        let summary: Vec<(&str, DefKind)> =
+            defs.iter().map(|d| (d.name.as_str(), d.kind)).collect();
+        assert_eq!(
+            summary,
+            [
+                ("l", DefKind::Layer),
+                ("x", DefKind::LayerInput),
+                ("B", DefKind::DimVar),
+                ("y", DefKind::LayerOutput),
+                ("C", DefKind::RegionSize),
+            ]
+        );
+    }
 
     #[test]
     fn collects_every_kind_of_declaration() {
@@ -326,9 +366,7 @@ layer l(x: f32[B, N], param w: f32[N, K]) -> y: f32[B, K] {
   cost { flops = N; weights = N; activations = N; }
   pipelined on [R, 1] { run k(n = N); } }
 model m(x: f32[B, 4]) -> f32[B, 2] { param w: f32[4, 2]; let h = l(x, w); return h; }";
-        let parsed = wsel_syntax::parse(src);
-        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
-        let defs = file_defs(&parsed.module);
+        let defs = checked_defs(src);
         let summary: Vec<(String, DefKind)> =
             defs.iter().map(|d| (d.name.clone(), d.kind)).collect();
         let expected = [

@@ -76,7 +76,7 @@ mod tests {
 model m(x: f32[B, 4]) -> f32[B, 4] { let h = x; return h; }
 run m { output = \"o.npy\"; }";
         let module = wsel_syntax::parse(src).module;
-        let defs = crate::defs::file_defs(&module);
+        let defs = crate::defs::file_defs(&module, &[]);
         let symbols = document_symbols(src, &defs);
         let names: Vec<(String, Vec<String>)> = symbols
             .iter()

@@ -1,6 +1,6 @@
 //! Plain-data results of checking, for the language server and for lowering: name uses and
-//! their definitions, the printed type of every name use and checked expression, evaluated
-//! constants, kernel, layer and model signatures, and the shape bindings at layer calls.
+//! their definitions, the printed type of every name use and checked expression, the
+//! dimension variables and region sizes declared, evaluated constants, kernel, layer and model signatures, and the shape bindings at layer calls.
 //! Everything here is `PartialEq`, holds no salsa ids, and is returned by tracked queries.
 
 use std::path::PathBuf;
@@ -28,6 +28,27 @@ pub struct ItemAnalysis {
     pub types: Vec<(Span, String)>,
     /// The shape bindings at every layer call of a model (empty for other items).
     pub calls: Vec<CallBinding>,
+    /// The names this item declares in dimension and region positions.
+    pub declared: Vec<Declared>,
+}
+
+/// A name in a dimension position (`f32[B, N]`) or a region position (`on [R, C]`) that
+/// declares a variable there, at its first occurrence. Whether such a name declares one or
+/// uses a module constant (an imported one included) is the checker's decision, from the
+/// module scope; the syntax alone cannot tell.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Declared {
+    /// Where the name is written.
+    pub span: Span,
+    pub kind: DeclaredKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeclaredKind {
+    /// A dimension variable of a layer or model signature.
+    DimVar,
+    /// A region size of a layer implementation.
+    RegionSize,
 }
 
 /// A layer call in a model: which dimension variables it bound to what, and the result type
@@ -48,6 +69,7 @@ pub struct FileAnalysis {
     pub uses: Vec<NameUse>,
     pub types: Vec<(Span, String)>,
     pub calls: Vec<CallBinding>,
+    pub declared: Vec<Declared>,
 }
 
 impl FileAnalysis {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use wsel_syntax::ast::{self, BinaryOp, ScalarType, Span, UnaryOp};
 
-use crate::analysis::{ItemAnalysis, NameUse};
+use crate::analysis::{Declared, DeclaredKind, ItemAnalysis, NameUse};
 use crate::consteval::{self, Elem, EvalError, unify};
 use crate::db::{Db, SourceFile};
 use crate::diagnostic::{Diagnostic, Location};
@@ -163,6 +163,14 @@ impl<'db> Checker<'db> {
         self.analysis.uses.push(NameUse {
             span: span.clone(),
             def,
+        });
+    }
+
+    /// Records that the name at `span` declares a dimension variable or a region size.
+    pub fn declared(&mut self, span: &Span, kind: DeclaredKind) {
+        self.analysis.declared.push(Declared {
+            span: span.clone(),
+            kind,
         });
     }
 

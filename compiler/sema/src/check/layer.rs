@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use salsa::Accumulator;
 use wsel_syntax::ast::{self, BindKind, Mode, PortDirection, ScalarType, Span, SplitAxis};
 
-use crate::analysis::{ItemAnalysis, LayerSig, LayerTensor};
+use crate::analysis::{DeclaredKind, ItemAnalysis, LayerSig, LayerTensor};
 use crate::check::expr::{Checker, Local, LocalKind, written_type};
 use crate::check::kernel::kernel_signature;
 use crate::db::{Db, Reported};
@@ -144,6 +144,7 @@ pub fn tensor_type(
                             value: None,
                         };
                         c.define(id, local, 1);
+                        c.declared(&id.span, DeclaredKind::DimVar);
                         dim_vars.push(id.name.clone());
                     }
                 }
@@ -469,6 +470,7 @@ fn region_size(c: &mut Checker<'_>, size: &ast::Expr) {
                 value: None,
             };
             c.define(id, local, 1);
+            c.declared(&id.span, DeclaredKind::RegionSize);
             c.record_type(&id.span, &Ty::Scalar(ScalarType::U32));
             return;
         }

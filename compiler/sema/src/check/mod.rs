@@ -37,6 +37,7 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> FileAnalysis {
         out.uses.extend(analysis.uses.iter().cloned());
         out.types.extend(analysis.types.iter().cloned());
         out.calls.extend(analysis.calls.iter().cloned());
+        out.declared.extend(analysis.declared.iter().cloned());
     }
     out
 }
