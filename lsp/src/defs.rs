@@ -6,6 +6,7 @@
 //! variables and region sizes, come from `wsel_sema::check_file`.
 
 use wsel_sema::analysis::{Declared, DeclaredKind};
+use wsel_sema::syntax::written_span;
 use wsel_syntax::ast::{self, Span};
 
 /// What a declaration declares.
@@ -295,17 +296,6 @@ impl Collector<'_> {
                 self.push(id, DefKind::DimVar, &id.span, Some(parent));
             }
         }
-    }
-}
-
-/// The span of a written type.
-pub fn written_span(ty: &ast::Type) -> Span {
-    match ty {
-        ast::Type::Scalar(_, s)
-        | ast::Type::Array { span: s, .. }
-        | ast::Type::Stream(_, s)
-        | ast::Type::Tensor { span: s, .. }
-        | ast::Type::Error(s) => s.clone(),
     }
 }
 

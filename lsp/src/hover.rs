@@ -8,8 +8,9 @@ use wsel_sema::{const_value, kernel_signature};
 use wsel_syntax::ast::{self, PortDirection};
 
 use crate::context::{FileCtx, def_at_location, ident_at, module_label, one_line, target_at};
-use crate::defs::{Def, DefKind, written_span};
+use crate::defs::{Def, DefKind};
 use crate::layer_call::call_hover;
+use wsel_sema::syntax::written_span;
 
 /// A hover: the span it is about and Markdown text.
 #[derive(Debug, Clone, PartialEq, Eq)]

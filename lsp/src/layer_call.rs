@@ -310,7 +310,7 @@ pub fn layer_header(db: &dyn Db, layer: ItemId<'_>) -> Option<(String, Option<St
         return None;
     };
     let text = layer.file(db).text(db);
-    let end = crate::defs::written_span(&l.output_ty).end;
+    let end = wsel_sema::syntax::written_span(&l.output_ty).end;
     let sig = text.get(l.span.start..end).map(crate::context::one_line)?;
     Some((sig, l.doc.clone()))
 }

@@ -1,4 +1,5 @@
-//! The `parse` query: wraps `wsel_syntax::parse` and turns its syntax errors into diagnostics.
+//! The `parse` query: wraps `wsel_syntax::parse` and turns its syntax errors into diagnostics;
+//! small facts about the syntax tree that several crates read (`written_span`).
 
 use salsa::Accumulator;
 use wsel_syntax::ast;
@@ -14,6 +15,17 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> ast::Module {
         Reported(syntax_diagnostic(file.path(db), error)).accumulate(db);
     }
     parsed.module
+}
+
+/// Where a written type is (`f32[B, 64]`, `[f32; n]`, ...), for labels and hovers.
+pub fn written_span(ty: &ast::Type) -> ast::Span {
+    match ty {
+        ast::Type::Scalar(_, s)
+        | ast::Type::Array { span: s, .. }
+        | ast::Type::Stream(_, s)
+        | ast::Type::Tensor { span: s, .. }
+        | ast::Type::Error(s) => s.clone(),
+    }
 }
 
 /// The diagnostic for one syntax error of the file at `path`.

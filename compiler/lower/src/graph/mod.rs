@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use wsel_ir::graph::{KernelRef, LayerGraph, ParamDecl, SourceSpan, TensorDecl, TensorRef};
 use wsel_sema::analysis::ValueRef;
 use wsel_sema::db::lookup_file;
+use wsel_sema::syntax::written_span;
 use wsel_sema::ty::Dim;
 use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, item_ast, item_index};
 use wsel_syntax::ast;
@@ -92,7 +93,7 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
                 Dim::Var(v) => {
                     let at = Location {
                         file: file.clone(),
-                        span: decl.map(|p| type_span(&p.ty)).unwrap_or_default(),
+                        span: decl.map(|p| written_span(&p.ty)).unwrap_or_default(),
                     };
                     diags.push(diagnostics::symbolic_input_dim(at, name, v));
                     0
@@ -185,14 +186,4 @@ fn shape_of(graph: &LayerGraph, tensor: TensorRef) -> Vec<u64> {
         TensorRef::Layer(i) => graph.layers.get(i).map(|l| l.output_shape.clone()),
     }
     .unwrap_or_default()
-}
-
-fn type_span(ty: &ast::Type) -> ast::Span {
-    match ty {
-        ast::Type::Scalar(_, s)
-        | ast::Type::Array { span: s, .. }
-        | ast::Type::Stream(_, s)
-        | ast::Type::Tensor { span: s, .. }
-        | ast::Type::Error(s) => s.clone(),
-    }
 }
