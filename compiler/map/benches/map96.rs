@@ -61,7 +61,8 @@ fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
         std::process::exit(1);
     };
     let text = report::render(&placement);
-    let summary: Vec<&str> = text.lines().rev().take(2).collect();
+    // The summary: bottleneck, PEs and colors, the batch estimate.
+    let summary: Vec<&str> = text.lines().rev().take(3).collect();
     println!(
         "map96: 96 layers onto {} ({} × {} PEs, {what}): median {:.1} ms over {RUNS} runs (min {:.1} ms, max {:.1} ms)",
         target.name,

@@ -36,6 +36,10 @@ pub const E0608: &str = "E0608";
 /// A port's `split` does not match its side: a `west`/`east` port splits over `rows`, a
 /// `north`/`south` port over `cols`.
 pub const E0609: &str = "E0609";
+/// Replication asked for (`--copies N`) cannot be done: the copies do not fit on the fabric
+/// beside each other (each needs its own regions, routes and edge PEs), or `N` does not
+/// divide the batch (every copy processes the same number of samples).
+pub const E0610: &str = "E0610";
 
 /// Every mapping code with a one-line description, in code order.
 pub fn codes() -> &'static [(&'static str, &'static str)] {
@@ -61,6 +65,10 @@ pub fn codes() -> &'static [(&'static str, &'static str)] {
             "a tensor crossing between regions is not bound to a port",
         ),
         (E0609, "a port's split does not match its side"),
+        (
+            E0610,
+            "the copies of the pipeline asked for do not fit, or do not divide the batch",
+        ),
     ]
 }
 
@@ -225,4 +233,30 @@ pub(crate) fn split_side_mismatch(
         format!("split over `{expected}` here"),
     )
     .with_secondary(at(call), "in this layer call")
+}
+
+/// E0610 at the call of the model's first layer: `asked` copies, of which `fitted` fit.
+pub(crate) fn copies_do_not_fit(call: &SourceSpan, asked: u32, fitted: u32) -> Diagnostic {
+    Diagnostic::error(
+        E0610,
+        format!(
+            "{asked} copies of the pipeline were asked for, but only {fitted} fit on the fabric \
+             beside each other"
+        ),
+        at(call),
+        format!("copy {} of this pipeline finds no room", fitted + 1),
+    )
+    .with_note("every copy needs its own regions, routes and edge PEs: copies never share a router")
+    .with_help("ask for fewer copies, or let the mapper choose (`--copies auto`)")
+}
+
+/// E0610 at the call of the model's first layer: `asked` copies cannot share `batch` samples.
+pub(crate) fn copies_do_not_divide(call: &SourceSpan, asked: u32, batch: u64) -> Diagnostic {
+    Diagnostic::error(
+        E0610,
+        format!("{asked} copies of the pipeline cannot share a batch of {batch} samples evenly"),
+        at(call),
+        "this pipeline would be copied",
+    )
+    .with_help("choose a number of copies that divides the batch, or change the batch")
 }

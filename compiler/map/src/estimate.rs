@@ -11,12 +11,21 @@
 //! `fma_rate` is the target's fp16 rate for an fp16 result, its fp32 rate otherwise. A weight
 //! streamed into a port (weight-streaming mode) arrives once per batch, so its part length is
 //! divided by the batch size.
+//!
+//! A whole pipeline copy is estimated from its stages ([`CopyCost`]): its **fill** (every
+//! stage's estimate, plus a hop of latency per PE a sample crosses: each region's rows and
+//! columns and each tensor's longest route) and its **bottleneck** (the largest stage
+//! estimate), so `b` samples take `fill + (b − 1) · bottleneck` cycles. Copies run side by
+//! side, but every sample's inputs and result share the host's I/O bandwidth
+//! ([`host_io_cycles`]); the batch takes the longer of the two ([`batch_cycles`]).
+
+use std::collections::HashMap;
 
 use wsel_ir::graph::{LayerGraph, LayerInstance, TensorRef};
 use wsel_ir::kernel::{PortDirection, ScalarTy};
 use wsel_target::Target;
 
-use crate::placement::Estimate;
+use crate::placement::{Estimate, PlacedLayer, Transfer};
 use crate::ports::{BoundTensor, ImplPlan, Parts};
 
 /// What a layer's estimate depends on, gathered once per layer.
@@ -106,6 +115,68 @@ impl CostInputs {
             cycles: compute.max(edge_in).max(edge_out),
         }
     }
+}
+
+/// What one copy of the pipeline costs, in cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CopyCost {
+    /// Until the first sample has passed every stage.
+    pub fill: u64,
+    /// Per further sample: the largest stage estimate.
+    pub bottleneck: u64,
+}
+
+impl CopyCost {
+    /// The cost of the copy made of `layers` and the `transfers` between them.
+    pub(crate) fn of(layers: &[PlacedLayer], transfers: &[Transfer], hop_latency: u32) -> CopyCost {
+        let hop = u64::from(hop_latency);
+        let mut fill = 0;
+        let mut bottleneck = 0;
+        for l in layers {
+            fill += l.estimate.cycles + hop * u64::from(l.rows + l.cols);
+            bottleneck = bottleneck.max(l.estimate.cycles);
+        }
+        // The parts of a tensor travel side by side: its longest route counts.
+        let mut longest: HashMap<&str, u64> = HashMap::new();
+        for t in transfers {
+            let hops = longest.entry(t.tensor.as_str()).or_default();
+            *hops = (*hops).max(t.hops.len() as u64);
+        }
+        fill += hop * longest.values().sum::<u64>();
+        CopyCost { fill, bottleneck }
+    }
+
+    /// Cycles for `samples` samples through the copy.
+    pub(crate) fn cycles(self, samples: u64) -> u64 {
+        self.fill + samples.saturating_sub(1) * self.bottleneck
+    }
+}
+
+/// Cycles the host's I/O needs for `samples` samples: every model input and the result cross
+/// the fabric's edge at the target's host bandwidth, shared by all streams (32-bit words).
+pub(crate) fn host_io_cycles(graph: &LayerGraph, target: &Target, samples: u64) -> u64 {
+    let inputs: u64 = graph.inputs.iter().map(|t| per_sample(&t.shape)).sum();
+    let output = match graph.output {
+        TensorRef::Layer(l) => graph
+            .layers
+            .get(l)
+            .map_or(0, |l| per_sample(&l.output_shape)),
+        TensorRef::Input(i) => graph.inputs.get(i).map_or(0, |t| per_sample(&t.shape)),
+        TensorRef::Param(_) => 0,
+    };
+    let bytes = samples * (inputs + output) * 4;
+    bytes.div_ceil(u64::from(target.host_io.bandwidth_bytes_per_cycle.max(1)))
+}
+
+/// Cycles for a batch run by `copies` side by side, `samples_per_copy` samples each: the
+/// slowest copy, or the host I/O when that takes longer.
+pub(crate) fn batch_cycles(copies: &[CopyCost], samples_per_copy: u64, io_cycles: u64) -> u64 {
+    copies
+        .iter()
+        .map(|c| c.cycles(samples_per_copy))
+        .max()
+        .unwrap_or(0)
+        .max(io_cycles)
 }
 
 /// Elements per sample of an activation shaped `[batch, ...]`.

@@ -2,8 +2,9 @@
 //! orientations, kernel arguments, SRAM plan, colors, routes, host edges) and diagnostics out.
 //!
 //! `docs/mapping.md` is the design this crate implements. The pass is a plain function,
-//! [`map`]; it never panics on a bad program and never fails as a Rust error: a program that
-//! cannot be mapped yields no placement and at least one diagnostic (codes in [`codes`]).
+//! [`map`], or [`map_batch`], which also chooses how many copies of the pipeline to place. It
+//! never panics on a bad program and never fails as a Rust error: a program that cannot be
+//! mapped yields no placement and at least one diagnostic (codes in [`codes`]).
 //!
 //! The steps, one module each:
 //! - `ports`: which streams a layer implementation's ports become (neighbour
@@ -14,9 +15,12 @@
 //! - `place`: the staircase placement around dead PEs, with transposed regions;
 //! - `routes`: routes between regions and from and to the fabric's edges;
 //! - `colors`: colors for every stream, reused where routes do not meet;
+//! - `copies`: replication of the whole pipeline for data parallelism, and the choice of the
+//!   number of copies ([`map_batch`]);
 //! - [`report`] and [`svg`]: the `wsel map` table and picture.
 
 mod colors;
+mod copies;
 pub mod diagnostics;
 mod estimate;
 mod expr;
@@ -33,6 +37,7 @@ use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_sema::Diagnostic;
 use wsel_target::Target;
 
+pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
 pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
@@ -49,6 +54,9 @@ pub struct MapOptions {
     /// allow more values are sampled (all values up to 16, then four per octave, and the
     /// largest), which keeps mapping fast on large fabrics.
     pub max_side_candidates: usize,
+    /// Copies of the whole pipeline [`map`] places, each on regions and routes of its own and
+    /// each running the graph's batch (`docs/mapping.md` §5). [`map_batch`] chooses it.
+    pub copies: u32,
 }
 
 impl Default for MapOptions {
@@ -56,6 +64,7 @@ impl Default for MapOptions {
         MapOptions {
             reserved_sram_bytes: 0,
             max_side_candidates: 48,
+            copies: 1,
         }
     }
 }
@@ -68,50 +77,28 @@ pub struct MapResult {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Map `graph` onto `target` for execution `mode`.
+/// Map `graph` onto `target` for execution `mode`, in `options.copies` copies.
 ///
 /// Every layer instance gets a region (a rectangle without dead PEs or dead links inside),
 /// an orientation, its kernel's evaluated arguments and SRAM plan, and an estimate; every
 /// port gets colors; every tensor crossing between regions (or to and from the host or weight
-/// store) gets routes. On failure the result has no placement and one diagnostic per problem
+/// store) gets routes. With several copies, each runs `graph.batch` samples on regions and
+/// routes of its own. On failure the result has no placement and one diagnostic per problem
 /// found, each at the layer call concerned.
 pub fn map(graph: &LayerGraph, target: &Target, mode: Mode, options: &MapOptions) -> MapResult {
-    let mut diagnostics = Vec::new();
-    let Some(problem) = search::Problem::build(graph, target, mode, options, &mut diagnostics)
-    else {
-        return MapResult {
-            placement: None,
+    let wanted = options.copies.max(1);
+    let (placement, mut diagnostics) = copies::place_copies(graph, target, mode, options, wanted);
+    match placement {
+        Some(p) if p.copies < wanted => {
+            diagnostics.push(copies::shortfall(graph, wanted, p.copies));
+            MapResult {
+                placement: None,
+                diagnostics,
+            }
+        }
+        placement => MapResult {
+            placement,
             diagnostics,
-        };
-    };
-    let complete = |choice: &search::Choice| {
-        let mut found = Vec::new();
-        let mut blamed = Vec::new();
-        let Some(routed) = routes::route_all(&problem, choice, &mut found, &mut blamed) else {
-            return Err(search::Incomplete {
-                diagnostics: found,
-                layers: blamed,
-            });
-        };
-        let Some(coloring) = colors::assign(&problem, choice, &routed, &mut found, &mut blamed)
-        else {
-            return Err(search::Incomplete {
-                diagnostics: found,
-                layers: blamed,
-            });
-        };
-        Ok((routed, coloring))
-    };
-    let Some((choice, (routed, coloring))) = search::choose(&problem, &mut diagnostics, complete)
-    else {
-        return MapResult {
-            placement: None,
-            diagnostics,
-        };
-    };
-    let placement = placement::assemble(&problem, &choice, &routed, &coloring);
-    MapResult {
-        placement: Some(placement),
-        diagnostics,
+        },
     }
 }

@@ -28,7 +28,15 @@ pub(crate) struct DeadIndex {
     prefix: Option<Vec<u32>>,
     /// Dead links as `(from, east|south)`.
     links: Vec<(Coord, Dir)>,
+    /// Packing corners beside dead PEs: the columns just east of a dead PE whose east
+    /// neighbour lives (and one further), and the rows just south of one, at most
+    /// [`MAX_CORNERS`] each.
+    corner_xs: Vec<u32>,
+    corner_ys: Vec<u32>,
 }
+
+/// The most packing corners kept per axis beside dead PEs.
+const MAX_CORNERS: usize = 512;
 
 /// Above this many dead PEs, rectangle queries use prefix sums.
 const PREFIX_THRESHOLD: usize = 64;
@@ -56,9 +64,22 @@ impl DeadIndex {
             .iter()
             .map(|l| (Coord::new(l.x, l.y), l.dir))
             .collect();
+        let dead = |c: Coord| pes.binary_search(&c).is_ok();
+        let mut corner_xs = Vec::new();
+        let mut corner_ys = Vec::new();
+        for c in &pes {
+            if !dead(Coord::new(c.x + 1, c.y)) {
+                corner_xs.extend([c.x + 1, c.x + 2]);
+            }
+            if !dead(Coord::new(c.x, c.y + 1)) {
+                corner_ys.extend([c.y + 1, c.y + 2]);
+            }
+        }
         DeadIndex {
             width: target.width,
             height: target.height,
+            corner_xs: thin(corner_xs),
+            corner_ys: thin(corner_ys),
             pes,
             prefix,
             links,
@@ -85,19 +106,33 @@ impl DeadIndex {
         }
     }
 
-    /// The column just east of the last dead PE in `rect` on the row of the first one, for
-    /// skipping ahead in a scan.
+    /// The column just east of the last dead PE in `rect`, for skipping ahead in a scan.
     fn skip_past_dead(&self, rect: Rect) -> Option<u32> {
         if !self.any_dead_in(rect) {
             return None;
         }
-        let last = self
-            .pes
-            .iter()
-            .filter(|&&c| rect.contains(c))
-            .map(|c| c.x)
-            .max()?;
-        Some(last + 1)
+        if self.prefix.is_none() {
+            let last = self
+                .pes
+                .iter()
+                .filter(|&&c| rect.contains(c))
+                .map(|c| c.x)
+                .max()?;
+            return Some(last + 1);
+        }
+        // The columns from `x` to the rectangle's east side hold a dead PE for every `x` up
+        // to the last dead column: search for it.
+        let end = rect.x + rect.width;
+        let (mut lo, mut hi) = (rect.x, end - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if self.any_dead_in(Rect::new(mid, rect.y, end - mid, rect.height)) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        Some(lo + 1)
     }
 
     /// Whether a dead link joins two PEs of `rect`.
@@ -218,6 +253,7 @@ pub(crate) fn place(
             })
             .max_by_key(|&(p, _)| p);
         let mut chosen = None;
+        let mut host_side = None;
         let mut orientations = vec![Orientation::Identity, Orientation::Transposed];
         if let Some((p, in_port)) = producer {
             let (prect, porient) = placed[p];
@@ -256,10 +292,27 @@ pub(crate) fn place(
         }) {
             // Fed from the host: prefer the input edge facing west or north.
             let in_side = plan.ports[in_port].side;
+            host_side = Some(in_side);
             orientations.sort_by_key(|o| !matches!(o.dir(in_side), Dir::West | Dir::North));
         }
         if variant == 1 {
             orientations.reverse();
+        }
+        if let Some(in_side) = host_side {
+            // On the fabric's edge, the input enters the region directly. The first such
+            // layer passes over `anchor` free places (another copy of the pipeline tries
+            // several when the first does not work out).
+            let skip = if placed.is_empty() { problem.anchor } else { 0 };
+            chosen = edge_fit(
+                problem,
+                &placed,
+                rows,
+                cols,
+                &orientations,
+                in_side,
+                skip,
+                free,
+            );
         }
         let multi_part_feed = producer.is_some_and(|(p, _)| {
             let pplan = &problem.layers[p].plan;
@@ -376,21 +429,7 @@ fn first_fit(
     free: impl Fn(Rect, Orientation, &[(Rect, Orientation)]) -> bool,
 ) -> Option<(Rect, Orientation)> {
     let target = problem.target;
-    let mut xs: Vec<u32> = vec![0];
-    let mut ys: Vec<u32> = vec![0];
-    // Each corner, and one PE further (room for a live strip beside a fed side).
-    for (r, _) in placed {
-        xs.extend([r.x + r.width, r.x + r.width + 1]);
-        ys.extend([r.y + r.height, r.y + r.height + 1]);
-    }
-    for c in &problem.dead.pes_sample() {
-        xs.extend([c.x + 1, c.x + 2]);
-        ys.extend([c.y + 1, c.y + 2]);
-    }
-    xs.sort_unstable();
-    xs.dedup();
-    ys.sort_unstable();
-    ys.dedup();
+    let (xs, ys) = corners(problem, placed);
     let mut examined = 0;
     for &y in &ys {
         for &o in orientations {
@@ -424,12 +463,77 @@ fn first_fit(
     None
 }
 
-impl DeadIndex {
-    /// Dead PEs used as packing corners (at most a few hundred, spread over the list).
-    fn pes_sample(&self) -> Vec<Coord> {
-        let step = self.pes.len().div_ceil(256).max(1);
-        self.pes.iter().copied().step_by(step).collect()
+/// The free positions whose `in_side` (a host-fed input) lies on the fabric's edge, in the
+/// order of `orientations`, along that edge from its north or west end: the first after
+/// `skip` of them.
+#[allow(clippy::too_many_arguments)]
+fn edge_fit(
+    problem: &Problem<'_>,
+    placed: &[(Rect, Orientation)],
+    rows: u32,
+    cols: u32,
+    orientations: &[Orientation],
+    in_side: wsel_ir::graph::Side,
+    mut skip: usize,
+    free: impl Fn(Rect, Orientation, &[(Rect, Orientation)]) -> bool,
+) -> Option<(Rect, Orientation)> {
+    let target = problem.target;
+    let (xs, ys) = corners(problem, placed);
+    for &o in orientations {
+        let (w, h) = o.extent(rows, cols);
+        if w > target.width || h > target.height {
+            continue;
+        }
+        let rects: Vec<Rect> = match o.dir(in_side) {
+            Dir::West => ys.iter().map(|&y| Rect::new(0, y, w, h)).collect(),
+            Dir::East => ys
+                .iter()
+                .map(|&y| Rect::new(target.width - w, y, w, h))
+                .collect(),
+            Dir::North => xs.iter().map(|&x| Rect::new(x, 0, w, h)).collect(),
+            Dir::South => xs
+                .iter()
+                .map(|&x| Rect::new(x, target.height - h, w, h))
+                .collect(),
+        };
+        for rect in rects {
+            let on_fabric =
+                rect.x + rect.width <= target.width && rect.y + rect.height <= target.height;
+            if on_fabric && free(rect, o, placed) {
+                if skip == 0 {
+                    return Some((rect, o));
+                }
+                skip -= 1;
+            }
+        }
     }
+    None
+}
+
+/// Packing corners: x from the fabric's west edge or just east of a region or dead PE (and one
+/// PE further, room for a live strip beside a fed side), y likewise from the north.
+fn corners(problem: &Problem<'_>, placed: &[(Rect, Orientation)]) -> (Vec<u32>, Vec<u32>) {
+    let mut xs: Vec<u32> = vec![0];
+    let mut ys: Vec<u32> = vec![0];
+    for (r, _) in placed {
+        xs.extend([r.x + r.width, r.x + r.width + 1]);
+        ys.extend([r.y + r.height, r.y + r.height + 1]);
+    }
+    xs.extend(&problem.dead.corner_xs);
+    ys.extend(&problem.dead.corner_ys);
+    xs.sort_unstable();
+    xs.dedup();
+    ys.sort_unstable();
+    ys.dedup();
+    (xs, ys)
+}
+
+/// Sorted distinct values, thinned evenly to at most [`MAX_CORNERS`].
+fn thin(mut values: Vec<u32>) -> Vec<u32> {
+    values.sort_unstable();
+    values.dedup();
+    let step = values.len().div_ceil(MAX_CORNERS).max(1);
+    values.into_iter().step_by(step).collect()
 }
 
 /// The one-PE-thick strip just outside `rect`'s `side`, if it is on the fabric's coordinates.

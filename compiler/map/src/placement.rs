@@ -89,8 +89,11 @@ pub struct Placement {
     pub fabric_height: u32,
     /// `pipelined` or `streaming`.
     pub mode: String,
-    /// Samples per batch.
+    /// Samples per batch, over all copies.
     pub batch: u64,
+    /// Samples each copy processes: copy `c` takes samples `c·samples_per_copy ..
+    /// (c+1)·samples_per_copy` of the batch (`docs/mapping.md` §5).
+    pub samples_per_copy: u64,
     /// SRAM bytes per PE on the target.
     pub sram_bytes_available: u32,
     /// Colors per router on the target, and how many distinct colors the program uses.
@@ -100,8 +103,13 @@ pub struct Placement {
     /// this many cycles per sample.
     pub stage_target: u64,
     /// Copies of the whole pipeline (1: no replication for data parallelism).
-    pub replicas: u32,
-    /// One entry per layer instance, in the layer graph's order.
+    pub copies: u32,
+    /// Estimated cycles for the whole batch: the slowest copy's fill plus its samples at its
+    /// bottleneck's rate, or the host I/O time when that is longer (`docs/mapping.md` §5).
+    pub estimated_cycles: u64,
+    /// One entry per layer instance per copy: copy 0's layers in the layer graph's order, then
+    /// copy 1's, and so on. Layer indices in [`Endpoint`]s and [`EdgePoint`]s count in this
+    /// list.
     pub layers: Vec<PlacedLayer>,
     /// Every tensor part that crosses from one region (or the fabric edge) to another.
     pub transfers: Vec<Transfer>,
@@ -119,6 +127,8 @@ pub struct PlacedLayer {
     /// The instance's name (`dense#2`) and the layer called.
     pub name: String,
     pub layer: String,
+    /// The copy of the pipeline this region belongs to (0 without replication).
+    pub copy: u32,
     /// Index of the implementation chosen, in the layer's `impls`.
     pub implementation: usize,
     /// The kernel that runs on every PE of the region, and the file defining it.
@@ -209,6 +219,8 @@ impl ColorRule {
 pub struct Transfer {
     /// The tensor: a model input's or parameter's name, or `layer.output` for a layer result.
     pub tensor: String,
+    /// The copy of the pipeline the transfer belongs to.
+    pub copy: u32,
     pub part: u32,
     pub parts: u32,
     pub color: Color,
@@ -245,6 +257,25 @@ pub enum Endpoint {
     HostOutput { at: Coord, side: Dir },
 }
 
+impl Endpoint {
+    /// The same endpoint with its layer index (if any) moved on by `by`.
+    pub(crate) fn shifted(self, by: usize) -> Endpoint {
+        match self {
+            Endpoint::LayerOutput { layer, port, at } => Endpoint::LayerOutput {
+                layer: layer + by,
+                port,
+                at,
+            },
+            Endpoint::LayerInput { layer, port, at } => Endpoint::LayerInput {
+                layer: layer + by,
+                port,
+                at,
+            },
+            other => other,
+        }
+    }
+}
+
 /// One router entry on a transfer's path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hop {
@@ -269,6 +300,8 @@ pub struct EdgePoint {
     pub tensor: String,
     /// Index of the model input or parameter (0 for the result).
     pub index: usize,
+    /// The copy of the pipeline whose samples (or weights) the stream carries.
+    pub copy: u32,
     pub part: u32,
     pub parts: u32,
     pub at: Coord,
@@ -420,6 +453,17 @@ impl Placement {
         self.layers.iter().map(PlacedLayer::pe_count).sum()
     }
 
+    /// Layers per copy of the pipeline: the layer graph's layer count.
+    pub fn layers_per_copy(&self) -> usize {
+        self.layers.len() / self.copies.max(1) as usize
+    }
+
+    /// The layer graph's index of `self.layers[i]`: every copy holds the graph's layers in
+    /// order.
+    pub fn instance(&self, i: usize) -> usize {
+        i % self.layers_per_copy().max(1)
+    }
+
     /// The layer with the largest estimate (the first one on ties), if any.
     pub fn bottleneck(&self) -> Option<usize> {
         let mut best: Option<usize> = None;
@@ -541,15 +585,22 @@ mod kernel_args {
 }
 
 /// Builds the placement from the pass's intermediate results.
+///
+/// The layers are those of copy `copy` of the pipeline: layer indices in endpoints count from
+/// `copy · graph.layers.len()`, as in the whole program's [`Placement::layers`]. The defects
+/// are `problem.target`'s, the batch is one copy's, and the estimated cycles are left for
+/// the caller (which knows every copy).
 pub(crate) fn assemble(
     problem: &crate::search::Problem<'_>,
     choice: &crate::search::Choice,
     routed: &crate::routes::Routed,
     coloring: &crate::colors::Coloring,
+    copy: u32,
 ) -> Placement {
     use crate::ports::{BoundTensor, SlotOf, lines_on};
     let graph = problem.graph;
     let target = problem.target;
+    let offset = copy as usize * graph.layers.len();
     let color_of_slot = |slot: usize| coloring.class_color[routed.slot_class[slot]];
     let mut layers = Vec::with_capacity(graph.layers.len());
     for (l, layer) in graph.layers.iter().enumerate() {
@@ -635,6 +686,7 @@ pub(crate) fn assemble(
         layers.push(PlacedLayer {
             name: layer.name.clone(),
             layer: layer.layer.clone(),
+            copy,
             implementation: lp.impl_index,
             kernel: imp.kernel.name.clone(),
             kernel_file: imp.kernel.file.clone(),
@@ -654,24 +706,26 @@ pub(crate) fn assemble(
         .iter()
         .map(|t| Transfer {
             tensor: t.tensor.clone(),
+            copy,
             part: t.part,
             parts: t.parts,
             color: color(t.class),
-            source: t.source,
-            destinations: t.destinations.clone(),
+            source: t.source.shifted(offset),
+            destinations: t.destinations.iter().map(|d| d.shifted(offset)).collect(),
             hops: t.hops.clone(),
         })
         .collect();
     let edge = |e: &crate::routes::RawEdge| EdgePoint {
         tensor: e.tensor.clone(),
         index: e.index,
+        copy,
         part: e.part,
         parts: e.parts,
         at: e.at,
         side: e.side,
         color: color(e.class),
         source: e.source,
-        layer: e.layer,
+        layer: offset + e.layer,
     };
     Placement {
         model: graph.model.clone(),
@@ -680,11 +734,13 @@ pub(crate) fn assemble(
         fabric_height: target.height,
         mode: crate::search::mode_name(problem.mode).to_string(),
         batch: graph.batch,
+        samples_per_copy: graph.batch,
         sram_bytes_available: target.sram_bytes,
         colors_available: target.colors,
         colors_used: coloring.colors_used,
         stage_target: choice.stage_target,
-        replicas: 1,
+        copies: 1,
+        estimated_cycles: 0,
         layers,
         transfers,
         inputs: routed.inputs.iter().map(edge).collect(),

@@ -1,6 +1,7 @@
 //! The `wsel map` table: a title line, one line per layer (region origin and size, PEs, SRAM
-//! per PE used of available, colors, estimated cycles per sample), the edges where tensors
-//! enter and leave, and a summary naming the bottleneck stage.
+//! per PE used of available, colors, estimated cycles per sample; with several copies of the
+//! pipeline, one line per layer of every copy, numbered), the edges where tensors enter and
+//! leave, and a summary naming the bottleneck stage and the estimate for the whole batch.
 
 use std::fmt::Write;
 
@@ -11,7 +12,7 @@ pub fn render(p: &Placement) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} on {}: {} × {} PEs, {} B SRAM per PE, {} colors; {} mode, batch {}",
+        "{} on {}: {} × {} PEs, {} B SRAM per PE, {} colors; {} mode, batch {}{}",
         p.model,
         p.target,
         p.fabric_width,
@@ -19,11 +20,13 @@ pub fn render(p: &Placement) -> String {
         group(u64::from(p.sram_bytes_available)),
         p.colors_available,
         p.mode,
-        p.batch
+        p.batch,
+        copies_note(p)
     );
     out.push('\n');
+    let copied = p.copies > 1;
     let header = [
-        "layer",
+        if copied { "copy · layer" } else { "layer" },
         "kernel",
         "origin",
         "size",
@@ -45,7 +48,7 @@ pub fn render(p: &Placement) -> String {
             ""
         };
         rows.push([
-            l.name.clone(),
+            label(p, i),
             l.kernel.clone(),
             format!("({}, {})", l.rect.x, l.rect.y),
             format!("{} × {}{turned}", l.rows, l.cols),
@@ -120,22 +123,32 @@ pub fn render(p: &Placement) -> String {
             out,
             "in:  {} ({from}) → {}: {} part{} entering the {} edge at {}",
             e.tensor,
-            p.layers.get(e.layer).map_or("?", |l| l.name.as_str()),
+            label(p, e.layer),
             e.parts,
             if e.parts == 1 { "" } else { "s" },
             e.side,
             span_of(points.iter().map(|f| f.at)),
         );
     }
-    if let Some(o) = p.outputs.first() {
+    for copy in 0..p.copies {
+        let points: Vec<_> = p.outputs.iter().filter(|o| o.copy == copy).collect();
+        let Some(o) = points.first() else { continue };
+        let mut sides: Vec<String> = points.iter().map(|f| f.side.to_string()).collect();
+        sides.dedup();
         let _ = writeln!(
             out,
-            "out: {} → host: {} part{} leaving the {} edge at {}",
+            "out: {}{} → host: {} part{} leaving the {} edge{} at {}",
+            if copied {
+                format!("{} ", copy_name(copy))
+            } else {
+                String::new()
+            },
             o.tensor,
             o.parts,
             if o.parts == 1 { "" } else { "s" },
-            o.side,
-            span_of(p.outputs.iter().map(|f| f.at)),
+            sides.join(" and "),
+            if sides.len() > 1 { "s" } else { "" },
+            span_of(points.iter().map(|f| f.at)),
         );
     }
     out.push('\n');
@@ -149,7 +162,7 @@ pub fn render(p: &Placement) -> String {
         let _ = writeln!(
             out,
             "bottleneck: {} at {} cycles/sample (mean stage {:.0}, {:.2}× the mean)",
-            bl.name,
+            label(p, b),
             group(bl.estimate.cycles),
             mean,
             if mean > 0.0 {
@@ -167,8 +180,44 @@ pub fn render(p: &Placement) -> String {
             p.colors_used,
             p.colors_available
         );
+        let _ = writeln!(
+            out,
+            "estimated batch: {} cycles for {} sample{}{}",
+            group(p.estimated_cycles),
+            group(p.batch),
+            if p.batch == 1 { "" } else { "s" },
+            copies_note(p)
+        );
     }
     out
+}
+
+/// `, in 2 copies of 180 samples` with several copies of the pipeline, else nothing.
+pub(crate) fn copies_note(p: &Placement) -> String {
+    if p.copies > 1 {
+        format!(
+            " in {} copies of {} sample{}",
+            p.copies,
+            group(p.samples_per_copy),
+            if p.samples_per_copy == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// The name of `p.layers[i]`, with its copy's number when there are several copies.
+pub fn label(p: &Placement, i: usize) -> String {
+    match p.layers.get(i) {
+        Some(l) if p.copies > 1 => format!("{} · {}", copy_name(l.copy), l.name),
+        Some(l) => l.name.clone(),
+        None => "?".to_string(),
+    }
+}
+
+/// `copy 0`, as the JSON numbers copies.
+fn copy_name(copy: u32) -> String {
+    format!("copy {copy}")
 }
 
 /// `(x, y)` for one point, `(x0, y0)…(x1, y1)` for several.

@@ -59,6 +59,16 @@ pub(crate) struct RawEdge {
     pub layer: usize,
 }
 
+/// One part of a layer's result: the sending PE, the goals its route must reach (with the PE
+/// each goal serves), its destinations, and where it leaves the fabric (for the model's
+/// result).
+type PartSpec = (
+    Coord,
+    Vec<(Goal, Coord)>,
+    Vec<Endpoint>,
+    Option<(Coord, Dir)>,
+);
+
 /// One place a part must reach: the PE beside the consumer's edge, and the port it forwards
 /// to from there.
 #[derive(Clone, Copy)]
@@ -175,19 +185,19 @@ pub(crate) fn route_all(
                     continue;
                 }
             };
-            for (j, (entry, hops)) in routed.into_iter().enumerate() {
+            for (j, (entry, side, hops)) in routed.into_iter().enumerate() {
                 let j = j as u32;
                 let cp = edge_pe(choice.regions[l].0, din, j);
                 let endpoint = match source {
                     EdgeSource::Host => Endpoint::Host {
                         input: index,
                         at: entry,
-                        side: din,
+                        side,
                     },
                     EdgeSource::WeightStore => Endpoint::WeightStore {
                         param: index,
                         at: entry,
-                        side: din,
+                        side,
                     },
                 };
                 inputs.push(RawEdge {
@@ -196,7 +206,7 @@ pub(crate) fn route_all(
                     part: j,
                     parts,
                     at: entry,
-                    side: din,
+                    side,
                     class,
                     source,
                     layer: l,
@@ -234,55 +244,123 @@ pub(crate) fn route_all(
         let dout = phys(p, out);
         let class = slot_class[slot(p, out)];
         let tensor = format!("{}.{}", layer.name, layer.output_name);
-        // Per part: the sending PE, the goals, the destinations and the host exit.
-        let mut specs = Vec::with_capacity(parts as usize);
-        for j in 0..parts {
-            let sp = edge_pe(choice.regions[p].0, dout, j);
-            let mut goals = Vec::new();
-            let mut destinations = Vec::new();
-            for &(l, q) in consumers {
-                let din = phys(l, q);
-                let cp = edge_pe(choice.regions[l].0, din, j);
-                destinations.push(Endpoint::LayerInput {
-                    layer: l,
-                    port: q,
-                    at: cp,
-                });
-                if let Some(b) = target.neighbor(cp, din) {
-                    goals.push((
-                        Goal {
-                            at: b,
-                            tx: din.opposite().port(),
-                        },
-                        cp,
-                    ));
-                }
-            }
-            // The model's result: a goal on the fabric's edge, or straight out of `sp`.
-            let mut exit: Option<(Coord, Dir)> = None;
-            if is_result {
-                match router.exit_goal(sp, dout) {
-                    Some((goal, side)) => {
-                        exit = Some((goal.at, side));
-                        goals.push((goal, goal.at));
+        // Per part: the sending PE, the goals, the destinations and the host exit, for the
+        // result leaving toward `side` (`None`: not the result).
+        let specs_for = |router: &Router<'_, '_>, side: Option<Dir>| -> Option<Vec<PartSpec>> {
+            let mut specs = Vec::with_capacity(parts as usize);
+            for j in 0..parts {
+                let sp = edge_pe(choice.regions[p].0, dout, j);
+                let mut goals = Vec::new();
+                let mut destinations = Vec::new();
+                for &(l, q) in consumers {
+                    let din = phys(l, q);
+                    let cp = edge_pe(choice.regions[l].0, din, j);
+                    destinations.push(Endpoint::LayerInput {
+                        layer: l,
+                        port: q,
+                        at: cp,
+                    });
+                    if let Some(b) = target.neighbor(cp, din) {
+                        goals.push((
+                            Goal {
+                                at: b,
+                                tx: din.opposite().port(),
+                            },
+                            cp,
+                        ));
                     }
-                    None => exit = Some((sp, dout)),
+                }
+                // The model's result: a goal on the fabric's edge, or straight out of `sp`
+                // when `sp` is on the fabric's edge toward `dout`.
+                let exit = match side {
+                    None => None,
+                    Some(_) if target.neighbor(sp, dout).is_none() => Some((sp, dout)),
+                    Some(side) => {
+                        let goal = router.exit_goal(sp, dout, side, j, parts)?;
+                        goals.push((goal, goal.at));
+                        Some((goal.at, side))
+                    }
+                };
+                if let Some((at, side)) = exit {
+                    destinations.push(Endpoint::HostOutput { at, side });
+                }
+                specs.push((sp, goals, destinations, exit));
+            }
+            Some(specs)
+        };
+        // The result leaves by whichever side of the fabric its parts reach in the fewest hops
+        // (on ties, the usual side: south or east), so its routes stay short and leave room
+        // for other copies of the pipeline.
+        let sides: Vec<Option<Dir>> = if is_result {
+            router
+                .exit_sides(edge_pe(choice.regions[p].0, dout, 0), dout, parts)
+                .into_iter()
+                .map(Some)
+                .collect()
+        } else {
+            vec![None]
+        };
+        // Sides in order of the fewest hops their parts could take (straight lines), so the
+        // search stops at the first side no other can beat.
+        let mut tries: Vec<(usize, usize, Vec<PartSpec>)> = sides
+            .iter()
+            .enumerate()
+            .filter_map(|(k, side)| {
+                let specs = specs_for(&router, *side)?;
+                let least = specs
+                    .iter()
+                    .map(|(sp, goals, _, _)| {
+                        let a = target.neighbor(*sp, dout);
+                        goals
+                            .iter()
+                            .filter_map(|(g, _)| Some(a?.manhattan(g.at) as usize + 1))
+                            .max()
+                            .unwrap_or(0)
+                    })
+                    .sum();
+                Some((least, k, specs))
+            })
+            .collect();
+        tries.sort_by_key(|&(least, k, _)| (least, k));
+        let before = router.used[class].clone();
+        let mut best: Option<(usize, Vec<Vec<Hop>>, CoordSet, usize)> = None;
+        let mut first_failure = None;
+        for (least, k, tried) in tries {
+            if best.as_ref().is_some_and(|b| least >= b.0) {
+                break;
+            }
+            router.used[class] = before.clone();
+            let result = router.in_some_order(class, parts, |router, j| {
+                let (sp, goals, _, _) = &tried[j as usize];
+                if goals.len() < consumers.len() {
+                    return Err("a consumer's input edge faces off the fabric".to_string());
+                }
+                router.between(class, *sp, dout, goals)
+            });
+            match result {
+                Ok(hops) => {
+                    let total = hops.iter().map(Vec::len).sum();
+                    if best.as_ref().is_none_or(|b| total < b.0) {
+                        best = Some((total, hops, router.used[class].clone(), k));
+                    }
+                }
+                Err(failure) => {
+                    first_failure.get_or_insert(failure);
                 }
             }
-            if let Some((at, side)) = exit {
-                destinations.push(Endpoint::HostOutput { at, side });
-            }
-            specs.push((sp, goals, destinations, exit));
         }
-        let routed = router.in_some_order(class, parts, |router, j| {
-            let (sp, goals, _, _) = &specs[j as usize];
-            if goals.len() < consumers.len() {
-                return Err("a consumer's input edge faces off the fabric".to_string());
+        let routed = match best {
+            Some((_, hops, used, k)) => {
+                router.used[class] = used;
+                Ok((specs_for(&router, sides[k]).unwrap_or_default(), hops))
             }
-            router.between(class, *sp, dout, goals)
-        });
-        let hops_per_part = match routed {
-            Ok(h) => h,
+            None => {
+                router.used[class] = before;
+                Err(first_failure.unwrap_or((0, String::new())))
+            }
+        };
+        let (specs, hops_per_part) = match routed {
+            Ok(found) => found,
             Err((j, why)) => {
                 let blame = consumers.first().map_or(p, |&(l, _)| l);
                 blamed.push(blame);
@@ -400,57 +478,129 @@ impl Router<'_, '_> {
     }
 
     /// A stream from the fabric's edge into `cp` from `din`: the edge PE straight out from
-    /// `cp` (or the nearest live one), and the hops to `cp`'s neighbour.
+    /// `cp` when the way is clear, else the nearest free PE on any edge of the fabric; the
+    /// entry PE, the side the stream enters it from, and the hops to `cp`'s neighbour.
     fn edge_stream_to(
         &mut self,
         class: usize,
         cp: Coord,
         din: Dir,
-    ) -> Result<(Coord, Vec<Hop>), String> {
+    ) -> Result<(Coord, Dir, Vec<Hop>), String> {
         let target = self.problem.target;
         let Some(b) = target.neighbor(cp, din) else {
             // `cp` is on the fabric's edge: the stream enters it directly.
-            return Ok((cp, Vec::new()));
+            return Ok((cp, din, Vec::new()));
         };
         let straight = project(cp, din, target.width, target.height);
-        let edge: Vec<Coord> = edge_candidates(straight, din, target.width, target.height)
-            .into_iter()
-            .filter(|&c| self.free_for(class, c))
-            .take(64)
-            .collect();
-        for entry in edge {
-            let Some(path) = self.path(class, entry, b) else {
-                continue;
-            };
-            let hops = self.commit(class, &path, din.port(), din.opposite().port());
-            return Ok((entry, hops));
-        }
-        Err(format!(
-            "no path from the fabric's {din} edge to PE {cp} avoids the defects and the routes \
-             of the other parts"
-        ))
+        let found = self
+            .path(class, straight, b)
+            .map(|path| (path, din))
+            .or_else(|| self.path_to_edge(class, b, din));
+        let Some((path, side)) = found else {
+            return Err(format!(
+                "no path from the fabric's edge to PE {cp} avoids the defects and the routes \
+                 of the other parts"
+            ));
+        };
+        let hops = self.commit(class, &path, side.port(), din.opposite().port());
+        Ok((path[0], side, hops))
     }
 
-    /// Where the model's result leaves: the PE beside `sp` toward `dout` and onward straight to
-    /// the fabric's south or east edge (`dout` itself when it is one of them). `None` when
-    /// `sp` is itself on the fabric's edge toward `dout` (the result leaves from there).
-    fn exit_goal(&self, sp: Coord, dout: Dir) -> Option<(Goal, Dir)> {
+    /// A path from the nearest free PE on the fabric's edge to `to`, and the side the stream
+    /// enters that PE from (`prefer` when the PE lies on that edge).
+    fn path_to_edge(&self, class: usize, to: Coord, prefer: Dir) -> Option<(Vec<Coord>, Dir)> {
         let target = self.problem.target;
-        let a = target.neighbor(sp, dout)?;
-        let side = match dout {
+        if !self.free_for(class, to) {
+            return None;
+        }
+        let on_edge = |c: Coord, d: Dir| target.neighbor(c, d).is_none();
+        let goal = |c: Coord| Dir::ALL.into_iter().any(|d| on_edge(c, d));
+        // Search near `to` first: a window reaching a few PEs past the nearest edge.
+        let nearest =
+            to.x.min(to.y)
+                .min(target.width - 1 - to.x)
+                .min(target.height - 1 - to.y);
+        let mut found = None;
+        for margin in [nearest + 8, nearest + 64, u32::MAX] {
+            let (x0, y0) = (to.x.saturating_sub(margin), to.y.saturating_sub(margin));
+            let x1 = to.x.saturating_add(margin).min(target.width - 1);
+            let y1 = to.y.saturating_add(margin).min(target.height - 1);
+            let window = Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1);
+            found = self.bfs_in(class, &[to], goal, &BTreeMap::new(), window);
+            if found.is_some() || (window.width == target.width && window.height == target.height) {
+                break;
+            }
+        }
+        let mut path = found?;
+        path.reverse();
+        let entry = path[0];
+        let side = if on_edge(entry, prefer) {
+            prefer
+        } else {
+            Dir::ALL.into_iter().find(|&d| on_edge(entry, d))?
+        };
+        Some((path, side))
+    }
+
+    /// The fabric edges the model's result may leave by, from the PE beside `sp` toward
+    /// `dout`, in the order that breaks ties: the usual one first (`dout` when it is south or
+    /// east, else the nearer of those two), then the others, nearest first. Several parts
+    /// cannot turn back around their own region, so they never leave opposite `dout`.
+    fn exit_sides(&self, sp: Coord, dout: Dir, parts: u32) -> Vec<Dir> {
+        let target = self.problem.target;
+        let Some(a) = target.neighbor(sp, dout) else {
+            return vec![dout];
+        };
+        let distance = |side: Dir| match side {
+            Dir::North => a.y,
+            Dir::West => a.x,
+            Dir::South => target.height - 1 - a.y,
+            Dir::East => target.width - 1 - a.x,
+        };
+        let usual = match dout {
             Dir::South | Dir::East => dout,
-            // Prefer the nearer of the south and east edges.
-            _ if target.height - a.y <= target.width - a.x => Dir::South,
+            _ if distance(Dir::South) <= distance(Dir::East) => Dir::South,
             _ => Dir::East,
         };
-        let at = project(a, side, target.width, target.height);
-        Some((
-            Goal {
-                at,
-                tx: side.port(),
-            },
-            side,
-        ))
+        let mut others: Vec<Dir> = Dir::ALL
+            .into_iter()
+            .filter(|&d| d != usual && (parts == 1 || d != dout.opposite()))
+            .collect();
+        others.sort_by_key(|&d| distance(d));
+        std::iter::once(usual)
+            .filter(|&d| parts == 1 || d != dout.opposite())
+            .chain(others)
+            .collect()
+    }
+
+    /// Where part `j` of `parts` of the model's result leaves toward `side`, from the PE
+    /// beside `sp` toward `dout`: straight on when `side` is `dout`; else it first goes on
+    /// toward `dout` far enough that the parts turn one inside the other without crossing
+    /// (the part nearest `side` turns first), then straight to the fabric's `side` edge.
+    /// `None` when the turn would leave the fabric.
+    fn exit_goal(&self, sp: Coord, dout: Dir, side: Dir, j: u32, parts: u32) -> Option<Goal> {
+        let target = self.problem.target;
+        let a = target.neighbor(sp, dout)?;
+        // Parts run east along north and south edges, south along west and east edges.
+        let along = match dout {
+            Dir::North | Dir::South => Dir::East,
+            Dir::West | Dir::East => Dir::South,
+        };
+        let depth = if side == along {
+            parts - 1 - j
+        } else if side == along.opposite() {
+            j
+        } else {
+            0
+        };
+        let mut turn = a;
+        for _ in 0..depth {
+            turn = target.neighbor(turn, dout)?;
+        }
+        Some(Goal {
+            at: project(turn, side, target.width, target.height),
+            tx: side.port(),
+        })
     }
 
     /// Hops from `sp` (sending toward `dout`) to every goal, as one tree.
@@ -591,7 +741,7 @@ impl Router<'_, '_> {
             let x1 = hi.x.saturating_add(margin).min(target.width - 1);
             let y1 = hi.y.saturating_add(margin).min(target.height - 1);
             let window = Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1);
-            if let Some(p) = self.bfs_in(class, starts, goal, tree, window) {
+            if let Some(p) = self.bfs_in(class, starts, |c| c == goal, tree, window) {
                 return Some(p);
             }
             if window.width == target.width && window.height == target.height {
@@ -601,11 +751,13 @@ impl Router<'_, '_> {
         None
     }
 
+    /// Breadth-first search inside `window` from any of `starts` to the nearest PE that is a
+    /// `goal`, over live links and routers free for `class` (and not in `tree`).
     fn bfs_in(
         &self,
         class: usize,
         starts: &[Coord],
-        goal: Coord,
+        goal: impl Fn(Coord) -> bool,
         tree: &BTreeMap<Coord, (PortSet, PortSet)>,
         window: Rect,
     ) -> Option<Vec<Coord>> {
@@ -620,7 +772,7 @@ impl Router<'_, '_> {
             }
         }
         while let Some(c) = queue.pop_front() {
-            if c == goal {
+            if goal(c) {
                 let mut path = vec![c];
                 let mut cur = c;
                 while parent[idx(cur)] != idx(cur) as u32 {
@@ -682,33 +834,6 @@ fn project(c: Coord, side: Dir, width: u32, height: u32) -> Coord {
         Dir::West => Coord::new(0, c.y),
         Dir::East => Coord::new(width - 1, c.y),
     }
-}
-
-/// PEs along the fabric's `side` edge, nearest to `start` first.
-fn edge_candidates(start: Coord, side: Dir, width: u32, height: u32) -> Vec<Coord> {
-    let along_x = matches!(side, Dir::North | Dir::South);
-    let (pos, len) = if along_x {
-        (start.x, width)
-    } else {
-        (start.y, height)
-    };
-    let mut out = vec![start];
-    for d in 1..len {
-        for p in [pos.checked_sub(d), pos.checked_add(d).filter(|&p| p < len)]
-            .into_iter()
-            .flatten()
-        {
-            out.push(if along_x {
-                Coord::new(p, start.y)
-            } else {
-                Coord::new(start.x, p)
-            });
-        }
-        if out.len() >= 64 {
-            break;
-        }
-    }
-    out
 }
 
 /// A set of PEs with a cheap hash (coordinates need no protection from collisions attacks).

@@ -45,6 +45,9 @@ pub(crate) struct Problem<'a> {
     pub dead: DeadIndex,
     /// Live PEs on the fabric.
     pub live_pes: u64,
+    /// How many free places on the fabric's edge the first host-fed layer passes over before
+    /// taking one (0: the first); further copies of the pipeline try several.
+    pub anchor: usize,
 }
 
 /// One layer instance's implementation and candidates.
@@ -79,12 +82,14 @@ pub(crate) struct Choice {
 impl<'a> Problem<'a> {
     /// Reads the layers' implementations, merges the size variables of connected ports and
     /// tabulates every layer's candidates. Returns `None` (with diagnostics) when some layer
-    /// has no candidate at all.
+    /// has no candidate at all. With `pinned` sizes (logical rows and columns per layer, as
+    /// another copy of the pipeline has them), those are every layer's only candidates.
     pub(crate) fn build(
         graph: &'a LayerGraph,
         target: &'a Target,
         mode: Mode,
         options: &'a MapOptions,
+        pinned: Option<&[(u32, u32)]>,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Option<Problem<'a>> {
         let n = graph.layers.len();
@@ -284,6 +289,10 @@ impl<'a> Problem<'a> {
         for dom in &mut domains {
             *dom = sample(dom, options.max_side_candidates.clamp(2, 255));
         }
+        for (l, &(rows, cols)) in pinned.unwrap_or_default().iter().enumerate() {
+            domains[class_of[2 * l]].retain(|&v| v == rows);
+            domains[class_of[2 * l + 1]].retain(|&v| v == cols);
+        }
 
         // Candidate tables.
         let dead = DeadIndex::new(target);
@@ -420,6 +429,7 @@ impl<'a> Problem<'a> {
             domains,
             dead,
             live_pes,
+            anchor: 0,
         })
     }
 

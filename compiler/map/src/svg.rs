@@ -12,7 +12,7 @@ use svg::node::element::{Group, Line, Polygon, Polyline, Rectangle, Text, Title}
 use wsel_target::{Coord, Dir};
 
 use crate::placement::{Endpoint, Orientation, Placement};
-use crate::report::group;
+use crate::report::{copies_note, group, label};
 
 /// What to draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,13 +28,15 @@ pub fn render(p: &Placement, options: SvgOptions) -> String {
     let scale = (1000.0 / f64::from(w.max(h))).clamp(0.5, 48.0);
     // Margins: title lines above; edge arrows outside the coordinate ticks on every side.
     // Beyond the arrows, room for the longest edge label (about 7 px per character).
+    // ` · copy 12` after the tensor's name when the pipeline has copies.
+    let copy_suffix = if p.copies > 1 { 10 } else { 0 };
     let label_room = |side: &[Dir]| {
         p.inputs
             .iter()
             .map(|e| (e, " in"))
             .chain(p.outputs.iter().map(|e| (e, " out")))
             .filter(|(e, _)| side.contains(&e.side))
-            .map(|(e, suffix)| 7.0 * (e.tensor.chars().count() + suffix.len()) as f64)
+            .map(|(e, suffix)| 7.0 * (e.tensor.chars().count() + suffix.len() + copy_suffix) as f64)
             .fold(0.0, f64::max)
     };
     let left = 56.0 + label_room(&[Dir::West]).max(40.0);
@@ -70,8 +72,14 @@ pub fn render(p: &Placement, options: SvgOptions) -> String {
     let heading = [
         (
             format!(
-                "{} on {} — fabric {} × {} PEs, {} mode, batch {}",
-                p.model, p.target, w, h, p.mode, p.batch
+                "{} on {} — fabric {} × {} PEs, {} mode, batch {}{}",
+                p.model,
+                p.target,
+                w,
+                h,
+                p.mode,
+                p.batch,
+                copies_note(p)
             ),
             17.0,
             "bold",
@@ -88,7 +96,7 @@ pub fn render(p: &Placement, options: SvgOptions) -> String {
                 p.colors_available,
                 bottleneck.map_or(String::new(), |b| format!(
                     "; bottleneck {} at {} cycles/sample",
-                    p.layers[b].name,
+                    label(p, b),
                     group(p.layers[b].estimate.cycles)
                 ))
             ),
@@ -291,12 +299,17 @@ pub fn render(p: &Placement, options: SvgOptions) -> String {
             .filter(|f| f.tensor == e.tensor && f.side == e.side && f.layer == e.layer)
             .map(|f| f.at)
             .collect();
-        let label = if inward {
-            format!("{} in", e.tensor)
-        } else {
-            format!("{} out", e.tensor)
-        };
-        arrows = arrows.add(edge_arrow(&same, e.side, inward, &label, &frame));
+        let text = format!(
+            "{} {}{}",
+            e.tensor,
+            if inward { "in" } else { "out" },
+            if p.copies > 1 {
+                format!(" · copy {}", e.copy)
+            } else {
+                String::new()
+            }
+        );
+        arrows = arrows.add(edge_arrow(&same, e.side, inward, &text, &frame));
     }
     doc = doc.add(arrows);
 
@@ -312,7 +325,7 @@ pub fn render(p: &Placement, options: SvgOptions) -> String {
             ""
         };
         let lines = [
-            l.name.clone(),
+            label(p, i),
             format!("{} × {}{turned}", l.rows, l.cols),
             format!(
                 "≈{} cyc/sample{}",
@@ -435,7 +448,7 @@ fn tooltip(p: &Placement, i: usize) -> String {
     let l = &p.layers[i];
     format!(
         "{} ({}): {} × {} PEs{} at ({}, {}), SRAM {} of {} B per PE, colors {:?}, ≈{} cycles/sample",
-        l.name,
+        label(p, i),
         l.kernel,
         l.rows,
         l.cols,

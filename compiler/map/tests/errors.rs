@@ -77,7 +77,8 @@ fn too_many_colors() {
 #[test]
 fn a_wall_of_dead_pes_cuts_the_input() {
     // A dense layer fixed at 16 × 8 PEs fits only east of a dead column at x = 1 (its
-    // transposed shape, 16 wide, cannot avoid the wall), but its input enters from the west.
+    // transposed shape, 16 wide, cannot avoid the wall), but its input enters from the west:
+    // between the wall and the region, the middle parts find no way from any edge.
     let mut graph = fixtures::mlp(&[64, 16], 1, false);
     fix_size(&mut graph.layers[0], 16, 8);
     let mut target = Target::dev();
@@ -87,7 +88,7 @@ fn a_wall_of_dead_pes_cuts_the_input() {
     let d = only_error(&graph, &target, Mode::Pipelined);
     assert_eq!(d.code, "E0603", "{d:?}");
     assert!(d.message.contains("`x`"), "{}", d.message);
-    assert!(d.message.contains("west edge"), "{}", d.message);
+    assert!(d.message.contains("fabric's edge"), "{}", d.message);
 }
 
 #[test]

@@ -170,3 +170,63 @@ fn walk(
     }
     Ok((delivered, exits))
 }
+
+/// Panics unless the copies of the pipeline are apart: every copy has the graph's layers in
+/// order, and no router (a region's PE or a route's hop, including the edge PEs where streams
+/// enter and leave) serves two copies.
+pub fn check_copies(p: &Placement, layers_per_copy: usize) {
+    assert_eq!(p.layers.len(), layers_per_copy * p.copies as usize);
+    assert_eq!(p.batch, p.samples_per_copy * u64::from(p.copies));
+    let mut owner: HashMap<Coord, u32> = HashMap::new();
+    let mut claim = |at: Coord, copy: u32, what: &str| {
+        let old = owner.insert(at, copy);
+        assert!(
+            old.is_none_or(|o| o == copy),
+            "{what} of copy {copy} at {at} is a router of copy {old:?} too"
+        );
+    };
+    for (i, l) in p.layers.iter().enumerate() {
+        assert_eq!(
+            l.copy as usize,
+            i / layers_per_copy,
+            "{} is out of order",
+            l.name
+        );
+        assert_eq!(l.name, p.layers[p.instance(i)].name);
+        for y in l.rect.y..l.rect.y + l.rect.height {
+            for x in l.rect.x..l.rect.x + l.rect.width {
+                claim(Coord::new(x, y), l.copy, &l.name);
+            }
+        }
+    }
+    for t in &p.transfers {
+        for h in &t.hops {
+            claim(h.at, t.copy, &t.tensor);
+        }
+        for e in std::iter::once(&t.source).chain(&t.destinations) {
+            if let Endpoint::LayerInput { layer, .. } | Endpoint::LayerOutput { layer, .. } = e {
+                assert_eq!(p.layers[*layer].copy, t.copy, "{} crosses copies", t.tensor);
+            }
+        }
+    }
+    for e in p.inputs.iter().chain(&p.outputs) {
+        assert_eq!(
+            p.layers[e.layer].copy, e.copy,
+            "edge stream of {}",
+            e.tensor
+        );
+        assert_eq!(
+            owner.get(&e.at),
+            Some(&e.copy),
+            "edge PE {} of copy {}",
+            e.at,
+            e.copy
+        );
+    }
+    for c in 0..p.copies {
+        assert!(
+            p.inputs.iter().any(|e| e.copy == c) && p.outputs.iter().any(|e| e.copy == c),
+            "copy {c} has no edge streams of its own"
+        );
+    }
+}
