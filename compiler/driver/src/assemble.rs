@@ -2,6 +2,11 @@
 //! code, SRAM images (array initial values, then weight blocks from `bind ... to array`), port
 //! tables, router entries, and the edge streams (model inputs and streamed weights cut into
 //! parts, `docs/mapping.md` §4), plus how to reassemble the result from the edge outputs.
+//!
+//! With several copies of the pipeline (`docs/mapping.md` §5), `graph` is lowered for one
+//! copy's share of the batch; copy `c` is fed samples `c·b .. (c+1)·b` of the host inputs
+//! (`b` samples per copy), every copy gets all the weights, and the result is put back
+//! together in sample order.
 
 use std::sync::Arc;
 
@@ -28,12 +33,14 @@ pub struct Assembled {
     pub output_parts: Vec<OutputPart>,
 }
 
-/// One edge output stream: the result's part `part` of `parts`, per sample, and the split that
-/// defines which elements a part holds.
+/// One edge output stream: the result's part `part` of `parts`, per sample, of the samples of
+/// copy `copy` of `copies`, and the split that defines which elements a part holds.
 #[derive(Debug, Clone)]
 pub struct OutputPart {
     pub part: u32,
     pub parts: u32,
+    pub copy: u32,
+    pub copies: u32,
     pub split: Vec<SplitAxis>,
 }
 
@@ -58,7 +65,7 @@ pub fn assemble(
     for (l, placed) in placement.layers.iter().enumerate() {
         let kernel_index = compiled.layer_kernel[l];
         let ir = &compiled.irs[kernel_index];
-        let layer = &graph.layers[l];
+        let layer = &graph.layers[placement.instance(l)];
         let imp = layer.impls.get(placed.implementation).ok_or_else(|| {
             format!(
                 "layer `{}` has no implementation {}",
@@ -108,11 +115,13 @@ pub fn assemble(
             side: point.side,
             color: point.color,
         });
-        let layer = &graph.layers[point.layer];
+        let layer = &graph.layers[placement.instance(point.layer)];
         let imp = &layer.impls[placement.layers[point.layer].implementation];
         output_parts.push(OutputPart {
             part: point.part,
             parts: point.parts,
+            copy: point.copy,
+            copies: placement.copies,
             split: port_split(imp, &layer.output_name),
         });
     }
@@ -122,13 +131,14 @@ pub fn assemble(
     })
 }
 
-/// Reassembles the model's result from the edge outputs' wavelets.
+/// Reassembles the model's result from the edge outputs' wavelets: `graph` is lowered for one
+/// copy's samples, and copy `c`'s streams fill samples `c·b .. (c+1)·b` of the result.
 pub fn collect_result(
     graph: &LayerGraph,
     parts: &[OutputPart],
     streams: &[Vec<u32>],
 ) -> Result<Tensor, String> {
-    let (elem, shape) = match graph.output {
+    let (elem, mut shape) = match graph.output {
         TensorRef::Layer(l) => (
             graph.layers[l].output_elem,
             graph.layers[l].output_shape.clone(),
@@ -140,29 +150,32 @@ pub fn collect_result(
         ),
     };
     let samples = shape.first().copied().unwrap_or(1) as usize;
-    let sample_shape = &shape[1.min(shape.len())..];
+    let copies = parts.first().map_or(1, |p| p.copies) as usize;
+    let sample_shape = shape[1.min(shape.len())..].to_vec();
     let sample_len: usize = sample_shape.iter().product::<u64>() as usize;
-    let mut words = vec![0u32; samples * sample_len];
+    let mut words = vec![0u32; copies * samples * sample_len];
     for (part, stream) in parts.iter().zip(streams) {
-        let indices = block_indices(sample_shape, &part.split, part_cell(part.part, part.parts));
+        let indices = block_indices(&sample_shape, &part.split, part_cell(part.part, part.parts));
         if stream.len() != samples * indices.len() {
             return Err(format!(
-                "result part {} of {} delivered {} values, {} expected ({} samples × {})",
+                "result part {} of {} (copy {}) delivered {} values, {} expected ({} samples × {})",
                 part.part,
                 part.parts,
+                part.copy,
                 stream.len(),
                 samples * indices.len(),
                 samples,
                 indices.len()
             ));
         }
+        let first = part.copy as usize * samples;
         for (s, chunk) in stream.chunks(indices.len().max(1)).enumerate() {
-            scatter(
-                &mut words[s * sample_len..(s + 1) * sample_len],
-                &indices,
-                chunk,
-            );
+            let at = (first + s) * sample_len;
+            scatter(&mut words[at..at + sample_len], &indices, chunk);
         }
+    }
+    if let Some(batch) = shape.first_mut() {
+        *batch = (copies * samples) as u64;
     }
     Ok(Tensor { elem, shape, words })
 }
@@ -258,15 +271,15 @@ fn bound_tensor<'a>(
     }
 }
 
-/// The wavelets of one edge input stream: every sample's part of a model input, or a
-/// parameter's part sent once from the weight store.
+/// The wavelets of one edge input stream: the part of a model input for every sample of the
+/// stream's copy, or a parameter's part sent once (to each copy) from the weight store.
 fn edge_input(
     graph: &LayerGraph,
     placement: &Placement,
     data: &HostData<'_>,
     point: &EdgePoint,
 ) -> Result<EdgeInput, String> {
-    let layer = &graph.layers[point.layer];
+    let layer = &graph.layers[placement.instance(point.layer)];
     let imp = &layer.impls[placement.layers[point.layer].implementation];
     let cell = part_cell(point.part, point.parts);
     let (wavelets, source, phase) = match point.source {
@@ -278,9 +291,21 @@ fn edge_input(
             let name = arg_name(layer, TensorRef::Input(point.index))?;
             let sample_shape = &tensor.shape[1..];
             let indices = block_indices(sample_shape, &port_split(imp, name), cell);
-            let sample_len = tensor.sample_len();
-            let mut words = Vec::with_capacity(indices.len() * tensor.shape[0] as usize);
-            for sample in tensor.words.chunks(sample_len.max(1)) {
+            // This copy's block of samples.
+            let sample_len = tensor.sample_len().max(1);
+            let per_copy = placement.samples_per_copy as usize;
+            let first = point.copy as usize * per_copy * sample_len;
+            let own = tensor
+                .words
+                .get(first..first + per_copy * sample_len)
+                .ok_or_else(|| {
+                    format!(
+                        "model input `{}` holds too few samples for copy {}",
+                        point.tensor, point.copy
+                    )
+                })?;
+            let mut words = Vec::with_capacity(indices.len() * per_copy);
+            for sample in own.chunks(sample_len) {
                 words.extend(gather(sample, &indices));
             }
             (words, wsel_sim::EdgeSource::Host, 0)
@@ -295,7 +320,7 @@ fn edge_input(
             (
                 gather(&tensor.words, &indices),
                 wsel_sim::EdgeSource::WeightStore,
-                weight_phase(placement, point.layer),
+                weight_phase(placement, placement.instance(point.layer)),
             )
         }
     };
@@ -312,15 +337,15 @@ fn edge_input(
 
 /// The store serves weights layer by layer, the next layer's while the current one computes
 /// (`runtime/sim/README.md`, weight-store phases): a layer's phase is its rank, in graph order,
-/// among the layers whose weights stream from the store.
-fn weight_phase(placement: &Placement, layer: usize) -> u32 {
+/// among the layers whose weights stream from the store. Copies of a layer share its phase.
+fn weight_phase(placement: &Placement, instance: usize) -> u32 {
     let streaming: std::collections::BTreeSet<usize> = placement
         .inputs
         .iter()
         .filter(|p| p.source == wsel_map::EdgeSource::WeightStore)
-        .map(|p| p.layer)
+        .map(|p| placement.instance(p.layer))
         .collect();
-    streaming.range(..layer).count() as u32
+    streaming.range(..instance).count() as u32
 }
 
 /// The layer's input name under which it receives `tensor`.

@@ -11,7 +11,7 @@ use std::path::Path;
 use wsel_codegen::Backend;
 use wsel_ir::graph::LayerGraph;
 use wsel_lower::RunConfig;
-use wsel_map::Placement;
+use wsel_map::{Copies, Placement};
 use wsel_sema::{Database, Diagnostic, Severity};
 use wsel_target::Target;
 
@@ -19,7 +19,8 @@ use crate::cli::{BackendArg, ModeArg};
 use crate::inputs::batch_and_inputs;
 use crate::pipeline::{
     BuildError, Compiled, ModeDecision, ModeRequest, choose_backend, choose_mode, choose_target,
-    compile_layers, cost_model, hang_checks, load_and_check, map_graph, pick_model,
+    compile_layers, cost_model, hang_checks, load_and_check, lower_for_batch, map_graph,
+    pick_model,
 };
 use crate::render::SourceTexts;
 use crate::tensor::Tensor;
@@ -32,6 +33,8 @@ pub struct BuildRequest<'a> {
     pub mode: Option<ModeArg>,
     pub batch: Option<u64>,
     pub backend: BackendArg,
+    /// Copies of the pipeline (`docs/mapping.md` §5).
+    pub copies: Copies,
     /// `--input NAME=PATH` overrides of the `run` item's inputs.
     pub inputs: &'a [String],
     /// Read the model inputs (a run needs them; a build reads them only to learn the batch).
@@ -44,6 +47,7 @@ pub struct BuildRequest<'a> {
 pub struct Built {
     /// The file's `run` item, if it has one.
     pub config: Option<RunConfig>,
+    /// The layer graph of one copy of the pipeline (lowered for its share of the batch).
     pub graph: LayerGraph,
     pub placement: Placement,
     pub decision: ModeDecision,
@@ -51,7 +55,10 @@ pub struct Built {
     pub target: Target,
     /// The mode asked for (the decision says what it became).
     pub mode_request: ModeRequest,
+    /// The copies asked for (the placement says how many it became).
+    pub copies_request: Copies,
     pub backend: Backend,
+    /// Samples in the batch, over all copies.
     pub batch: u64,
     /// The model inputs cut to the batch; empty when the request did not read them.
     pub inputs: Vec<Tensor>,
@@ -119,7 +126,8 @@ fn steps(
     }
     let target = choose_target(request.target, config.as_ref()).map_err(BuildError::Message)?;
     let mode = choose_mode(request.mode, config.as_ref());
-    let (placement, decision) = map_graph(&graph, &target, mode)?;
+    let per_copy = &mut |b| lower_for_batch(db, model, b);
+    let (graph, placement, decision) = map_graph(&graph, per_copy, &target, mode, request.copies)?;
     let backend = choose_backend(request.backend).map_err(BuildError::Message)?;
     let compiled = compile_layers(db, &placement, backend, &cost_model(&target))?;
     let mut warnings = Vec::new();
@@ -138,6 +146,7 @@ fn steps(
         compiled,
         target,
         mode_request: mode,
+        copies_request: request.copies,
         backend,
         batch: data.batch,
         inputs: data.inputs,

@@ -13,8 +13,8 @@
 //! source path (and working directory, when the path is relative), every source file the program loaded (the main file,
 //! every imported module and every stdlib module, by path and BLAKE3 hash of its bytes), the
 //! same target (a hash of its resolved description, so an edited target file counts), mode
-//! request, batch, backend and cost model. Checking it parses nothing: it hashes the listed
-//! files and compares.
+//! request, batch, copies request, backend and cost model. Checking it parses nothing: it
+//! hashes the listed files and compares.
 //!
 //! **The file**: `MAGIC`, the format version (u32, little-endian), the BLAKE3 hash of the
 //! payload, and the payload: the [`Artifact`] in postcard. Anything that does not check out —
@@ -245,6 +245,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
         },
         mode: mode_name(mode).to_string(),
         batch: data.batch,
+        copies: request.copies.to_string(),
         backend: backend.name().to_string(),
         cost,
     };
@@ -277,6 +278,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             compiled,
             target,
             mode_request: mode,
+            copies_request: request.copies,
             backend,
             batch: data.batch,
             inputs: data.inputs,
@@ -338,6 +340,8 @@ struct Choices {
     target_hash: [u8; 32],
     mode: String,
     batch: u64,
+    /// `--copies` as asked for (`auto` or a number).
+    copies: String,
     backend: String,
     cost: CostModel,
 }
@@ -374,6 +378,7 @@ impl Key {
                 target_hash: target_hash(&built.target)?,
                 mode: mode_name(built.mode_request).to_string(),
                 batch: built.batch,
+                copies: built.copies_request.to_string(),
                 backend: built.backend.name().to_string(),
                 cost: cost_model(&built.target),
             },
@@ -401,6 +406,9 @@ impl Choices {
         }
         if self.batch != now.batch {
             return Some(format!("batch changed ({} → {})", self.batch, now.batch));
+        }
+        if self.copies != now.copies {
+            return Some(format!("copies changed ({} → {})", self.copies, now.copies));
         }
         if self.backend != now.backend {
             return Some(format!(

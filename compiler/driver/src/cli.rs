@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use wsel_map::Copies;
 
 /// wsel — write, check and run programs for a simulated wafer-scale processor.
 #[derive(Debug, Parser)]
@@ -63,12 +64,14 @@ pub enum Command {
     ///
     /// Prints one line per layer: its region (origin and logical rows × columns, `T` when
     /// transposed), PEs, SRAM per PE used of available, colors, and the estimated cycles per
-    /// sample, then where tensors enter and leave the fabric and the bottleneck stage. The
-    /// model, batch, target and mode come from the file's `run` item unless given here.
+    /// sample, then where tensors enter and leave the fabric, the bottleneck stage and the
+    /// estimate for the whole batch. With copies of the pipeline, every copy's layers are
+    /// listed, numbered. The model, batch, target and mode come from the file's `run` item
+    /// unless given here.
     /// Exit status: 0 when the model maps, 1 when the program has errors or does not map, 2
     /// when a file cannot be read or written or the command line is wrong.
     #[command(
-        after_help = "Examples:\n  wsel map examples/digits/main.wse\n  wsel map examples/mlp_streaming/main.wse --target wse2 --svg map.svg --routes\n  wsel map model.wse --mode pipelined --batch 8 --format json"
+        after_help = "Examples:\n  wsel map examples/digits/main.wse\n  wsel map examples/mlp_streaming/main.wse --target wse2 --svg map.svg --routes\n  wsel map model.wse --mode pipelined --batch 8 --format json\n  wsel map examples/digits/main.wse --target wse2 --copies 1"
     )]
     Map(MapArgs),
 }
@@ -85,9 +88,15 @@ pub struct MapArgs {
     /// when every layer fits in SRAM, else streaming).
     #[arg(long, value_enum)]
     pub mode: Option<ModeArg>,
-    /// Samples per batch. Default: the `run` item's batch, else 1.
+    /// Samples per batch. Default: as `wsel run` takes it, the `run` item's batch, else the
+    /// samples in the input files the `run` item names, else 1.
     #[arg(long)]
     pub batch: Option<u64>,
+    /// Copies of the pipeline for data parallelism, each running its own block of the batch:
+    /// a number that divides the batch (1 turns replication off), or `auto`: as many as the
+    /// mapper's estimate says make the batch faster (pipelined mode only).
+    #[arg(long, value_name = "N|auto", default_value = "auto")]
+    pub copies: Copies,
     /// Also draw the placement as an SVG picture at this path.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -141,6 +150,11 @@ pub struct RunArgs {
     /// Samples per batch: the first N samples of the input files [default: all of them].
     #[arg(long)]
     pub batch: Option<u64>,
+    /// Copies of the pipeline for data parallelism, each running its own block of the batch:
+    /// a number that divides the batch (1 turns replication off), or `auto`: as many as the
+    /// mapper's estimate says make the batch faster (pipelined mode only).
+    #[arg(long, value_name = "N|auto", default_value = "auto")]
+    pub copies: Copies,
     /// The code generator for per-PE code.
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,
@@ -195,10 +209,14 @@ pub struct BuildArgs {
     /// Pipelined, streaming, or auto [default: the `run` item's, else auto].
     #[arg(long, value_enum)]
     pub mode: Option<ModeArg>,
-    /// Samples per batch [default: the `run` item's, else every sample of the `run` item's
-    /// input files (as `wsel run` does), else 1].
+    /// Samples per batch [default: the `run` item's, else 1].
     #[arg(long)]
     pub batch: Option<u64>,
+    /// Copies of the pipeline for data parallelism, each running its own block of the batch:
+    /// a number that divides the batch (1 turns replication off), or `auto`: as many as the
+    /// mapper's estimate says make the batch faster (pipelined mode only).
+    #[arg(long, value_name = "N|auto", default_value = "auto")]
+    pub copies: Copies,
     /// The code generator to compile with.
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,

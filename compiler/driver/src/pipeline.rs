@@ -13,7 +13,7 @@ use wsel_codegen::{Backend, CompiledKernel};
 use wsel_ir::cost::CostModel;
 use wsel_ir::graph::{CValue, LayerGraph, Mode};
 use wsel_lower::{RunConfig, RunMode, TargetSpec};
-use wsel_map::{MapOptions, Placement};
+use wsel_map::{Copies, MapOptions, Mapped, Placement};
 use wsel_sema::{Database, Diagnostic, ItemId, SourceFile};
 use wsel_target::Target;
 
@@ -177,15 +177,28 @@ pub enum ModeRequest {
     Auto,
 }
 
-/// Maps the graph in the requested mode; `Auto` tries pipelined (everything resident in
-/// SRAM) and falls back to streaming when pipelined mapping fails.
+/// Maps the model in the requested mode; `Auto` tries pipelined (everything resident in
+/// SRAM) and falls back to streaming when pipelined mapping fails. `graph` is the model lowered
+/// for the whole batch and `per_copy` lowers it for a smaller one: with several copies of the
+/// pipeline (`copies`, `docs/mapping.md` §5) each runs its share of the batch, and the graph
+/// returned is the one lowered for that share.
 pub fn map_graph(
     graph: &LayerGraph,
+    per_copy: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
     target: &Target,
     request: ModeRequest,
-) -> Result<(Placement, ModeDecision), BuildError> {
+    copies: Copies,
+) -> Result<(LayerGraph, Placement, ModeDecision), BuildError> {
     let options = MapOptions::default();
-    let attempt = |mode: Mode| wsel_map::map(graph, target, mode, &options);
+    let mut attempt =
+        |mode: Mode| wsel_map::map_batch(graph, &mut *per_copy, target, mode, &options, copies);
+    let placed = |mapped: Mapped, mode: Mode, reason: String| {
+        let Mapped { result, graph } = mapped;
+        match result.placement {
+            Some(placement) => Ok((graph, placement, ModeDecision { mode, reason })),
+            None => Err(result.diagnostics),
+        }
+    };
     match request {
         ModeRequest::Pipelined | ModeRequest::Streaming => {
             let mode = if request == ModeRequest::Pipelined {
@@ -193,49 +206,43 @@ pub fn map_graph(
             } else {
                 Mode::Streaming
             };
-            let result = attempt(mode);
-            match result.placement {
-                Some(placement) => Ok((
-                    placement,
-                    ModeDecision {
-                        mode,
-                        reason: "requested on the command line or in the `run` item".into(),
-                    },
-                )),
-                None => Err(BuildError::Diagnostics(result.diagnostics)),
-            }
+            let reason = "requested on the command line or in the `run` item".to_string();
+            placed(attempt(mode), mode, reason).map_err(BuildError::Diagnostics)
         }
         ModeRequest::Auto => {
-            let pipelined = attempt(Mode::Pipelined);
-            if let Some(placement) = pipelined.placement {
-                return Ok((
-                    placement,
-                    ModeDecision {
-                        mode: Mode::Pipelined,
-                        reason: "every layer's weights fit in its region's SRAM".into(),
-                    },
-                ));
-            }
-            let why = pipelined.diagnostics.first().map_or_else(
+            let reason = "every layer's weights fit in its region's SRAM".to_string();
+            let pipelined = match placed(attempt(Mode::Pipelined), Mode::Pipelined, reason) {
+                Ok(done) => return Ok(done),
+                Err(diagnostics) => diagnostics,
+            };
+            let why = pipelined.first().map_or_else(
                 || "pipelined mapping failed".to_string(),
                 |d| d.message.clone(),
             );
-            let streaming = attempt(Mode::Streaming);
-            match streaming.placement {
-                Some(placement) => Ok((
-                    placement,
-                    ModeDecision {
-                        mode: Mode::Streaming,
-                        reason: format!("pipelined does not map: {why}"),
-                    },
-                )),
-                None => {
-                    let mut diagnostics = pipelined.diagnostics;
-                    diagnostics.extend(streaming.diagnostics);
-                    Err(BuildError::Diagnostics(diagnostics))
-                }
-            }
+            let reason = format!("pipelined does not map: {why}");
+            placed(attempt(Mode::Streaming), Mode::Streaming, reason).map_err(|streaming| {
+                let mut diagnostics = pipelined;
+                diagnostics.extend(streaming);
+                BuildError::Diagnostics(diagnostics)
+            })
         }
+    }
+}
+
+/// Lowers `model` for a batch of `batch` samples: the graph, or the lowering's diagnostics.
+pub fn lower_for_batch(
+    db: &Database,
+    model: ItemId<'_>,
+    batch: u64,
+) -> Result<LayerGraph, Vec<Diagnostic>> {
+    let (graph, diagnostics) = wsel_lower::layer_graph(db, model, batch);
+    if diagnostics
+        .iter()
+        .any(|d| d.severity == wsel_sema::Severity::Error)
+    {
+        Err(diagnostics)
+    } else {
+        Ok(graph)
     }
 }
 

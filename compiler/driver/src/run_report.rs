@@ -95,7 +95,10 @@ impl RunReport {
         result: &Tensor,
         accuracy: Option<(PathBuf, (u64, u64))>,
     ) -> RunReport {
-        let batch = graph.batch.max(1);
+        // With copies of the pipeline (`docs/mapping.md` §5), each region runs its copy's share
+        // of the batch.
+        let batch = placement.batch.max(1);
+        let per_region = placement.samples_per_copy.max(1);
         let streamed = weight_streaming(
             placement,
             program,
@@ -106,7 +109,8 @@ impl RunReport {
             .layers
             .iter()
             .zip(streamed)
-            .map(|(layer, weights)| {
+            .enumerate()
+            .map(|(i, (layer, weights))| {
                 let busiest = outcome
                     .report
                     .pes
@@ -116,7 +120,7 @@ impl RunReport {
                     .max()
                     .unwrap_or(0);
                 LayerRow {
-                    name: layer.name.clone(),
+                    name: wsel_map::report::label(placement, i),
                     kernel: layer.kernel.clone(),
                     origin: (layer.rect.x, layer.rect.y),
                     rows: layer.rows,
@@ -125,7 +129,7 @@ impl RunReport {
                     sram_bytes_per_pe: layer.sram_bytes,
                     sram_bytes_available: target.sram_bytes,
                     estimated_cycles_per_sample: layer.estimate.cycles,
-                    simulated_cycles_per_sample: busiest as f64 / batch as f64,
+                    simulated_cycles_per_sample: busiest as f64 / per_region as f64,
                     weights,
                 }
             })

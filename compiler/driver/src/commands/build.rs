@@ -17,6 +17,7 @@ pub fn run(args: &BuildArgs) -> Status {
         mode: args.mode,
         batch: args.batch,
         backend: args.backend,
+        copies: args.copies,
         inputs: &[],
         read_inputs: false,
         hang_checks: true,

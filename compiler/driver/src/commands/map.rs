@@ -8,8 +8,10 @@ use wsel_ir::graph::Mode;
 use wsel_sema::{Database, Diagnostic, Severity};
 
 use crate::cli::{Format, MapArgs};
+use crate::inputs::batch_and_inputs;
 use crate::pipeline::{
-    BuildError, ModeRequest, choose_mode, choose_target, map_graph, pick_model, report_build_error,
+    BuildError, ModeRequest, choose_mode, choose_target, lower_for_batch, map_graph, pick_model,
+    report_build_error,
 };
 use crate::render::{render_diagnostics, summary_line};
 use crate::source::{read_source, source_texts};
@@ -37,10 +39,14 @@ pub fn run(args: &MapArgs) -> Status {
             return Status::UsageOrIo;
         }
     };
-    let batch = args
-        .batch
-        .or(run_config.as_ref().and_then(|r| r.batch))
-        .unwrap_or(1);
+    // The batch `wsel run` would take: the per-sample shapes of the inputs do not depend on it.
+    let (shapes, _) = wsel_lower::layer_graph(&db, model, 1);
+    let batch = match batch_and_inputs(&shapes, run_config.as_ref(), args.batch, &[], false) {
+        Ok(data) => data.batch,
+        Err(error) => {
+            return report_build_error(Some(&db), error, args.color.use_color_on_stderr());
+        }
+    };
     let target = match choose_target(args.target.as_deref(), run_config.as_ref()) {
         Ok(t) => t,
         Err(message) => {
@@ -57,16 +63,18 @@ pub fn run(args: &MapArgs) -> Status {
         return Status::Failure;
     }
     let request = choose_mode(args.mode, run_config.as_ref());
-    let (placement, decision) = match map_graph(&graph, &target, request) {
-        Ok(mapped) => mapped,
-        Err(BuildError::Diagnostics(diagnostics)) => {
-            report(&db, &diagnostics, args);
-            return Status::Failure;
-        }
-        Err(other) => {
-            return report_build_error(Some(&db), other, args.color.use_color_on_stderr());
-        }
-    };
+    let per_copy = &mut |b| lower_for_batch(&db, model, b);
+    let (graph, placement, decision) =
+        match map_graph(&graph, per_copy, &target, request, args.copies) {
+            Ok(mapped) => mapped,
+            Err(BuildError::Diagnostics(diagnostics)) => {
+                report(&db, &diagnostics, args);
+                return Status::Failure;
+            }
+            Err(other) => {
+                return report_build_error(Some(&db), other, args.color.use_color_on_stderr());
+            }
+        };
     let note = (request == ModeRequest::Auto).then(|| {
         let mode = match decision.mode {
             Mode::Pipelined => "pipelined",

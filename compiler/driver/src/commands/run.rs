@@ -41,6 +41,7 @@ fn build(args: &RunArgs, color: bool) -> Result<Built, crate::built::BuildFailur
         mode: args.mode,
         batch: args.batch,
         backend: args.backend,
+        copies: args.copies,
         inputs: &args.inputs,
         read_inputs: true,
         hang_checks: !args.no_hang_checks,
