@@ -54,6 +54,7 @@ fn layer(rows: u32, cols: u32, ports: Vec<PlacedPort>) -> PlacedLayer {
     PlacedLayer {
         name: "l#1".into(),
         layer: "l".into(),
+        copy: 0,
         implementation: 0,
         kernel: "k".into(),
         kernel_file: PathBuf::from("k.wse"),
@@ -316,11 +317,13 @@ fn placement(layers: Vec<PlacedLayer>, transfers: Vec<Transfer>) -> Placement {
         fabric_height: 16,
         mode: "pipelined".into(),
         batch: 1,
+        samples_per_copy: 1,
         sram_bytes_available: 4096,
         colors_available: 24,
         colors_used: 4,
         stage_target: 0,
-        replicas: 1,
+        copies: 1,
+        estimated_cycles: 0,
         layers,
         transfers,
         inputs: Vec::new(),
@@ -440,6 +443,7 @@ fn a_color_with_two_routes_at_one_router_is_reported() {
     };
     let crossing = Transfer {
         tensor: "x".into(),
+        copy: 0,
         part: 0,
         parts: 1,
         color: 3,
