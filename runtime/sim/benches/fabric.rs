@@ -7,7 +7,8 @@
 //!
 //! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small`, `full` or
 //! `streams` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
-//! side of the small halo exchange (rounds scale so the wavelet count stays about the same).
+//! side of the small halo exchange (rounds scale so the wavelet count stays about the same),
+//! `RUNS=n` the number of runs of `small1` (for instruction counts under callgrind: `RUNS=1`).
 
 use std::time::Instant;
 use wsel_sim::workloads::halo_exchange;
@@ -164,7 +165,11 @@ fn main() {
         small(2, 5);
     }
     if want("small1") {
-        small(1, 3);
+        let runs = std::env::var("RUNS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(3);
+        small(1, runs);
     }
     if want("streams") {
         streams();

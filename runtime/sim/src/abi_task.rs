@@ -6,7 +6,7 @@
 //! the two never alias.
 
 use crate::error::TaskFault;
-use crate::task::{TaskCode, TaskContext, TaskRuntime, words};
+use crate::task::{TaskCode, TaskContext, TaskRuntime, extend_words};
 use std::ffi::c_void;
 use std::sync::Arc;
 use wsel_abi::{
@@ -151,13 +151,17 @@ unsafe extern "C" fn abi_send(ctx: *mut TaskCtx, port: u32, offset: u32, n: u32,
             (end - u64::from(offset)) as usize,
         )
     };
-    status(rt.send(port, words(bytes), then_task(then)))
+    let mut data = rt.buffer();
+    extend_words(&mut data, bytes);
+    status(rt.send(port, data, then_task(then)))
 }
 
 unsafe extern "C" fn abi_send_scalar(ctx: *mut TaskCtx, port: u32, value: u32, then: u32) -> u32 {
     // SAFETY: native code passes back the context it was given (ABI contract).
     let rt = unsafe { runtime(ctx) };
-    status(rt.send(port, vec![value], then_task(then)))
+    let mut data = rt.buffer();
+    data.push(value);
+    status(rt.send(port, data, then_task(then)))
 }
 
 unsafe extern "C" fn abi_recv(ctx: *mut TaskCtx, port: u32, n: u32, offset: u32, then: u32) -> u32 {

@@ -34,6 +34,11 @@ pub struct SimOptions {
     /// default) decides by size: deferred for partitions of at least
     /// [`SimOptions::DEFER_MIN_ROUTERS`] routers. Results are identical either way.
     pub defer_arrivals: Option<bool>,
+    /// Count a credit returning inside a partition at once, without an event, when its
+    /// channel holds at least twice the hop latency in credits (it can then neither run out
+    /// nor need waking before the credit is due). Results are identical either way; off = an
+    /// event for every credit.
+    pub early_credits: bool,
 }
 
 impl SimOptions {
@@ -51,6 +56,7 @@ impl Default for SimOptions {
             trace_window: 64,
             express_streams: true,
             defer_arrivals: None,
+            early_credits: true,
         }
     }
 }
@@ -140,6 +146,7 @@ pub fn simulate(
         p.defer = options
             .defer_arrivals
             .unwrap_or(p.nodes.len() >= SimOptions::DEFER_MIN_ROUTERS);
+        p.early_credits = options.early_credits;
     }
     let limit = options.max_cycles.unwrap_or(u64::MAX);
     crate::parallel::run(&mut parts, limit);

@@ -203,7 +203,11 @@ impl Partition<'_> {
             }
             let ch = queue.och[usize::from(port)];
             let out = &self.outch[ch as usize];
-            if out.sink != NONE || out.dest_part != self.id || out.credits != self.depth {
+            if out.sink != NONE
+                || out.dest_part != self.id
+                || out.credits != self.depth
+                || out.early_until > t
+            {
                 return;
             }
             hops.push(Hop {

@@ -118,6 +118,8 @@ pub(crate) struct OutChannel {
     pub node: u32,
     /// Wavelets sent through it (the report's link and color counts come from these).
     pub sent: u64,
+    /// Credits returned early (see `Hot::sent_head`) are all due by this cycle.
+    pub early_until: u64,
 }
 
 /// A posted receive.

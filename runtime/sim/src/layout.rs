@@ -369,6 +369,7 @@ pub(crate) fn build<'p>(
                                 sink: NONE,
                                 node: local,
                                 sent: 0,
+                                early_until: 0,
                             }
                         }
                         None => {
@@ -392,6 +393,7 @@ pub(crate) fn build<'p>(
                                 sink: (sinks.len() - 1) as u32,
                                 node: local,
                                 sent: 0,
+                                early_until: 0,
                             }
                         }
                     };
@@ -588,6 +590,7 @@ pub(crate) fn build<'p>(
             xevents: Default::default(),
             express_on: false,
             defer: false,
+            early_credits: true,
             xcandidates: Vec::new(),
             waits: vec![Default::default(); pes_len],
             phases,
@@ -595,6 +598,7 @@ pub(crate) fn build<'p>(
             stats: Stats::new(target.colors as usize),
             trace: None,
             ops: Vec::new(),
+            spare: Vec::new(),
             node_base: part_base[p],
         };
         for (t, node) in wakes {

@@ -121,6 +121,8 @@ pub(crate) struct Partition<'p> {
     pub trace: Option<TraceBuf>,
     /// Scratch space for a task's runtime calls.
     pub ops: Vec<Op>,
+    /// Data buffers of finished sends, reused by new ones (see `TaskRuntime::buffer`).
+    pub spare: Vec<Vec<u32>>,
     /// Global id of the first node.
     pub node_base: u32,
     /// Express streams (uncontended streams in closed form), by id.
@@ -131,6 +133,8 @@ pub(crate) struct Partition<'p> {
     pub express_on: bool,
     /// Whether router steps apply their own arrivals and credits (`SimOptions::defer_arrivals`).
     pub defer: bool,
+    /// Whether credits may be counted before they are due (`SimOptions::early_credits`).
+    pub early_credits: bool,
     /// PEs that began a send in this cycle.
     pub xcandidates: Vec<u32>,
     /// Receive waits, per PE.

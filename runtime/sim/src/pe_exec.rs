@@ -51,11 +51,13 @@ impl Partition<'_> {
         if due == 0 {
             return;
         }
-        let ops: Vec<_> = p.pending.drain(..due).collect();
+        // `issue` does not touch `pending`: take it out to drain it without a copy.
+        let mut pending = std::mem::take(&mut p.pending);
         let waits = &mut self.waits[pe as usize];
-        for (when, _, op) in ops {
+        for (when, _, op) in pending.drain(..due) {
             issue(p, waits, when, op);
         }
+        p.pending = pending;
         self.stats.event(t);
     }
 
@@ -84,6 +86,7 @@ impl Partition<'_> {
             materialize(&mut p.sram, prog.sram_bytes, &prog.sram_init);
         }
         let mut ops = std::mem::take(&mut self.ops);
+        let mut spare = std::mem::take(&mut self.spare);
         let mut ctx = TaskContext {
             sram: &mut p.sram,
             rt: TaskRuntime {
@@ -98,6 +101,7 @@ impl Partition<'_> {
                 task,
                 cycles: 0,
                 ops: &mut ops,
+                spare: &mut spare,
                 fault: None,
             },
         };
@@ -107,6 +111,7 @@ impl Partition<'_> {
             Ok(()) => ctx.rt.fault.take(),
         };
         let cost = ctx.rt.cycles;
+        self.spare = spare;
         if let Some(fault) = fault {
             ops.clear();
             self.ops = ops;

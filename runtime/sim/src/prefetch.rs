@@ -96,9 +96,13 @@ impl Hot<'_> {
             {
                 fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
             }
-            for r in p.recvs.iter().take(4) {
-                let at = r.offset as usize + 4 * r.done as usize;
-                fetch(p.sram.as_ptr().wrapping_add(at));
+            // Only when a wavelet may be delivered: one wants the ramp, or the router's
+            // arrivals are applied right before its step.
+            if self.nodes[node as usize].want[crate::fabric::RAMP] != 0 || self.defer {
+                for r in p.recvs.iter().take(4) {
+                    let at = r.offset as usize + 4 * r.done as usize;
+                    fetch(p.sram.as_ptr().wrapping_add(at));
+                }
             }
         }
     }

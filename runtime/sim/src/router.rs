@@ -4,7 +4,9 @@
 //! Flow control is credit based: an output channel may send only while it holds a credit for
 //! a free slot in the downstream queue; the slot's credit comes back one hop latency after
 //! the downstream router forwards the wavelet. A full queue therefore stalls its upstream
-//! router (backpressure), which can propagate and, in a bad program, deadlock.
+//! router (backpressure), which can propagate and, in a bad program, deadlock. Inside a
+//! partition a credit is counted at once, without an event, when its channel holds so many
+//! that neither its sends nor its wake-up can tell the difference (see `sent_head`).
 //!
 //! A queue's head wavelet goes to every port of its route (multicast); it leaves the queue
 //! once all have taken it. Each output port serves the queues that want it round-robin, so
@@ -54,6 +56,10 @@ pub(crate) struct Hot<'a> {
     pub pending: &'a mut NodeSet,
     pub(crate) waits: &'a mut [PeWaits],
     phases: &'a mut Phases,
+    spare: &'a mut Vec<Vec<u32>>,
+    /// Router steps apply their own arrivals (`Partition::defer`).
+    pub(crate) defer: bool,
+    early_credits: bool,
 }
 
 impl<'p> Partition<'p> {
@@ -86,6 +92,9 @@ impl<'p> Partition<'p> {
             pending: &mut self.pending,
             waits: &mut self.waits,
             phases: &mut self.phases,
+            spare: &mut self.spare,
+            defer: self.defer,
+            early_credits: self.early_credits,
         }
     }
 }
@@ -199,6 +208,9 @@ impl Hot<'_> {
                 p.ready.push(Reverse((self.t + 1, p.seq, then)));
                 p.seq += 1;
                 self.schedule(node, self.t + 1);
+            }
+            if self.spare.len() < crate::task::SPARE_BUFFERS {
+                self.spare.push(done.data);
             }
         }
         // The ramp queue is empty and the only one that ever forwards through its port: the
@@ -324,7 +336,7 @@ impl Hot<'_> {
     }
 
     /// A wavelet arrives in local queue `q` before the PEs wake and the routers step.
-    #[inline]
+    #[inline(always)]
     fn arrive(&mut self, q: u32, data: u32) {
         debug_assert!(
             u32::from(self.queues[q as usize].len) < self.depth,
@@ -489,6 +501,16 @@ impl Hot<'_> {
         if up != NONE {
             let when = self.t + self.latency;
             if part == self.id {
+                // An upstream channel holding at least 2L credits cannot run out before this
+                // one is due (it spends at most one per cycle, and at most L − 1 of its
+                // credits are early ones not yet due), and its return would not wake the
+                // router (that happens only on 0 → 1): count it now, without an event.
+                let ch = &mut self.outch[up as usize];
+                if self.early_credits && u64::from(ch.credits) >= 2 * self.latency {
+                    ch.credits += 1;
+                    ch.early_until = when;
+                    return;
+                }
                 let c = Due {
                     node: queue.up_node,
                     index: up | Due::CREDIT,
@@ -507,6 +529,7 @@ impl Hot<'_> {
     }
 
     /// Write a wavelet of `color` into the PE's first posted receive for that color.
+    #[inline(always)]
     fn deliver(&mut self, node: u32, color: u8, data: u32) -> bool {
         let pe = self.nodes[node as usize].pe;
         if pe == NONE {

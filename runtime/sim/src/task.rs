@@ -76,6 +76,8 @@ pub(crate) struct TaskRuntime<'a> {
     pub(crate) task: TaskId,
     pub(crate) cycles: u64,
     pub(crate) ops: &'a mut Vec<Op>,
+    /// Data buffers of finished sends, for new sends to reuse (no allocation per send).
+    pub(crate) spare: &'a mut Vec<Vec<u32>>,
     /// The first fault of a runtime call, kept even if the task ignores the error.
     pub(crate) fault: Option<TaskFault>,
 }
@@ -177,7 +179,8 @@ impl<'a> TaskContext<'a> {
         then: Option<TaskId>,
     ) -> Result<(), TaskFault> {
         let r = self.range(offset, n)?;
-        let data = words(&self.sram[r]);
+        let mut data = self.rt.buffer();
+        extend_words(&mut data, &self.sram[r]);
         self.rt.send(port, data, then)
     }
 
@@ -188,7 +191,9 @@ impl<'a> TaskContext<'a> {
         value: u32,
         then: Option<TaskId>,
     ) -> Result<(), TaskFault> {
-        self.rt.send(port, vec![value], then)
+        let mut data = self.rt.buffer();
+        data.push(value);
+        self.rt.send(port, data, then)
     }
 
     /// Receive the next `n` wavelets arriving on `port` into SRAM from byte `offset`; activate
@@ -228,13 +233,31 @@ impl<'a> TaskContext<'a> {
 
 /// Little-endian words of a byte slice whose length is a multiple of 4.
 pub(crate) fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    let mut out = Vec::new();
+    extend_words(&mut out, bytes);
+    out
 }
 
+/// Append the little-endian words of `bytes` (a multiple of 4 long) to `out`.
+pub(crate) fn extend_words(out: &mut Vec<u32>, bytes: &[u8]) {
+    out.extend(
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
+}
+
+/// Finished sends keep at most this many data buffers for reuse.
+pub(crate) const SPARE_BUFFERS: usize = 64;
+
 impl TaskRuntime<'_> {
+    /// An empty buffer for a send's data, reusing one a finished send gave back.
+    pub(crate) fn buffer(&mut self) -> Vec<u32> {
+        let mut data = self.spare.pop().unwrap_or_default();
+        data.clear();
+        data
+    }
+
     pub(crate) fn fail(&mut self, fault: TaskFault) -> TaskFault {
         if self.fault.is_none() {
             self.fault = Some(fault.clone());

@@ -3,7 +3,8 @@
 //! on and off (`SimOptions::express_streams`), on random stream programs where contention
 //! often starts in the middle of a stream (which turns it back into wavelets). Applying
 //! arrivals and credits in the router pass (`SimOptions::defer_arrivals`) changes nothing
-//! either.
+//! either, nor does an event for every credit instead of counting credits early
+//! (`SimOptions::early_credits`).
 
 mod common;
 
@@ -22,7 +23,8 @@ fn options(threads: usize, express_streams: bool) -> SimOptions {
 }
 
 /// Runs with the shortcut on and off agree, and so do runs where router steps apply their
-/// own arrivals and credits (`SimOptions::defer_arrivals`); returns how the shortcut was used.
+/// own arrivals and credits (`SimOptions::defer_arrivals`) and runs where every credit is an
+/// event (`SimOptions::early_credits` off); returns how the shortcut was used.
 fn check(t: &Target, p: &Program, threads: usize) -> ExpressStats {
     let slow = observe(t, p, &options(threads, false));
     let fast = observe(t, p, &options(threads, true));
@@ -36,6 +38,15 @@ fn check(t: &Target, p: &Program, threads: usize) -> ExpressStats {
             observe(t, p, &deferred),
             slow,
             "deferred arrivals changed the outcome"
+        );
+        let eager = SimOptions {
+            early_credits: false,
+            ..options(threads, express_streams)
+        };
+        assert_eq!(
+            observe(t, p, &eager),
+            slow,
+            "counting credits early changed the outcome"
         );
     }
     simulate(t, p, &options(threads, true)).map_or(ExpressStats::default(), |o| o.express)
