@@ -209,7 +209,9 @@ impl Hot<'_> {
                 p.seq += 1;
                 self.schedule(node, self.t + 1);
             }
-            if self.spare.len() < crate::task::SPARE_BUFFERS {
+            if self.spare.len() < crate::task::SPARE_BUFFERS
+                && done.data.capacity() <= crate::task::SPARE_WORDS
+            {
                 self.spare.push(done.data);
             }
         }

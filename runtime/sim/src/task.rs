@@ -247,8 +247,11 @@ pub(crate) fn extend_words(out: &mut Vec<u32>, bytes: &[u8]) {
     );
 }
 
-/// Finished sends keep at most this many data buffers for reuse.
-pub(crate) const SPARE_BUFFERS: usize = 64;
+/// Finished sends keep at most this many data buffers for reuse (a fabric's worth of PEs
+/// sends at once, so the pool must be large to cover a round)…
+pub(crate) const SPARE_BUFFERS: usize = 8192;
+/// …of at most this many words each (so the pool stays below 8 MiB).
+pub(crate) const SPARE_WORDS: usize = 256;
 
 impl TaskRuntime<'_> {
     /// An empty buffer for a send's data, reusing one a finished send gave back.
