@@ -29,14 +29,18 @@ fn fetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// Fetch the cache lines `items` spans, at most `max` of them.
+/// Fetch the cache lines `items` spans, at most `max` of them (straight-line code: this runs
+/// for every router step).
 #[inline(always)]
 fn fetch_lines<T>(items: &[T], max: usize) {
     let start = items.as_ptr().cast::<u8>();
-    let first = start as usize & !63;
     let end = start as usize + std::mem::size_of_val(items);
-    for line in (first..end).step_by(64).take(max) {
-        fetch(start.wrapping_add(line).wrapping_sub(start as usize));
+    let mut line = start as usize & !63;
+    let mut k = 0;
+    while line < end && k < max {
+        fetch(start.wrapping_add(line.wrapping_sub(start as usize)));
+        line += 64;
+        k += 1;
     }
 }
 
