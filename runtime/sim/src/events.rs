@@ -1,7 +1,7 @@
 //! Pending events of one partition: a ring of per-cycle buckets for wavelet arrivals and
-//! credit returns (which always land exactly one hop latency ahead), a heap of node timers
-//! (task activations, delayed runtime calls, paced edge streams), and the set of routers to
-//! step.
+//! credit returns (which always land exactly one hop latency ahead), node timers (task
+//! activations, delayed runtime calls, paced edge streams: a calendar of per-cycle buckets for
+//! the next cycles, a heap beyond), and the set of routers to step.
 //!
 //! Within one cycle the order in which arrivals and credits are applied does not matter, as
 //! long as each comes before its router's step: each arrival goes to a different queue (one
@@ -121,26 +121,102 @@ impl Wheel {
     }
 }
 
-/// Node timers, earliest first, ties by node index. Stale entries are skipped by the caller.
-#[derive(Default, Debug)]
+/// Cycles ahead of the calendar's start that [`Timers`] keeps in per-cycle buckets.
+const CALENDAR: u64 = 256;
+
+/// Node timers, popped earliest first, ties by node index. Stale entries are skipped by the
+/// caller. Timers for the cycles `[base, base + CALENDAR)` are kept in a bucket per cycle
+/// (sorted by node when popped from), any other in a heap; popping merges the two.
+#[derive(Debug)]
 pub(crate) struct Timers {
-    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Bucket `t % CALENDAR`: nodes of the timers of cycle `t`.
+    buckets: Vec<Vec<u32>>,
+    base: u64,
+    /// Entries in `buckets`.
+    near: usize,
+    /// The cycle whose bucket is sorted, largest node first (popped from the back), or
+    /// u64::MAX.
+    sorted: u64,
+    far: BinaryHeap<Reverse<(u64, u32)>>,
+}
+
+impl Default for Timers {
+    fn default() -> Timers {
+        Timers {
+            buckets: (0..CALENDAR).map(|_| Vec::new()).collect(),
+            base: 0,
+            near: 0,
+            sorted: u64::MAX,
+            far: BinaryHeap::new(),
+        }
+    }
 }
 
 impl Timers {
     pub(crate) fn push(&mut self, t: u64, node: u32) {
-        self.heap.push(Reverse((t, node)));
+        if t >= self.base && t - self.base < CALENDAR {
+            self.buckets[(t % CALENDAR) as usize].push(node);
+            self.near += 1;
+            if t == self.sorted {
+                self.sorted = u64::MAX;
+            }
+        } else {
+            self.far.push(Reverse((t, node)));
+        }
+    }
+
+    /// The first cycle with a bucket entry.
+    fn first_near(&self) -> Option<u64> {
+        if self.near == 0 {
+            return None;
+        }
+        (self.base..self.base + CALENDAR)
+            .find(|&c| !self.buckets[(c % CALENDAR) as usize].is_empty())
     }
 
     pub(crate) fn peek(&self) -> Option<u64> {
-        self.heap.peek().map(|Reverse((t, _))| *t)
+        let far = self.far.peek().map(|Reverse((t, _))| *t);
+        match (self.first_near(), far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Pop the next entry due at or before `t`.
     pub(crate) fn pop_due(&mut self, t: u64) -> Option<(u64, u32)> {
-        match self.heap.peek() {
-            Some(Reverse((when, _))) if *when <= t => self.heap.pop().map(|Reverse(e)| e),
-            _ => None,
+        // Move the calendar's start up to `t`, over empty buckets only.
+        if self.near == 0 {
+            self.base = self.base.max(t);
+        } else {
+            while self.base < t && self.buckets[(self.base % CALENDAR) as usize].is_empty() {
+                self.base += 1;
+            }
+        }
+        let c = self.base;
+        let slot = (c % CALENDAR) as usize;
+        let near = if c <= t && !self.buckets[slot].is_empty() {
+            if self.sorted != c {
+                self.buckets[slot].sort_unstable_by(|a, b| b.cmp(a));
+                self.sorted = c;
+            }
+            self.buckets[slot].last().map(|&n| (c, n))
+        } else {
+            None
+        };
+        let far = self
+            .far
+            .peek()
+            .map(|Reverse(e)| *e)
+            .filter(|&(when, _)| when <= t);
+        match (near, far) {
+            (Some(a), Some(b)) if b < a => self.far.pop().map(|Reverse(e)| e),
+            (Some(a), _) => {
+                self.buckets[slot].pop();
+                self.near -= 1;
+                Some(a)
+            }
+            (None, Some(_)) => self.far.pop().map(|Reverse(e)| e),
+            (None, None) => None,
         }
     }
 }
@@ -198,6 +274,52 @@ impl NodeSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timers_pop_in_the_order_of_a_heap() {
+        // Random pushes (into the calendar and beyond it) and pops, against a heap.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut timers = Timers::default();
+        let mut heap = BinaryHeap::new();
+        let mut now = 0u64;
+        for _ in 0..20_000 {
+            for _ in 0..rand(4) {
+                let ahead = match rand(10) {
+                    0 => 300 + rand(2_000),
+                    1 => 200 + rand(100),
+                    _ => 1 + rand(40),
+                };
+                let node = rand(50) as u32;
+                timers.push(now + ahead, node);
+                heap.push(Reverse((now + ahead, node)));
+            }
+            assert_eq!(timers.peek(), heap.peek().map(|Reverse((t, _))| *t));
+            let Some(t) = timers.peek() else { continue };
+            now = t;
+            loop {
+                let want = match heap.peek() {
+                    Some(Reverse((w, _))) if *w <= now => heap.pop().map(|Reverse(e)| e),
+                    _ => None,
+                };
+                assert_eq!(timers.pop_due(now), want);
+                if want.is_none() {
+                    break;
+                }
+                // Timers set while a cycle's are popped are for later cycles.
+                if rand(3) == 0 {
+                    let (t, n) = (now + 1 + rand(300), rand(50) as u32);
+                    timers.push(t, n);
+                    heap.push(Reverse((t, n)));
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_node_set_drains_in_order_without_duplicates() {
