@@ -10,12 +10,11 @@
 
 mod common;
 
-use common::{target, threads};
+use common::{run_agreeing, target};
 use wsel_sim::{
-    EdgeInput, EdgeOutput, EdgeSource, Outcome, Program, SimOptions, StreamTiming, TaskContext,
-    simulate, task,
+    EdgeInput, EdgeOutput, EdgeSource, Outcome, Program, StreamTiming, TaskContext, task,
 };
-use wsel_target::{Coord, Dir, Port, PortSet, Target};
+use wsel_target::{Coord, Dir, Port, PortSet};
 
 /// A kernel whose launch task receives `n` words on port 0; its completion task does nothing.
 fn receiver(p: &mut Program, n: u32) -> u32 {
@@ -65,24 +64,6 @@ fn input(y: u32, color: u8, n: u32, source: EdgeSource, start: u64, phase: u32) 
     }
 }
 
-/// Runs with express streams on and off (and on two threads) agree; the outcome.
-fn run(t: &Target, p: &Program) -> Outcome {
-    let out = simulate(t, p, &threads(1)).expect("runs");
-    for opts in [
-        SimOptions {
-            express_streams: false,
-            ..threads(1)
-        },
-        threads(2),
-    ] {
-        let other = simulate(t, p, &opts).expect("runs");
-        assert_eq!(other.input_timing, out.input_timing);
-        assert_eq!(other.output_timing, out.output_timing);
-        assert_eq!(other.report, out.report);
-    }
-    out
-}
-
 fn timing(wavelets: u64, requested: u64, first: u64, last: u64) -> StreamTiming {
     StreamTiming {
         wavelets,
@@ -116,7 +97,7 @@ fn a_stream_the_fabric_cannot_take_is_held_back() {
         ],
     );
     input_to_pe(&mut p, k, 0, 1, input(0, 0, 12, EdgeSource::Host, 0, 0));
-    let out = run(&t, &p);
+    let out = run_agreeing(&t, &p);
     let timing = &out.input_timing[0];
     let (first, last) = (
         timing.first.expect("entered"),
@@ -139,7 +120,7 @@ fn a_host_input_enters_one_wavelet_per_period() {
     let mut p = Program::new();
     let k = receiver(&mut p, 10);
     input_to_pe(&mut p, k, 0, 3, input(0, 0, 10, EdgeSource::Host, 5, 0));
-    let out = run(&t, &p);
+    let out = run_agreeing(&t, &p);
     assert_eq!(out.input_timing, vec![timing(10, 5, 5, 23)]);
     assert_eq!(out.cycles, 32);
 }
@@ -163,7 +144,7 @@ fn a_paced_weight_stream_waits_for_the_store_latency() {
             input(y, y as u8, 5, EdgeSource::WeightStore, 4, 0),
         );
     }
-    let out = run(&t, &p);
+    let out = run_agreeing(&t, &p);
     assert_eq!(out.input_timing, vec![timing(5, 4, 34, 66); 2]);
 }
 
@@ -206,7 +187,7 @@ fn weight_phases_are_served_in_order_each_with_the_whole_store() {
         }
         p
     };
-    let out = run(&t, &make(false));
+    let out = run_agreeing(&t, &make(false));
     assert_eq!(
         out.input_timing,
         vec![
@@ -215,7 +196,7 @@ fn weight_phases_are_served_in_order_each_with_the_whole_store() {
             timing(6, 21, 31, 36)
         ]
     );
-    let out = run(&t, &make(true));
+    let out = run_agreeing(&t, &make(true));
     assert_eq!(
         out.input_timing,
         vec![
@@ -228,7 +209,7 @@ fn weight_phases_are_served_in_order_each_with_the_whole_store() {
     // Host streams ignore phases: a host stream "in phase 7" moves from its start.
     let mut p = make(false);
     input_to_pe(&mut p, 0, 4, 2, input(4, 4, 6, EdgeSource::Host, 1, 7));
-    let out = run(&t, &p);
+    let out = run_agreeing(&t, &p);
     assert_eq!(out.input_timing[3], timing(6, 1, 1, 6));
     assert_eq!(out.input_timing[2], timing(6, 21, 31, 36));
 }
@@ -266,7 +247,7 @@ fn to_output(host_bytes_per_cycle: u32, n: u32) -> Outcome {
         side: Dir::East,
         color: 0,
     });
-    run(&t, &p)
+    run_agreeing(&t, &p)
 }
 
 #[test]

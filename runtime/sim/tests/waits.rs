@@ -8,28 +8,9 @@
 
 mod common;
 
-use common::{route, target, threads};
-use wsel_sim::{
-    ColorWait, EdgeInput, EdgeSource, Outcome, Program, SimOptions, TaskContext, simulate, task,
-};
-use wsel_target::{Coord, Dir, Port, PortSet, Target};
-
-/// Runs with express streams on and off and on two threads agree; the outcome.
-fn run(t: &Target, p: &Program) -> Outcome {
-    let out = simulate(t, p, &threads(1)).expect("runs");
-    for opts in [
-        SimOptions {
-            express_streams: false,
-            ..threads(1)
-        },
-        threads(2),
-    ] {
-        let other = simulate(t, p, &opts).expect("runs");
-        assert_eq!(other.report, out.report);
-        assert_eq!(other.cycles, out.cycles);
-    }
-    out
-}
+use common::{route, run_agreeing, target};
+use wsel_sim::{ColorWait, EdgeInput, EdgeSource, Outcome, Program, TaskContext, task};
+use wsel_target::{Coord, Dir, Port, PortSet};
 
 /// The waits of the PE at `at`.
 fn waits(out: &Outcome, at: Coord) -> Vec<ColorWait> {
@@ -87,7 +68,7 @@ fn stream(hops: u32, n: u32, parts: &[u32], compute: u64) -> Outcome {
     p.add_pe(a, send, 4 * n, &[0], &[0]);
     p.add_pe(b, recv, 4 * n, &[0], &[0]);
     route(&t, &mut p, 0, a, b);
-    run(&t, &p)
+    run_agreeing(&t, &p)
 }
 
 #[test]
@@ -171,7 +152,7 @@ fn a_paced_stream_stalls_its_receiver_between_wavelets() {
         PortSet::only(Port::Ramp),
     );
     p.add_pe(Coord::new(3, 0), recv, 40, &[0], &[0]);
-    let out = run(&t, &p);
+    let out = run_agreeing(&t, &p);
     assert_eq!(waits(&out, Coord::new(3, 0)), vec![wait(0, 6, 4, 36)]);
     assert_eq!(out.cycles, 45);
     let json: serde_json::Value = serde_json::from_str(&out.report.to_json()).expect("JSON");

@@ -1,7 +1,7 @@
 //! Helpers shared by the simulator's integration tests: small targets and route builders.
 #![allow(dead_code)]
 
-use wsel_sim::{Color, Program, SimOptions};
+use wsel_sim::{Color, Outcome, Program, SimOptions, simulate};
 use wsel_target::{Coord, Port, PortSet, Target, shortest_path};
 
 /// The dev target with the given hop latency, task-switch cost and queue depth.
@@ -26,6 +26,26 @@ pub fn threads(n: usize) -> SimOptions {
         threads: n,
         ..SimOptions::default()
     }
+}
+
+/// Runs `p` with express streams on (one thread), off, and on two threads, checks that the
+/// three agree (report, cycles, edge-stream timing) and returns the outcome.
+pub fn run_agreeing(t: &Target, p: &Program) -> Outcome {
+    let out = simulate(t, p, &threads(1)).expect("runs");
+    for opts in [
+        SimOptions {
+            express_streams: false,
+            ..threads(1)
+        },
+        threads(2),
+    ] {
+        let other = simulate(t, p, &opts).expect("runs");
+        assert_eq!(other.report, out.report);
+        assert_eq!(other.cycles, out.cycles);
+        assert_eq!(other.input_timing, out.input_timing);
+        assert_eq!(other.output_timing, out.output_timing);
+    }
+    out
 }
 
 /// Random stream programs (see `random_body.rs`).
