@@ -76,20 +76,21 @@ pub enum Command {
     Map(MapArgs),
 }
 
+/// What to build and for what: the model file and the settings that choose its placement.
+/// Each setting defaults to the file's `run` item, then to the default named.
 #[derive(Debug, clap::Args)]
-pub struct MapArgs {
+pub struct ModelArgs {
     /// The .wse file with the model (and usually a `run` item).
     pub file: PathBuf,
-    /// The target: `dev`, `wse2`, `wse3`, or a path to a target .toml file. Default: the
-    /// `run` item's target, else `dev`.
+    /// The machine: `dev`, `wse2`, `wse3`, or a target .toml file [default: the `run` item's, else dev].
     #[arg(long)]
     pub target: Option<String>,
-    /// The execution mode to map for. Default: the `run` item's mode, else `auto` (pipelined
-    /// when every layer fits in SRAM, else streaming).
+    /// Pipelined (weights resident), streaming (weights from the weight store), or auto
+    /// (pipelined when everything fits in SRAM) [default: the `run` item's, else auto].
     #[arg(long, value_enum)]
     pub mode: Option<ModeArg>,
-    /// Samples per batch. Default: as `wsel run` takes it, the `run` item's batch, else the
-    /// samples in the input files the `run` item names, else 1.
+    /// Samples per batch: the first N samples of the input files [default: the `run` item's,
+    /// else all the samples of the input files, else 1].
     #[arg(long)]
     pub batch: Option<u64>,
     /// Copies of the pipeline for data parallelism, each running its own block of the batch:
@@ -97,6 +98,12 @@ pub struct MapArgs {
     /// mapper's estimate says make the batch faster (pipelined mode only).
     #[arg(long, value_name = "N|auto", default_value = "auto")]
     pub copies: Copies,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MapArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Also draw the placement as an SVG picture at this path.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -110,8 +117,6 @@ pub struct MapArgs {
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 }
-
-/// The execution mode `wsel map` maps for.
 
 #[derive(Debug, clap::Args)]
 pub struct FmtArgs {
@@ -138,23 +143,8 @@ pub struct CheckArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The .wse file with the model (and usually a `run` item).
-    pub file: PathBuf,
-    /// The machine: `dev`, `wse2`, `wse3`, or a target .toml file [default: the `run` item's, else dev].
-    #[arg(long)]
-    pub target: Option<String>,
-    /// Pipelined (weights resident), streaming (weights from the weight store), or auto
-    /// (pipelined when everything fits in SRAM) [default: the `run` item's, else auto].
-    #[arg(long, value_enum)]
-    pub mode: Option<ModeArg>,
-    /// Samples per batch: the first N samples of the input files [default: all of them].
-    #[arg(long)]
-    pub batch: Option<u64>,
-    /// Copies of the pipeline for data parallelism, each running its own block of the batch:
-    /// a number that divides the batch (1 turns replication off), or `auto`: as many as the
-    /// mapper's estimate says make the batch faster (pipelined mode only).
-    #[arg(long, value_name = "N|auto", default_value = "auto")]
-    pub copies: Copies,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// The code generator for per-PE code.
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,
@@ -201,22 +191,8 @@ pub struct RunArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct BuildArgs {
-    /// The .wse file with the model (and usually a `run` item).
-    pub file: PathBuf,
-    /// The machine: `dev`, `wse2`, `wse3`, or a target .toml file [default: the `run` item's, else dev].
-    #[arg(long)]
-    pub target: Option<String>,
-    /// Pipelined, streaming, or auto [default: the `run` item's, else auto].
-    #[arg(long, value_enum)]
-    pub mode: Option<ModeArg>,
-    /// Samples per batch [default: the `run` item's, else 1].
-    #[arg(long)]
-    pub batch: Option<u64>,
-    /// Copies of the pipeline for data parallelism, each running its own block of the batch:
-    /// a number that divides the batch (1 turns replication off), or `auto`: as many as the
-    /// mapper's estimate says make the batch faster (pipelined mode only).
-    #[arg(long, value_name = "N|auto", default_value = "auto")]
-    pub copies: Copies,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// The code generator to compile with.
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,

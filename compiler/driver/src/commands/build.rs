@@ -12,12 +12,12 @@ use crate::status::Status;
 pub fn run(args: &BuildArgs) -> Status {
     let color = args.color.use_color_on_stderr();
     let request = BuildRequest {
-        file: &args.file,
-        target: args.target.as_deref(),
-        mode: args.mode,
-        batch: args.batch,
+        file: &args.model.file,
+        target: args.model.target.as_deref(),
+        mode: args.model.mode,
+        batch: args.model.batch,
         backend: args.backend,
-        copies: args.copies,
+        copies: args.model.copies,
         inputs: &[],
         read_inputs: false,
         hang_checks: true,
@@ -25,7 +25,7 @@ pub fn run(args: &BuildArgs) -> Status {
     let path = args
         .output
         .clone()
-        .unwrap_or_else(|| crate::cache::default_path(&args.file));
+        .unwrap_or_else(|| crate::cache::default_path(&args.model.file));
     let cache = CacheUse {
         path: &path,
         read: true,

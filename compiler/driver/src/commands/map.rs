@@ -19,13 +19,17 @@ use crate::status::Status;
 
 pub fn run(args: &MapArgs) -> Status {
     let mut db = Database::default();
-    let file = match wsel_sema::load_program(&mut db, &args.file, &mut |p: &Path| read_source(p)) {
-        Ok(file) => file,
-        Err(error) => {
-            eprintln!("error: cannot read `{}`: {error}", args.file.display());
-            return Status::UsageOrIo;
-        }
-    };
+    let file =
+        match wsel_sema::load_program(&mut db, &args.model.file, &mut |p: &Path| read_source(p)) {
+            Ok(file) => file,
+            Err(error) => {
+                eprintln!(
+                    "error: cannot read `{}`: {error}",
+                    args.model.file.display()
+                );
+                return Status::UsageOrIo;
+            }
+        };
     let diagnostics = wsel_sema::diagnostics(&db, file);
     if diagnostics.iter().any(|d| d.severity == Severity::Error) {
         report(&db, &diagnostics, args);
@@ -35,19 +39,19 @@ pub fn run(args: &MapArgs) -> Status {
     let model = match pick_model(&db, file, run_config.as_ref()) {
         Ok(model) => model,
         Err(message) => {
-            eprintln!("error: `{}`: {message}", args.file.display());
+            eprintln!("error: `{}`: {message}", args.model.file.display());
             return Status::UsageOrIo;
         }
     };
     // The batch `wsel run` would take: the per-sample shapes of the inputs do not depend on it.
     let (shapes, _) = wsel_lower::layer_graph(&db, model, 1);
-    let batch = match batch_and_inputs(&shapes, run_config.as_ref(), args.batch, &[], false) {
+    let batch = match batch_and_inputs(&shapes, run_config.as_ref(), args.model.batch, &[], false) {
         Ok(data) => data.batch,
         Err(error) => {
             return report_build_error(Some(&db), error, args.color.use_color_on_stderr());
         }
     };
-    let target = match choose_target(args.target.as_deref(), run_config.as_ref()) {
+    let target = match choose_target(args.model.target.as_deref(), run_config.as_ref()) {
         Ok(t) => t,
         Err(message) => {
             eprintln!("error: {message}");
@@ -62,10 +66,10 @@ pub fn run(args: &MapArgs) -> Status {
         report(&db, &lower_diagnostics, args);
         return Status::Failure;
     }
-    let request = choose_mode(args.mode, run_config.as_ref());
+    let request = choose_mode(args.model.mode, run_config.as_ref());
     let per_copy = &mut |b| lower_for_batch(&db, model, b);
     let (graph, placement, decision) =
-        match map_graph(&graph, per_copy, &target, request, args.copies) {
+        match map_graph(&graph, per_copy, &target, request, args.model.copies) {
             Ok(mapped) => mapped,
             Err(BuildError::Diagnostics(diagnostics)) => {
                 report(&db, &diagnostics, args);

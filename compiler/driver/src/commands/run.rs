@@ -36,12 +36,12 @@ pub fn run(args: &RunArgs) -> Status {
 /// built afresh (and the artifact written, unless `--no-cache`).
 fn build(args: &RunArgs, color: bool) -> Result<Built, crate::built::BuildFailure> {
     let request = BuildRequest {
-        file: &args.file,
-        target: args.target.as_deref(),
-        mode: args.mode,
-        batch: args.batch,
+        file: &args.model.file,
+        target: args.model.target.as_deref(),
+        mode: args.model.mode,
+        batch: args.model.batch,
         backend: args.backend,
-        copies: args.copies,
+        copies: args.model.copies,
         inputs: &args.inputs,
         read_inputs: true,
         hang_checks: !args.no_hang_checks,
@@ -49,7 +49,7 @@ fn build(args: &RunArgs, color: bool) -> Result<Built, crate::built::BuildFailur
     let path = args
         .artifact
         .clone()
-        .unwrap_or_else(|| crate::cache::default_path(&args.file));
+        .unwrap_or_else(|| crate::cache::default_path(&args.model.file));
     let cache = (!args.no_cache).then_some(CacheUse {
         path: &path,
         read: true,
@@ -101,7 +101,7 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         .output
         .clone()
         .or(config.as_ref().and_then(|c| c.output.clone()))
-        .unwrap_or_else(|| default_output(&args.file, &graph.model));
+        .unwrap_or_else(|| default_output(&args.model.file, &graph.model));
     write_npy_atomic(&output_path, &result).map_err(tensor_error)?;
 
     let labels_path = args
@@ -116,7 +116,7 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         None => None,
     };
     let report = RunReport::new(
-        &args.file,
+        &args.model.file,
         &graph,
         &placement,
         &decision,
