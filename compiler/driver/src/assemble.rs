@@ -103,10 +103,11 @@ pub fn assemble(
     for (color, route) in placement.routes() {
         program.add_route(route.at, color, route.rx, route.tx);
     }
+    let phases = WeightPhases::new(placement);
     for point in &placement.inputs {
         program
             .inputs
-            .push(edge_input(graph, placement, data, point)?);
+            .push(edge_input(graph, placement, data, &phases, point)?);
     }
     let mut output_parts = Vec::new();
     for point in &placement.outputs {
@@ -277,6 +278,7 @@ fn edge_input(
     graph: &LayerGraph,
     placement: &Placement,
     data: &HostData<'_>,
+    phases: &WeightPhases,
     point: &EdgePoint,
 ) -> Result<EdgeInput, String> {
     let layer = &graph.layers[placement.instance(point.layer)];
@@ -320,7 +322,7 @@ fn edge_input(
             (
                 gather(&tensor.words, &indices),
                 wsel_sim::EdgeSource::WeightStore,
-                weight_phase(placement, placement.instance(point.layer)),
+                phases.of(placement.instance(point.layer)),
             )
         }
     };
@@ -338,14 +340,28 @@ fn edge_input(
 /// The store serves weights layer by layer, the next layer's while the current one computes
 /// (`runtime/sim/README.md`, weight-store phases): a layer's phase is its rank, in graph order,
 /// among the layers whose weights stream from the store. Copies of a layer share its phase.
-fn weight_phase(placement: &Placement, instance: usize) -> u32 {
-    let streaming: std::collections::BTreeSet<usize> = placement
-        .inputs
-        .iter()
-        .filter(|p| p.source == wsel_map::EdgeSource::WeightStore)
-        .map(|p| placement.instance(p.layer))
-        .collect();
-    streaming.range(..instance).count() as u32
+struct WeightPhases {
+    /// The graph layers whose weights stream from the store, ascending.
+    streaming: Vec<usize>,
+}
+
+impl WeightPhases {
+    fn new(placement: &Placement) -> WeightPhases {
+        let streaming: std::collections::BTreeSet<usize> = placement
+            .inputs
+            .iter()
+            .filter(|p| p.source == wsel_map::EdgeSource::WeightStore)
+            .map(|p| placement.instance(p.layer))
+            .collect();
+        WeightPhases {
+            streaming: streaming.into_iter().collect(),
+        }
+    }
+
+    /// The phase of graph layer `instance`'s weight streams.
+    fn of(&self, instance: usize) -> u32 {
+        self.streaming.partition_point(|&l| l < instance) as u32
+    }
 }
 
 /// The layer's input name under which it receives `tensor`.

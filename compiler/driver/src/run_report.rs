@@ -18,7 +18,9 @@ use wsel_target::Target;
 use wsel_map::report::group;
 
 use crate::pipeline::ModeDecision;
-use crate::run_timing::{Latency, StallCause, WeightStreaming, latency, weight_streaming};
+use crate::run_timing::{
+    Latency, StallCause, WeightStreaming, latency, layer_pes, weight_streaming,
+};
 use crate::tensor::Tensor;
 
 /// Everything the report says, serialisable.
@@ -99,39 +101,31 @@ impl RunReport {
         // of the batch.
         let batch = placement.batch.max(1);
         let per_region = placement.samples_per_copy.max(1);
+        let pes = layer_pes(placement, &outcome.report);
         let streamed = weight_streaming(
             placement,
             program,
             outcome,
+            &pes,
             target.weight_store.bandwidth_bytes_per_cycle,
         );
         let layers = placement
             .layers
             .iter()
-            .zip(streamed)
+            .zip(pes.iter().zip(streamed))
             .enumerate()
-            .map(|(i, (layer, weights))| {
-                let busiest = outcome
-                    .report
-                    .pes
-                    .iter()
-                    .filter(|pe| layer.rect.contains(wsel_target::Coord::new(pe.x, pe.y)))
-                    .map(|pe| pe.busy_cycles)
-                    .max()
-                    .unwrap_or(0);
-                LayerRow {
-                    name: wsel_map::report::label(placement, i),
-                    kernel: layer.kernel.clone(),
-                    origin: (layer.rect.x, layer.rect.y),
-                    rows: layer.rows,
-                    cols: layer.cols,
-                    pes: layer.pe_count(),
-                    sram_bytes_per_pe: layer.sram_bytes,
-                    sram_bytes_available: target.sram_bytes,
-                    estimated_cycles_per_sample: layer.estimate.cycles,
-                    simulated_cycles_per_sample: busiest as f64 / per_region as f64,
-                    weights,
-                }
+            .map(|(i, (layer, (region, weights)))| LayerRow {
+                name: wsel_map::report::label(placement, i),
+                kernel: layer.kernel.clone(),
+                origin: (layer.rect.x, layer.rect.y),
+                rows: layer.rows,
+                cols: layer.cols,
+                pes: layer.pe_count(),
+                sram_bytes_per_pe: layer.sram_bytes,
+                sram_bytes_available: target.sram_bytes,
+                estimated_cycles_per_sample: layer.estimate.cycles,
+                simulated_cycles_per_sample: region.busiest as f64 / per_region as f64,
+                weights,
             })
             .collect::<Vec<_>>();
         let bottleneck = layers

@@ -5,9 +5,10 @@
 //! Nothing here is estimated: every figure is read from the simulation of the run.
 
 use serde::Serialize;
+use std::collections::HashMap;
 use wsel_map::Placement;
-use wsel_sim::{EdgeSource, Outcome, Program, StreamTiming};
-use wsel_target::Coord;
+
+use wsel_sim::{EdgeSource, Outcome, PeActivity, Program, Report, StreamTiming};
 
 /// How long the first result took to appear, and how long the last took after the last input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -80,29 +81,62 @@ impl StallCause {
     }
 }
 
+/// The simulated PEs of one placed layer, and the busy cycles of its busiest PE.
+pub struct LayerPes<'a> {
+    pub pes: Vec<&'a PeActivity>,
+    pub busiest: u64,
+}
+
+/// The simulator's PE records grouped by the placed layer whose region holds them, in one
+/// pass over the PEs.
+pub fn layer_pes<'a>(placement: &Placement, report: &'a Report) -> Vec<LayerPes<'a>> {
+    let mut owner = HashMap::new();
+    for (l, layer) in placement.layers.iter().enumerate() {
+        let r = layer.rect;
+        for y in r.y..r.y + r.height {
+            for x in r.x..r.x + r.width {
+                owner.insert((x, y), l);
+            }
+        }
+    }
+    let mut layers: Vec<LayerPes<'a>> = placement
+        .layers
+        .iter()
+        .map(|_| LayerPes {
+            pes: Vec::new(),
+            busiest: 0,
+        })
+        .collect();
+    for pe in &report.pes {
+        if let Some(&l) = owner.get(&(pe.x, pe.y)) {
+            layers[l].busiest = layers[l].busiest.max(pe.busy_cycles);
+            layers[l].pes.push(pe);
+        }
+    }
+    layers
+}
+
 /// For each placed layer that streams weights from the store, its figures; `None` for the
 /// others. `program` is the simulated program, whose inputs correspond one to one with
-/// `placement.inputs`; `store_bytes_per_cycle` the weight store's bandwidth.
+/// `placement.inputs`; `pes` the layers' PEs ([`layer_pes`]); `store_bytes_per_cycle` the
+/// weight store's bandwidth.
 pub fn weight_streaming(
     placement: &Placement,
     program: &Program,
     outcome: &Outcome,
+    pes: &[LayerPes<'_>],
     store_bytes_per_cycle: u32,
 ) -> Vec<Option<WeightStreaming>> {
-    placement
-        .layers
+    let mut streams: Vec<Vec<usize>> = vec![Vec::new(); placement.layers.len()];
+    for (i, point) in placement.inputs.iter().enumerate() {
+        if point.source == wsel_map::EdgeSource::WeightStore {
+            streams[point.layer].push(i);
+        }
+    }
+    streams
         .iter()
-        .enumerate()
-        .map(|(l, layer)| {
-            let streams: Vec<usize> = placement
-                .inputs
-                .iter()
-                .enumerate()
-                .filter(|(_, point)| {
-                    point.layer == l && point.source == wsel_map::EdgeSource::WeightStore
-                })
-                .map(|(i, _)| i)
-                .collect();
+        .zip(pes)
+        .map(|(streams, layer)| {
             if streams.is_empty() {
                 return None;
             }
@@ -113,15 +147,9 @@ pub fn weight_streaming(
             let (first, last) = span(streams.iter().map(|&i| &outcome.input_timing[i]))?;
             let load_cycles = last - first + 1;
             let colors: Vec<u8> = streams.iter().map(|&i| placement.inputs[i].color).collect();
-            let in_layer = || {
-                outcome
-                    .report
-                    .pes
-                    .iter()
-                    .filter(|pe| layer.rect.contains(Coord::new(pe.x, pe.y)))
-            };
-            let compute_cycles = in_layer().map(|pe| pe.busy_cycles).max().unwrap_or(0);
-            let stall_cycles = in_layer()
+            let stall_cycles = layer
+                .pes
+                .iter()
                 .map(|pe| {
                     pe.waits
                         .iter()
@@ -145,7 +173,7 @@ pub fn weight_streaming(
             };
             Some(WeightStreaming {
                 weight_bytes,
-                compute_cycles,
+                compute_cycles: layer.busiest,
                 load_cycles,
                 stall_cycles,
                 held_back_cycles,
