@@ -193,3 +193,52 @@ fn span<'a>(timings: impl Iterator<Item = &'a StreamTiming>) -> Option<(u64, u64
         (acc, _, _) => acc,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wsel_sim::{EdgeInput, EdgeOutput, SimOptions, simulate};
+    use wsel_target::{Coord, Dir, Port, PortSet, Target};
+
+    #[test]
+    fn fill_and_drain_of_a_stream_across_a_row() {
+        // dev: 16 columns, hop latency L = 2, host pool 64 B/cycle (both streams move one
+        // wavelet per cycle). n = 10 wavelets enter router (0, 0) from the west at cycles
+        // 0..=9 and are forwarded east at once; each crosses 15 links to router (15, 0),
+        // arriving 15·L = 30 cycles later, where the output takes it off the east edge in the
+        // same cycle. First out 30, last out 39: fill = 30 - 0, drain = 39 - 9 = 30.
+        let target = Target::dev();
+        let mut program = Program::new();
+        for x in 0..16 {
+            program.add_route(
+                Coord::new(x, 0),
+                0,
+                PortSet::only(Port::W),
+                PortSet::only(Port::E),
+            );
+        }
+        program.inputs.push(EdgeInput {
+            at: Coord::new(0, 0),
+            side: Dir::West,
+            color: 0,
+            data: (0..10).collect(),
+            source: EdgeSource::Host,
+            start: 0,
+            phase: 0,
+        });
+        program.outputs.push(EdgeOutput {
+            at: Coord::new(15, 0),
+            side: Dir::East,
+            color: 0,
+        });
+        let outcome = simulate(&target, &program, &SimOptions::default()).expect("runs");
+        assert_eq!(outcome.outputs[0], (0..10).collect::<Vec<u32>>());
+        assert_eq!(
+            latency(&program, &outcome),
+            Some(Latency {
+                fill_cycles: 30,
+                drain_cycles: 30
+            })
+        );
+    }
+}
