@@ -125,8 +125,11 @@ impl Wheel {
 const CALENDAR: u64 = 256;
 
 /// Node timers, popped earliest first, ties by node index. Stale entries are skipped by the
-/// caller. Timers for the cycles `[base, base + CALENDAR)` are kept in a bucket per cycle
-/// (sorted by node when popped from), any other in a heap; popping merges the two.
+/// caller. Timers for the cycles `[base, base + CALENDAR)` are kept in a bucket per cycle, any
+/// other in a heap; popping merges the two. The bucket of the cycle being popped is put in
+/// node order through a [`NodeSet`] (a bitmap walk instead of a sort), which also drops
+/// duplicate entries: a node's second timer for the same cycle would be stale anyway, as
+/// nothing can set a timer for the cycle being processed.
 #[derive(Debug)]
 pub(crate) struct Timers {
     /// Bucket `t % CALENDAR`: nodes of the timers of cycle `t`.
@@ -134,32 +137,34 @@ pub(crate) struct Timers {
     base: u64,
     /// Entries in `buckets`.
     near: usize,
-    /// The cycle whose bucket is sorted, largest node first (popped from the back), or
-    /// u64::MAX.
-    sorted: u64,
+    /// The cycle whose timers `current[next..]` are, in node order, or u64::MAX.
+    ordered: u64,
+    current: Vec<u32>,
+    next: usize,
+    /// Scratch set that puts a bucket in node order.
+    order: NodeSet,
     far: BinaryHeap<Reverse<(u64, u32)>>,
 }
 
-impl Default for Timers {
-    fn default() -> Timers {
+impl Timers {
+    /// Timers for nodes `0..nodes`.
+    pub(crate) fn new(nodes: usize) -> Timers {
         Timers {
             buckets: (0..CALENDAR).map(|_| Vec::new()).collect(),
             base: 0,
             near: 0,
-            sorted: u64::MAX,
+            ordered: u64::MAX,
+            current: Vec::new(),
+            next: 0,
+            order: NodeSet::new(nodes),
             far: BinaryHeap::new(),
         }
     }
-}
 
-impl Timers {
     pub(crate) fn push(&mut self, t: u64, node: u32) {
         if t >= self.base && t - self.base < CALENDAR {
             self.buckets[(t % CALENDAR) as usize].push(node);
             self.near += 1;
-            if t == self.sorted {
-                self.sorted = u64::MAX;
-            }
         } else {
             self.far.push(Reverse((t, node)));
         }
@@ -167,6 +172,9 @@ impl Timers {
 
     /// The first cycle with a bucket entry.
     fn first_near(&self) -> Option<u64> {
+        if self.next < self.current.len() {
+            return Some(self.ordered);
+        }
         if self.near == 0 {
             return None;
         }
@@ -182,27 +190,42 @@ impl Timers {
         }
     }
 
+    /// Put the timers of cycle `c` (those still in its bucket and those not yet popped from
+    /// `current`) in node order in `current`.
+    fn order(&mut self, c: u64) {
+        let bucket = &mut self.buckets[(c % CALENDAR) as usize];
+        self.near -= bucket.len();
+        for node in bucket.drain(..).chain(self.current.drain(self.next..)) {
+            self.order.insert(node);
+        }
+        self.current.clear();
+        self.order.drain_into(&mut self.current);
+        self.next = 0;
+        self.ordered = c;
+    }
+
     /// Pop the next entry due at or before `t`.
     pub(crate) fn pop_due(&mut self, t: u64) -> Option<(u64, u32)> {
-        // Move the calendar's start up to `t`, over empty buckets only.
-        if self.near == 0 {
-            self.base = self.base.max(t);
-        } else {
-            while self.base < t && self.buckets[(self.base % CALENDAR) as usize].is_empty() {
-                self.base += 1;
+        if self.next == self.current.len() {
+            // Move the calendar's start up to `t`, over empty buckets only.
+            if self.near == 0 {
+                self.base = self.base.max(t);
+            } else {
+                while self.base < t && self.buckets[(self.base % CALENDAR) as usize].is_empty() {
+                    self.base += 1;
+                }
             }
         }
         let c = self.base;
-        let slot = (c % CALENDAR) as usize;
-        let near = if c <= t && !self.buckets[slot].is_empty() {
-            if self.sorted != c {
-                self.buckets[slot].sort_unstable_by(|a, b| b.cmp(a));
-                self.sorted = c;
+        if c <= t && !self.buckets[(c % CALENDAR) as usize].is_empty() {
+            if self.ordered != c {
+                self.current.clear();
+                self.next = 0;
             }
-            self.buckets[slot].last().map(|&n| (c, n))
-        } else {
-            None
-        };
+            self.order(c);
+        }
+        let near =
+            (self.next < self.current.len()).then(|| (self.ordered, self.current[self.next]));
         let far = self
             .far
             .peek()
@@ -211,8 +234,7 @@ impl Timers {
         match (near, far) {
             (Some(a), Some(b)) if b < a => self.far.pop().map(|Reverse(e)| e),
             (Some(a), _) => {
-                self.buckets[slot].pop();
-                self.near -= 1;
+                self.next += 1;
                 Some(a)
             }
             (None, Some(_)) => self.far.pop().map(|Reverse(e)| e),
@@ -277,7 +299,9 @@ mod tests {
 
     #[test]
     fn timers_pop_in_the_order_of_a_heap() {
-        // Random pushes (into the calendar and beyond it) and pops, against a heap.
+        // Random pushes (into the calendar and beyond it) and pops, against a heap. Repeated
+        // (cycle, node) entries may come out once or several times (the caller skips stale
+        // ones either way), so repeats are dropped on both sides.
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut rand = move |n: u64| {
             seed ^= seed << 13;
@@ -285,9 +309,10 @@ mod tests {
             seed ^= seed << 17;
             seed % n
         };
-        let mut timers = Timers::default();
+        let mut timers = Timers::new(50);
         let mut heap = BinaryHeap::new();
         let mut now = 0u64;
+        let (mut got, mut want) = (None, None);
         for _ in 0..20_000 {
             for _ in 0..rand(4) {
                 let ahead = match rand(10) {
@@ -303,14 +328,29 @@ mod tests {
             let Some(t) = timers.peek() else { continue };
             now = t;
             loop {
-                let want = match heap.peek() {
-                    Some(Reverse((w, _))) if *w <= now => heap.pop().map(|Reverse(e)| e),
-                    _ => None,
+                let next_want = loop {
+                    match heap.peek() {
+                        Some(Reverse(e)) if e.0 <= now => {
+                            let e = *e;
+                            heap.pop();
+                            if want != Some(e) {
+                                break Some(e);
+                            }
+                        }
+                        _ => break None,
+                    }
                 };
-                assert_eq!(timers.pop_due(now), want);
-                if want.is_none() {
+                let next_got = loop {
+                    match timers.pop_due(now) {
+                        Some(e) if got == Some(e) => {}
+                        other => break other,
+                    }
+                };
+                assert_eq!(next_got, next_want);
+                if next_want.is_none() {
                     break;
                 }
+                (got, want) = (next_got, next_want);
                 // Timers set while a cycle's are popped are for later cycles.
                 if rand(3) == 0 {
                     let (t, n) = (now + 1 + rand(300), rand(50) as u32);

@@ -577,7 +577,7 @@ pub(crate) fn build<'p>(
             sources,
             sinks,
             wheel: Wheel::new(u64::from(target.hop_latency)),
-            timers: Timers::default(),
+            timers: Timers::new(n1 - n0),
             pending: NodeSet::new(n1 - n0),
             list: Vec::new(),
             due_head: vec![NONE; n1 - n0],
