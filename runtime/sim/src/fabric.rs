@@ -43,7 +43,13 @@ pub(crate) struct Node {
     pub q_len: u8,
     /// [`SOURCES`] | [`SENDING`].
     pub flags: u8,
+    /// Bit per output port whose `want` mask is not 0 (so a step tests one byte): not 0
+    /// exactly when a queue of the router holds a wavelet.
+    pub ports: u8,
 }
+
+// A router step reads one cache line of its node.
+const _: () = assert!(std::mem::size_of::<Node>() == 64);
 
 /// `Node::flags`: edge sources feed this router.
 pub(crate) const SOURCES: u8 = 1;
@@ -53,9 +59,14 @@ pub(crate) const SENDING: u8 = 2;
 pub(crate) const EXPRESS: u8 = 4;
 
 impl Node {
-    /// Whether any queue of the router holds a wavelet.
-    pub(crate) fn queued(&self) -> bool {
-        self.want.iter().fold(0, |a, w| a | w) != 0
+    /// The output ports whose `want` mask is not 0, computed from the masks (for checking
+    /// `ports`).
+    pub(crate) fn want_ports(&self) -> u8 {
+        let mut ports = 0;
+        for (o, w) in self.want.iter().enumerate() {
+            ports |= u8::from(*w != 0) << o;
+        }
+        ports
     }
 }
 

@@ -541,6 +541,7 @@ pub(crate) fn build<'p>(
                 rr: [0; OUTPUTS],
                 q_len: q_len as u8,
                 flags: if src_len > 0 { SOURCES } else { 0 },
+                ports: 0,
             });
             info.push(NodeInfo {
                 wake: u64::MAX,

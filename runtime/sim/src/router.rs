@@ -134,26 +134,20 @@ impl Hot<'_> {
         if flags & EXPRESS != 0 {
             self.express_step(node);
         }
-        // Unrolled so that each port gets its own specialised copy of `serve`.
-        if self.nodes[node as usize].want[0] != 0 {
-            moved |= self.serve(node, 0);
-        }
-        if self.nodes[node as usize].want[1] != 0 {
-            moved |= self.serve(node, 1);
-        }
-        if self.nodes[node as usize].want[2] != 0 {
-            moved |= self.serve(node, 2);
-        }
-        if self.nodes[node as usize].want[3] != 0 {
-            moved |= self.serve(node, 3);
-        }
-        if self.nodes[node as usize].want[RAMP] != 0 {
-            moved |= self.serve(node, RAMP);
-        }
+        // The ports with wanting queues: serving a port changes the want masks only when it
+        // moves a wavelet, and they are read again then. Unrolled so that each port
+        // gets its own specialised copy of `serve`.
+        let mut ports = self.nodes[node as usize].ports;
+        debug_assert_eq!(ports, self.nodes[node as usize].want_ports());
+        moved |= self.serve_port(node, 0, &mut ports);
+        moved |= self.serve_port(node, 1, &mut ports);
+        moved |= self.serve_port(node, 2, &mut ports);
+        moved |= self.serve_port(node, 3, &mut ports);
+        moved |= self.serve_port(node, RAMP, &mut ports);
         if !moved {
             return (false, false);
         }
-        let queued = self.nodes[node as usize].queued();
+        let queued = ports != 0;
         let sending = self.nodes[node as usize].flags & SENDING != 0;
         let sourcing = has_sources && {
             let info = &self.info[node as usize];
@@ -162,6 +156,16 @@ impl Hot<'_> {
                 .any(Source::live)
         };
         (true, queued || sending || sourcing)
+    }
+
+    /// Serve output port `o` if `ports` says a queue wants it; `ports` is kept up to date.
+    #[inline(always)]
+    fn serve_port(&mut self, node: u32, o: usize, ports: &mut u8) -> bool {
+        if *ports & (1 << o) == 0 || !self.serve(node, o) {
+            return false;
+        }
+        *ports = self.nodes[node as usize].ports;
+        true
     }
 
     /// Move one wavelet from the PE's sends into the router, round-robin over colors (the
@@ -386,7 +390,7 @@ impl Hot<'_> {
         if len == 0 {
             let n = &mut self.nodes[node as usize];
             let bit = 1u64 << (q - n.q_start);
-            set_want(&mut n.want, tx, bit);
+            set_want(n, tx, bit);
         }
     }
 
@@ -486,6 +490,9 @@ impl Hot<'_> {
         let n = &mut self.nodes[node as usize];
         n.rr[o] = ((bit + 1) % 64) as u8;
         n.want[o] &= !(1u64 << bit);
+        if n.want[o] == 0 {
+            n.ports &= !(1 << o);
+        }
         queue.sent |= 1 << o;
         if queue.sent != queue.tx {
             return;
@@ -497,7 +504,7 @@ impl Hot<'_> {
         }
         queue.len -= 1;
         if queue.len > 0 {
-            set_want(&mut n.want, queue.tx, 1u64 << bit);
+            set_want(n, queue.tx, 1u64 << bit);
         }
         let (up, part) = (queue.up_och, u32::from(queue.up_part));
         if up != NONE {
@@ -574,12 +581,13 @@ impl Hot<'_> {
 
 /// Mark queue `bit` in the want masks of the ports in `tx` (not empty).
 #[inline(always)]
-fn set_want(want: &mut [u64; OUTPUTS], tx: u8, bit: u64) {
+fn set_want(n: &mut Node, tx: u8, bit: u64) {
+    n.ports |= tx;
     if tx & tx.wrapping_sub(1) == 0 {
         // One port: the common case.
-        want[tx.trailing_zeros() as usize % OUTPUTS] |= bit;
+        n.want[tx.trailing_zeros() as usize % OUTPUTS] |= bit;
     } else {
-        for (o, w) in want.iter_mut().enumerate() {
+        for (o, w) in n.want.iter_mut().enumerate() {
             if tx & (1 << o) != 0 {
                 *w |= bit;
             }
