@@ -263,20 +263,12 @@ impl<'p> Partition<'p> {
         self.pending.drain_into(&mut list);
         let mut moved = false;
         {
-            use crate::prefetch::{FAR, MID, NEAR};
             let mut due_head = std::mem::take(&mut self.due_head);
             let due_next = std::mem::take(&mut self.due_next);
             let mut hot = self.hot(t);
+            let mut ahead = crate::prefetch::Ahead::start(&hot, &list);
             for (i, &node) in list.iter().enumerate() {
-                if let Some(&n) = list.get(i + FAR) {
-                    hot.prefetch_far(n);
-                }
-                if let Some(&n) = list.get(i + MID) {
-                    hot.prefetch_mid(n);
-                }
-                if let Some(&n) = list.get(i + NEAR) {
-                    hot.prefetch_near(n);
-                }
+                ahead.step(&hot, &list, i);
                 if deferred {
                     let mut d = std::mem::replace(&mut due_head[node as usize], NONE);
                     while d != NONE {

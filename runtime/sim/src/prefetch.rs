@@ -3,9 +3,9 @@
 //! A large fabric's per-cycle state does not fit in the caches, and a router step chases
 //! pointers (router → PE → its sends → the send's data; PE → its receives → SRAM) whose
 //! targets the hardware prefetcher cannot guess. The active list is sorted, so the routers a
-//! few steps ahead are known: a three-stage pipeline fetches the PE record far ahead, its
-//! send and receive arrays closer, and the data words and SRAM lines the step will touch just
-//! before it; phase 1 likewise fetches the queue, router and slot of arrivals ahead. The
+//! few steps ahead are known: a three-stage pipeline ([`Ahead`]) fetches the PE record far
+//! ahead, its send and receive arrays closer, and the data words and SRAM lines the step will
+//! touch just before it, looking each router's PE up once; phase 1 likewise fetches the queue, router and slot of arrivals ahead. The
 //! distances are long because a wse2-size fabric misses all the way to memory. Prefetches are
 //! hints only: they never change results.
 
@@ -29,20 +29,61 @@ fn fetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// Fetch the cache lines `items` spans, at most `max` of them (straight-line code: this runs
-/// for every router step).
+/// Fetch the cache lines `items` spans, at most `MAX` of them (straight-line code without
+/// branches per line: this runs for every router step; a line is fetched twice rather than
+/// testing for the end).
 #[inline(always)]
-fn fetch_lines<T>(items: &[T], max: usize) {
+fn fetch_lines<T, const MAX: usize>(items: &[T]) {
+    let bytes = std::mem::size_of_val(items);
+    if bytes == 0 {
+        return;
+    }
     let start = items.as_ptr().cast::<u8>();
-    let end = start as usize + std::mem::size_of_val(items);
-    let mut line = start as usize & !63;
-    let mut k = 0;
-    while line < end && k < max {
+    let first = start as usize & !63;
+    let last = (start as usize + bytes - 1) & !63;
+    for k in 0..MAX {
+        let line = (first + 64 * k).min(last);
         fetch(start.wrapping_add(line.wrapping_sub(start as usize)));
-        line += 64;
-        k += 1;
     }
 }
+
+/// The three stages of prefetching ahead of a pass over the routers of `list`, carrying each
+/// router's PE index from the first stage to the later ones (so that it is looked up once).
+pub(crate) struct Ahead {
+    /// `pes[i % 64]`: the PE of `list[i]` (NONE if none), for `i` up to `FAR` ahead.
+    pes: [u32; 64],
+}
+
+impl Ahead {
+    /// Before the pass: the PEs of the first routers, and their records.
+    #[inline(always)]
+    pub(crate) fn start(hot: &Hot<'_>, list: &[u32]) -> Ahead {
+        let mut ahead = Ahead { pes: [NONE; 64] };
+        for (i, &node) in list.iter().take(FAR).enumerate() {
+            ahead.pes[i] = hot.nodes[node as usize].pe;
+            hot.prefetch_pe(ahead.pes[i]);
+        }
+        ahead
+    }
+
+    /// Before the step of `list[i]`: the stages for the routers `FAR`, `MID` and `NEAR` ahead.
+    #[inline(always)]
+    pub(crate) fn step(&mut self, hot: &Hot<'_>, list: &[u32], i: usize) {
+        if let Some(&node) = list.get(i + FAR) {
+            let pe = hot.nodes[node as usize].pe;
+            self.pes[(i + FAR) % 64] = pe;
+            hot.prefetch_pe(pe);
+        }
+        if i + MID < list.len() {
+            hot.prefetch_arrays(self.pes[(i + MID) % 64]);
+        }
+        if let Some(&node) = list.get(i + NEAR) {
+            hot.prefetch_words(node, self.pes[(i + NEAR) % 64]);
+        }
+    }
+}
+
+const _: () = assert!(FAR < 64 && MID < FAR && NEAR < MID);
 
 /// Arrivals ahead of the current one (phase 1): the queue record at twice this distance,
 /// its router's record and wavelet slot at this distance.
@@ -63,50 +104,46 @@ impl Hot<'_> {
         fetch(self.qslot(q));
     }
 
-    /// Stage 1: the PE record of `node`.
+    /// Stage 1: the record of PE `pe` (NONE: none).
     #[inline(always)]
-    pub(crate) fn prefetch_far(&self, node: u32) {
-        let pe = self.nodes[node as usize].pe;
-        if pe != NONE {
-            let p = std::ptr::from_ref(&self.pes[pe as usize]);
+    fn prefetch_pe(&self, pe: u32) {
+        if let Some(p) = self.pes.get(pe as usize) {
+            let p = std::ptr::from_ref(p);
             fetch(p);
             fetch(p.cast::<u8>().wrapping_add(64));
         }
     }
 
-    /// Stage 2: the arrays of sends and receives of `node`'s PE.
+    /// Stage 2: the arrays of sends and receives of PE `pe` (NONE: none).
     #[inline(always)]
-    pub(crate) fn prefetch_mid(&self, node: u32) {
-        let pe = self.nodes[node as usize].pe;
-        if pe != NONE {
-            let p = &self.pes[pe as usize];
+    fn prefetch_arrays(&self, pe: u32) {
+        if let Some(p) = self.pes.get(pe as usize) {
             // Every line of the two arrays (a few entries each).
-            fetch_lines(p.sends.as_slice(), 4);
-            fetch_lines(p.recvs.as_slice(), 2);
+            fetch_lines::<_, 4>(p.sends.as_slice());
+            fetch_lines::<_, 2>(p.recvs.as_slice());
         }
     }
 
-    /// Stage 3: the next data word of the send injected next and the next SRAM word of each
-    /// receive.
+    /// Stage 3: the next data word of the send router `node`'s PE `pe` (NONE: none) injects
+    /// next and the next SRAM word of each of its receives.
     #[inline(always)]
-    pub(crate) fn prefetch_near(&self, node: u32) {
-        let pe = self.nodes[node as usize].pe;
-        if pe != NONE {
-            let p = &self.pes[pe as usize];
-            // Only the send the ramp serves next (see `Hot::inject`).
-            let ramp_full = self.nodes[node as usize].ramp_full;
-            if let Some(color) = crate::router::next_color(p.send_mask & !ramp_full, p.last_color)
-                && let Some(s) = p.sends.iter().find(|s| s.color == color)
-            {
-                fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
-            }
-            // Only when a wavelet may be delivered: one wants the ramp, or the router's
-            // arrivals are applied right before its step.
-            if self.nodes[node as usize].want[crate::fabric::RAMP] != 0 || self.defer {
-                for r in p.recvs.iter().take(4) {
-                    let at = r.offset as usize + 4 * r.done as usize;
-                    fetch(p.sram.as_ptr().wrapping_add(at));
-                }
+    fn prefetch_words(&self, node: u32, pe: u32) {
+        let Some(p) = self.pes.get(pe as usize) else {
+            return;
+        };
+        let n = &self.nodes[node as usize];
+        // Only the send the ramp serves next (see `Hot::inject`).
+        if let Some(color) = crate::router::next_color(p.send_mask & !n.ramp_full, p.last_color)
+            && let Some(s) = p.sends.iter().find(|s| s.color == color)
+        {
+            fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
+        }
+        // Only when a wavelet may be delivered: one wants the ramp, or the router's
+        // arrivals are applied right before its step.
+        if n.want[crate::fabric::RAMP] != 0 || self.defer {
+            for r in p.recvs.iter().take(4) {
+                let at = r.offset as usize + 4 * r.done as usize;
+                fetch(p.sram.as_ptr().wrapping_add(at));
             }
         }
     }
