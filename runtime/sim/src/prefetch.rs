@@ -96,11 +96,10 @@ impl Hot<'_> {
         fetch(std::ptr::from_ref(&self.queues[q as usize]));
     }
 
-    /// The router of local queue `q` and the slot its next wavelet goes to.
+    /// The router `node` of local queue `q` and the slot its next wavelet goes to.
     #[inline(always)]
-    pub(crate) fn prefetch_arrival(&self, q: u32) {
-        let queue = &self.queues[q as usize];
-        fetch(std::ptr::from_ref(&self.nodes[queue.node as usize]));
+    pub(crate) fn prefetch_arrival(&self, node: u32, q: u32) {
+        fetch(std::ptr::from_ref(&self.nodes[node as usize]));
         fetch(self.qslot(q));
     }
 

@@ -53,6 +53,8 @@ pub(crate) struct Hot<'a> {
     trace: Option<&'a mut TraceBuf>,
     pub(crate) stats: &'a mut Stats,
     pub(crate) express: &'a mut [Express],
+    /// An express stream may be alive (else no router has the `EXPRESS` flag).
+    express_alive: bool,
     pub pending: &'a mut NodeSet,
     pub(crate) waits: &'a mut [PeWaits],
     phases: &'a mut Phases,
@@ -89,6 +91,7 @@ impl<'p> Partition<'p> {
             trace: self.trace.as_mut(),
             stats: &mut self.stats,
             express: &mut self.express,
+            express_alive: !self.xevents.is_empty(),
             pending: &mut self.pending,
             waits: &mut self.waits,
             phases: &mut self.phases,
@@ -298,7 +301,8 @@ impl Hot<'_> {
     /// step (other partitions, rebuilt express streams).
     pub(crate) fn apply_other(&mut self, b: &Bucket) {
         for &(q, data) in &b.arrivals {
-            self.arrive(q, data);
+            let node = self.queues[q as usize].node;
+            self.arrive(node, q, data);
         }
         for &och in &b.credits {
             self.credit(och);
@@ -317,10 +321,10 @@ impl Hot<'_> {
             if let Some(ahead) = steps.get(i + crate::prefetch::ARRIVALS)
                 && ahead.index & Due::CREDIT == 0
             {
-                self.prefetch_arrival(ahead.index);
+                self.prefetch_arrival(ahead.node, ahead.index);
             }
             if d.index & Due::CREDIT == 0 {
-                self.arrive(d.index, d.data);
+                self.arrive(d.node, d.index, d.data);
             } else {
                 self.credit(d.index & !Due::CREDIT);
             }
@@ -341,15 +345,15 @@ impl Hot<'_> {
         }
     }
 
-    /// A wavelet arrives in local queue `q` before the PEs wake and the routers step.
+    /// A wavelet arrives in local queue `q` of `node` before the PEs wake and the routers step.
     #[inline(always)]
-    fn arrive(&mut self, q: u32, data: u32) {
+    fn arrive(&mut self, node: u32, q: u32, data: u32) {
         debug_assert!(
             u32::from(self.queues[q as usize].len) < self.depth,
             "credit flow control overflowed a queue"
         );
-        let node = self.queues[q as usize].node;
-        if self.nodes[node as usize].flags & EXPRESS != 0 {
+        debug_assert_eq!(self.queues[q as usize].node, node);
+        if self.express_alive && self.nodes[node as usize].flags & EXPRESS != 0 {
             self.express_arrival(q);
         }
         self.push(q, data);
