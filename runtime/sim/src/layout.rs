@@ -599,7 +599,7 @@ pub(crate) fn build<'p>(
             stats: Stats::new(target.colors as usize),
             trace: None,
             ops: Vec::new(),
-            spare: Vec::new(),
+            spare: Default::default(),
             node_base: part_base[p],
         };
         for (t, node) in wakes {

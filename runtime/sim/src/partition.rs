@@ -122,7 +122,7 @@ pub(crate) struct Partition<'p> {
     /// Scratch space for a task's runtime calls.
     pub ops: Vec<Op>,
     /// Data buffers of finished sends, reused by new ones (see `TaskRuntime::buffer`).
-    pub spare: Vec<Vec<u32>>,
+    pub spare: crate::task::SpareBuffers,
     /// Global id of the first node.
     pub node_base: u32,
     /// Express streams (uncontended streams in closed form), by id.

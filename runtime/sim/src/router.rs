@@ -58,7 +58,7 @@ pub(crate) struct Hot<'a> {
     pub pending: &'a mut NodeSet,
     pub(crate) waits: &'a mut [PeWaits],
     phases: &'a mut Phases,
-    spare: &'a mut Vec<Vec<u32>>,
+    spare: &'a mut crate::task::SpareBuffers,
     /// Router steps apply their own arrivals (`Partition::defer`).
     pub(crate) defer: bool,
     early_credits: bool,
@@ -216,11 +216,7 @@ impl Hot<'_> {
                 p.seq += 1;
                 self.schedule(node, self.t + 1);
             }
-            if self.spare.len() < crate::task::SPARE_BUFFERS
-                && done.data.capacity() <= crate::task::SPARE_WORDS
-            {
-                self.spare.push(done.data);
-            }
+            self.spare.give(done.data);
         }
         // The ramp queue is empty and the only one that ever forwards through its port: the
         // wavelet goes straight on (what pushing it and serving the port would do, without

@@ -77,7 +77,7 @@ pub(crate) struct TaskRuntime<'a> {
     pub(crate) cycles: u64,
     pub(crate) ops: &'a mut Vec<Op>,
     /// Data buffers of finished sends, for new sends to reuse (no allocation per send).
-    pub(crate) spare: &'a mut Vec<Vec<u32>>,
+    pub(crate) spare: &'a mut SpareBuffers,
     /// The first fault of a runtime call, kept even if the task ignores the error.
     pub(crate) fault: Option<TaskFault>,
 }
@@ -247,18 +247,42 @@ pub(crate) fn extend_words(out: &mut Vec<u32>, bytes: &[u8]) {
     );
 }
 
-/// Finished sends keep at most this many data buffers for reuse (a fabric's worth of PEs
-/// sends at once, so the pool must be large to cover a round)…
-pub(crate) const SPARE_BUFFERS: usize = 8192;
-/// …of at most this many words each (so the pool stays below 8 MiB).
-pub(crate) const SPARE_WORDS: usize = 256;
+/// Data buffers of finished sends, kept for new sends to reuse (no allocation per send). A
+/// fabric's worth of PEs sends at once, so the pool must cover a round of sends: it is
+/// bounded by the words it holds (2 Mi words, 8 MiB), not by a count of buffers.
+#[derive(Debug, Default)]
+pub(crate) struct SpareBuffers {
+    buffers: Vec<Vec<u32>>,
+    /// The capacity of `buffers`, in words.
+    words: usize,
+}
+
+impl SpareBuffers {
+    const MAX_WORDS: usize = 1 << 21;
+
+    /// An empty buffer, reused if one is spare.
+    pub(crate) fn take(&mut self) -> Vec<u32> {
+        let Some(mut data) = self.buffers.pop() else {
+            return Vec::new();
+        };
+        self.words -= data.capacity();
+        data.clear();
+        data
+    }
+
+    /// Keep `data` for reuse if the pool has room for it.
+    pub(crate) fn give(&mut self, data: Vec<u32>) {
+        if self.words + data.capacity() <= Self::MAX_WORDS {
+            self.words += data.capacity();
+            self.buffers.push(data);
+        }
+    }
+}
 
 impl TaskRuntime<'_> {
     /// An empty buffer for a send's data, reusing one a finished send gave back.
     pub(crate) fn buffer(&mut self) -> Vec<u32> {
-        let mut data = self.spare.pop().unwrap_or_default();
-        data.clear();
-        data
+        self.spare.take()
     }
 
     pub(crate) fn fail(&mut self, fault: TaskFault) -> TaskFault {
