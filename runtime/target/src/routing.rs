@@ -398,9 +398,10 @@ fn bfs(t: &Target, window: Rect, seeds: &[Coord]) -> Distances {
         dist: vec![u32::MAX; (window.width * window.height) as usize],
     };
     let idx = |c: Coord| ((c.y - window.y) * window.width + (c.x - window.x)) as usize;
+    let blocked = Blocked::new(t, window);
     let mut queue = VecDeque::new();
     for &s in seeds {
-        if window.contains(s) && !t.defects.pe_dead(s) && out.dist[idx(s)] == u32::MAX {
+        if window.contains(s) && !blocked.pe_dead(idx(s)) && out.dist[idx(s)] == u32::MAX {
             out.dist[idx(s)] = 0;
             queue.push_back(s);
         }
@@ -411,7 +412,9 @@ fn bfs(t: &Target, window: Rect, seeds: &[Coord]) -> Distances {
             let Some(n) = t.neighbor(c, dir) else {
                 continue;
             };
-            if window.contains(n) && out.dist[idx(n)] == u32::MAX && t.defects.hop_usable(c, dir, n)
+            if window.contains(n)
+                && out.dist[idx(n)] == u32::MAX
+                && blocked.hop_usable(idx(c), dir, idx(n))
             {
                 out.dist[idx(n)] = d + 1;
                 queue.push_back(n);
@@ -419,6 +422,65 @@ fn bfs(t: &Target, window: Rect, seeds: &[Coord]) -> Distances {
         }
     }
     out
+}
+
+/// The defects inside a search window as flags per PE, so that the search's hop tests are
+/// array reads rather than lookups in the defect map's sets (which large maps — every PE of
+/// other pipeline copies, say — make slow).
+struct Blocked {
+    /// Per PE of the window, row-major: bit 0 dead PE, bit 1 dead link east, bit 2 dead link
+    /// south.
+    flags: Vec<u8>,
+}
+
+impl Blocked {
+    const DEAD: u8 = 1;
+    const EAST: u8 = 2;
+    const SOUTH: u8 = 4;
+
+    fn new(t: &Target, window: Rect) -> Blocked {
+        let mut flags = vec![0u8; (window.width * window.height) as usize];
+        let idx = |x: u32, y: u32| ((y - window.y) * window.width + (x - window.x)) as usize;
+        let (top, bottom) = (window.y, window.y + window.height);
+        let first = Coord::new(0, top);
+        for c in t
+            .defects
+            .dead_pes
+            .range(first..)
+            .take_while(|c| c.y < bottom)
+        {
+            if window.contains(*c) {
+                flags[idx(c.x, c.y)] |= Blocked::DEAD;
+            }
+        }
+        for l in &t.defects.dead_links {
+            // Canonical links point east or south from their west or north end.
+            let from = Coord::new(l.x, l.y);
+            if window.contains(from) {
+                flags[idx(l.x, l.y)] |= match l.dir {
+                    Dir::East => Blocked::EAST,
+                    _ => Blocked::SOUTH,
+                };
+            }
+        }
+        Blocked { flags }
+    }
+
+    fn pe_dead(&self, i: usize) -> bool {
+        self.flags[i] & Blocked::DEAD != 0
+    }
+
+    /// Whether a wavelet can hop from PE `from` toward `dir` to its neighbour `to` (both
+    /// inside the window): the link and both ends live.
+    fn hop_usable(&self, from: usize, dir: Dir, to: usize) -> bool {
+        let link_dead = match dir {
+            Dir::East => self.flags[from] & Blocked::EAST != 0,
+            Dir::South => self.flags[from] & Blocked::SOUTH != 0,
+            Dir::West => self.flags[to] & Blocked::EAST != 0,
+            Dir::North => self.flags[to] & Blocked::SOUTH != 0,
+        };
+        !link_dead && !self.pe_dead(from) && !self.pe_dead(to)
+    }
 }
 
 /// Follow decreasing distances from `from` (which must be reachable) to a seed, preferring
