@@ -14,6 +14,7 @@
 pub mod artifact;
 pub mod check;
 mod cranelift;
+pub mod dry_run;
 mod error;
 pub mod faults;
 pub mod host;
@@ -78,17 +79,11 @@ pub fn compile(
     check::check_kernel(kernel)?;
     let code = match backend {
         Backend::Interp => Code::Interp(Interpreter::new(kernel, cost)),
-        Backend::Cranelift => Code::Native(cranelift::compile(kernel, cost)?),
+        Backend::Cranelift => Code::Native(cranelift::compile(kernel, cost, None)?),
         #[cfg(feature = "llvm")]
         Backend::Llvm => Code::Native(llvm::compile(kernel, cost)?),
     };
-    Ok(CompiledKernel {
-        name: kernel.name.clone(),
-        backend,
-        task_names: kernel.tasks.iter().map(|task| task.name.clone()).collect(),
-        sram_words: kernel.sram_words(),
-        code,
-    })
+    Ok(CompiledKernel::new(kernel, backend, code))
 }
 
 /// The code of one kernel instance: one entry per task.
@@ -115,6 +110,16 @@ pub(crate) struct NativeCode {
 }
 
 impl CompiledKernel {
+    fn new(kernel: &KernelIr, backend: Backend, code: Code) -> CompiledKernel {
+        CompiledKernel {
+            name: kernel.name.clone(),
+            backend,
+            task_names: kernel.tasks.iter().map(|task| task.name.clone()).collect(),
+            sram_words: kernel.sram_words(),
+            code,
+        }
+    }
+
     /// The kernel instance's name.
     pub fn name(&self) -> &str {
         &self.name

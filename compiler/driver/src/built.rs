@@ -17,6 +17,7 @@ use wsel_target::Target;
 
 use crate::cli::{BackendArg, ModeArg};
 use crate::inputs::batch_and_inputs;
+use crate::kernel_work::KernelDryRuns;
 use crate::pipeline::{
     BuildError, Compiled, ModeDecision, ModeRequest, choose_backend, choose_mode, choose_target,
     compile_layers, cost_model, hang_checks, load_and_check, lower_for_batch, map_graph,
@@ -127,7 +128,9 @@ fn steps(
     let target = choose_target(request.target, config.as_ref()).map_err(BuildError::Message)?;
     let mode = choose_mode(request.mode, config.as_ref());
     let per_copy = &mut |b| lower_for_batch(db, model, b);
-    let (graph, placement, decision) = map_graph(&graph, per_copy, &target, mode, request.copies)?;
+    let work = KernelDryRuns::new(db, model, &target);
+    let (graph, placement, decision) =
+        map_graph(&graph, per_copy, &work, &target, mode, request.copies)?;
     let backend = choose_backend(request.backend).map_err(BuildError::Message)?;
     let compiled = compile_layers(db, &placement, backend, &cost_model(&target))?;
     let mut warnings = Vec::new();

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod commands;
 pub mod inputs;
 pub mod json;
+pub mod kernel_work;
 pub mod parts;
 pub mod pipeline;
 pub mod progress;

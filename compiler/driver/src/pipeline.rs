@@ -13,7 +13,7 @@ use wsel_codegen::{Backend, CompiledKernel};
 use wsel_ir::cost::CostModel;
 use wsel_ir::graph::{CValue, LayerGraph, Mode};
 use wsel_lower::{RunConfig, RunMode, TargetSpec};
-use wsel_map::{Copies, MapOptions, Mapped, Placement};
+use wsel_map::{Copies, KernelWork, MapOptions, Mapped, Placement};
 use wsel_sema::{Database, Diagnostic, ItemId, SourceFile};
 use wsel_target::Target;
 
@@ -181,15 +181,20 @@ pub enum ModeRequest {
 /// SRAM) and falls back to streaming when pipelined mapping fails. `graph` is the model lowered
 /// for the whole batch and `per_copy` lowers it for a smaller one: with several copies of the
 /// pipeline (`copies`, `docs/mapping.md` §5) each runs its share of the batch, and the graph
-/// returned is the one lowered for that share.
+/// returned is the one lowered for that share. `work` measures the layers' kernels for the
+/// estimate (`crate::kernel_work`).
 pub fn map_graph(
     graph: &LayerGraph,
     per_copy: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    work: &dyn KernelWork,
     target: &Target,
     request: ModeRequest,
     copies: Copies,
 ) -> Result<(LayerGraph, Placement, ModeDecision), BuildError> {
-    let options = MapOptions::default();
+    let options = MapOptions {
+        work: Some(work),
+        ..MapOptions::default()
+    };
     let mut attempt =
         |mode: Mode| wsel_map::map_batch(graph, &mut *per_copy, target, mode, &options, copies);
     let placed = |mapped: Mapped, mode: Mode, reason: String| {

@@ -67,6 +67,9 @@ pub struct LayerRow {
     pub sram_bytes_available: u32,
     /// The mapper's estimate, cycles per sample.
     pub estimated_cycles_per_sample: u64,
+    /// Its task-work term: the busiest PE's busy cycles per sample, from dry runs of the
+    /// kernel (`docs/mapping.md` §5); comparable with `simulated_cycles_per_sample`.
+    pub estimated_work_per_sample: u64,
     /// The busiest PE of the region's busy cycles, divided by the batch.
     pub simulated_cycles_per_sample: f64,
     /// Weight streaming figures, for a layer whose weights come from the weight store.
@@ -124,6 +127,7 @@ impl RunReport {
                 sram_bytes_per_pe: layer.sram_bytes,
                 sram_bytes_available: target.sram_bytes,
                 estimated_cycles_per_sample: layer.estimate.cycles,
+                estimated_work_per_sample: layer.estimate.compute,
                 simulated_cycles_per_sample: region.busiest as f64 / per_region as f64,
                 weights,
             })

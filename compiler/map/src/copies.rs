@@ -86,7 +86,7 @@ pub fn map_batch(
 ) -> Mapped {
     let with = |k: u32| MapOptions {
         copies: k,
-        ..options.clone()
+        ..*options
     };
     let batch = graph.batch;
     let unchanged = |result: MapResult| Mapped {

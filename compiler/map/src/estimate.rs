@@ -2,7 +2,9 @@
 //! (`docs/mapping.md` §5):
 //!
 //! ```text
-//! compute  = ceil(flops / 2 / (R·C) / fma_rate)    multiply-adds spread over the PEs
+//! compute  = the task cycles per sample of the busiest PE, measured by a dry run of the
+//!            kernel (crate::KernelWork), or without one
+//!            ceil(flops / 2 / (R·C) / fma_rate)    multiply-adds spread over the PEs
 //! edge_in  = max input part length (wavelets per edge PE per sample)
 //! edge_out = max output part length
 //! estimate = max(compute, edge_in, edge_out)
@@ -90,10 +92,12 @@ impl CostInputs {
         }
     }
 
-    /// The estimate on a `rows × cols` region.
-    pub(crate) fn estimate(&self, rows: u32, cols: u32) -> Estimate {
+    /// The estimate on a `rows × cols` region, whose busiest PE does `work` cycles of tasks
+    /// per sample when the caller measured it ([`crate::KernelWork`]); without it, the
+    /// layer's multiply-adds spread over the region at the target's fma rate.
+    pub(crate) fn estimate(&self, rows: u32, cols: u32, work: Option<u64>) -> Estimate {
         let pes = u64::from(rows.max(1)) * u64::from(cols.max(1));
-        let compute = self.flops.div_ceil(2 * pes * self.fma_rate);
+        let compute = work.unwrap_or_else(|| self.flops.div_ceil(2 * pes * self.fma_rate));
         let (mut edge_in, mut edge_out) = (0, 0);
         for &(elems, parts, input, amortise) in &self.ports {
             let n = match parts {
@@ -195,12 +199,25 @@ mod tests {
             fma_rate: 1,
             ports: vec![(64, Parts::Rows, true, 1), (32, Parts::Cols, false, 1)],
         };
-        let e = c.estimate(4, 2);
+        let e = c.estimate(4, 2, None);
         assert_eq!(e.compute, 256);
         assert_eq!(e.edge_in, 16);
         assert_eq!(e.edge_out, 16);
         assert_eq!(e.cycles, 256);
-        let e = c.estimate(64, 32);
+        let e = c.estimate(64, 32, None);
         assert_eq!((e.compute, e.edge_in, e.edge_out, e.cycles), (1, 1, 1, 1));
+    }
+
+    #[test]
+    fn measured_work_replaces_the_flops_formula() {
+        let c = CostInputs {
+            flops: 2 * 64 * 32,
+            fma_rate: 1,
+            ports: vec![(64, Parts::Rows, true, 1)],
+        };
+        let e = c.estimate(4, 2, Some(300));
+        assert_eq!((e.compute, e.edge_in, e.cycles), (300, 16, 300));
+        let e = c.estimate(4, 2, Some(3));
+        assert_eq!((e.compute, e.cycles), (3, 16));
     }
 }

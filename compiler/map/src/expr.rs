@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use wsel_ir::graph::{CExpr, CValue};
+use wsel_ir::graph::{CEvalError, CExpr, CValue, LayerImpl, LayerInstance, RegionSide};
 
 /// Whether `e` mentions the variable `name`.
 pub(crate) fn mentions(e: &CExpr, name: &str) -> bool {
@@ -45,6 +45,43 @@ impl Env<'_> {
             .and_then(|&v| i64::try_from(v).ok())
             .map(CValue::Int)
     }
+}
+
+/// The names of an implementation's free region sides (rows, columns); a fixed side has none.
+pub(crate) fn side_names(imp: &LayerImpl) -> (Option<&str>, Option<&str>) {
+    fn name(s: &RegionSide) -> Option<&str> {
+        match s {
+            RegionSide::Free(n) => Some(n.as_str()),
+            RegionSide::Fixed(_) => None,
+        }
+    }
+    (name(&imp.rows), name(&imp.cols))
+}
+
+/// The kernel arguments implementation `imp` of `layer` runs with on a logical `rows × cols`
+/// region, evaluated; or the first argument that cannot be evaluated, with why.
+pub fn kernel_args(
+    layer: &LayerInstance,
+    imp: &LayerImpl,
+    rows: u32,
+    cols: u32,
+) -> Result<Vec<(String, CValue)>, (String, CEvalError)> {
+    let names = side_names(imp);
+    let env = Env {
+        dims: &layer.dims,
+        rows_name: names.0,
+        cols_name: names.1,
+        rows,
+        cols,
+    };
+    imp.kernel_args
+        .iter()
+        .map(|(name, e)| {
+            e.eval(&|s| env.lookup(s))
+                .map(|v| (name.clone(), v))
+                .map_err(|err| (name.clone(), err))
+        })
+        .collect()
 }
 
 #[cfg(test)]

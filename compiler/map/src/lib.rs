@@ -39,14 +39,33 @@ use wsel_target::Target;
 
 pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
+pub use expr::kernel_args;
 pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
     PlacedPort, Placement, Transfer,
 };
 
+/// The task work of a layer's kernel on a region, for the estimate (`docs/mapping.md` §5):
+/// what a caller that can lower and run kernels measures (the driver dry-runs every kernel
+/// instance, `wsel_codegen::dry_run`). Without it the mapper falls back to the layer's
+/// multiply-adds spread over the region.
+pub trait KernelWork {
+    /// Busy cycles per sample of the busiest PE when layer `layer` (an index into the layer
+    /// graph) runs its implementation `implementation` on a logical `rows × cols` region and
+    /// each copy of the pipeline processes `samples` samples; `None` when unknown.
+    fn cycles_per_sample(
+        &self,
+        layer: usize,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+        samples: u64,
+    ) -> Option<u64>;
+}
+
 /// Knobs of the mapping pass. [`MapOptions::default`] is what `wsel map` uses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MapOptions {
+#[derive(Clone, Copy)]
+pub struct MapOptions<'a> {
     /// SRAM bytes per PE kept back from every kernel (for a runtime's own use). The SRAM plan
     /// of a region is its kernel's arrays plus this reserve.
     pub reserved_sram_bytes: u32,
@@ -57,15 +76,29 @@ pub struct MapOptions {
     /// Copies of the whole pipeline [`map`] places, each on regions and routes of its own and
     /// each running the graph's batch (`docs/mapping.md` §5). [`map_batch`] chooses it.
     pub copies: u32,
+    /// Measures the task work of the layers' kernels; `None` estimates it from multiply-adds.
+    pub work: Option<&'a dyn KernelWork>,
 }
 
-impl Default for MapOptions {
+impl Default for MapOptions<'_> {
     fn default() -> Self {
         MapOptions {
             reserved_sram_bytes: 0,
             max_side_candidates: 48,
             copies: 1,
+            work: None,
         }
+    }
+}
+
+impl std::fmt::Debug for MapOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MapOptions")
+            .field("reserved_sram_bytes", &self.reserved_sram_bytes)
+            .field("max_side_candidates", &self.max_side_candidates)
+            .field("copies", &self.copies)
+            .field("work", &self.work.map(|_| "measured"))
+            .finish()
     }
 }
 

@@ -608,33 +608,8 @@ pub(crate) fn assemble(
         let imp = &layer.impls[lp.impl_index];
         let (rows, cols) = choice.sizes[l];
         let (rect, orientation) = choice.regions[l];
-        let names = (
-            match &imp.rows {
-                wsel_ir::graph::RegionSide::Free(n) => Some(n.as_str()),
-                wsel_ir::graph::RegionSide::Fixed(_) => None,
-            },
-            match &imp.cols {
-                wsel_ir::graph::RegionSide::Free(n) => Some(n.as_str()),
-                wsel_ir::graph::RegionSide::Fixed(_) => None,
-            },
-        );
-        let env = crate::expr::Env {
-            dims: &layer.dims,
-            rows_name: names.0,
-            cols_name: names.1,
-            rows,
-            cols,
-        };
-        let kernel_args = imp
-            .kernel_args
-            .iter()
-            .map(|(name, e)| {
-                (
-                    name.clone(),
-                    e.eval(&|s| env.lookup(s)).unwrap_or(CValue::Int(0)),
-                )
-            })
-            .collect();
+        // The search evaluated every argument for this size (`search::Problem::build`).
+        let kernel_args = crate::expr::kernel_args(layer, imp, rows, cols).unwrap_or_default();
         let base = lp.slot_base;
         let links = lp.plan.links.len();
         let ports = lp
@@ -696,7 +671,7 @@ pub(crate) fn assemble(
             orientation,
             kernel_args,
             sram_bytes: cand.map_or(0, |c| c.sram_bytes),
-            estimate: cand.map_or_else(|| lp.cost.estimate(rows, cols), |c| c.estimate),
+            estimate: cand.map_or_else(|| lp.cost.estimate(rows, cols, None), |c| c.estimate),
             ports,
         });
     }

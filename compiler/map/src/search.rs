@@ -29,7 +29,7 @@ use wsel_target::{Rect, Target};
 use crate::MapOptions;
 use crate::diagnostics as diag;
 use crate::estimate::CostInputs;
-use crate::expr::{Env, mentions, show};
+use crate::expr::{Env, kernel_args, mentions, show, side_names};
 use crate::place::{self, DeadIndex};
 use crate::placement::{Estimate, Orientation};
 use crate::ports::{ImplPlan, Parts, parts_for_side, side_name};
@@ -347,11 +347,7 @@ impl<'a> Problem<'a> {
                             continue;
                         }
                     };
-                    if let Some((name, e)) = imp
-                        .kernel_args
-                        .iter()
-                        .find_map(|(name, e)| e.eval(&lookup).err().map(|err| (name, err)))
-                    {
+                    if let Err((name, e)) = kernel_args(layer, imp, r, c) {
                         failed_eval = Some(format!(
                             "the kernel argument `{name}` cannot be evaluated ({e:?})"
                         ));
@@ -364,8 +360,11 @@ impl<'a> Problem<'a> {
                         }
                         continue;
                     }
+                    let work = options
+                        .work
+                        .and_then(|w| w.cycles_per_sample(l, k, r, c, graph.batch));
                     table[ri * cdom.len() + ci] = Some(Candidate {
-                        estimate: cost.estimate(r, c),
+                        estimate: cost.estimate(r, c, work),
                         sram_bytes: sram,
                     });
                 }
@@ -786,16 +785,6 @@ impl Dp {
 }
 
 /// The names of an implementation's free sides.
-fn side_names(imp: &wsel_ir::graph::LayerImpl) -> (Option<&str>, Option<&str>) {
-    fn name(s: &RegionSide) -> Option<&str> {
-        match s {
-            RegionSide::Free(n) => Some(n.as_str()),
-            RegionSide::Fixed(_) => None,
-        }
-    }
-    (name(&imp.rows), name(&imp.cols))
-}
-
 /// The sizes one side may take, by the conditions that mention only that side.
 fn side_domain(
     layer: &LayerInstance,

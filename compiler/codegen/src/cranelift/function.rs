@@ -49,6 +49,8 @@ pub(super) struct Translator<'a, 'f> {
     fault: Block,
     /// Returns the nonzero status of a runtime call; param `(status: i32)`.
     fail: Block,
+    /// Dry runs only: the cycles past which a loop iteration stops the activation.
+    loop_limit: Option<u64>,
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -59,6 +61,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         cost: &'a CostModel,
         pointer: Type,
         host: Vec<(HostFn, FuncRef)>,
+        loop_limit: Option<u64>,
     ) -> Self {
         let call_conv = b.func.signature.call_conv;
         let mut sig = |params: &[Type]| {
@@ -129,6 +132,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             locals,
             fault,
             fail,
+            loop_limit,
         }
     }
 
@@ -214,6 +218,27 @@ impl<'a, 'f> Translator<'a, 'f> {
         let now = self.b.use_var(self.cycles);
         let next = self.b.ins().iadd_imm_s(now, cycles as i64);
         self.b.def_var(self.cycles, next);
+    }
+
+    /// Charges one loop iteration; in a dry run, also stops the activation with
+    /// `STATUS_CYCLE_LIMIT` once it is past its cycle limit.
+    pub(super) fn charge_iteration(&mut self) {
+        self.charge(wsel_ir::cost::loop_iteration_cycles());
+        let Some(limit) = self.loop_limit else {
+            return;
+        };
+        let now = self.b.use_var(self.cycles);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let over = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThan, now, limit);
+        let status = self.iconst32(crate::faults::STATUS_CYCLE_LIMIT);
+        let next = self.b.create_block();
+        self.b
+            .ins()
+            .brif(over, self.fail, &[BlockArg::Value(status)], next, &[]);
+        self.b.switch_to_block(next);
     }
 
     /// Adds the cycles `plan` gives for the run-time length `len` (an i64 in `0..2^32`).

@@ -27,13 +27,25 @@ use crate::host::HostFn;
 use crate::{CodegenError, NativeCode};
 use function::Translator;
 
-/// Compiles every task of a checked `kernel` to native code.
-pub(crate) fn compile(kernel: &KernelIr, cost: &CostModel) -> Result<NativeCode, CodegenError> {
-    let mut compiler = JitCompiler::new()?;
+/// Compiles every task of a checked `kernel` to native code. With a `loop_limit` (dry runs,
+/// `crate::dry_run`), every loop iteration that finds the activation past that many cycles
+/// returns [`crate::faults::STATUS_CYCLE_LIMIT`], and the code is compiled without
+/// optimisation: a dry run executes it a few times, so compiling quickly matters more.
+pub(crate) fn compile(
+    kernel: &KernelIr,
+    cost: &CostModel,
+    loop_limit: Option<u64>,
+) -> Result<NativeCode, CodegenError> {
+    let opt_level = if loop_limit.is_some() {
+        "none"
+    } else {
+        "speed"
+    };
+    let mut compiler = JitCompiler::new(opt_level)?;
     let mut ids = Vec::with_capacity(kernel.tasks.len());
     let mut functions = Some(Vec::with_capacity(kernel.tasks.len()));
     for index in 0..kernel.tasks.len() {
-        let (id, function) = compiler.translate_task(kernel, index, cost)?;
+        let (id, function) = compiler.translate_task(kernel, index, cost, loop_limit)?;
         ids.push(id);
         // One function that cannot be saved makes the whole kernel unsaveable.
         functions = functions.zip(function).map(|(mut all, f)| {
@@ -85,7 +97,8 @@ struct JitCompiler {
 }
 
 impl JitCompiler {
-    fn new() -> Result<Self, CodegenError> {
+    /// A compiler at Cranelift's `opt_level` (`speed` for the fabric).
+    fn new(opt_level: &str) -> Result<Self, CodegenError> {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             CodegenError::new(format!("cranelift: {what}: {e}"))
         };
@@ -93,7 +106,7 @@ impl JitCompiler {
         for (name, value) in [
             ("use_colocated_libcalls", "false"),
             ("is_pic", "false"),
-            ("opt_level", "speed"),
+            ("opt_level", opt_level),
         ] {
             flags
                 .set(name, value)
@@ -133,6 +146,7 @@ impl JitCompiler {
         kernel: &KernelIr,
         index: usize,
         cost: &CostModel,
+        loop_limit: Option<u64>,
     ) -> Result<(FuncId, Option<FunctionCode>), CodegenError> {
         let task = &kernel.tasks[index];
         let mut context = self.module.make_context();
@@ -144,7 +158,7 @@ impl JitCompiler {
             .map(|&(func, id)| (func, self.module.declare_func_in_func(id, builder.func)))
             .collect();
         let pointer = self.module.target_config().pointer_type();
-        let translator = Translator::new(builder, kernel, task, cost, pointer, host);
+        let translator = Translator::new(builder, kernel, task, cost, pointer, host, loop_limit);
         translator.translate_body(self.module.target_config())?;
         let id = self.declare_task(index)?;
         self.module.define_function(id, &mut context).map_err(|e| {

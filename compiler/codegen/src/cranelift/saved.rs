@@ -92,7 +92,7 @@ pub(super) fn function_code(
 /// Loads `code` into a new JIT module and returns the task entry points.
 pub(super) fn load(code: &MachineCode, kernel_name: &str) -> Result<NativeCode, CodegenError> {
     let fail = |what: String| CodegenError::new(format!("saved code of `{kernel_name}`: {what}"));
-    let mut compiler = JitCompiler::new()?;
+    let mut compiler = JitCompiler::new("speed")?;
     let host = compiler.host();
     if code.host != host {
         return Err(fail(host_difference(&code.host, &host)));

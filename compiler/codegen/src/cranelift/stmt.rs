@@ -115,7 +115,7 @@ impl Translator<'_, '_> {
         self.b.ins().brif(more, body_block, &[], exit, &[]);
 
         self.b.switch_to_block(body_block);
-        self.charge(cost::loop_iteration_cycles());
+        self.charge_iteration();
         self.b.def_var(self.locals[local.0 as usize], current);
         self.stmts(body)?;
         let current = self.b.use_var(counter);
@@ -140,7 +140,7 @@ impl Translator<'_, '_> {
         self.b.ins().brif(more, body_block, &[], exit, &[]);
 
         self.b.switch_to_block(body_block);
-        self.charge(cost::loop_iteration_cycles());
+        self.charge_iteration();
         self.stmts(body)?;
         self.b.ins().jump(header, &[]);
 

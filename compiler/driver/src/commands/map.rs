@@ -9,6 +9,7 @@ use wsel_sema::{Database, Diagnostic, Severity};
 
 use crate::cli::{Format, MapArgs};
 use crate::inputs::batch_and_inputs;
+use crate::kernel_work::KernelDryRuns;
 use crate::pipeline::{
     BuildError, ModeRequest, choose_mode, choose_target, lower_for_batch, map_graph, pick_model,
     report_build_error,
@@ -68,8 +69,9 @@ pub fn run(args: &MapArgs) -> Status {
     }
     let request = choose_mode(args.model.mode, run_config.as_ref());
     let per_copy = &mut |b| lower_for_batch(&db, model, b);
+    let work = KernelDryRuns::new(&db, model, &target);
     let (graph, placement, decision) =
-        match map_graph(&graph, per_copy, &target, request, args.model.copies) {
+        match map_graph(&graph, per_copy, &work, &target, request, args.model.copies) {
             Ok(mapped) => mapped,
             Err(BuildError::Diagnostics(diagnostics)) => {
                 report(&db, &diagnostics, args);

@@ -1,0 +1,393 @@
+//! A dry run of one PE's kernel: its tasks executed alone, with every receive complete as soon
+//! as it is posted, to learn the task work the PE does — the cycles it is busy, exactly as the
+//! fabric charges them (`wsel_ir::cost` plus the task-switch cost per activation).
+//!
+//! The mapper estimates a layer's cycles per sample from this (`docs/mapping.md` §5). No
+//! wavelet moves and no time passes between tasks, so a dry run says nothing about waiting;
+//! what it gives is the work. Received data is whatever the receive buffer already held (the
+//! arrays' initial values), so control flow that depends on received values may take another
+//! path than on the fabric; control flow on coordinates, region size and the kernel's own
+//! counters — what the standard library's kernels branch on — is followed exactly.
+//!
+//! The kernel is compiled once with Cranelift ([`DryRunner::new`]) and run at as many places
+//! as the caller asks. A dry run always ends: activations are capped and the compiled loops
+//! stop an activation past a cycle cap ([`DryRunLimits`]); running past either is an error,
+//! as is a task fault.
+
+use std::collections::VecDeque;
+use std::ffi::c_void;
+
+use wsel_abi::{NO_TASK, RuntimeCalls, STATUS_ERROR, STATUS_OK, TaskCtx};
+use wsel_ir::cost::CostModel;
+use wsel_ir::kernel::{KernelIr, TaskId};
+
+use crate::check::check_kernel;
+use crate::faults::STATUS_CYCLE_LIMIT;
+use crate::{Backend, Code, CompiledKernel};
+
+/// Where the PE sits: its column and row inside its region, and the region's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PePlace {
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// What a dry run may spend before it gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DryRunLimits {
+    /// Task activations in all.
+    pub activations: u64,
+    /// Cycles of one activation.
+    pub task_cycles: u64,
+}
+
+impl Default for DryRunLimits {
+    fn default() -> Self {
+        DryRunLimits {
+            activations: 1_000_000,
+            task_cycles: 100_000_000,
+        }
+    }
+}
+
+/// What the PE did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DryRun {
+    /// Cycles the PE was busy: every activation's cost plus the task-switch cost, at least one
+    /// cycle per activation (as the fabric charges them).
+    pub busy_cycles: u64,
+    /// Task activations run.
+    pub activations: u64,
+    /// Wavelets the PE's receives asked for.
+    pub wavelets_in: u64,
+    /// Wavelets the PE sent.
+    pub wavelets_out: u64,
+}
+
+/// Why a dry run has no result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DryRunError {
+    /// The kernel does not pass `check::check_kernel`, or does not compile.
+    Invalid(String),
+    /// A task stopped with a nonzero status (an out-of-range access, a division by zero).
+    TaskFailed { task: String, status: u32 },
+    /// More activations, or a longer activation, than the limits allow.
+    OverLimit,
+}
+
+/// A kernel compiled for dry runs.
+pub struct DryRunner {
+    code: CompiledKernel,
+    entry: TaskId,
+    /// The SRAM at launch: every array filled with its initial value.
+    initial_sram: Vec<u32>,
+    cost_limits: DryRunLimits,
+}
+
+impl DryRunner {
+    /// Compiles `kernel` for dry runs under `cost`.
+    pub fn new(
+        kernel: &KernelIr,
+        cost: &CostModel,
+        limits: DryRunLimits,
+    ) -> Result<DryRunner, DryRunError> {
+        let invalid = |e: crate::CodegenError| DryRunError::Invalid(e.to_string());
+        check_kernel(kernel).map_err(invalid)?;
+        let native =
+            crate::cranelift::compile(kernel, cost, Some(limits.task_cycles)).map_err(invalid)?;
+        Ok(DryRunner {
+            code: CompiledKernel::new(kernel, Backend::Cranelift, Code::Native(native)),
+            entry: kernel.entry,
+            initial_sram: initial_sram(kernel),
+            cost_limits: limits,
+        })
+    }
+
+    /// Runs the kernel on one PE at `place` from its entry task until no task is ready, with
+    /// every receive complete as soon as it is posted and every send gone at once; every
+    /// activation costs `switch_cycles` more, as on the fabric.
+    pub fn run(&self, switch_cycles: u64, place: PePlace) -> Result<DryRun, DryRunError> {
+        let mut sram = self.initial_sram.clone();
+        let mut pe = DryPe {
+            ready: VecDeque::from([self.entry.0]),
+            tasks: self.code.task_count() as u32,
+            run: DryRun::default(),
+        };
+        while let Some(task) = pe.ready.pop_front() {
+            if pe.run.activations >= self.cost_limits.activations {
+                return Err(DryRunError::OverLimit);
+            }
+            let mut ctx = TaskCtx {
+                sram: sram.as_mut_ptr().cast(),
+                sram_len: (sram.len() * 4) as u32,
+                task,
+                x: place.x,
+                y: place.y,
+                width: place.width,
+                height: place.height,
+                args: std::ptr::null(),
+                n_args: 0,
+                reserved: 0,
+                cycles: 0,
+                runtime: (&mut pe as *mut DryPe).cast::<c_void>(),
+                calls: &CALLS,
+            };
+            // SAFETY: the context points at this PE's SRAM (`sram.len()` words, u32-aligned),
+            // the call table and the dry-run state, all of which outlive the call; `args` is
+            // empty.
+            let status = unsafe { self.code.run(TaskId(task), &mut ctx) };
+            match status {
+                STATUS_OK => {}
+                STATUS_CYCLE_LIMIT => return Err(DryRunError::OverLimit),
+                status => {
+                    let task = self.code.task_name(TaskId(task)).unwrap_or_default();
+                    return Err(DryRunError::TaskFailed {
+                        task: task.to_string(),
+                        status,
+                    });
+                }
+            }
+            pe.run.activations += 1;
+            pe.run.busy_cycles += switch_cycles.saturating_add(ctx.cycles).max(1);
+        }
+        Ok(pe.run)
+    }
+}
+
+/// The PE's SRAM at launch: every array filled with its initial value.
+fn initial_sram(kernel: &KernelIr) -> Vec<u32> {
+    let mut sram = vec![0u32; kernel.sram_words() as usize];
+    for a in &kernel.arrays {
+        let start = a.offset_words as usize;
+        sram[start..start + a.len as usize].fill(a.init.bits);
+    }
+    sram
+}
+
+/// The dry run's side of the runtime calls.
+struct DryPe {
+    ready: VecDeque<u32>,
+    tasks: u32,
+    run: DryRun,
+}
+
+impl DryPe {
+    /// Queues `task` unless it is [`NO_TASK`]; a task the kernel does not have is an error.
+    fn then(&mut self, task: u32) -> u32 {
+        if task == NO_TASK {
+            STATUS_OK
+        } else if task < self.tasks {
+            self.ready.push_back(task);
+            STATUS_OK
+        } else {
+            STATUS_ERROR
+        }
+    }
+}
+
+const CALLS: RuntimeCalls = RuntimeCalls {
+    send,
+    send_scalar,
+    recv,
+    activate,
+    out_of_bounds,
+};
+
+/// # Safety
+///
+/// `ctx.runtime` must point to the live [`DryPe`] of the running dry run.
+unsafe fn state<'a>(ctx: *mut TaskCtx) -> &'a mut DryPe {
+    // SAFETY: the caller's guarantee; `dry_run` sets `runtime` to its `DryPe`.
+    unsafe { &mut *(*ctx).runtime.cast::<DryPe>() }
+}
+
+unsafe extern "C" fn send(ctx: *mut TaskCtx, _port: u32, _offset: u32, n: u32, then: u32) -> u32 {
+    // SAFETY: called by the interpreter with the context `dry_run` built.
+    let pe = unsafe { state(ctx) };
+    pe.run.wavelets_out += u64::from(n);
+    pe.then(then)
+}
+
+unsafe extern "C" fn send_scalar(ctx: *mut TaskCtx, _port: u32, _value: u32, then: u32) -> u32 {
+    // SAFETY: as in `send`.
+    let pe = unsafe { state(ctx) };
+    pe.run.wavelets_out += 1;
+    pe.then(then)
+}
+
+unsafe extern "C" fn recv(ctx: *mut TaskCtx, _port: u32, n: u32, _offset: u32, then: u32) -> u32 {
+    // SAFETY: as in `send`.
+    let pe = unsafe { state(ctx) };
+    pe.run.wavelets_in += u64::from(n);
+    pe.then(then)
+}
+
+unsafe extern "C" fn activate(ctx: *mut TaskCtx, task: u32) -> u32 {
+    // SAFETY: as in `send`.
+    let pe = unsafe { state(ctx) };
+    if task == NO_TASK {
+        return STATUS_ERROR;
+    }
+    pe.then(task)
+}
+
+unsafe extern "C" fn out_of_bounds(
+    _ctx: *mut TaskCtx,
+    _array: u32,
+    _index: u64,
+    _bound: u64,
+) -> u32 {
+    wsel_abi::STATUS_OUT_OF_BOUNDS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wsel_ir::kernel::{Array, Const, Expr, Port, PortDirection, ScalarTy, Slice, Stmt, Task};
+
+    /// `main` posts a 4-wavelet receive then `got`; `got` adds one to a counter and posts the
+    /// next receive until three have arrived, then sends the counter once.
+    fn counting_kernel() -> KernelIr {
+        let count = wsel_ir::kernel::ArrayId(1);
+        let buf = wsel_ir::kernel::ArrayId(0);
+        let u = |v| Expr::Const(Const::u32(v));
+        let recv = Stmt::Recv {
+            port: wsel_ir::kernel::PortId(0),
+            dst: Slice {
+                array: buf,
+                start: u(0),
+                len: u(4),
+            },
+            then: TaskId(1),
+        };
+        KernelIr {
+            name: "counting".into(),
+            arrays: vec![
+                Array {
+                    name: "buf".into(),
+                    elem: ScalarTy::U32,
+                    len: 4,
+                    offset_words: 0,
+                    init: Const::u32(0),
+                },
+                Array {
+                    name: "count".into(),
+                    elem: ScalarTy::U32,
+                    len: 1,
+                    offset_words: 4,
+                    init: Const::u32(0),
+                },
+            ],
+            ports: vec![
+                Port {
+                    name: "xs".into(),
+                    direction: PortDirection::In,
+                    elem: ScalarTy::U32,
+                },
+                Port {
+                    name: "ys".into(),
+                    direction: PortDirection::Out,
+                    elem: ScalarTy::U32,
+                },
+            ],
+            tasks: vec![
+                Task {
+                    name: "main".into(),
+                    locals: vec![],
+                    body: vec![recv.clone()],
+                },
+                Task {
+                    name: "got".into(),
+                    locals: vec![],
+                    body: vec![
+                        Stmt::Store {
+                            array: count,
+                            index: u(0),
+                            op: wsel_ir::kernel::AssignOp::Add,
+                            value: u(1),
+                        },
+                        Stmt::If {
+                            cond: Expr::Binary {
+                                op: wsel_ir::kernel::BinaryOp::Lt,
+                                ty: ScalarTy::U32,
+                                lhs: Box::new(Expr::Load {
+                                    array: count,
+                                    index: Box::new(u(0)),
+                                }),
+                                rhs: Box::new(u(3)),
+                            },
+                            then_body: vec![recv],
+                            else_body: vec![Stmt::SendSlice {
+                                port: wsel_ir::kernel::PortId(1),
+                                src: Slice {
+                                    array: count,
+                                    start: u(0),
+                                    len: u(1),
+                                },
+                                then: None,
+                            }],
+                        },
+                    ],
+                },
+            ],
+            entry: TaskId(0),
+        }
+    }
+
+    fn place() -> PePlace {
+        PePlace {
+            x: 0,
+            y: 0,
+            width: 1,
+            height: 1,
+        }
+    }
+
+    #[test]
+    fn counts_the_work_of_every_activation() {
+        let kernel = counting_kernel();
+        let run = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, DryRunLimits::default())
+            .and_then(|runner| runner.run(4, place()))
+            .expect("dry run");
+        // By hand (`wsel_ir::cost`: constants cost nothing, every other node one cycle, a
+        // transfer one cycle to issue; 4 cycles of task switch per activation):
+        // `main` = receive 1 + switch 4 = 5;
+        // `got` = `count[0] += 1` (store 1 + combine 1) 2 + `if count[0] < 3` (if 1 + load 1 +
+        //         compare 1) 3 + the receive or the send 1 + switch 4 = 10;
+        // `main` once and `got` three times: 5 + 3 · 10 = 35.
+        assert_eq!(run.activations, 4);
+        assert_eq!(run.busy_cycles, 35);
+        assert_eq!(run.wavelets_in, 12);
+        assert_eq!(run.wavelets_out, 1);
+    }
+
+    #[test]
+    fn a_kernel_that_never_stops_is_over_the_limit() {
+        let mut kernel = counting_kernel();
+        // `got` always posts the next receive: it never ends.
+        kernel.tasks[1].body = vec![kernel.tasks[0].body[0].clone()];
+        let limits = DryRunLimits {
+            activations: 50,
+            task_cycles: 1000,
+        };
+        let runner = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, limits).expect("compiles");
+        assert_eq!(runner.run(4, place()), Err(DryRunError::OverLimit));
+    }
+
+    #[test]
+    fn an_endless_loop_is_over_the_limit() {
+        let mut kernel = counting_kernel();
+        kernel.tasks[0].body = vec![Stmt::While {
+            cond: Expr::Const(Const::bool(true)),
+            body: vec![],
+        }];
+        let limits = DryRunLimits {
+            activations: 10,
+            task_cycles: 1000,
+        };
+        let runner = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, limits).expect("compiles");
+        assert_eq!(runner.run(4, place()), Err(DryRunError::OverLimit));
+    }
+}

@@ -1,0 +1,180 @@
+//! The task work of every layer's kernel on a candidate region, measured by dry runs for the
+//! mapper's estimate (`docs/mapping.md` §5, [`wsel_map::KernelWork`]).
+//!
+//! For a layer on a logical `R × C` region, the layer's kernel instance is lowered with the
+//! arguments it takes when the model runs a batch of one sample and of two, and each is dry-run
+//! ([`wsel_codegen::dry_run`], compiled once per instance) on the PEs that stand for the region: its first, middle and
+//! last rows crossed with its first, middle and last columns. A PE busy `b₁` cycles for one sample and `b₂` for two
+//! does `s = b₂ − b₁` per sample plus `f = b₁ − s` once, so for `b` samples per copy its work
+//! per sample is `⌈(f + b·s) / b⌉`. The estimate is the largest over the PEs. Where the model
+//! does not lower for one or two samples, or a dry run fails, the mapper gets no figure and
+//! falls back to its multiply-add formula.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use wsel_codegen::dry_run::{DryRunLimits, DryRunner, PePlace};
+use wsel_ir::cost::CostModel;
+use wsel_ir::graph::{CValue, LayerGraph};
+use wsel_ir::kernel::KernelIr;
+use wsel_sema::ItemId;
+use wsel_target::Target;
+
+use crate::pipeline::{cost_model, lower_for_batch};
+use wsel_sema::Database;
+
+/// One PE's work: once per batch, and per sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PeWork {
+    fixed: u64,
+    per_sample: u64,
+}
+
+/// The measured kernel work of one model's layers.
+pub struct KernelDryRuns<'db> {
+    db: &'db Database,
+    /// The model lowered for batches of one and two samples.
+    graphs: Option<[LayerGraph; 2]>,
+    cost: CostModel,
+    switch_cycles: u64,
+    /// Per kernel instance (its arguments at both batches) and region size, the PEs' work.
+    memo: RefCell<HashMap<String, Option<Vec<PeWork>>>>,
+}
+
+impl<'db> KernelDryRuns<'db> {
+    pub fn new(db: &'db Database, model: ItemId<'db>, target: &Target) -> Self {
+        let graphs = match (lower_for_batch(db, model, 1), lower_for_batch(db, model, 2)) {
+            (Ok(one), Ok(two)) if one.layers.len() == two.layers.len() => Some([one, two]),
+            _ => None,
+        };
+        KernelDryRuns {
+            db,
+            graphs,
+            cost: cost_model(target),
+            switch_cycles: u64::from(target.task_switch_cycles),
+            memo: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The work of every representative PE of the region, or `None` when it cannot be
+    /// measured.
+    fn measure(
+        &self,
+        layer: usize,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+    ) -> Option<Vec<PeWork>> {
+        let graphs = self.graphs.as_ref()?;
+        let mut args: Vec<Vec<(String, CValue)>> = Vec::with_capacity(2);
+        for graph in graphs {
+            let instance = graph.layers.get(layer)?;
+            let imp = instance.impls.get(implementation)?;
+            args.push(wsel_map::kernel_args(instance, imp, rows, cols).ok()?);
+        }
+        let kernel = &graphs[0].layers[layer].impls[implementation].kernel;
+        let key = format!(
+            "{}::{} {:?} {:?} {rows}×{cols}",
+            kernel.file.display(),
+            kernel.name,
+            args[0],
+            args[1]
+        );
+        if let Some(known) = self.memo.borrow().get(&key) {
+            return known.clone();
+        }
+        let item = wsel_lower::kernel_item(self.db, kernel)?;
+        let irs = [
+            wsel_lower::lower_kernel(self.db, item, &args[0]).ok(),
+            wsel_lower::lower_kernel(self.db, item, &args[1]).ok(),
+        ];
+        let runner =
+            |ir: Option<KernelIr>| DryRunner::new(&ir?, &self.cost, DryRunLimits::default()).ok();
+        let work = match irs.map(runner) {
+            [Some(one), Some(two)] => representative_pes(rows, cols)
+                .into_iter()
+                .map(|place| {
+                    let busy = |runner: &DryRunner| {
+                        runner
+                            .run(self.switch_cycles, place)
+                            .ok()
+                            .map(|run| run.busy_cycles)
+                    };
+                    let (b1, b2) = (busy(&one)?, busy(&two)?);
+                    let per_sample = b2.saturating_sub(b1);
+                    Some(PeWork {
+                        fixed: b1.saturating_sub(per_sample),
+                        per_sample,
+                    })
+                })
+                .collect::<Option<Vec<_>>>(),
+            _ => None,
+        };
+        self.memo.borrow_mut().insert(key, work.clone());
+        work
+    }
+}
+
+impl wsel_map::KernelWork for KernelDryRuns<'_> {
+    fn cycles_per_sample(
+        &self,
+        layer: usize,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+        samples: u64,
+    ) -> Option<u64> {
+        let samples = samples.max(1);
+        self.measure(layer, implementation, rows, cols)?
+            .iter()
+            .map(|w| (w.fixed + samples * w.per_sample).div_ceil(samples))
+            .max()
+    }
+}
+
+/// The PEs a region's dry runs stand on: its first, middle and last rows crossed with its
+/// first, middle and last columns — the corners, the middle of every edge and the centre, the
+/// places the standard library's kernels tell apart.
+fn representative_pes(rows: u32, cols: u32) -> Vec<PePlace> {
+    let (rows, cols) = (rows.max(1), cols.max(1));
+    let lines = |n: u32| {
+        let mut v = vec![0, n / 2, n - 1];
+        v.dedup();
+        v
+    };
+    let (ys, xs) = (lines(rows), lines(cols));
+    ys.iter()
+        .flat_map(|&y| {
+            xs.iter().map(move |&x| PePlace {
+                x,
+                y,
+                width: cols,
+                height: rows,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn corners_edge_middles_and_centre() {
+        let at = |rows, cols| -> Vec<(u32, u32)> {
+            representative_pes(rows, cols)
+                .iter()
+                .map(|p| (p.y, p.x))
+                .collect()
+        };
+        assert_eq!(at(1, 1), [(0, 0)]);
+        assert_eq!(at(1, 5), [(0, 0), (0, 2), (0, 4)]);
+        assert_eq!(at(2, 2), [(0, 0), (0, 1), (1, 0), (1, 1)]);
+        assert_eq!(at(100, 3).len(), 9);
+        assert!(
+            representative_pes(100, 3)
+                .iter()
+                .all(|p| p.width == 3 && p.height == 100)
+        );
+    }
+}
