@@ -6,7 +6,7 @@
 //! ([`wsel_codegen::dry_run`], compiled once per instance) on the PEs that stand for the region: its first, middle and
 //! last rows crossed with its first, middle and last columns. A PE busy `b₁` cycles for one sample and `b₂` for two
 //! does `s = b₂ − b₁` per sample plus `f = b₁ − s` once, so for `b` samples per copy its work
-//! per sample is `⌈(f + b·s) / b⌉`. The estimate is the largest over the PEs. Where the model
+//! per sample is `(f + b·s) / b`, rounded to the nearest cycle. The estimate is the largest over the PEs. Where the model
 //! does not lower for one or two samples, or a dry run fails, the mapper gets no figure and
 //! falls back to its multiply-add formula.
 
@@ -127,7 +127,7 @@ impl wsel_map::KernelWork for KernelDryRuns<'_> {
         let samples = samples.max(1);
         self.measure(layer, implementation, rows, cols)?
             .iter()
-            .map(|w| (w.fixed + samples * w.per_sample).div_ceil(samples))
+            .map(|w| (w.fixed + samples * w.per_sample + samples / 2) / samples)
             .max()
     }
 }

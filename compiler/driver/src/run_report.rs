@@ -202,11 +202,11 @@ impl RunReport {
         );
         for l in &self.layers {
             let gap = if l.simulated_cycles_per_sample > 0.0 {
-                format!(
-                    "{:+.0}%",
+                let percent =
                     (l.estimated_cycles_per_sample as f64 / l.simulated_cycles_per_sample - 1.0)
-                        * 100.0
-                )
+                        * 100.0;
+                // Rounded first, and `+ 0.0` turns a negative zero into `+0%`.
+                format!("{:+.0}%", percent.round() + 0.0)
             } else {
                 "—".to_string()
             };

@@ -231,8 +231,7 @@ fn run_example(main: &str, out: &Path, args: &[&str]) -> Result<Option<Run>, Str
 
 /// The mapper's work estimate of every layer (`docs/mapping.md` §5: the busiest PE's busy
 /// cycles per sample, from dry runs of the kernel) against the busy cycles the simulation
-/// measured: within 5% and one cycle (the estimate rounds its per-sample share of one-off work
-/// up). The estimate comes from running the kernel's tasks alone, the simulated figure from
+/// measured: within 5% and one cycle (the estimate is a whole number of cycles). The estimate comes from running the kernel's tasks alone, the simulated figure from
 /// the whole fabric, so the two agree only if the dry runs follow the kernels' real control
 /// flow; the analytic fallback (multiply-adds over PEs) misses by 40–95% on these examples.
 fn check_work_estimates(report: &Path) -> Result<(), String> {
