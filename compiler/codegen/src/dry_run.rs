@@ -100,7 +100,7 @@ impl DryRunner {
         Ok(DryRunner {
             code: CompiledKernel::new(kernel, Backend::Cranelift, Code::Native(native)),
             entry: kernel.entry,
-            initial_sram: initial_sram(kernel),
+            initial_sram: kernel.initial_sram(),
             cost_limits: limits,
         })
     }
@@ -154,16 +154,6 @@ impl DryRunner {
         }
         Ok(pe.run)
     }
-}
-
-/// The PE's SRAM at launch: every array filled with its initial value.
-fn initial_sram(kernel: &KernelIr) -> Vec<u32> {
-    let mut sram = vec![0u32; kernel.sram_words() as usize];
-    for a in &kernel.arrays {
-        let start = a.offset_words as usize;
-        sram[start..start + a.len as usize].fill(a.init.bits);
-    }
-    sram
 }
 
 /// The dry run's side of the runtime calls.

@@ -72,7 +72,7 @@ pub fn assemble(
                 layer.name, placed.implementation
             )
         })?;
-        let base_image = initial_image(ir);
+        let base_image = ir.initial_sram();
         for row in 0..placed.rows {
             for col in 0..placed.cols {
                 let mut image = base_image.clone();
@@ -204,16 +204,6 @@ impl AbiEntry for KernelTask {
         // SAFETY: forwarded from this method's contract.
         unsafe { self.kernel.run(self.task, ctx) }
     }
-}
-
-/// Every array's initial value, as the PE's SRAM words.
-fn initial_image(ir: &KernelIr) -> Vec<u32> {
-    let mut image = vec![0u32; ir.sram_words() as usize];
-    for array in &ir.arrays {
-        let start = array.offset_words as usize;
-        image[start..start + array.len as usize].fill(array.init.bits);
-    }
-    image
 }
 
 /// Writes the weight blocks of every `bind ... to array` into the PE's image.

@@ -124,6 +124,16 @@ impl KernelIr {
             .unwrap_or(0)
     }
 
+    /// The PE's SRAM at launch, as words: every array filled with its initial value.
+    pub fn initial_sram(&self) -> Vec<u32> {
+        let mut sram = vec![0u32; self.sram_words() as usize];
+        for array in &self.arrays {
+            let start = array.offset_words as usize;
+            sram[start..start + array.len as usize].fill(array.init.bits);
+        }
+        sram
+    }
+
     pub fn array(&self, id: ArrayId) -> &Array {
         &self.arrays[id.0 as usize]
     }
