@@ -10,9 +10,9 @@
 //! counters — what the standard library's kernels branch on — is followed exactly.
 //!
 //! The kernel is compiled once with Cranelift ([`DryRunner::new`]) and run at as many places
-//! as the caller asks. A dry run always ends: activations are capped and the compiled loops
-//! stop an activation past a cycle cap ([`DryRunLimits`]); running past either is an error,
-//! as is a task fault.
+//! as the caller asks. A dry run always ends: activations are capped, and so is the work of
+//! the whole run, which the compiled loops check ([`DryRunLimits`]); running past either is
+//! an error, as is a task fault or a kernel larger than the SRAM cap.
 
 use std::collections::VecDeque;
 use std::ffi::c_void;
@@ -39,15 +39,20 @@ pub struct PePlace {
 pub struct DryRunLimits {
     /// Task activations in all.
     pub activations: u64,
-    /// Cycles of one activation.
-    pub task_cycles: u64,
+    /// Cycles of task work in all (task switches not counted); the compiled loops check it,
+    /// so one endless activation stops too.
+    pub work_cycles: u64,
+    /// SRAM words of the kernel (a dry run allocates them).
+    pub sram_words: u32,
 }
 
 impl Default for DryRunLimits {
     fn default() -> Self {
         DryRunLimits {
             activations: 1_000_000,
-            task_cycles: 100_000_000,
+            work_cycles: 100_000_000,
+            // 64 MiB, beyond any target's PE.
+            sram_words: 1 << 24,
         }
     }
 }
@@ -95,8 +100,11 @@ impl DryRunner {
     ) -> Result<DryRunner, DryRunError> {
         let invalid = |e: crate::CodegenError| DryRunError::Invalid(e.to_string());
         check_kernel(kernel).map_err(invalid)?;
+        if kernel.sram_words() > limits.sram_words {
+            return Err(DryRunError::OverLimit);
+        }
         let native =
-            crate::cranelift::compile(kernel, cost, Some(limits.task_cycles)).map_err(invalid)?;
+            crate::cranelift::compile(kernel, cost, Some(limits.work_cycles)).map_err(invalid)?;
         Ok(DryRunner {
             code: CompiledKernel::new(kernel, Backend::Cranelift, Code::Native(native)),
             entry: kernel.entry,
@@ -110,6 +118,9 @@ impl DryRunner {
     /// activation costs `switch_cycles` more, as on the fabric.
     pub fn run(&self, switch_cycles: u64, place: PePlace) -> Result<DryRun, DryRunError> {
         let mut sram = self.initial_sram.clone();
+        // Every activation's count starts where the last one's ended, so that the compiled
+        // loops' limit bounds the whole run's work; an activation's cost is the difference.
+        let mut work = 0u64;
         let mut pe = DryPe {
             ready: VecDeque::from([self.entry.0]),
             tasks: self.code.task_count() as u32,
@@ -130,7 +141,7 @@ impl DryRunner {
                 args: std::ptr::null(),
                 n_args: 0,
                 reserved: 0,
-                cycles: 0,
+                cycles: work,
                 runtime: (&mut pe as *mut DryPe).cast::<c_void>(),
                 calls: &CALLS,
             };
@@ -149,8 +160,13 @@ impl DryRunner {
                     });
                 }
             }
+            let cost = ctx.cycles.saturating_sub(work);
+            work = ctx.cycles;
+            if work > self.cost_limits.work_cycles {
+                return Err(DryRunError::OverLimit);
+            }
             pe.run.activations += 1;
-            pe.run.busy_cycles += switch_cycles.saturating_add(ctx.cycles).max(1);
+            pe.run.busy_cycles += switch_cycles.saturating_add(cost).max(1);
         }
         Ok(pe.run)
     }
@@ -360,10 +376,39 @@ mod tests {
         kernel.tasks[1].body = vec![kernel.tasks[0].body[0].clone()];
         let limits = DryRunLimits {
             activations: 50,
-            task_cycles: 1000,
+            work_cycles: 1000,
+            sram_words: 1 << 24,
         };
         let runner = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, limits).expect("compiles");
         assert_eq!(runner.run(4, place()), Err(DryRunError::OverLimit));
+    }
+
+    #[test]
+    fn many_short_activations_stop_at_the_work_limit() {
+        let mut kernel = counting_kernel();
+        kernel.tasks[1].body = vec![kernel.tasks[0].body[0].clone()];
+        // Activations alone would allow a million; the work of 1 cycle each (plus nothing
+        // charged for switches) reaches 1,000 after about a thousand.
+        let limits = DryRunLimits {
+            activations: 1_000_000,
+            work_cycles: 1000,
+            sram_words: 1 << 24,
+        };
+        let runner = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, limits).expect("compiles");
+        assert_eq!(runner.run(0, place()), Err(DryRunError::OverLimit));
+    }
+
+    #[test]
+    fn a_kernel_larger_than_the_sram_cap_is_refused() {
+        let limits = DryRunLimits {
+            sram_words: 4,
+            ..DryRunLimits::default()
+        };
+        // The counting kernel has 5 words of arrays.
+        assert!(matches!(
+            DryRunner::new(&counting_kernel(), &CostModel::WSE2_LIKE, limits),
+            Err(DryRunError::OverLimit)
+        ));
     }
 
     #[test]
@@ -375,7 +420,8 @@ mod tests {
         }];
         let limits = DryRunLimits {
             activations: 10,
-            task_cycles: 1000,
+            work_cycles: 1000,
+            sram_words: 1 << 24,
         };
         let runner = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, limits).expect("compiles");
         assert_eq!(runner.run(4, place()), Err(DryRunError::OverLimit));

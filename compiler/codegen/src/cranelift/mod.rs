@@ -28,7 +28,7 @@ use crate::{CodegenError, NativeCode};
 use function::Translator;
 
 /// Compiles every task of a checked `kernel` to native code. With a `loop_limit` (dry runs,
-/// `crate::dry_run`), every loop iteration that finds the activation past that many cycles
+/// `crate::dry_run`), every loop iteration that finds the context's cycle count past that limit
 /// returns [`crate::faults::STATUS_CYCLE_LIMIT`], and the code is compiled without
 /// optimisation: a dry run executes it a few times, so compiling quickly matters more.
 pub(crate) fn compile(
