@@ -15,7 +15,7 @@ use wsel_map::{Copies, Placement};
 use wsel_sema::{Database, Diagnostic, Severity};
 use wsel_target::Target;
 
-use crate::cli::{BackendArg, ModeArg};
+use crate::cli::{BackendArg, ModeArg, ModelArgs};
 use crate::inputs::batch_and_inputs;
 use crate::kernel_work::KernelDryRuns;
 use crate::pipeline::{
@@ -42,6 +42,24 @@ pub struct BuildRequest<'a> {
     pub read_inputs: bool,
     /// Run the static hang checks (`wsel run --no-hang-checks` skips them).
     pub hang_checks: bool,
+}
+
+impl<'a> BuildRequest<'a> {
+    /// The request `wsel build` makes for `model` (a run adds its inputs and may skip the
+    /// hang checks): inputs only read to learn the batch, hang checks on.
+    pub fn new(model: &'a ModelArgs, backend: BackendArg) -> BuildRequest<'a> {
+        BuildRequest {
+            file: &model.file,
+            target: model.target.as_deref(),
+            mode: model.mode,
+            batch: model.batch,
+            backend,
+            copies: model.copies,
+            inputs: &[],
+            read_inputs: false,
+            hang_checks: true,
+        }
+    }
 }
 
 /// A program built for one target, mode, batch and backend.

@@ -11,17 +11,7 @@ use crate::status::Status;
 
 pub fn run(args: &BuildArgs) -> Status {
     let color = args.color.use_color_on_stderr();
-    let request = BuildRequest {
-        file: &args.model.file,
-        target: args.model.target.as_deref(),
-        mode: args.model.mode,
-        batch: args.model.batch,
-        backend: args.backend,
-        copies: args.model.copies,
-        inputs: &[],
-        read_inputs: false,
-        hang_checks: true,
-    };
+    let request = BuildRequest::new(&args.model, args.backend);
     let path = args
         .output
         .clone()

@@ -36,15 +36,10 @@ pub fn run(args: &RunArgs) -> Status {
 /// built afresh (and the artifact written, unless `--no-cache`).
 fn build(args: &RunArgs, color: bool) -> Result<Built, crate::built::BuildFailure> {
     let request = BuildRequest {
-        file: &args.model.file,
-        target: args.model.target.as_deref(),
-        mode: args.model.mode,
-        batch: args.model.batch,
-        backend: args.backend,
-        copies: args.model.copies,
         inputs: &args.inputs,
         read_inputs: true,
         hang_checks: !args.no_hang_checks,
+        ..BuildRequest::new(&args.model, args.backend)
     };
     let path = args
         .artifact
