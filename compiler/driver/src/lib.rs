@@ -9,7 +9,6 @@ pub mod cli;
 pub mod commands;
 pub mod inputs;
 pub mod json;
-pub mod kernel_work;
 pub mod parts;
 pub mod pipeline;
 pub mod progress;
@@ -20,3 +19,6 @@ pub mod run_timing;
 pub mod source;
 pub mod status;
 pub mod tensor;
+
+/// The mapper's measured work (`wsel_estimate`), where the commands have always found it.
+pub use wsel_estimate::kernel_work;

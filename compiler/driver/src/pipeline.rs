@@ -17,6 +17,8 @@ use wsel_map::{Copies, KernelWork, MapOptions, Mapped, Placement};
 use wsel_sema::{Database, Diagnostic, ItemId, SourceFile};
 use wsel_target::Target;
 
+pub use wsel_estimate::{cost_model, lower_for_batch};
+
 use crate::cli::{BackendArg, ModeArg};
 use crate::source::read_source;
 use crate::status::Status;
@@ -148,19 +150,6 @@ pub fn resolve_target(name: &str) -> Result<Target, String> {
     ))
 }
 
-/// The per-PE throughput the code generators charge, from the target.
-pub fn cost_model(target: &Target) -> CostModel {
-    CostModel {
-        f32_add_per_cycle: target.fp32.add,
-        f32_mul_per_cycle: target.fp32.mul,
-        f32_fma_per_cycle: target.fp32.fma,
-        f16_add_per_cycle: target.fp16.add,
-        f16_mul_per_cycle: target.fp16.mul,
-        f16_fma_per_cycle: target.fp16.fma,
-        math_cycles: CostModel::WSE2_LIKE.math_cycles,
-    }
-}
-
 /// How the execution mode was chosen, for the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModeDecision {
@@ -182,7 +171,7 @@ pub enum ModeRequest {
 /// for the whole batch and `per_copy` lowers it for a smaller one: with several copies of the
 /// pipeline (`copies`, `docs/mapping.md` §5) each runs its share of the batch, and the graph
 /// returned is the one lowered for that share. `work` measures the layers' kernels for the
-/// estimate (`crate::kernel_work`).
+/// estimate (`wsel_estimate::KernelDryRuns`).
 pub fn map_graph(
     graph: &LayerGraph,
     per_copy: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
@@ -231,23 +220,6 @@ pub fn map_graph(
                 BuildError::Diagnostics(diagnostics)
             })
         }
-    }
-}
-
-/// Lowers `model` for a batch of `batch` samples: the graph, or the lowering's diagnostics.
-pub fn lower_for_batch(
-    db: &Database,
-    model: ItemId<'_>,
-    batch: u64,
-) -> Result<LayerGraph, Vec<Diagnostic>> {
-    let (graph, diagnostics) = wsel_lower::layer_graph(db, model, batch);
-    if diagnostics
-        .iter()
-        .any(|d| d.severity == wsel_sema::Severity::Error)
-    {
-        Err(diagnostics)
-    } else {
-        Ok(graph)
     }
 }
 

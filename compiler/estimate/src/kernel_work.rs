@@ -17,11 +17,10 @@ use wsel_codegen::dry_run::{DryRunLimits, DryRunner, PePlace};
 use wsel_ir::cost::CostModel;
 use wsel_ir::graph::{CValue, LayerGraph};
 use wsel_ir::kernel::KernelIr;
-use wsel_sema::ItemId;
+use wsel_sema::{Db, ItemId};
 use wsel_target::Target;
 
-use crate::pipeline::{cost_model, lower_for_batch};
-use wsel_sema::Database;
+use crate::{cost_model, lower_for_batch};
 
 /// One PE's work: once per batch, and per sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +31,7 @@ struct PeWork {
 
 /// The measured kernel work of one model's layers.
 pub struct KernelDryRuns<'db> {
-    db: &'db Database,
+    db: &'db dyn Db,
     /// The model lowered for batches of one and two samples.
     graphs: Option<[LayerGraph; 2]>,
     cost: CostModel,
@@ -42,7 +41,9 @@ pub struct KernelDryRuns<'db> {
 }
 
 impl<'db> KernelDryRuns<'db> {
-    pub fn new(db: &'db Database, model: ItemId<'db>, target: &Target) -> Self {
+    /// The dry runs of `model`'s layers on `target` (nothing is measured until the mapper
+    /// asks).
+    pub fn new(db: &'db dyn Db, model: ItemId<'db>, target: &Target) -> Self {
         let graphs = match (lower_for_batch(db, model, 1), lower_for_batch(db, model, 2)) {
             (Ok(one), Ok(two)) if one.layers.len() == two.layers.len() => Some([one, two]),
             _ => None,
