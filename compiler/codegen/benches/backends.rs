@@ -112,6 +112,7 @@ fn activate(compiled: &CompiledKernel, sram: &mut [u32], runtime: &mut Counter) 
         cycles: 0,
         runtime: (runtime as *mut Counter).cast::<c_void>(),
         calls: &CALLS,
+        cycle_limit: wsel_abi::NO_CYCLE_LIMIT,
     };
     // SAFETY: the context points at live SRAM of `sram_len` bytes, a valid call table and a
     // live runtime, all outliving the call.

@@ -17,12 +17,11 @@
 use std::collections::VecDeque;
 use std::ffi::c_void;
 
-use wsel_abi::{NO_TASK, RuntimeCalls, STATUS_ERROR, STATUS_OK, TaskCtx};
+use wsel_abi::{NO_TASK, RuntimeCalls, STATUS_CYCLE_LIMIT, STATUS_ERROR, STATUS_OK, TaskCtx};
 use wsel_ir::cost::CostModel;
 use wsel_ir::kernel::{KernelIr, TaskId};
 
 use crate::check::check_kernel;
-use crate::faults::STATUS_CYCLE_LIMIT;
 use crate::{Backend, Code, CompiledKernel};
 
 /// Where the PE sits: its column and row inside its region, and the region's size.
@@ -104,7 +103,8 @@ impl DryRunner {
             return Err(DryRunError::OverLimit);
         }
         let native =
-            crate::cranelift::compile(kernel, cost, Some(limits.work_cycles)).map_err(invalid)?;
+            crate::cranelift::compile(kernel, cost, crate::cranelift::Optimise::CompileTime)
+                .map_err(invalid)?;
         Ok(DryRunner {
             code: CompiledKernel::new(kernel, Backend::Cranelift, Code::Native(native)),
             entry: kernel.entry,
@@ -144,6 +144,7 @@ impl DryRunner {
                 cycles: work,
                 runtime: (&mut pe as *mut DryPe).cast::<c_void>(),
                 calls: &CALLS,
+                cycle_limit: self.cost_limits.work_cycles,
             };
             // SAFETY: the context points at this PE's SRAM (`sram.len()` words, u32-aligned),
             // the call table and the dry-run state, all of which outlive the call; `args` is

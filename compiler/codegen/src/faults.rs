@@ -18,10 +18,6 @@ pub const FAULT_DIV_BY_ZERO: u32 = u32::MAX;
 /// Reserved array id: `TaskCtx::sram_len` is smaller than the kernel's SRAM plan.
 pub const FAULT_SRAM_TOO_SMALL: u32 = u32::MAX - 1;
 
-/// The status an interpreter activation stops with when its loops run past the cycle limit
-/// of a dry run ([`crate::dry_run`]); tasks compiled for the fabric have no limit.
-pub const STATUS_CYCLE_LIMIT: u32 = 3;
-
 /// The index reported for a slice `start .. start + len` of an array of `array_len`
 /// elements, or `None` when the slice is in range. `start` and `len` are the values of their
 /// expressions widened to 64 bits (sign-extended for `i32`).

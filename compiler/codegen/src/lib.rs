@@ -79,7 +79,11 @@ pub fn compile(
     check::check_kernel(kernel)?;
     let code = match backend {
         Backend::Interp => Code::Interp(Interpreter::new(kernel, cost)),
-        Backend::Cranelift => Code::Native(cranelift::compile(kernel, cost, None)?),
+        Backend::Cranelift => Code::Native(cranelift::compile(
+            kernel,
+            cost,
+            cranelift::Optimise::Speed,
+        )?),
         #[cfg(feature = "llvm")]
         Backend::Llvm => Code::Native(llvm::compile(kernel, cost)?),
     };

@@ -98,6 +98,7 @@ fn native_task_pointers_run_without_the_wrapper() {
             cycles: 0,
             runtime: (&mut fake as *mut FakeRuntime).cast(),
             calls: &CALLS,
+            cycle_limit: wsel_abi::NO_CYCLE_LIMIT,
         };
         // SAFETY: the context points at live SRAM of `sram_len` bytes, the fake runtime and
         // its call table; `compiled` (which owns the code) outlives the call.

@@ -703,6 +703,62 @@ fn a_failing_runtime_call_stops_the_task_with_its_status() {
 }
 
 #[test]
+fn loops_stop_once_past_the_cycle_limit() {
+    // main: while true { a[0] += 1 }  — endless; counted: for i in 0..n { a[0] += 1 }.
+    let endless = kernel(
+        "endless",
+        arrays(&[("a", U32, 1)]),
+        vec![],
+        vec![task(
+            "main",
+            &[],
+            vec![while_(boolc(true), vec![store(0, u32c(0), Add, u32c(1))])],
+        )],
+    );
+    let counted = |n: u32| {
+        kernel(
+            "counted",
+            arrays(&[("a", U32, 1)]),
+            vec![],
+            vec![task(
+                "main",
+                &[("i", U32)],
+                vec![for_(
+                    0,
+                    u32c(0),
+                    u32c(n),
+                    vec![store(0, u32c(0), Add, u32c(1))],
+                )],
+            )],
+        )
+    };
+    // Without a limit a loop runs to its end; the difference of 10 and 20 iterations is the
+    // cost of one.
+    let ten = run_everywhere(&counted(10), &Setup::entry(&counted(10)));
+    let twenty = run_everywhere(&counted(20), &Setup::entry(&counted(20)));
+    assert_eq!((ten.status, twenty.status), (0, 0));
+    let per_iteration = (twenty.cycles - ten.cycles) / 10;
+    assert!(per_iteration > 0);
+
+    // The endless loop stops at the first iteration past the limit, the same one on every
+    // backend: it did `limit / per_iteration` iterations, give or take one.
+    let mut setup = Setup::entry(&endless);
+    setup.cycle_limit = 10_000;
+    let out = run_everywhere(&endless, &setup);
+    assert_eq!(out.status, wsel_abi::STATUS_CYCLE_LIMIT);
+    let done = u64::from(words(&endless, &out.sram, 0)[0]);
+    assert!(
+        done.abs_diff(10_000 / per_iteration) <= 1,
+        "{done} iterations for a limit of 10,000 cycles at {per_iteration} per iteration"
+    );
+
+    // A limit at or above what a bounded loop costs never stops it.
+    let mut setup = Setup::entry(&counted(10));
+    setup.cycle_limit = ten.cycles;
+    assert_eq!(run_everywhere(&counted(10), &setup).status, 0);
+}
+
+#[test]
 fn integer_division_by_zero_is_reported() {
     let k = kernel(
         "div0",

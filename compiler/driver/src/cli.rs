@@ -5,6 +5,11 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 use wsel_map::Copies;
 
+/// `wsel run --max-cycles` by default: a billion cycles (over a second of an 850 MHz fabric,
+/// thousands of times what the examples take), small enough that an endless loop in a task
+/// stops within seconds of wall time.
+pub const DEFAULT_MAX_CYCLES: u64 = 1_000_000_000;
+
 /// wsel — write, check and run programs for a simulated wafer-scale processor.
 #[derive(Debug, Parser)]
 #[command(name = "wsel", version, propagate_version = true)]
@@ -169,9 +174,10 @@ pub struct RunArgs {
     /// Draw the placement on the fabric as SVG.
     #[arg(long)]
     pub map: Option<PathBuf>,
-    /// Stop a runaway program after this many cycles.
-    #[arg(long)]
-    pub max_cycles: Option<u64>,
+    /// Stop a program still running after this many simulated cycles (an endless loop in a
+    /// task, tasks that keep activating each other) with an error naming the PE.
+    #[arg(long, default_value_t = DEFAULT_MAX_CYCLES, value_name = "CYCLES")]
+    pub max_cycles: u64,
     /// Neither reuse nor write the build artifact: build everything afresh.
     #[arg(long)]
     pub no_cache: bool,

@@ -43,7 +43,11 @@ pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) ->
         ..
     } = error
     else {
-        return format!("the program failed on the fabric: {error}");
+        let hint = match error {
+            SimError::CycleBudget { .. } => " (`--max-cycles` raises the budget)",
+            _ => "",
+        };
+        return format!("the program failed on the fabric: {error}{hint}");
     };
     let Some((layer_index, layer)) = placement
         .layers
@@ -84,6 +88,9 @@ pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) ->
                 *index as i64
             )
         }
+        TaskFault::PastCycleBudget { max_cycles } => format!(
+            "the task was still running when the budget of {max_cycles} cycles ran out: an endless loop? (`--max-cycles` raises the budget)"
+        ),
         other => other.to_string(),
     };
     format!("the program failed on the fabric: {what}\n  at {place}")

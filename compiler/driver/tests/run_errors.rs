@@ -1,6 +1,7 @@
 //! Run-time errors stop `wsel run` with a message naming the layer, PE, task, array, index and
 //! bound — never a host crash, never a partial output file. Three shapes of out-of-range
-//! access: a constant index, a loop running past the end, a slice whose end is too far.
+//! access: a constant index, a loop running past the end, a slice whose end is too far; and a
+//! task that never ends, stopped by the cycle budget.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,7 +63,7 @@ fn setup(name: &str, statement: &str) -> PathBuf {
     dir
 }
 
-fn run_failing(dir: &Path, backend: &str) -> String {
+fn run_failing(dir: &Path, backend: &str, extra: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
         // `--no-cache`: the error alone on standard error, without a note about the artifact
         // of the other backend's run.
@@ -74,6 +75,7 @@ fn run_failing(dir: &Path, backend: &str) -> String {
             "--backend",
             backend,
         ])
+        .args(extra)
         .arg(dir.join("main.wse"))
         .output()
         .expect("wsel runs");
@@ -83,9 +85,13 @@ fn run_failing(dir: &Path, backend: &str) -> String {
 }
 
 fn check(name: &str, statement: &str, expected: &str) {
+    check_with(name, statement, &[], expected);
+}
+
+fn check_with(name: &str, statement: &str, extra: &[&str], expected: &str) {
     let dir = setup(name, statement);
     for backend in ["cranelift", "interp"] {
-        let stderr = run_failing(&dir, backend);
+        let stderr = run_failing(&dir, backend, extra);
         assert!(stderr.contains(expected), "{backend}: {stderr}");
         assert!(stderr.starts_with("error[E0806]"), "{backend}: {stderr}");
         assert!(
@@ -131,5 +137,17 @@ fn integer_division_by_zero_is_named() {
         "div",
         "var z: u32 = n - 4; y[0] = (n / z) as f32;",
         "integer division by zero (dividend 4)",
+    );
+}
+
+#[test]
+fn an_endless_loop_stops_at_the_cycle_budget() {
+    // The loop never ends (`n` is 4); its iterations check the budget, so the run stops
+    // instead of hanging, on the compiled code and the interpreter alike.
+    check_with(
+        "endless",
+        "while n > 0 { y[0] += 1.0; }",
+        &["--max-cycles", "100000"],
+        "the task was still running when the budget of 100000 cycles ran out: an endless loop? (`--max-cycles` raises the budget)",
     );
 }

@@ -12,7 +12,8 @@
 //! - its own PE's SRAM (`sram`, `sram_len` bytes) and nothing else;
 //! - its coordinates inside its region (`x`, `y`) and the region's size (`width`, `height`);
 //! - the per-instance argument words (`args`, `n_args`), which let PEs share machine code;
-//! - a cycle counter `cycles` to which the task adds the cost of the work it does;
+//! - a cycle counter `cycles` to which the task adds the cost of the work it does, and the
+//!   `cycle_limit` past which its loops stop;
 //! - a table of runtime calls, [`RuntimeCalls`], each taking the context as first argument.
 //!
 //! # Time
@@ -20,6 +21,11 @@
 //! A task runs to completion. The runtime reads `cycles` at every runtime call: a call made
 //! when `cycles == k` is *issued* `k` cycles after the task started (after the task-switch
 //! cost). When the function returns, the final value of `cycles` is the task's cost.
+//!
+//! Compiled code checks the count at every loop iteration, after charging the iteration: when
+//! it is past `cycle_limit`, the task stops and returns [`STATUS_CYCLE_LIMIT`]. This is how an
+//! endless loop inside one task is stopped (the runtime sets the limit from its cycle budget);
+//! [`NO_CYCLE_LIMIT`] never stops anything.
 //!
 //! # Errors
 //!
@@ -50,6 +56,11 @@ pub const STATUS_OK: u32 = 0;
 pub const STATUS_ERROR: u32 = 1;
 /// Status returned by [`RuntimeCalls::out_of_bounds`]: the access was reported.
 pub const STATUS_OUT_OF_BOUNDS: u32 = 2;
+/// Status returned by a task whose loops ran past [`TaskCtx::cycle_limit`].
+pub const STATUS_CYCLE_LIMIT: u32 = 3;
+
+/// A [`TaskCtx::cycle_limit`] that never stops a task.
+pub const NO_CYCLE_LIMIT: u64 = u64::MAX;
 
 /// "No task": pass as the `then_task` of a send when no completion task is wanted.
 pub const NO_TASK: u32 = u32::MAX;
@@ -141,6 +152,9 @@ pub struct TaskCtx {
     pub runtime: *mut c_void,
     /// The runtime calls.
     pub calls: *const RuntimeCalls,
+    /// A loop iteration that finds `cycles` past this stops the task with
+    /// [`STATUS_CYCLE_LIMIT`] ([`NO_CYCLE_LIMIT`]: never).
+    pub cycle_limit: u64,
 }
 
 /// Byte offset of [`TaskCtx::sram`], for code generators.
@@ -167,6 +181,8 @@ pub const CTX_CYCLES: usize = offset_of!(TaskCtx, cycles);
 pub const CTX_RUNTIME: usize = offset_of!(TaskCtx, runtime);
 /// Byte offset of [`TaskCtx::calls`].
 pub const CTX_CALLS: usize = offset_of!(TaskCtx, calls);
+/// Byte offset of [`TaskCtx::cycle_limit`].
+pub const CTX_CYCLE_LIMIT: usize = offset_of!(TaskCtx, cycle_limit);
 
 /// Byte offset of [`RuntimeCalls::send`].
 pub const CALLS_SEND: usize = offset_of!(RuntimeCalls, send);
@@ -201,7 +217,8 @@ mod tests {
         assert_eq!(CTX_CYCLES, 48);
         assert_eq!(CTX_RUNTIME, 56);
         assert_eq!(CTX_CALLS, 64);
-        assert_eq!(size_of::<TaskCtx>(), 72);
+        assert_eq!(CTX_CYCLE_LIMIT, 72);
+        assert_eq!(size_of::<TaskCtx>(), 80);
         assert_eq!(align_of::<TaskCtx>(), 8);
         assert_eq!(size_of::<RuntimeCalls>(), 5 * 8);
         assert_eq!(

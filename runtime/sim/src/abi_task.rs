@@ -10,7 +10,8 @@ use crate::task::{TaskCode, TaskContext, TaskRuntime, extend_words};
 use std::ffi::c_void;
 use std::sync::Arc;
 use wsel_abi::{
-    NO_TASK, RuntimeCalls, STATUS_ERROR, STATUS_OK, STATUS_OUT_OF_BOUNDS, TaskCtx, TaskFn,
+    NO_TASK, RuntimeCalls, STATUS_CYCLE_LIMIT, STATUS_ERROR, STATUS_OK, STATUS_OUT_OF_BOUNDS,
+    TaskCtx, TaskFn,
 };
 
 /// Something that runs one task activation through the `wsel_abi` conventions: a native
@@ -88,6 +89,7 @@ impl TaskCode for AbiTask {
             cycles: rt.cycles,
             runtime: (rt as *mut TaskRuntime<'_>).cast::<c_void>(),
             calls: &CALLS,
+            cycle_limit: rt.budget.left,
         };
         // SAFETY: `abi` describes this PE's SRAM (exclusively borrowed for the call), the
         // argument words and a runtime pointer that the calls below cast back to the
@@ -98,8 +100,14 @@ impl TaskCode for AbiTask {
         if let Some(fault) = rt.fault.clone() {
             return Err(fault);
         }
-        if status != STATUS_OK {
-            return Err(TaskFault::Status(status));
+        match status {
+            STATUS_OK => {}
+            STATUS_CYCLE_LIMIT => {
+                return Err(TaskFault::PastCycleBudget {
+                    max_cycles: rt.budget.max_cycles,
+                });
+            }
+            status => return Err(TaskFault::Status(status)),
         }
         Ok(())
     }

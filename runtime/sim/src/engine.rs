@@ -147,6 +147,7 @@ pub fn simulate(
             .defer_arrivals
             .unwrap_or(p.nodes.len() >= SimOptions::DEFER_MIN_ROUTERS);
         p.early_credits = options.early_credits;
+        p.max_cycles = options.max_cycles.unwrap_or(u64::MAX);
     }
     let limit = options.max_cycles.unwrap_or(u64::MAX);
     crate::parallel::run(&mut parts, limit);

@@ -51,6 +51,12 @@ pub enum TaskFault {
         /// The array's length.
         bound: u64,
     },
+    /// The task was still running when the cycle budget ran out (compiled loops check it at
+    /// every iteration, so an endless loop inside one task stops too).
+    PastCycleBudget {
+        /// The budget ([`crate::SimOptions::max_cycles`]).
+        max_cycles: u64,
+    },
     /// Compiled code returned a nonzero status without recording a cause.
     Status(u32),
     /// Any other failure, described.
@@ -86,6 +92,10 @@ impl fmt::Display for TaskFault {
                     "index {index} is out of bounds for array {array} of length {bound}"
                 )
             }
+            TaskFault::PastCycleBudget { max_cycles } => write!(
+                f,
+                "the task was still running when the budget of {max_cycles} cycles ran out (an endless loop?)"
+            ),
             TaskFault::Status(s) => write!(f, "compiled task returned status {s}"),
             TaskFault::Message(m) => f.write_str(m),
         }

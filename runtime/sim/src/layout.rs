@@ -592,6 +592,7 @@ pub(crate) fn build<'p>(
             express_on: false,
             defer: false,
             early_credits: true,
+            max_cycles: u64::MAX,
             xcandidates: Vec::new(),
             waits: vec![Default::default(); pes_len],
             phases,

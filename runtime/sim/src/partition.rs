@@ -135,6 +135,9 @@ pub(crate) struct Partition<'p> {
     pub defer: bool,
     /// Whether credits may be counted before they are due (`SimOptions::early_credits`).
     pub early_credits: bool,
+    /// The cycle budget (`SimOptions::max_cycles`; `u64::MAX` for none), which tasks' loops
+    /// check too.
+    pub max_cycles: u64,
     /// PEs that began a send in this cycle.
     pub xcandidates: Vec<u32>,
     /// Receive waits, per PE.

@@ -5,7 +5,7 @@
 use crate::error::SimError;
 use crate::fabric::{Pe, Pending, RecvState, SendState};
 use crate::partition::Partition;
-use crate::task::{Op, TaskContext, TaskRuntime};
+use crate::task::{Budget, Op, TaskContext, TaskRuntime};
 use crate::waits::PeWaits;
 use std::cmp::Reverse;
 
@@ -100,6 +100,10 @@ impl Partition<'_> {
                 n_tasks: kernel.tasks.len() as u32,
                 task,
                 cycles: 0,
+                budget: Budget {
+                    max_cycles: self.max_cycles,
+                    left: self.max_cycles.saturating_sub(t + switch),
+                },
                 ops: &mut ops,
                 spare: &mut spare,
                 fault: None,

@@ -75,11 +75,23 @@ pub(crate) struct TaskRuntime<'a> {
     pub(crate) n_tasks: u32,
     pub(crate) task: TaskId,
     pub(crate) cycles: u64,
+    /// The cycle budget of the run, and how many cycles of it are left when this activation
+    /// starts: compiled loops stop past the latter (`wsel_abi::TaskCtx::cycle_limit`).
+    pub(crate) budget: Budget,
     pub(crate) ops: &'a mut Vec<Op>,
     /// Data buffers of finished sends, for new sends to reuse (no allocation per send).
     pub(crate) spare: &'a mut SpareBuffers,
     /// The first fault of a runtime call, kept even if the task ignores the error.
     pub(crate) fault: Option<TaskFault>,
+}
+
+/// The run's cycle budget as one activation sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budget {
+    /// [`crate::SimOptions::max_cycles`], or `u64::MAX` for none.
+    pub(crate) max_cycles: u64,
+    /// Cycles of it left when the activation starts (after the task switch).
+    pub(crate) left: u64,
 }
 
 /// What a running task sees.

@@ -5,7 +5,7 @@ mod common;
 
 use common::{route, target, threads};
 use std::sync::Arc;
-use wsel_abi::{NO_TASK, STATUS_OK, TaskCtx};
+use wsel_abi::{NO_TASK, STATUS_CYCLE_LIMIT, STATUS_OK, TaskCtx};
 use wsel_sim::{AbiTask, Program, SimError, TaskCode, TaskContext, TaskFault, simulate, task};
 use wsel_target::Coord;
 
@@ -52,6 +52,23 @@ unsafe extern "C" fn abi_oob(ctx: *mut TaskCtx) -> u32 {
 unsafe extern "C" fn abi_bad_send(ctx: *mut TaskCtx) -> u32 {
     // SAFETY: the runtime passes a valid context.
     unsafe { ((*(*ctx).calls).send)(ctx, 0, 12, 2, NO_TASK) }
+}
+
+/// Spins like a compiled endless loop: 7 cycles per iteration, stopping with
+/// `STATUS_CYCLE_LIMIT` once past the context's limit; returns 99 at once if the limit is not
+/// the one `compiled_loops_stop_at_the_cycle_budget` derives (983).
+unsafe extern "C" fn abi_spin(ctx: *mut TaskCtx) -> u32 {
+    // SAFETY: the runtime passes a valid context.
+    let c = unsafe { &mut *ctx };
+    if c.cycle_limit != 983 {
+        return 99;
+    }
+    loop {
+        c.cycles += 7;
+        if c.cycles > c.cycle_limit {
+            return STATUS_CYCLE_LIMIT;
+        }
+    }
 }
 
 fn abi(f: wsel_abi::TaskFn) -> Arc<dyn TaskCode> {
@@ -135,5 +152,22 @@ fn compiled_tasks_report_errors_through_the_runtime() {
     assert_eq!(
         err.to_string(),
         "PE (1, 3), task 0 `send`, cycle 0: SRAM access of 8 bytes at byte 12 is beyond this PE's 16 bytes of SRAM"
+    );
+}
+
+#[test]
+fn compiled_loops_stop_at_the_cycle_budget() {
+    let t = target(2, 2, 4);
+    let p = program(abi(abi_sender), abi(abi_receiver), abi(abi_spin));
+    // As in `compiled_tasks_match_rust_closures`, `done` is ready at 15; it starts after the
+    // task switch (S = 2) at 17, so of a budget of 1,000 cycles 983 are left for its loop.
+    let options = wsel_sim::SimOptions {
+        max_cycles: Some(1000),
+        ..threads(1)
+    };
+    let err = simulate(&t, &p, &options).expect_err("the budget stops the loop");
+    assert_eq!(
+        err.to_string(),
+        "PE (5, 3), task 1 `done`, cycle 15: the task was still running when the budget of 1000 cycles ran out (an endless loop?)"
     );
 }

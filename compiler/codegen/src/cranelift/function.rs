@@ -49,8 +49,8 @@ pub(super) struct Translator<'a, 'f> {
     fault: Block,
     /// Returns the nonzero status of a runtime call; param `(status: i32)`.
     fail: Block,
-    /// Dry runs only: the cycles past which a loop iteration stops the activation.
-    loop_limit: Option<u64>,
+    /// `ctx.cycle_limit`, loaded once: a loop iteration past it stops the activation.
+    cycle_limit: Value,
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -61,7 +61,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         cost: &'a CostModel,
         pointer: Type,
         host: Vec<(HostFn, FuncRef)>,
-        loop_limit: Option<u64>,
     ) -> Self {
         let call_conv = b.func.signature.call_conv;
         let mut sig = |params: &[Type]| {
@@ -96,6 +95,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         );
         let cycles = b.declare_var(types::I64);
         b.def_var(cycles, start_cycles);
+        let cycle_limit = b.ins().load(
+            types::I64,
+            MemFlagsData::trusted(),
+            ctx,
+            abi::CTX_CYCLE_LIMIT as i32,
+        );
         let locals = task
             .locals
             .iter()
@@ -132,7 +137,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             locals,
             fault,
             fail,
-            loop_limit,
+            cycle_limit,
         }
     }
 
@@ -220,20 +225,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.def_var(self.cycles, next);
     }
 
-    /// Charges one loop iteration; in a dry run, also stops the activation with
-    /// `STATUS_CYCLE_LIMIT` once it is past its cycle limit.
+    /// Charges one loop iteration, and stops the activation with `STATUS_CYCLE_LIMIT` once it
+    /// is past `ctx.cycle_limit`.
     pub(super) fn charge_iteration(&mut self) {
         self.charge(wsel_ir::cost::loop_iteration_cycles());
-        let Some(limit) = self.loop_limit else {
-            return;
-        };
         let now = self.b.use_var(self.cycles);
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let over = self
             .b
             .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThan, now, limit);
-        let status = self.iconst32(crate::faults::STATUS_CYCLE_LIMIT);
+            .icmp(IntCC::UnsignedGreaterThan, now, self.cycle_limit);
+        let status = self.iconst32(abi::STATUS_CYCLE_LIMIT);
         let next = self.b.create_block();
         self.b
             .ins()

@@ -27,25 +27,31 @@ use crate::host::HostFn;
 use crate::{CodegenError, NativeCode};
 use function::Translator;
 
-/// Compiles every task of a checked `kernel` to native code. With a `loop_limit` (dry runs,
-/// `crate::dry_run`), every loop iteration that finds the context's cycle count past that limit
-/// returns [`crate::faults::STATUS_CYCLE_LIMIT`], and the code is compiled without
-/// optimisation: a dry run executes it a few times, so compiling quickly matters more.
+/// How hard Cranelift works on the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Optimise {
+    /// For the fabric: the code runs for every activation of every PE.
+    Speed,
+    /// For a dry run (`crate::dry_run`): the code runs a few times, so compiling quickly
+    /// matters more.
+    CompileTime,
+}
+
+/// Compiles every task of a checked `kernel` to native code.
 pub(crate) fn compile(
     kernel: &KernelIr,
     cost: &CostModel,
-    loop_limit: Option<u64>,
+    optimise: Optimise,
 ) -> Result<NativeCode, CodegenError> {
-    let opt_level = if loop_limit.is_some() {
-        "none"
-    } else {
-        "speed"
+    let opt_level = match optimise {
+        Optimise::Speed => "speed",
+        Optimise::CompileTime => "none",
     };
     let mut compiler = JitCompiler::new(opt_level)?;
     let mut ids = Vec::with_capacity(kernel.tasks.len());
     let mut functions = Some(Vec::with_capacity(kernel.tasks.len()));
     for index in 0..kernel.tasks.len() {
-        let (id, function) = compiler.translate_task(kernel, index, cost, loop_limit)?;
+        let (id, function) = compiler.translate_task(kernel, index, cost)?;
         ids.push(id);
         // One function that cannot be saved makes the whole kernel unsaveable.
         functions = functions.zip(function).map(|(mut all, f)| {
@@ -146,7 +152,6 @@ impl JitCompiler {
         kernel: &KernelIr,
         index: usize,
         cost: &CostModel,
-        loop_limit: Option<u64>,
     ) -> Result<(FuncId, Option<FunctionCode>), CodegenError> {
         let task = &kernel.tasks[index];
         let mut context = self.module.make_context();
@@ -158,7 +163,7 @@ impl JitCompiler {
             .map(|&(func, id)| (func, self.module.declare_func_in_func(id, builder.func)))
             .collect();
         let pointer = self.module.target_config().pointer_type();
-        let translator = Translator::new(builder, kernel, task, cost, pointer, host, loop_limit);
+        let translator = Translator::new(builder, kernel, task, cost, pointer, host);
         translator.translate_body(self.module.target_config())?;
         let id = self.declare_task(index)?;
         self.module.define_function(id, &mut context).map_err(|e| {

@@ -24,6 +24,8 @@ pub(super) struct Frame<'k> {
     ctx: *mut TaskCtx,
     sram: *mut u32,
     cycles: u64,
+    /// `ctx.cycle_limit`: a loop iteration past it stops the activation.
+    cycle_limit: u64,
     pub(super) locals: Vec<u32>,
 }
 
@@ -38,7 +40,8 @@ impl<'k> Frame<'k> {
         ctx: *mut TaskCtx,
     ) -> Self {
         // SAFETY: `ctx` is valid for reads (the caller's guarantee).
-        let (sram, cycles) = unsafe { ((*ctx).sram.cast::<u32>(), (*ctx).cycles) };
+        let (sram, cycles, cycle_limit) =
+            unsafe { ((*ctx).sram.cast::<u32>(), (*ctx).cycles, (*ctx).cycle_limit) };
         Frame {
             kernel,
             task,
@@ -46,6 +49,7 @@ impl<'k> Frame<'k> {
             ctx,
             sram,
             cycles,
+            cycle_limit,
             locals: vec![0; task.locals.len()],
         }
     }
@@ -53,6 +57,16 @@ impl<'k> Frame<'k> {
     /// Adds `n` cycles to the activation's count.
     pub(super) fn charge(&mut self, n: u64) {
         self.cycles = self.cycles.wrapping_add(n);
+    }
+
+    /// Charges one loop iteration; stops the activation with `STATUS_CYCLE_LIMIT` once the
+    /// count is past the context's limit.
+    pub(super) fn charge_iteration(&mut self) -> Step {
+        self.charge(wsel_ir::cost::loop_iteration_cycles());
+        if self.cycles > self.cycle_limit {
+            return Err(Halt::Status(wsel_abi::STATUS_CYCLE_LIMIT));
+        }
+        Ok(())
     }
 
     /// Stores the cycle count into the context.

@@ -49,7 +49,7 @@ impl Frame<'_> {
                 let hi = self.eval(hi)?;
                 let mut counter = lo;
                 while less_than(ty, counter, hi) {
-                    self.charge(cost::loop_iteration_cycles());
+                    self.charge_iteration()?;
                     self.locals[local.0 as usize] = counter;
                     self.exec_block(body)?;
                     counter = counter.wrapping_add(1);
@@ -61,7 +61,7 @@ impl Frame<'_> {
                 if self.eval(cond)? == 0 {
                     return Ok(());
                 }
-                self.charge(cost::loop_iteration_cycles());
+                self.charge_iteration()?;
                 self.exec_block(body)?;
             },
             Stmt::If {

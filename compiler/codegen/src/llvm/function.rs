@@ -265,6 +265,30 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
+    /// Charges one loop iteration, and stops the activation with `STATUS_CYCLE_LIMIT` once it
+    /// is past `ctx.cycle_limit`.
+    pub(super) fn charge_iteration(&mut self) -> Tr {
+        self.charge(wsel_ir::cost::loop_iteration_cycles())?;
+        let now = self
+            .b
+            .build_load(self.t.i64, self.cycles, "")?
+            .into_int_value();
+        let limit = self
+            .ctx_field(abi::CTX_CYCLE_LIMIT, self.t.i64.into())?
+            .into_int_value();
+        let over = self
+            .b
+            .build_int_compare(IntPredicate::UGT, now, limit, "over_limit")?;
+        let status = self.i32(abi::STATUS_CYCLE_LIMIT);
+        let next = self.block("within_limit");
+        let here = self.current_block()?;
+        self.fail.phis[0].add_incoming(&[(&status, here)]);
+        self.b
+            .build_conditional_branch(over, self.fail.block, next)?;
+        self.b.position_at_end(next);
+        Ok(())
+    }
+
     /// Adds the cycles `plan` gives for the run-time length `len` (an i64 in `0..2^32`).
     pub(super) fn charge_len(&mut self, plan: &LengthCost, len: IntValue<'ctx>) -> Tr {
         if plan.is_zero() {

@@ -126,7 +126,7 @@ impl<'ctx> Gen<'_, 'ctx> {
         self.b.build_conditional_branch(more, body_block, exit)?;
 
         self.b.position_at_end(body_block);
-        self.charge(cost::loop_iteration_cycles())?;
+        self.charge_iteration()?;
         let (slot, _) = self.locals[local.0 as usize];
         self.b.build_store(slot, current)?;
         self.stmts(body)?;
@@ -153,7 +153,7 @@ impl<'ctx> Gen<'_, 'ctx> {
         self.b.build_conditional_branch(more, body_block, exit)?;
 
         self.b.position_at_end(body_block);
-        self.charge(cost::loop_iteration_cycles())?;
+        self.charge_iteration()?;
         self.stmts(body)?;
         self.b.build_unconditional_branch(header)?;
 

@@ -35,6 +35,8 @@ pub struct Setup {
     pub pe: Pe,
     /// Make the n-th runtime call (from 0) of these kinds fail with this status.
     pub fail_call: Option<(usize, u32)>,
+    /// `TaskCtx::cycle_limit`.
+    pub cycle_limit: u64,
 }
 
 impl Setup {
@@ -50,6 +52,7 @@ impl Setup {
                 height: 3,
             },
             fail_call: None,
+            cycle_limit: wsel_abi::NO_CYCLE_LIMIT,
         }
     }
 
@@ -86,6 +89,7 @@ pub fn run(compiled: &CompiledKernel, setup: &Setup) -> Outcome {
         &mut memory,
         setup.sram.len(),
         setup.pe,
+        setup.cycle_limit,
     );
     let guards = &memory[setup.sram.len()..];
     assert!(

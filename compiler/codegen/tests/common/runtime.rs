@@ -75,8 +75,8 @@ impl FakeRuntime {
         }
     }
 
-    /// Runs `task` over `memory`, of which the first `sram_words` are the PE's SRAM; gives the
-    /// status and the final cycle count.
+    /// Runs `task` over `memory`, of which the first `sram_words` are the PE's SRAM, with loops
+    /// stopping past `cycle_limit`; gives the status and the final cycle count.
     pub fn call(
         &mut self,
         compiled: &CompiledKernel,
@@ -84,6 +84,7 @@ impl FakeRuntime {
         memory: &mut [u32],
         sram_words: usize,
         pe: Pe,
+        cycle_limit: u64,
     ) -> (u32, u64) {
         assert!(sram_words <= memory.len());
         let mut ctx = TaskCtx {
@@ -100,6 +101,7 @@ impl FakeRuntime {
             cycles: 0,
             runtime: (self as *mut FakeRuntime).cast::<c_void>(),
             calls: &CALLS,
+            cycle_limit,
         };
         // SAFETY: the context points at live memory of `sram_words` words, a valid table and
         // this runtime, all outliving the call.

@@ -79,7 +79,7 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
     let assembled = assemble(&graph, &placement, &compiled, &data).map_err(message)?;
     let options = SimOptions {
         threads: args.threads.max(1),
-        max_cycles: args.max_cycles,
+        max_cycles: Some(args.max_cycles),
         trace: args.trace.is_some(),
         ..SimOptions::default()
     };
