@@ -1,8 +1,9 @@
 //! Language-server latency on a 2,000-line file, through the protocol (in process, JSON-RPC
 //! framing included): the time from sending a `didChange` to receiving the published
 //! diagnostics of that version, and the time to answer a hover (a layer call's includes its
-//! mapping on `dev`, cached or computed). Prints medians and 90th percentiles of 41 runs
-//! each. Run: `cargo bench -p wsel-lsp --bench latency`.
+//! mapping on `dev` with the kernels dry-run, cached or computed; also on the 6-layer digits
+//! example). Prints medians and 90th percentiles of 41 runs each. Run:
+//! `cargo bench -p wsel-lsp --bench latency`.
 
 use std::time::{Duration, Instant};
 
@@ -127,6 +128,54 @@ async fn bench() {
         &mut hover_call_mapping,
     );
     report("hover on a kernel array", &mut hover_var);
+
+    let (mut uncached, mut cached) = digits_hovers(&mut client).await;
+    report(
+        "digits: hover on dense#1 (mapping the 6-layer model on dev)",
+        &mut uncached,
+    );
+    report("digits: hover on dense#1 (mapping cached)", &mut cached);
+}
+
+/// Hovers on digits' first `dense` call: with the mapping cache emptied first, and cached.
+async fn digits_hovers(client: &mut TestClient) -> (Vec<Duration>, Vec<Duration>) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/digits/main.wse");
+    let path = std::path::Path::new(path)
+        .canonicalize()
+        .expect("the digits example");
+    let text = std::fs::read_to_string(&path).expect("the digits example");
+    let uri = wsel_lsp::testing::file_uri(&path);
+    client.open(&uri, &text).await;
+    client.diagnostics(&uri, Some(1)).await;
+    let (line, character) = position_of(&text, "dense(x, w1, b1)", 0, 2);
+    let mut samples = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        for uncached in [true, false] {
+            if uncached {
+                wsel_lsp::layer_call::clear_mapping_cache();
+            }
+            let start = Instant::now();
+            let answer = client
+                .request(
+                    "textDocument/hover",
+                    json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": character } }),
+                )
+                .await;
+            let elapsed = start.elapsed();
+            let value = answer["result"]["contents"]["value"].as_str();
+            assert!(
+                value.is_some_and(|v| v.contains("- estimated cycles: ")),
+                "{answer}"
+            );
+            let into = if uncached {
+                &mut samples.0
+            } else {
+                &mut samples.1
+            };
+            into.push(elapsed);
+        }
+    }
+    samples
 }
 
 /// The line and UTF-16 column of the `nth` occurrence of `needle`, plus `shift`.

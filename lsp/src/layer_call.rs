@@ -1,12 +1,14 @@
 //! What the language server says about one layer call in a model: the shapes it binds, its
 //! result, the layer's cost entries evaluated at those shapes, and how the call maps onto the
-//! default target (`wsel-map` on a `wsel-target` machine description; never the simulator).
+//! default target (`wsel-map` on a `wsel-target` machine description, with the kernels' work
+//! measured by the dry runs `wsel map` uses, `wsel-estimate`; never the simulator).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use wsel_estimate::KernelDryRuns;
 use wsel_ir::graph::{LayerGraph, Mode};
-use wsel_map::{MapOptions, MapResult, Orientation};
+use wsel_map::{KernelWork, MapOptions, MapResult, Orientation};
 use wsel_sema::analysis::CallBinding;
 use wsel_sema::items::{ItemId, ItemKind, item_ast, item_index, module_scope};
 use wsel_sema::ty::Dim;
@@ -76,9 +78,12 @@ pub struct AutoMapping {
     pub result: MapResult,
 }
 
-/// Maps `graph` on `target` in auto mode.
-pub fn map_auto(graph: &LayerGraph, target: &Target) -> AutoMapping {
-    let options = MapOptions::default();
+/// Maps `graph` on `target` in auto mode, with the layers' work measured by `work`.
+pub fn map_auto(graph: &LayerGraph, target: &Target, work: &dyn KernelWork) -> AutoMapping {
+    let options = MapOptions {
+        work: Some(work),
+        ..MapOptions::default()
+    };
     let pipelined = wsel_map::map(graph, target, Mode::Pipelined, &options);
     if pipelined.placement.is_some() {
         return AutoMapping {
@@ -102,34 +107,53 @@ pub fn map_auto(graph: &LayerGraph, target: &Target) -> AutoMapping {
     }
 }
 
-/// The mappings computed recently, keyed by the layer graph itself (model, batch, shapes,
-/// implementations, call spans) and the target's name: mapping is a pure function of those,
-/// so an entry is valid for as long as an equal graph comes back, and any edit that changes
-/// the graph misses. Hovering over the calls of one model maps it once. The lock is held to
-/// look up and insert only, never while mapping.
-static MAPPINGS: Mutex<Vec<(String, LayerGraph, Arc<AutoMapping>)>> = Mutex::new(Vec::new());
+/// What a mapping is a pure function of: the target (a preset, by name), the layer graph
+/// (model, batch, shapes, implementations, call spans) and the digest of the sources its
+/// kernels' dry runs read ([`wsel_estimate::sources::digest`]) — the graph holds no kernel
+/// body, so an edit inside one leaves it equal.
+#[derive(PartialEq)]
+struct MappingKey {
+    target: String,
+    graph: LayerGraph,
+    sources: blake3::Hash,
+}
+
+/// The mappings computed recently, most recent first: an entry is valid for as long as an
+/// equal key comes back, and any edit that changes the graph or a kernel's source misses.
+/// Hovering over the calls of one model maps it once. The lock is held to look up and insert
+/// only, never while mapping.
+static MAPPINGS: Mutex<Vec<(MappingKey, Arc<AutoMapping>)>> = Mutex::new(Vec::new());
 
 /// How many mapped graphs [`MAPPINGS`] keeps (most recent first).
 const CACHED_MAPPINGS: usize = 8;
 
-/// [`map_auto`] on the preset `target`, cached.
-pub fn cached_map_auto(graph: &LayerGraph, target: &Target) -> Arc<AutoMapping> {
+/// [`map_auto`] of `model`'s layer graph `graph` on the preset `target`, its kernels
+/// dry-run as `wsel map` does ([`KernelDryRuns`]); cached.
+pub fn cached_map_auto<'db>(
+    db: &'db dyn Db,
+    model: ItemId<'db>,
+    graph: &LayerGraph,
+    target: &Target,
+) -> Arc<AutoMapping> {
     let lock = || MAPPINGS.lock().unwrap_or_else(|p| p.into_inner());
+    let key = MappingKey {
+        target: target.name.clone(),
+        graph: graph.clone(),
+        sources: wsel_estimate::sources::digest(db, graph),
+    };
     {
         let mut cache = lock();
-        if let Some(i) = cache
-            .iter()
-            .position(|(t, g, _)| *t == target.name && g == graph)
-        {
+        if let Some(i) = cache.iter().position(|(k, _)| *k == key) {
             let entry = cache.remove(i);
-            let mapped = Arc::clone(&entry.2);
+            let mapped = Arc::clone(&entry.1);
             cache.insert(0, entry);
             return mapped;
         }
     }
-    let mapped = Arc::new(map_auto(graph, target));
+    let work = KernelDryRuns::new(db, model, target);
+    let mapped = Arc::new(map_auto(graph, target, &work));
     let mut cache = lock();
-    cache.insert(0, (target.name.clone(), graph.clone(), Arc::clone(&mapped)));
+    cache.insert(0, (key, Arc::clone(&mapped)));
     cache.truncate(CACHED_MAPPINGS);
     mapped
 }
@@ -154,7 +178,8 @@ fn enclosing_model<'db>(ctx: &FileCtx<'db>, span: &ast::Span) -> Option<ItemId<'
 /// The mapping of this call on the default target ([`DEFAULT_TARGET`], auto mode): mode,
 /// region, PE count, SRAM per PE and estimated cycles per sample, as Markdown. Every figure
 /// comes from `wsel_map::map` on the model's layer graph (batch from the file's `run` item,
-/// else 1); when the model does not map, the mapper's first diagnostic is shown instead.
+/// else 1) with the work `wsel map` measures; when the model does not map, the mapper's first
+/// diagnostic is shown instead.
 /// `None` when the call is not in a model's layer graph.
 pub fn mapping_summary(ctx: &FileCtx<'_>, call: &CallBinding) -> Option<String> {
     let db = ctx.db;
@@ -185,7 +210,7 @@ pub fn mapping_summary(ctx: &FileCtx<'_>, call: &CallBinding) -> Option<String> 
         .iter()
         .find(|l| l.call.span == call.span && l.call.file == path)?;
     let target = Target::preset(DEFAULT_TARGET).ok()?;
-    let mapped = cached_map_auto(&graph, &target);
+    let mapped = cached_map_auto(db, model, &graph, &target);
     let Some(placement) = &mapped.result.placement else {
         let Some(first) = mapped.result.diagnostics.first() else {
             return Some(format!(

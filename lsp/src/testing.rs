@@ -11,8 +11,10 @@ use tower_lsp::{LspService, Server};
 
 use crate::Backend;
 
-/// How long a test waits for one message before giving up.
-pub const TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a test waits for one message before giving up. A layer call's first hover maps
+/// the model with its kernels dry-run (`wsel-estimate`), which in the tests' debug build —
+/// Cranelift unoptimised, tests running side by side on a shared machine — takes seconds.
+pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct TestClient {
     writer: tokio::io::WriteHalf<DuplexStream>,

@@ -184,8 +184,10 @@ async fn hover_on_a_layer_call_shows_its_mapping_on_dev() {
         .unwrap_or_default()
         .to_string();
 
-    // The same figures, recomputed here with the compiler's crates: the file's layer graph
-    // (digits' `run` item sets no batch: 1) mapped on `dev`, pipelined first as in auto mode.
+    // The same figures, recomputed here as `wsel map --target dev` computes them (the driver's
+    // `map_graph` in auto mode, default copies): the file's layer graph (digits' `run` item
+    // sets no batch: 1) mapped on `dev` with the kernels' work measured by dry runs, pipelined
+    // first.
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/main.wse");
     let path = path.canonicalize().unwrap_or(path);
     let mut db = wsel_sema::Database::default();
@@ -195,17 +197,26 @@ async fn hover_on_a_layer_call_shows_its_mapping_on_dev() {
     let (graph, lowering) = wsel_lower::layer_graph(&db, model, 1);
     assert!(lowering.is_empty(), "{lowering:#?}");
     let target = wsel_target::Target::preset("dev").expect("the dev preset");
-    let options = wsel_map::MapOptions::default();
-    let pipelined = wsel_map::map(&graph, &target, wsel_ir::graph::Mode::Pipelined, &options);
-    let (placement, mode) = match pipelined.placement {
+    let work = wsel_estimate::KernelDryRuns::new(&db, model, &target);
+    let options = wsel_map::MapOptions {
+        work: Some(&work),
+        ..wsel_map::MapOptions::default()
+    };
+    let map = |mode| {
+        let per_copy = &mut |b| wsel_estimate::lower_for_batch(&db, model, b);
+        let copies = wsel_map::Copies::Auto;
+        wsel_map::map_batch(&graph, per_copy, &target, mode, &options, copies).result
+    };
+    let (placement, mode) = match map(wsel_ir::graph::Mode::Pipelined).placement {
         Some(p) => (p, "pipelined"),
         None => (
-            wsel_map::map(&graph, &target, wsel_ir::graph::Mode::Streaming, &options)
+            map(wsel_ir::graph::Mode::Streaming)
                 .placement
                 .expect("digits maps on dev"),
             "streaming",
         ),
     };
+    assert_eq!(placement.copies, 1, "one copy, as the hover maps");
     let call = text.find("dense(x, w1, b1)").expect("the first dense call");
     let instance = graph
         .layers
