@@ -1,8 +1,9 @@
 //! Language-server latency on a 2,000-line file, through the protocol (in process, JSON-RPC
 //! framing included): the time from sending a `didChange` to receiving the published
 //! diagnostics of that version, and the time to answer a hover (a layer call's includes its
-//! mapping on `dev` with the kernels dry-run, cached or computed; also on the 6-layer digits
-//! example). Prints medians and 90th percentiles of 41 runs each. Run:
+//! mapping on `dev` with the kernels dry-run: cached, mapped with the dry runs kept, or both
+//! computed; also on the 6-layer digits example). Prints medians and 90th percentiles of 41
+//! runs each. Run:
 //! `cargo bench -p wsel-lsp --bench latency`.
 
 use std::time::{Duration, Instant};
@@ -74,41 +75,15 @@ async fn bench() {
         assert_eq!(count, usize::from(i % 2 == 0), "{published}");
     }
 
-    // Hover on a layer call (shapes, cost, mapping on `dev`) with the model's mapping cached
-    // and with the cache emptied first (the hover maps the model), and on a kernel array.
-    let mut hover_call = Vec::new();
-    let mut hover_call_mapping = Vec::new();
+    // Hover on a layer call (shapes, cost, mapping on `dev`) with the model's mapping cached,
+    // with the mapping forgotten but the kernels' dry runs kept (as after an edit that changes
+    // no kernel), with both forgotten, and on a kernel array.
+    let (mut hover_call, mut hover_call_mapping, mut hover_call_cold) =
+        hover_call_runs(&mut client, URI, (call_line, call_character + 2)).await;
     let mut hover_var = Vec::new();
     let (var_line, var_character) = position_of(&text, "send(ys, x[0..n])", 40, 9);
     for _ in 0..RUNS {
-        for (samples, (l, c), uncached) in [
-            (&mut hover_call, (call_line, call_character + 2), false),
-            (
-                &mut hover_call_mapping,
-                (call_line, call_character + 2),
-                true,
-            ),
-            (&mut hover_var, (var_line, var_character), false),
-        ] {
-            if uncached {
-                wsel_lsp::layer_call::clear_mapping_cache();
-            }
-            let start = Instant::now();
-            let answer = client
-                .request(
-                    "textDocument/hover",
-                    json!({ "textDocument": { "uri": URI }, "position": { "line": l, "character": c } }),
-                )
-                .await;
-            samples.push(start.elapsed());
-            let value = answer["result"]["contents"]["value"]
-                .as_str()
-                .unwrap_or_default();
-            assert!(!value.is_empty(), "{answer}");
-            if l == call_line {
-                assert!(value.contains("- estimated cycles: "), "{value}");
-            }
-        }
+        hover_var.push(hover(&mut client, URI, (var_line, var_character), None, false).await);
     }
 
     report(
@@ -124,21 +99,16 @@ async fn bench() {
         &mut hover_call,
     );
     report(
-        "hover on a layer call (shapes, cost, mapping the model on dev)",
+        "hover on a layer call (shapes, cost, mapping the model on dev, dry runs kept)",
         &mut hover_call_mapping,
+    );
+    report(
+        "hover on a layer call (shapes, cost, mapping the model on dev, dry runs too)",
+        &mut hover_call_cold,
     );
     report("hover on a kernel array", &mut hover_var);
 
-    let (mut uncached, mut cached) = digits_hovers(&mut client).await;
-    report(
-        "digits: hover on dense#1 (mapping the 6-layer model on dev)",
-        &mut uncached,
-    );
-    report("digits: hover on dense#1 (mapping cached)", &mut cached);
-}
-
-/// Hovers on digits' first `dense` call: with the mapping cache emptied first, and cached.
-async fn digits_hovers(client: &mut TestClient) -> (Vec<Duration>, Vec<Duration>) {
+    // The same on the 6-layer digits example.
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/digits/main.wse");
     let path = std::path::Path::new(path)
         .canonicalize()
@@ -147,35 +117,64 @@ async fn digits_hovers(client: &mut TestClient) -> (Vec<Duration>, Vec<Duration>
     let uri = wsel_lsp::testing::file_uri(&path);
     client.open(&uri, &text).await;
     client.diagnostics(&uri, Some(1)).await;
-    let (line, character) = position_of(&text, "dense(x, w1, b1)", 0, 2);
-    let mut samples = (Vec::new(), Vec::new());
+    let at = position_of(&text, "dense(x, w1, b1)", 0, 2);
+    let (mut cached, mut mapping, mut cold) = hover_call_runs(&mut client, &uri, at).await;
+    report("digits: hover on dense#1 (mapping cached)", &mut cached);
+    report(
+        "digits: hover on dense#1 (mapping the 6-layer model on dev, dry runs kept)",
+        &mut mapping,
+    );
+    report(
+        "digits: hover on dense#1 (mapping the 6-layer model on dev, dry runs too)",
+        &mut cold,
+    );
+}
+
+/// `RUNS` hovers on the layer call at `at` of each kind: with the mapping cached, with the
+/// mapping cache emptied first, and with the kept dry runs emptied too.
+async fn hover_call_runs(
+    client: &mut TestClient,
+    uri: &str,
+    at: (u32, u32),
+) -> (Vec<Duration>, Vec<Duration>, Vec<Duration>) {
+    let mut runs = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..RUNS {
-        for uncached in [true, false] {
-            if uncached {
-                wsel_lsp::layer_call::clear_mapping_cache();
-            }
-            let start = Instant::now();
-            let answer = client
-                .request(
-                    "textDocument/hover",
-                    json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": character } }),
-                )
-                .await;
-            let elapsed = start.elapsed();
-            let value = answer["result"]["contents"]["value"].as_str();
-            assert!(
-                value.is_some_and(|v| v.contains("- estimated cycles: ")),
-                "{answer}"
-            );
-            let into = if uncached {
-                &mut samples.0
-            } else {
-                &mut samples.1
-            };
-            into.push(elapsed);
-        }
+        runs.0.push(hover(client, uri, at, None, true).await);
+        runs.1.push(hover(client, uri, at, Some(false), true).await);
+        runs.2.push(hover(client, uri, at, Some(true), true).await);
     }
-    samples
+    runs
+}
+
+/// The time to answer a hover at `(line, character)`: after emptying the mapping cache when
+/// `clear` is given (and the kept dry runs too when it is `Some(true)`). A layer call's hover
+/// (`call`) must show an estimate.
+async fn hover(
+    client: &mut TestClient,
+    uri: &str,
+    (line, character): (u32, u32),
+    clear: Option<bool>,
+    call: bool,
+) -> Duration {
+    if let Some(measurements) = clear {
+        wsel_lsp::layer_call::clear_mapping_cache(measurements);
+    }
+    let start = Instant::now();
+    let answer = client
+        .request(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": character } }),
+        )
+        .await;
+    let elapsed = start.elapsed();
+    let value = answer["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(!value.is_empty(), "{answer}");
+    if call {
+        assert!(value.contains("- estimated cycles: "), "{value}");
+    }
+    elapsed
 }
 
 /// The line and UTF-16 column of the `nth` occurrence of `needle`, plus `shift`.

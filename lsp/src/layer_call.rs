@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use wsel_estimate::KernelDryRuns;
+use wsel_estimate::{KernelDryRuns, MeasuredWork};
 use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_map::{KernelWork, MapOptions, MapResult, Orientation};
 use wsel_sema::analysis::CallBinding;
@@ -127,6 +127,10 @@ static MAPPINGS: Mutex<Vec<(MappingKey, Arc<AutoMapping>)>> = Mutex::new(Vec::ne
 /// How many mapped graphs [`MAPPINGS`] keeps (most recent first).
 const CACHED_MAPPINGS: usize = 8;
 
+/// The kernels' dry runs, kept by their inputs (the lowered kernel IR, the region): mapping
+/// again after an edit measures only the kernel instances the edit changed.
+static MEASURED: MeasuredWork = MeasuredWork::new();
+
 /// [`map_auto`] of `model`'s layer graph `graph` on the preset `target`, its kernels
 /// dry-run as `wsel map` does ([`KernelDryRuns`]); cached.
 pub fn cached_map_auto<'db>(
@@ -150,7 +154,7 @@ pub fn cached_map_auto<'db>(
             return mapped;
         }
     }
-    let work = KernelDryRuns::new(db, model, target);
+    let work = KernelDryRuns::new(db, model, target).keeping(&MEASURED);
     let mapped = Arc::new(map_auto(graph, target, &work));
     let mut cache = lock();
     cache.insert(0, (key, Arc::clone(&mapped)));
@@ -158,10 +162,14 @@ pub fn cached_map_auto<'db>(
     mapped
 }
 
-/// Forgets every cached mapping (for measuring the uncached hover).
+/// Forgets every cached mapping, and with `measurements` every kept dry run too (for
+/// measuring the uncached hover).
 #[doc(hidden)]
-pub fn clear_mapping_cache() {
+pub fn clear_mapping_cache(measurements: bool) {
     MAPPINGS.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    if measurements {
+        MEASURED.clear();
+    }
 }
 
 /// The model of `ctx`'s file whose body contains the call at `span`.

@@ -8,7 +8,8 @@
 //! does `s = b₂ − b₁` per sample plus `f = b₁ − s` once, so for `b` samples per copy its work
 //! per sample is `(f + b·s) / b`, rounded to the nearest cycle. The estimate is the largest over the PEs. Where the model
 //! does not lower for one or two samples, or a dry run fails, the mapper gets no figure and
-//! falls back to its multiply-add formula.
+//! falls back to its multiply-add formula. Measurements are kept for the life of a
+//! [`KernelDryRuns`], and across them in a [`MeasuredWork`] when one is given.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -20,11 +21,12 @@ use wsel_ir::kernel::KernelIr;
 use wsel_sema::{Db, ItemId};
 use wsel_target::Target;
 
+use crate::store::MeasuredWork;
 use crate::{cost_model, lower_for_batch};
 
 /// One PE's work: once per batch, and per sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PeWork {
+pub(crate) struct PeWork {
     fixed: u64,
     per_sample: u64,
 }
@@ -38,6 +40,8 @@ pub struct KernelDryRuns<'db> {
     switch_cycles: u64,
     /// Per kernel instance (its arguments at both batches) and region size, the PEs' work.
     memo: RefCell<HashMap<String, Option<Vec<PeWork>>>>,
+    /// Measurements kept across mappings, by their inputs.
+    kept: Option<&'db MeasuredWork>,
 }
 
 impl<'db> KernelDryRuns<'db> {
@@ -54,7 +58,15 @@ impl<'db> KernelDryRuns<'db> {
             cost: cost_model(target),
             switch_cycles: u64::from(target.task_switch_cycles),
             memo: RefCell::new(HashMap::new()),
+            kept: None,
         }
+    }
+
+    /// [`KernelDryRuns::new`], reusing the measurements in `kept` whose inputs are unchanged
+    /// and keeping the new ones there.
+    pub fn keeping(mut self, kept: &'db MeasuredWork) -> Self {
+        self.kept = Some(kept);
+        self
     }
 
     /// The work of every representative PE of the region, or `None` when it cannot be
@@ -86,12 +98,30 @@ impl<'db> KernelDryRuns<'db> {
         }
         let item = wsel_lower::kernel_item(self.db, kernel)?;
         let irs = [
-            wsel_lower::lower_kernel(self.db, item, &args[0]).ok(),
-            wsel_lower::lower_kernel(self.db, item, &args[1]).ok(),
+            wsel_lower::lower_kernel(self.db, item, &args[0]),
+            wsel_lower::lower_kernel(self.db, item, &args[1]),
         ];
-        let runner =
-            |ir: Option<KernelIr>| DryRunner::new(&ir?, &self.cost, DryRunLimits::default()).ok();
-        let work = match irs.map(runner) {
+        let work = match irs {
+            [Ok(one), Ok(two)] => self.dry_run(&[one, two], rows, cols),
+            _ => None,
+        };
+        self.memo.borrow_mut().insert(key, work.clone());
+        work
+    }
+
+    /// The work of every representative PE of the region running the kernel lowered for one
+    /// sample and for two (`irs`): kept, else measured.
+    fn dry_run(&self, irs: &[KernelIr; 2], rows: u32, cols: u32) -> Option<Vec<PeWork>> {
+        let key = self
+            .kept
+            .and_then(|_| MeasuredWork::key(irs, rows, cols, &self.cost, self.switch_cycles));
+        if let (Some(kept), Some(key)) = (self.kept, &key)
+            && let Some(work) = kept.get(key)
+        {
+            return work;
+        }
+        let runner = |ir: &KernelIr| DryRunner::new(ir, &self.cost, DryRunLimits::default()).ok();
+        let work = match irs.each_ref().map(runner) {
             [Some(one), Some(two)] => representative_pes(rows, cols)
                 .into_iter()
                 .map(|place| {
@@ -111,7 +141,9 @@ impl<'db> KernelDryRuns<'db> {
                 .collect::<Option<Vec<_>>>(),
             _ => None,
         };
-        self.memo.borrow_mut().insert(key, work.clone());
+        if let (Some(kept), Some(key)) = (self.kept, key) {
+            kept.insert(key, work.clone());
+        }
         work
     }
 }

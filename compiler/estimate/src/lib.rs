@@ -1,16 +1,19 @@
 //! The work estimate `wsel map`, `wsel run` and the language server's hover give the mapper
 //! (`docs/mapping.md` §5): a model's layers' kernels dry-run on every candidate region
 //! ([`KernelDryRuns`], a [`wsel_map::KernelWork`]), with the helpers it shares with the
-//! driver — lowering a model for a batch, the target's cost model — and the digest of the
-//! sources the dry runs read, for callers that cache a mapping ([`sources::digest`]).
+//! driver — lowering a model for a batch, the target's cost model — and, for callers that
+//! map again and again, the digest of the sources the dry runs read ([`sources::digest`]) and
+//! a store of measurements kept across mappings ([`MeasuredWork`]).
 //!
 //! Dry runs compile kernels with Cranelift (`wsel_codegen::dry_run`); nothing here simulates
 //! a fabric.
 
 pub mod kernel_work;
 pub mod sources;
+pub mod store;
 
 pub use kernel_work::KernelDryRuns;
+pub use store::MeasuredWork;
 
 use wsel_ir::cost::CostModel;
 use wsel_ir::graph::LayerGraph;
