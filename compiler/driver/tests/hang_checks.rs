@@ -11,7 +11,8 @@
 //!    at that PE: on hardware, a receive that never completes or a send that never leaves),
 //!    `no-route` (the simulator refuses the program before it starts, because a route
 //!    forwards into a router with no route for the color: the mapper lays out the route of an
-//!    `out` port that no `in` port pairs with), or `runs` (a warning-level check: the run
+//!    `out` port that no `in` port pairs with), `budget` (the program never ends: the cycle
+//!    budget, a small one here, stops it), or `runs` (a warning-level check: the run
 //!    succeeds).
 //!
 //! A missing expectation is written and the test fails so it gets reviewed;
@@ -78,7 +79,8 @@ fn run(relative: &Path, checks: bool) -> (String, Option<i32>) {
         .arg(dir.join("y.npy"))
         .arg(relative);
     if !checks {
-        command.arg("--no-hang-checks");
+        // A small budget: a program that never ends stops within a second.
+        command.args(["--no-hang-checks", "--max-cycles", "100000"]);
     }
     let output = command.output().expect("wsel runs");
     let _ = fs::remove_dir_all(&dir);
@@ -175,6 +177,7 @@ fn hang_checks_report_each_program_and_the_simulator_confirms_the_hang() {
             "unrouted-recv" => unchecked.contains("does not deliver to the ramp"),
             "unrouted-send" => unchecked.contains("does not take wavelets from the ramp"),
             "no-route" => unchecked.contains("does not receive from its"),
+            "budget" => unchecked.contains("after the budget of") || unchecked.contains("ran out"),
             "runs" => status == Some(0),
             other => panic!("{name}: unknown `// unchecked: {other}`"),
         };

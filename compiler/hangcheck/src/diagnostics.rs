@@ -29,6 +29,9 @@ pub const E0703: &str = "E0703";
 /// Two router entries for one color at one router: two streams would need different routes
 /// for the same color there. The mapper never produces this; the check guards it.
 pub const E0704: &str = "E0704";
+/// Tasks that activate each other on every run (`activate` or `send ... then` at a task's top
+/// level), reachable on some PE: once one of them runs there, the PE never stops.
+pub const E0705: &str = "E0705";
 
 /// Every hang-check code with a one-line description, in code order.
 pub fn codes() -> &'static [(&'static str, &'static str)] {
@@ -37,6 +40,7 @@ pub fn codes() -> &'static [(&'static str, &'static str)] {
         (E0702, "a send that nothing drains on some PE"),
         (E0703, "a task that nothing activates (warning)"),
         (E0704, "a color with two routes at one router"),
+        (E0705, "tasks that activate each other on every run"),
     ]
 }
 
@@ -209,6 +213,49 @@ pub(crate) fn dead_task(
     ));
     d.severity = Severity::Warning;
     d
+}
+
+/// E0705 at the statement that closes the cycle.
+pub(crate) fn endless(
+    cycle: &crate::endless::Cycle,
+    pes: &[crate::classes::PeSet],
+    layer: &LayerInstance,
+    placed: &PlacedLayer,
+    kernel: &LayerKernel<'_>,
+) -> Diagnostic {
+    let name = |t: TaskId| format!("`{}`", kernel.ir.tasks[t.0 as usize].name);
+    let last = *cycle.tasks.last().expect("a cycle has a task");
+    let head = if cycle.tasks.len() == 1 {
+        format!(
+            "task {} activates itself on every run: once it runs, its PE never stops",
+            name(last)
+        )
+    } else {
+        let chain: Vec<String> = cycle
+            .tasks
+            .iter()
+            .chain(std::iter::once(&cycle.tasks[0]))
+            .map(|&t| name(t))
+            .collect();
+        format!(
+            "tasks {} activate each other on every run: once one runs, its PE never stops",
+            chain.join(" → ")
+        )
+    };
+    let primary = statement_location(kernel, last, cycle.closing.index, layer);
+    let n: u64 = pes.iter().map(|s| s.len()).sum();
+    Diagnostic::error(E0705, head, primary, "this activation happens on every run")
+        .with_secondary(
+            at(&layer.call),
+            format!(
+                "`{}` runs `{}` on a {} × {} region here",
+                layer.name, placed.kernel, placed.rows, placed.cols
+            ),
+        )
+        .with_note(pe_note(placed, pes, n))
+        .with_help(
+            "make the activation conditional (e.g. `if done < samples { activate ...; }`), so that the chain ends",
+        )
 }
 
 /// Where transfer statement `index` of `task` is written, or the layer call when the spans

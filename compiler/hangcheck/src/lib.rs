@@ -13,6 +13,9 @@
 //!   task cannot hang anything by itself; it is usually a misspelt or forgotten activation.
 //! - **E0704** two router entries for one color at one router: two streams would need
 //!   different routes for one color. The mapper never produces this; the check guards it.
+//! - **E0705** tasks that activate each other on every run (`activate` or `send ... then` at
+//!   a task's top level, [`endless`](crate::endless)), reachable on some PE: once one runs,
+//!   the PE never stops.
 //!
 //! What "may run" means is in [`reach`](crate::reach); how the PEs of a region are grouped so
 //! that the checks cost a handful of evaluations per layer instead of one per PE is in
@@ -27,6 +30,7 @@
 
 mod classes;
 mod diagnostics;
+mod endless;
 mod eval;
 mod inline;
 mod reach;
@@ -40,9 +44,9 @@ use wsel_ir::kernel::{KernelIr, KernelSpans, PortDirection, PortId};
 use wsel_map::Placement;
 use wsel_sema::Diagnostic;
 
-pub use diagnostics::{E0701, E0702, E0703, E0704, codes};
+pub use diagnostics::{E0701, E0702, E0703, E0704, E0705, codes};
 
-use crate::classes::{PeSet, classes};
+use crate::classes::{Classes, PeSet, classes};
 use crate::reach::{PortOp, Reach, StmtRef, reach};
 use crate::streams::{pairing, side_index};
 
@@ -63,6 +67,7 @@ pub fn check(
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut dead_reported = Vec::new();
+    let mut endless_reported = Vec::new();
     for (l, placed) in placement.layers.iter().enumerate() {
         let Some(Some(kernel)) = kernels.get(l) else {
             continue;
@@ -74,11 +79,26 @@ pub fn check(
             continue;
         }
         let analysed = inline::inline_coordinate_locals(kernel.ir);
-        let findings = port_findings(&analysed, placed);
-        for finding in findings {
+        let classes = classes(&analysed, placed.rows, placed.cols);
+        let reaches: Vec<Reach> = classes
+            .bases
+            .iter()
+            .map(|env| reach(&analysed, Some(env)))
+            .collect();
+        for finding in port_findings(&analysed, placed, &classes, &reaches) {
             out.push(diagnostics::port_finding(
                 &finding, layer, placed, kernel, l,
             ));
+        }
+        for (cycle, pes) in endless_cycles(&analysed, &classes, &reaches) {
+            let key = (
+                placed.kernel_file.clone(),
+                kernel.ir.tasks[cycle.tasks[0].0 as usize].name.clone(),
+            );
+            if !endless_reported.contains(&key) {
+                endless_reported.push(key);
+                out.push(diagnostics::endless(&cycle, &pes, layer, placed, kernel));
+            }
         }
         // E0703 once per task, whichever layers run its kernel.
         let anywhere = reach(&analysed, None);
@@ -116,21 +136,50 @@ pub(crate) struct Finding {
     pub pes: Vec<PeSet>,
 }
 
-/// E0701 and E0702 findings of one placed layer.
-fn port_findings(ir: &KernelIr, placed: &wsel_map::PlacedLayer) -> Vec<Finding> {
-    let classes = classes(ir, placed.rows, placed.cols);
-    let reaches: Vec<Reach> = classes
-        .bases
-        .iter()
-        .map(|env| reach(ir, Some(env)))
+/// The E0705 cycles of one placed layer's kernel, each with the PEs where it may start.
+fn endless_cycles(
+    ir: &KernelIr,
+    classes: &Classes,
+    reaches: &[Reach],
+) -> Vec<(endless::Cycle, Vec<PeSet>)> {
+    let alive: Vec<bool> = (0..ir.tasks.len())
+        .map(|t| reaches.iter().any(|r| r.tasks[t]))
         .collect();
+    let certain: Vec<_> = ir
+        .tasks
+        .iter()
+        .map(|task| endless::certain_activations(&task.body))
+        .collect();
+    endless::cycles(&certain, &alive)
+        .into_iter()
+        .map(|cycle| {
+            let start = cycle.tasks[0].0 as usize;
+            let pes = classes
+                .groups
+                .iter()
+                .filter(|g| reaches[g.base].tasks[start])
+                .map(|g| g.pes.clone())
+                .collect();
+            (cycle, classes::merge(pes))
+        })
+        .collect()
+}
+
+/// E0701 and E0702 findings of one placed layer, given its PE classes and what may run on
+/// each.
+fn port_findings(
+    ir: &KernelIr,
+    placed: &wsel_map::PlacedLayer,
+    classes: &Classes,
+    reaches: &[Reach],
+) -> Vec<Finding> {
     let paired = pairing(&placed.ports);
     let mut findings: Vec<Finding> = Vec::new();
     for group in &classes.groups {
         for &(stmt, op) in &reaches[group.base].ops {
             let problem = match op {
-                PortOp::Recv(port) => recv_problem(ir, placed, &paired, &reaches, group, port),
-                PortOp::Send(port) => send_problem(ir, placed, &paired, &reaches, group, port),
+                PortOp::Recv(port) => recv_problem(ir, placed, &paired, reaches, group, port),
+                PortOp::Send(port) => send_problem(ir, placed, &paired, reaches, group, port),
             };
             let Some(problem) = problem else {
                 continue;

@@ -74,10 +74,21 @@ fn layer(rows: u32, cols: u32, ports: Vec<PlacedPort>) -> PlacedLayer {
     }
 }
 
+/// The E0701/E0702 findings of `ir` on `placed`, as `check` computes them.
+fn findings(ir: &KernelIr, placed: &PlacedLayer) -> Vec<crate::Finding> {
+    let classes = classes(ir, placed.rows, placed.cols);
+    let reaches: Vec<Reach> = classes
+        .bases
+        .iter()
+        .map(|env| reach(ir, Some(env)))
+        .collect();
+    crate::port_findings(ir, placed, &classes, &reaches)
+}
+
 /// Every (statement, problem, PE) the class-based check reports.
 fn by_classes(ir: &KernelIr, placed: &PlacedLayer) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for f in crate::port_findings(ir, placed) {
+    for f in findings(ir, placed) {
         for set in &f.pes {
             for (r, c) in set.first(usize::MAX) {
                 out.insert(format!("{:?} {:?} ({r}, {c})", f.stmt, f.problem));
@@ -302,7 +313,7 @@ kernel halo() {
         port("tow", false, Dir::West, false, false),
     ];
     let placed = layer(750, 994, ports);
-    assert!(crate::port_findings(&ir, &placed).is_empty());
+    assert!(findings(&ir, &placed).is_empty());
     // Generous: the point is that it does not grow with the 745,500 PEs.
     assert!(started.elapsed().as_secs() < 5);
     assert_eq!(side_index(Dir::North), NORTH);
@@ -533,4 +544,74 @@ kernel k() {
         by_classes(&inlined, &placed),
         brute_force(&inlined, &placed)
     );
+}
+
+/// The E0705 cycles of kernel `k` (source `tasks`, with one counter `a`) on a 4 × 4 region,
+/// as task names, with how many PEs each may start on.
+fn endless_in(tasks: &str) -> Vec<(Vec<String>, u64)> {
+    let src = format!(
+        "kernel k(n: u32) {{\n    var a: [u32; 1];\n    out ys: stream<u32> to south;\n{tasks}\n}}\n"
+    );
+    let (ir, _) = lower(&src, "k", &[("n", 3)]);
+    let classes = classes(&ir, 4, 4);
+    let reaches: Vec<Reach> = classes
+        .bases
+        .iter()
+        .map(|env| reach(&ir, Some(env)))
+        .collect();
+    crate::endless_cycles(&ir, &classes, &reaches)
+        .into_iter()
+        .map(|(cycle, pes)| {
+            let names = cycle
+                .tasks
+                .iter()
+                .map(|t| ir.tasks[t.0 as usize].name.clone())
+                .collect();
+            (names, pes.iter().map(|s| s.len()).sum())
+        })
+        .collect()
+}
+
+#[test]
+fn certain_activation_cycles_are_found_and_conditional_ones_are_not() {
+    let spin = |main: &str, spin: &str| {
+        endless_in(&format!(
+            "task main() {{ {main} }}\n task spin() {{ a[0] += 1; {spin} }}"
+        ))
+    };
+    let everywhere = |names: &[&str]| vec![(names.iter().map(|s| s.to_string()).collect(), 16)];
+    // A task that ends by activating itself, started on every PE.
+    assert_eq!(
+        spin("activate spin;", "activate spin;"),
+        everywhere(&["spin"])
+    );
+    // Through a send's completion too.
+    assert_eq!(
+        spin("activate spin;", "send(ys, a[0..1]) then spin;"),
+        everywhere(&["spin"])
+    );
+    // Conditional activations, an early return before it, or a receive: the chain can end.
+    assert!(spin("activate spin;", "if a[0] < n { activate spin; }").is_empty());
+    assert!(spin("activate spin;", "if a[0] == n { return; } activate spin;").is_empty());
+    assert!(
+        spin(
+            "activate spin;",
+            "while a[0] < n { activate spin; a[0] += 1; }"
+        )
+        .is_empty()
+    );
+    // A cycle nothing starts is not reported (E0703 is about tasks nothing starts).
+    assert!(spin("a[0] = 1;", "activate spin;").is_empty());
+    // Started only where the coordinates allow: on the first row's 4 PEs, not on any PE of
+    // a 4 × 4 region when the condition can never hold.
+    assert_eq!(
+        spin("if pe.row == 0 { activate spin; }", "activate spin;"),
+        vec![(vec!["spin".to_string()], 4)]
+    );
+    assert!(spin("if pe.row > 9 { activate spin; }", "activate spin;").is_empty());
+    // Two tasks activating each other: one cycle, from its lowest task.
+    let pair = endless_in(
+        "task main() { activate ping; }\n task ping() { a[0] += 1; activate pong; }\n task pong() { send(ys, a[0..1]) then ping; }",
+    );
+    assert_eq!(pair, everywhere(&["ping", "pong"]));
 }
