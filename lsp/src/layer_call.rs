@@ -111,11 +111,16 @@ pub fn map_auto(graph: &LayerGraph, target: &Target, work: &dyn KernelWork) -> A
 /// (model, batch, shapes, implementations, call spans) and the digest of the sources its
 /// kernels' dry runs read ([`wsel_estimate::sources::digest`]) — the graph holds no kernel
 /// body, so an edit inside one leaves it equal.
-#[derive(PartialEq)]
 struct MappingKey {
     target: String,
     graph: LayerGraph,
     sources: blake3::Hash,
+}
+
+impl MappingKey {
+    fn is(&self, target: &str, graph: &LayerGraph, sources: &blake3::Hash) -> bool {
+        self.target == target && self.sources == *sources && self.graph == *graph
+    }
 }
 
 /// The mappings computed recently, most recent first: an entry is valid for as long as an
@@ -140,14 +145,13 @@ pub fn cached_map_auto<'db>(
     target: &Target,
 ) -> Arc<AutoMapping> {
     let lock = || MAPPINGS.lock().unwrap_or_else(|p| p.into_inner());
-    let key = MappingKey {
-        target: target.name.clone(),
-        graph: graph.clone(),
-        sources: wsel_estimate::sources::digest(db, graph),
-    };
+    let sources = wsel_estimate::sources::digest(db, graph);
     {
         let mut cache = lock();
-        if let Some(i) = cache.iter().position(|(k, _)| *k == key) {
+        if let Some(i) = cache
+            .iter()
+            .position(|(k, _)| k.is(&target.name, graph, &sources))
+        {
             let entry = cache.remove(i);
             let mapped = Arc::clone(&entry.1);
             cache.insert(0, entry);
@@ -156,6 +160,11 @@ pub fn cached_map_auto<'db>(
     }
     let work = KernelDryRuns::new(db, model, target).keeping(&MEASURED);
     let mapped = Arc::new(map_auto(graph, target, &work));
+    let key = MappingKey {
+        target: target.name.clone(),
+        graph: graph.clone(),
+        sources,
+    };
     let mut cache = lock();
     cache.insert(0, (key, Arc::clone(&mapped)));
     cache.truncate(CACHED_MAPPINGS);
