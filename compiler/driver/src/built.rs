@@ -17,14 +17,14 @@ use wsel_target::Target;
 
 use crate::cli::{BackendArg, ModeArg, ModelArgs};
 use crate::inputs::batch_and_inputs;
-use crate::kernel_work::KernelDryRuns;
 use crate::pipeline::{
     BuildError, Compiled, ModeDecision, ModeRequest, choose_backend, choose_mode, choose_target,
-    compile_layers, cost_model, hang_checks, load_and_check, lower_for_batch, map_graph,
-    pick_model,
+    compile_layers, hang_checks, load_and_check, map_graph, pick_model,
 };
 use crate::render::SourceTexts;
 use crate::tensor::Tensor;
+use wsel_estimate::kernel_work::KernelDryRuns;
+use wsel_estimate::{cost_model, lower_for_batch};
 
 /// What to build: the command line's choices (each defaults to the `run` item's setting).
 #[derive(Debug, Clone, Copy)]

@@ -41,9 +41,9 @@ use crate::built::{BuildFailure, BuildRequest, Built};
 use crate::inputs::batch_and_inputs;
 use crate::pipeline::{
     BuildError, Compiled, ModeDecision, ModeRequest, choose_backend, choose_mode, choose_target,
-    cost_model,
 };
 use crate::render::SourceTexts;
+use wsel_estimate::cost_model;
 
 /// The first bytes of every artifact.
 pub const MAGIC: &[u8; 8] = b"wselbld\n";

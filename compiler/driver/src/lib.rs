@@ -19,6 +19,3 @@ pub mod run_timing;
 pub mod source;
 pub mod status;
 pub mod tensor;
-
-/// The mapper's measured work (`wsel_estimate`), where the commands have always found it.
-pub use wsel_estimate::kernel_work;

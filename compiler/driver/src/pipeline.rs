@@ -17,8 +17,6 @@ use wsel_map::{Copies, KernelWork, MapOptions, Mapped, Placement};
 use wsel_sema::{Database, Diagnostic, ItemId, SourceFile};
 use wsel_target::Target;
 
-pub use wsel_estimate::{cost_model, lower_for_batch};
-
 use crate::cli::{BackendArg, ModeArg};
 use crate::source::read_source;
 use crate::status::Status;

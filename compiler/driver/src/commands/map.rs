@@ -9,14 +9,14 @@ use wsel_sema::{Database, Diagnostic, Severity};
 
 use crate::cli::{Format, MapArgs};
 use crate::inputs::batch_and_inputs;
-use crate::kernel_work::KernelDryRuns;
 use crate::pipeline::{
-    BuildError, ModeRequest, choose_mode, choose_target, lower_for_batch, map_graph, pick_model,
-    report_build_error,
+    BuildError, ModeRequest, choose_mode, choose_target, map_graph, pick_model, report_build_error,
 };
 use crate::render::{render_diagnostics, summary_line};
 use crate::source::{read_source, source_texts};
 use crate::status::Status;
+use wsel_estimate::kernel_work::KernelDryRuns;
+use wsel_estimate::lower_for_batch;
 
 pub fn run(args: &MapArgs) -> Status {
     let mut db = Database::default();
