@@ -8,7 +8,7 @@
 use crate::pacer::Pacer;
 use crate::program::{Color, TaskId};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use wsel_target::Coord;
 
 /// "None" for u32 indices.
@@ -183,8 +183,10 @@ pub(crate) struct Pe {
     pub last_color: u8,
     /// Activations: (ready cycle, sequence number, task), earliest first.
     pub ready: BinaryHeap<Reverse<(u64, u32, TaskId)>>,
-    /// Future runtime calls, (issue cycle, sequence number) order.
-    pub pending: Vec<(u64, u32, Pending)>,
+    /// Future runtime calls, (issue cycle, sequence number) order. Calls only ever join at
+    /// the back: a task starts no earlier than the last one ended, so its calls are issued no
+    /// earlier than any of the last one's.
+    pub pending: VecDeque<(u64, u32, Pending)>,
     /// Index into `Program::pes`.
     pub prog: u32,
     pub send_colors: u64,

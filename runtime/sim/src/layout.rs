@@ -509,7 +509,7 @@ pub(crate) fn build<'p>(
                         busy_until: 0,
                         ready: Default::default(),
                         seq: 0,
-                        pending: Vec::new(),
+                        pending: Default::default(),
                         recvs: Vec::new(),
                         sends: Vec::new(),
                         send_mask: 0,

@@ -33,7 +33,7 @@ impl Partition<'_> {
     /// Set the PE's node timer for its next pending call or runnable task.
     pub(crate) fn schedule_pe(&mut self, pe: u32) {
         let p = &self.pes[pe as usize];
-        let mut next = p.pending.first().map(|(when, _, _)| *when);
+        let mut next = p.pending.front().map(|(when, _, _)| *when);
         if let Some(Reverse((ready, _, _))) = p.ready.peek() {
             let start = (*ready).max(p.busy_until);
             next = Some(next.map_or(start, |n| n.min(start)));
@@ -47,17 +47,13 @@ impl Partition<'_> {
     /// Carry out the PE's delayed runtime calls issued at or before `t`, in issue order.
     fn apply_due(&mut self, pe: u32, t: u64) {
         let p = &mut self.pes[pe as usize];
-        let due = p.pending.partition_point(|(when, _, _)| *when <= t);
-        if due == 0 {
+        if p.pending.front().is_none_or(|(when, _, _)| *when > t) {
             return;
         }
-        // `issue` does not touch `pending`: take it out to drain it without a copy.
-        let mut pending = std::mem::take(&mut p.pending);
         let waits = &mut self.waits[pe as usize];
-        for (when, _, op) in pending.drain(..due) {
+        while let Some((when, _, op)) = p.pending.pop_front_if(|(when, _, _)| *when <= t) {
             issue(p, waits, when, op);
         }
-        p.pending = pending;
         self.stats.event(t);
     }
 
@@ -199,10 +195,11 @@ fn push_pending(p: &mut Pe, waits: &mut PeWaits, when: u64, now: u64, op: Pendin
     }
     let seq = p.seq;
     p.seq += 1;
-    let at = p
-        .pending
-        .partition_point(|(w, s, _)| (*w, *s) <= (when, seq));
-    p.pending.insert(at, (when, seq, op));
+    debug_assert!(
+        p.pending.back().is_none_or(|(w, _, _)| *w <= when),
+        "runtime calls are issued in order"
+    );
+    p.pending.push_back((when, seq, op));
 }
 
 /// Carry out a runtime call at its issue cycle `when`.
