@@ -280,11 +280,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .b
             .build_int_compare(IntPredicate::UGT, now, limit, "over_limit")?;
         let status = self.i32(abi::STATUS_CYCLE_LIMIT);
-        let next = self.block("within_limit");
+        self.fail_if(over, status, "within_limit")
+    }
+
+    /// Returns `status` from the task when `failed` (an i1) holds, else continues in a new
+    /// block named `next`.
+    fn fail_if(&mut self, failed: IntValue<'ctx>, status: IntValue<'ctx>, next: &str) -> Tr {
+        let next = self.block(next);
         let here = self.current_block()?;
         self.fail.phis[0].add_incoming(&[(&status, here)]);
         self.b
-            .build_conditional_branch(over, self.fail.block, next)?;
+            .build_conditional_branch(failed, self.fail.block, next)?;
         self.b.position_at_end(next);
         Ok(())
     }
@@ -336,12 +342,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let failed = self
             .b
             .build_int_compare(IntPredicate::NE, status, self.i32(0), "")?;
-        let next = self.block("call_ok");
-        let here = self.current_block()?;
-        self.fail.phis[0].add_incoming(&[(&status, here)]);
-        self.b
-            .build_conditional_branch(failed, self.fail.block, next)?;
-        self.b.position_at_end(next);
+        self.fail_if(failed, status, "call_ok")?;
         let cycles = self.ctx_field(abi::CTX_CYCLES, self.t.i64.into())?;
         self.b.build_store(self.cycles, cycles)?;
         Ok(())
