@@ -1,13 +1,15 @@
-//! A spinner on standard error while a long simulation runs: shown only on a terminal and only
-//! once the run has taken more than a second, so short runs and pipes stay quiet.
+//! A spinner on standard error while a long simulation runs, with a status line the work
+//! updates (how far the simulation has got): shown only on a terminal and only once the run
+//! has taken more than a second, so short runs and pipes stay quiet.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// Runs `work` on a scoped thread, showing `label` with the elapsed time while it runs.
-pub fn with_spinner<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T {
+/// Runs `work` on a scoped thread, showing `status()` (asked again at every tick) with the
+/// elapsed time while it runs.
+pub fn with_spinner<T: Send>(status: &dyn Fn() -> String, work: impl FnOnce() -> T + Send) -> T {
     if !std::io::stderr().is_terminal() {
         return work();
     }
@@ -22,9 +24,11 @@ pub fn with_spinner<T: Send>(label: &str, work: impl FnOnce() -> T + Send) -> T 
                 if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
                     bar.set_style(style);
                 }
-                bar.set_message(label.to_string());
                 bar.enable_steady_tick(Duration::from_millis(100));
                 spinner = Some(bar);
+            }
+            if let Some(bar) = &spinner {
+                bar.set_message(status());
             }
         }
         if let Some(bar) = spinner {

@@ -39,6 +39,8 @@ pub struct SimOptions {
     /// nor need waking before the credit is due). Results are identical either way; off = an
     /// event for every credit.
     pub early_credits: bool,
+    /// Where to publish how far the run has got (for a progress display), if anywhere.
+    pub progress: Option<crate::Progress>,
 }
 
 impl SimOptions {
@@ -57,6 +59,7 @@ impl Default for SimOptions {
             express_streams: true,
             defer_arrivals: None,
             early_credits: true,
+            progress: None,
         }
     }
 }
@@ -150,7 +153,7 @@ pub fn simulate(
         p.max_cycles = options.max_cycles.unwrap_or(u64::MAX);
     }
     let limit = options.max_cycles.unwrap_or(u64::MAX);
-    crate::parallel::run(&mut parts, limit);
+    crate::parallel::run(&mut parts, limit, options.progress.as_ref());
 
     // The first error by (cycle, node), whatever the partitioning.
     if let Some((_, _, e)) = parts

@@ -27,6 +27,7 @@ mod pe_exec;
 mod phases;
 mod prefetch;
 mod program;
+mod progress;
 mod report;
 mod router;
 mod task;
@@ -41,6 +42,7 @@ pub use program::{
     Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, Route, Task,
     TaskId,
 };
+pub use progress::Progress;
 pub use report::{ColorTraffic, ColorWait, LinkTraffic, PeActivity, Report, StreamTiming};
 pub use task::{TaskCode, TaskContext, task};
 pub use trace::Trace;

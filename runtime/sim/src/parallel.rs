@@ -61,11 +61,29 @@ struct Shared {
     barrier: SpinBarrier,
 }
 
+/// With one partition, how many cycles it simulates between updates of the progress figure.
+const PROGRESS_STRIDE: u64 = 16;
+
 /// Run all partitions until the fabric is quiet, a partition fails, or the next event is at
-/// or after `limit` (the cycle budget).
-pub(crate) fn run(parts: &mut [Partition<'_>], limit: u64) {
-    if parts.len() == 1 {
-        parts[0].run(limit);
+/// or after `limit` (the cycle budget); publish how far they got to `progress`.
+pub(crate) fn run(
+    parts: &mut [Partition<'_>],
+    limit: u64,
+    progress: Option<&crate::progress::Progress>,
+) {
+    if let [part] = parts {
+        // Windows one after the other simulate exactly what one window to `limit` would.
+        while let Some(t) = part.next_time()
+            && t < limit
+        {
+            let end = t.saturating_add(PROGRESS_STRIDE).min(limit);
+            if part.run(end) != Stop::WindowEnd {
+                return;
+            }
+            if let Some(progress) = progress {
+                progress.reached(end);
+            }
+        }
         return;
     }
     let n = parts.len();
@@ -89,12 +107,20 @@ pub(crate) fn run(parts: &mut [Partition<'_>], limit: u64) {
     std::thread::scope(|s| {
         for (i, part) in parts.iter_mut().enumerate() {
             let shared = &shared;
-            s.spawn(move || worker(i, part, shared, limit));
+            let progress = progress.filter(|_| i == 0);
+            s.spawn(move || worker(i, part, shared, limit, progress));
         }
     });
 }
 
-fn worker(i: usize, part: &mut Partition<'_>, shared: &Shared, limit: u64) {
+/// Partition `i`'s thread; the first also publishes the progress.
+fn worker(
+    i: usize,
+    part: &mut Partition<'_>,
+    shared: &Shared,
+    limit: u64,
+    progress: Option<&crate::progress::Progress>,
+) {
     let mut inbox = Vec::new();
     loop {
         for src in 0..shared.parts {
@@ -124,6 +150,9 @@ fn worker(i: usize, part: &mut Partition<'_>, shared: &Shared, limit: u64) {
         let end = t.saturating_add(shared.window).min(limit);
         if part.run(end) != Stop::Error && part.now < end - 1 {
             part.now = end - 1;
+        }
+        if let Some(progress) = progress {
+            progress.reached(end);
         }
         for dst in 0..shared.parts {
             if !part.outbox[dst].is_empty()

@@ -147,3 +147,31 @@ fn random_stream_programs_agree_across_threads() {
     }
     assert!(phased >= 3, "{phased} runs with several weight phases");
 }
+
+#[test]
+fn progress_is_published_and_changes_nothing() {
+    let t = target(1, 3, 4);
+    let p = halo_exchange(Coord::new(0, 0), 8, 8, 16, 40);
+    for threads in [1, 2] {
+        let plain = SimOptions {
+            threads,
+            ..SimOptions::default()
+        };
+        let progress = wsel_sim::Progress::new();
+        let watched = SimOptions {
+            progress: Some(progress.clone()),
+            ..plain.clone()
+        };
+        let a = simulate(&t, &p, &plain).expect("runs");
+        let b = simulate(&t, &p, &watched).expect("runs");
+        assert_same(&a, &b);
+        // Long enough for the one-thread run to publish between windows of 16 cycles.
+        assert!(a.cycles > 32, "{} cycles", a.cycles);
+        assert!(
+            progress.cycle() > 0 && progress.cycle() <= a.cycles + 1,
+            "{threads} threads: progress {} of {} cycles",
+            progress.cycle(),
+            a.cycles
+        );
+    }
+}

@@ -77,14 +77,23 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         params: &params,
     };
     let assembled = assemble(&graph, &placement, &compiled, &data).map_err(message)?;
+    let progress = wsel_sim::Progress::new();
     let options = SimOptions {
         threads: args.threads.max(1),
         max_cycles: Some(args.max_cycles),
         trace: args.trace.is_some(),
+        progress: Some(progress.clone()),
         ..SimOptions::default()
     };
+    let status = || {
+        format!(
+            "simulating · cycle {} (budget {})",
+            wsel_map::report::group(progress.cycle()),
+            wsel_map::report::group(args.max_cycles)
+        )
+    };
     let started = std::time::Instant::now();
-    let outcome = crate::progress::with_spinner("simulating", || {
+    let outcome = crate::progress::with_spinner(&status, || {
         wsel_sim::simulate(&target, &assembled.program, &options)
     })
     .map_err(|e| run_error(E0806, describe(&e, &placement, &compiled)))?;
