@@ -149,9 +149,14 @@ pub(crate) struct SendState {
     pub color: Color,
     /// The router's ramp queue for `color` (NONE until first looked up).
     pub queue: u32,
+    /// The output channel of that queue's solo link port (`Queue::solo`), NONE if it has
+    /// none; looked up with `queue`, so injection need not read the queue record.
+    pub och: u32,
     pub data: Vec<u32>,
     pub pos: u32,
     pub then: Option<TaskId>,
+    /// That solo link port (0..4), else 0xFF.
+    pub solo: u8,
 }
 
 /// A runtime call whose issue time has not come yet.

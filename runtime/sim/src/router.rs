@@ -199,8 +199,13 @@ impl Hot<'_> {
                     queue.color == color && queue.rx == RAMP as u8
                 })
                 .unwrap_or(NONE);
+            let queue = &self.queues[s.queue as usize];
+            if usize::from(queue.solo) < RAMP {
+                s.solo = queue.solo;
+                s.och = queue.och[usize::from(queue.solo)];
+            }
         }
-        let q = s.queue;
+        let (q, solo, och) = (s.queue, s.solo, s.och);
         let data = s.data[s.pos as usize];
         s.pos += 1;
         if s.pos as usize == s.data.len() {
@@ -221,14 +226,20 @@ impl Hot<'_> {
         // The ramp queue is empty and the only one that ever forwards through its port: the
         // wavelet goes straight on (what pushing it and serving the port would do, without
         // the round trip through the queue). Not with edge sources or an express stream at
-        // the router, which act between injection and the ports.
-        let queue = &self.queues[q as usize];
-        let solo = queue.solo;
-        if usize::from(solo) < RAMP && queue.len == 0 && flags & (SOURCES | EXPRESS) == 0 {
+        // the router, which act between injection and the ports. The queue forwards through
+        // `solo` alone, so it is empty exactly when its bit is not in that port's want mask
+        // (its head leaves as soon as it has gone there): the queue record is not read.
+        if usize::from(solo) < RAMP && flags & (SOURCES | EXPRESS) == 0 {
             let o = usize::from(solo);
-            if self.emit(node, queue.och[o], o, data) {
-                let n = &mut self.nodes[node as usize];
-                n.rr[o] = ((q - n.q_start + 1) % 64) as u8;
+            let bit = q - self.nodes[node as usize].q_start;
+            debug_assert_eq!(
+                self.nodes[node as usize].want[o] & (1u64 << bit) == 0,
+                self.queues[q as usize].len == 0
+            );
+            if self.nodes[node as usize].want[o] & (1u64 << bit) == 0
+                && self.emit(node, och, o, data)
+            {
+                self.nodes[node as usize].rr[o] = ((bit + 1) % 64) as u8;
                 return true;
             }
         }
