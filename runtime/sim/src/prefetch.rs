@@ -110,6 +110,36 @@ impl Ahead {
             hot.prefetch_words(node, self.pes[(i + d.near) % 64]);
         }
     }
+
+    /// With deferred arrivals, before the step of `list[i]`: the queue records and output
+    /// channels that the arrivals and credits of the router `mid` ahead go to (`due_head` and
+    /// `due_next` chain them, as in `Partition::cycle`).
+    #[inline(always)]
+    pub(crate) fn dues(
+        &self,
+        hot: &Hot<'_>,
+        list: &[u32],
+        i: usize,
+        due_head: &[u32],
+        due_next: &[u32],
+        steps: &[crate::events::Due],
+    ) {
+        let Some(&node) = list.get(i + self.d.mid) else {
+            return;
+        };
+        let mut d = due_head[node as usize];
+        while let Some(due) = steps.get(d as usize) {
+            if due.index & crate::events::Due::CREDIT == 0 {
+                hot.prefetch_queue(due.index);
+            } else if let Some(ch) = hot
+                .outch
+                .get((due.index & !crate::events::Due::CREDIT) as usize)
+            {
+                fetch(std::ptr::from_ref(ch));
+            }
+            d = due_next[d as usize];
+        }
+    }
 }
 
 const _: () = assert!(LARGE.far < 64 && LARGE.mid < LARGE.far && LARGE.near < LARGE.mid);
