@@ -86,8 +86,11 @@ pub(crate) struct NodeInfo {
 }
 
 /// A router input queue: wavelets of one color that came in through one port. The wavelets
-/// are in `Partition::qdata`, in a ring of `Partition::qstride` slots per queue.
+/// are in a ring of `Partition::qstride` slots: in the record itself (`slots`) when the
+/// queue depth is at most [`INLINE_SLOTS`], so that a push or a pop touches one cache line,
+/// else in `Partition::qdata`.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub(crate) struct Queue {
     /// Output channel per link direction (N, S, E, W) in `tx`, else NONE.
     pub och: [u32; 4],
@@ -111,7 +114,15 @@ pub(crate) struct Queue {
     pub solo: u8,
     pub head: u8,
     pub len: u8,
+    /// The ring of wavelets when the depth is at most [`INLINE_SLOTS`].
+    pub slots: [u32; INLINE_SLOTS],
 }
+
+/// Queue depths up to this keep their wavelets in the queue record.
+pub(crate) const INLINE_SLOTS: usize = 4;
+
+// A queue record is one cache line.
+const _: () = assert!(std::mem::size_of::<Queue>() == 64);
 
 /// One router output for one color: a link to a neighbour's queue, or a host output.
 #[derive(Clone, Copy, Debug)]
@@ -149,9 +160,14 @@ pub(crate) struct SendState {
     pub color: Color,
     /// The router's ramp queue for `color` (NONE until first looked up).
     pub queue: u32,
+    /// The output channel of that queue's solo link port (`Queue::solo`), NONE if it has
+    /// none; looked up with `queue`, so injection need not read the queue record.
+    pub och: u32,
     pub data: Vec<u32>,
     pub pos: u32,
     pub then: Option<TaskId>,
+    /// That solo link port (0..4), else 0xFF.
+    pub solo: u8,
 }
 
 /// A runtime call whose issue time has not come yet.

@@ -9,8 +9,8 @@ use crate::error::SimError;
 use crate::events::{NodeSet, Timers, Wheel};
 use crate::fabric::Msg;
 use crate::fabric::{
-    MAX_QUEUES_PER_ROUTER, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, RAMP, SOURCES,
-    Sink, Source,
+    INLINE_SLOTS, MAX_QUEUES_PER_ROUTER, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue,
+    RAMP, SOURCES, Sink, Source,
 };
 use crate::pacer::Pacer;
 use crate::partition::{Partition, Stats};
@@ -444,6 +444,7 @@ pub(crate) fn build<'p>(
                         solo: 0xFF,
                         head: 0,
                         len: 0,
+                        slots: [0; INLINE_SLOTS],
                     });
                 }
             }
@@ -567,7 +568,12 @@ pub(crate) fn build<'p>(
             depth,
             latency: u64::from(target.hop_latency),
             switch: u64::from(target.task_switch_cycles),
-            qdata: vec![0; queues.len() * qstride as usize],
+            // Depths up to `INLINE_SLOTS` keep their wavelets in the queue records.
+            qdata: if qstride as usize <= INLINE_SLOTS {
+                Vec::new()
+            } else {
+                vec![0; queues.len() * qstride as usize]
+            },
             qstride,
             qmask: qstride - 1,
             nodes,

@@ -177,9 +177,11 @@ impl Hot<'_> {
             SendState {
                 color,
                 queue: NONE,
+                och: NONE,
                 data: Vec::new(),
                 pos: 0,
                 then: None,
+                solo: 0xFF,
             },
         );
         let a = &mut self.pes[pe_a as usize];

@@ -273,6 +273,9 @@ impl<'p> Partition<'p> {
             for (i, &node) in list.iter().enumerate() {
                 ahead.step(&hot, &list, i);
                 if deferred {
+                    ahead.dues(&hot, &list, i, &due_head, &due_next, &bucket.steps);
+                }
+                if deferred {
                     let mut d = std::mem::replace(&mut due_head[node as usize], NONE);
                     while d != NONE {
                         hot.apply_due(bucket.steps[d as usize]);

@@ -150,9 +150,11 @@ impl Partition<'_> {
                     let s = SendState {
                         color,
                         queue: crate::fabric::NONE,
+                        och: crate::fabric::NONE,
                         data,
                         pos: 0,
                         then,
+                        solo: 0xFF,
                     };
                     push_pending(p, waits, issue0 + at, t, Pending::Send(s));
                 }

@@ -102,11 +102,42 @@ impl Ahead {
             self.pes[(i + d.far) % 64] = pe;
             hot.prefetch_pe(pe);
         }
-        if i + d.mid < list.len() {
+        if let Some(&node) = list.get(i + d.mid) {
             hot.prefetch_arrays(self.pes[(i + d.mid) % 64]);
+            hot.prefetch_served(node);
         }
         if let Some(&node) = list.get(i + d.near) {
             hot.prefetch_words(node, self.pes[(i + d.near) % 64]);
+        }
+    }
+
+    /// With deferred arrivals, before the step of `list[i]`: the queue records and output
+    /// channels that the arrivals and credits of the router `mid` ahead go to (`due_head` and
+    /// `due_next` chain them, as in `Partition::cycle`).
+    #[inline(always)]
+    pub(crate) fn dues(
+        &self,
+        hot: &Hot<'_>,
+        list: &[u32],
+        i: usize,
+        due_head: &[u32],
+        due_next: &[u32],
+        steps: &[crate::events::Due],
+    ) {
+        let Some(&node) = list.get(i + self.d.mid) else {
+            return;
+        };
+        let mut d = due_head[node as usize];
+        while let Some(due) = steps.get(d as usize) {
+            if due.index & crate::events::Due::CREDIT == 0 {
+                hot.prefetch_queue(due.index);
+            } else if let Some(ch) = hot
+                .outch
+                .get((due.index & !crate::events::Due::CREDIT) as usize)
+            {
+                fetch(std::ptr::from_ref(ch));
+            }
+            d = due_next[d as usize];
         }
     }
 }
@@ -129,7 +160,31 @@ impl Hot<'_> {
     #[inline(always)]
     pub(crate) fn prefetch_arrival(&self, node: u32, q: u32) {
         fetch(std::ptr::from_ref(&self.nodes[node as usize]));
-        fetch(self.qslot(q));
+        if let Some(slot) = self.qslot(q) {
+            fetch(slot);
+        }
+    }
+
+    /// Stage 2: the record of the queue that the ramp port of router `node` tries first: with
+    /// inline slots (`Queue::slots`) the one line holds the wavelet and everything popping
+    /// it reads and writes. Nothing else the step reads shares that line.
+    #[inline(always)]
+    fn prefetch_served(&self, node: u32) {
+        if let Some(queue) = self.queues.get(self.served(node) as usize) {
+            fetch(std::ptr::from_ref(queue));
+        }
+    }
+
+    /// The queue the ramp port of router `node` tries first, or NONE.
+    #[inline(always)]
+    fn served(&self, node: u32) -> u32 {
+        let n = &self.nodes[node as usize];
+        let want = n.want[crate::fabric::RAMP];
+        if want == 0 {
+            return NONE;
+        }
+        let after = want & (u64::MAX << n.rr[crate::fabric::RAMP]);
+        n.q_start + if after != 0 { after } else { want }.trailing_zeros()
     }
 
     /// Stage 1: the record of PE `pe` (NONE: none).

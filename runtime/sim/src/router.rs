@@ -18,8 +18,8 @@
 use crate::events::{Bucket, Due, NodeSet, Timers, Wheel};
 use crate::express::Express;
 use crate::fabric::{
-    EXPRESS, Msg, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, RAMP, SENDING, SOURCES,
-    Sink, Source,
+    EXPRESS, INLINE_SLOTS, Msg, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, RAMP,
+    SENDING, SOURCES, Sink, Source,
 };
 use crate::partition::{Partition, Stats};
 use crate::phases::Phases;
@@ -34,6 +34,8 @@ pub(crate) struct Hot<'a> {
     pub(crate) depth: u32,
     qstride: u32,
     qmask: u32,
+    /// The queues keep their wavelets in their records (`Queue::slots`), not in `qdata`.
+    inline_slots: bool,
     pub(crate) latency: u64,
     id: u32,
     pub(crate) floor: u64,
@@ -72,6 +74,7 @@ impl<'p> Partition<'p> {
             depth: self.depth,
             qstride: self.qstride,
             qmask: self.qmask,
+            inline_slots: self.qstride as usize <= INLINE_SLOTS,
             latency: self.latency,
             id: self.id,
             floor: self.floor,
@@ -199,8 +202,13 @@ impl Hot<'_> {
                     queue.color == color && queue.rx == RAMP as u8
                 })
                 .unwrap_or(NONE);
+            let queue = &self.queues[s.queue as usize];
+            if usize::from(queue.solo) < RAMP {
+                s.solo = queue.solo;
+                s.och = queue.och[usize::from(queue.solo)];
+            }
         }
-        let q = s.queue;
+        let (q, solo, och) = (s.queue, s.solo, s.och);
         let data = s.data[s.pos as usize];
         s.pos += 1;
         if s.pos as usize == s.data.len() {
@@ -221,14 +229,20 @@ impl Hot<'_> {
         // The ramp queue is empty and the only one that ever forwards through its port: the
         // wavelet goes straight on (what pushing it and serving the port would do, without
         // the round trip through the queue). Not with edge sources or an express stream at
-        // the router, which act between injection and the ports.
-        let queue = &self.queues[q as usize];
-        let solo = queue.solo;
-        if usize::from(solo) < RAMP && queue.len == 0 && flags & (SOURCES | EXPRESS) == 0 {
+        // the router, which act between injection and the ports. The queue forwards through
+        // `solo` alone, so it is empty exactly when its bit is not in that port's want mask
+        // (its head leaves as soon as it has gone there): the queue record is not read.
+        if usize::from(solo) < RAMP && flags & (SOURCES | EXPRESS) == 0 {
             let o = usize::from(solo);
-            if self.emit(node, queue.och[o], o, data) {
-                let n = &mut self.nodes[node as usize];
-                n.rr[o] = ((q - n.q_start + 1) % 64) as u8;
+            let bit = q - self.nodes[node as usize].q_start;
+            debug_assert_eq!(
+                self.nodes[node as usize].want[o] & (1u64 << bit) == 0,
+                self.queues[q as usize].len == 0
+            );
+            if self.nodes[node as usize].want[o] & (1u64 << bit) == 0
+                && self.emit(node, och, o, data)
+            {
+                self.nodes[node as usize].rr[o] = ((bit + 1) % 64) as u8;
                 return true;
             }
         }
@@ -368,14 +382,40 @@ impl Hot<'_> {
         }
     }
 
-    /// Where the next wavelet of local queue `q` goes (for prefetching).
+    /// Where the next wavelet of local queue `q` goes (for prefetching): in the queue record
+    /// itself when the slots are inline (`None`).
     #[inline(always)]
-    pub(crate) fn qslot(&self, q: u32) -> *const u32 {
+    pub(crate) fn qslot(&self, q: u32) -> Option<*const u32> {
+        if self.inline_slots {
+            return None;
+        }
         let queue = &self.queues[q as usize];
         let slot = (u32::from(queue.head) + u32::from(queue.len)) & self.qmask;
-        self.qdata
-            .as_ptr()
-            .wrapping_add((q * self.qstride + slot) as usize)
+        Some(
+            self.qdata
+                .as_ptr()
+                .wrapping_add((q * self.qstride + slot) as usize),
+        )
+    }
+
+    /// Slot `slot` (< `qstride`) of local queue `q`.
+    #[inline(always)]
+    fn slot(&mut self, q: u32, slot: u32) -> &mut u32 {
+        if self.inline_slots {
+            &mut self.queues[q as usize].slots[slot as usize % INLINE_SLOTS]
+        } else {
+            &mut self.qdata[(q * self.qstride + slot) as usize]
+        }
+    }
+
+    /// The wavelet in slot `slot` (< `qstride`) of local queue `q`.
+    #[inline(always)]
+    fn read_slot(&self, q: u32, slot: u32) -> u32 {
+        if self.inline_slots {
+            self.queues[q as usize].slots[slot as usize % INLINE_SLOTS]
+        } else {
+            self.qdata[(q * self.qstride + slot) as usize]
+        }
     }
 
     /// Append a wavelet to local queue `q` (the caller checked there is room).
@@ -386,7 +426,7 @@ impl Hot<'_> {
         let len = queue.len;
         queue.len += 1;
         let (node, tx) = (queue.node, queue.tx);
-        self.qdata[(q * self.qstride + slot) as usize] = data;
+        *self.slot(q, slot) = data;
         if len == 0 {
             let n = &mut self.nodes[node as usize];
             let bit = 1u64 << (q - n.q_start);
@@ -416,10 +456,9 @@ impl Hot<'_> {
             want &= !(1u64 << bit);
             let q = q_start + bit;
             let queue = &self.queues[q as usize];
-            let data = self.qdata[(q * self.qstride + u32::from(queue.head)) as usize];
-            let color = queue.color;
+            let (head, color, ch) = (u32::from(queue.head), queue.color, queue.och[o % 4]);
+            let data = self.read_slot(q, head);
             if o < RAMP {
-                let ch = queue.och[o];
                 if !self.emit(node, ch, o, data) {
                     continue;
                 }
