@@ -13,7 +13,7 @@ use crate::Backend;
 
 /// How long a test waits for one message before giving up. A layer call's first hover maps
 /// the model with its kernels dry-run (`wsel-estimate`), which in the tests' debug build —
-/// Cranelift unoptimised, tests running side by side on a shared machine — takes seconds.
+/// tests running side by side on a shared machine — can take seconds.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct TestClient {

@@ -141,6 +141,7 @@ pub fn simulate(
     options: &SimOptions,
 ) -> Result<Outcome, SimError> {
     let mut parts = build(target, program, options.threads.max(1))?;
+    let limit = options.max_cycles.unwrap_or(u64::MAX);
     for p in &mut parts {
         if options.trace {
             p.trace = Some(TraceBuf::new(options.trace_window));
@@ -150,9 +151,8 @@ pub fn simulate(
             .defer_arrivals
             .unwrap_or(p.nodes.len() >= SimOptions::DEFER_MIN_ROUTERS);
         p.early_credits = options.early_credits;
-        p.max_cycles = options.max_cycles.unwrap_or(u64::MAX);
+        p.max_cycles = limit;
     }
-    let limit = options.max_cycles.unwrap_or(u64::MAX);
     crate::parallel::run(&mut parts, limit, options.progress.as_ref());
 
     // The first error by (cycle, node), whatever the partitioning.

@@ -121,6 +121,11 @@ pub(crate) struct Queue {
 /// Queue depths up to this keep their wavelets in the queue record.
 pub(crate) const INLINE_SLOTS: usize = 4;
 
+/// Whether queues of `qstride` slots keep their wavelets in their records.
+pub(crate) fn inline_slots(qstride: u32) -> bool {
+    qstride as usize <= INLINE_SLOTS
+}
+
 // A queue record is one cache line.
 const _: () = assert!(std::mem::size_of::<Queue>() == 64);
 
@@ -168,6 +173,21 @@ pub(crate) struct SendState {
     pub then: Option<TaskId>,
     /// That solo link port (0..4), else 0xFF.
     pub solo: u8,
+}
+
+impl SendState {
+    /// A send of `data` on `color`, its ramp queue not looked up yet.
+    pub(crate) fn new(color: Color, data: Vec<u32>, then: Option<TaskId>) -> SendState {
+        SendState {
+            color,
+            queue: NONE,
+            och: NONE,
+            data,
+            pos: 0,
+            then,
+            solo: 0xFF,
+        }
+    }
 }
 
 /// A runtime call whose issue time has not come yet.

@@ -569,7 +569,7 @@ pub(crate) fn build<'p>(
             latency: u64::from(target.hop_latency),
             switch: u64::from(target.task_switch_cycles),
             // Depths up to `INLINE_SLOTS` keep their wavelets in the queue records.
-            qdata: if qstride as usize <= INLINE_SLOTS {
+            qdata: if crate::fabric::inline_slots(qstride) {
                 Vec::new()
             } else {
                 vec![0; queues.len() * qstride as usize]

@@ -172,18 +172,7 @@ impl Hot<'_> {
         // The rest of the send goes back to the sender.
         let s = &mut self.express[x as usize];
         let pe_a = s.pe_a;
-        let mut send = std::mem::replace(
-            &mut s.send,
-            SendState {
-                color,
-                queue: NONE,
-                och: NONE,
-                data: Vec::new(),
-                pos: 0,
-                then: None,
-                solo: 0xFF,
-            },
-        );
+        let mut send = std::mem::replace(&mut s.send, SendState::new(color, Vec::new(), None));
         let a = &mut self.pes[pe_a as usize];
         if m >= 1 {
             a.last_color = color;

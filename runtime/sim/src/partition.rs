@@ -274,8 +274,6 @@ impl<'p> Partition<'p> {
                 ahead.step(&hot, &list, i);
                 if deferred {
                     ahead.dues(&hot, &list, i, &due_head, &due_next, &bucket.steps);
-                }
-                if deferred {
                     let mut d = std::mem::replace(&mut due_head[node as usize], NONE);
                     while d != NONE {
                         hot.apply_due(bucket.steps[d as usize]);

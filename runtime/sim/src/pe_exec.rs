@@ -147,15 +147,7 @@ impl Partition<'_> {
                     data,
                     then,
                 } => {
-                    let s = SendState {
-                        color,
-                        queue: crate::fabric::NONE,
-                        och: crate::fabric::NONE,
-                        data,
-                        pos: 0,
-                        then,
-                        solo: 0xFF,
-                    };
+                    let s = SendState::new(color, data, then);
                     push_pending(p, waits, issue0 + at, t, Pending::Send(s));
                 }
                 Op::Recv {

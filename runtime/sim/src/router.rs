@@ -74,7 +74,7 @@ impl<'p> Partition<'p> {
             depth: self.depth,
             qstride: self.qstride,
             qmask: self.qmask,
-            inline_slots: self.qstride as usize <= INLINE_SLOTS,
+            inline_slots: crate::fabric::inline_slots(self.qstride),
             latency: self.latency,
             id: self.id,
             floor: self.floor,
