@@ -56,6 +56,8 @@ pub(super) struct Gen<'a, 'ctx> {
     pub(super) sram: PointerValue<'ctx>,
     /// The cycle count (an i64 stack slot promoted to a register by the optimiser).
     cycles: PointerValue<'ctx>,
+    /// `ctx.cycle_limit`, loaded once: a loop iteration past it stops the activation.
+    cycle_limit: IntValue<'ctx>,
     /// Each local's stack slot and type.
     pub(super) locals: Vec<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)>,
     /// Reports `(array: i32, index: i64, bound: i64)` through `out_of_bounds` and returns.
@@ -131,6 +133,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             ctx,
             sram: ctx,
             cycles,
+            cycle_limit: t.i64.const_zero(),
             locals,
             fault,
             fail,
@@ -140,6 +143,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .into_pointer_value();
         let start = this.ctx_field(abi::CTX_CYCLES, t.i64.into())?;
         this.b.build_store(cycles, start)?;
+        this.cycle_limit = this
+            .ctx_field(abi::CTX_CYCLE_LIMIT, t.i64.into())?
+            .into_int_value();
         Ok(this)
     }
 
@@ -273,12 +279,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .b
             .build_load(self.t.i64, self.cycles, "")?
             .into_int_value();
-        let limit = self
-            .ctx_field(abi::CTX_CYCLE_LIMIT, self.t.i64.into())?
-            .into_int_value();
-        let over = self
-            .b
-            .build_int_compare(IntPredicate::UGT, now, limit, "over_limit")?;
+        let over =
+            self.b
+                .build_int_compare(IntPredicate::UGT, now, self.cycle_limit, "over_limit")?;
         let status = self.i32(abi::STATUS_CYCLE_LIMIT);
         self.fail_if(over, status, "within_limit")
     }
