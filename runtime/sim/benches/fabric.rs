@@ -11,6 +11,10 @@
 //! `RUNS=n` the number of runs of `small1` (for instruction counts under callgrind: `RUNS=1`).
 
 use std::time::Instant;
+
+/// The allocator the `wsel` binary uses, so that these figures are what `wsel run` gets.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use wsel_sim::workloads::halo_exchange;
 use wsel_sim::{Program, SimOptions, TaskContext, simulate, task};
 use wsel_target::{Coord, Port, PortSet, Target, shortest_path};
