@@ -9,11 +9,16 @@
 //! path than on the fabric; control flow on coordinates, region size and the kernel's own
 //! counters — what the standard library's kernels branch on — is followed exactly.
 //!
-//! The kernel is compiled once with Cranelift ([`DryRunner::new`]) and run at as many places
-//! as the caller asks. A dry run always ends: activations are capped, and so is the work of
-//! the whole run, which the compiled loops check ([`DryRunLimits`]); running past either is
-//! an error, as is a task fault or a kernel larger than the SRAM cap.
+//! A [`DryRunner`] runs the kernel at as many places as the caller asks. It starts each run in
+//! the reference interpreter, which needs no compiling: most dry runs do a few thousand cycles
+//! of work, far less than compiling costs. A run that does more than
+//! [`DryRunLimits::interpreted_work`] starts again in Cranelift code, compiled the first time
+//! it is needed. Both give the same cycles (the backends are bit- and cycle-identical), so the
+//! choice changes only how long the dry run takes. A dry run always ends: activations are
+//! capped, and so is the work of the whole run, which the loops check ([`DryRunLimits`]);
+//! running past either is an error, as is a task fault or a kernel larger than the SRAM cap.
 
+use std::cell::OnceCell;
 use std::collections::VecDeque;
 use std::ffi::c_void;
 
@@ -43,6 +48,9 @@ pub struct DryRunLimits {
     pub work_cycles: u64,
     /// SRAM words of the kernel (a dry run allocates them).
     pub sram_words: u32,
+    /// Cycles of work a run may do in the interpreter; a run that does more starts again in
+    /// compiled code (0: always compiled).
+    pub interpreted_work: u64,
 }
 
 impl Default for DryRunLimits {
@@ -52,6 +60,10 @@ impl Default for DryRunLimits {
             work_cycles: 100_000_000,
             // 64 MiB, beyond any target's PE.
             sram_words: 1 << 24,
+            // A few milliseconds in the interpreter, about what compiling a kernel takes;
+            // `wsel map` on the examples was fastest with this of 0, 20,000 and 50,000
+            // (BENCHMARKS.md, "Mapping").
+            interpreted_work: 20_000,
         }
     }
 }
@@ -81,54 +93,104 @@ pub enum DryRunError {
     OverLimit,
 }
 
-/// A kernel compiled for dry runs.
+/// A kernel ready for dry runs.
 pub struct DryRunner {
-    code: CompiledKernel,
-    entry: TaskId,
+    kernel: KernelIr,
+    cost: CostModel,
+    interpreted: CompiledKernel,
+    /// Cranelift code, compiled for the first run that outgrows the interpreter.
+    compiled: OnceCell<Result<CompiledKernel, DryRunError>>,
     /// The SRAM at launch: every array filled with its initial value.
     initial_sram: Vec<u32>,
     cost_limits: DryRunLimits,
 }
 
+/// How one attempt at a run ended.
+enum Attempt {
+    Done(DryRun),
+    /// Past the work the attempt was allowed (the caller's limit or the interpreter's).
+    OverWork,
+    Failed(DryRunError),
+}
+
 impl DryRunner {
-    /// Compiles `kernel` for dry runs under `cost`.
+    /// Checks `kernel` and prepares it for dry runs under `cost`.
     pub fn new(
         kernel: &KernelIr,
         cost: &CostModel,
         limits: DryRunLimits,
     ) -> Result<DryRunner, DryRunError> {
-        let invalid = |e: crate::CodegenError| DryRunError::Invalid(e.to_string());
         check_kernel(kernel).map_err(invalid)?;
         if kernel.sram_words() > limits.sram_words {
             return Err(DryRunError::OverLimit);
         }
-        let native =
-            crate::cranelift::compile(kernel, cost, crate::cranelift::Optimise::CompileTime)
-                .map_err(invalid)?;
+        let interpreter = crate::interp::Interpreter::new(kernel, cost);
         Ok(DryRunner {
-            code: CompiledKernel::new(kernel, Backend::Cranelift, Code::Native(native)),
-            entry: kernel.entry,
+            kernel: kernel.clone(),
+            cost: *cost,
+            interpreted: CompiledKernel::new(kernel, Backend::Interp, Code::Interp(interpreter)),
+            compiled: OnceCell::new(),
             initial_sram: kernel.initial_sram(),
             cost_limits: limits,
         })
+    }
+
+    /// The kernel's Cranelift code, compiled on first use.
+    fn compiled(&self) -> Result<&CompiledKernel, DryRunError> {
+        self.compiled
+            .get_or_init(|| {
+                crate::cranelift::compile(
+                    &self.kernel,
+                    &self.cost,
+                    crate::cranelift::Optimise::CompileTime,
+                )
+                .map(|native| {
+                    CompiledKernel::new(&self.kernel, Backend::Cranelift, Code::Native(native))
+                })
+                .map_err(invalid)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Runs the kernel on one PE at `place` from its entry task until no task is ready, with
     /// every receive complete as soon as it is posted and every send gone at once; every
     /// activation costs `switch_cycles` more, as on the fabric.
     pub fn run(&self, switch_cycles: u64, place: PePlace) -> Result<DryRun, DryRunError> {
+        let limit = self.cost_limits.work_cycles;
+        let interpreted = self.cost_limits.interpreted_work.min(limit);
+        // Once one run has outgrown the interpreter, the kernel's other runs (at other places,
+        // doing about as much work) start compiled.
+        if interpreted > 0 && self.compiled.get().is_none() {
+            match self.attempt(&self.interpreted, switch_cycles, place, interpreted) {
+                Attempt::OverWork if interpreted < limit => {}
+                other => return other.into_result(),
+            }
+        }
+        self.attempt(self.compiled()?, switch_cycles, place, limit)
+            .into_result()
+    }
+
+    /// One run with `code`, allowed `work_limit` cycles of work.
+    fn attempt(
+        &self,
+        code: &CompiledKernel,
+        switch_cycles: u64,
+        place: PePlace,
+        work_limit: u64,
+    ) -> Attempt {
         let mut sram = self.initial_sram.clone();
         // Every activation's count starts where the last one's ended, so that the compiled
         // loops' limit bounds the whole run's work; an activation's cost is the difference.
         let mut work = 0u64;
         let mut pe = DryPe {
-            ready: VecDeque::from([self.entry.0]),
-            tasks: self.code.task_count() as u32,
+            ready: VecDeque::from([self.kernel.entry.0]),
+            tasks: code.task_count() as u32,
             run: DryRun::default(),
         };
         while let Some(task) = pe.ready.pop_front() {
             if pe.run.activations >= self.cost_limits.activations {
-                return Err(DryRunError::OverLimit);
+                return Attempt::Failed(DryRunError::OverLimit);
             }
             let mut ctx = TaskCtx {
                 sram: sram.as_mut_ptr().cast(),
@@ -144,18 +206,18 @@ impl DryRunner {
                 cycles: work,
                 runtime: (&mut pe as *mut DryPe).cast::<c_void>(),
                 calls: &CALLS,
-                cycle_limit: self.cost_limits.work_cycles,
+                cycle_limit: work_limit,
             };
             // SAFETY: the context points at this PE's SRAM (`sram.len()` words, u32-aligned),
             // the call table and the dry-run state, all of which outlive the call; `args` is
             // empty.
-            let status = unsafe { self.code.run(TaskId(task), &mut ctx) };
+            let status = unsafe { code.run(TaskId(task), &mut ctx) };
             match status {
                 STATUS_OK => {}
-                STATUS_CYCLE_LIMIT => return Err(DryRunError::OverLimit),
+                STATUS_CYCLE_LIMIT => return Attempt::OverWork,
                 status => {
-                    let task = self.code.task_name(TaskId(task)).unwrap_or_default();
-                    return Err(DryRunError::TaskFailed {
+                    let task = code.task_name(TaskId(task)).unwrap_or_default();
+                    return Attempt::Failed(DryRunError::TaskFailed {
                         task: task.to_string(),
                         status,
                     });
@@ -163,14 +225,29 @@ impl DryRunner {
             }
             let cost = ctx.cycles.saturating_sub(work);
             work = ctx.cycles;
-            if work > self.cost_limits.work_cycles {
-                return Err(DryRunError::OverLimit);
+            if work > work_limit {
+                return Attempt::OverWork;
             }
             pe.run.activations += 1;
             pe.run.busy_cycles += switch_cycles.saturating_add(cost).max(1);
         }
-        Ok(pe.run)
+        Attempt::Done(pe.run)
     }
+}
+
+impl Attempt {
+    fn into_result(self) -> Result<DryRun, DryRunError> {
+        match self {
+            Attempt::Done(run) => Ok(run),
+            Attempt::OverWork => Err(DryRunError::OverLimit),
+            Attempt::Failed(e) => Err(e),
+        }
+    }
+}
+
+/// A kernel the code generators reject.
+fn invalid(e: crate::CodegenError) -> DryRunError {
+    DryRunError::Invalid(e.to_string())
 }
 
 /// The dry run's side of the runtime calls.
@@ -370,6 +447,52 @@ mod tests {
         assert_eq!(run.wavelets_out, 1);
     }
 
+    /// Limits that run in the interpreter up to `interpreted_work` cycles of work.
+    fn interpreting(interpreted_work: u64) -> DryRunLimits {
+        DryRunLimits {
+            interpreted_work,
+            ..DryRunLimits::default()
+        }
+    }
+
+    #[test]
+    fn interpreted_compiled_and_restarted_runs_agree() {
+        // The counting kernel does 19 cycles of work (35 busy, less 4 cycles of switch for
+        // each of its 4 activations): all in the interpreter, all compiled, and a run that
+        // outgrows an interpreter allowed 10 cycles and starts again compiled.
+        let kernel = counting_kernel();
+        let run = |limits| {
+            DryRunner::new(&kernel, &CostModel::WSE2_LIKE, limits)
+                .and_then(|runner| runner.run(4, place()))
+                .expect("dry run")
+        };
+        let interpreted = run(interpreting(u64::MAX));
+        assert_eq!(interpreted.busy_cycles, 35);
+        assert_eq!(run(interpreting(0)), interpreted);
+        assert_eq!(run(interpreting(10)), interpreted);
+        // Allowed exactly its work, the interpreter finishes it.
+        assert_eq!(run(interpreting(19)), interpreted);
+    }
+
+    #[test]
+    fn only_a_run_that_outgrows_the_interpreter_compiles() {
+        let kernel = counting_kernel();
+        let runner =
+            DryRunner::new(&kernel, &CostModel::WSE2_LIKE, interpreting(50)).expect("prepares");
+        runner.run(4, place()).expect("dry run");
+        assert!(
+            runner.compiled.get().is_none(),
+            "19 cycles of work: interpreted"
+        );
+        let runner =
+            DryRunner::new(&kernel, &CostModel::WSE2_LIKE, interpreting(10)).expect("prepares");
+        runner.run(4, place()).expect("dry run");
+        assert!(
+            runner.compiled.get().is_some(),
+            "19 cycles of work: compiled"
+        );
+    }
+
     #[test]
     fn a_kernel_that_never_stops_is_over_the_limit() {
         let mut kernel = counting_kernel();
@@ -379,6 +502,7 @@ mod tests {
             activations: 50,
             work_cycles: 1000,
             sram_words: 1 << 24,
+            interpreted_work: 50_000,
         };
         let runner = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, limits).expect("compiles");
         assert_eq!(runner.run(4, place()), Err(DryRunError::OverLimit));
@@ -394,6 +518,7 @@ mod tests {
             activations: 1_000_000,
             work_cycles: 1000,
             sram_words: 1 << 24,
+            interpreted_work: 50_000,
         };
         let runner = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, limits).expect("compiles");
         assert_eq!(runner.run(0, place()), Err(DryRunError::OverLimit));
@@ -423,6 +548,7 @@ mod tests {
             activations: 10,
             work_cycles: 1000,
             sram_words: 1 << 24,
+            interpreted_work: 50_000,
         };
         let runner = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, limits).expect("compiles");
         assert_eq!(runner.run(4, place()), Err(DryRunError::OverLimit));

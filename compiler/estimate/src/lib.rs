@@ -5,8 +5,8 @@
 //! map again and again, the digest of the sources the dry runs read ([`sources::digest`]) and
 //! a store of measurements kept across mappings ([`MeasuredWork`]).
 //!
-//! Dry runs compile kernels with Cranelift (`wsel_codegen::dry_run`); nothing here simulates
-//! a fabric.
+//! Dry runs interpret kernels, or compile them with Cranelift when a run is long
+//! (`wsel_codegen::dry_run`); nothing here simulates a fabric.
 
 pub mod kernel_work;
 pub mod sources;
