@@ -45,7 +45,7 @@ snapshot!(
 snapshot!(relu_tile, stdlib("relu_tile", &[("n", 4), ("samples", 3)]));
 snapshot!(
     softmax_row,
-    stdlib("softmax_row", &[("n", 4), ("samples", 3)])
+    stdlib("softmax_row", &[("n", 4), ("samples", 3), ("slots", 2)])
 );
 snapshot!(
     row_reduce,
