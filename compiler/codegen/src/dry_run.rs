@@ -476,21 +476,22 @@ mod tests {
 
     #[test]
     fn only_a_run_that_outgrows_the_interpreter_compiles() {
-        let kernel = counting_kernel();
-        let runner =
-            DryRunner::new(&kernel, &CostModel::WSE2_LIKE, interpreting(50)).expect("prepares");
-        runner.run(4, place()).expect("dry run");
-        assert!(
-            runner.compiled.get().is_none(),
-            "19 cycles of work: interpreted"
-        );
-        let runner =
-            DryRunner::new(&kernel, &CostModel::WSE2_LIKE, interpreting(10)).expect("prepares");
-        runner.run(4, place()).expect("dry run");
-        assert!(
-            runner.compiled.get().is_some(),
-            "19 cycles of work: compiled"
-        );
+        // The counting kernel's 19 cycles of work: interpreted when 50 are allowed, compiled
+        // when 10 are.
+        for (allowance, compiles) in [(50, false), (10, true)] {
+            let runner = DryRunner::new(
+                &counting_kernel(),
+                &CostModel::WSE2_LIKE,
+                interpreting(allowance),
+            )
+            .expect("prepares");
+            runner.run(4, place()).expect("dry run");
+            assert_eq!(
+                runner.compiled.get().is_some(),
+                compiles,
+                "{allowance} cycles allowed"
+            );
+        }
     }
 
     #[test]
