@@ -61,7 +61,10 @@ snapshot!(
 );
 snapshot!(
     row_allreduce,
-    stdlib("row_allreduce", &[("p", 2), ("n", 4), ("samples", 3)])
+    stdlib(
+        "row_allreduce",
+        &[("p", 2), ("n", 4), ("samples", 3), ("slots", 2)]
+    )
 );
 snapshot!(
     jacobi5,
