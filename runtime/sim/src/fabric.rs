@@ -175,6 +175,29 @@ pub(crate) struct SendState {
     pub solo: u8,
 }
 
+impl Pe {
+    /// Post receive `r` (n > 0); whether a receive on its color was open already.
+    pub(crate) fn post_recv(&mut self, r: RecvState) -> bool {
+        let bit = 1u64 << r.color;
+        let open = self.open_recvs & bit != 0;
+        self.open_recvs |= bit;
+        self.recvs.push(r);
+        open
+    }
+
+    /// Remove the complete receive `ri` (the first on its color); its `then` task, and whether
+    /// that closed its color (no other receive on it is open).
+    pub(crate) fn complete_recv(&mut self, ri: usize) -> (TaskId, bool) {
+        let r = self.recvs.remove(ri);
+        // The receives before `ri` are on other colors.
+        let closed = !self.recvs[ri..].iter().any(|o| o.color == r.color);
+        if closed {
+            self.open_recvs &= !(1u64 << r.color);
+        }
+        (r.then, closed)
+    }
+}
+
 impl SendState {
     /// A send of `data` on `color`, its ramp queue not looked up yet.
     pub(crate) fn new(color: Color, data: Vec<u32>, then: Option<TaskId>) -> SendState {
@@ -208,6 +231,9 @@ pub(crate) struct Pe {
     pub send_mask: u64,
     /// Colors of which a wavelet has been delivered (see `waits.rs`).
     pub delivered: u64,
+    /// Colors with a receive in `recvs` (so that a task start or a post need not walk them:
+    /// a PE may hold hundreds).
+    pub open_recvs: u64,
     /// Lazily allocated: empty until first used.
     pub sram: Vec<u8>,
     pub busy_until: u64,

@@ -519,6 +519,7 @@ pub(crate) fn build<'p>(
                         send_colors,
                         recv_colors,
                         delivered: 0,
+                        open_recvs: 0,
                         busy_cycles: 0,
                         tasks_run: 0,
                     };

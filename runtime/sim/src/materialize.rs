@@ -67,9 +67,8 @@ impl Hot<'_> {
                 waits.first_delivery(color, d);
             }
             if r.done == r.n {
-                let then = r.then;
-                p.recvs.remove(ri);
-                if !p.recvs.iter().any(|r| r.color == color) {
+                let (then, closed) = p.complete_recv(ri);
+                if closed {
                     waits.closed(color, d, p.busy_until);
                 }
                 p.ready.push(Reverse((d + 1, p.seq, then)));

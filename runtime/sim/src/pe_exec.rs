@@ -126,9 +126,8 @@ impl Partition<'_> {
             return;
         }
         let busy = switch.saturating_add(cost).max(1);
-        if !p.recvs.is_empty() {
-            let open = p.recvs.iter().fold(0u64, |m, r| m | 1u64 << r.color);
-            self.waits[pe as usize].task_start(t, p.busy_until, open);
+        if p.open_recvs != 0 {
+            self.waits[pe as usize].task_start(t, p.busy_until, p.open_recvs);
         }
         p.busy_until = t + busy;
         p.busy_cycles += busy;
@@ -205,9 +204,9 @@ fn issue(p: &mut Pe, waits: &mut PeWaits, when: u64, op: Pending) {
             p.seq += 1;
         }
         Pending::Recv(r) => {
-            let open = p.recvs.iter().any(|o| o.color == r.color);
-            waits.posted(r.color, when, open);
-            p.recvs.push(r);
+            let color = r.color;
+            let open = p.post_recv(r);
+            waits.posted(color, when, open);
         }
     }
 }

@@ -604,9 +604,8 @@ impl Hot<'_> {
             self.waits[pe as usize].first_delivery(color, t);
         }
         if r.done == r.n {
-            let then = r.then;
-            p.recvs.remove(ri);
-            if !p.recvs.iter().any(|r| r.color == color) {
+            let (then, closed) = p.complete_recv(ri);
+            if closed {
                 self.waits[pe as usize].closed(color, t, p.busy_until);
             }
             p.ready.push(Reverse((t + 1, p.seq, then)));
