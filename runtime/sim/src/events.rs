@@ -204,6 +204,13 @@ impl Timers {
         self.ordered = c;
     }
 
+    /// The node of the timer `k` places after the next one to pop in the cycle being popped,
+    /// if known (for prefetching; it may be stale or beyond `t`).
+    #[inline]
+    pub(crate) fn ahead(&self, k: usize) -> Option<u32> {
+        self.current.get(self.next + k).copied()
+    }
+
     /// Pop the next entry due at or before `t`.
     pub(crate) fn pop_due(&mut self, t: u64) -> Option<(u64, u32)> {
         if self.next == self.current.len() {

@@ -240,6 +240,7 @@ impl<'p> Partition<'p> {
             self.express_events(t);
         }
         while let Some((when, node)) = self.timers.pop_due(t) {
+            crate::prefetch::wakes_ahead(self);
             if self.info[node as usize].wake != when {
                 continue;
             }

@@ -1,13 +1,14 @@
-//! Software prefetching for the router steps of a cycle.
+//! Software prefetching for the router steps of a cycle, and for the PE wakes before them.
 //!
 //! A large fabric's per-cycle state does not fit in the caches, and a router step chases
 //! pointers (router → PE → its sends → the send's data; PE → its receives → SRAM) whose
 //! targets the hardware prefetcher cannot guess. The active list is sorted, so the routers a
 //! few steps ahead are known: a three-stage pipeline ([`Ahead`]) fetches the PE record far
 //! ahead, its send and receive arrays closer, and the data words and SRAM lines the step will
-//! touch just before it, looking each router's PE up once; phase 1 likewise fetches the queue, router and slot of arrivals ahead. The
-//! distances are long because a wse2-size fabric misses all the way to memory. Prefetches are
-//! hints only: they never change results.
+//! touch just before it, looking each router's PE up once; phase 1 likewise fetches the
+//! queue, router and slot of arrivals ahead, and the timer pass the records of the PEs it is
+//! about to wake ([`wakes_ahead`]). The distances are long because a wse2-size fabric misses
+//! all the way to memory. Prefetches are hints only: they never change results.
 
 use crate::fabric::NONE;
 use crate::router::Hot;
@@ -139,6 +140,25 @@ impl Ahead {
             }
             d = due_next[d as usize];
         }
+    }
+}
+
+/// While a cycle's timers wake their PEs (in node order, each wake reading the router's
+/// timer, its PE record and the PE's queue of delayed calls): the router records and timers
+/// of the wakes 8 ahead, and the PE records of those 4 ahead.
+#[inline(always)]
+pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
+    if let Some(node) = p.timers.ahead(8) {
+        fetch(std::ptr::from_ref(&p.nodes[node as usize]));
+        fetch(std::ptr::from_ref(&p.info[node as usize]));
+    }
+    if let Some(node) = p.timers.ahead(4)
+        && let Some(pe) = p.pes.get(p.nodes[node as usize].pe as usize)
+    {
+        let pe = std::ptr::from_ref(pe);
+        fetch(pe);
+        fetch(pe.cast::<u8>().wrapping_add(64));
+        fetch(pe.cast::<u8>().wrapping_add(128));
     }
 }
 
