@@ -1,12 +1,14 @@
 //! The fabric's state inside one partition: nodes (router + optional PE), router queues,
-//! output channels with their flow-control credits, PEs, edge streams. Plain data; the
-//! engine modules act on it.
+//! output channels with their flow-control credits, PEs, edge streams. Plain data that the
+//! engine modules act on, but for a PE's receives: posting one and delivering a wavelet into
+//! one ([`Pe::post_recv`], [`Pe::deliver`]) keep its mask of open colors.
 //!
 //! Hot state is compact and flat: all queues of a partition share one buffer of wavelets, and
 //! a router is touched only when something arrives, a credit returns, or its PE acts.
 
 use crate::pacer::Pacer;
-use crate::program::{Color, TaskId};
+use crate::program::{Color, Program, TaskId};
+use crate::waits::PeWaits;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use wsel_target::Coord;
@@ -185,17 +187,60 @@ impl Pe {
         open
     }
 
-    /// Remove the complete receive `ri` (the first on its color); its `then` task, and whether
-    /// that closed its color (no other receive on it is open).
-    pub(crate) fn complete_recv(&mut self, ri: usize) -> (TaskId, bool) {
+    /// Write wavelet `data` of `color`, arriving at cycle `t`, into the PE's first receive on
+    /// that color (allocating the SRAM on first use); a receive it completes queues its task
+    /// for `t + 1`. Both ways a wavelet reaches a PE — a router's ramp and an express stream's
+    /// closed form — come here.
+    #[inline(always)]
+    pub(crate) fn deliver(
+        &mut self,
+        program: &Program,
+        waits: &mut PeWaits,
+        color: Color,
+        data: u32,
+        t: u64,
+    ) -> Delivery {
+        let Some(ri) = self.recvs.iter().position(|r| r.color == color) else {
+            return Delivery::NoReceive;
+        };
+        if self.sram.is_empty() {
+            let prog = &program.pes[self.prog as usize];
+            crate::pe_exec::materialize(&mut self.sram, prog.sram_bytes, &prog.sram_init);
+        }
+        let r = &mut self.recvs[ri];
+        let at = r.offset as usize + 4 * r.done as usize;
+        // The receive's range was checked against the SRAM size when it was posted.
+        if let Some(dst) = self.sram.get_mut(at..at + 4) {
+            dst.copy_from_slice(&data.to_le_bytes());
+        }
+        r.done += 1;
+        if self.delivered & (1u64 << color) == 0 {
+            self.delivered |= 1u64 << color;
+            waits.first_delivery(color, t);
+        }
+        if r.done < r.n {
+            return Delivery::Written;
+        }
         let r = self.recvs.remove(ri);
         // The receives before `ri` are on other colors.
-        let closed = !self.recvs[ri..].iter().any(|o| o.color == r.color);
-        if closed {
-            self.open_recvs &= !(1u64 << r.color);
+        if !self.recvs[ri..].iter().any(|o| o.color == color) {
+            self.open_recvs &= !(1u64 << color);
+            waits.closed(color, t, self.busy_until);
         }
-        (r.then, closed)
+        self.ready.push(Reverse((t + 1, self.seq, r.then)));
+        self.seq += 1;
+        Delivery::Completed
     }
+}
+
+/// What [`Pe::deliver`] did with a wavelet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// No receive on its color is posted: the wavelet stays where it is.
+    NoReceive,
+    Written,
+    /// It completed a receive, whose task is now ready: the PE must wake at `t + 1`.
+    Completed,
 }
 
 impl SendState {

@@ -3,7 +3,7 @@
 //! turning the stream back into wavelets — queues, links, credits, counters and round-robin
 //! positions exactly as the hop-by-hop simulation would have them at that cycle.
 
-use crate::fabric::{EXPRESS, NONE, SENDING, SendState};
+use crate::fabric::{Delivery, EXPRESS, NONE, SENDING, SendState};
 use crate::router::Hot;
 use std::cmp::Reverse;
 
@@ -46,33 +46,13 @@ impl Hot<'_> {
             let d = s.t0 + u64::from(s.flushed) + hl;
             let data = s.send.data[s.flushed as usize];
             s.flushed += 1;
-            let p = &mut self.pes[s.pe_b as usize];
-            if p.sram.is_empty() {
-                let prog = &self.program.pes[p.prog as usize];
-                crate::pe_exec::materialize(&mut p.sram, prog.sram_bytes, &prog.sram_init);
-            }
-            let Some(ri) = p.recvs.iter().position(|r| r.color == color) else {
-                continue;
-            };
-            let r = &mut p.recvs[ri];
-            let at = r.offset as usize + 4 * r.done as usize;
-            if let Some(dst) = p.sram.get_mut(at..at + 4) {
-                dst.copy_from_slice(&data.to_le_bytes());
-            }
-            r.done += 1;
-            self.stats.color_delivered[color as usize] += 1;
             let waits = &mut self.waits[s.pe_b as usize];
-            if p.delivered & (1u64 << color) == 0 {
-                p.delivered |= 1u64 << color;
-                waits.first_delivery(color, d);
+            let delivery = self.pes[s.pe_b as usize].deliver(self.program, waits, color, data, d);
+            if delivery == Delivery::NoReceive {
+                continue;
             }
-            if r.done == r.n {
-                let (then, closed) = p.complete_recv(ri);
-                if closed {
-                    waits.closed(color, d, p.busy_until);
-                }
-                p.ready.push(Reverse((d + 1, p.seq, then)));
-                p.seq += 1;
+            self.stats.color_delivered[color as usize] += 1;
+            if delivery == Delivery::Completed {
                 let t = d + 1;
                 // Inline `schedule` (the stream is borrowed).
                 let t = t.max(self.floor);

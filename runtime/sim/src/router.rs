@@ -18,8 +18,8 @@
 use crate::events::{Bucket, Due, NodeSet, Timers, Wheel};
 use crate::express::Express;
 use crate::fabric::{
-    EXPRESS, INLINE_SLOTS, Msg, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue, RAMP,
-    SENDING, SOURCES, Sink, Source,
+    Delivery, EXPRESS, INLINE_SLOTS, Msg, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue,
+    RAMP, SENDING, SOURCES, Sink, Source,
 };
 use crate::partition::{Partition, Stats};
 use crate::phases::Phases;
@@ -583,34 +583,12 @@ impl Hot<'_> {
         if pe == NONE {
             return false;
         }
-        let p = &mut self.pes[pe as usize];
-        let Some(ri) = p.recvs.iter().position(|r| r.color == color) else {
-            return false;
-        };
-        if p.sram.is_empty() {
-            let prog = &self.program.pes[p.prog as usize];
-            crate::pe_exec::materialize(&mut p.sram, prog.sram_bytes, &prog.sram_init);
-        }
-        let r = &mut p.recvs[ri];
-        let at = r.offset as usize + 4 * r.done as usize;
-        // The receive's range was checked against the SRAM size when it was posted.
-        if let Some(dst) = p.sram.get_mut(at..at + 4) {
-            dst.copy_from_slice(&data.to_le_bytes());
-        }
-        r.done += 1;
         let t = self.t;
-        if p.delivered & (1u64 << color) == 0 {
-            p.delivered |= 1u64 << color;
-            self.waits[pe as usize].first_delivery(color, t);
-        }
-        if r.done == r.n {
-            let (then, closed) = p.complete_recv(ri);
-            if closed {
-                self.waits[pe as usize].closed(color, t, p.busy_until);
-            }
-            p.ready.push(Reverse((t + 1, p.seq, then)));
-            p.seq += 1;
-            self.schedule(node, t + 1);
+        let waits = &mut self.waits[pe as usize];
+        match self.pes[pe as usize].deliver(self.program, waits, color, data, t) {
+            Delivery::NoReceive => return false,
+            Delivery::Written => {}
+            Delivery::Completed => self.schedule(node, t + 1),
         }
         self.stats.color_delivered[color as usize] += 1;
         true
