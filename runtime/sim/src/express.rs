@@ -229,7 +229,7 @@ impl Partition<'_> {
         let b = &self.pes[pe_b as usize];
         let mut completions = Vec::new();
         let mut taken = 0u64;
-        for r in b.recvs.iter().filter(|r| r.color == color) {
+        for r in b.recvs_on(color) {
             if taken == n {
                 break;
             }

@@ -178,13 +178,58 @@ pub(crate) struct SendState {
 }
 
 impl Pe {
-    /// Post receive `r` (n > 0); whether a receive on its color was open already.
+    /// Post receive `r` (n > 0); whether a receive on its color was open already (then it
+    /// waits in `queued_recvs` until those before it on its color complete).
     pub(crate) fn post_recv(&mut self, r: RecvState) -> bool {
         let bit = 1u64 << r.color;
         let open = self.open_recvs & bit != 0;
-        self.open_recvs |= bit;
-        self.recvs.push(r);
+        if open {
+            self.queued_colors |= bit;
+            self.queued_recvs.push_back(r);
+        } else {
+            self.open_recvs |= bit;
+            self.recvs.push(r);
+        }
         open
+    }
+
+    /// The PE's posted receives on `color`, in the order wavelets fill them.
+    pub(crate) fn recvs_on(&self, color: Color) -> impl Iterator<Item = &RecvState> {
+        let queued = self.queued_recvs.iter().filter(move |r| r.color == color);
+        self.recvs
+            .iter()
+            .filter(move |r| r.color == color)
+            .chain(queued)
+    }
+
+    /// All of the PE's posted receives, by color, each color's in the order they fill.
+    pub(crate) fn posted_recvs(&self) -> Vec<&RecvState> {
+        let mut all: Vec<&RecvState> = self.recvs.iter().chain(&self.queued_recvs).collect();
+        // Stable: a color's open receive comes before its queued ones, which are in order.
+        all.sort_by_key(|r| r.color);
+        all
+    }
+
+    /// Receive `ri` of `recvs` completed: the next one queued on its color takes its place,
+    /// or the color closes. Returns the completed receive.
+    fn complete_recv(&mut self, ri: usize, waits: &mut PeWaits, t: u64) -> RecvState {
+        let color = self.recvs[ri].color;
+        let bit = 1u64 << color;
+        if self.queued_colors & bit != 0 {
+            // Usually at the front: a PE that queues many receives queues them on one color.
+            let next = self.queued_recvs.iter().position(|r| r.color == color);
+            if let Some(next) = next.and_then(|at| self.queued_recvs.remove(at)) {
+                if self.queued_recvs.is_empty() {
+                    self.queued_colors = 0;
+                }
+                return std::mem::replace(&mut self.recvs[ri], next);
+            }
+            // The last one on the color was taken before (the bit is cleared lazily).
+            self.queued_colors &= !bit;
+        }
+        self.open_recvs &= !bit;
+        waits.closed(color, t, self.busy_until);
+        self.recvs.swap_remove(ri)
     }
 
     /// Write wavelet `data` of `color`, arriving at cycle `t`, into the PE's first receive on
@@ -221,12 +266,7 @@ impl Pe {
         if r.done < r.n {
             return Delivery::Written;
         }
-        let r = self.recvs.remove(ri);
-        // The receives before `ri` are on other colors.
-        if !self.recvs[ri..].iter().any(|o| o.color == color) {
-            self.open_recvs &= !(1u64 << color);
-            waits.closed(color, t, self.busy_until);
-        }
+        let r = self.complete_recv(ri, waits, t);
         self.ready.push(Reverse((t + 1, self.seq, r.then)));
         self.seq += 1;
         Delivery::Completed
@@ -271,13 +311,14 @@ pub(crate) enum Pending {
 #[repr(C, align(64))]
 pub(crate) struct Pe {
     pub sends: Vec<SendState>,
+    /// The first open receive of each color (in no particular order); the rest wait in
+    /// `queued_recvs`.
     pub recvs: Vec<RecvState>,
     /// Colors with a send in `sends`.
     pub send_mask: u64,
     /// Colors of which a wavelet has been delivered (see `waits.rs`).
     pub delivered: u64,
-    /// Colors with a receive in `recvs` (so that a task start or a post need not walk them:
-    /// a PE may hold hundreds).
+    /// Colors with a receive in `recvs` (so that a task start or a post need not walk them).
     pub open_recvs: u64,
     /// Lazily allocated: empty until first used.
     pub sram: Vec<u8>,
@@ -298,9 +339,19 @@ pub(crate) struct Pe {
     pub prog: u32,
     pub send_colors: u64,
     pub recv_colors: u64,
+    /// Receives posted while one on their color was open, in post order: `recvs` holds the
+    /// first open receive of each color only, so that a PE may post hundreds (on one color:
+    /// then each completes in constant time).
+    pub queued_recvs: VecDeque<RecvState>,
+    /// Colors that may have a receive in `queued_recvs` (a superset: cleared when a
+    /// completion finds none).
+    pub queued_colors: u64,
     pub busy_cycles: u64,
     pub tasks_run: u64,
 }
+
+// Four cache lines per PE: a full wafer holds 745,500 of them.
+const _: () = assert!(std::mem::size_of::<Pe>() == 256);
 
 /// A stream from the host or weight store into an edge router.
 #[derive(Debug)]

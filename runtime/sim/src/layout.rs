@@ -17,7 +17,7 @@ use crate::partition::{Partition, Stats};
 use crate::phases::Phases;
 use crate::program::{Color, EdgeSource, Program, Route};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use wsel_target::{Coord, Dir, Port, Target};
 
 fn program_error(at: Option<Coord>, message: String) -> SimError {
@@ -520,6 +520,8 @@ pub(crate) fn build<'p>(
                         recv_colors,
                         delivered: 0,
                         open_recvs: 0,
+                        queued_recvs: VecDeque::new(),
+                        queued_colors: 0,
                         busy_cycles: 0,
                         tasks_run: 0,
                     };

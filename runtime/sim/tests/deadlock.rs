@@ -73,6 +73,47 @@ fn two_pes_waiting_for_each_other_are_reported() {
 }
 
 #[test]
+fn receives_queued_on_one_color_are_reported_in_the_order_they_fill() {
+    // `b` posts a receive on color 3 (nothing ever comes), then two on color 0, whose
+    // sender `a` sends 1 wavelet: the first takes it and still misses 1, the second waits
+    // behind it for all 5. The report lists b's receives by color, a color's in fill order.
+    let t = target(1, 1, 4);
+    let mut p = Program::new();
+    let ka = p.add_kernel(
+        "a",
+        vec![(
+            "main",
+            task(|ctx: &mut TaskContext<'_>| ctx.send_scalar(0, 7, None)),
+        )],
+    );
+    let kb = p.add_kernel(
+        "b",
+        vec![(
+            "main",
+            task(|ctx: &mut TaskContext<'_>| {
+                ctx.recv(1, 1, 0, 0)?;
+                ctx.recv(0, 2, 4, 0)?;
+                ctx.recv(0, 5, 12, 0)
+            }),
+        )],
+    );
+    let (a, b) = pair(&mut p);
+    p.add_route(b, 3, PortSet::only(Port::W), PortSet::only(Port::Ramp));
+    p.add_pe(a, ka, 16, &[0], &[0]);
+    p.add_pe(b, kb, 32, &[0, 3], &[0]);
+    let err = simulate(&t, &p, &threads(1)).expect_err("deadlock");
+    let SimError::Deadlock(report) = &err else {
+        panic!("unexpected {err:?}")
+    };
+    let waiting: Vec<_> = report
+        .waiting
+        .iter()
+        .map(|w| (w.at, w.color, w.missing, w.requested))
+        .collect();
+    assert_eq!(waiting, [(b, 0, 1, 2), (b, 0, 5, 5), (b, 3, 1, 1)]);
+}
+
+#[test]
 fn backpressure_deadlock_names_the_stuck_sends_and_queues() {
     // Each PE sends 100 words and posts its receive only when its send has completed. With
     // queues of depth 4 neither send can complete: both stall with full queues.
