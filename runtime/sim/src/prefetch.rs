@@ -40,7 +40,7 @@ const SMALL: Distances = Distances {
 const LARGE_ROUTERS: usize = crate::SimOptions::DEFER_MIN_ROUTERS;
 
 #[inline(always)]
-fn fetch<T>(p: *const T) {
+pub(crate) fn fetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint that never faults, whatever the address.
     #[allow(unused_unsafe)]
@@ -144,8 +144,9 @@ impl Ahead {
 }
 
 /// While a cycle's timers wake their PEs (in node order, each wake reading the router's
-/// timer, its PE record and the PE's queue of delayed calls): the router records and timers
-/// of the wakes 8 ahead, and the PE records of those 4 ahead.
+/// timer, its PE record, the PE's queues of delayed calls and ready tasks and its wait
+/// records): the router records and timers of the wakes 8 ahead, the PE records (and wait
+/// record headers) of those 4 ahead, and what those records point to 2 ahead.
 #[inline(always)]
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
     if let Some(node) = p.timers.ahead(8) {
@@ -159,6 +160,19 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         fetch(pe);
         fetch(pe.cast::<u8>().wrapping_add(64));
         fetch(pe.cast::<u8>().wrapping_add(128));
+        let at = p.nodes[node as usize].pe as usize;
+        fetch(std::ptr::from_ref(&p.waits[at]));
+    }
+    if let Some(node) = p.timers.ahead(2)
+        && let Some(pe) = p.pes.get(p.nodes[node as usize].pe as usize)
+    {
+        if let Some(call) = pe.pending.front() {
+            fetch(std::ptr::from_ref(call));
+        }
+        if let Some(task) = pe.ready.peek() {
+            fetch(std::ptr::from_ref(task));
+        }
+        p.waits[p.nodes[node as usize].pe as usize].prefetch();
     }
 }
 

@@ -29,6 +29,14 @@ pub(crate) struct PeWaits {
 }
 
 impl PeWaits {
+    /// Fetch the records into the cache ahead of a task start (a hint: see `prefetch.rs`).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self) {
+        if let Some(r) = self.recs.first() {
+            crate::prefetch::fetch(std::ptr::from_ref(r));
+        }
+    }
+
     fn rec(&mut self, color: u8) -> &mut Rec {
         let i = match self.recs.binary_search_by_key(&color, |r| r.color) {
             Ok(i) => i,
