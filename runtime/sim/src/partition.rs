@@ -25,11 +25,13 @@
 //! results.
 
 use crate::error::SimError;
-use crate::events::{Bucket, NodeSet, Timers, Wheel};
+use crate::events::{Bucket, Due, NodeSet, Timers, Wheel};
 use crate::express::Express;
 use crate::fabric::{Msg, NONE, Node, NodeInfo, OutChannel, Pe, Queue, Sink, Source};
 use crate::phases::Phases;
+use crate::prefetch::{Ahead, Distances, Large, Small};
 use crate::program::Program;
+use crate::router::Hot;
 use crate::task::Op;
 use crate::trace::TraceBuf;
 use crate::waits::PeWaits;
@@ -265,31 +267,24 @@ impl<'p> Partition<'p> {
 
         let mut list = std::mem::take(&mut self.list);
         self.pending.drain_into(&mut list);
-        let mut moved = false;
-        {
+        let moved = {
             let mut due_head = std::mem::take(&mut self.due_head);
             let due_next = std::mem::take(&mut self.due_next);
             let mut hot = self.hot(t);
-            let mut ahead = crate::prefetch::Ahead::start(&hot, &list);
-            for (i, &node) in list.iter().enumerate() {
-                ahead.step(&hot, &list, i);
-                if deferred {
-                    ahead.dues(&hot, &list, i, &due_head, &due_next, &bucket.steps);
-                    let mut d = std::mem::replace(&mut due_head[node as usize], NONE);
-                    while d != NONE {
-                        hot.apply_due(bucket.steps[d as usize]);
-                        d = due_next[d as usize];
-                    }
-                }
-                let (m, stay) = hot.step_router(node);
-                moved |= m;
-                if stay {
-                    hot.activate(node);
-                }
-            }
+            let dues = deferred.then_some(Dues {
+                head: &mut due_head,
+                next: &due_next,
+                steps: &bucket.steps,
+            });
+            let moved = if crate::prefetch::large(&hot) {
+                router_pass::<Large>(&mut hot, &list, dues)
+            } else {
+                router_pass::<Small>(&mut hot, &list, dues)
+            };
             self.due_head = due_head;
             self.due_next = due_next;
-        }
+            moved
+        };
         if moved {
             self.stats.event(t);
         }
@@ -303,4 +298,36 @@ impl<'p> Partition<'p> {
     pub(crate) fn fail(&mut self, t: u64, node: u32, e: SimError) {
         self.errors.push((t, self.node_base + node, e));
     }
+}
+
+/// A cycle's deferred arrivals and credits, chained per router (see `Partition::cycle`).
+struct Dues<'a> {
+    head: &'a mut [u32],
+    next: &'a [u32],
+    steps: &'a [Due],
+}
+
+/// Step the routers of `list` in order, prefetching ahead by `D`'s distances and applying
+/// each router's deferred arrivals and credits right before its step; whether any moved a
+/// wavelet.
+fn router_pass<D: Distances>(hot: &mut Hot<'_>, list: &[u32], mut dues: Option<Dues<'_>>) -> bool {
+    let mut moved = false;
+    let mut ahead = Ahead::<D>::start(hot, list);
+    for (i, &node) in list.iter().enumerate() {
+        ahead.step(hot, list, i);
+        if let Some(dues) = &mut dues {
+            ahead.dues(hot, list, i, dues.head, dues.next, dues.steps);
+            let mut d = std::mem::replace(&mut dues.head[node as usize], NONE);
+            while d != NONE {
+                hot.apply_due(dues.steps[d as usize]);
+                d = dues.next[d as usize];
+            }
+        }
+        let (m, stay) = hot.step_router(node);
+        moved |= m;
+        if stay {
+            hot.activate(node);
+        }
+    }
+    moved
 }

@@ -12,32 +12,47 @@
 
 use crate::fabric::NONE;
 use crate::router::Hot;
+use std::marker::PhantomData;
 
-/// Steps ahead of the current router for each stage of [`Ahead`].
-#[derive(Clone, Copy, Debug)]
-struct Distances {
-    far: usize,
-    mid: usize,
-    near: usize,
+/// Steps ahead of the current router for each stage of [`Ahead`] (constants, so that the
+/// router pass is compiled once for each set).
+pub(crate) trait Distances {
+    /// The router record alone (its PE index is read at `FAR`); none if `NODE ≤ FAR`.
+    const NODE: usize;
+    const FAR: usize;
+    const MID: usize;
+    const NEAR: usize;
 }
 
 /// On a large partition, far enough ahead to cover misses to memory…
-const LARGE: Distances = Distances {
-    far: 40,
-    mid: 20,
-    near: 6,
-};
+pub(crate) struct Large;
+
+impl Distances for Large {
+    const NODE: usize = 80;
+    const FAR: usize = 40;
+    const MID: usize = 20;
+    const NEAR: usize = 6;
+}
+
 /// …and on a small one, whose state stays in the outer caches, near enough that the fetched
 /// lines are still in the first-level cache when the step comes (40 routers ahead is about
 /// the whole L1 at ≈ 12 lines per step; 64×64 halo: −3.5% CPU time with these).
-const SMALL: Distances = Distances {
-    far: 10,
-    mid: 5,
-    near: 2,
-};
+pub(crate) struct Small;
+
+impl Distances for Small {
+    const NODE: usize = 0;
+    const FAR: usize = 10;
+    const MID: usize = 5;
+    const NEAR: usize = 2;
+}
 
 /// Partitions with at least this many routers are large.
 const LARGE_ROUTERS: usize = crate::SimOptions::DEFER_MIN_ROUTERS;
+
+/// Whether the partition `hot` works on takes the [`Large`] distances.
+pub(crate) fn large(hot: &Hot<'_>) -> bool {
+    hot.nodes.len() >= LARGE_ROUTERS
+}
 
 #[inline(always)]
 pub(crate) fn fetch<T>(p: *const T) {
@@ -69,46 +84,52 @@ fn fetch_lines<T, const MAX: usize>(items: &[T]) {
     }
 }
 
-/// The three stages of prefetching ahead of a pass over the routers of `list`, carrying each
-/// router's PE index from the first stage to the later ones (so that it is looked up once).
-pub(crate) struct Ahead {
+/// The stages of prefetching ahead of a pass over the routers of `list`, carrying each
+/// router's PE index from the far stage to the later ones (so that it is looked up once).
+pub(crate) struct Ahead<D> {
     /// `pes[i % 64]`: the PE of `list[i]` (NONE if none), for `i` up to `far` ahead.
     pes: [u32; 64],
-    d: Distances,
+    d: PhantomData<D>,
 }
 
-impl Ahead {
+impl<D: Distances> Ahead<D> {
     /// Before the pass: the PEs of the first routers, and their records.
     #[inline(always)]
-    pub(crate) fn start(hot: &Hot<'_>, list: &[u32]) -> Ahead {
-        let d = if hot.nodes.len() >= LARGE_ROUTERS {
-            LARGE
-        } else {
-            SMALL
+    pub(crate) fn start(hot: &Hot<'_>, list: &[u32]) -> Ahead<D> {
+        let mut ahead = Ahead {
+            pes: [NONE; 64],
+            d: PhantomData,
         };
-        let mut ahead = Ahead { pes: [NONE; 64], d };
-        for (i, &node) in list.iter().take(d.far).enumerate() {
+        for &node in list.iter().take(D::NODE).skip(D::FAR) {
+            fetch(std::ptr::from_ref(&hot.nodes[node as usize]));
+        }
+        for (i, &node) in list.iter().take(D::FAR).enumerate() {
             ahead.pes[i] = hot.nodes[node as usize].pe;
             hot.prefetch_pe(ahead.pes[i]);
         }
         ahead
     }
 
-    /// Before the step of `list[i]`: the stages for the routers `far`, `mid` and `near` ahead.
+    /// Before the step of `list[i]`: the stages for the routers `node`, `far`, `mid` and `near`
+    /// ahead.
     #[inline(always)]
     pub(crate) fn step(&mut self, hot: &Hot<'_>, list: &[u32], i: usize) {
-        let d = self.d;
-        if let Some(&node) = list.get(i + d.far) {
+        if D::NODE > D::FAR
+            && let Some(&node) = list.get(i + D::NODE)
+        {
+            fetch(std::ptr::from_ref(&hot.nodes[node as usize]));
+        }
+        if let Some(&node) = list.get(i + D::FAR) {
             let pe = hot.nodes[node as usize].pe;
-            self.pes[(i + d.far) % 64] = pe;
+            self.pes[(i + D::FAR) % 64] = pe;
             hot.prefetch_pe(pe);
         }
-        if let Some(&node) = list.get(i + d.mid) {
-            hot.prefetch_arrays(self.pes[(i + d.mid) % 64]);
+        if let Some(&node) = list.get(i + D::MID) {
+            hot.prefetch_arrays(self.pes[(i + D::MID) % 64]);
             hot.prefetch_served(node);
         }
-        if let Some(&node) = list.get(i + d.near) {
-            hot.prefetch_words(node, self.pes[(i + d.near) % 64]);
+        if let Some(&node) = list.get(i + D::NEAR) {
+            hot.prefetch_words(node, self.pes[(i + D::NEAR) % 64]);
         }
     }
 
@@ -125,7 +146,7 @@ impl Ahead {
         due_next: &[u32],
         steps: &[crate::events::Due],
     ) {
-        let Some(&node) = list.get(i + self.d.mid) else {
+        let Some(&node) = list.get(i + D::MID) else {
             return;
         };
         let mut d = due_head[node as usize];
@@ -176,8 +197,8 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
     }
 }
 
-const _: () = assert!(LARGE.far < 64 && LARGE.mid < LARGE.far && LARGE.near < LARGE.mid);
-const _: () = assert!(SMALL.far < 64 && SMALL.mid < SMALL.far && SMALL.near < SMALL.mid);
+const _: () = assert!(Large::FAR < 64 && Large::MID < Large::FAR && Large::NEAR < Large::MID);
+const _: () = assert!(Small::FAR < 64 && Small::MID < Small::FAR && Small::NEAR < Small::MID);
 
 /// Arrivals ahead of the current one (phase 1): the queue record at twice this distance,
 /// its router's record and wavelet slot at this distance.
