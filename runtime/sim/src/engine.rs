@@ -206,12 +206,12 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
         for (node, info) in p.nodes.iter().zip(&p.info) {
             if node.pe != NONE {
                 let pe = &p.pes[node.pe as usize];
-                for rv in pe.posted_recvs() {
+                for (color, missing, requested) in pe.posted_recvs() {
                     r.waiting.push(WaitingRecv {
                         at: info.at,
-                        color: rv.color,
-                        missing: rv.n - rv.done,
-                        requested: rv.n,
+                        color,
+                        missing,
+                        requested,
                     });
                 }
                 for s in &pe.sends {

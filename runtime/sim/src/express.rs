@@ -229,13 +229,13 @@ impl Partition<'_> {
         let b = &self.pes[pe_b as usize];
         let mut completions = Vec::new();
         let mut taken = 0u64;
-        for r in b.recvs_on(color) {
+        for missing in b.recvs_on(color) {
             if taken == n {
                 break;
             }
-            let k = u64::from(r.n - r.done).min(n - taken);
+            let k = u64::from(missing).min(n - taken);
             taken += k;
-            if u64::from(r.n - r.done) == k {
+            if u64::from(missing) == k {
                 completions.push(t + taken - 1 + h * self.latency);
             }
         }

@@ -151,14 +151,24 @@ pub(crate) struct OutChannel {
     pub early_until: u64,
 }
 
-/// A posted receive.
+/// A posted receive, and as many identical ones posted right after it on its color.
 #[derive(Clone, Debug)]
 pub(crate) struct RecvState {
     pub color: Color,
+    /// Identical receives (same color, size, offset and task) that follow this one: std.nn's
+    /// `dense_stream` posts one per region column per weight row, most of them alike.
+    pub repeat: u16,
     pub n: u32,
     pub done: u32,
     pub offset: u32,
     pub then: TaskId,
+}
+
+impl RecvState {
+    /// How many wavelets it and each of its repeats still take.
+    fn missing(&self) -> impl Iterator<Item = u32> {
+        std::iter::once(self.n - self.done).chain(std::iter::repeat_n(self.n, self.repeat.into()))
+    }
 }
 
 /// A send in progress.
@@ -178,42 +188,72 @@ pub(crate) struct SendState {
 }
 
 impl Pe {
-    /// Post receive `r` (n > 0); whether a receive on its color was open already (then it
-    /// waits in `queued_recvs` until those before it on its color complete).
+    /// Post receive `r` (n > 0, no repeats); whether a receive on its color was open already
+    /// (then it waits behind those, as a repeat of the last if it is identical to it).
     pub(crate) fn post_recv(&mut self, r: RecvState) -> bool {
         let bit = 1u64 << r.color;
-        let open = self.open_recvs & bit != 0;
-        if open {
-            self.queued_colors |= bit;
-            self.queued_recvs.push_back(r);
-        } else {
+        if self.open_recvs & bit == 0 {
             self.open_recvs |= bit;
             self.recvs.push(r);
+            return false;
         }
-        open
+        let same = |o: &RecvState| {
+            (o.color, o.n, o.offset, o.then) == (r.color, r.n, r.offset, r.then)
+                && o.repeat < u16::MAX
+        };
+        // The receive it would follow: the last queued on its color, else the open one.
+        let queued = (self.queued_colors & bit != 0)
+            .then(|| self.queued_recvs.iter().rposition(|o| o.color == r.color))
+            .flatten();
+        let last = match queued {
+            Some(at) => &mut self.queued_recvs[at],
+            None => {
+                self.queued_colors &= !bit;
+                let at = self.recvs.iter().position(|o| o.color == r.color);
+                &mut self.recvs[at.expect("the color has an open receive")]
+            }
+        };
+        if same(last) {
+            last.repeat += 1;
+        } else {
+            self.queued_colors |= bit;
+            self.queued_recvs.push_back(r);
+        }
+        true
     }
 
-    /// The PE's posted receives on `color`, in the order wavelets fill them.
-    pub(crate) fn recvs_on(&self, color: Color) -> impl Iterator<Item = &RecvState> {
+    /// How many wavelets each of the PE's posted receives on `color` still takes, in the
+    /// order wavelets fill them.
+    pub(crate) fn recvs_on(&self, color: Color) -> impl Iterator<Item = u32> {
         let queued = self.queued_recvs.iter().filter(move |r| r.color == color);
         self.recvs
             .iter()
             .filter(move |r| r.color == color)
             .chain(queued)
+            .flat_map(RecvState::missing)
     }
 
-    /// All of the PE's posted receives, by color, each color's in the order they fill.
-    pub(crate) fn posted_recvs(&self) -> Vec<&RecvState> {
+    /// All of the PE's posted receives, by color, each color's in the order they fill:
+    /// (color, wavelets missing, wavelets requested).
+    pub(crate) fn posted_recvs(&self) -> Vec<(Color, u32, u32)> {
         let mut all: Vec<&RecvState> = self.recvs.iter().chain(&self.queued_recvs).collect();
         // Stable: a color's open receive comes before its queued ones, which are in order.
         all.sort_by_key(|r| r.color);
-        all
+        all.into_iter()
+            .flat_map(|r| r.missing().map(|missing| (r.color, missing, r.n)))
+            .collect()
     }
 
-    /// Receive `ri` of `recvs` completed: the next one queued on its color takes its place,
-    /// or the color closes. Returns the completed receive.
-    fn complete_recv(&mut self, ri: usize, waits: &mut PeWaits, t: u64) -> RecvState {
-        let color = self.recvs[ri].color;
+    /// Receive `ri` of `recvs` completed: a repeat of it, else the next one queued on its
+    /// color takes its place, or the color closes. Returns the completed receive's task.
+    fn complete_recv(&mut self, ri: usize, waits: &mut PeWaits, t: u64) -> TaskId {
+        let r = &mut self.recvs[ri];
+        let (color, then) = (r.color, r.then);
+        if r.repeat > 0 {
+            r.repeat -= 1;
+            r.done = 0;
+            return then;
+        }
         let bit = 1u64 << color;
         if self.queued_colors & bit != 0 {
             // Usually at the front: a PE that queues many receives queues them on one color.
@@ -222,14 +262,16 @@ impl Pe {
                 if self.queued_recvs.is_empty() {
                     self.queued_colors = 0;
                 }
-                return std::mem::replace(&mut self.recvs[ri], next);
+                self.recvs[ri] = next;
+                return then;
             }
             // The last one on the color was taken before (the bit is cleared lazily).
             self.queued_colors &= !bit;
         }
         self.open_recvs &= !bit;
         waits.closed(color, t, self.busy_until);
-        self.recvs.swap_remove(ri)
+        self.recvs.swap_remove(ri);
+        then
     }
 
     /// Write wavelet `data` of `color`, arriving at cycle `t`, into the PE's first receive on
@@ -266,8 +308,8 @@ impl Pe {
         if r.done < r.n {
             return Delivery::Written;
         }
-        let r = self.complete_recv(ri, waits, t);
-        self.ready.push(Reverse((t + 1, self.seq, r.then)));
+        let then = self.complete_recv(ri, waits, t);
+        self.ready.push(Reverse((t + 1, self.seq, then)));
         self.seq += 1;
         Delivery::Completed
     }

@@ -158,6 +158,7 @@ impl Partition<'_> {
                 } => {
                     let r = RecvState {
                         color,
+                        repeat: 0,
                         n,
                         done: 0,
                         offset,

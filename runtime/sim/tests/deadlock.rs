@@ -74,9 +74,10 @@ fn two_pes_waiting_for_each_other_are_reported() {
 
 #[test]
 fn receives_queued_on_one_color_are_reported_in_the_order_they_fill() {
-    // `b` posts a receive on color 3 (nothing ever comes), then two on color 0, whose
-    // sender `a` sends 1 wavelet: the first takes it and still misses 1, the second waits
-    // behind it for all 5. The report lists b's receives by color, a color's in fill order.
+    // `b` posts a receive on color 3 (nothing ever comes), then four on color 0, whose
+    // sender `a` sends 1 wavelet: the first takes it and still misses 1, two identical ones
+    // (which the engine keeps as repeats of the first) and a larger one wait behind it. The
+    // report lists b's receives by color, a color's in fill order, repeats one by one.
     let t = target(1, 1, 4);
     let mut p = Program::new();
     let ka = p.add_kernel(
@@ -92,7 +93,9 @@ fn receives_queued_on_one_color_are_reported_in_the_order_they_fill() {
             "main",
             task(|ctx: &mut TaskContext<'_>| {
                 ctx.recv(1, 1, 0, 0)?;
-                ctx.recv(0, 2, 4, 0)?;
+                for _ in 0..3 {
+                    ctx.recv(0, 2, 4, 0)?;
+                }
                 ctx.recv(0, 5, 12, 0)
             }),
         )],
@@ -110,7 +113,16 @@ fn receives_queued_on_one_color_are_reported_in_the_order_they_fill() {
         .iter()
         .map(|w| (w.at, w.color, w.missing, w.requested))
         .collect();
-    assert_eq!(waiting, [(b, 0, 1, 2), (b, 0, 5, 5), (b, 3, 1, 1)]);
+    assert_eq!(
+        waiting,
+        [
+            (b, 0, 1, 2),
+            (b, 0, 2, 2),
+            (b, 0, 2, 2),
+            (b, 0, 5, 5),
+            (b, 3, 1, 1)
+        ]
+    );
 }
 
 #[test]

@@ -69,7 +69,7 @@ proptest! {
 #[test]
 fn the_shortcut_is_taken_and_interrupted_on_random_programs() {
     let mut total = ExpressStats::default();
-    for seed in 0..120 {
+    for seed in 0..160 {
         let (t, p) = streamy_program(seed);
         let s = check(&t, &p, 1);
         total.started += s.started;

@@ -132,6 +132,23 @@ fn send_actions(rng: &mut Rng, k: &Knobs, pe: &mut PeSpec, color: u32, n: u32) {
 
 fn recv_actions(rng: &mut Rng, k: &Knobs, pe: &mut PeSpec, color: u32, n: u32) {
     let mut delay = rng.range(k.recv_delay.0, k.recv_delay.1) as u32;
+    if n >= 2 && rng.chance(25) {
+        // Identical receives (equal parts into one area), which the engine keeps as repeats
+        // of one; then the rest, if any, into an area of its own.
+        let parts = rng.range(2, u64::from(n.min(4))) as u32;
+        let (part, rest) = (n / parts, n % parts);
+        let off = RECV_BASE + pe.next;
+        pe.next += 4 * part;
+        for _ in 0..parts {
+            pe.actions.push((1, color, part, delay, off, 0));
+            delay = rng.range(0, 6) as u32;
+        }
+        if rest > 0 {
+            pe.actions.push((1, color, rest, delay, RECV_BASE + pe.next, 0));
+            pe.next += 4 * rest;
+        }
+        return;
+    }
     let parts = rng.range(1, 3) as u32;
     for part in split(rng, n, parts) {
         let off = RECV_BASE + pe.next;
