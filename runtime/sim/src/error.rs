@@ -211,7 +211,8 @@ pub struct QueuedWavelets {
 pub struct DeadlockReport {
     /// The cycle of the last progress.
     pub cycle: u64,
-    /// Posted receives that will never complete, by PE.
+    /// Posted receives that will never complete, by PE, a PE's by color, a color's in the
+    /// order they fill.
     pub waiting: Vec<WaitingRecv>,
     /// Sends that could not inject all their wavelets.
     pub stuck_sends: Vec<StuckSend>,
