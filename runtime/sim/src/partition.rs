@@ -310,6 +310,7 @@ struct Dues<'a> {
 /// Step the routers of `list` in order, prefetching ahead by `D`'s distances and applying
 /// each router's deferred arrivals and credits right before its step; whether any moved a
 /// wavelet.
+#[inline(never)]
 fn router_pass<D: Distances>(hot: &mut Hot<'_>, list: &[u32], mut dues: Option<Dues<'_>>) -> bool {
     let mut moved = false;
     let mut ahead = Ahead::<D>::start(hot, list);
@@ -317,6 +318,7 @@ fn router_pass<D: Distances>(hot: &mut Hot<'_>, list: &[u32], mut dues: Option<D
         ahead.step(hot, list, i);
         if let Some(dues) = &mut dues {
             ahead.dues(hot, list, i, dues.head, dues.next, dues.steps);
+            ahead.arrival_credits(hot, list, i, dues.head, dues.next, dues.steps);
             let mut d = std::mem::replace(&mut dues.head[node as usize], NONE);
             while d != NONE {
                 hot.apply_due(dues.steps[d as usize]);

@@ -22,6 +22,9 @@ pub(crate) trait Distances {
     const FAR: usize;
     const MID: usize;
     const NEAR: usize;
+    /// At `NEAR`, also the upstream output channels that the queues served next will return
+    /// credits to.
+    const CREDITS: bool;
 }
 
 /// On a large partition, far enough ahead to cover misses to memory…
@@ -32,6 +35,7 @@ impl Distances for Large {
     const FAR: usize = 40;
     const MID: usize = 20;
     const NEAR: usize = 6;
+    const CREDITS: bool = true;
 }
 
 /// …and on a small one, whose state stays in the outer caches, near enough that the fetched
@@ -44,6 +48,7 @@ impl Distances for Small {
     const FAR: usize = 10;
     const MID: usize = 5;
     const NEAR: usize = 2;
+    const CREDITS: bool = false;
 }
 
 /// Partitions with at least this many routers are large.
@@ -130,6 +135,9 @@ impl<D: Distances> Ahead<D> {
         }
         if let Some(&node) = list.get(i + D::NEAR) {
             hot.prefetch_words(node, self.pes[(i + D::NEAR) % 64]);
+            if D::CREDITS {
+                hot.prefetch_credit(hot.served(node));
+            }
         }
     }
 
@@ -158,6 +166,34 @@ impl<D: Distances> Ahead<D> {
                 .get((due.index & !crate::events::Due::CREDIT) as usize)
             {
                 fetch(std::ptr::from_ref(ch));
+            }
+            d = due_next[d as usize];
+        }
+    }
+
+    /// With deferred arrivals and `D::CREDITS`, before the step of `list[i]`: the upstream
+    /// channels that the arrivals of the router `near` ahead will return credits to (their
+    /// queue records came at `mid`).
+    #[inline(always)]
+    pub(crate) fn arrival_credits(
+        &self,
+        hot: &Hot<'_>,
+        list: &[u32],
+        i: usize,
+        due_head: &[u32],
+        due_next: &[u32],
+        steps: &[crate::events::Due],
+    ) {
+        if !D::CREDITS {
+            return;
+        }
+        let Some(&node) = list.get(i + D::NEAR) else {
+            return;
+        };
+        let mut d = due_head[node as usize];
+        while let Some(due) = steps.get(d as usize) {
+            if due.index & crate::events::Due::CREDIT == 0 {
+                hot.prefetch_credit(due.index);
             }
             d = due_next[d as usize];
         }
@@ -227,6 +263,17 @@ impl Hot<'_> {
     fn prefetch_served(&self, node: u32) {
         if let Some(queue) = self.queues.get(self.served(node) as usize) {
             fetch(std::ptr::from_ref(queue));
+        }
+    }
+
+    /// Stage 3: the upstream output channel that local queue `q` (NONE: none) returns a
+    /// credit to when its head leaves (its record was fetched at stage 2).
+    #[inline(always)]
+    fn prefetch_credit(&self, q: u32) {
+        if let Some(queue) = self.queues.get(q as usize)
+            && let Some(ch) = self.outch.get(queue.up_och as usize)
+        {
+            fetch(std::ptr::from_ref(ch));
         }
     }
 
