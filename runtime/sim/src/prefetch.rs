@@ -210,26 +210,26 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         fetch(std::ptr::from_ref(&p.nodes[node as usize]));
         fetch(std::ptr::from_ref(&p.info[node as usize]));
     }
-    if let Some(node) = p.timers.ahead(4)
-        && let Some(pe) = p.pes.get(p.nodes[node as usize].pe as usize)
-    {
+    let pe_of = |k: usize| {
+        let node = p.timers.ahead(k)?;
+        let pe = p.nodes[node as usize].pe as usize;
+        Some((p.pes.get(pe)?, &p.waits[pe]))
+    };
+    if let Some((pe, waits)) = pe_of(4) {
         let pe = std::ptr::from_ref(pe);
         fetch(pe);
         fetch(pe.cast::<u8>().wrapping_add(64));
         fetch(pe.cast::<u8>().wrapping_add(128));
-        let at = p.nodes[node as usize].pe as usize;
-        fetch(std::ptr::from_ref(&p.waits[at]));
+        fetch(std::ptr::from_ref(waits));
     }
-    if let Some(node) = p.timers.ahead(2)
-        && let Some(pe) = p.pes.get(p.nodes[node as usize].pe as usize)
-    {
+    if let Some((pe, waits)) = pe_of(2) {
         if let Some(call) = pe.pending.front() {
             fetch(std::ptr::from_ref(call));
         }
         if let Some(task) = pe.ready.peek() {
             fetch(std::ptr::from_ref(task));
         }
-        p.waits[p.nodes[node as usize].pe as usize].prefetch();
+        waits.prefetch();
     }
 }
 
