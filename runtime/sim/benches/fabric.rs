@@ -8,7 +8,8 @@
 //! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small`, `full` or
 //! `streams` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
 //! side of the small halo exchange (rounds scale so the wavelet count stays about the same),
-//! `RUNS=n` the number of runs of `small1` (for instruction counts under callgrind: `RUNS=1`).
+//! `ROUNDS=n` its number of rounds, `RUNS=n` the number of runs of `small1` (for instruction
+//! counts under callgrind: `RUNS=1 ROUNDS=5`).
 
 use std::time::Instant;
 
@@ -40,7 +41,11 @@ fn small(threads: usize, runs: usize) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
     let target = Target::wse2();
-    let (n, rounds) = (32, 20 * 4096 / (side * side));
+    let rounds = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20 * 4096 / (side * side));
+    let n = 32;
     let program = halo_exchange(Coord::new(0, 0), side, side, n, rounds);
     let opts = SimOptions {
         threads,

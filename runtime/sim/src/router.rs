@@ -124,8 +124,9 @@ impl Hot<'_> {
     }
 
     /// Step the router of `node`; returns (whether it moved anything, whether it should stay
-    /// active: it moved something and still has work).
-    #[inline]
+    /// active: it moved something and still has work). Inlined into the router pass, with
+    /// injection: a call costs more than it saves here (−8% instructions on the 64×64 halo).
+    #[inline(always)]
     pub(crate) fn step_router(&mut self, node: u32) -> (bool, bool) {
         let mut moved = false;
         let n = &self.nodes[node as usize];
@@ -177,6 +178,7 @@ impl Hot<'_> {
     /// Move one wavelet from the PE's sends into the router, round-robin over colors (the
     /// first color after the one injected last, among those whose ramp queue has room);
     /// within a color, sends go in issue order.
+    #[inline(always)]
     fn inject(&mut self, node: u32, pe: u32, flags: u8) -> bool {
         let n = &mut self.nodes[node as usize];
         let p = &mut self.pes[pe as usize];
