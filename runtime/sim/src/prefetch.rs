@@ -75,7 +75,7 @@ pub(crate) fn fetch<T>(p: *const T) {
 /// branches per line: this runs for every router step; a line is fetched twice rather than
 /// testing for the end).
 #[inline(always)]
-fn fetch_lines<T, const MAX: usize>(items: &[T]) {
+pub(crate) fn fetch_lines<T, const MAX: usize>(items: &[T]) {
     let bytes = std::mem::size_of_val(items);
     if bytes == 0 {
         return;
@@ -202,8 +202,9 @@ impl<D: Distances> Ahead<D> {
 
 /// While a cycle's timers wake their PEs (in node order, each wake reading the router's
 /// timer, its PE record, the PE's queues of delayed calls and ready tasks and its wait
-/// records): the router records and timers of the wakes 8 ahead, the PE records (and wait
-/// record headers) of those 4 ahead, and what those records point to 2 ahead.
+/// records, and for a task start its program record): the router records and timers of the
+/// wakes 8 ahead, the PE records (and wait record headers) of those 4 ahead, and what those
+/// records point to 2 ahead.
 #[inline(always)]
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
     if let Some(node) = p.timers.ahead(8) {
@@ -228,6 +229,10 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         }
         if let Some(task) = pe.ready.peek() {
             fetch(std::ptr::from_ref(task));
+            // A task will start: its PE's program record.
+            if let Some(prog) = p.program.pes.get(pe.prog as usize) {
+                fetch_lines::<_, 3>(std::slice::from_ref(prog));
+            }
         }
         waits.prefetch();
     }

@@ -29,12 +29,11 @@ pub(crate) struct PeWaits {
 }
 
 impl PeWaits {
-    /// Fetch the records into the cache ahead of a task start (a hint: see `prefetch.rs`).
+    /// Fetch the records (up to four lines) into the cache ahead of a task start, which walks
+    /// them all (a hint: see `prefetch.rs`).
     #[inline(always)]
     pub(crate) fn prefetch(&self) {
-        if let Some(r) = self.recs.first() {
-            crate::prefetch::fetch(std::ptr::from_ref(r));
-        }
+        crate::prefetch::fetch_lines::<_, 4>(&self.recs);
     }
 
     fn rec(&mut self, color: u8) -> &mut Rec {
