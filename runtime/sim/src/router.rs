@@ -141,20 +141,28 @@ impl Hot<'_> {
         if flags & EXPRESS != 0 {
             self.express_step(node);
         }
-        // The ports with wanting queues: serving a port changes the want masks only when it
-        // moves a wavelet, and they are read again then. Unrolled so that each port
-        // gets its own specialised copy of `serve`.
+        // The ports with wanting queues, in order: serving a port changes the want masks only
+        // when it moves a wavelet, and they are read again then. The link ports share one
+        // copy of `serve`, the ramp has its own.
         let mut ports = self.nodes[node as usize].ports;
         debug_assert_eq!(ports, self.nodes[node as usize].want_ports());
-        moved |= self.serve_port(node, 0, &mut ports);
-        moved |= self.serve_port(node, 1, &mut ports);
-        moved |= self.serve_port(node, 2, &mut ports);
-        moved |= self.serve_port(node, 3, &mut ports);
-        moved |= self.serve_port(node, RAMP, &mut ports);
+        let mut links = ports & LINK_PORTS;
+        while links != 0 {
+            let o = links.trailing_zeros() as usize;
+            links &= links - 1;
+            if self.serve(node, o) {
+                moved = true;
+                ports = self.nodes[node as usize].ports;
+                links = ports & LINK_PORTS & (u8::MAX << (o + 1));
+            }
+        }
+        if ports & (1 << RAMP) != 0 && self.serve(node, RAMP) {
+            moved = true;
+        }
         if !moved {
             return (false, false);
         }
-        let queued = ports != 0;
+        let queued = self.nodes[node as usize].ports != 0;
         let sending = self.nodes[node as usize].flags & SENDING != 0;
         let sourcing = has_sources && {
             let info = &self.info[node as usize];
@@ -163,16 +171,6 @@ impl Hot<'_> {
                 .any(Source::live)
         };
         (true, queued || sending || sourcing)
-    }
-
-    /// Serve output port `o` if `ports` says a queue wants it; `ports` is kept up to date.
-    #[inline(always)]
-    fn serve_port(&mut self, node: u32, o: usize, ports: &mut u8) -> bool {
-        if *ports & (1 << o) == 0 || !self.serve(node, o) {
-            return false;
-        }
-        *ports = self.nodes[node as usize].ports;
-        true
     }
 
     /// Move one wavelet from the PE's sends into the router, round-robin over colors (the
@@ -596,6 +594,9 @@ impl Hot<'_> {
         true
     }
 }
+
+/// The link ports (N, S, E, W) in a port mask.
+const LINK_PORTS: u8 = 0b1111;
 
 /// Mark queue `bit` in the want masks of the ports in `tx` (not empty).
 #[inline(always)]
