@@ -104,7 +104,7 @@ pub(crate) struct Ahead<D> {
 }
 
 impl<D: Distances> Ahead<D> {
-    /// Before the pass: the PEs of the first routers, and their records.
+    /// Before the pass: the PEs of the first routers, and their records (with `PE_LINES`).
     #[inline(always)]
     pub(crate) fn start(hot: &Hot<'_>, list: &[u32]) -> Ahead<D> {
         let mut ahead = Ahead {
@@ -116,7 +116,9 @@ impl<D: Distances> Ahead<D> {
         }
         for (i, &node) in list.iter().take(D::FAR).enumerate() {
             ahead.pes[i] = hot.nodes[node as usize].pe;
-            hot.prefetch_pe(ahead.pes[i]);
+            if D::PE_LINES {
+                hot.prefetch_pe(ahead.pes[i]);
+            }
         }
         ahead
     }
