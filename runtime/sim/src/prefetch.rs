@@ -212,9 +212,10 @@ impl<D: Distances> Ahead<D> {
 
 /// While a cycle's timers wake their PEs (in node order, each wake reading the router's
 /// timer, its PE record, the PE's queues of delayed calls and ready tasks and its wait
-/// records, and for a task start its program record): the router records and timers of the
-/// wakes 8 ahead, the PE records (and wait record headers) of those 4 ahead, and what those
-/// records point to 2 ahead.
+/// records, for a task start its program record, for a receive posted behind an open one the
+/// last receive queued): the router records and timers of the wakes 8 ahead, the PE records
+/// (all four lines, and wait record headers) of those 4 ahead, and what those records point
+/// to 2 ahead.
 #[inline(always)]
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
     if let Some(node) = p.timers.ahead(8) {
@@ -231,11 +232,16 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         fetch(pe);
         fetch(pe.cast::<u8>().wrapping_add(64));
         fetch(pe.cast::<u8>().wrapping_add(128));
+        fetch(pe.cast::<u8>().wrapping_add(192));
         fetch(std::ptr::from_ref(waits));
     }
     if let Some((pe, waits)) = pe_of(2) {
         if let Some(call) = pe.pending.front() {
             fetch(std::ptr::from_ref(call));
+            // A receive posted behind an open one looks at the last one queued.
+            if let Some(last) = pe.queued_recvs.back() {
+                fetch(std::ptr::from_ref(last));
+            }
         }
         if let Some(task) = pe.ready.peek() {
             fetch(std::ptr::from_ref(task));
