@@ -348,7 +348,7 @@ pub(crate) enum Pending {
 }
 
 /// A PE. The fields a router step reads come first, in the record's first two cache lines
-/// (which `prefetch.rs` fetches ahead).
+/// (which `prefetch.rs` fetches ahead on large partitions).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Pe {

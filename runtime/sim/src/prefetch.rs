@@ -3,9 +3,12 @@
 //! A large fabric's per-cycle state does not fit in the caches, and a router step chases
 //! pointers (router → PE → its sends → the send's data; PE → its receives → SRAM) whose
 //! targets the hardware prefetcher cannot guess. The active list is sorted, so the routers a
-//! few steps ahead are known: a three-stage pipeline ([`Ahead`]) fetches the PE record far
-//! ahead, its send and receive arrays closer, and the data words and SRAM lines the step will
-//! touch just before it, looking each router's PE up once; phase 1 likewise fetches the
+//! few steps ahead are known: a pipeline ([`Ahead`]) reads each router's PE index far ahead
+//! (on large partitions also fetching the router record before that and the PE record
+//! there), fetches the PE's send and receive arrays and the queue the ramp serves closer, and
+//! the data words and SRAM lines the step will touch just before it (on large partitions also
+//! the channel its early credit updates), looking each router's PE up once; the stages and
+//! their distances are the constants of a [`Distances`] type. Phase 1 likewise fetches the
 //! queue, router and slot of arrivals ahead, and the timer pass the records of the PEs it is
 //! about to wake ([`wakes_ahead`]). The distances are long because a wse2-size fabric misses
 //! all the way to memory. Prefetches are hints only: they never change results.
