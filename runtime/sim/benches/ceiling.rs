@@ -77,7 +77,9 @@ struct Model {
     credits: Vec<u8>,
     /// The link-in queue the ramp serves first.
     ramp_rr: Vec<u8>,
+    /// Per PE and direction: the neighbour's index, or `NO_NEIGHBOUR` at the region's edge.
     neighbours: Vec<[u32; DIRS]>,
+    /// Per PE: how many halos a round receives (its neighbours).
     halos: Vec<u8>,
 }
 
