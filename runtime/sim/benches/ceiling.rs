@@ -15,6 +15,9 @@
 //! Run with `cargo bench -p wsel-sim --bench ceiling` (`RUNS=n` runs of each, default 5;
 //! `ROUNDS=n`).
 
+mod common;
+
+use common::{env_or, median};
 use std::time::Instant;
 
 #[global_allocator]
@@ -52,11 +55,10 @@ struct Pe {
     /// Directions whose halo is still being received, and the words received for each.
     receiving: u8,
     received: [u8; DIRS],
-    halos_left: u8,
     busy_until: u64,
-    /// When the next round starts (`u64::MAX`: not scheduled).
-    start_at: u64,
-    round: u32,
+    /// The next round starts once the PE is no longer busy.
+    start_pending: bool,
+    rounds_left: u32,
 }
 
 /// A PE's SRAM: its tile, the snapshot of it being sent, and the four halos.
@@ -79,8 +81,6 @@ struct Model {
     ramp_rr: Vec<u8>,
     /// Per PE and direction: the neighbour's index, or `NO_NEIGHBOUR` at the region's edge.
     neighbours: Vec<[u32; DIRS]>,
-    /// Per PE: how many halos a round receives (its neighbours).
-    halos: Vec<u8>,
 }
 
 fn neighbour(x: usize, y: usize, d: usize) -> Option<usize> {
@@ -106,7 +106,8 @@ fn prefetch<T>(p: *const T) {
 }
 
 impl Model {
-    fn new() -> Model {
+    /// The region before `rounds` (at least 1) rounds.
+    fn new(rounds: u32) -> Model {
         let nodes = SIDE * SIDE;
         let neighbours: Vec<[u32; DIRS]> = (0..nodes)
             .map(|i| {
@@ -119,20 +120,15 @@ impl Model {
                 a
             })
             .collect();
-        let halos = neighbours
-            .iter()
-            .map(|a| a.iter().filter(|&&j| j != NO_NEIGHBOUR).count() as u8)
-            .collect();
         let pe = Pe {
             sending: 0,
             sent: [0; DIRS],
             last: 0,
             receiving: 0,
             received: [0; DIRS],
-            halos_left: 0,
             busy_until: 0,
-            start_at: 0,
-            round: 0,
+            start_pending: true,
+            rounds_left: rounds,
         };
         let sram = (0..nodes)
             .map(|i| Sram {
@@ -148,12 +144,11 @@ impl Model {
             credits: vec![DEPTH; nodes * DIRS],
             ramp_rr: vec![0; nodes],
             neighbours,
-            halos,
         }
     }
 
-    /// Run `rounds` rounds; returns the wavelet-hops and cycles.
-    fn run(&mut self, rounds: u32) -> (u64, u64) {
+    /// Run all rounds; returns the wavelet-hops and cycles.
+    fn run(&mut self) -> (u64, u64) {
         let nodes = SIDE * SIDE;
         let (mut arrivals, mut next_arrivals) = (Vec::<(u32, u32)>::new(), Vec::new());
         let (mut credits, mut next_credits) = (Vec::<u32>::new(), Vec::new());
@@ -178,12 +173,12 @@ impl Model {
                         prefetch(base.wrapping_add(64 * line));
                     }
                 }
-                self.start_round(i, t, rounds);
+                self.start_round(i, t);
                 if let Some(hop) = self.inject(i, t) {
                     next_arrivals.push(hop);
                     hops += 1;
                 }
-                if let Some(credit) = self.deliver(i, t, rounds, &mut finished) {
+                if let Some(credit) = self.deliver(i, t, &mut finished) {
                     next_credits.push(credit);
                 }
             }
@@ -198,9 +193,9 @@ impl Model {
 
     /// The `start` task: post the receives and the sends of the next round (once the last
     /// round's sends are out: the engine queues them behind, the model keeps one snapshot).
-    fn start_round(&mut self, i: usize, t: u64, rounds: u32) {
+    fn start_round(&mut self, i: usize, t: u64) {
         let p = &mut self.pes[i];
-        if p.start_at > t || p.busy_until > t || p.sending != 0 || p.round >= rounds {
+        if !p.start_pending || p.busy_until > t || p.sending != 0 {
             return;
         }
         for d in 0..DIRS {
@@ -211,8 +206,7 @@ impl Model {
                 p.received[d] = 0;
             }
         }
-        p.halos_left = self.halos[i];
-        p.start_at = u64::MAX;
+        p.start_pending = false;
         p.busy_until = t + 1;
         let sram = &mut self.sram[i];
         sram.outgoing = sram.tile;
@@ -243,7 +237,7 @@ impl Model {
     /// The ramp delivers one wavelet from the first link-in queue (round-robin) that has one
     /// and a posted receive; the `got` task runs when all halos are in. Returns the credit
     /// for the upstream output link.
-    fn deliver(&mut self, i: usize, t: u64, rounds: u32, finished: &mut usize) -> Option<u32> {
+    fn deliver(&mut self, i: usize, t: u64, finished: &mut usize) -> Option<u32> {
         let p = &mut self.pes[i];
         let first = usize::from(self.ramp_rr[i]);
         let d = (0..DIRS)
@@ -259,17 +253,16 @@ impl Model {
         p.received[d] += 1;
         if usize::from(p.received[d]) == N {
             p.receiving &= !(1 << d);
-            p.halos_left -= 1;
-            if p.halos_left == 0 {
+            if p.receiving == 0 {
                 let sum = sram.halo.iter().fold(0u32, |s, h| s.wrapping_add(h[0]));
                 for w in &mut sram.tile {
                     *w = w.wrapping_add(sum);
                 }
                 let (x, y) = (i % SIDE, i / SIDE);
                 p.busy_until = t + 1 + (N + (7 * x + 3 * y) % 5) as u64;
-                p.round += 1;
-                if p.round < rounds {
-                    p.start_at = p.busy_until;
+                p.rounds_left -= 1;
+                if p.rounds_left > 0 {
+                    p.start_pending = true;
                 } else {
                     *finished += 1;
                 }
@@ -280,20 +273,11 @@ impl Model {
     }
 }
 
-fn env(name: &str, default: u32) -> u32 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() {
-    let (runs, rounds) = (env("RUNS", 5).max(1), env("ROUNDS", 20));
+    let (runs, rounds) = (
+        env_or("RUNS", 5usize).max(1),
+        env_or("ROUNDS", 20u32).max(1),
+    );
     let program = halo_exchange(Coord::new(0, 0), SIDE as u32, SIDE as u32, N as u32, rounds);
     let (target, opts) = (Target::wse2(), SimOptions::default());
     let (mut engine_rates, mut model_rates) = (Vec::new(), Vec::new());
@@ -303,9 +287,9 @@ fn main() {
         let start = Instant::now();
         let out = simulate(&target, &program, &opts).expect("halo exchange runs");
         engine_rates.push(out.report.wavelet_hops as f64 / start.elapsed().as_secs_f64());
-        let mut model = Model::new();
+        let mut model = Model::new(rounds);
         let start = Instant::now();
-        let (hops, cycles) = model.run(rounds);
+        let (hops, cycles) = model.run();
         model_rates.push(hops as f64 / start.elapsed().as_secs_f64());
         last = Some((out, model, hops, cycles));
     }

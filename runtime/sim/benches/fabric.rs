@@ -11,6 +11,9 @@
 //! `ROUNDS=n` its number of rounds, `RUNS=n` the number of runs of `small1` (for instruction
 //! counts under callgrind: `RUNS=1 ROUNDS=5`).
 
+mod common;
+
+use common::{env_or, median};
 use std::time::Instant;
 
 /// The allocator the `wsel` binary uses, so that these figures are what `wsel run` gets.
@@ -30,21 +33,10 @@ fn peak_rss() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn small(threads: usize, runs: usize) {
-    let side: u32 = std::env::var("SIDE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64);
+    let side: u32 = env_or("SIDE", 64);
     let target = Target::wse2();
-    let rounds = std::env::var("ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20 * 4096 / (side * side));
+    let rounds = env_or("ROUNDS", 20 * 4096 / (side * side));
     let n = 32;
     let program = halo_exchange(Coord::new(0, 0), side, side, n, rounds);
     let opts = SimOptions {
@@ -174,10 +166,7 @@ fn main() {
         small(2, 5);
     }
     if want("small1") {
-        let runs = std::env::var("RUNS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(3);
+        let runs = env_or("RUNS", 3).max(1);
         small(1, runs);
     }
     if want("streams") {
