@@ -1,9 +1,13 @@
 //! Which elements of a tensor each PE gets: the blocks of `bind ... split [...]` and the parts
 //! of edge streams, as defined in `docs/mapping.md` §4.
 //!
-//! One rule serves both: a dimension split over `rows` gives PE row `r` the `r`-th of `R` equal
+//! One rule serves both: a dimension split over `rows` gives PE row `r` the `r`-th of `R`
 //! blocks, over `cols` column `c` the `c`-th of `C`, and `_` (or a dimension past the end of
-//! the split list) stays whole; the selected elements are listed in row-major order.
+//! the split list) stays whole. A dimension of length `n` cut into `p` blocks gives every block
+//! `n / p` elements and the first `n % p` blocks one more (NumPy's `array_split`). The selected
+//! elements are listed in row-major order — or, with `tiles [t0, t1, ...]`, the block is cut
+//! the same way into `t0 × t1 × ...` tiles, listed tile after tile in row-major tile order,
+//! each tile row-major.
 
 use wsel_ir::graph::SplitAxis;
 
@@ -17,11 +21,18 @@ pub struct Cell {
 }
 
 /// The row-major indices, into a tensor of `shape`, of the block that `cell` receives.
-///
-/// Every split dimension must be divisible by its part count (the layer's `where` conditions
-/// guarantee it); a non-divisible dimension gives the remainder to no one, and the caller's
-/// SRAM-size check catches the mismatch.
 pub fn block_indices(shape: &[u64], split: &[SplitAxis], cell: Cell) -> Vec<usize> {
+    tiled_block_indices(shape, split, &[], cell)
+}
+
+/// The indices, into a tensor of `shape`, of the block that `cell` receives, listed tile by
+/// tile: `tiles[d]` tiles along dimension `d` (a missing or zero count is one tile).
+pub fn tiled_block_indices(
+    shape: &[u64],
+    split: &[SplitAxis],
+    tiles: &[u64],
+    cell: Cell,
+) -> Vec<usize> {
     let ranges: Vec<(u64, u64)> = shape
         .iter()
         .enumerate()
@@ -36,9 +47,47 @@ pub fn block_indices(shape: &[u64], split: &[SplitAxis], cell: Cell) -> Vec<usiz
     let strides = row_major_strides(shape);
     let mut indices =
         Vec::with_capacity(ranges.iter().map(|(lo, hi)| (hi - lo) as usize).product());
-    let mut index = vec![0u64; shape.len()];
-    collect(&ranges, &strides, 0, &mut index, &mut indices);
-    indices
+    let counts: Vec<u64> = (0..shape.len())
+        .map(|d| tiles.get(d).copied().unwrap_or(1).max(1))
+        .collect();
+    let mut tile = vec![0u64; shape.len()];
+    loop {
+        let sub: Vec<(u64, u64)> = ranges
+            .iter()
+            .zip(&tile)
+            .zip(&counts)
+            .map(|(((lo, hi), &t), &n)| {
+                let (a, b) = block_range(hi - lo, t, n);
+                (lo + a, lo + b)
+            })
+            .collect();
+        let mut index = vec![0u64; shape.len()];
+        collect(&sub, &strides, 0, &mut index, &mut indices);
+        if !next_index(&mut tile, &counts) {
+            return indices;
+        }
+    }
+}
+
+/// The first and one-past-last element of block `part` of `parts` of a dimension of `len`:
+/// `len / parts` elements each, the first `len % parts` blocks one more.
+pub fn block_range(len: u64, part: u64, parts: u64) -> (u64, u64) {
+    let parts = parts.max(1);
+    let (size, extra) = (len / parts, len % parts);
+    let lo = part * size + part.min(extra);
+    (lo, lo + size + u64::from(part < extra))
+}
+
+/// Steps `index` to the next tuple in row-major order below `counts`; false after the last.
+fn next_index(index: &mut [u64], counts: &[u64]) -> bool {
+    for d in (0..index.len()).rev() {
+        index[d] += 1;
+        if index[d] < counts[d] {
+            return true;
+        }
+        index[d] = 0;
+    }
+    false
 }
 
 /// The elements of `data` at `indices`.
@@ -51,11 +100,6 @@ pub fn scatter(data: &mut [u32], indices: &[usize], values: &[u32]) {
     for (&i, &v) in indices.iter().zip(values) {
         data[i] = v;
     }
-}
-
-fn block_range(len: u64, part: u64, parts: u64) -> (u64, u64) {
-    let size = len / parts.max(1);
-    (part * size, (part + 1) * size)
 }
 
 fn row_major_strides(shape: &[u64]) -> Vec<u64> {
@@ -141,6 +185,28 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn uneven_blocks_give_the_first_parts_one_more() {
+        // 10 over 4: sizes 3, 3, 2, 2, as numpy.array_split.
+        let sizes: Vec<(u64, u64)> = (0..4).map(|p| block_range(10, p, 4)).collect();
+        assert_eq!(sizes, vec![(0, 3), (3, 6), (6, 8), (8, 10)]);
+        // More parts than elements: the last parts are empty.
+        assert_eq!(block_range(2, 3, 4), (2, 2));
+    }
+
+    #[test]
+    fn tiles_list_a_block_tile_by_tile() {
+        // W[2, 4], row 1 of 2 (the block W[1, 0..4]) in tiles [1, 2]: columns 0..2 then 2..4.
+        let indices = tiled_block_indices(&[2, 4], &[Rows, Whole], &[1, 2], cell(1, 0, 2, 1));
+        assert_eq!(indices, vec![4, 5, 6, 7]);
+        // W[2, 4] whole, tiles [1, 2]: the left 2 × 2 tile, then the right one.
+        let indices = tiled_block_indices(&[2, 4], &[], &[1, 2], cell(0, 0, 1, 1));
+        assert_eq!(indices, vec![0, 1, 4, 5, 2, 3, 6, 7]);
+        // Uneven tiles: 5 columns in 2 tiles of 3 and 2.
+        let indices = tiled_block_indices(&[1, 5], &[], &[1, 2], cell(0, 0, 1, 1));
+        assert_eq!(indices, vec![0, 1, 2, 3, 4]);
     }
 
     #[test]

@@ -20,6 +20,7 @@ use wsel_target::Target;
 use crate::cli::{BackendArg, ModeArg};
 use crate::source::read_source;
 use crate::status::Status;
+use wsel_map::report::group;
 
 /// Why a build stopped: the program has errors (rendered by the caller), or something outside
 /// the program went wrong.
@@ -164,15 +165,22 @@ pub enum ModeRequest {
     Auto,
 }
 
+/// How the mapper gets the model lowered other ways: for a copy's share of the batch, and
+/// staged for weight streaming (`wsel_lower::staged_graph`).
+pub struct Lowerings<'a> {
+    pub per_copy: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    pub staged: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
+}
+
 /// Maps the model in the requested mode; `Auto` tries pipelined (everything resident in
 /// SRAM) and falls back to streaming when pipelined mapping fails. `graph` is the model lowered
-/// for the whole batch and `per_copy` lowers it for a smaller one: with several copies of the
-/// pipeline (`copies`, `docs/mapping.md` §5) each runs its share of the batch, and the graph
-/// returned is the one lowered for that share. `work` measures the layers' kernels for the
-/// estimate (`wsel_estimate::KernelDryRuns`).
+/// for the whole batch. With several copies of the pipeline (`copies`, `docs/mapping.md` §5)
+/// each runs its share of the batch, and the graph returned is the one lowered for that share;
+/// in streaming mode it is the staged graph (`docs/running.md`). `work` measures the layers'
+/// kernels for the estimate (`wsel_estimate::KernelDryRuns`).
 pub fn map_graph(
     graph: &LayerGraph,
-    per_copy: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    lowerings: Lowerings<'_>,
     work: &dyn KernelWork,
     target: &Target,
     request: ModeRequest,
@@ -182,15 +190,39 @@ pub fn map_graph(
         work: Some(work),
         ..MapOptions::default()
     };
-    let mut attempt =
-        |mode: Mode| wsel_map::map_batch(graph, &mut *per_copy, target, mode, &options, copies);
-    let placed = |mapped: Mapped, mode: Mode, reason: String| {
-        let Mapped { result, graph } = mapped;
+    let Lowerings { per_copy, staged } = lowerings;
+    let mut attempt = |mode: Mode| -> Result<Mapped, Vec<Diagnostic>> {
+        if mode == Mode::Pipelined {
+            return Ok(wsel_map::map_batch(
+                graph,
+                &mut *per_copy,
+                target,
+                mode,
+                &options,
+                copies,
+            ));
+        }
+        let staged = staged(graph)?;
+        let result = wsel_map::map(&staged, target, mode, &options);
+        Ok(Mapped {
+            result,
+            graph: staged,
+        })
+    };
+    let placed = |mapped: Result<Mapped, Vec<Diagnostic>>, mode: Mode, reason: String| {
+        let Mapped { result, graph } = mapped?;
         match result.placement {
             Some(placement) => Ok((graph, placement, ModeDecision { mode, reason })),
             None => Err(result.diagnostics),
         }
     };
+    if request == ModeRequest::Streaming && matches!(copies, Copies::Exactly(n) if n > 1) {
+        return Err(BuildError::Message(
+            "`--copies` replicates a pipeline; weight streaming runs one layer at a time over \
+             its region, so it takes no copies"
+                .into(),
+        ));
+    }
     match request {
         ModeRequest::Pipelined | ModeRequest::Streaming => {
             let mode = if request == ModeRequest::Pipelined {
@@ -202,16 +234,26 @@ pub fn map_graph(
             placed(attempt(mode), mode, reason).map_err(BuildError::Diagnostics)
         }
         ModeRequest::Auto => {
-            let reason = "every layer's weights fit in its region's SRAM".to_string();
+            let reason = format!(
+                "every layer's weights fit in its region's SRAM: {} bytes of weights",
+                group(weight_bytes(graph))
+            );
             let pipelined = match placed(attempt(Mode::Pipelined), Mode::Pipelined, reason) {
                 Ok(done) => return Ok(done),
+                // Copies asked for are copies of a pipeline: weight streaming has none.
+                Err(diagnostics) if matches!(copies, Copies::Exactly(n) if n > 1) => {
+                    return Err(BuildError::Diagnostics(diagnostics));
+                }
                 Err(diagnostics) => diagnostics,
             };
             let why = pipelined.first().map_or_else(
                 || "pipelined mapping failed".to_string(),
                 |d| d.message.clone(),
             );
-            let reason = format!("pipelined does not map: {why}");
+            let reason = format!(
+                "the weights, {} bytes, do not all fit in SRAM at once: {why}",
+                group(weight_bytes(graph))
+            );
             placed(attempt(Mode::Streaming), Mode::Streaming, reason).map_err(|streaming| {
                 let mut diagnostics = pipelined;
                 diagnostics.extend(streaming);
@@ -219,6 +261,24 @@ pub fn map_graph(
             })
         }
     }
+}
+
+/// `graph` staged for weight streaming (`wsel_lower::staged_graph`), or its diagnostics.
+pub fn stage(db: &Database, graph: &LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>> {
+    match wsel_lower::staged_graph(db, graph) {
+        Some((staged, diagnostics)) if diagnostics.is_empty() => Ok(staged),
+        Some((_, diagnostics)) => Err(diagnostics),
+        None => Ok(graph.clone()),
+    }
+}
+
+/// Bytes of every weight tensor of the model.
+fn weight_bytes(graph: &LayerGraph) -> u64 {
+    graph
+        .params
+        .iter()
+        .map(|p| 4 * p.tensor.shape.iter().product::<u64>())
+        .sum()
 }
 
 /// The compiled code of every placed layer (layers running the same kernel instance share

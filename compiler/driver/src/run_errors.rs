@@ -35,6 +35,17 @@ pub const CODES: &[(&str, &str)] = &[
 
 /// One paragraph describing `error`, naming the layer, PE, task and array where known.
 pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) -> String {
+    describe_phase(error, placement, compiled, None)
+}
+
+/// [`describe`] for the simulation of one phase of a weight-streaming run, whose layers
+/// share their PEs with the other phases' layers.
+pub fn describe_phase(
+    error: &SimError,
+    placement: &Placement,
+    compiled: &Compiled,
+    phase: Option<u32>,
+) -> String {
     let SimError::Task {
         at,
         task_name,
@@ -53,7 +64,7 @@ pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) ->
         .layers
         .iter()
         .enumerate()
-        .find(|(_, l)| l.rect.contains(*at))
+        .find(|(_, l)| l.rect.contains(*at) && phase.is_none_or(|p| l.phase == p))
     else {
         return format!("the program failed on the fabric: {error}");
     };

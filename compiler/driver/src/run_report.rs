@@ -21,6 +21,7 @@ use crate::pipeline::ModeDecision;
 use crate::run_timing::{
     Latency, StallCause, WeightStreaming, latency, layer_pes, weight_streaming,
 };
+use crate::streamed_report::PhaseRow;
 use crate::tensor::Tensor;
 
 /// Everything the report says, serialisable.
@@ -51,6 +52,8 @@ pub struct RunReport {
     pub output: PathBuf,
     pub output_shape: Vec<u64>,
     pub accuracy: Option<Accuracy>,
+    /// The phases of a weight-streaming run, in order (empty in pipelined mode).
+    pub phases: Vec<PhaseRow>,
 }
 
 /// One layer of the report.
@@ -84,22 +87,37 @@ pub struct Accuracy {
     pub total: u64,
 }
 
+/// What a report says about a run besides its simulation: the program, where it ran, how
+/// long the simulation took and what it produced.
+pub struct RunContext<'a> {
+    pub file: &'a Path,
+    pub graph: &'a LayerGraph,
+    pub placement: &'a Placement,
+    pub decision: &'a ModeDecision,
+    pub target: &'a Target,
+    pub backend: Backend,
+    pub wall: Duration,
+    pub output: &'a Path,
+    pub result: &'a Tensor,
+    pub accuracy: Option<(PathBuf, (u64, u64))>,
+}
+
 impl RunReport {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        file: &Path,
-        graph: &LayerGraph,
-        placement: &Placement,
-        decision: &ModeDecision,
-        target: &Target,
-        backend: Backend,
-        program: &Program,
-        outcome: &Outcome,
-        wall: Duration,
-        output: &Path,
-        result: &Tensor,
-        accuracy: Option<(PathBuf, (u64, u64))>,
-    ) -> RunReport {
+    /// The report of a run simulated as one program (`program`, which gave `outcome`).
+    pub fn new(context: &RunContext<'_>, program: &Program, outcome: &Outcome) -> RunReport {
+        let RunContext {
+            file,
+            graph,
+            placement,
+            decision,
+            target,
+            backend,
+            wall,
+            output,
+            result,
+            ..
+        } = *context;
+        let accuracy = context.accuracy.clone();
         // With copies of the pipeline (`docs/mapping.md` §5), each region runs its copy's share
         // of the batch.
         let batch = placement.batch.max(1);
@@ -175,6 +193,7 @@ impl RunReport {
                 correct,
                 total,
             }),
+            phases: Vec::new(),
         }
     }
 
@@ -245,6 +264,7 @@ impl RunReport {
                 group(latency.drain_cycles)
             );
         }
+        self.phase_table(&mut out);
         self.weight_table(&mut out);
         let _ = writeln!(
             out,

@@ -210,7 +210,7 @@ fn another_target_batch_mode_or_backend_misses() {
     let cases: [(&[&str], &str); 4] = [
         (&["--target", "wse2"], "target changed (dev → wse2)"),
         (&["--batch", "4"], "batch changed (8 → 4)"),
-        (&["--mode", "streaming"], "mode changed (auto → streaming)"),
+        (&["--mode", "pipelined"], "mode changed (auto → pipelined)"),
         (
             &["--backend", "interp"],
             "backend changed (cranelift → interp)",

@@ -200,9 +200,14 @@ pub struct BindInfo {
     pub target: BindTarget,
     /// The array or port name in the kernel.
     pub target_name: String,
-    /// One entry per split dimension (per-sample dimensions for activations); empty when the
-    /// whole tensor goes to every PE.
+    /// One entry per split dimension (per-sample dimensions for activations bound to ports;
+    /// every dimension for weights and for resident activations, those bound to arrays);
+    /// empty when the whole tensor goes to every PE.
     pub split: Vec<SplitAxis>,
+    /// `tiles [...]`: per dimension of a part, how many tiles it is cut into; the part's
+    /// elements are listed tile after tile (row-major tile order), each tile row-major.
+    /// Empty: one tile (plain row-major order). Expressions over dims and `R`/`C`.
+    pub tiles: Vec<CExpr>,
     pub span: SourceSpan,
 }
 

@@ -140,6 +140,10 @@ fn print_impl(imp: &LayerImpl, out: &mut String) {
                 .collect();
             let _ = write!(line, " split [{}]", axes.join(", "));
         }
+        if !bind.tiles.is_empty() {
+            let counts: Vec<String> = bind.tiles.iter().map(cexpr_text).collect();
+            let _ = write!(line, " tiles [{}]", counts.join(", "));
+        }
         let _ = writeln!(out, "{line}");
     }
 }

@@ -40,6 +40,13 @@ pub const E0609: &str = "E0609";
 /// beside each other (each needs its own regions, routes and edge PEs), or `N` does not
 /// divide the batch (every copy processes the same number of samples).
 pub const E0610: &str = "E0610";
+/// In weight-streaming mode, an activation passed from one layer to the next is not left by
+/// the producer where the consumer takes it: one of them streams it through a port instead of
+/// keeping it in SRAM, or they split it differently.
+pub const E0611: &str = "E0611";
+/// In weight-streaming mode, a layer's working set (its kernel's SRAM per PE for the whole
+/// batch) does not fit a PE even on the largest region of the fabric.
+pub const E0612: &str = "E0612";
 
 /// Every mapping code with a one-line description, in code order.
 pub fn codes() -> &'static [(&'static str, &'static str)] {
@@ -68,6 +75,14 @@ pub fn codes() -> &'static [(&'static str, &'static str)] {
         (
             E0610,
             "the copies of the pipeline asked for do not fit, or do not divide the batch",
+        ),
+        (
+            E0611,
+            "an activation between streamed layers is not kept in SRAM the way its consumer takes it",
+        ),
+        (
+            E0612,
+            "a streamed layer's working set exceeds the SRAM per PE even on the whole fabric",
         ),
     ]
 }
@@ -259,4 +274,47 @@ pub(crate) fn copies_do_not_divide(call: &SourceSpan, asked: u32, batch: u64) ->
         "this pipeline would be copied",
     )
     .with_help("choose a number of copies that divides the batch, or change the batch")
+}
+
+/// E0611 at the call of `layer`, about its input `tensor`.
+pub(crate) fn resident_mismatch(
+    layer: &str,
+    call: &SourceSpan,
+    tensor: &str,
+    why: &str,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0611,
+        format!(
+            "in weight-streaming mode `{layer}` cannot take its input `{tensor}` from SRAM: {why}"
+        ),
+        at(call),
+        format!("`{tensor}` is not where this layer takes it"),
+    )
+    .with_note(
+        "weight streaming runs one layer at a time and keeps the batch's activations in SRAM \
+         between layers, in std.resident's layout (`bind x to array xb split [cols, rows];`)",
+    )
+}
+
+/// E0612 at the call of `layer`, whose kernel needs `needed` bytes per PE even on the whole
+/// `rows × cols` fabric.
+pub(crate) fn working_set_too_big(
+    layer: &str,
+    call: &SourceSpan,
+    needed: u64,
+    rows: u32,
+    cols: u32,
+    available: u32,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0612,
+        format!(
+            "layer `{layer}` does not fit the fabric even streamed: its working set needs \
+             {needed} bytes of SRAM per PE on all {rows} × {cols} PEs, the target has {available}"
+        ),
+        at(call),
+        format!("needs {needed} bytes per PE, {available} available"),
+    )
+    .with_help("use a smaller batch (`--batch`), a target with more SRAM, or a narrower layer")
 }

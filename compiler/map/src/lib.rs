@@ -31,6 +31,7 @@ mod ports;
 pub mod report;
 mod routes;
 mod search;
+mod streaming;
 pub mod svg;
 
 use wsel_ir::graph::{LayerGraph, Mode};
@@ -61,6 +62,20 @@ pub trait KernelWork {
         cols: u32,
         samples: u64,
     ) -> Option<u64>;
+
+    /// Busy cycles of the busiest PE when `layer` runs its implementation `implementation`
+    /// once, for its whole batch, on a logical `rows × cols` region (a phase of weight
+    /// streaming); `None` when unknown. The default knows nothing.
+    fn phase_cycles(
+        &self,
+        layer: &wsel_ir::graph::LayerInstance,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+    ) -> Option<u64> {
+        let _ = (layer, implementation, rows, cols);
+        None
+    }
 }
 
 /// Knobs of the mapping pass. [`MapOptions::default`] is what `wsel map` uses.
@@ -78,6 +93,10 @@ pub struct MapOptions<'a> {
     pub copies: u32,
     /// Measures the task work of the layers' kernels; `None` estimates it from multiply-adds.
     pub work: Option<&'a dyn KernelWork>,
+    /// Place the graph's only layer on exactly this physical rectangle, unturned, at the
+    /// `pinned` size (the rectangle's height × width): how weight streaming maps each phase
+    /// onto the region it chose (`streaming`). `None`: the mapper chooses.
+    pub region: Option<wsel_target::Rect>,
 }
 
 impl Default for MapOptions<'_> {
@@ -87,6 +106,7 @@ impl Default for MapOptions<'_> {
             max_side_candidates: 48,
             copies: 1,
             work: None,
+            region: None,
         }
     }
 }
@@ -98,6 +118,7 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("max_side_candidates", &self.max_side_candidates)
             .field("copies", &self.copies)
             .field("work", &self.work.map(|_| "measured"))
+            .field("region", &self.region)
             .finish()
     }
 }
@@ -119,6 +140,9 @@ pub struct MapResult {
 /// routes of its own. On failure the result has no placement and one diagnostic per problem
 /// found, each at the layer call concerned.
 pub fn map(graph: &LayerGraph, target: &Target, mode: Mode, options: &MapOptions) -> MapResult {
+    if mode == Mode::Streaming && options.region.is_none() {
+        return streaming::map_streamed(graph, target, options);
+    }
     let wanted = options.copies.max(1);
     let (placement, mut diagnostics) = copies::place_copies(graph, target, mode, options, wanted);
     match placement {

@@ -104,6 +104,10 @@ pub struct Placement {
     pub stage_target: u64,
     /// Copies of the whole pipeline (1: no replication for data parallelism).
     pub copies: u32,
+    /// Phases of a weight-streaming run (one per layer instance, in graph order); 1 in
+    /// pipelined mode.
+    #[serde(default = "one_phase")]
+    pub phases: u32,
     /// Estimated cycles for the whole batch: the slowest copy's fill plus its samples at its
     /// bottleneck's rate, or the host I/O time when that is longer (`docs/mapping.md` §5).
     pub estimated_cycles: u64,
@@ -129,6 +133,11 @@ pub struct PlacedLayer {
     pub layer: String,
     /// The copy of the pipeline this region belongs to (0 without replication).
     pub copy: u32,
+    /// The phase of a weight-streaming run this layer runs in (`docs/running.md`): layers of
+    /// different phases time-share the fabric, one phase after another, and may overlap. 0 in
+    /// pipelined mode, where every layer runs at once.
+    #[serde(default)]
+    pub phase: u32,
     /// Index of the implementation chosen, in the layer's `impls`.
     pub implementation: usize,
     /// The kernel that runs on every PE of the region, and the file defining it.
@@ -420,14 +429,46 @@ impl PlacedLayer {
     }
 }
 
+fn one_phase() -> u32 {
+    1
+}
+
 impl Placement {
     /// Every router entry of the program: all regions' entries and all transfers' hops.
+    /// (In weight-streaming mode, see [`Placement::phase_routes`].)
     pub fn routes(&self) -> Vec<(Color, RouteEntry)> {
+        self.routes_where(|_| true)
+    }
+
+    /// The router entries of one phase of a weight-streaming run: its layers' regions and the
+    /// transfers that reach them.
+    pub fn phase_routes(&self, phase: u32) -> Vec<(Color, RouteEntry)> {
+        self.routes_where(|l| l.phase == phase)
+    }
+
+    /// The layer a transfer belongs to: the layer it leaves or reaches.
+    pub fn transfer_layer(&self, t: &Transfer) -> Option<usize> {
+        std::iter::once(&t.source)
+            .chain(&t.destinations)
+            .find_map(|e| match *e {
+                Endpoint::LayerOutput { layer, .. } | Endpoint::LayerInput { layer, .. } => {
+                    Some(layer)
+                }
+                _ => None,
+            })
+    }
+
+    fn routes_where(&self, keep: impl Fn(&PlacedLayer) -> bool) -> Vec<(Color, RouteEntry)> {
         let mut out = Vec::new();
-        for layer in &self.layers {
+        for layer in self.layers.iter().filter(|l| keep(l)) {
             out.extend(layer.region_routes());
         }
-        for t in &self.transfers {
+        let kept = |t: &&Transfer| {
+            self.transfer_layer(t)
+                .and_then(|l| self.layers.get(l))
+                .is_none_or(&keep)
+        };
+        for t in self.transfers.iter().filter(kept) {
             out.extend(t.hops.iter().map(|h| {
                 (
                     t.color,
@@ -448,9 +489,18 @@ impl Placement {
             - self.defects.dead_pes.len() as u64
     }
 
-    /// PEs used by regions.
+    /// PEs used by regions (at once: the phases of weight streaming share theirs).
     pub fn pes_used(&self) -> u64 {
-        self.layers.iter().map(PlacedLayer::pe_count).sum()
+        (0..self.phases.max(1))
+            .map(|phase| {
+                self.layers
+                    .iter()
+                    .filter(|l| l.phase == phase)
+                    .map(PlacedLayer::pe_count)
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// Layers per copy of the pipeline: the layer graph's layer count.
@@ -662,6 +712,7 @@ pub(crate) fn assemble(
             name: layer.name.clone(),
             layer: layer.layer.clone(),
             copy,
+            phase: 0,
             implementation: lp.impl_index,
             kernel: imp.kernel.name.clone(),
             kernel_file: imp.kernel.file.clone(),
@@ -715,6 +766,7 @@ pub(crate) fn assemble(
         colors_used: coloring.colors_used,
         stage_target: choice.stage_target,
         copies: 1,
+        phases: 1,
         estimated_cycles: 0,
         layers,
         transfers,

@@ -121,7 +121,12 @@ impl ImplPlan {
             if bind.target != BindTarget::Port {
                 continue;
             }
-            let Some(p) = ports.iter_mut().find(|p| p.name == bind.target_name) else {
+            // Several tensors bound to one port stream one after another, in bind order: the
+            // first one stands for the port here (its parts are every one's).
+            let Some(p) = ports
+                .iter_mut()
+                .find(|p| p.name == bind.target_name && p.bind.is_none())
+            else {
                 continue;
             };
             let tensor = if bind.tensor == layer.output_name {

@@ -48,6 +48,8 @@ pub(crate) struct Problem<'a> {
     /// How many free places on the fabric's edge the first host-fed layer passes over before
     /// taking one (0: the first); further copies of the pipeline try several.
     pub anchor: usize,
+    /// The rectangle the only layer must take ([`MapOptions::region`]).
+    pub region: Option<Rect>,
 }
 
 /// One layer instance's implementation and candidates.
@@ -209,8 +211,14 @@ impl<'a> Problem<'a> {
                 }
                 produced_by_layer[p] = true;
                 let consumers: Vec<usize> = picked[l].1.arg_ports(i).collect();
+                let name = layer.arg_names.get(i).map_or("?", String::as_str);
+                if consumers.is_empty()
+                    && mode == Mode::Streaming
+                    && crate::streaming::is_resident(&layer.impls[picked[l].0], name)
+                {
+                    continue;
+                }
                 if consumers.is_empty() {
-                    let name = layer.arg_names.get(i).map_or("?", String::as_str);
                     diagnostics.push(diag::tensor_not_bound(&layer.name, &layer.call, name));
                     continue;
                 }
@@ -228,7 +236,10 @@ impl<'a> Problem<'a> {
             produced_by_layer[p] = true;
         }
         for (p, used) in produced_by_layer.iter().enumerate() {
-            if *used && picked[p].1.output_port().is_none() {
+            let layer = &graph.layers[p];
+            let resident = mode == Mode::Streaming
+                && crate::streaming::is_resident(&layer.impls[picked[p].0], &layer.output_name);
+            if *used && !resident && picked[p].1.output_port().is_none() {
                 let layer = &graph.layers[p];
                 diagnostics.push(diag::tensor_not_bound(
                     &layer.name,
@@ -286,12 +297,13 @@ impl<'a> Problem<'a> {
         if diagnostics.len() > errors_before {
             return None;
         }
-        for dom in &mut domains {
-            *dom = sample(dom, options.max_side_candidates.clamp(2, 255));
-        }
+        // Pinned sizes are kept even where sampling would pass over them.
         for (l, &(rows, cols)) in pinned.unwrap_or_default().iter().enumerate() {
             domains[class_of[2 * l]].retain(|&v| v == rows);
             domains[class_of[2 * l + 1]].retain(|&v| v == cols);
+        }
+        for dom in &mut domains {
+            *dom = sample(dom, options.max_side_candidates.clamp(2, 255));
         }
 
         // Candidate tables.
@@ -429,6 +441,7 @@ impl<'a> Problem<'a> {
             dead,
             live_pes,
             anchor: 0,
+            region: options.region,
         })
     }
 
@@ -836,7 +849,7 @@ fn side_domain(
 /// At most `max` values of a sorted domain: every value up to 16, then the first value at or
 /// above each step of a ladder with four steps per octave (20, 24, 28, 32, 40, …), always the
 /// largest.
-fn sample(domain: &[u32], max: usize) -> Vec<u32> {
+pub(crate) fn sample(domain: &[u32], max: usize) -> Vec<u32> {
     if domain.len() <= max {
         return domain.to_vec();
     }

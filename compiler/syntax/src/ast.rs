@@ -388,6 +388,9 @@ pub struct Bind {
     pub target: Ident,
     /// One entry per split dimension; `None` when there is no `split` clause.
     pub split: Option<Vec<SplitAxis>>,
+    /// `tiles [t0, t1, ...]`: each part is cut into that many tiles per dimension and its
+    /// elements are listed tile after tile; `None` when there is no `tiles` clause.
+    pub tiles: Option<Vec<Expr>>,
     pub span: Span,
 }
 

@@ -196,15 +196,29 @@ fn type_span(ty: &Type) -> Span {
     }
 }
 
-/// `bind tensor to array|port target [split [...]];` — `array` and `port` are contextual.
+/// `bind tensor to array|port target [split [...]] [tiles [...]];` — `array`, `port` and
+/// `tiles` are contextual.
 pub(crate) fn bind(
     sink: &Sink,
     tensor: Ident,
     kind: Ident,
     target: Ident,
     split: Option<Vec<SplitAxis>>,
+    tiles: Option<(Ident, Vec<Expr>)>,
     span: Span,
 ) -> ImplStmt {
+    let tiles = match tiles {
+        None => None,
+        Some((word, counts)) if word.name == "tiles" => Some(counts),
+        Some((word, _)) => {
+            sink.custom(SyntaxError::unexpected_word(
+                &word,
+                &["tiles"],
+                "after a bind's target (and split) only `tiles [...]` may follow",
+            ));
+            return ImplStmt::Error;
+        }
+    };
     let kind = match kind.name.as_str() {
         "array" => BindKind::Array,
         "port" => BindKind::Port,
@@ -222,6 +236,7 @@ pub(crate) fn bind(
         kind,
         target,
         split,
+        tiles,
         span,
     })
 }

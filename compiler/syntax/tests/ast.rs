@@ -629,6 +629,7 @@ fn layer_snapshot() {
                                                     ),
                                                 ],
                                             ),
+                                            tiles: None,
                                             span: 220..251,
                                         },
                                         Bind {
@@ -651,6 +652,7 @@ fn layer_snapshot() {
                                                     ),
                                                 ],
                                             ),
+                                            tiles: None,
                                             span: 260..294,
                                         },
                                     ],

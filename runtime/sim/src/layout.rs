@@ -335,7 +335,8 @@ pub(crate) fn build<'p>(
             end: None,
             local: parts == 1,
             pool: target.weight_store.bandwidth_bytes_per_cycle,
-            latency: u64::from(target.weight_store.latency_cycles),
+            latency: u64::from(target.weight_store.latency_cycles)
+                .saturating_sub(program.weight_store_warm),
         };
         for g in n0..n1 {
             let k = keys[g];

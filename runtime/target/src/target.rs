@@ -42,6 +42,9 @@ pub struct Target {
     pub link_bytes_per_cycle: u32,
     /// Cycles the PE spends switching to a task before the task's own work starts.
     pub task_switch_cycles: u32,
+    /// Cycles the fabric needs between two phases of a weight-streaming run to take the next
+    /// layer's code and routes (every PE's task table, every router's color configuration).
+    pub reconfigure_cycles: u32,
     /// Clock frequency in Hz, used only to print times beside cycle counts.
     pub clock_hz: u64,
     /// fp32 vector throughput, elements per cycle.

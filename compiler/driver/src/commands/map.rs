@@ -69,18 +69,26 @@ pub fn run(args: &MapArgs) -> Status {
     }
     let request = choose_mode(args.model.mode, run_config.as_ref());
     let per_copy = &mut |b| lower_for_batch(&db, model, b);
+    let staged = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::stage(&db, g);
+    let lowerings = crate::pipeline::Lowerings { per_copy, staged };
     let work = KernelDryRuns::new(&db, model, &target);
-    let (graph, placement, decision) =
-        match map_graph(&graph, per_copy, &work, &target, request, args.model.copies) {
-            Ok(mapped) => mapped,
-            Err(BuildError::Diagnostics(diagnostics)) => {
-                report(&db, &diagnostics, args);
-                return Status::Failure;
-            }
-            Err(other) => {
-                return report_build_error(Some(&db), other, args.color.use_color_on_stderr());
-            }
-        };
+    let (graph, placement, decision) = match map_graph(
+        &graph,
+        lowerings,
+        &work,
+        &target,
+        request,
+        args.model.copies,
+    ) {
+        Ok(mapped) => mapped,
+        Err(BuildError::Diagnostics(diagnostics)) => {
+            report(&db, &diagnostics, args);
+            return Status::Failure;
+        }
+        Err(other) => {
+            return report_build_error(Some(&db), other, args.color.use_color_on_stderr());
+        }
+    };
     let note = (request == ModeRequest::Auto).then(|| {
         let mode = match decision.mode {
             Mode::Pipelined => "pipelined",

@@ -76,7 +76,6 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         inputs: &inputs,
         params: &params,
     };
-    let assembled = assemble(&graph, &placement, &compiled, &data).map_err(message)?;
     let progress = wsel_sim::Progress::new();
     let options = SimOptions {
         threads: args.threads.max(1),
@@ -93,14 +92,27 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         )
     };
     let started = std::time::Instant::now();
-    let outcome = crate::progress::with_spinner(&status, || {
-        wsel_sim::simulate(&target, &assembled.program, &options)
-    })
-    .map_err(|e| run_error(E0806, describe(&e, &placement, &compiled)))?;
+    let simulated = if placement.phases > 1 {
+        let run = crate::progress::with_spinner(&status, || {
+            crate::streamed::run(&graph, &placement, &compiled, &data, &target, &options)
+        })
+        .map_err(|f| phase_failure(f, &placement, &compiled))?;
+        Simulated::Streamed(Box::new(run))
+    } else {
+        let assembled = assemble(&graph, &placement, &compiled, &data).map_err(message)?;
+        let outcome = crate::progress::with_spinner(&status, || {
+            wsel_sim::simulate(&target, &assembled.program, &options)
+        })
+        .map_err(|e| run_error(E0806, describe(&e, &placement, &compiled)))?;
+        Simulated::Whole(Box::new((assembled, outcome)))
+    };
     let wall = started.elapsed();
 
-    let result =
-        collect_result(&graph, &assembled.output_parts, &outcome.outputs).map_err(message)?;
+    let (parts, streams) = match &simulated {
+        Simulated::Whole(whole) => (&whole.0.output_parts, &whole.1.outputs),
+        Simulated::Streamed(run) => (&run.output_parts, &run.outputs),
+    };
+    let result = collect_result(&graph, parts, streams).map_err(message)?;
     let output_path = args
         .output
         .clone()
@@ -119,28 +131,64 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         }
         None => None,
     };
-    let report = RunReport::new(
-        &args.model.file,
-        &graph,
-        &placement,
-        &decision,
-        &target,
+    let context = crate::run_report::RunContext {
+        file: &args.model.file,
+        graph: &graph,
+        placement: &placement,
+        decision: &decision,
+        target: &target,
         backend,
-        &assembled.program,
-        &outcome,
         wall,
-        &output_path,
-        &result,
+        output: &output_path,
+        result: &result,
         accuracy,
-    );
+    };
+    let (report, simulation, trace) = match &simulated {
+        Simulated::Whole(whole) => {
+            let (assembled, outcome) = &**whole;
+            let report = RunReport::new(&context, &assembled.program, outcome);
+            (
+                report,
+                &outcome.report,
+                outcome.trace.as_ref().map(wsel_sim::Trace::json),
+            )
+        }
+        Simulated::Streamed(run) => (
+            RunReport::streamed(&context, run),
+            &run.report,
+            run.trace.as_ref(),
+        ),
+    };
     print!("{}", report.table());
     if let Some(path) = &args.report {
-        write_text(path, &report.to_json(&outcome.report))?;
+        write_text(path, &report.to_json(simulation))?;
     }
-    if let (Some(path), Some(trace)) = (&args.trace, &outcome.trace) {
-        write_text(path, &trace.json().to_string())?;
+    if let (Some(path), Some(trace)) = (&args.trace, trace) {
+        write_text(path, &trace.to_string())?;
     }
     Ok(())
+}
+
+/// A finished simulation: the whole program's (pipelined), or a weight-streaming run's
+/// phases.
+enum Simulated {
+    Whole(Box<(crate::assemble::Assembled, wsel_sim::Outcome)>),
+    Streamed(Box<crate::streamed::StreamedRun>),
+}
+
+/// A failed phase of a weight-streaming run as a run error.
+fn phase_failure(
+    failure: crate::streamed::PhaseFailure,
+    placement: &wsel_map::Placement,
+    compiled: &crate::pipeline::Compiled,
+) -> BuildError {
+    match failure.error {
+        crate::streamed::PhaseError::Assemble(text) => message(text),
+        crate::streamed::PhaseError::Simulate(e) => run_error(
+            E0806,
+            crate::run_errors::describe_phase(&e, placement, compiled, Some(failure.phase)),
+        ),
+    }
 }
 
 fn default_output(file: &Path, model: &str) -> PathBuf {

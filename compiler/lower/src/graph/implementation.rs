@@ -141,6 +141,12 @@ pub(super) fn lower_impl(
                     ast::SplitAxis::Whole(_) | ast::SplitAxis::Unknown(_) => SplitAxis::Whole,
                 })
                 .collect(),
+            tiles: b
+                .tiles
+                .iter()
+                .flatten()
+                .map(|count| cx.convert(count, &regions).unwrap_or(CExpr::Int(1)))
+                .collect(),
             span: SourceSpan {
                 file: cx.layer_file.clone(),
                 span: b.span.clone(),

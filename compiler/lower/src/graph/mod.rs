@@ -7,6 +7,9 @@
 pub mod cost;
 mod implementation;
 mod instance;
+mod staging;
+
+pub use staging::staged_graph;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

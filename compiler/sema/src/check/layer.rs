@@ -412,7 +412,7 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
             .count()
     };
     for bind in &imp.binds {
-        check_bind(c, layer, sig, ksig.as_ref(), bind);
+        check_bind(c, layer, sig, ksig.as_ref(), imp, bind);
         let known = tensor_count(&bind.tensor.name);
         unknown_bind |= known == 0;
         match bound.get(bind.tensor.name.as_str()) {
@@ -532,6 +532,7 @@ fn check_bind(
     layer: &ast::Layer,
     sig: &LayerSig,
     ksig: Option<&crate::analysis::KernelSig>,
+    imp: &ast::LayerImpl,
     bind: &ast::Bind,
 ) {
     let tensor = sig
@@ -564,6 +565,21 @@ fn check_bind(
             c.report(d);
         }
     }
+    // An activation in an array is resident: every sample in SRAM, its split covering the
+    // sample dimension too. Only weight streaming keeps activations resident.
+    let resident = bind.kind == BindKind::Array && tensor.is_some_and(|t| !t.is_param);
+    if resident && imp.modes.iter().any(|(m, _)| *m == ast::Mode::Pipelined) {
+        let d = layers::resident_in_pipelined(c.loc(&bind.tensor.span), &bind.tensor.name);
+        c.report(d);
+    }
+    let part_rank = tensor.and_then(|t| t.ty.as_ref()).map(|ty| {
+        if tensor.is_some_and(|t| t.is_param) || resident {
+            ty.dims.len()
+        } else {
+            ty.dims.len().saturating_sub(1)
+        }
+    });
+    check_tiles(c, bind, part_rank);
     // Split axes.
     if let Some(axes) = &bind.split {
         for axis in axes {
@@ -573,27 +589,21 @@ fn check_bind(
             }
         }
         if let Some(t) = tensor
-            && let Some(ty) = &t.ty
+            && let Some(rank) = part_rank
+            && axes.len() > rank
         {
-            let rank = if t.is_param {
-                ty.dims.len()
-            } else {
-                ty.dims.len().saturating_sub(1)
+            let span = match (axes.first(), axes.last()) {
+                (Some(a), Some(b)) => axis_span(a).start..axis_span(b).end,
+                _ => bind.span.clone(),
             };
-            if axes.len() > rank {
-                let span = match (axes.first(), axes.last()) {
-                    (Some(a), Some(b)) => axis_span(a).start..axis_span(b).end,
-                    _ => bind.span.clone(),
-                };
-                let mut d = layers::split_too_long(c.loc(&span), &t.name, axes.len(), rank);
-                if !t.is_param {
-                    d = d.with_note(
-                        "the first (sample) dimension of an activation is never split: samples \
-                         stream through the region one after another",
-                    );
-                }
-                c.report(d);
+            let mut d = layers::split_too_long(c.loc(&span), &t.name, axes.len(), rank);
+            if !t.is_param && !resident {
+                d = d.with_note(
+                    "the first (sample) dimension of an activation is never split: samples \
+                     stream through the region one after another",
+                );
             }
+            c.report(d);
         }
     }
     let Some(ksig) = ksig else { return };
@@ -707,6 +717,26 @@ fn check_bind(
                 c.report(d);
             }
         },
+    }
+}
+
+/// The counts of a `tiles [...]` clause: compile-time `u32`s (they may use the region's
+/// size names), one per dimension of the bound parts (`rank`, when the tensor's type is
+/// known).
+fn check_tiles(c: &mut Checker<'_>, bind: &ast::Bind, rank: Option<usize>) {
+    let Some(counts) = &bind.tiles else { return };
+    for count in counts {
+        c.expect_const(count, ScalarType::U32, "a tile count");
+    }
+    if let Some(rank) = rank
+        && counts.len() != rank
+    {
+        let span = match (counts.first(), counts.last()) {
+            (Some(a), Some(b)) => a.span().start..b.span().end,
+            _ => bind.span.clone(),
+        };
+        let d = layers::tiles_rank(c.loc(&span), &bind.tensor.name, counts.len(), rank);
+        c.report(d);
     }
 }
 

@@ -98,6 +98,8 @@ pub const CODES: &[(&str, &str)] = &[
         "implementation binds tensors but not the layer's output",
     ),
     ("E0426", "tensor bound twice in one implementation"),
+    ("E0440", "resident activation in a pipelined implementation"),
+    ("E0441", "`tiles` with the wrong number of counts"),
     ("E0430", "`run` item names something that is not a model"),
     ("E0431", "run input is not an input of the model"),
     (

@@ -1,0 +1,333 @@
+//! A weight-streaming run on the simulated fabric (`docs/running.md`, "Weight streaming"):
+//! the placement's phases, one after another, each simulated as a program of its own on the
+//! region they share.
+//!
+//! Phase `k` starts when phase `k − 1` has gone quiet and the fabric has taken the next
+//! layer's code and routes (`target.reconfigure_cycles`). Its layer finds its resident inputs
+//! in SRAM as the phases before left them (`crate::resident`), and its weights stream from
+//! the store, which fetched them while the phase before ran: the store's latency counts from
+//! the start of the phase before (`Program::weight_store_warm`). A run's cycles are the sum of
+//! the phases' cycles and the reconfigurations between them.
+
+use std::collections::BTreeMap;
+
+use wsel_ir::graph::{LayerGraph, TensorRef};
+use wsel_map::Placement;
+use wsel_sim::{
+    ColorTraffic, LinkTraffic, Outcome, PeActivity, Program, Report, SimError, SimOptions, simulate,
+};
+use wsel_target::Target;
+
+use crate::assemble::{Assembled, HostData, OutputPart, Scope, assemble_scope};
+use crate::pipeline::Compiled;
+use crate::resident::Resident;
+use crate::run_timing::{LayerPes, WeightStream, WeightStreaming, layer_weights, span};
+
+/// What one phase did, in the fabric's time.
+#[derive(Debug, Clone)]
+pub struct PhaseRecord {
+    /// The placed layer the phase ran.
+    pub layer: usize,
+    /// The cycle the phase started (after the reconfiguration before it).
+    pub start: u64,
+    /// The cycles until it went quiet.
+    pub cycles: u64,
+    /// Busy cycles of its busiest PE.
+    pub busiest: u64,
+    /// The first and last cycle (from `start`) its weights entered the fabric.
+    pub weights_in: Option<(u64, u64)>,
+    /// Its weight streaming figures, when it streamed weights.
+    pub weights: Option<WeightStreaming>,
+}
+
+/// A whole weight-streaming run.
+pub struct StreamedRun {
+    pub phases: Vec<PhaseRecord>,
+    /// Cycles of the whole run: every phase and the reconfigurations between them.
+    pub cycles: u64,
+    /// The phases' simulation reports added up (per-PE busy cycles summed over the phases).
+    pub report: Report,
+    /// The edge outputs of the phases that send the result to the host, and what part of
+    /// the result each carries.
+    pub outputs: Vec<Vec<u32>>,
+    pub output_parts: Vec<OutputPart>,
+    /// The phases' trace events, each phase's shifted to its start (when tracing).
+    pub trace: Option<serde_json::Value>,
+    /// The cycles the first host input entered and the last result wavelet left.
+    pub first_in: Option<u64>,
+    pub last_in: Option<u64>,
+    pub first_out: Option<u64>,
+    pub last_out: Option<u64>,
+}
+
+/// Why a phase failed: its simulator error, and the phase.
+pub struct PhaseFailure {
+    pub phase: u32,
+    pub error: PhaseError,
+}
+
+pub enum PhaseError {
+    Assemble(String),
+    Simulate(SimError),
+}
+
+/// Runs every phase of a weight-streaming placement.
+pub fn run(
+    graph: &LayerGraph,
+    placement: &Placement,
+    compiled: &Compiled,
+    data: &HostData<'_>,
+    target: &Target,
+    options: &SimOptions,
+) -> Result<StreamedRun, PhaseFailure> {
+    let mut resident = Resident::new();
+    let mut consumers = consumer_counts(graph);
+    let mut run = StreamedRun {
+        phases: Vec::new(),
+        cycles: 0,
+        report: ReportSum::default().report(target, 0),
+        outputs: Vec::new(),
+        output_parts: Vec::new(),
+        trace: options
+            .trace
+            .then(|| serde_json::json!({ "traceEvents": [] })),
+        first_in: None,
+        last_in: None,
+        first_out: None,
+        last_out: None,
+    };
+    let latency = u64::from(target.weight_store.latency_cycles);
+    let mut warm = latency;
+    let mut sum = ReportSum::default();
+    for phase in 0..placement.phases {
+        let fail = |error| PhaseFailure { phase, error };
+        let start = run.cycles;
+        let scope = Scope::Phase {
+            phase,
+            resident: &resident,
+            warm: warm.min(latency),
+        };
+        let assembled = assemble_scope(graph, placement, compiled, data, scope)
+            .map_err(|e| fail(PhaseError::Assemble(e)))?;
+        let outcome = simulate(target, &assembled.program, options)
+            .map_err(|e| fail(PhaseError::Simulate(e)))?;
+        for (l, placed) in placement.layers.iter().enumerate() {
+            if placed.phase != phase {
+                continue;
+            }
+            let instance = placement.instance(l);
+            let ir = &compiled.irs[compiled.layer_kernel[l]];
+            let sram = |at| outcome.sram(at).map(|b| b.into_owned());
+            resident
+                .keep(instance, &graph.layers[instance], placed, ir, &sram)
+                .map_err(|e| fail(PhaseError::Assemble(e)))?;
+            for arg in &graph.layers[instance].args {
+                if let TensorRef::Layer(p) = *arg {
+                    consumers[p] -= 1;
+                    if consumers[p] == 0 {
+                        resident.release(p);
+                    }
+                }
+            }
+            run.phases
+                .push(record(placement, &assembled, &outcome, l, start, target));
+        }
+        sum.add(&outcome.report);
+        absorb(&mut run, &assembled, outcome, start);
+        let gap = u64::from(target.reconfigure_cycles);
+        warm = run.cycles - start + gap;
+        if phase + 1 < placement.phases {
+            run.cycles += gap;
+        }
+    }
+    run.report = sum.report(target, run.cycles);
+    Ok(run)
+}
+
+/// How many layers take each layer's result (the result of the last counts once more, for
+/// the host).
+fn consumer_counts(graph: &LayerGraph) -> Vec<usize> {
+    let mut counts = vec![0usize; graph.layers.len()];
+    for layer in &graph.layers {
+        for arg in &layer.args {
+            if let TensorRef::Layer(p) = *arg {
+                counts[p] += 1;
+            }
+        }
+    }
+    if let TensorRef::Layer(p) = graph.output {
+        counts[p] += 1;
+    }
+    counts
+}
+
+/// The record of placed layer `l`, which ran in the phase that started at `start`.
+fn record(
+    placement: &Placement,
+    assembled: &Assembled,
+    outcome: &Outcome,
+    l: usize,
+    start: u64,
+    target: &Target,
+) -> PhaseRecord {
+    let rect = placement.layers[l].rect;
+    let pes: Vec<_> = outcome
+        .report
+        .pes
+        .iter()
+        .filter(|pe| rect.contains(wsel_target::Coord::new(pe.x, pe.y)))
+        .collect();
+    let busiest = pes.iter().map(|p| p.busy_cycles).max().unwrap_or(0);
+    let layer_pes = LayerPes { pes, busiest };
+    let streams: Vec<WeightStream<'_>> = assembled
+        .program
+        .inputs
+        .iter()
+        .zip(&outcome.input_timing)
+        .filter(|(input, _)| input.source == wsel_sim::EdgeSource::WeightStore)
+        .map(|(input, timing)| WeightStream {
+            color: input.color,
+            bytes: 4 * input.data.len() as u64,
+            timing,
+        })
+        .collect();
+    PhaseRecord {
+        layer: l,
+        start,
+        cycles: outcome.cycles,
+        busiest,
+        weights_in: span(streams.iter().map(|s| s.timing)),
+        weights: layer_weights(
+            &streams,
+            &layer_pes,
+            target.weight_store.bandwidth_bytes_per_cycle,
+        ),
+    }
+}
+
+/// Adds a finished phase to the run: its cycles, its report, its host traffic and outputs.
+fn absorb(run: &mut StreamedRun, assembled: &Assembled, outcome: Outcome, start: u64) {
+    run.cycles = start + outcome.cycles;
+    if let (Some(whole), Some(trace)) = (&mut run.trace, &outcome.trace) {
+        append_trace(whole, trace.json(), start);
+    }
+    let hosts = host_span(&assembled.program, &outcome);
+    if let Some((first, last)) = hosts {
+        run.first_in = run.first_in.or(Some(start + first));
+        run.last_in = Some(start + last);
+    }
+    if let Some((first, last)) = span(outcome.output_timing.iter()) {
+        run.first_out = run.first_out.or(Some(start + first));
+        run.last_out = Some(start + last);
+    }
+    if !assembled.output_parts.is_empty() {
+        run.outputs.extend(outcome.outputs);
+        run.output_parts
+            .extend(assembled.output_parts.iter().cloned());
+    }
+}
+
+/// Appends the events of a phase's trace to the run's, their timestamps moved on by the
+/// phase's `start` (1 µs in the viewer is a cycle).
+fn append_trace(whole: &mut serde_json::Value, phase: &serde_json::Value, start: u64) {
+    let Some(events) = whole["traceEvents"].as_array_mut() else {
+        return;
+    };
+    for event in phase["traceEvents"].as_array().into_iter().flatten() {
+        let mut event = event.clone();
+        if let Some(ts) = event["ts"].as_u64() {
+            event["ts"] = (ts + start).into();
+        }
+        events.push(event);
+    }
+}
+
+/// The first and last cycle a host input of `program` entered the fabric.
+fn host_span(program: &Program, outcome: &Outcome) -> Option<(u64, u64)> {
+    span(
+        program
+            .inputs
+            .iter()
+            .zip(&outcome.input_timing)
+            .filter(|(i, _)| i.source == wsel_sim::EdgeSource::Host)
+            .map(|(_, t)| t),
+    )
+}
+
+/// The phases' simulation reports added up: totals summed; per PE its busy cycles, tasks and
+/// waits per color; per link and per color their traffic.
+#[derive(Default)]
+struct ReportSum {
+    wavelet_hops: u64,
+    wavelets_delivered: u64,
+    tasks_run: u64,
+    pes: BTreeMap<(u32, u32), PeActivity>,
+    links: BTreeMap<(u32, u32, u8), LinkTraffic>,
+    colors: BTreeMap<u8, ColorTraffic>,
+}
+
+impl ReportSum {
+    fn add(&mut self, phase: &Report) {
+        self.wavelet_hops += phase.wavelet_hops;
+        self.wavelets_delivered += phase.wavelets_delivered;
+        self.tasks_run += phase.tasks_run;
+        for pe in &phase.pes {
+            let sum = self.pes.entry((pe.y, pe.x)).or_insert_with(|| PeActivity {
+                busy_cycles: 0,
+                tasks: 0,
+                waits: Vec::new(),
+                ..pe.clone()
+            });
+            sum.busy_cycles += pe.busy_cycles;
+            sum.tasks += pe.tasks;
+            for wait in &pe.waits {
+                match sum.waits.iter_mut().find(|w| w.color == wait.color) {
+                    Some(w) => {
+                        w.before_first += wait.before_first;
+                        w.after_first += wait.after_first;
+                    }
+                    None => sum.waits.push(*wait),
+                }
+            }
+        }
+        for link in &phase.links {
+            self.links
+                .entry((link.y, link.x, link.dir as u8))
+                .and_modify(|l| l.wavelets += link.wavelets)
+                .or_insert_with(|| link.clone());
+        }
+        for color in &phase.colors {
+            self.colors
+                .entry(color.color)
+                .and_modify(|c| {
+                    c.hops += color.hops;
+                    c.delivered += color.delivered;
+                })
+                .or_insert_with(|| color.clone());
+        }
+    }
+
+    /// The whole run's report, `cycles` long.
+    fn report(self, target: &Target, cycles: u64) -> Report {
+        let pes = self
+            .pes
+            .into_values()
+            .map(|mut pe| {
+                pe.idle_cycles = cycles.saturating_sub(pe.busy_cycles);
+                pe.waits.sort_by_key(|w| w.color);
+                pe
+            })
+            .collect();
+        Report {
+            target: target.name.clone(),
+            cycles,
+            seconds: target.seconds(cycles),
+            wavelet_hops: self.wavelet_hops,
+            wavelets_delivered: self.wavelets_delivered,
+            tasks_run: self.tasks_run,
+            pes,
+            links: self.links.into_values().collect(),
+            colors: self.colors.into_values().collect(),
+        }
+    }
+}

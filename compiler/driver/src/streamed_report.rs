@@ -1,0 +1,145 @@
+//! The report of a weight-streaming run (`docs/running.md`, "Weight streaming"): the same
+//! table and totals as a pipelined run's, built from the phases' simulations, and a table of
+//! the phases — when each started, how long it ran, when its weights came in.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use wsel_map::report::group;
+
+use crate::run_report::{Accuracy, LayerRow, RunContext, RunReport};
+use crate::run_timing::Latency;
+use crate::streamed::StreamedRun;
+
+/// One phase of a weight-streaming run.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseRow {
+    /// The layer the phase ran.
+    pub layer: String,
+    /// The cycle the phase started (its layer's code and routes loaded).
+    pub start_cycle: u64,
+    /// Cycles until it went quiet.
+    pub cycles: u64,
+    /// The first and last cycle, counted from the phase's start, a weight entered the fabric.
+    pub weights_in: Option<(u64, u64)>,
+}
+
+impl RunReport {
+    /// The report of a weight-streaming run.
+    pub fn streamed(context: &RunContext<'_>, run: &StreamedRun) -> RunReport {
+        let placement = context.placement;
+        let target = context.target;
+        let batch = placement.batch.max(1);
+        let layers: Vec<LayerRow> = run
+            .phases
+            .iter()
+            .map(|phase| {
+                let layer = &placement.layers[phase.layer];
+                LayerRow {
+                    name: layer.name.clone(),
+                    kernel: layer.kernel.clone(),
+                    origin: (layer.rect.x, layer.rect.y),
+                    rows: layer.rows,
+                    cols: layer.cols,
+                    pes: layer.pe_count(),
+                    sram_bytes_per_pe: layer.sram_bytes,
+                    sram_bytes_available: target.sram_bytes,
+                    estimated_cycles_per_sample: layer.estimate.cycles,
+                    estimated_work_per_sample: layer.estimate.compute,
+                    simulated_cycles_per_sample: phase.busiest as f64 / batch as f64,
+                    weights: phase.weights,
+                }
+            })
+            .collect();
+        let bottleneck = run
+            .phases
+            .iter()
+            .max_by_key(|p| p.cycles)
+            .map(|p| placement.layers[p.layer].name.clone());
+        let seconds = target.seconds(run.cycles);
+        let latency = match (run.first_in, run.first_out, run.last_in, run.last_out) {
+            (Some(first_in), Some(first_out), Some(last_in), Some(last_out)) => Some(Latency {
+                fill_cycles: first_out.saturating_sub(first_in),
+                drain_cycles: last_out.saturating_sub(last_in),
+            }),
+            _ => None,
+        };
+        RunReport {
+            file: context.file.to_path_buf(),
+            model: context.graph.model.clone(),
+            target: target.name.clone(),
+            fabric: (target.width, target.height),
+            clock_hz: target.clock_hz as f64,
+            mode: "streaming",
+            mode_reason: context.decision.reason.clone(),
+            backend: context.backend.name(),
+            batch,
+            layers,
+            cycles: run.cycles,
+            seconds,
+            samples_per_second: if seconds > 0.0 {
+                batch as f64 / seconds
+            } else {
+                0.0
+            },
+            utilisation: run.report.utilisation(),
+            bottleneck,
+            latency,
+            weight_store_bytes_per_cycle: target.weight_store.bandwidth_bytes_per_cycle,
+            weight_store_latency_cycles: target.weight_store.latency_cycles,
+            wall_seconds: context.wall.as_secs_f64(),
+            wavelet_hops: run.report.wavelet_hops,
+            output: context.output.to_path_buf(),
+            output_shape: context.result.shape.clone(),
+            accuracy: context
+                .accuracy
+                .clone()
+                .map(|(labels, (correct, total))| Accuracy {
+                    labels,
+                    correct,
+                    total,
+                }),
+            phases: run
+                .phases
+                .iter()
+                .map(|p| PhaseRow {
+                    layer: placement.layers[p.layer].name.clone(),
+                    start_cycle: p.start,
+                    cycles: p.cycles,
+                    weights_in: p.weights_in,
+                })
+                .collect(),
+        }
+    }
+
+    /// The phases of a weight-streaming run, one line each; nothing in pipelined mode.
+    pub(crate) fn phase_table(&self, out: &mut String) {
+        if self.phases.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\n  {} phases, one layer at a time on the region above:",
+            self.phases.len()
+        );
+        let _ = writeln!(
+            out,
+            "  {:<12} {:>12} {:>12} {:>22}",
+            "phase", "start cyc", "cycles", "weights in (from start)"
+        );
+        for p in &self.phases {
+            let weights = p.weights_in.map_or("—".to_string(), |(first, last)| {
+                format!("{} .. {}", group(first), group(last))
+            });
+            let _ = writeln!(
+                out,
+                "  {:<12} {:>12} {:>12} {:>22}",
+                p.layer,
+                group(p.start_cycle),
+                group(p.cycles),
+                weights
+            );
+        }
+    }
+}
