@@ -16,6 +16,7 @@ pub mod render;
 pub mod run_errors;
 pub mod run_report;
 pub mod run_timing;
+pub mod run_trace;
 pub mod source;
 pub mod status;
 pub mod tensor;
