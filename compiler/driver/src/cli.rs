@@ -165,9 +165,14 @@ pub struct RunArgs {
     /// Class labels (.npy): print the accuracy of the result's argmax against them.
     #[arg(long)]
     pub labels: Option<PathBuf>,
-    /// Write the report as JSON.
-    #[arg(long)]
+    /// Write the report as JSON: the run's figures and every layer's (docs/running.md lists
+    /// every field).
+    #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Also put every PE's and every link's activity into the JSON report (large on a big
+    /// fabric).
+    #[arg(long, requires = "report")]
+    pub report_detail: bool,
     /// Write a Chrome/Perfetto trace (open it at ui.perfetto.dev), streamed to the file as the
     /// run goes: one process per layer, one track per PE, a slice per task run, counters of
     /// wavelets per link.

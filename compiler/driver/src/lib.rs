@@ -13,6 +13,7 @@ pub mod parts;
 pub mod pipeline;
 pub mod progress;
 pub mod render;
+pub mod run_activity;
 pub mod run_errors;
 pub mod run_report;
 pub mod run_timing;

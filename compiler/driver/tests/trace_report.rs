@@ -1,7 +1,9 @@
 //! `wsel run --trace` and `--report` on real examples: a filtered trace is Chrome trace-event
 //! JSON with one process per chosen layer and one track per PE of it, named by layer and
 //! position; trace flags that name nothing fail with E0807 and leave no file; the trace and
-//! the report come out byte for byte the same for 1, 2, 3 and 8 threads.
+//! the report come out byte for byte the same for 1, 2, 3 and 8 threads; the report's
+//! per-layer figures are what its per-PE detail adds up to, and the default report stays
+//! small on wse2.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -190,6 +192,7 @@ fn trace_and_report_are_the_same_bytes_for_any_thread_count() {
                 trace.to_str().expect("utf-8"),
                 "--report",
                 report.to_str().expect("utf-8"),
+                "--report-detail",
             ],
         );
         assert!(output.status.success(), "{output:?}");
@@ -205,4 +208,196 @@ fn trace_and_report_are_the_same_bytes_for_any_thread_count() {
     let (trace, _) = first.expect("runs");
     assert!(trace.len() > 100_000, "a trace of {} bytes", trace.len());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `wsel map FILE --format json`'s placement, with the settings the runs here use.
+fn placement(args: &[&str]) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(repo_root())
+        .args(["map", "examples/digits/main.wse", "--format", "json"])
+        .args(args)
+        .output()
+        .expect("wsel runs");
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).expect("placement JSON")
+}
+
+fn u64s(values: &[&Value], field: &str) -> Vec<u64> {
+    values
+        .iter()
+        .map(|v| v[field].as_u64().expect(field))
+        .collect()
+}
+
+/// Whether two floats agree but for parsing: serde_json reads decimal text to within an ulp.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+}
+
+/// Checks that `spread` is `{min, mean, max}` of `values`.
+fn assert_spread(spread: &Value, values: &[u64], what: &str) {
+    let mean = values.iter().sum::<u64>() as f64 / values.len() as f64;
+    assert_eq!(
+        spread["min"].as_u64(),
+        values.iter().min().copied(),
+        "{what}"
+    );
+    assert_eq!(
+        spread["max"].as_u64(),
+        values.iter().max().copied(),
+        "{what}"
+    );
+    assert!(
+        spread["mean"].as_f64().is_some_and(|m| close(m, mean)),
+        "{what}: {spread} against a mean of {mean}"
+    );
+}
+
+#[test]
+fn per_layer_figures_add_up_the_per_pe_detail() {
+    let dir = temp_dir("layers");
+    let report = dir.join("r.json");
+    let output = digits(
+        &dir,
+        &[
+            "--report",
+            report.to_str().expect("utf-8"),
+            "--report-detail",
+        ],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let report = json(&report);
+    assert_eq!(report["schema"], 1);
+    let cycles = report["run"]["cycles"].as_u64().expect("cycles");
+    let pes = report["simulation"]["pes"].as_array().expect("detail: pes");
+    assert!(
+        !report["simulation"]["links"]
+            .as_array()
+            .expect("links")
+            .is_empty()
+    );
+    let placed = placement(&["--batch", "16"]);
+    let layers = report["run"]["layers"].as_array().expect("layers");
+    assert_eq!(layers.len(), 6);
+    for (layer, placed) in layers
+        .iter()
+        .zip(placed["layers"].as_array().expect("layers"))
+    {
+        let rect = &placed["rect"];
+        let (x, y) = (
+            rect["x"].as_u64().expect("x"),
+            rect["y"].as_u64().expect("y"),
+        );
+        let (w, h) = (
+            rect["width"].as_u64().expect("w"),
+            rect["height"].as_u64().expect("h"),
+        );
+        let mine: Vec<&Value> = pes
+            .iter()
+            .filter(|pe| {
+                let (px, py) = (pe["x"].as_u64().expect("x"), pe["y"].as_u64().expect("y"));
+                (x..x + w).contains(&px) && (y..y + h).contains(&py)
+            })
+            .collect();
+        assert_eq!(mine.len() as u64, layer["pes"].as_u64().expect("pes"));
+        let activity = &layer["activity"];
+        let name = layer["name"].as_str().expect("name");
+        let busy = u64s(&mine, "busy_cycles");
+        assert_spread(&activity["busy_cycles"], &busy, name);
+        assert_eq!(
+            activity["tasks"].as_u64(),
+            Some(u64s(&mine, "tasks").iter().sum())
+        );
+        let utilisation = busy.iter().sum::<u64>() as f64 / (busy.len() as u64 * cycles) as f64;
+        assert!(
+            activity["utilisation"]
+                .as_f64()
+                .is_some_and(|u| close(u, utilisation)),
+            "{name}: {activity}"
+        );
+        // Per color, over the PEs that waited on it.
+        let mut colors: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
+        for wait in mine
+            .iter()
+            .flat_map(|pe| pe["waits"].as_array().expect("waits"))
+        {
+            colors
+                .entry(wait["color"].as_u64().expect("color"))
+                .or_default()
+                .push(wait);
+        }
+        let inputs: Vec<&str> = placed["ports"]
+            .as_array()
+            .expect("ports")
+            .iter()
+            .filter(|p| p["input"] == true)
+            .map(|p| p["name"].as_str().expect("name"))
+            .collect();
+        let waits = activity["waits"].as_array().expect("waits");
+        assert_eq!(waits.len(), colors.len(), "{name}");
+        for (wait, (color, all)) in waits.iter().zip(&colors) {
+            assert_eq!(wait["color"].as_u64(), Some(*color));
+            assert_eq!(wait["pes"].as_u64(), Some(all.len() as u64));
+            assert_spread(&wait["fill_cycles"], &u64s(all, "before_first"), name);
+            assert_spread(&wait["stall_cycles"], &u64s(all, "after_first"), name);
+            assert!(inputs.contains(&wait["port"].as_str().expect("an in port")));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_default_report_on_wse2_is_small_and_per_layer() {
+    // Mapping and simulating every example on wse2 takes minutes in a debug build, so this
+    // runs the two cheapest. digits is also the one with the largest default report: the
+    // report grows with layers (here 60 copies of 6 layers), not with PEs, and no other
+    // example has more than a few layers. BENCHMARKS.md lists all examples' sizes.
+    let dir = temp_dir("wse2");
+    for example in ["rowsum", "digits"] {
+        let report = dir.join(format!("{example}.json"));
+        let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
+            .current_dir(repo_root())
+            .args(["run", &format!("examples/{example}/main.wse")])
+            .args(["--target", "wse2", "--no-cache", "--output"])
+            .arg(dir.join(format!("{example}.npy")))
+            .arg("--report")
+            .arg(&report)
+            .output()
+            .expect("wsel runs");
+        assert!(output.status.success(), "{output:?}");
+        let bytes = std::fs::metadata(&report).expect("report").len();
+        assert!(bytes < 1 << 20, "{example}: {bytes} bytes");
+        let report = json(&report);
+        assert_eq!(report["schema"], 1);
+        assert!(report["simulation"].get("pes").is_none());
+        assert!(report["simulation"].get("links").is_none());
+        let layers = report["run"]["layers"].as_array().expect("layers");
+        assert!(
+            layers
+                .iter()
+                .all(|l| l["activity"]["busy_cycles"]["max"].is_u64())
+        );
+        assert_columns_aligned(&String::from_utf8_lossy(&output.stdout), layers.len());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The table's rows start their kernel where the header's `kernel` starts, however long the
+/// layers' names (`copy 59 · softmax#1`).
+fn assert_columns_aligned(table: &str, layers: usize) {
+    let lines: Vec<&str> = table.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("layer "))
+        .expect("a header");
+    // The header is ASCII: its byte offsets are character offsets.
+    let column = lines[header].find(" kernel").expect("a kernel column") + 1;
+    for row in &lines[header + 1..header + 1 + layers] {
+        let chars: Vec<char> = row.chars().collect();
+        assert!(
+            chars[column - 1] == ' ' && chars[column] != ' ',
+            "misaligned:\n{}\n{row}",
+            lines[header]
+        );
+    }
 }

@@ -145,7 +145,10 @@ fn execute(built: Built, args: &RunArgs, trace: Option<&TraceRequest>) -> Result
     );
     print!("{}", report.table());
     if let Some(path) = &args.report {
-        write_text(path, &report.to_json(&outcome.report))?;
+        crate::atomic::write_atomic_with(path, |out| {
+            report.write_json(&outcome.report, args.report_detail, out)
+        })
+        .map_err(|e| cannot_write(path, e))?;
     }
     if let Some(trace) = trace {
         let path = trace.path().to_path_buf();
