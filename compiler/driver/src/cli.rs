@@ -36,7 +36,7 @@ pub enum Command {
     /// artifact (.wsel/<file stem>.wselb next to the source) and reused, skipping parsing,
     /// mapping and code generation, while the sources and the settings stay the same.
     #[command(
-        after_help = "Examples:\n  wsel run examples/digits/main.wse\n  wsel run examples/gemv/main.wse --mode streaming --backend interp --report r.json\n  wsel run model.wse --input x=data/x.npy --output out/y.npy --target wse2"
+        after_help = "Examples:\n  wsel run examples/digits/main.wse\n  wsel run examples/gemv/main.wse --mode streaming --backend interp --report r.json\n  wsel run model.wse --input x=data/x.npy --output out/y.npy --target wse2\n  wsel run examples/heat/main.wse --target wse2 --trace t.json --trace-region 0,0,15,15 --trace-cycles 40000..50000"
     )]
     Run(Box<RunArgs>),
     /// Build a model without running it: check, lower, map, run the static hang checks and

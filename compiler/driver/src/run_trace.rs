@@ -65,12 +65,11 @@ impl TraceFile {
         };
         let temp = crate::atomic::temp_beside(&request.path).map_err(TraceFileError::Create)?;
         let options = TraceOptions {
-            out: TraceOut::File(temp.path().to_path_buf()),
             cycles: request.cycles.clone(),
             region,
             others: request.layers.is_empty().then(|| OUTSIDE.to_string()),
             groups,
-            ..TraceOptions::in_memory()
+            ..TraceOptions::new(TraceOut::File(temp.path().to_path_buf()))
         };
         Ok(TraceFile {
             options,

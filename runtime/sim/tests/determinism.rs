@@ -6,7 +6,9 @@ mod common;
 use common::random::observe;
 use common::target;
 use wsel_sim::workloads::halo_exchange;
-use wsel_sim::{EdgeInput, EdgeOutput, EdgeSource, Outcome, SimOptions, TraceOptions, simulate};
+use wsel_sim::{
+    EdgeInput, EdgeOutput, EdgeSource, Outcome, SimOptions, TraceOptions, TraceOut, simulate,
+};
 use wsel_target::{Coord, Dir, Port, PortSet};
 
 /// A 12 × 12 halo exchange (4 rounds, uneven task costs) plus a host stream crossing the
@@ -70,7 +72,7 @@ fn run(threads: usize, latency: u32, defer_arrivals: Option<bool>) -> Outcome {
         defer_arrivals,
         trace: Some(TraceOptions {
             window: 16,
-            ..TraceOptions::in_memory()
+            ..TraceOptions::new(TraceOut::Memory)
         }),
         ..SimOptions::default()
     };
@@ -188,7 +190,7 @@ fn random_stream_programs_trace_alike_across_threads() {
         let opts = |threads| SimOptions {
             trace: Some(TraceOptions {
                 window: 5,
-                ..TraceOptions::in_memory()
+                ..TraceOptions::new(TraceOut::Memory)
             }),
             ..common::threads(threads)
         };

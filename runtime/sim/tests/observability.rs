@@ -5,7 +5,7 @@ mod common;
 use common::target;
 use serde_json::Value;
 use wsel_sim::workloads::halo_exchange;
-use wsel_sim::{SimOptions, TraceOptions, simulate};
+use wsel_sim::{SimOptions, TraceOptions, TraceOut, simulate};
 use wsel_target::Coord;
 
 #[test]
@@ -44,7 +44,7 @@ fn trace_has_task_slices_tracks_and_link_counters() {
         &SimOptions {
             trace: Some(TraceOptions {
                 window: 8,
-                ..TraceOptions::in_memory()
+                ..TraceOptions::new(TraceOut::Memory)
             }),
             ..SimOptions::default()
         },

@@ -84,7 +84,7 @@ fn groups_are_processes_and_tracks_are_named_by_position_in_the_region() {
             },
         ],
         others: Some("rest".to_string()),
-        ..TraceOptions::in_memory()
+        ..TraceOptions::new(TraceOut::Memory)
     };
     let out = traced(&t, &p, options).expect("runs");
     let events = events(&out);
@@ -141,7 +141,7 @@ fn pes_in_no_group_are_left_out_without_a_process_for_them() {
             region: Rect::new(5, 0, 2, 3),
         }],
         others: None,
-        ..TraceOptions::in_memory()
+        ..TraceOptions::new(TraceOut::Memory)
     };
     let out = traced(&t, &p, options).expect("runs");
     let events = events(&out);
@@ -181,7 +181,7 @@ fn region_and_cycle_filters_keep_exactly_the_events_inside() {
         &p,
         TraceOptions {
             window: 1,
-            ..TraceOptions::in_memory()
+            ..TraceOptions::new(TraceOut::Memory)
         },
     )
     .expect("runs");
@@ -193,7 +193,7 @@ fn region_and_cycle_filters_keep_exactly_the_events_inside() {
             window: 1,
             cycles: Some(cycles.clone()),
             region: Some(region),
-            ..TraceOptions::in_memory()
+            ..TraceOptions::new(TraceOut::Memory)
         },
     )
     .expect("runs");
@@ -253,16 +253,8 @@ fn a_trace_file_holds_what_memory_holds() {
     let dir = std::env::temp_dir().join(format!("wsel-sim-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("t.json");
-    let in_memory = traced(&t, &p, TraceOptions::in_memory()).expect("runs");
-    let in_file = traced(
-        &t,
-        &p,
-        TraceOptions {
-            out: TraceOut::File(path.clone()),
-            ..TraceOptions::in_memory()
-        },
-    )
-    .expect("runs");
+    let in_memory = traced(&t, &p, TraceOptions::new(TraceOut::Memory)).expect("runs");
+    let in_file = traced(&t, &p, TraceOptions::new(TraceOut::File(path.clone()))).expect("runs");
     let text = std::fs::read_to_string(&path).expect("the file");
     let _ = std::fs::remove_dir_all(&dir);
     let memory = in_memory.trace.as_ref().expect("trace");
@@ -277,10 +269,7 @@ fn a_trace_file_holds_what_memory_holds() {
 fn write_errors_are_reported() {
     let t = target(1, 2, 4);
     let p = halo_exchange(Coord::new(0, 0), 4, 4, 3, 2);
-    let to = |path: &str| TraceOptions {
-        out: TraceOut::File(path.into()),
-        ..TraceOptions::in_memory()
-    };
+    let to = |path: &str| TraceOptions::new(TraceOut::File(path.into()));
     // Cannot be created.
     let missing = traced(&t, &p, to("/nonexistent-wsel-dir/t.json"));
     assert!(

@@ -54,11 +54,10 @@ pub struct TraceOptions {
 }
 
 impl TraceOptions {
-    /// Everything, in memory ([`Trace::text`]), in one process named `fabric`, with link
-    /// counters per 64 cycles.
-    pub fn in_memory() -> TraceOptions {
+    /// Everything, to `out`, in one process named `fabric`, with link counters per 64 cycles.
+    pub fn new(out: TraceOut) -> TraceOptions {
         TraceOptions {
-            out: TraceOut::Memory,
+            out,
             window: 64,
             cycles: None,
             region: None,
