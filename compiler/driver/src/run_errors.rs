@@ -22,6 +22,11 @@ pub const E0805: &str = "E0805";
 /// The program failed on the simulated fabric: a run-time error in a task, a deadlock, the
 /// cycle budget.
 pub const E0806: &str = "E0806";
+/// A trace flag cannot be read or names nothing on the fabric: `--trace-layers` names a layer
+/// the model does not have, `--trace-region` is not four numbers x0,y0,x1,y1 with x0 <= x1
+/// and y0 <= y1 or reaches beyond the fabric, `--trace-cycles` is not a range `a..b`, `a..`
+/// or `..b`, or is empty.
+pub const E0807: &str = "E0807";
 
 /// Every code of running a program, with a one-line summary, in code order.
 pub const CODES: &[(&str, &str)] = &[
@@ -31,6 +36,7 @@ pub const CODES: &[(&str, &str)] = &[
     (E0804, "output file cannot be written"),
     (E0805, "data does not fit the run"),
     (E0806, "the program failed on the fabric"),
+    (E0807, "a trace flag names nothing on the fabric"),
 ];
 
 /// One paragraph describing `error`, naming the layer, PE, task and array where known.

@@ -1,4 +1,6 @@
-//! The report of `wsel run`: a table people read at a glance, and the same data as JSON.
+//! The report of `wsel run`: a table people read at a glance, and the same data as JSON —
+//! versioned ([`REPORT_SCHEMA`]), with per-layer figures always and per-PE and per-link detail
+//! on request, so that it stays small on any fabric. `docs/running.md` documents every field.
 //!
 //! Every cycle figure comes from the simulation (the per-PE busy cycles of the simulator's
 //! report, grouped by region); the mapper's analytic estimate is printed beside it with the
@@ -18,11 +20,16 @@ use wsel_target::Target;
 use wsel_map::report::group;
 
 use crate::pipeline::ModeDecision;
+use crate::run_activity::{LayerActivity, layer_activity};
 use crate::run_timing::{
     Latency, StallCause, WeightStreaming, latency, layer_pes, weight_streaming,
 };
 use crate::streamed_report::PhaseRow;
 use crate::tensor::Tensor;
+
+/// The version of the JSON report's layout (its `schema` field), raised whenever a field
+/// changes meaning, is renamed or is removed.
+pub const REPORT_SCHEMA: u32 = 1;
 
 /// Everything the report says, serialisable.
 #[derive(Debug, Clone, Serialize)]
@@ -77,6 +84,8 @@ pub struct LayerRow {
     pub simulated_cycles_per_sample: f64,
     /// Weight streaming figures, for a layer whose weights come from the weight store.
     pub weights: Option<WeightStreaming>,
+    /// What its PEs did.
+    pub activity: LayerActivity,
 }
 
 /// How often the result's argmax matched the labels.
@@ -130,12 +139,14 @@ impl RunReport {
             &pes,
             target.weight_store.bandwidth_bytes_per_cycle,
         );
+        let activity = layer_activity(placement, &pes, outcome.cycles);
         let layers = placement
             .layers
             .iter()
             .zip(pes.iter().zip(streamed))
+            .zip(activity)
             .enumerate()
-            .map(|(i, (layer, (region, weights)))| LayerRow {
+            .map(|(i, ((layer, (region, weights)), activity))| LayerRow {
                 name: wsel_map::report::label(placement, i),
                 kernel: layer.kernel.clone(),
                 origin: (layer.rect.x, layer.rect.y),
@@ -148,6 +159,7 @@ impl RunReport {
                 estimated_work_per_sample: layer.estimate.compute,
                 simulated_cycles_per_sample: region.busiest as f64 / per_region as f64,
                 weights,
+                activity,
             })
             .collect::<Vec<_>>();
         let bottleneck = layers
@@ -214,9 +226,10 @@ impl RunReport {
             self.batch
         );
         let _ = writeln!(out);
+        let name_col = self.name_width();
         let _ = writeln!(
             out,
-            "  {:<12} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11} {:>7}",
+            "  {:<name_col$} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11} {:>7}",
             "layer", "kernel", "at", "region", "PEs", "SRAM/PE", "est cyc/s", "sim cyc/s", "gap"
         );
         for l in &self.layers {
@@ -231,7 +244,7 @@ impl RunReport {
             };
             let _ = writeln!(
                 out,
-                "  {:<12} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11.1} {:>7}",
+                "  {:<name_col$} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11.1} {:>7}",
                 l.name,
                 l.kernel,
                 format!("({},{})", l.origin.0, l.origin.1),
@@ -292,12 +305,20 @@ impl RunReport {
         out
     }
 
+    /// The width of the tables' layer column: the longest name (with copies, `copy 12 ·
+    /// dense#1`), at least 12.
+    fn name_width(&self) -> usize {
+        let longest = self.layers.iter().map(|l| l.name.chars().count()).max();
+        longest.unwrap_or(0).max(12)
+    }
+
     /// Per layer whose weights stream from the store: compute, load and stall cycles and the
     /// bandwidth that would remove the stalls. Nothing when no layer streams weights.
     fn weight_table(&self, out: &mut String) {
         if self.layers.iter().all(|l| l.weights.is_none()) {
             return;
         }
+        let name_col = self.name_width();
         let _ = writeln!(
             out,
             "\n  weights stream from the store at {} B/cycle, {} cycles latency:",
@@ -306,7 +327,7 @@ impl RunReport {
         );
         let _ = writeln!(
             out,
-            "  {:<12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>17}",
+            "  {:<name_col$} {:>12} {:>12} {:>12} {:>12} {:>10} {:>17}",
             "layer",
             "weights",
             "compute cyc",
@@ -319,7 +340,7 @@ impl RunReport {
             if let Some(w) = &l.weights {
                 let _ = writeln!(
                     out,
-                    "  {:<12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>17}",
+                    "  {:<name_col$} {:>12} {:>12} {:>12} {:>12} {:>10} {:>17}",
                     l.name,
                     format!("{} B", group(w.weight_bytes)),
                     group(w.compute_cycles),
@@ -334,19 +355,47 @@ impl RunReport {
         let _ = writeln!(out);
     }
 
-    /// The report and the simulator's detailed activity as JSON.
-    pub fn to_json(&self, simulation: &wsel_sim::Report) -> String {
-        #[derive(Serialize)]
-        struct Full<'a> {
-            run: &'a RunReport,
-            simulation: &'a wsel_sim::Report,
-        }
-        serde_json::to_string_pretty(&Full {
+    /// Write the report as JSON to `out`: the run's figures, and the simulation's; with
+    /// `detail`, every PE's and every link's activity too.
+    pub fn write_json(
+        &self,
+        simulation: &wsel_sim::Report,
+        detail: bool,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let json = Json {
+            schema: REPORT_SCHEMA,
             run: self,
-            simulation,
-        })
-        .unwrap_or_default()
+            simulation: Simulation {
+                wavelets_delivered: simulation.wavelets_delivered,
+                tasks_run: simulation.tasks_run,
+                colors: &simulation.colors,
+                pes: detail.then_some(&simulation.pes[..]),
+                links: detail.then_some(&simulation.links[..]),
+            },
+        };
+        serde_json::to_writer_pretty(out, &json).map_err(std::io::Error::from)
     }
+}
+
+/// The JSON report.
+#[derive(Serialize)]
+struct Json<'a> {
+    schema: u32,
+    run: &'a RunReport,
+    simulation: Simulation<'a>,
+}
+
+/// The simulator's figures the run's do not already give.
+#[derive(Serialize)]
+struct Simulation<'a> {
+    wavelets_delivered: u64,
+    tasks_run: u64,
+    colors: &'a [wsel_sim::ColorTraffic],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pes: Option<&'a [wsel_sim::PeActivity]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    links: Option<&'a [wsel_sim::LinkTraffic]>,
 }
 
 /// `(correct, total)`: how many samples' argmax over the result's last dimension equals the

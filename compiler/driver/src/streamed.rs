@@ -22,6 +22,7 @@ use crate::assemble::{Assembled, HostData, OutputPart, Scope, assemble_scope};
 use crate::pipeline::Compiled;
 use crate::resident::Resident;
 use crate::run_timing::{LayerPes, WeightStream, WeightStreaming, layer_weights, span};
+use crate::run_trace::{PhasePart, TraceFile};
 
 /// What one phase did, in the fabric's time.
 #[derive(Debug, Clone)]
@@ -38,6 +39,8 @@ pub struct PhaseRecord {
     pub weights_in: Option<(u64, u64)>,
     /// Its weight streaming figures, when it streamed weights.
     pub weights: Option<WeightStreaming>,
+    /// What its PEs did in the phase.
+    pub activity: crate::run_activity::LayerActivity,
 }
 
 /// A whole weight-streaming run.
@@ -51,8 +54,6 @@ pub struct StreamedRun {
     /// the result each carries.
     pub outputs: Vec<Vec<u32>>,
     pub output_parts: Vec<OutputPart>,
-    /// The phases' trace events, each phase's shifted to its start (when tracing).
-    pub trace: Option<serde_json::Value>,
     /// The cycles the first host input entered and the last result wavelet left.
     pub first_in: Option<u64>,
     pub last_in: Option<u64>,
@@ -69,9 +70,12 @@ pub struct PhaseFailure {
 pub enum PhaseError {
     Assemble(String),
     Simulate(SimError),
+    /// The phase's part of the trace could not be set up or spliced.
+    Trace(std::io::Error),
 }
 
-/// Runs every phase of a weight-streaming placement.
+/// Runs every phase of a weight-streaming placement; with `trace`, each phase writes its part
+/// of the trace, and the parts are spliced into it at the end.
 pub fn run(
     graph: &LayerGraph,
     placement: &Placement,
@@ -79,6 +83,7 @@ pub fn run(
     data: &HostData<'_>,
     target: &Target,
     options: &SimOptions,
+    trace: Option<&TraceFile>,
 ) -> Result<StreamedRun, PhaseFailure> {
     let mut resident = Resident::new();
     let mut consumers = consumer_counts(graph);
@@ -88,9 +93,6 @@ pub fn run(
         report: ReportSum::default().report(target, 0),
         outputs: Vec::new(),
         output_parts: Vec::new(),
-        trace: options
-            .trace
-            .then(|| serde_json::json!({ "traceEvents": [] })),
         first_in: None,
         last_in: None,
         first_out: None,
@@ -99,9 +101,26 @@ pub fn run(
     let latency = u64::from(target.weight_store.latency_cycles);
     let mut warm = latency;
     let mut sum = ReportSum::default();
+    let mut parts: Vec<PhasePart> = Vec::new();
+    let mut processes = 0;
     for phase in 0..placement.phases {
         let fail = |error| PhaseFailure { phase, error };
         let start = run.cycles;
+        let part = match trace {
+            Some(t) => t
+                .phase(placement, phase, start, processes, target)
+                .map_err(|e| fail(PhaseError::Trace(e)))?,
+            None => None,
+        };
+        if let Some(part) = &part {
+            let others = usize::from(part.options.others.is_some());
+            processes += (part.options.groups.len() + others) as u32;
+        }
+        let options = SimOptions {
+            trace: part.as_ref().map(|p| p.options.clone()),
+            ..options.clone()
+        };
+        parts.extend(part);
         let scope = Scope::Phase {
             phase,
             resident: &resident,
@@ -109,7 +128,7 @@ pub fn run(
         };
         let assembled = assemble_scope(graph, placement, compiled, data, scope)
             .map_err(|e| fail(PhaseError::Assemble(e)))?;
-        let outcome = simulate(target, &assembled.program, options)
+        let outcome = simulate(target, &assembled.program, &options)
             .map_err(|e| fail(PhaseError::Simulate(e)))?;
         for (l, placed) in placement.layers.iter().enumerate() {
             if placed.phase != phase {
@@ -141,6 +160,12 @@ pub fn run(
         }
     }
     run.report = sum.report(target, run.cycles);
+    if let Some(trace) = trace {
+        trace.splice(&parts).map_err(|e| PhaseFailure {
+            phase: placement.phases.saturating_sub(1),
+            error: PhaseError::Trace(e),
+        })?;
+    }
     Ok(run)
 }
 
@@ -202,15 +227,13 @@ fn record(
             &layer_pes,
             target.weight_store.bandwidth_bytes_per_cycle,
         ),
+        activity: crate::run_activity::activity(&placement.layers[l], &layer_pes, outcome.cycles),
     }
 }
 
 /// Adds a finished phase to the run: its cycles, its report, its host traffic and outputs.
 fn absorb(run: &mut StreamedRun, assembled: &Assembled, outcome: Outcome, start: u64) {
     run.cycles = start + outcome.cycles;
-    if let (Some(whole), Some(trace)) = (&mut run.trace, &outcome.trace) {
-        append_trace(whole, trace.json(), start);
-    }
     let hosts = host_span(&assembled.program, &outcome);
     if let Some((first, last)) = hosts {
         run.first_in = run.first_in.or(Some(start + first));
@@ -224,21 +247,6 @@ fn absorb(run: &mut StreamedRun, assembled: &Assembled, outcome: Outcome, start:
         run.outputs.extend(outcome.outputs);
         run.output_parts
             .extend(assembled.output_parts.iter().cloned());
-    }
-}
-
-/// Appends the events of a phase's trace to the run's, their timestamps moved on by the
-/// phase's `start` (1 µs in the viewer is a cycle).
-fn append_trace(whole: &mut serde_json::Value, phase: &serde_json::Value, start: u64) {
-    let Some(events) = whole["traceEvents"].as_array_mut() else {
-        return;
-    };
-    for event in phase["traceEvents"].as_array().into_iter().flatten() {
-        let mut event = event.clone();
-        if let Some(ts) = event["ts"].as_u64() {
-            event["ts"] = (ts + start).into();
-        }
-        events.push(event);
     }
 }
 

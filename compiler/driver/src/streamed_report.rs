@@ -49,6 +49,7 @@ impl RunReport {
                     estimated_work_per_sample: layer.estimate.compute,
                     simulated_cycles_per_sample: phase.busiest as f64 / batch as f64,
                     weights: phase.weights,
+                    activity: phase.activity.clone(),
                 }
             })
             .collect();

@@ -47,6 +47,12 @@ pub const E0611: &str = "E0611";
 /// In weight-streaming mode, a layer's working set (its kernel's SRAM per PE for the whole
 /// batch) does not fit a PE even on the largest region of the fabric.
 pub const E0612: &str = "E0612";
+/// In weight-streaming mode, the weight store cannot hold the model's weights: the message
+/// names the layer whose weights no longer fit, and the bytes.
+pub const E0613: &str = "E0613";
+/// In weight-streaming mode, a layer's streaming implementation binds a weight to an array:
+/// weights stream from the store into ports; nothing puts them into SRAM before a phase.
+pub const E0614: &str = "E0614";
 
 /// Every mapping code with a one-line description, in code order.
 pub fn codes() -> &'static [(&'static str, &'static str)] {
@@ -83,6 +89,11 @@ pub fn codes() -> &'static [(&'static str, &'static str)] {
         (
             E0612,
             "a streamed layer's working set exceeds the SRAM per PE even on the whole fabric",
+        ),
+        (E0613, "the weight store cannot hold the model's weights"),
+        (
+            E0614,
+            "a streamed layer binds a weight to an array instead of streaming it",
         ),
     ]
 }
@@ -317,4 +328,45 @@ pub(crate) fn working_set_too_big(
         format!("needs {needed} bytes per PE, {available} available"),
     )
     .with_help("use a smaller batch (`--batch`), a target with more SRAM, or a narrower layer")
+}
+
+/// E0613 at the call of `layer`, the first whose weights do not fit the store after those
+/// before it: `needed` bytes up to and with it, `capacity` in the store.
+pub(crate) fn store_too_small(
+    layer: &str,
+    call: &SourceSpan,
+    needed: u64,
+    capacity: u64,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0613,
+        format!(
+            "the weight store cannot hold the weights up to layer `{layer}`: they take {needed} \
+             bytes, the store holds {capacity}"
+        ),
+        at(call),
+        format!("{needed} bytes of weights up to here, {capacity} in the store"),
+    )
+    .with_help(
+        "use a target with a larger weight store (`weight_store.capacity_bytes`), or a smaller \
+         model",
+    )
+}
+
+/// E0614 at the call of `layer`, whose streaming implementation binds weight `tensor` to an
+/// array.
+pub(crate) fn weight_in_array(layer: &str, call: &SourceSpan, tensor: &str) -> Diagnostic {
+    Diagnostic::error(
+        E0614,
+        format!(
+            "in weight-streaming mode `{layer}` cannot take its weight `{tensor}` from an array: \
+             weights stream in from the weight store"
+        ),
+        at(call),
+        format!("`{tensor}` is bound to an array"),
+    )
+    .with_help(format!(
+        "bind `{tensor}` to an `in` port of the kernel in the layer's `streaming` \
+         implementation, and receive it there"
+    ))
 }

@@ -60,6 +60,9 @@ pub(crate) fn map_streamed(graph: &LayerGraph, target: &Target, options: &MapOpt
     if let Err(d) = check_residency(graph, &impls) {
         return failed(d);
     }
+    if let Err(d) = check_weights(graph, &impls, target) {
+        return failed(d);
+    }
     let Some(mut region) = choose_region(graph, &impls, target, options) else {
         return failed(vec![no_region(graph, &impls, target, options)]);
     };
@@ -178,6 +181,38 @@ fn check_residency(graph: &LayerGraph, impls: &[usize]) -> Result<(), Vec<Diagno
                     ),
                 )),
             }
+        }
+    }
+    if found.is_empty() { Ok(()) } else { Err(found) }
+}
+
+/// Weights stream from the store: every streamed layer takes its weights through ports
+/// (E0614), and the store holds them all (E0613).
+fn check_weights(
+    graph: &LayerGraph,
+    impls: &[usize],
+    target: &Target,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut found = Vec::new();
+    let mut stored = 0u64;
+    for (l, layer) in graph.layers.iter().enumerate() {
+        let imp = &layer.impls[impls[l]];
+        for (arg, name) in layer.args.iter().zip(&layer.arg_names) {
+            let TensorRef::Param(p) = *arg else { continue };
+            if resident_split(imp, name).is_some() {
+                found.push(diag::weight_in_array(&layer.name, &layer.call, name));
+            }
+            stored += 4 * graph.params[p].tensor.shape.iter().product::<u64>();
+        }
+        let capacity = target.weight_store.capacity_bytes;
+        if stored > capacity && found.is_empty() {
+            found.push(diag::store_too_small(
+                &layer.name,
+                &layer.call,
+                stored,
+                capacity,
+            ));
+            break;
         }
     }
     if found.is_empty() { Ok(()) } else { Err(found) }

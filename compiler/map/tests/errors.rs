@@ -164,6 +164,29 @@ fn a_streamed_working_set_larger_than_the_fabric() {
 }
 
 #[test]
+fn a_weight_store_too_small_for_the_model() {
+    // Two 64 × 64 dense layers: 16,640 bytes each with the bias; the store holds 20,000.
+    let graph = fixtures::mlp(&[64, 64, 64], 2, false);
+    let mut target = Target::dev();
+    target.weight_store.capacity_bytes = 20_000;
+    let d = only_error(&graph, &target, Mode::Streaming);
+    assert_eq!(d.code, "E0613", "{d:?}");
+    assert!(d.message.contains("dense#2"), "{}", d.message);
+    assert!(d.message.contains("33280 bytes"), "{}", d.message);
+    assert!(d.message.contains("holds 20000"), "{}", d.message);
+    assert_eq!(d.primary.location.span, graph.layers[1].call.span);
+}
+
+#[test]
+fn a_streamed_weight_bound_to_an_array() {
+    let mut graph = fixtures::mlp(&[8, 4], 2, false);
+    graph.layers[0].impls[1].binds[2].target = BindTarget::Array;
+    let d = only_error(&graph, &Target::dev(), Mode::Streaming);
+    assert_eq!(d.code, "E0614", "{d:?}");
+    assert!(d.message.contains("`b`"), "{}", d.message);
+}
+
+#[test]
 fn a_model_larger_than_the_fabric() {
     // Five 8 × 8 layers cannot share a 16 × 16 fabric.
     let mut graph = fixtures::mlp(&[256; 6], 1, false);

@@ -8,7 +8,7 @@ use crate::layout::build;
 use crate::partition::Partition;
 use crate::program::Program;
 use crate::report::{ColorTraffic, LinkTraffic, PeActivity, Report, StreamTiming};
-use crate::trace::{Trace, TraceBuf};
+use crate::trace::{Trace, TraceOptions, Tracer};
 use std::borrow::Cow;
 use wsel_target::{Coord, Dir, Port, Target};
 
@@ -20,10 +20,8 @@ pub struct SimOptions {
     pub threads: usize,
     /// Stop with [`SimError::CycleBudget`] if anything is still happening at this cycle.
     pub max_cycles: Option<u64>,
-    /// Record a Chrome/Perfetto trace.
-    pub trace: bool,
-    /// Width, in cycles, of the windows link counters are summed over in the trace.
-    pub trace_window: u64,
+    /// Record a Chrome/Perfetto trace: what, named how, written where.
+    pub trace: Option<TraceOptions>,
     /// Simulate uncontended streams as one event where that is exact (results are identical
     /// either way; off = every wavelet hop by hop). Not used while tracing.
     pub express_streams: bool,
@@ -54,8 +52,7 @@ impl Default for SimOptions {
         SimOptions {
             threads: 1,
             max_cycles: None,
-            trace: false,
-            trace_window: 64,
+            trace: None,
             express_streams: true,
             defer_arrivals: None,
             early_credits: true,
@@ -142,11 +139,16 @@ pub fn simulate(
 ) -> Result<Outcome, SimError> {
     let mut parts = build(target, program, options.threads.max(1))?;
     let limit = options.max_cycles.unwrap_or(u64::MAX);
+    let tracer = match &options.trace {
+        Some(trace) => Some(Tracer::start(trace, target, program, parts.len())?),
+        None => None,
+    };
     for p in &mut parts {
-        if options.trace {
-            p.trace = Some(TraceBuf::new(options.trace_window));
+        if let Some(tracer) = &tracer {
+            let nodes = p.info.iter().map(|info| info.at);
+            p.trace = Some(tracer.recorder(p.id, p.node_base, nodes));
         }
-        p.express_on = options.express_streams && !options.trace;
+        p.express_on = options.express_streams && tracer.is_none();
         p.defer = options
             .defer_arrivals
             .unwrap_or(p.nodes.len() >= SimOptions::DEFER_MIN_ROUTERS);
@@ -154,7 +156,21 @@ pub fn simulate(
         p.max_cycles = limit;
     }
     crate::parallel::run(&mut parts, limit, options.progress.as_ref());
+    // The partitions' recorders are closed (or dropped, on failure) by then.
+    let outcome = conclude(target, program, parts, limit);
+    let trace = tracer.map(Tracer::finish).transpose();
+    let mut outcome = outcome?;
+    outcome.trace = trace?;
+    Ok(outcome)
+}
 
+/// The run's outcome, or its first error, deadlock or exhausted budget.
+fn conclude(
+    target: &Target,
+    program: &Program,
+    mut parts: Vec<Partition<'_>>,
+    limit: u64,
+) -> Result<Outcome, SimError> {
     // The first error by (cycle, node), whatever the partitioning.
     if let Some((_, _, e)) = parts
         .iter_mut()
@@ -275,8 +291,6 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
         })
         .collect();
     let mut srams = Vec::new();
-    let mut traces = Vec::new();
-    let mut coords = Vec::new();
     for mut p in parts {
         // Link traffic from the output channels: each belongs to one node, direction and
         // color (found through the queues that forward to it).
@@ -299,7 +313,6 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
             color_delivered[c] += d;
         }
         for (i, (node, info)) in p.nodes.iter().zip(&p.info).enumerate() {
-            coords.push(info.at);
             for d in Dir::ALL {
                 let w = links[i][d.index()];
                 if w > 0 {
@@ -362,7 +375,7 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
             }
         }
         if let Some(t) = p.trace.take() {
-            traces.push(t);
+            t.close();
         }
     }
     report.wavelets_delivered = color_delivered.iter().sum();
@@ -375,27 +388,13 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
             });
         }
     }
-    let trace = (!traces.is_empty()).then(|| {
-        let pe_of = |node: u32| coords[node as usize];
-        let name = |node: u32, task: u32| {
-            let at = coords[node as usize];
-            program
-                .pes
-                .iter()
-                .find(|p| p.at == at)
-                .and_then(|p| program.kernels.get(p.kernel as usize))
-                .and_then(|k| k.tasks.get(task as usize))
-                .map_or_else(|| format!("task {task}"), |t| t.name.clone())
-        };
-        crate::trace::build(traces, pe_of, name, target.clock_hz)
-    });
     Outcome {
         cycles,
         report,
         outputs,
         input_timing,
         output_timing,
-        trace,
+        trace: None,
         express,
         srams,
     }

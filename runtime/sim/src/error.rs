@@ -165,6 +165,11 @@ pub enum SimError {
         /// PEs that still had work queued (first few).
         busy: Vec<Coord>,
     },
+    /// The trace could not be written ([`crate::TraceOut::File`]).
+    TraceWrite {
+        /// The system's reason.
+        message: String,
+    },
 }
 
 /// A PE waiting for wavelets that will never come.
@@ -329,6 +334,7 @@ impl fmt::Display for SimError {
                 }
                 Ok(())
             }
+            SimError::TraceWrite { message } => write!(f, "cannot write the trace: {message}"),
         }
     }
 }

@@ -1,12 +1,14 @@
 //! Identical outputs, cycle counts, reports (with receive waits), edge-stream timing and traces
-//! for 1, 2 and 4 worker threads.
+//! for 1, 2, 3, 4 and 8 worker threads.
 
 mod common;
 
 use common::random::observe;
 use common::target;
 use wsel_sim::workloads::halo_exchange;
-use wsel_sim::{EdgeInput, EdgeOutput, EdgeSource, Outcome, SimOptions, simulate};
+use wsel_sim::{
+    EdgeInput, EdgeOutput, EdgeSource, Outcome, SimOptions, TraceOptions, TraceOut, simulate,
+};
 use wsel_target::{Coord, Dir, Port, PortSet};
 
 /// A 12 × 12 halo exchange (4 rounds, uneven task costs) plus a host stream crossing the
@@ -68,8 +70,10 @@ fn run(threads: usize, latency: u32, defer_arrivals: Option<bool>) -> Outcome {
     let opts = SimOptions {
         threads,
         defer_arrivals,
-        trace: true,
-        trace_window: 16,
+        trace: Some(TraceOptions {
+            window: 16,
+            ..TraceOptions::new(TraceOut::Memory)
+        }),
         ..SimOptions::default()
     };
     simulate(&t, &p, &opts).expect("runs")
@@ -106,7 +110,7 @@ fn one_two_and_four_threads_agree_exactly() {
             one.input_timing[3].requested,
             phase1.max(one.input_timing[2].last.expect("phase 0 entered")) + 1
         );
-        for threads in [2, 4] {
+        for threads in [2, 3, 4, 8] {
             assert_same(&one, &run(threads, latency, None));
         }
         // Routers applying their own arrivals and credits (the large-fabric default).
@@ -174,4 +178,31 @@ fn progress_is_published_and_changes_nothing() {
             a.cycles
         );
     }
+}
+
+#[test]
+fn random_stream_programs_trace_alike_across_threads() {
+    // The traces (which turn express streams off) of the random stream programs, with link
+    // windows short enough that counters straddle the partitions' windows.
+    let mut traced = 0;
+    for seed in 0..30 {
+        let (t, p) = common::random::edge_program(seed);
+        let opts = |threads| SimOptions {
+            trace: Some(TraceOptions {
+                window: 5,
+                ..TraceOptions::new(TraceOut::Memory)
+            }),
+            ..common::threads(threads)
+        };
+        let one = observe(&t, &p, &opts(1));
+        traced += usize::from(one.contains("\"ph\":\"C\""));
+        for threads in [2, 3, 8] {
+            assert_eq!(
+                one,
+                observe(&t, &p, &opts(threads)),
+                "seed {seed}, {threads} threads"
+            );
+        }
+    }
+    assert!(traced >= 20, "{traced} runs with link counters");
 }

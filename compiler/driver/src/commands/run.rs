@@ -6,27 +6,34 @@
 
 use std::path::{Path, PathBuf};
 
-use wsel_sim::SimOptions;
+use wsel_map::Placement;
+use wsel_sim::{SimError, SimOptions};
 
 use crate::assemble::{HostData, assemble, collect_result};
 use crate::built::{BuildRequest, Built};
 use crate::cache::{CacheUse, Write};
 use crate::cli::RunArgs;
 use crate::inputs::read_params;
-use crate::pipeline::{BuildError, report_build_failure};
-use crate::run_errors::{E0804, E0806, describe};
+use crate::pipeline::{BuildError, Compiled, report_build_failure};
+use crate::run_errors::{E0804, E0806, E0807, describe_phase};
 use crate::run_report::{RunReport, accuracy};
+use crate::run_trace::{TraceFile, TraceFileError, TraceRequest};
 use crate::status::Status;
 use crate::tensor::{read_labels, write_npy_atomic};
 
 pub fn run(args: &RunArgs) -> Status {
     let color = args.color.use_color_on_stderr();
+    // Before the build, which may take long: flags that cannot be read.
+    let trace = match crate::run_trace::request(args) {
+        Ok(trace) => trace,
+        Err(message) => return report_build_failure(None, run_error(E0807, message), color),
+    };
     let mut built = match build(args, color) {
         Ok(built) => built,
         Err(failure) => return failure.report(color),
     };
     let sources = std::mem::take(&mut built.sources);
-    match execute(built, args) {
+    match execute(built, args, trace.as_ref()) {
         Ok(()) => Status::Success,
         Err(error) => report_build_failure(Some(&sources), error, color),
     }
@@ -53,7 +60,7 @@ fn build(args: &RunArgs, color: bool) -> Result<Built, crate::built::BuildFailur
     crate::cache::obtain(&request, cache, color)
 }
 
-fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
+fn execute(built: Built, args: &RunArgs, trace: Option<&TraceRequest>) -> Result<(), BuildError> {
     let Built {
         config,
         graph,
@@ -67,6 +74,9 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         ..
     } = built;
     let params = read_params(&graph)?;
+    let trace = trace
+        .map(|request| trace_file(request, &placement, &target))
+        .transpose()?;
     if let Some(path) = &args.map {
         let svg = wsel_map::svg::render(&placement, wsel_map::svg::SvgOptions::default());
         write_text(path, &svg)?;
@@ -80,7 +90,7 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
     let options = SimOptions {
         threads: args.threads.max(1),
         max_cycles: Some(args.max_cycles),
-        trace: args.trace.is_some(),
+        trace: trace.as_ref().map(|t| t.options.clone()),
         progress: Some(progress.clone()),
         ..SimOptions::default()
     };
@@ -94,16 +104,19 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
     let started = std::time::Instant::now();
     let simulated = if placement.phases > 1 {
         let run = crate::progress::with_spinner(&status, || {
-            crate::streamed::run(&graph, &placement, &compiled, &data, &target, &options)
+            let traced = trace.as_ref();
+            crate::streamed::run(
+                &graph, &placement, &compiled, &data, &target, &options, traced,
+            )
         })
-        .map_err(|f| phase_failure(f, &placement, &compiled))?;
+        .map_err(|f| phase_failure(f, trace.as_ref(), &placement, &compiled))?;
         Simulated::Streamed(Box::new(run))
     } else {
         let assembled = assemble(&graph, &placement, &compiled, &data).map_err(message)?;
         let outcome = crate::progress::with_spinner(&status, || {
             wsel_sim::simulate(&target, &assembled.program, &options)
         })
-        .map_err(|e| run_error(E0806, describe(&e, &placement, &compiled)))?;
+        .map_err(|e| sim_error(e, trace.as_ref(), &placement, &compiled, None))?;
         Simulated::Whole(Box::new((assembled, outcome)))
     };
     let wall = started.elapsed();
@@ -143,28 +156,27 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         result: &result,
         accuracy,
     };
-    let (report, simulation, trace) = match &simulated {
+    let (report, simulation) = match &simulated {
         Simulated::Whole(whole) => {
             let (assembled, outcome) = &**whole;
             let report = RunReport::new(&context, &assembled.program, outcome);
-            (
-                report,
-                &outcome.report,
-                outcome.trace.as_ref().map(wsel_sim::Trace::json),
-            )
+            (report, &outcome.report)
         }
-        Simulated::Streamed(run) => (
-            RunReport::streamed(&context, run),
-            &run.report,
-            run.trace.as_ref(),
-        ),
+        Simulated::Streamed(run) => (RunReport::streamed(&context, run), &run.report),
     };
     print!("{}", report.table());
-    if let Some(path) = &args.report {
-        write_text(path, &report.to_json(simulation))?;
+    if let Some(path) = &args.timeline {
+        write_text(path, &crate::timeline::render(&report))?;
     }
-    if let (Some(path), Some(trace)) = (&args.trace, trace) {
-        write_text(path, &trace.to_string())?;
+    if let Some(path) = &args.report {
+        crate::atomic::write_atomic_with(path, |out| {
+            report.write_json(simulation, args.report_detail, out)
+        })
+        .map_err(|e| cannot_write(path, e))?;
+    }
+    if let Some(trace) = trace {
+        let path = trace.path().to_path_buf();
+        trace.keep().map_err(|e| cannot_write(&path, e))?;
     }
     Ok(())
 }
@@ -179,15 +191,48 @@ enum Simulated {
 /// A failed phase of a weight-streaming run as a run error.
 fn phase_failure(
     failure: crate::streamed::PhaseFailure,
-    placement: &wsel_map::Placement,
-    compiled: &crate::pipeline::Compiled,
+    trace: Option<&TraceFile>,
+    placement: &Placement,
+    compiled: &Compiled,
 ) -> BuildError {
     match failure.error {
         crate::streamed::PhaseError::Assemble(text) => message(text),
-        crate::streamed::PhaseError::Simulate(e) => run_error(
-            E0806,
-            crate::run_errors::describe_phase(&e, placement, compiled, Some(failure.phase)),
+        crate::streamed::PhaseError::Trace(e) => {
+            cannot_write(trace.map_or(Path::new("trace"), TraceFile::path), e)
+        }
+        crate::streamed::PhaseError::Simulate(e) => {
+            sim_error(e, trace, placement, compiled, Some(failure.phase))
+        }
+    }
+}
+
+/// The trace's options and temporary file, for the placed program.
+fn trace_file(
+    request: &TraceRequest,
+    placement: &Placement,
+    target: &wsel_target::Target,
+) -> Result<TraceFile, BuildError> {
+    TraceFile::new(request, placement, target).map_err(|e| match e {
+        TraceFileError::Flag(message) => run_error(E0807, message),
+        TraceFileError::Create(e) => cannot_write(&request.path, e),
+    })
+}
+
+/// A failed simulation (of the whole program, or of one phase of weight streaming): the
+/// program's failure (E0806), or the trace's write error (E0804).
+fn sim_error(
+    error: SimError,
+    trace: Option<&TraceFile>,
+    placement: &Placement,
+    compiled: &Compiled,
+    phase: Option<u32>,
+) -> BuildError {
+    match (error, trace) {
+        (SimError::TraceWrite { message }, Some(trace)) => run_error(
+            E0804,
+            format!("cannot write `{}`: {message}", trace.path().display()),
         ),
+        (error, _) => run_error(E0806, describe_phase(&error, placement, compiled, phase)),
     }
 }
 
@@ -200,8 +245,11 @@ fn default_output(file: &Path, model: &str) -> PathBuf {
 
 /// Writes a text file atomically.
 fn write_text(path: &Path, text: &str) -> Result<(), BuildError> {
-    crate::atomic::write_atomic(path, text.as_bytes())
-        .map_err(|e| run_error(E0804, format!("cannot write `{}`: {e}", path.display())))
+    crate::atomic::write_atomic(path, text.as_bytes()).map_err(|e| cannot_write(path, e))
+}
+
+fn cannot_write(path: &Path, error: std::io::Error) -> BuildError {
+    run_error(E0804, format!("cannot write `{}`: {error}", path.display()))
 }
 
 fn run_error(code: &'static str, message: String) -> BuildError {
