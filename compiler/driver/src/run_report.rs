@@ -45,6 +45,9 @@ pub struct RunReport {
     pub batch: u64,
     pub layers: Vec<LayerRow>,
     pub cycles: u64,
+    /// The mapper's estimate of `cycles` (`docs/mapping.md` §5), and the fill in it.
+    pub estimated_cycles: u64,
+    pub estimated_fill_cycles: u64,
     pub seconds: f64,
     pub samples_per_second: f64,
     pub utilisation: f64,
@@ -75,11 +78,12 @@ pub struct LayerRow {
     pub pes: u64,
     pub sram_bytes_per_pe: u64,
     pub sram_bytes_available: u32,
-    /// The mapper's estimate, cycles per sample.
+    /// The mapper's estimate of the stage's period, cycles per sample: its inputs, work and
+    /// chain wait (`docs/mapping.md` §5).
     pub estimated_cycles_per_sample: u64,
     /// Its task-work term: the busiest PE's busy cycles per sample, from dry runs of the
     /// kernel (`docs/mapping.md` §5); comparable with `simulated_cycles_per_sample`.
-    pub estimated_work_per_sample: u64,
+    pub estimated_work_per_sample: f64,
     /// The busiest PE of the region's busy cycles, divided by the batch.
     pub simulated_cycles_per_sample: f64,
     /// Weight streaming figures, for a layer whose weights come from the weight store.
@@ -156,7 +160,7 @@ impl RunReport {
                 sram_bytes_per_pe: layer.sram_bytes,
                 sram_bytes_available: target.sram_bytes,
                 estimated_cycles_per_sample: layer.estimate.cycles,
-                estimated_work_per_sample: layer.estimate.compute,
+                estimated_work_per_sample: layer.estimate.work_per_sample(per_region),
                 simulated_cycles_per_sample: region.busiest as f64 / per_region as f64,
                 weights,
                 activity,
@@ -185,6 +189,8 @@ impl RunReport {
             batch,
             layers,
             cycles: outcome.cycles,
+            estimated_cycles: placement.estimated_cycles,
+            estimated_fill_cycles: placement.estimated_fill_cycles,
             seconds,
             samples_per_second: if seconds > 0.0 {
                 batch as f64 / seconds
@@ -229,31 +235,32 @@ impl RunReport {
         let name_col = self.name_width();
         let _ = writeln!(
             out,
-            "  {:<name_col$} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11} {:>7}",
-            "layer", "kernel", "at", "region", "PEs", "SRAM/PE", "est cyc/s", "sim cyc/s", "gap"
+            "  {:<name_col$} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11} {:>7} {:>11}",
+            "layer",
+            "kernel",
+            "at",
+            "region",
+            "PEs",
+            "SRAM/PE",
+            "est busy/s",
+            "sim busy/s",
+            "gap",
+            "est stage/s"
         );
         for l in &self.layers {
-            let gap = if l.simulated_cycles_per_sample > 0.0 {
-                let percent =
-                    (l.estimated_cycles_per_sample as f64 / l.simulated_cycles_per_sample - 1.0)
-                        * 100.0;
-                // Rounded first, and `+ 0.0` turns a negative zero into `+0%`.
-                format!("{:+.0}%", percent.round() + 0.0)
-            } else {
-                "—".to_string()
-            };
             let _ = writeln!(
                 out,
-                "  {:<name_col$} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11.1} {:>7}",
+                "  {:<name_col$} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11.1} {:>11.1} {:>7} {:>11}",
                 l.name,
                 l.kernel,
                 format!("({},{})", l.origin.0, l.origin.1),
                 format!("{}×{}", l.rows, l.cols),
                 l.pes,
                 format!("{}/{} B", l.sram_bytes_per_pe, l.sram_bytes_available),
-                l.estimated_cycles_per_sample,
+                l.estimated_work_per_sample,
                 l.simulated_cycles_per_sample,
-                gap
+                gap(l.estimated_work_per_sample, l.simulated_cycles_per_sample),
+                l.estimated_cycles_per_sample
             );
         }
         let _ = writeln!(out);
@@ -268,6 +275,18 @@ impl RunReport {
             self.bottleneck
                 .as_ref()
                 .map_or(String::new(), |b| format!(" · bottleneck {b}"))
+        );
+        let _ = writeln!(
+            out,
+            "  estimated {} cycles{} · simulated {} (gap {})",
+            group(self.estimated_cycles),
+            if self.phases.is_empty() && self.estimated_fill_cycles > 0 {
+                format!(" (fill {})", group(self.estimated_fill_cycles))
+            } else {
+                String::new()
+            },
+            group(self.cycles),
+            gap(self.estimated_cycles as f64, self.cycles as f64)
         );
         if let Some(latency) = &self.latency {
             let _ = writeln!(
@@ -396,6 +415,18 @@ struct Simulation<'a> {
     pes: Option<&'a [wsel_sim::PeActivity]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     links: Option<&'a [wsel_sim::LinkTraffic]>,
+}
+
+/// How far `estimate` is off `simulated`, in whole percent (`+12%`); `—` without a simulated
+/// figure.
+fn gap(estimate: f64, simulated: f64) -> String {
+    if simulated > 0.0 {
+        let percent = (estimate / simulated - 1.0) * 100.0;
+        // Rounded first, and `+ 0.0` turns a negative zero into `+0%`.
+        format!("{:+.0}%", percent.round() + 0.0)
+    } else {
+        "—".to_string()
+    }
 }
 
 /// `(correct, total)`: how many samples' argmax over the result's last dimension equals the

@@ -46,7 +46,7 @@ impl RunReport {
                     sram_bytes_per_pe: layer.sram_bytes,
                     sram_bytes_available: target.sram_bytes,
                     estimated_cycles_per_sample: layer.estimate.cycles,
-                    estimated_work_per_sample: layer.estimate.compute,
+                    estimated_work_per_sample: layer.estimate.work_per_sample(batch),
                     simulated_cycles_per_sample: phase.busiest as f64 / batch as f64,
                     weights: phase.weights,
                     activity: phase.activity.clone(),
@@ -78,6 +78,8 @@ impl RunReport {
             batch,
             layers,
             cycles: run.cycles,
+            estimated_cycles: placement.estimated_cycles,
+            estimated_fill_cycles: 0,
             seconds,
             samples_per_second: if seconds > 0.0 {
                 batch as f64 / seconds

@@ -54,11 +54,16 @@ fn a_tenfold_heavier_dense_layer_gets_the_pes_to_keep_up() {
         .iter()
         .map(|l| figure(&l["estimate"], "cycles"))
         .collect();
-    // The work term decides: more than one wavelet per edge PE per sample would be link-bound.
+    // The work term decides; the stage adds the inputs' wavelets and the reduction chain's
+    // wait, a few cycles here.
     for l in layers {
-        assert_eq!(
+        let (cycles, compute) = (
             figure(&l["estimate"], "cycles"),
-            figure(&l["estimate"], "compute")
+            figure(&l["estimate"], "compute"),
+        );
+        assert!(
+            4 * compute >= 3 * cycles,
+            "{cycles} cycles, {compute} of them work"
         );
     }
     let mean = cycles.iter().sum::<u64>() as f64 / cycles.len() as f64;

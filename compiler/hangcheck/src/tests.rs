@@ -65,12 +65,7 @@ fn layer(rows: u32, cols: u32, ports: Vec<PlacedPort>) -> PlacedLayer {
         orientation: Orientation::Identity,
         kernel_args: Vec::new(),
         sram_bytes: 0,
-        estimate: Estimate {
-            compute: 0,
-            edge_in: 0,
-            edge_out: 0,
-            cycles: 0,
-        },
+        estimate: Estimate::default(),
         ports,
     }
 }
@@ -337,6 +332,8 @@ fn placement(layers: Vec<PlacedLayer>, transfers: Vec<Transfer>) -> Placement {
         copies: 1,
         phases: 1,
         estimated_cycles: 0,
+        estimated_fill_cycles: 0,
+        copies_reason: String::new(),
         layers,
         transfers,
         inputs: Vec::new(),

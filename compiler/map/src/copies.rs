@@ -2,26 +2,33 @@
 //! whole pipeline is placed several times, and each copy processes its own block of the
 //! batch's samples.
 //!
-//! Copy 0 is mapped as usual. Every further copy takes copy 0's region sizes and is mapped onto
-//! the fabric with each PE an earlier copy uses (its regions, the routers its routes cross and
-//! the edge PEs where its streams enter and leave) treated as dead, so copies never share a
-//! router: each copy colors its own streams, and the colors repeat from copy to copy.
+//! Copy 0 is mapped as usual; every further copy is copy 0's regions and the routes between
+//! them moved to another tile of a grid over the fabric (`crate::tiles`), nearest the edges
+//! first, and each copy's inputs and result are routed to the fabric's edge through the gaps
+//! between tiles, or across them (`crate::io_routes`), sharing routers and links with other
+//! copies' regions and streams on other colors. Gaps of 0, 1, 2, 4, … PEs are
+//! tried; the one that fits most copies wins.
 //!
 //! [`map_batch`] chooses the number of copies `k` by the estimate of the whole batch
-//! (`crate::estimate`): `k` must divide the batch, and a copy count is kept only when its
-//! estimate beats one copy's. Mapping the copies for real may find room for fewer than the
-//! first guess, or longer routes; the choice then falls back to the next best count.
+//! (`crate::batch`), in which every copy's host streams share the host's bandwidth: `k` must
+//! divide the batch, and a copy count is kept only when its estimate beats one copy's. Mapping
+//! the copies for real may find room for fewer than the first guess; the choice then falls
+//! back to the next best count. The placement says why it holds as many copies as it does
+//! ([`Placement::copies_reason`]).
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use wsel_ir::graph::{LayerGraph, Mode, SourceSpan};
 use wsel_sema::Diagnostic;
 use wsel_target::{Coord, Target};
 
+use crate::batch::{copies_bound, copies_estimate, estimate_batch};
 use crate::diagnostics as diag;
-use crate::estimate::{CopyCost, batch_cycles, host_io_cycles};
-use crate::placement::{self, Placement};
+use crate::io_routes::{Occupancy, route_copy};
+use crate::place::DeadIndex;
+use crate::placement::{self, PlacedLayer, Placement};
+use crate::report::group;
+use crate::tiles::{self, Core};
 use crate::{MapOptions, MapResult, colors, routes, search};
 
 /// How many copies of the pipeline [`map_batch`] places.
@@ -61,10 +68,15 @@ impl std::str::FromStr for Copies {
 }
 
 /// The most copies [`Copies::Auto`] considers, which bounds the mapping time on large fabrics.
-pub const MAX_AUTO_COPIES: u64 = 64;
+pub const MAX_AUTO_COPIES: u64 = 4096;
 
-/// The most places on the fabric's edge tried for the first layer of a further copy.
-const MAX_ANCHORS: usize = 4;
+/// The narrowest gap between tiles tried, in PEs: none, the copies' streams to the edge then
+/// cross other tiles on colors those leave free. Wider gaps (1, then doubling) leave more
+/// ways to the edge between tiles, and fewer tiles.
+const FIRST_GAP: u32 = 0;
+
+/// The most color offsets tried for one copy whose streams find no way to the edge.
+const MAX_OFFSETS: u32 = 6;
 
 /// What [`map_batch`] returns: the mapping result, and the layer graph its placement runs,
 /// lowered for one copy's share of the batch.
@@ -96,7 +108,10 @@ pub fn map_batch(
     match copies {
         // Weight streaming runs one layer at a time over its region: nothing to copy.
         _ if mode == Mode::Streaming => unchanged(crate::map(graph, target, mode, &with(1))),
-        Copies::Exactly(k) if k <= 1 => unchanged(crate::map(graph, target, mode, &with(1))),
+        Copies::Exactly(k) if k <= 1 => unchanged(explained(
+            crate::map(graph, target, mode, &with(1)),
+            "one copy, as asked",
+        )),
         Copies::Exactly(k) => {
             if u64::from(k) > batch || !batch.is_multiple_of(u64::from(k)) {
                 return unchanged(MapResult {
@@ -106,7 +121,10 @@ pub fn map_batch(
             }
             match per_copy(batch / u64::from(k)) {
                 Ok(lowered) => Mapped {
-                    result: crate::map(&lowered, target, mode, &with(k)),
+                    result: explained(
+                        crate::map(&lowered, target, mode, &with(k)),
+                        &format!("{k} copies, as asked"),
+                    ),
                     graph: lowered,
                 },
                 Err(diagnostics) => unchanged(MapResult {
@@ -120,17 +138,19 @@ pub fn map_batch(
             match &single.placement {
                 Some(one) if mode == Mode::Pipelined && batch > 1 => {
                     match replicate(graph, one, per_copy, target, mode, options) {
-                        Some(better) => better,
-                        None => unchanged(single),
+                        Ok(better) => better,
+                        Err(why) => unchanged(explained(single, &format!("auto: one copy: {why}"))),
                     }
                 }
+                _ if batch <= 1 => unchanged(explained(single, "auto: one copy for one sample")),
                 _ => unchanged(single),
             }
         }
     }
 }
 
-/// The best replicated mapping by the estimate, if any beats the single copy `one`.
+/// The best replicated mapping by the estimate, if any beats the single copy `one`; else why
+/// none does.
 fn replicate(
     graph: &LayerGraph,
     one: &Placement,
@@ -138,16 +158,31 @@ fn replicate(
     target: &Target,
     mode: Mode,
     options: &MapOptions,
-) -> Option<Mapped> {
+) -> Result<Mapped, String> {
     let batch = graph.batch;
-    let cost = CopyCost::of(&one.layers, &one.transfers, target.hop_latency);
-    let io = host_io_cycles(graph, target, batch);
-    let guess = |k: u64| batch_cycles(&[cost], batch / k, io);
-    let live = target.pe_count() - target.defects.dead_pes.len() as u64;
-    let room = live / (footprint(one).len() as u64).max(1);
-    let mut allowed: Vec<u64> = (2..=room.min(batch).min(MAX_AUTO_COPIES))
-        .filter(|&k| batch.is_multiple_of(k) && guess(k) < one.estimated_cycles)
+    let guess = |k: u64| copies_estimate(graph, one, target, k, batch);
+    let room = Core::of(one).map_or(1, |core| tiles::slots(&core, target, FIRST_GAP).len());
+    let most = (room as u64).min(batch).min(MAX_AUTO_COPIES);
+    let dividing: Vec<u64> = (2..=most).filter(|&k| batch.is_multiple_of(k)).collect();
+    let mut allowed: Vec<u64> = dividing
+        .iter()
+        .copied()
+        .filter(|&k| guess(k) < one.estimated_cycles)
         .collect();
+    let mut why = match dividing.first() {
+        None if most < 2 => "a second copy finds no room on the fabric".to_string(),
+        None => format!("no count of copies up to {most} divides the batch of {batch}"),
+        Some(&k) if allowed.is_empty() => {
+            let (cycles, bound) = copies_bound(graph, one, target, k);
+            format!(
+                "no count of copies is estimated faster ({k} copies: {} cycles against {}; \
+                 {bound})",
+                group(cycles),
+                group(one.estimated_cycles)
+            )
+        }
+        Some(_) => String::new(),
+    };
     while let Some(k) = allowed.iter().copied().min_by_key(|&k| (guess(k), k)) {
         let Ok(lowered) = per_copy(batch / k) else {
             allowed.retain(|&j| j != k);
@@ -155,8 +190,11 @@ fn replicate(
         };
         let (placement, _) = place_copies(&lowered, target, mode, options, k as u32);
         match placement {
-            Some(p) if u64::from(p.copies) == k && p.estimated_cycles < one.estimated_cycles => {
-                return Some(Mapped {
+            Some(mut p)
+                if u64::from(p.copies) == k && p.estimated_cycles < one.estimated_cycles =>
+            {
+                p.copies_reason = reason(graph, one, target, &p, &allowed);
+                return Ok(Mapped {
                     result: MapResult {
                         placement: Some(p),
                         diagnostics: Vec::new(),
@@ -165,15 +203,63 @@ fn replicate(
                 });
             }
             // Fewer copies fit: only counts up to that many are worth trying.
-            Some(p) if u64::from(p.copies) < k => allowed.retain(|&j| j <= u64::from(p.copies)),
-            _ => allowed.retain(|&j| j != k),
+            Some(p) if u64::from(p.copies) < k => {
+                if why.is_empty() {
+                    why = format!("only {} of {k} copies fit on the fabric", p.copies);
+                }
+                allowed.retain(|&j| j <= u64::from(p.copies));
+            }
+            Some(p) => {
+                if why.is_empty() {
+                    why = format!(
+                        "{k} copies, placed, are estimated at {} cycles against {} (their \
+                         ways to the fabric's edge are longer than the guess)",
+                        group(p.estimated_cycles),
+                        group(one.estimated_cycles)
+                    );
+                }
+                allowed.retain(|&j| j != k);
+            }
+            None => allowed.retain(|&j| j != k),
         }
     }
-    None
+    Err(why)
 }
 
-/// Places up to `wanted` copies of `graph`, each beside the earlier ones; the placement holds
-/// as many as fit (at least one), or is `None` with the diagnostics of copy 0.
+/// Why `chosen` holds as many copies as it does: the estimate against one copy's, and what
+/// the next larger count would do.
+fn reason(
+    graph: &LayerGraph,
+    one: &Placement,
+    target: &Target,
+    chosen: &Placement,
+    counts: &[u64],
+) -> String {
+    let k = u64::from(chosen.copies);
+    let mut why = format!(
+        "auto: {k} copies of {} samples, estimated {} cycles against {} for one copy",
+        group(chosen.samples_per_copy),
+        group(chosen.estimated_cycles),
+        group(one.estimated_cycles)
+    );
+    let next = (k + 1..=graph.batch)
+        .find(|j| graph.batch.is_multiple_of(*j))
+        .filter(|_| counts.iter().any(|&j| j > k) || k < MAX_AUTO_COPIES);
+    match next {
+        Some(j) => {
+            let (cycles, bound) = copies_bound(graph, one, target, j);
+            why += &format!(
+                "; {j} copies would take {} ({bound})",
+                group(cycles.max(chosen.estimated_cycles))
+            );
+        }
+        None => why += "; no larger count divides the batch",
+    }
+    why
+}
+
+/// Places up to `wanted` copies of `graph` as tiles of copy 0; the placement holds as many as
+/// fit (at least one), or is `None` with the diagnostics of copy 0.
 pub(crate) fn place_copies(
     graph: &LayerGraph,
     target: &Target,
@@ -182,74 +268,156 @@ pub(crate) fn place_copies(
     wanted: u32,
 ) -> (Option<Placement>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let Some((mut whole, sizes)) =
-        map_one(graph, target, mode, options, None, 0, 0, &mut diagnostics)
+    let Some((mut copy0, _)) = map_one(graph, target, mode, options, None, 0, &mut diagnostics)
     else {
         return (None, diagnostics);
     };
-    let mut costs = vec![CopyCost::of(
-        &whole.layers,
-        &whole.transfers,
-        target.hop_latency,
-    )];
-    let mut fenced = target.clone();
-    fenced.defects.dead_pes.extend(footprint(&whole));
-    for copy in 1..wanted.max(1) {
-        // The first layer takes the first free place on the fabric's edge, or a later one
-        // when the rest of the copy cannot be placed, routed or colored from there.
-        let Some((more, _)) = (0..MAX_ANCHORS).find_map(|anchor| {
-            let mut ignored = Vec::new();
-            map_one(
-                graph,
-                &fenced,
-                mode,
-                options,
-                Some(&sizes),
-                anchor,
-                copy,
-                &mut ignored,
-            )
-        }) else {
-            break;
-        };
-        costs.push(CopyCost::of(
-            &more.layers,
-            &more.transfers,
-            target.hop_latency,
-        ));
-        fenced.defects.dead_pes.extend(footprint(&more));
-        whole.colors_used = whole.colors_used.max(more.colors_used);
-        whole.layers.extend(more.layers);
-        whole.transfers.extend(more.transfers);
-        whole.inputs.extend(more.inputs);
-        whole.outputs.extend(more.outputs);
-    }
-    whole.copies = costs.len() as u32;
+    let tiled = match Core::of(&copy0) {
+        Some(core) if wanted > 1 => {
+            let mut best: Option<Placement> = None;
+            for gap in gaps(&core) {
+                // Wider gaps leave no more slots than this one has.
+                let room = tiles::slots(&core, target, gap).len() as u32;
+                if best.as_ref().is_some_and(|b| b.copies >= room.min(wanted)) {
+                    break;
+                }
+                let Some(p) = tile(&core, &copy0, target, wanted, gap) else {
+                    continue;
+                };
+                let done = p.copies == wanted;
+                if best.as_ref().is_none_or(|b| p.copies > b.copies) {
+                    best = Some(p);
+                }
+                if done {
+                    break;
+                }
+            }
+            best
+        }
+        _ => None,
+    };
+    let mut whole = match tiled {
+        Some(p) => p,
+        None => {
+            copy0.copies = 1;
+            copy0
+        }
+    };
     whole.batch = graph.batch * u64::from(whole.copies);
-    whole.estimated_cycles = batch_cycles(
-        &costs,
-        graph.batch,
-        host_io_cycles(graph, target, whole.batch),
-    );
+    estimate_batch(graph, &mut whole, target);
     (Some(whole), diagnostics)
 }
 
-/// Maps one copy of the pipeline (numbered `copy`), at the `pinned` sizes if given, with its
-/// first layer at the `anchor`-th free place on the fabric's edge; the placement (of that
-/// copy alone) and its layers' sizes.
-#[allow(clippy::too_many_arguments)]
+/// The gaps tried between tiles: [`FIRST_GAP`], then 1 doubling until one is wider than the
+/// widest stream the copies route to the edge (its parts go side by side).
+fn gaps(core: &Core) -> Vec<u32> {
+    let widest = core.edge.iter().map(|e| e.point.parts).max().unwrap_or(1);
+    let mut out = vec![FIRST_GAP, 1];
+    while out.last().is_some_and(|&g| g <= widest) {
+        out.push(2 * out[out.len() - 1]);
+    }
+    out
+}
+
+/// Up to `wanted` copies of `core` on the slots of a grid with `gap` PEs between tiles, each
+/// with its edge streams routed; `None` when not even copy 0's streams find a way.
+fn tile(
+    core: &Core,
+    copy0: &Placement,
+    target: &Target,
+    wanted: u32,
+    gap: u32,
+) -> Option<Placement> {
+    let dead = DeadIndex::new(target);
+    let mut occ = Occupancy::new(target);
+    let mut chosen: Vec<(i64, i64)> = Vec::new();
+    for slot in tiles::slots(core, target, gap) {
+        if chosen.len() == wanted as usize {
+            break;
+        }
+        if core.fits(target, &dead, slot.0, slot.1)
+            && core.routers(slot.0, slot.1).all(|c| occ.tile_free(c))
+        {
+            core.routers(slot.0, slot.1)
+                .for_each(|c| occ.set_tile(c, true));
+            chosen.push(slot);
+        }
+    }
+    // Colors in use by one copy: further copies shift theirs by multiples of it first.
+    let used = core
+        .uses
+        .iter()
+        .map(|&(_, mask)| 64 - mask.leading_zeros())
+        .chain(core.edge.iter().map(|e| u32::from(e.transfer.color) + 1))
+        .max()
+        .unwrap_or(1);
+    let colors = target.colors.max(1);
+    let mut whole = Placement {
+        layers: Vec::new(),
+        transfers: Vec::new(),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        copies: 0,
+        ..copy0.clone()
+    };
+    for slot in chosen {
+        let copy = whole.copies;
+        let first = (copy * used) % colors;
+        let edges = (0..colors.min(MAX_OFFSETS)).find_map(|k| {
+            let offset = ((first + k) % colors) as u8;
+            let uses: Vec<(Coord, u64)> = tiles::moved_uses(core, slot, offset, colors).collect();
+            if !uses.iter().all(|&(c, mask)| occ.colors_free(c, mask)) {
+                return None;
+            }
+            uses.iter()
+                .for_each(|&(c, mask)| occ.set_colors(c, mask, true));
+            match route_copy(&mut occ, target, &dead, core, copy, slot, offset) {
+                Some(e) => Some((offset, e)),
+                None => {
+                    uses.iter()
+                        .for_each(|&(c, mask)| occ.set_colors(c, mask, false));
+                    None
+                }
+            }
+        });
+        let Some((offset, edges)) = edges else {
+            core.routers(slot.0, slot.1)
+                .for_each(|c| occ.set_tile(c, false));
+            continue;
+        };
+        let (layers, transfers) = core.moved(copy, slot, offset, target.colors);
+        whole.layers.extend(layers);
+        whole.transfers.extend(transfers);
+        whole.transfers.extend(edges.transfers);
+        whole.inputs.extend(edges.inputs);
+        whole.outputs.extend(edges.outputs);
+        whole.copies += 1;
+    }
+    if whole.copies == 0 {
+        return None;
+    }
+    whole.colors_used = whole
+        .transfers
+        .iter()
+        .map(|t| t.color)
+        .chain(whole.layers.iter().flat_map(PlacedLayer::colors))
+        .max()
+        .map_or(0, |c| u32::from(c) + 1);
+    Some(whole)
+}
+
+/// Maps one copy of the pipeline (numbered `copy`), at the `pinned` sizes if given; the
+/// placement (of that copy alone) and its layers' sizes.
 pub(crate) fn map_one(
     graph: &LayerGraph,
     target: &Target,
     mode: Mode,
     options: &MapOptions,
     pinned: Option<&[(u32, u32)]>,
-    anchor: usize,
     copy: u32,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<(Placement, Vec<(u32, u32)>)> {
-    let mut problem = search::Problem::build(graph, target, mode, options, pinned, diagnostics)?;
-    problem.anchor = anchor;
+    let problem = search::Problem::build(graph, target, mode, options, pinned, diagnostics)?;
     let complete = |choice: &search::Choice| {
         let mut found = Vec::new();
         let mut blamed = Vec::new();
@@ -273,22 +441,12 @@ pub(crate) fn map_one(
     Some((placement, choice.sizes))
 }
 
-/// Every PE a placement uses: its regions and the routers its transfers cross (which include
-/// the edge PEs where streams enter and leave the fabric).
-fn footprint(p: &Placement) -> BTreeSet<Coord> {
-    let mut out = BTreeSet::new();
-    for l in &p.layers {
-        let r = l.rect;
-        for y in r.y..r.y + r.height {
-            for x in r.x..r.x + r.width {
-                out.insert(Coord::new(x, y));
-            }
-        }
+/// `result` with its placement's [`Placement::copies_reason`] set to `why`.
+fn explained(mut result: MapResult, why: &str) -> MapResult {
+    if let Some(p) = &mut result.placement {
+        p.copies_reason = why.to_string();
     }
-    for t in &p.transfers {
-        out.extend(t.hops.iter().map(|h| h.at));
-    }
-    out
+    result
 }
 
 /// Where a diagnostic about the whole pipeline points: the model's first layer call.

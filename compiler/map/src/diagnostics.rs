@@ -272,7 +272,10 @@ pub(crate) fn copies_do_not_fit(call: &SourceSpan, asked: u32, fitted: u32) -> D
         at(call),
         format!("copy {} of this pipeline finds no room", fitted + 1),
     )
-    .with_note("every copy needs its own regions, routes and edge PEs: copies never share a router")
+    .with_note(
+        "every copy needs a tile of its own for its regions and the routes between them, and \
+         ways to the fabric's edge for its inputs and result",
+    )
     .with_help("ask for fewer copies, or let the mapper choose (`--copies auto`)")
 }
 

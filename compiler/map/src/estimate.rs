@@ -5,186 +5,272 @@
 //! compute  = the task cycles per sample of the busiest PE, measured by a dry run of the
 //!            kernel (crate::KernelWork), or without one
 //!            ceil(flops / 2 / (R·C) / fma_rate)    multiply-adds spread over the PEs
-//! edge_in  = max input part length (wavelets per edge PE per sample)
-//! edge_out = max output part length
-//! estimate = max(compute, edge_in, edge_out)
+//! edge_in  = Σ over bound input ports: part length × pace     (taken one after another)
+//! edge_out = max over bound output ports: part length × pace
+//! chain    = the bound output's part length, when the output port passes it along a chain
+//!            of PEs (a link class of length > 1: a reduction down the columns, along a row)
+//! cycles   = max(edge_in + compute + chain, edge_out)           the stage's period
+//! latency  = edge_in + compute + Σ chains (L − 1) · (hop + switch + msg + msg / add_rate)
 //! ```
 //!
-//! `fma_rate` is the target's fp16 rate for an fp16 result, its fp32 rate otherwise. A weight
-//! streamed into a port (weight-streaming mode) arrives once per batch, so its part length is
-//! divided by the batch size.
+//! A stream's `pace` is one wavelet per cycle, except a host stream's: the host's bandwidth is
+//! shared evenly by every host stream of the program (the simulator paces each stream at
+//! `bandwidth / streams` bytes per cycle), so `4 · streams / bandwidth` cycles per wavelet
+//! when that is more than one ([`HostPace`]). `fma_rate` is the target's fp16 rate for an
+//! fp16 result, its fp32 rate otherwise. A weight streamed into a port arrives once per
+//! batch, so its part length is divided by the batch size.
 //!
-//! A whole pipeline copy is estimated from its stages ([`CopyCost`]): its **fill** (every
-//! stage's estimate, plus a hop of latency per PE a sample crosses: each region's rows and
-//! columns and each tensor's longest route) and its **bottleneck** (the largest stage
-//! estimate), so `b` samples take `fill + (b − 1) · bottleneck` cycles. Copies run side by
-//! side, but every sample's inputs and result share the host's I/O bandwidth
-//! ([`host_io_cycles`]); the batch takes the longer of the two ([`batch_cycles`]).
-
-use std::collections::HashMap;
+//! Inputs and work add up because kernels take a sample's input, work on it and only then
+//! post the receive for the next (std.nn's `dense_tile`, std.collectives' `row_reduce`); a
+//! kernel that keeps several samples in flight (std.nn's `softmax_row`) runs faster than the
+//! estimate by up to its input time. The whole pipeline's estimate is in `crate::batch`.
 
 use wsel_ir::graph::{LayerGraph, LayerInstance, TensorRef};
 use wsel_ir::kernel::{PortDirection, ScalarTy};
 use wsel_target::Target;
 
-use crate::placement::{Estimate, PlacedLayer, Transfer};
-use crate::ports::{BoundTensor, ImplPlan, Parts};
+use crate::placement::Estimate;
+use crate::ports::{BoundTensor, ImplPlan, Parts, SlotOf, along};
+
+/// How fast host streams move: the host's bandwidth shared evenly by `streams` streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HostPace {
+    pub streams: u64,
+    pub bandwidth_bytes_per_cycle: u64,
+}
+
+impl HostPace {
+    /// The pace of `streams` host streams on `target`.
+    pub(crate) fn new(target: &Target, streams: u64) -> HostPace {
+        HostPace {
+            streams: streams.max(1),
+            bandwidth_bytes_per_cycle: u64::from(target.host_io.bandwidth_bytes_per_cycle.max(1)),
+        }
+    }
+
+    /// Cycles `wavelets` wavelets of one host stream take: at most one per cycle.
+    pub(crate) fn cycles(self, wavelets: u64) -> u64 {
+        let per_wavelet = (4 * self.streams).max(self.bandwidth_bytes_per_cycle);
+        (wavelets * per_wavelet).div_ceil(self.bandwidth_bytes_per_cycle)
+    }
+}
+
+/// One bound port, as the estimate sees it.
+#[derive(Debug, Clone, Copy)]
+struct PortCost {
+    /// Elements per sample, before splitting into parts.
+    elems: u64,
+    parts: Parts,
+    input: bool,
+    /// Samples the port's data is amortised over (a weight streamed once per batch).
+    amortise: u64,
+    /// Fed from the host, or leaving to it: paced by the host's bandwidth.
+    host: bool,
+}
+
+/// A link class along which PEs pass data from one to the next.
+#[derive(Debug, Clone, Copy)]
+struct Chain {
+    /// Along the region's rows (a north/south link), else along its columns.
+    along_rows: bool,
+    /// The bound output port the chain carries (index into `ports`), if any.
+    output: Option<usize>,
+}
 
 /// What a layer's estimate depends on, gathered once per layer.
 #[derive(Debug, Clone)]
 pub(crate) struct CostInputs {
     flops: u64,
     fma_rate: u64,
-    /// Per bound port: elements per sample (before splitting), its parts, whether it is an
-    /// input, and the number of samples it is amortised over.
-    ports: Vec<(u64, Parts, bool, u64)>,
+    ports: Vec<PortCost>,
+    chains: Vec<Chain>,
+    hop: u64,
+    switch: u64,
+    add_rate: u64,
+    host_bandwidth: u64,
 }
 
 impl CostInputs {
+    /// The inputs of layer `l` of `graph`, running the implementation `plan`.
     pub(crate) fn new(
         graph: &LayerGraph,
-        layer: &LayerInstance,
+        l: usize,
         plan: &ImplPlan,
         target: &Target,
     ) -> CostInputs {
-        let fma = match layer.output_elem {
-            ScalarTy::F16 => target.fp16.fma,
-            _ => target.fp32.fma,
+        let layer = &graph.layers[l];
+        let result = graph.output == TensorRef::Layer(l);
+        let (fma, add) = match layer.output_elem {
+            ScalarTy::F16 => (target.fp16.fma, target.fp16.add),
+            _ => (target.fp32.fma, target.fp32.add),
         };
-        let batch = graph.batch.max(1);
         let mut ports = Vec::new();
-        for p in &plan.ports {
+        let mut port_of_plan = vec![None; plan.ports.len()];
+        for (i, p) in plan.ports.iter().enumerate() {
             let Some(bind) = &p.bind else { continue };
-            let (elems, amortise) = match bind.tensor {
-                BoundTensor::Output => (per_sample(&layer.output_shape), 1),
-                BoundTensor::Arg(i) => match layer.args.get(i) {
-                    Some(TensorRef::Input(k)) => {
-                        (graph.inputs.get(*k).map_or(0, |t| per_sample(&t.shape)), 1)
-                    }
-                    Some(TensorRef::Layer(k)) => (
-                        graph
-                            .layers
-                            .get(*k)
-                            .map_or(0, |l| per_sample(&l.output_shape)),
-                        1,
-                    ),
-                    Some(TensorRef::Param(k)) => (
-                        graph
-                            .params
-                            .get(*k)
-                            .map_or(0, |t| t.tensor.shape.iter().product()),
-                        batch,
-                    ),
-                    None => (0, 1),
-                },
-            };
-            ports.push((
+            let (elems, amortise, host) = bound_elems(graph, layer, bind.tensor, result);
+            port_of_plan[i] = Some(ports.len());
+            ports.push(PortCost {
                 elems,
-                bind.parts,
-                p.direction == PortDirection::In,
+                parts: bind.parts,
+                input: p.direction == PortDirection::In,
                 amortise,
-            ));
+                host,
+            });
         }
+        let chains = plan
+            .links
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| {
+                // A chain: the class has both a sending and a receiving port.
+                let members = plan.ports.iter().filter(|p| p.slot == SlotOf::Link(k));
+                let (mut ins, mut outs) = (0, 0);
+                for p in members {
+                    match p.direction {
+                        PortDirection::In => ins += 1,
+                        PortDirection::Out => outs += 1,
+                    }
+                }
+                ins > 0 && outs > 0
+            })
+            .map(|(k, link)| Chain {
+                along_rows: along(link.dir, 2, 1) == 2,
+                output: plan.ports.iter().enumerate().find_map(|(i, p)| {
+                    let bound_out = p.slot == SlotOf::Link(k)
+                        && p.direction == PortDirection::Out
+                        && p.bind
+                            .as_ref()
+                            .is_some_and(|b| b.tensor == BoundTensor::Output);
+                    if bound_out { port_of_plan[i] } else { None }
+                }),
+            })
+            .collect();
         CostInputs {
             flops: layer.cost.flops,
             fma_rate: u64::from(fma.max(1)),
             ports,
+            chains,
+            hop: u64::from(target.hop_latency),
+            switch: u64::from(target.task_switch_cycles),
+            add_rate: u64::from(add.max(1)),
+            host_bandwidth: u64::from(target.host_io.bandwidth_bytes_per_cycle.max(1)),
         }
+    }
+
+    /// The host streams this layer's bound ports make on a `rows × cols` region.
+    pub(crate) fn host_streams(&self, rows: u32, cols: u32) -> u64 {
+        self.ports
+            .iter()
+            .filter(|p| p.host)
+            .map(|p| parts(p.parts, rows, cols))
+            .sum()
     }
 
     /// The estimate on a `rows × cols` region, whose busiest PE does `work` cycles of tasks
     /// per sample when the caller measured it ([`crate::KernelWork`]); without it, the
-    /// layer's multiply-adds spread over the region at the target's fma rate.
-    pub(crate) fn estimate(&self, rows: u32, cols: u32, work: Option<u64>) -> Estimate {
+    /// layer's multiply-adds spread over the region at the target's fma rate. Host streams
+    /// move at `pace`; `None` takes this layer's own host streams as the only ones.
+    pub(crate) fn estimate(
+        &self,
+        rows: u32,
+        cols: u32,
+        work: Option<u64>,
+        pace: Option<HostPace>,
+    ) -> Estimate {
         let pes = u64::from(rows.max(1)) * u64::from(cols.max(1));
         let compute = work.unwrap_or_else(|| self.flops.div_ceil(2 * pes * self.fma_rate));
-        let (mut edge_in, mut edge_out) = (0, 0);
-        for &(elems, parts, input, amortise) in &self.ports {
-            let n = match parts {
-                Parts::Rows => u64::from(rows.max(1)),
-                Parts::Cols => u64::from(cols.max(1)),
-                Parts::One => 1,
-            };
-            let len = elems.div_ceil(n).div_ceil(amortise);
-            if input {
-                edge_in = edge_in.max(len);
-            } else {
-                edge_out = edge_out.max(len);
+        let pace = pace.unwrap_or(HostPace {
+            streams: self.host_streams(rows, cols).max(1),
+            bandwidth_bytes_per_cycle: self.host_bandwidth,
+        });
+        let len = |p: &PortCost| {
+            p.elems
+                .div_ceil(parts(p.parts, rows, cols))
+                .div_ceil(p.amortise)
+        };
+        let time = |p: &PortCost| if p.host { pace.cycles(len(p)) } else { len(p) };
+        let edge_in: u64 = self.ports.iter().filter(|p| p.input).map(time).sum();
+        let edge_out = self
+            .ports
+            .iter()
+            .filter(|p| !p.input)
+            .map(time)
+            .max()
+            .unwrap_or(0);
+        let (mut chain, mut steps) = (0, 0);
+        for c in &self.chains {
+            let length = u64::from(if c.along_rows { rows } else { cols });
+            if length < 2 {
+                continue;
             }
+            let message = c.output.map_or(1, |o| len(&self.ports[o]));
+            if c.output.is_some() {
+                chain = chain.max(message);
+            }
+            let step = self.hop + self.switch + message + message.div_ceil(self.add_rate);
+            steps += (length - 1) * step;
         }
         Estimate {
             compute,
             edge_in,
             edge_out,
-            cycles: compute.max(edge_in).max(edge_out),
+            chain,
+            batch_compute: 0,
+            cycles: (edge_in + compute + chain).max(edge_out),
+            latency: edge_in + compute + steps,
         }
     }
 }
 
-/// What one copy of the pipeline costs, in cycles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct CopyCost {
-    /// Until the first sample has passed every stage.
-    pub fill: u64,
-    /// Per further sample: the largest stage estimate.
-    pub bottleneck: u64,
-}
-
-impl CopyCost {
-    /// The cost of the copy made of `layers` and the `transfers` between them.
-    pub(crate) fn of(layers: &[PlacedLayer], transfers: &[Transfer], hop_latency: u32) -> CopyCost {
-        let hop = u64::from(hop_latency);
-        let mut fill = 0;
-        let mut bottleneck = 0;
-        for l in layers {
-            fill += l.estimate.cycles + hop * u64::from(l.rows + l.cols);
-            bottleneck = bottleneck.max(l.estimate.cycles);
-        }
-        // The parts of a tensor travel side by side: its longest route counts.
-        let mut longest: HashMap<&str, u64> = HashMap::new();
-        for t in transfers {
-            let hops = longest.entry(t.tensor.as_str()).or_default();
-            *hops = (*hops).max(t.hops.len() as u64);
-        }
-        fill += hop * longest.values().sum::<u64>();
-        CopyCost { fill, bottleneck }
+/// Elements per sample of a bound tensor, the samples it is amortised over, and whether it
+/// crosses the host's edge.
+fn bound_elems(
+    graph: &LayerGraph,
+    layer: &LayerInstance,
+    tensor: BoundTensor,
+    result: bool,
+) -> (u64, u64, bool) {
+    match tensor {
+        BoundTensor::Output => (per_sample(&layer.output_shape), 1, result),
+        BoundTensor::Arg(i) => match layer.args.get(i) {
+            Some(TensorRef::Input(k)) => (
+                graph.inputs.get(*k).map_or(0, |t| per_sample(&t.shape)),
+                1,
+                true,
+            ),
+            Some(TensorRef::Layer(k)) => (
+                graph
+                    .layers
+                    .get(*k)
+                    .map_or(0, |l| per_sample(&l.output_shape)),
+                1,
+                false,
+            ),
+            Some(TensorRef::Param(k)) => (
+                graph
+                    .params
+                    .get(*k)
+                    .map_or(0, |t| t.tensor.shape.iter().product()),
+                graph.batch.max(1),
+                false,
+            ),
+            None => (0, 1, false),
+        },
     }
-
-    /// Cycles for `samples` samples through the copy.
-    pub(crate) fn cycles(self, samples: u64) -> u64 {
-        self.fill + samples.saturating_sub(1) * self.bottleneck
-    }
 }
 
-/// Cycles the host's I/O needs for `samples` samples: every model input and the result cross
-/// the fabric's edge at the target's host bandwidth, shared by all streams (32-bit words).
-pub(crate) fn host_io_cycles(graph: &LayerGraph, target: &Target, samples: u64) -> u64 {
-    let inputs: u64 = graph.inputs.iter().map(|t| per_sample(&t.shape)).sum();
-    let output = match graph.output {
-        TensorRef::Layer(l) => graph
-            .layers
-            .get(l)
-            .map_or(0, |l| per_sample(&l.output_shape)),
-        TensorRef::Input(i) => graph.inputs.get(i).map_or(0, |t| per_sample(&t.shape)),
-        TensorRef::Param(_) => 0,
-    };
-    let bytes = samples * (inputs + output) * 4;
-    bytes.div_ceil(u64::from(target.host_io.bandwidth_bytes_per_cycle.max(1)))
-}
-
-/// Cycles for a batch run by `copies` side by side, `samples_per_copy` samples each: the
-/// slowest copy, or the host I/O when that takes longer.
-pub(crate) fn batch_cycles(copies: &[CopyCost], samples_per_copy: u64, io_cycles: u64) -> u64 {
-    copies
-        .iter()
-        .map(|c| c.cycles(samples_per_copy))
-        .max()
-        .unwrap_or(0)
-        .max(io_cycles)
+/// The part count of a split on a `rows × cols` region.
+fn parts(p: Parts, rows: u32, cols: u32) -> u64 {
+    u64::from(match p {
+        Parts::Rows => rows.max(1),
+        Parts::Cols => cols.max(1),
+        Parts::One => 1,
+    })
 }
 
 /// Elements per sample of an activation shaped `[batch, ...]`.
-fn per_sample(shape: &[u64]) -> u64 {
+pub(crate) fn per_sample(shape: &[u64]) -> u64 {
     shape.iter().skip(1).product()
 }
 
@@ -192,32 +278,73 @@ fn per_sample(shape: &[u64]) -> u64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn compute_and_edges_take_the_maximum() {
-        let c = CostInputs {
+    fn inputs(ports: Vec<PortCost>, chains: Vec<Chain>) -> CostInputs {
+        CostInputs {
             flops: 2 * 64 * 32,
             fma_rate: 1,
-            ports: vec![(64, Parts::Rows, true, 1), (32, Parts::Cols, false, 1)],
-        };
-        let e = c.estimate(4, 2, None);
-        assert_eq!(e.compute, 256);
-        assert_eq!(e.edge_in, 16);
-        assert_eq!(e.edge_out, 16);
-        assert_eq!(e.cycles, 256);
-        let e = c.estimate(64, 32, None);
-        assert_eq!((e.compute, e.edge_in, e.edge_out, e.cycles), (1, 1, 1, 1));
+            ports,
+            chains,
+            hop: 1,
+            switch: 4,
+            add_rate: 2,
+            host_bandwidth: 1 << 20,
+        }
+    }
+
+    fn port(elems: u64, parts: Parts, input: bool, host: bool) -> PortCost {
+        PortCost {
+            elems,
+            parts,
+            input,
+            amortise: 1,
+            host,
+        }
     }
 
     #[test]
-    fn measured_work_replaces_the_flops_formula() {
-        let c = CostInputs {
-            flops: 2 * 64 * 32,
-            fma_rate: 1,
-            ports: vec![(64, Parts::Rows, true, 1)],
+    fn inputs_work_and_chain_add_up() {
+        // x over rows in, y over columns out down a chain of rows (dense_tile's shape).
+        let c = inputs(
+            vec![
+                port(64, Parts::Rows, true, false),
+                port(32, Parts::Cols, false, false),
+            ],
+            vec![Chain {
+                along_rows: true,
+                output: Some(1),
+            }],
+        );
+        let e = c.estimate(4, 2, None, None);
+        assert_eq!(
+            (e.compute, e.edge_in, e.edge_out, e.chain),
+            (256, 16, 16, 16)
+        );
+        assert_eq!(e.cycles, 16 + 256 + 16);
+        // Three steps down the rows, each a hop, a task switch, 16 wavelets and 8 adds.
+        assert_eq!(e.latency, 16 + 256 + 3 * (1 + 4 + 16 + 8));
+        // One row: no chain.
+        let e = c.estimate(1, 2, Some(10), None);
+        assert_eq!((e.chain, e.cycles, e.latency), (0, 64 + 10, 64 + 10));
+    }
+
+    #[test]
+    fn host_streams_share_the_bandwidth() {
+        let c = inputs(
+            vec![
+                port(64, Parts::Cols, true, true),
+                port(64, Parts::Cols, false, true),
+            ],
+            Vec::new(),
+        );
+        assert_eq!(c.host_streams(1, 16), 32);
+        // 32 streams share 64 bytes per cycle: a wavelet every 2 cycles.
+        let pace = HostPace {
+            streams: 32,
+            bandwidth_bytes_per_cycle: 64,
         };
-        let e = c.estimate(4, 2, Some(300));
-        assert_eq!((e.compute, e.edge_in, e.cycles), (300, 16, 300));
-        let e = c.estimate(4, 2, Some(3));
-        assert_eq!((e.compute, e.cycles), (3, 16));
+        let e = c.estimate(1, 16, Some(5), Some(pace));
+        assert_eq!((e.edge_in, e.edge_out, e.cycles), (8, 8, 13));
+        // Few streams never move faster than a wavelet per cycle.
+        assert_eq!(HostPace::new(&Target::wse2(), 2).cycles(100), 100);
     }
 }

@@ -15,16 +15,20 @@
 //! - `place`: the staircase placement around dead PEs, with transposed regions;
 //! - `routes`: routes between regions and from and to the fabric's edges;
 //! - `colors`: colors for every stream, reused where routes do not meet;
+//! - `batch`: the estimate of a whole batch (fill, period, copies side by side);
 //! - `copies`: replication of the whole pipeline for data parallelism, and the choice of the
-//!   number of copies ([`map_batch`]);
+//!   number of copies ([`map_batch`]); `tiles` moves copy 0 onto a grid of tiles, and
+//!   `io_routes` routes every copy's inputs and result to the fabric's edge;
 //! - [`report`] and [`svg`]: the `wsel map` table and picture.
 
+mod batch;
 mod colors;
 mod copies;
 pub mod diagnostics;
 mod estimate;
 mod expr;
 pub mod fixtures;
+mod io_routes;
 mod place;
 mod placement;
 mod ports;
@@ -33,6 +37,7 @@ mod routes;
 mod search;
 mod streaming;
 pub mod svg;
+mod tiles;
 
 use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_sema::Diagnostic;

@@ -307,20 +307,8 @@ pub(crate) fn place(
             orientations.reverse();
         }
         if let Some(in_side) = host_side {
-            // On the fabric's edge, the input enters the region directly. The first such
-            // layer passes over `anchor` free places (another copy of the pipeline tries
-            // several when the first does not work out).
-            let skip = if placed.is_empty() { problem.anchor } else { 0 };
-            chosen = edge_fit(
-                problem,
-                &placed,
-                rows,
-                cols,
-                &orientations,
-                in_side,
-                skip,
-                free,
-            );
+            // On the fabric's edge, the input enters the region directly.
+            chosen = edge_fit(problem, &placed, rows, cols, &orientations, in_side, free);
         }
         let multi_part_feed = producer.is_some_and(|(p, _)| {
             let pplan = &problem.layers[p].plan;
@@ -471,9 +459,8 @@ fn first_fit(
     None
 }
 
-/// The free positions whose `in_side` (a host-fed input) lies on the fabric's edge, in the
-/// order of `orientations`, along that edge from its north or west end: the first after
-/// `skip` of them.
+/// The first free position whose `in_side` (a host-fed input) lies on the fabric's edge, in
+/// the order of `orientations`, along that edge from its north or west end.
 #[allow(clippy::too_many_arguments)]
 fn edge_fit(
     problem: &Problem<'_>,
@@ -482,7 +469,6 @@ fn edge_fit(
     cols: u32,
     orientations: &[Orientation],
     in_side: wsel_ir::graph::Side,
-    mut skip: usize,
     free: impl Fn(Rect, Orientation, &[(Rect, Orientation)]) -> bool,
 ) -> Option<(Rect, Orientation)> {
     let target = problem.target;
@@ -508,10 +494,7 @@ fn edge_fit(
             let on_fabric =
                 rect.x + rect.width <= target.width && rect.y + rect.height <= target.height;
             if on_fabric && free(rect, o, placed) {
-                if skip == 0 {
-                    return Some((rect, o));
-                }
-                skip -= 1;
+                return Some((rect, o));
             }
         }
     }

@@ -108,9 +108,16 @@ pub struct Placement {
     /// pipelined mode.
     #[serde(default = "one_phase")]
     pub phases: u32,
-    /// Estimated cycles for the whole batch: the slowest copy's fill plus its samples at its
-    /// bottleneck's rate, or the host I/O time when that is longer (`docs/mapping.md` §5).
+    /// Estimated cycles for the whole batch: the slowest copy's fill plus its further samples
+    /// at its slowest stage's period (`docs/mapping.md` §5).
     pub estimated_cycles: u64,
+    /// The fill in that estimate: from a copy's first input to its first result leaving.
+    #[serde(default)]
+    pub estimated_fill_cycles: u64,
+    /// Why the pipeline runs in this many copies (`--copies auto` says what the estimate
+    /// found); empty when the count was asked for.
+    #[serde(default)]
+    pub copies_reason: String,
     /// One entry per layer instance per copy: copy 0's layers in the layer graph's order, then
     /// copy 1's, and so on. Layer indices in [`Endpoint`]s and [`EdgePoint`]s count in this
     /// list.
@@ -160,17 +167,33 @@ pub struct PlacedLayer {
     pub ports: Vec<PlacedPort>,
 }
 
-/// The analytic estimate of one layer on its region, in cycles per sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The analytic estimate of one layer on its region, in cycles per sample
+/// (`docs/mapping.md` §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Estimate {
-    /// Multiply-adds per PE at the target's fma rate.
+    /// The busiest PE's task work: measured by dry runs of the kernel, else multiply-adds per
+    /// PE at the target's fma rate. Comparable with the simulated busy cycles.
     pub compute: u64,
-    /// The longest input part (wavelets per edge PE per sample).
+    /// Cycles an edge PE takes in its inputs: every bound input port's part, one after
+    /// another, each wavelet at its stream's pace (one per cycle, or slower for a host stream
+    /// sharing the host's bandwidth).
     pub edge_in: u64,
-    /// The longest output part.
+    /// Cycles the longest output part takes to leave, at its stream's pace.
     pub edge_out: u64,
-    /// The maximum of the three.
+    /// Cycles a PE of a reduction chain waits for its neighbour's partial result (the bound
+    /// output's part, when the output port passes its data along a chain of PEs), 0 without.
+    #[serde(default)]
+    pub chain: u64,
+    /// The busiest PE's task work for the whole batch, where the estimate knows it exactly (a
+    /// phase of weight streaming, which runs every sample at once); 0 otherwise.
+    #[serde(default)]
+    pub batch_compute: u64,
+    /// The stage's period: `max(edge_in + compute + chain, edge_out)`.
     pub cycles: u64,
+    /// Cycles from a sample's first wavelet reaching the region to its result leaving it:
+    /// inputs, work, and the hops and steps of every chain of PEs the data crosses.
+    #[serde(default)]
+    pub latency: u64,
 }
 
 /// A kernel port on its region.
@@ -319,6 +342,18 @@ pub struct EdgePoint {
     pub source: EdgeSource,
     /// The layer that consumes (inputs) or produces (outputs) this stream.
     pub layer: usize,
+}
+
+impl Estimate {
+    /// The busiest PE's task work per sample for a batch of `batch` samples: `compute`, or
+    /// `batch_compute` spread over the batch where it is known.
+    pub fn work_per_sample(&self, batch: u64) -> f64 {
+        if self.batch_compute > 0 {
+            self.batch_compute as f64 / batch.max(1) as f64
+        } else {
+            self.compute as f64
+        }
+    }
 }
 
 impl PlacedLayer {
@@ -722,7 +757,7 @@ pub(crate) fn assemble(
             orientation,
             kernel_args,
             sram_bytes: cand.map_or(0, |c| c.sram_bytes),
-            estimate: cand.map_or_else(|| lp.cost.estimate(rows, cols, None), |c| c.estimate),
+            estimate: cand.map_or_else(|| lp.cost.estimate(rows, cols, None, None), |c| c.estimate),
             ports,
         });
     }
@@ -768,6 +803,8 @@ pub(crate) fn assemble(
         copies: 1,
         phases: 1,
         estimated_cycles: 0,
+        estimated_fill_cycles: 0,
+        copies_reason: String::new(),
         layers,
         transfers,
         inputs: routed.inputs.iter().map(edge).collect(),

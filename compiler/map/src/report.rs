@@ -33,9 +33,10 @@ pub fn render(p: &Placement) -> String {
         "PEs",
         "SRAM/PE used",
         "colors",
-        "est. cycles/sample",
+        "est. work",
+        "est. stage",
     ];
-    let mut rows: Vec<[String; 8]> = Vec::new();
+    let mut rows: Vec<[String; 9]> = Vec::new();
     let bottleneck = p.bottleneck();
     for (i, l) in p.layers.iter().enumerate() {
         let turned = match l.orientation {
@@ -63,6 +64,7 @@ pub fn render(p: &Placement) -> String {
                 .map(u8::to_string)
                 .collect::<Vec<_>>()
                 .join(","),
+            group(l.estimate.compute),
             format!("{}{mark}", group(l.estimate.cycles)),
         ]);
     }
@@ -77,7 +79,7 @@ pub fn render(p: &Placement) -> String {
         for (k, (cell, w)) in cells.iter().zip(widths).enumerate() {
             let pad = w.saturating_sub(cell.chars().count());
             // Numbers right-aligned, text left-aligned; the last column is not padded.
-            let right = matches!(k, 4);
+            let right = matches!(k, 4 | 7);
             if k > 0 {
                 s.push_str("  ");
             }
@@ -99,7 +101,11 @@ pub fn render(p: &Placement) -> String {
     }
     out.push('\n');
     if !p.layers.is_empty() {
-        out.push_str("(origin: the region's north-west PE as (x, y); size: logical rows × columns, T = transposed on the fabric)\n\n");
+        out.push_str(
+            "(origin: the region's north-west PE as (x, y); size: logical rows × columns, T = \
+             transposed on the fabric; est.: cycles per sample, work = the busiest PE's tasks, \
+             stage = the stage's period with its inputs and chain waits)\n\n",
+        );
     }
 
     // Where tensors cross the fabric's edge.
@@ -193,12 +199,24 @@ pub fn render(p: &Placement) -> String {
         );
         let _ = writeln!(
             out,
-            "estimated batch: {} cycles for {} sample{}{}",
+            "estimated batch: {} cycles for {} sample{}{}{}",
             group(p.estimated_cycles),
             group(p.batch),
             if p.batch == 1 { "" } else { "s" },
-            copies_note(p)
+            copies_note(p),
+            if p.phases <= 1 && p.estimated_fill_cycles > 0 {
+                format!(
+                    " (fill {}, then {} cycles per sample)",
+                    group(p.estimated_fill_cycles),
+                    group(bl.estimate.cycles)
+                )
+            } else {
+                String::new()
+            }
         );
+        if !p.copies_reason.is_empty() {
+            let _ = writeln!(out, "copies: {}", p.copies_reason);
+        }
     }
     out
 }

@@ -45,9 +45,6 @@ pub(crate) struct Problem<'a> {
     pub dead: DeadIndex,
     /// Live PEs on the fabric.
     pub live_pes: u64,
-    /// How many free places on the fabric's edge the first host-fed layer passes over before
-    /// taking one (0: the first); further copies of the pipeline try several.
-    pub anchor: usize,
     /// The rectangle the only layer must take ([`MapOptions::region`]).
     pub region: Option<Rect>,
 }
@@ -326,7 +323,7 @@ impl<'a> Problem<'a> {
                 .collect();
             let (rc, cc) = (class_of[2 * l], class_of[2 * l + 1]);
             let (rdom, cdom) = (&domains[rc], &domains[cc]);
-            let cost = CostInputs::new(graph, layer, &plan, target);
+            let cost = CostInputs::new(graph, l, &plan, target);
             let mut table = vec![None; rdom.len() * cdom.len()];
             let mut smallest_need: Option<(u64, u32, u32)> = None;
             let mut failed_eval: Option<String> = None;
@@ -376,7 +373,7 @@ impl<'a> Problem<'a> {
                         .work
                         .and_then(|w| w.cycles_per_sample(l, k, r, c, graph.batch));
                     table[ri * cdom.len() + ci] = Some(Candidate {
-                        estimate: cost.estimate(r, c, work),
+                        estimate: cost.estimate(r, c, work, None),
                         sram_bytes: sram,
                     });
                 }
@@ -440,7 +437,6 @@ impl<'a> Problem<'a> {
             domains,
             dead,
             live_pes,
-            anchor: 0,
             region: options.region,
         })
     }

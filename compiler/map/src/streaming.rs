@@ -95,7 +95,6 @@ pub(crate) fn map_streamed(graph: &LayerGraph, target: &Target, options: &MapOpt
             &pinned_options,
             Some(&pinned),
             0,
-            0,
             &mut diagnostics,
         ) else {
             return failed(diagnostics);
@@ -416,7 +415,10 @@ fn phase_estimate(
         compute: compute.div_ceil(batch),
         edge_in: ramp.max(store).div_ceil(batch),
         edge_out: 0,
+        batch_compute: compute,
+        chain: chain.div_ceil(batch),
         cycles: cycles.div_ceil(batch),
+        latency: cycles,
     }
 }
 

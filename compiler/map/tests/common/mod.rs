@@ -183,8 +183,10 @@ fn walk(
 }
 
 /// Panics unless the copies of the pipeline are apart: every copy has the graph's layers in
-/// order, and no router (a region's PE or a route's hop, including the edge PEs where streams
-/// enter and leave) serves two copies.
+/// order, no router of a region or of a route between regions serves two copies, and every
+/// copy's streams through the fabric's edge start or end on it. Those routes may cross other
+/// copies' routers on other colors: [`check_placement`] checks one route per color per
+/// router.
 pub fn check_copies(p: &Placement, layers_per_copy: usize) {
     assert_eq!(p.layers.len(), layers_per_copy * p.copies as usize);
     assert_eq!(p.batch, p.samples_per_copy * u64::from(p.copies));
@@ -210,10 +212,20 @@ pub fn check_copies(p: &Placement, layers_per_copy: usize) {
             }
         }
     }
-    for t in &p.transfers {
+    let to_edge = |t: &wsel_map::Transfer| {
+        std::iter::once(&t.source).chain(&t.destinations).any(|e| {
+            matches!(
+                e,
+                Endpoint::Host { .. } | Endpoint::WeightStore { .. } | Endpoint::HostOutput { .. }
+            )
+        })
+    };
+    for t in p.transfers.iter().filter(|t| !to_edge(t)) {
         for h in &t.hops {
             claim(h.at, t.copy, &t.tensor);
         }
+    }
+    for t in &p.transfers {
         for e in std::iter::once(&t.source).chain(&t.destinations) {
             if let Endpoint::LayerInput { layer, .. } | Endpoint::LayerOutput { layer, .. } = e {
                 assert_eq!(p.layers[*layer].copy, t.copy, "{} crosses copies", t.tensor);
@@ -226,13 +238,11 @@ pub fn check_copies(p: &Placement, layers_per_copy: usize) {
             "edge stream of {}",
             e.tensor
         );
-        assert_eq!(
-            owner.get(&e.at),
-            Some(&e.copy),
-            "edge PE {} of copy {}",
-            e.at,
-            e.copy
-        );
+        let on_edge = e.at.x == 0
+            || e.at.y == 0
+            || e.at.x + 1 == p.fabric_width
+            || e.at.y + 1 == p.fabric_height;
+        assert!(on_edge, "edge PE {} of copy {}", e.at, e.copy);
     }
     for c in 0..p.copies {
         assert!(
