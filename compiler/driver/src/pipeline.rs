@@ -165,8 +165,8 @@ pub enum ModeRequest {
     Auto,
 }
 
-/// How the mapper gets the model lowered other ways: for a copy's share of the batch, and
-/// staged for weight streaming (`wsel_lower::staged_graph`).
+/// How the mapper gets the model lowered other ways: for another batch size (a copy's share
+/// of the batch, a micro-batch), and staged for weight streaming (`wsel_lower::staged_graph`).
 pub struct Lowerings<'a> {
     pub per_copy: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub staged: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
@@ -202,12 +202,11 @@ pub fn map_graph(
                 copies,
             ));
         }
-        let staged = staged(graph)?;
-        let result = wsel_map::map(&staged, target, mode, &options);
-        Ok(Mapped {
-            result,
-            graph: staged,
-        })
+        let whole = staged(graph)?;
+        let mut micro = |b: u64| staged(&per_copy(b)?);
+        Ok(wsel_map::map_micro_batches(
+            &whole, &mut micro, target, &options,
+        ))
     };
     let placed = |mapped: Result<Mapped, Vec<Diagnostic>>, mode: Mode, reason: String| {
         let Mapped { result, graph } = mapped?;

@@ -24,7 +24,7 @@ use crate::run_activity::{LayerActivity, layer_activity};
 use crate::run_timing::{
     Latency, StallCause, WeightStreaming, latency, layer_pes, weight_streaming,
 };
-use crate::streamed_report::PhaseRow;
+use crate::streamed_report::{MicroBatches, PhaseRow};
 use crate::tensor::Tensor;
 
 /// The version of the JSON report's layout (its `schema` field), raised whenever a field
@@ -61,6 +61,8 @@ pub struct RunReport {
     pub accuracy: Option<Accuracy>,
     /// The phases of a weight-streaming run, in order (empty in pipelined mode).
     pub phases: Vec<PhaseRow>,
+    /// Weight streaming in micro-batches, when the batch does not fit at once.
+    pub micro_batches: Option<MicroBatches>,
 }
 
 /// One layer of the report.
@@ -206,6 +208,7 @@ impl RunReport {
                 total,
             }),
             phases: Vec::new(),
+            micro_batches: None,
         }
     }
 

@@ -336,6 +336,8 @@ fn placement(layers: Vec<PlacedLayer>, transfers: Vec<Transfer>) -> Placement {
         stage_target: 0,
         copies: 1,
         phases: 1,
+        micro_batches: 1,
+        micro_batch_reason: String::new(),
         estimated_cycles: 0,
         layers,
         transfers,

@@ -45,6 +45,7 @@ pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
     PlacedPort, Placement, Transfer,
 };
+pub use streaming::map_micro_batches;
 
 /// The task work of a layer's kernel on a region, for the estimate (`docs/mapping.md` §5):
 /// what a caller that can lower and run kernels measures (the driver dry-runs every kernel

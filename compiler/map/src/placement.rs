@@ -108,6 +108,14 @@ pub struct Placement {
     /// pipelined mode.
     #[serde(default = "one_phase")]
     pub phases: u32,
+    /// Weight streaming: the batch runs in this many micro-batches of `samples_per_copy`
+    /// samples, one after another, every phase for each (1: the whole batch at once).
+    #[serde(default = "one_phase")]
+    pub micro_batches: u32,
+    /// Why the batch runs in micro-batches: the working set of the whole batch that does not
+    /// fit (empty when it runs whole).
+    #[serde(default)]
+    pub micro_batch_reason: String,
     /// Estimated cycles for the whole batch: the slowest copy's fill plus its samples at its
     /// bottleneck's rate, or the host I/O time when that is longer (`docs/mapping.md` §5).
     pub estimated_cycles: u64,
@@ -767,6 +775,8 @@ pub(crate) fn assemble(
         stage_target: choice.stage_target,
         copies: 1,
         phases: 1,
+        micro_batches: 1,
+        micro_batch_reason: String::new(),
         estimated_cycles: 0,
         layers,
         transfers,

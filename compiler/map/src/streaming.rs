@@ -120,6 +120,69 @@ pub(crate) fn map_streamed(graph: &LayerGraph, target: &Target, options: &MapOpt
     }
 }
 
+/// Maps a model for weight streaming, in micro-batches when the whole batch does not fit:
+/// `staged(b)` lowers and stages the model for a batch of `b` samples. The whole batch first;
+/// when a layer's working set does not fit even the whole fabric (E0612), the largest
+/// micro-batch that divides the batch and maps. The graph returned is the one the placement
+/// runs (lowered for a micro-batch).
+pub fn map_micro_batches(
+    graph: &LayerGraph,
+    staged: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    target: &Target,
+    options: &MapOptions,
+) -> crate::Mapped {
+    let batch = graph.batch.max(1);
+    let whole = map_streamed(graph, target, options);
+    let too_big = |r: &MapResult| r.diagnostics.iter().any(|d| d.code == diag::E0612);
+    if whole.placement.is_some() || !too_big(&whole) {
+        return crate::Mapped {
+            result: whole,
+            graph: graph.clone(),
+        };
+    }
+    for size in (1..batch).rev().filter(|s| batch.is_multiple_of(*s)) {
+        let lowered = match staged(size) {
+            Ok(g) => g,
+            Err(diagnostics) => {
+                return crate::Mapped {
+                    result: MapResult {
+                        placement: None,
+                        diagnostics,
+                    },
+                    graph: graph.clone(),
+                };
+            }
+        };
+        let mut result = map_streamed(&lowered, target, options);
+        if let Some(p) = &mut result.placement {
+            p.micro_batches = (batch / size) as u32;
+            p.micro_batch_reason = whole
+                .diagnostics
+                .iter()
+                .find(|d| d.code == diag::E0612)
+                .map(|d| d.message.clone())
+                .unwrap_or_default();
+            p.batch = batch;
+            p.estimated_cycles = p.estimated_cycles * (batch / size)
+                + u64::from(target.reconfigure_cycles) * (batch / size - 1);
+            return crate::Mapped {
+                result,
+                graph: lowered,
+            };
+        }
+        if !too_big(&result) {
+            return crate::Mapped {
+                result,
+                graph: lowered,
+            };
+        }
+    }
+    crate::Mapped {
+        result: whole,
+        graph: graph.clone(),
+    }
+}
+
 /// Every layer's streaming implementation (its index), or E0606 at each layer without one.
 fn streaming_impls(graph: &LayerGraph) -> Result<Vec<usize>, Vec<Diagnostic>> {
     let mut impls = Vec::new();
