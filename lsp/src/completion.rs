@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use wsel_sema::builtins::BUILTINS;
 use wsel_sema::items::{ItemKind, item_index, module_scope, resolve_module};
 use wsel_sema::kernel_signature;
 use wsel_syntax::{KEYWORDS, Token, ast};
@@ -35,8 +36,6 @@ pub struct Completion {
     pub kind: CompletionKind,
     pub detail: Option<String>,
 }
-
-const FUNCTIONS: &[&str] = &["exp", "log", "sqrt", "tanh", "abs", "max", "min", "sum"];
 
 pub fn completions(ctx: &FileCtx<'_>, offset: usize) -> Vec<Completion> {
     let offset = offset.min(ctx.text.len());
@@ -323,9 +322,9 @@ fn everything(ctx: &FileCtx<'_>, offset: usize) -> Vec<Completion> {
     let in_kernel = item_at(&ctx.defs, offset).is_some_and(|(_, d)| d.kind == DefKind::Kernel);
     if in_kernel {
         out.extend(
-            FUNCTIONS
+            BUILTINS
                 .iter()
-                .map(|f| simple(f, CompletionKind::Function, "math function")),
+                .map(|f| simple(f.name, CompletionKind::Function, f.signature)),
         );
         out.push(simple(
             "pe",

@@ -147,7 +147,7 @@ fn ident_class(
         }
         (_, "multicast" | "array" | "port" | "rows" | "cols") => (Class::Keyword, 0),
         (_, "pe" | "region") => (Class::Variable, DEFAULT_LIBRARY | READONLY),
-        (_, "exp" | "log" | "sqrt" | "tanh" | "abs" | "max" | "min" | "sum") => {
+        (_, name) if wsel_sema::builtins::builtin(name).is_some() => {
             (Class::Function, DEFAULT_LIBRARY)
         }
         _ => (Class::Variable, 0),

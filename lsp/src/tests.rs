@@ -23,9 +23,14 @@ model m(x: f32[B, 16]) -> f32[B, 8] {
 ";
 
 fn with_ctx(check: impl FnOnce(&FileCtx<'_>)) {
+    with_src(SRC, check);
+}
+
+/// Runs `check` on `src` (file `/project/m.wse`), which must check cleanly.
+fn with_src(src: &str, check: impl FnOnce(&FileCtx<'_>)) {
     let mut db = wsel_sema::Database::default();
     let path = Path::new("/project/m.wse");
-    let file = wsel_sema::load_program(&mut db, path, &mut |_| Ok(SRC.to_string()));
+    let file = wsel_sema::load_program(&mut db, path, &mut |_| Ok(src.to_string()));
     let file = file.unwrap_or_else(|e| panic!("{e}"));
     assert!(wsel_sema::diagnostics(&db, file).is_empty());
     check(&FileCtx::new(&db, file));
@@ -132,6 +137,46 @@ fn inlay_hints_and_semantic_classes() {
         assert_eq!(
             class_at(at("WIDTH]")),
             Some((Class::Variable, crate::semantic_tokens::READONLY))
+        );
+    });
+}
+
+const MASKS: &str = "kernel clip(n: u32) {
+    var x: [f32; n];
+    var keep: [bool; n];
+    task main() {
+        keep[0..n] = x[0..n] > 0.0;
+        x[0..n] = select(keep[0..n], x[0..n], 0.0);
+    }
+}
+";
+
+#[test]
+fn builtin_functions_have_hover_completion_and_a_class() {
+    with_src(MASKS, |ctx| {
+        let at = |needle: &str| MASKS.find(needle).unwrap_or_else(|| panic!("{needle}"));
+        let h = hover(ctx, at("select(") + 2)
+            .map(|h| h.markdown)
+            .unwrap_or_default();
+        assert!(
+            h.contains("select(mask, a, b)") && h.contains("element-wise"),
+            "{h}"
+        );
+        let h = hover(ctx, at("> 0.0"))
+            .map(|h| h.markdown)
+            .unwrap_or_default();
+        assert!(h.contains("bool"), "{h}");
+        let items = completions(ctx, at("x[0..n] = select"));
+        let select = items.iter().find(|c| c.label == "select");
+        assert_eq!(
+            select.and_then(|c| c.detail.as_deref()),
+            Some("select(mask, a, b)")
+        );
+        let classes = classify(ctx);
+        let class = classes.iter().find(|c| c.span.start == at("select("));
+        assert_eq!(
+            class.map(|c| (c.class, c.modifiers)),
+            Some((Class::Function, DEFAULT_LIBRARY))
         );
     });
 }

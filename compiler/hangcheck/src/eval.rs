@@ -45,6 +45,16 @@ pub(crate) fn eval(expr: &Expr, env: Option<&CoordEnv>) -> Option<Const> {
             }
         }
         Expr::Binary { op, ty, lhs, rhs } => binary(*op, *ty, lhs, rhs, env),
+        Expr::Select {
+            cond,
+            on_true,
+            on_false,
+            ..
+        } => match eval_bool(cond, env) {
+            Some(true) => eval(on_true, env),
+            Some(false) => eval(on_false, env),
+            None => Some(eval(on_true, env)?).filter(|a| eval(on_false, env) == Some(*a)),
+        },
         Expr::Cast { from, to, value } => {
             let v = eval(value, env)?;
             match (from, to) {
@@ -163,6 +173,16 @@ fn visit_reads(expr: &Expr, r: &mut Reads) {
             visit_reads(rhs, r);
         }
         Expr::Cast { value, .. } => visit_reads(value, r),
+        Expr::Select {
+            cond,
+            on_true,
+            on_false,
+            ..
+        } => {
+            visit_reads(cond, r);
+            visit_reads(on_true, r);
+            visit_reads(on_false, r);
+        }
     }
 }
 

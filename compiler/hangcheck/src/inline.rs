@@ -108,6 +108,16 @@ fn substitute(expr: &mut Expr, known: &HashMap<LocalId, Expr>) {
         }
         Expr::Cast { value, .. } => substitute(value, known),
         Expr::Load { index, .. } => substitute(index, known),
+        Expr::Select {
+            cond,
+            on_true,
+            on_false,
+            ..
+        } => {
+            substitute(cond, known);
+            substitute(on_true, known);
+            substitute(on_false, known);
+        }
         Expr::Const(_) | Expr::Coord(_) | Expr::Math { .. } | Expr::Reduce { .. } => {}
     }
 }

@@ -379,3 +379,51 @@ fn the_stdlib_dense_tile_multiplies_and_adds_its_bias() {
         "{events:?}"
     );
 }
+
+const LIFE_RULE: &str = r"
+kernel k(n: u32) {
+    var alive: [f32; n];
+    var neighbours: [f32; n];
+    var born: [bool; n];
+    var next: [f32; n];
+    var clipped: f32;
+    task main() {
+        born[0..n] = neighbours[0..n] == 3.0;
+        next[0..n] = select(born[0..n] || (alive[0..n] > 0.5 && neighbours[0..n] == 2.0), 1.0, 0.0);
+        clipped = select(sum(next[0..n]) > 2.0, 2.0, sum(next[0..n]));
+    }
+}
+";
+
+#[test]
+fn masks_and_select_apply_the_game_of_life_rule() {
+    let (db, file) = common::load_one(LIFE_RULE);
+    let kernel = common::lower(&db, file, "k", &[("n", 6)]);
+    let mut sram = Sram::new(&kernel);
+    let alive = [1.0f32, 1.0, 0.0, 0.0, 1.0, 0.0];
+    let neighbours = [2.0f32, 3.0, 3.0, 2.0, 4.0, 1.0];
+    sram.set_f32("alive", &alive);
+    sram.set_f32("neighbours", &neighbours);
+    let pe = Pe {
+        col: 0,
+        row: 0,
+        cols: 1,
+        rows: 1,
+    };
+    let (words, _) = run(&sram, "main", pe);
+    let after = Sram {
+        kernel: &kernel,
+        words,
+    };
+    // NumPy: born = nb == 3; next = np.where(born | ((alive > 0.5) & (nb == 2)), 1.0, 0.0)
+    let next: Vec<f64> = alive
+        .iter()
+        .zip(&neighbours)
+        .map(|(a, n)| f64::from(u8::from(*n == 3.0 || (*a > 0.5 && *n == 2.0))))
+        .collect();
+    close(&after.f32s("next"), &next);
+    let born: Vec<u32> = neighbours.iter().map(|n| u32::from(*n == 3.0)).collect();
+    assert_eq!(&after.words[after.range("born")], born.as_slice());
+    // Three cells live next (0, 1, 2): select(3 > 2, 2.0, 3.0) = 2.0.
+    close(&after.f32s("clipped"), &[2.0]);
+}

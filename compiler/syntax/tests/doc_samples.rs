@@ -35,8 +35,19 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        12,
+        13,
         "a sample was added to or removed from the doc"
+    );
+}
+
+#[test]
+fn masks_and_select() {
+    check(
+        "  var keep: [bool; n];
+  keep[0..n] = x[0..n] > 0.0 && x[0..n] < limit;
+  y[0..n] = select(keep[0..n], x[0..n], 0.0);          // y = np.where(keep, x, 0.0)
+  alive[0..n] = select(nb[0..n] == 3.0 || (alive[0..n] > 0.5 && nb[0..n] == 2.0), 1.0, 0.0);",
+        Wrap::Stmt,
     );
 }
 

@@ -7,7 +7,7 @@ use wsel_ir::kernel::{
 };
 use wsel_syntax::ast::{self, Span};
 
-use super::infer::{float_only, is_logic, is_reduction};
+use super::infer::{float_only, is_comparison, is_logic, is_reduction};
 use super::{Lowerer, Member, NameRef, fold};
 use crate::error::LowerError;
 use crate::value::{scalar_ty, to_const};
@@ -92,7 +92,13 @@ impl Lowerer<'_> {
                 operand: Box::new(self.vexpr(operand, ty)?),
             },
             ast::Expr::Binary { op, lhs, rhs, .. } => {
-                let operand_ty = if is_logic(*op) { ScalarTy::Bool } else { ty };
+                let operand_ty = if is_comparison(*op) {
+                    self.operand_type(Some(*op), lhs, rhs, None)
+                } else if is_logic(*op) {
+                    ScalarTy::Bool
+                } else {
+                    ty
+                };
                 VExpr::Binary {
                     op: binary_op(*op),
                     ty: operand_ty,
@@ -116,6 +122,12 @@ impl Lowerer<'_> {
             }
             ast::Expr::Call { callee, args, span } => match (callee.name.as_str(), args.as_slice())
             {
+                ("select", [cond, a, b]) => VExpr::Select {
+                    ty,
+                    cond: Box::new(self.vexpr(cond, ScalarTy::Bool)?),
+                    on_true: Box::new(self.vexpr(a, ty)?),
+                    on_false: Box::new(self.vexpr(b, ty)?),
+                },
                 ("max" | "min", [a, b]) => VExpr::Binary {
                     op: if callee.name == "max" {
                         BinaryOp::Max
@@ -235,6 +247,18 @@ impl Lowerer<'_> {
                     op,
                     ty,
                     src: Box::new(src),
+                })
+            }
+            [cond, a, b] if name == "select" => {
+                let value_ty = self.operand_type(None, a, b, Some(ty));
+                let (cond, _) = self.expr(cond, Some(ScalarTy::Bool))?;
+                let (on_true, _) = self.expr(a, Some(value_ty))?;
+                let (on_false, _) = self.expr(b, Some(value_ty))?;
+                Ok(Expr::Select {
+                    ty: value_ty,
+                    cond: Box::new(cond),
+                    on_true: Box::new(on_true),
+                    on_false: Box::new(on_false),
                 })
             }
             [a, b] if name == "max" || name == "min" => {

@@ -98,6 +98,13 @@ impl Lowerer<'_> {
                     [arg] if is_reduction(name, args) => {
                         Inferred::scalar(self.infer(arg, hint).elem)
                     }
+                    [cond, a, b] if name == "select" => {
+                        let values = self.infer_operands(a, b, hint);
+                        Inferred {
+                            vector: values.vector || self.infer(cond, None).vector,
+                            ..values
+                        }
+                    }
                     [a, b] => self.infer_operands(a, b, hint),
                     [arg] => {
                         let arg_hint = if float_only(name) {
