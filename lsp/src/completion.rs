@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use wsel_sema::builtins::BUILTINS;
 use wsel_sema::items::{ItemKind, item_index, module_scope, resolve_module};
-use wsel_sema::kernel_signature;
+use wsel_sema::{kernel_signature, layer_signature};
 use wsel_syntax::{KEYWORDS, Token, ast};
 
 use crate::context::FileCtx;
@@ -110,7 +110,58 @@ pub fn completions(ctx: &FileCtx<'_>, offset: usize) -> Vec<Completion> {
     if let Some(kernel) = open_run_call(&before) {
         return kernel_params(ctx, kernel);
     }
-    everything(ctx, offset)
+    let mut out = everything(ctx, offset);
+    if let Some(layer) = open_call(&before) {
+        out.extend(layer_scalars(ctx, layer));
+    }
+    out
+}
+
+/// The callee of the innermost unclosed call `f(...` when the cursor is where an argument
+/// starts (after the `(` or a `,`).
+fn open_call<'t>(before: &[&'t Token]) -> Option<&'t str> {
+    if !matches!(before.last(), Some(Token::LParen | Token::Comma)) {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, token) in before.iter().enumerate().rev() {
+        match token {
+            Token::RParen => depth += 1,
+            Token::LParen if depth > 0 => depth -= 1,
+            Token::LParen => {
+                return match i.checked_sub(1).map(|j| before[j]) {
+                    Some(Token::Ident(callee)) => Some(callee.as_str()),
+                    _ => None,
+                };
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The scalar inputs of `layer` (a layer in scope), given by name at a call.
+fn layer_scalars(ctx: &FileCtx<'_>, layer: &str) -> Vec<Completion> {
+    let db = ctx.db;
+    let Some(item) = module_scope(db, ctx.file).get(layer) else {
+        return Vec::new();
+    };
+    if item.kind(db) != ItemKind::Layer {
+        return Vec::new();
+    }
+    layer_signature(db, item)
+        .scalars
+        .iter()
+        .map(|s| Completion {
+            label: s.name.clone(),
+            kind: CompletionKind::Variable,
+            detail: Some(format!(
+                "scalar input of `{layer}`: {}{}",
+                wsel_sema::ty::scalar_name(s.ty),
+                s.default.map(|d| format!(" = {d}")).unwrap_or_default()
+            )),
+        })
+        .collect()
 }
 
 fn simple(label: &str, kind: CompletionKind, detail: &str) -> Completion {

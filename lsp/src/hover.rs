@@ -98,9 +98,11 @@ pub fn describe_def(
             slice(&def.decl_span).trim_end_matches(';').to_string()
         }
         DefKind::Task => format!("task {}()", def.name),
-        DefKind::KernelParam | DefKind::LayerInput | DefKind::LayerParam | DefKind::ModelInput => {
-            slice(&def.decl_span)
-        }
+        DefKind::KernelParam
+        | DefKind::LayerInput
+        | DefKind::LayerParam
+        | DefKind::LayerScalar
+        | DefKind::ModelInput => slice(&def.decl_span),
         DefKind::LayerOutput => format!("-> {}", slice(&def.decl_span)),
         DefKind::Let | DefKind::ModelLet => match ty {
             Some(t) => format!("let {}: {t}", def.name),

@@ -163,6 +163,7 @@ fn def_class(kind: DefKind) -> (Class, u32) {
         DefKind::InPort | DefKind::OutPort => (Class::Property, 0),
         DefKind::DimVar | DefKind::RegionSize => (Class::TypeParameter, 0),
         DefKind::LayerInput | DefKind::LayerParam | DefKind::LayerOutput => (Class::Parameter, 0),
+        DefKind::LayerScalar => (Class::Parameter, READONLY),
         DefKind::Storage
         | DefKind::Let
         | DefKind::LocalVar

@@ -181,6 +181,49 @@ fn builtin_functions_have_hover_completion_and_a_class() {
     });
 }
 
+const HEAT: &str = "import std.stencil.{jacobi};
+
+model heat(plate: f32[B, 8, 8]) -> f32[B, 8, 8] {
+    return jacobi(plate, steps = 3);
+}
+";
+
+#[test]
+fn layer_scalar_inputs_on_hover_completion_and_tokens() {
+    with_src(HEAT, |ctx| {
+        let at = |needle: &str| HEAT.find(needle).unwrap_or_else(|| panic!("{needle}"));
+        let h = hover(ctx, at("jacobi(plate") + 1)
+            .map(|h| h.markdown)
+            .unwrap_or_default();
+        assert!(h.contains("steps: u32 = 16"), "{h}");
+        assert!(h.contains("`steps = 3`"), "{h}");
+        // 4 flops per interior cell and step: 4 * 6 * 6 * 3.
+        assert!(h.contains("flops: 432 per sample"), "{h}");
+        let h = hover(ctx, at("steps ="))
+            .map(|h| h.markdown)
+            .unwrap_or_default();
+        assert!(
+            h.contains("steps: u32 = 16") && h.contains("layer scalar input"),
+            "{h}"
+        );
+        let items = completions(ctx, at("steps ="));
+        let steps = items.iter().find(|c| c.label == "steps");
+        assert_eq!(
+            steps.and_then(|c| c.detail.as_deref()),
+            Some("scalar input of `jacobi`: u32 = 16")
+        );
+        let classes = classify(ctx);
+        let class = classes.iter().find(|c| c.span.start == at("steps ="));
+        assert_eq!(
+            class.map(|c| (c.class, c.modifiers)),
+            Some((
+                Class::Parameter,
+                crate::semantic_tokens::READONLY | DEFAULT_LIBRARY
+            ))
+        );
+    });
+}
+
 /// The hover of the `dense` call in `src` (file `/project/m.wse`).
 fn dense_call_hover(src: &str) -> String {
     let mut db = wsel_sema::Database::default();

@@ -364,6 +364,7 @@ fn graph(layers: usize) -> wsel_ir::graph::LayerGraph {
                 output_elem: wsel_ir::kernel::ScalarTy::F32,
                 output_shape: vec![1],
                 dims: Default::default(),
+                scalars: Vec::new(),
                 cost: wsel_ir::graph::LayerCost {
                     flops: 0,
                     weight_bytes: 0,

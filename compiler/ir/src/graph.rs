@@ -84,6 +84,9 @@ pub struct LayerInstance {
     pub output_shape: Vec<u64>,
     /// Every dimension variable bound at this call, including the batch (`B` or its name).
     pub dims: BTreeMap<String, u64>,
+    /// Every scalar input of the layer with its value at this call (given or default), in
+    /// the signature's order. Lowering has already put them into the expressions below.
+    pub scalars: Vec<(String, CValue)>,
     pub cost: LayerCost,
     /// The implementations, at most one per mode.
     pub impls: Vec<LayerImpl>,

@@ -166,6 +166,7 @@ pub fn dense(
         output_elem: ScalarTy::F32,
         output_shape: vec![batch, m],
         dims,
+        scalars: Vec::new(),
         cost: LayerCost {
             flops: 2 * n * m + m,
             weight_bytes: 4 * (n * m + m),
@@ -216,6 +217,7 @@ pub fn relu(index: usize, x: TensorRef, n: u64, batch: u64) -> LayerInstance {
         output_elem: ScalarTy::F32,
         output_shape: vec![batch, n],
         dims,
+        scalars: Vec::new(),
         cost: LayerCost {
             flops: n,
             weight_bytes: 0,

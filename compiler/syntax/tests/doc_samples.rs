@@ -35,8 +35,22 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        13,
+        14,
         "a sample was added to or removed from the doc"
+    );
+}
+
+#[test]
+fn layer_scalar_inputs() {
+    check(
+        "layer jacobi(x: f32[B, H, W], steps: u32 = 16) -> y: f32[B, H, W] { ... }
+layer scaled(x: f32[B, N], factor: f32, eps: f32 = 1e-5) -> y: f32[B, N] { ... }
+
+model smooth(plate: f32[B, 64, 64]) -> f32[B, 64, 64] {
+    let t = jacobi(plate, steps = 500);     // 500 steps
+    return jacobi(t);                       // 16, the default
+}",
+        Wrap::Module,
     );
 }
 

@@ -30,6 +30,7 @@ pub(super) fn lower_impl(
         if let ast::Expr::Name(id) = size
             && !cx.dim_vars.contains(&id.name)
             && !is_module_const(cx, &id.name)
+            && !cx.scalars.iter().any(|(name, _)| *name == id.name)
         {
             regions.push(id.name.clone());
             return RegionSide::Free(id.name.clone());

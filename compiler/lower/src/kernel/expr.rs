@@ -62,7 +62,9 @@ impl Lowerer<'_> {
                     index: Box::new(index),
                 }
             }
-            ast::Expr::Call { callee, args, span } => self.call(callee, args, span, ty)?,
+            ast::Expr::Call {
+                callee, args, span, ..
+            } => self.call(callee, args, span, ty)?,
             ast::Expr::Slice { span, .. } | ast::Expr::Str(_, span) | ast::Expr::Error(span) => {
                 return Err(self.error(span, "this expression has no scalar value"));
             }
@@ -120,8 +122,9 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            ast::Expr::Call { callee, args, span } => match (callee.name.as_str(), args.as_slice())
-            {
+            ast::Expr::Call {
+                callee, args, span, ..
+            } => match (callee.name.as_str(), args.as_slice()) {
                 ("select", [cond, a, b]) => VExpr::Select {
                     ty,
                     cond: Box::new(self.vexpr(cond, ScalarTy::Bool)?),

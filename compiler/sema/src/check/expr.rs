@@ -366,7 +366,19 @@ impl<'db> Checker<'db> {
             ast::Expr::Cast { value, ty, span } => self.cast(value, *ty, span),
             ast::Expr::Index { base, index, span } => self.index(base, index, span),
             ast::Expr::Slice { base, lo, hi, span } => self.slice(base, lo, hi, span),
-            ast::Expr::Call { callee, args, span } => self.call(callee, args, span, hint),
+            ast::Expr::Call {
+                callee,
+                args,
+                named,
+                span,
+            } => {
+                if let Some((name, _)) = named.first() {
+                    let d = types::named_argument(self.loc(&name.span), &callee.name);
+                    self.report(d);
+                    return Typed::error();
+                }
+                self.call(callee, args, span, hint)
+            }
             ast::Expr::Error(_) => Typed::error(),
         }
     }
@@ -1124,8 +1136,17 @@ pub fn print_expr(expr: &ast::Expr) -> String {
             print_expr(lo),
             print_expr(hi)
         ),
-        ast::Expr::Call { callee, args, .. } => {
-            let args: Vec<String> = args.iter().map(print_expr).collect();
+        ast::Expr::Call {
+            callee,
+            args,
+            named,
+            ..
+        } => {
+            let args = args.iter().map(print_expr);
+            let named = named
+                .iter()
+                .map(|(n, v)| format!("{} = {}", n.name, print_expr(v)));
+            let args: Vec<String> = args.chain(named).collect();
             format!("{}({})", callee.name, args.join(", "))
         }
         ast::Expr::Error(_) => "_".to_string(),

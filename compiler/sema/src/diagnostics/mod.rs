@@ -107,6 +107,15 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0433", "unknown run setting"),
     ("E0434", "invalid run setting value"),
     ("E0435", "more than one `run` item in a file"),
+    (
+        "E0436",
+        "named argument that is not a scalar input of the layer",
+    ),
+    ("E0437", "scalar input given twice at a layer call"),
+    (
+        "E0438",
+        "scalar input without a default not given at a layer call",
+    ),
 ];
 
 /// A suggestion among `candidates` for the misspelt `name`, by edit distance.
