@@ -16,7 +16,7 @@ use wsel_ir::kernel::{KernelIr, TaskId};
 use wsel_map::{EdgePoint, Orientation, Placement};
 use wsel_sim::{AbiEntry, AbiTask, EdgeInput, EdgeOutput, Program, TaskCode};
 
-use crate::parts::{Cell, block_indices, gather, scatter};
+use crate::parts::{Cell, block_indices, gather, padded_slots, scatter};
 use crate::pipeline::Compiled;
 use crate::tensor::Tensor;
 
@@ -231,20 +231,16 @@ fn load_array_binds(
             &tensor.words,
             &block_indices(&tensor.shape, &bind.split, cell),
         );
-        if block.len() != array.len as usize {
+        // Every PE's array is sized for the largest block; a smaller one keeps its strides.
+        let (slots, largest) = padded_slots(&tensor.shape, &bind.split, cell);
+        if largest != array.len as usize {
             return Err(format!(
-                "`{}`: the block of `{}` for PE ({}, {}) has {} elements, array `{}` holds {}",
-                layer.name,
-                bind.tensor,
-                cell.row,
-                cell.col,
-                block.len(),
-                array.name,
-                array.len
+                "`{}`: the largest block of `{}` has {largest} elements, array `{}` holds {}",
+                layer.name, bind.tensor, array.name, array.len
             ));
         }
         let start = array.offset_words as usize;
-        image[start..start + block.len()].copy_from_slice(&block);
+        scatter(&mut image[start..start + largest], &slots, &block);
     }
     Ok(())
 }

@@ -60,6 +60,13 @@ impl Converter<'_, '_> {
                     CExpr::Min(a, b)
                 }
             }
+            ast::Expr::Call { callee, args, .. }
+                if (callee.name == "part_len" || callee.name == "part_start")
+                    && args.len() == 3 =>
+            {
+                let [total, parts, index] = [&args[0], &args[1], &args[2]].map(|a| self.convert(a));
+                part_expr(callee.name == "part_start", total?, parts?, index?)
+            }
             ast::Expr::Cast { value, ty, .. } => {
                 let inner = self.convert(value)?;
                 let value = inner.eval(self.values).map_err(|_| {
@@ -122,6 +129,26 @@ pub fn literal(value: CValue) -> CExpr {
         CValue::Int(v) => CExpr::Int(v),
         CValue::Float(v) => CExpr::Float(v),
         CValue::Bool(v) => CExpr::Bool(v),
+    }
+}
+
+/// `part_len(total, parts, index)` as `(total + parts - 1 - index) / parts`, or
+/// `part_start(...)` as `index * (total / parts) + min(index, total % parts)`: the rule of
+/// uneven splits (`docs/mapping.md` §4) in operations `CExpr` has.
+fn part_expr(start: bool, total: CExpr, parts: CExpr, index: CExpr) -> CExpr {
+    let bin = |op, a: CExpr, b: CExpr| CExpr::Binary(op, Box::new(a), Box::new(b));
+    if start {
+        let size = bin(CBinOp::Div, total.clone(), parts.clone());
+        let extra = bin(CBinOp::Rem, total, parts);
+        let before = CExpr::Min(Box::new(index.clone()), Box::new(extra));
+        bin(CBinOp::Add, bin(CBinOp::Mul, index, size), before)
+    } else {
+        let rounded = bin(
+            CBinOp::Sub,
+            bin(CBinOp::Add, total, parts.clone()),
+            CExpr::Int(1),
+        );
+        bin(CBinOp::Div, bin(CBinOp::Sub, rounded, index), parts)
     }
 }
 

@@ -58,7 +58,32 @@ pub const BUILTINS: &[Builtin] = &[
         signature: "select(mask, a, b)",
         doc: "`a` where `mask` is true, else `b`: on scalars, or element-wise when any argument is a slice (a mask such as `x[0..n] > 0.0`); both values are evaluated.",
     },
+    Builtin {
+        name: "part_len",
+        signature: "part_len(total: u32, parts: u32, index: u32) -> u32",
+        doc: "The length of block `index` when `total` elements are split into `parts` blocks: `total / parts`, one more for the first `total % parts` blocks (the rule of uneven splits). Compile-time in a layer, per PE in a kernel (`part_len(n_total, region.rows, pe.row)`).",
+    },
+    Builtin {
+        name: "part_start",
+        signature: "part_start(total: u32, parts: u32, index: u32) -> u32",
+        doc: "Where block `index` starts when `total` elements are split into `parts` blocks: `index * (total / parts) + min(index, total % parts)`.",
+    },
 ];
+
+/// The built-in functions that split a length into blocks: `u32` arguments and result, usable
+/// in compile-time expressions.
+pub const PART_FUNCTIONS: &[&str] = &["part_len", "part_start"];
+
+/// `part_len(total, parts, index)` (`start` false) or `part_start` (true); `None` when
+/// `parts` is 0.
+pub fn part(start: bool, total: u64, parts: u64, index: u64) -> Option<u64> {
+    let (size, extra) = (total.checked_div(parts)?, total % parts);
+    Some(if start {
+        index * size + index.min(extra)
+    } else {
+        size + u64::from(index < extra)
+    })
+}
 
 /// The built-in function named `name`.
 pub fn builtin(name: &str) -> Option<&'static Builtin> {

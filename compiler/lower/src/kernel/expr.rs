@@ -252,6 +252,11 @@ impl Lowerer<'_> {
                     src: Box::new(src),
                 })
             }
+            [total, parts, index] if name == "part_len" || name == "part_start" => {
+                let [total, parts, index] = [total, parts, index]
+                    .map(|a| self.expr(a, Some(ScalarTy::U32)).map(|(e, _)| e));
+                Ok(part_expr(name == "part_start", total?, parts?, index?))
+            }
             [cond, a, b] if name == "select" => {
                 let value_ty = self.operand_type(None, a, b, Some(ty));
                 let (cond, _) = self.expr(cond, Some(ScalarTy::Bool))?;
@@ -291,6 +296,26 @@ impl Lowerer<'_> {
             }
             _ => Err(self.error(span, "an unknown function")),
         }
+    }
+}
+
+/// `part_len(total, parts, index)` as `(total + parts - 1 - index) / parts`, or
+/// `part_start(...)` as `index * (total / parts) + min(index, total % parts)`, in `u32`
+/// (`docs/mapping.md` §4; a zero `parts` stops the run as any division by zero does).
+fn part_expr(start: bool, total: Expr, parts: Expr, index: Expr) -> Expr {
+    let bin = |op, a, b| fold::binary(op, ScalarTy::U32, a, b);
+    if start {
+        let size = bin(BinaryOp::Div, total.clone(), parts.clone());
+        let extra = bin(BinaryOp::Rem, total, parts);
+        let before = bin(BinaryOp::Min, index.clone(), extra);
+        bin(BinaryOp::Add, bin(BinaryOp::Mul, index, size), before)
+    } else {
+        let rounded = bin(
+            BinaryOp::Sub,
+            bin(BinaryOp::Add, total, parts.clone()),
+            Expr::Const(Const::u32(1)),
+        );
+        bin(BinaryOp::Div, bin(BinaryOp::Sub, rounded, index), parts)
     }
 }
 

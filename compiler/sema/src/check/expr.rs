@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use wsel_syntax::ast::{self, BinaryOp, ScalarType, Span, UnaryOp};
 
 use crate::analysis::{Declared, DeclaredKind, ItemAnalysis, NameUse};
-use crate::builtins::{BUILTINS, builtin};
+use crate::builtins::{BUILTINS, PART_FUNCTIONS, builtin, part};
 use crate::consteval::{self, Elem, EvalError, unify};
 use crate::db::{Db, SourceFile};
 use crate::diagnostic::{Diagnostic, Location};
@@ -869,6 +869,9 @@ impl<'db> Checker<'db> {
         if name == "select" {
             return self.select(args, span, hint);
         }
+        if PART_FUNCTIONS.contains(&name) {
+            return self.part(name, args, span);
+        }
         let reduction = name == "sum" || ((name == "max" || name == "min") && args.len() == 1);
         if reduction {
             if args.len() != 1 {
@@ -1002,6 +1005,43 @@ impl<'db> Checker<'db> {
             ty,
             value: None,
             compile_time: false,
+        }
+    }
+
+    /// `part_len(total, parts, index)` / `part_start(...)`: three `u32` scalars, a `u32`
+    /// that is a compile-time value when the arguments are.
+    fn part(&mut self, name: &str, args: &[ast::Expr], span: &Span) -> Typed {
+        if args.len() != 3 {
+            let d = types::wrong_arg_count(self.loc(span), name, "3 arguments", args.len());
+            self.report(d);
+            return Typed::error();
+        }
+        let typed: Vec<Typed> = args
+            .iter()
+            .map(|a| self.expect(a, ScalarType::U32, false))
+            .collect();
+        if typed.iter().any(|t| t.ty == Ty::Error) {
+            return Typed::error();
+        }
+        let values: Vec<Option<u64>> = typed
+            .iter()
+            .map(|t| t.value.and_then(Value::as_size))
+            .collect();
+        if values[1] == Some(0) {
+            let d = types::division_by_zero(self.loc(&args[1].span()));
+            self.report(d);
+        }
+        let value = match values[..] {
+            [Some(total), Some(parts), Some(index)] => {
+                part(name == "part_start", total, parts, index).map(|v| Value::Int(v.into()))
+            }
+            _ => None,
+        };
+        let value = self.check_range(value, &Ty::Scalar(ScalarType::U32), span);
+        Typed {
+            ty: Ty::Scalar(ScalarType::U32),
+            value,
+            compile_time: typed.iter().all(|t| t.compile_time),
         }
     }
 

@@ -217,6 +217,36 @@ fn select_needs_a_bool_condition_two_values_of_one_type_and_three_arguments() {
 }
 
 #[test]
+fn part_len_and_part_start_are_u32_and_fold_at_compile_time() {
+    expect![""].assert_eq(&check(
+        "const A: u32 = part_len(17, 5, 0) + part_start(17, 5, 4);
+kernel k(n: u32) {
+    var a: [f32; part_len(n, 3, 0)];
+    task main() { let s = part_start(n, region.cols, pe.col); a[0] = s as f32; }
+}
+",
+    ));
+    let consts = check(
+        "const A: u32 = part_len(17, 5, 0) + part_start(17, 5, 4);\nconst B: u32 = 32 - A;\n",
+    );
+    // 4 + 14 = 18: B is 14, no overflow.
+    expect![""].assert_eq(&consts);
+    expect![[r#"
+        E0204 main.wse:1:29 `0`: division by zero
+            [this divisor is zero]
+        E0201 main.wse:2:27 `1.0`: mismatched types: expected `u32`, found `float`
+            [expected `u32`]
+        E0210 main.wse:3:16 `part_len(1, 2)`: `part_len` takes 3 arguments, but 2 were given
+            [wrong number of arguments]
+        E0203 main.wse:4:16 `3 - part_len(17, 5, 0)`: this compile-time value does not fit in `u32`
+            [overflows]
+    "#]]
+    .assert_eq(&check(
+        "const A: u32 = part_len(17, 0, 0);\nconst B: u32 = part_start(1.0, 2, 0);\nconst C: u32 = part_len(1, 2);\nconst D: u32 = 3 - part_len(17, 5, 0);\n",
+    ));
+}
+
+#[test]
 fn e0214_type_not_allowed() {
     let out = check(
         "const S: stream<f32> = 1;\nkernel k(p: [f32; 2]) {\n    var s: stream<f32>;\n    in q: f32 from west;\n    task main() { var t: [f32; 2]; }\n}\n",
