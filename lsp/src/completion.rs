@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use wsel_sema::builtins::BUILTINS;
+use wsel_sema::check::kernel::{BUS_SIDES, PORT_SIDES};
 use wsel_sema::items::{ItemKind, item_index, module_scope, resolve_module};
 use wsel_sema::{kernel_signature, layer_signature};
 use wsel_syntax::{KEYWORDS, Token, ast};
@@ -90,6 +91,19 @@ pub fn completions(ctx: &FileCtx<'_>, offset: usize) -> Vec<Completion> {
                 .filter(|c| c.kind == CompletionKind::Task)
                 .collect();
         }
+        (_, Some(Token::From | Token::To)) if in_port_declaration(&before) => {
+            return PORT_SIDES
+                .iter()
+                .map(|side| {
+                    let what = if BUS_SIDES.contains(side) {
+                        "bus: every other PE of the line"
+                    } else {
+                        "port side"
+                    };
+                    simple(side, CompletionKind::Keyword, what)
+                })
+                .collect();
+        }
         (_, Some(Token::Split)) | (Some(Token::Split), Some(Token::LBracket)) => {
             return ["rows", "cols", "_"]
                 .iter()
@@ -115,6 +129,16 @@ pub fn completions(ctx: &FileCtx<'_>, offset: usize) -> Vec<Completion> {
         out.extend(layer_scalars(ctx, layer));
     }
     out
+}
+
+/// Whether the tokens end inside a port declaration (`in p: stream<T> from`), not inside a
+/// model `param ... from "path"`.
+fn in_port_declaration(before: &[&Token]) -> bool {
+    let start = before
+        .iter()
+        .rposition(|t| matches!(t, Token::Semi | Token::LBrace | Token::RBrace));
+    let statement = &before[start.map_or(0, |i| i + 1)..];
+    matches!(statement.first(), Some(Token::In | Token::Out))
 }
 
 /// The callee of the innermost unclosed call `f(...` when the cursor is where an argument

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use tower_lsp::lsp_types::{SemanticToken, SemanticTokenModifier, SemanticTokenType};
+use wsel_sema::check::kernel::PORT_SIDES;
 use wsel_syntax::Token;
 
 use crate::context::FileCtx;
@@ -142,7 +143,7 @@ fn ident_class(
     }
     match (previous, name) {
         (Some(Token::Dot), _) => (Class::Property, DEFAULT_LIBRARY),
-        (Some(Token::From | Token::To), "north" | "south" | "east" | "west") => {
+        (Some(Token::From | Token::To), side) if PORT_SIDES.contains(&side) => {
             (Class::EnumMember, 0)
         }
         (_, "multicast" | "array" | "port" | "rows" | "cols") => (Class::Keyword, 0),

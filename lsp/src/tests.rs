@@ -181,6 +181,37 @@ fn builtin_functions_have_hover_completion_and_a_class() {
     });
 }
 
+const BUS: &str = "kernel k(n: u32) {
+    var v: [f32; n];
+    out bx: stream<f32> to row;
+    in  rx: stream<f32> from row;
+    task main() {
+        if pe.col == 0 { send(bx, v[0..n]); } else { recv(rx, v[0..n]) then main; }
+    }
+}
+";
+
+#[test]
+fn bus_sides_complete_and_classify() {
+    with_src(BUS, |ctx| {
+        let at = |needle: &str| BUS.find(needle).unwrap_or_else(|| panic!("{needle}"));
+        let labels: Vec<String> = completions(ctx, at("row;"))
+            .into_iter()
+            .map(|c| c.label)
+            .collect();
+        for side in ["north", "west", "row", "col", "region"] {
+            assert!(labels.contains(&side.to_string()), "{labels:?}");
+        }
+        let classes = classify(ctx);
+        let class = classes.iter().find(|c| c.span.start == at("row;"));
+        assert_eq!(class.map(|c| c.class), Some(Class::EnumMember));
+        let h = hover(ctx, at("rx, v"))
+            .map(|h| h.markdown)
+            .unwrap_or_default();
+        assert!(h.contains("in rx: stream<f32> from row"), "{h}");
+    });
+}
+
 const HEAT: &str = "import std.stencil.{jacobi};
 
 model heat(plate: f32[B, 8, 8]) -> f32[B, 8, 8] {

@@ -47,6 +47,7 @@ fn port(name: &str, input: bool, side: Dir, multicast: bool, bound: bool) -> Pla
         colors: ColorRule::Fixed { color: 0 },
         bound: bound.then(|| "t".to_string()),
         parts: 0,
+        bus: None,
     }
 }
 
@@ -407,7 +408,7 @@ fn entries_match_the_mappers_region_routes() {
             let mut mine = Vec::new();
             for r in 0..rows {
                 for c in 0..cols {
-                    for (_, color, e) in crate::routes::entries_at(&l, r, c) {
+                    for (_, color, e) in l.entries_at(r, c) {
                         mine.push(format!("{color} {:?} {:?} {:?}", e.at, e.rx, e.tx));
                     }
                 }

@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use crate::graph::{
-    BindTarget, CBinOp, CExpr, CValue, LayerGraph, LayerImpl, Mode, RegionSide, Side, SplitAxis,
-    TensorRef,
+    BindTarget, Bus, CBinOp, CExpr, CValue, LayerGraph, LayerImpl, Mode, RegionSide, Side,
+    SplitAxis, TensorRef,
 };
 use crate::kernel::{PortDirection, ScalarTy};
 
@@ -122,12 +122,12 @@ fn print_impl(imp: &LayerImpl, out: &mut String) {
             PortDirection::Out => ("out", "to"),
         };
         let multicast = if port.multicast { " multicast" } else { "" };
+        let side = port.bus.map_or(side_name(port.side), Bus::name);
         let _ = writeln!(
             out,
-            "            {dir} {}: stream<{}> {prep} {}{multicast}",
+            "            {dir} {}: stream<{}> {prep} {side}{multicast}",
             port.name,
             port.elem.name(),
-            side_name(port.side)
         );
     }
     for bind in &imp.binds {

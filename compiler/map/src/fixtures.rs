@@ -41,6 +41,7 @@ pub fn port(name: &str, direction: PortDirection, side: Side, multicast: bool) -
         elem: ScalarTy::F32,
         side,
         multicast,
+        bus: None,
         span: span(0),
     }
 }

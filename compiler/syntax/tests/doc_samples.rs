@@ -35,8 +35,20 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        14,
+        15,
         "a sample was added to or removed from the doc"
+    );
+}
+
+#[test]
+fn bus_ports() {
+    check(
+        "  out to_row: stream<f32> to row;      // PE (r, k) sends its tile along row r
+  in  row_in: stream<f32> from row;    // every other PE of row r receives it
+  task step() {
+      if pe.col == k { send(to_row, a[0..n]); } else { recv(row_in, a_k[0..n]) then use; }
+  }",
+        Wrap::Member,
     );
 }
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use wsel_ir::graph::{
-    BindInfo, BindTarget, CExpr, KernelRef, LayerImpl, Mode, PortInfo, RegionSide, Side,
+    BindInfo, BindTarget, Bus, CExpr, KernelRef, LayerImpl, Mode, PortInfo, RegionSide, Side,
     SourceSpan, SplitAxis,
 };
 use wsel_ir::kernel::PortDirection;
@@ -115,6 +115,7 @@ pub(super) fn lower_impl(
                 elem: scalar_ty(p.elem?),
                 side: side_of(&p.side)?,
                 multicast: p.multicast,
+                bus: bus_of(&p.side),
                 span: SourceSpan {
                     file: p.def.file.clone(),
                     span: p.def.span.clone(),
@@ -251,6 +252,15 @@ fn side_of(name: &str) -> Option<Side> {
         "south" => Side::South,
         "east" => Side::East,
         "west" => Side::West,
+        bus => bus_of(bus)?.side(),
+    })
+}
+
+fn bus_of(name: &str) -> Option<Bus> {
+    Some(match name {
+        "row" => Bus::Row,
+        "col" => Bus::Col,
+        "region" => Bus::Region,
         _ => return None,
     })
 }

@@ -14,7 +14,7 @@ use wsel_syntax::ast::{self, BindKind, Mode, PortDirection, ScalarType, Span, Sp
 
 use crate::analysis::{DeclaredKind, ItemAnalysis, LayerScalar, LayerSig, LayerTensor};
 use crate::check::expr::{Checker, Local, LocalKind, written_type};
-use crate::check::kernel::kernel_signature;
+use crate::check::kernel::{BUS_SIDES, kernel_signature};
 use crate::db::{Db, Reported};
 use crate::diagnostics::{did_you_mean, layers, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
@@ -694,6 +694,16 @@ fn check_bind(
             }
         },
         BindKind::Port => match ksig.ports.iter().find(|p| p.name == bind.target.name) {
+            Some(port) if BUS_SIDES.contains(&port.side.as_str()) => {
+                c.record_use(&bind.target.span, port.def.clone());
+                let d = layers::bind_to_bus(
+                    c.loc(&bind.target.span),
+                    &port.name,
+                    &format!("{} {}", direction_word(port.direction), port.side),
+                    port.def.clone(),
+                );
+                c.report(d);
+            }
             Some(port) => {
                 c.record_use(&bind.target.span, port.def.clone());
                 let need = if is_output {
@@ -757,6 +767,14 @@ fn check_bind(
                 c.report(d);
             }
         },
+    }
+}
+
+/// `from` for an `in` port, `to` for an `out` port.
+fn direction_word(direction: PortDirection) -> &'static str {
+    match direction {
+        PortDirection::In => "from",
+        PortDirection::Out => "to",
     }
 }
 

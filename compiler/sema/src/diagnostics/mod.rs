@@ -98,6 +98,7 @@ pub const CODES: &[(&str, &str)] = &[
         "implementation binds tensors but not the layer's output",
     ),
     ("E0426", "tensor bound twice in one implementation"),
+    ("E0427", "tensor bound to a bus port"),
     ("E0430", "`run` item names something that is not a model"),
     ("E0431", "run input is not an input of the model"),
     (
