@@ -24,9 +24,11 @@
 //! that the checks cost a handful of evaluations per layer instead of one per PE is in
 //! [`classes`](crate::classes). The checks are exact with respect to coordinates: a statement
 //! is reported on a PE only if the PE's coordinates (with the kernel's constants) allow it to
-//! run there; a condition on data counts as "may go either way". A task-local assigned once
-//! from coordinates (`let first = pe.col == 0;`) counts as the coordinates it names
-//! ([`inline`](crate::inline)); an SRAM variable never does.
+//! run there; a condition on other values is decided only where their ranges settle it
+//! ([`facts`](crate::facts): loop counters, locals assigned once, SRAM scalars by what is
+//! stored into them — `pe.col > k` is false on column 0 for every `u32` `k`), and otherwise
+//! counts as "may go either way". A task-local assigned once from coordinates
+//! (`let first = pe.col == 0;`) counts as the coordinates it names ([`inline`](crate::inline)).
 //!
 //! The checks read plain data: the layer graph, the placement and the kernel IR of every
 //! placed layer, with the [`KernelSpans`] side table for source lines.
@@ -36,6 +38,7 @@ mod classes;
 mod diagnostics;
 mod endless;
 mod eval;
+mod facts;
 mod inline;
 mod reach;
 mod routes;
@@ -83,11 +86,23 @@ pub fn check(
             continue;
         }
         let analysed = inline::inline_coordinate_locals(kernel.ir);
-        let classes = classes(&analysed, placed.rows, placed.cols);
+        let loaded: Vec<&str> = layer
+            .impls
+            .get(placed.implementation)
+            .map(|imp| {
+                imp.binds
+                    .iter()
+                    .filter(|b| b.target == wsel_ir::graph::BindTarget::Array)
+                    .map(|b| b.target_name.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let facts = facts::Facts::of(&analysed, &loaded);
+        let classes = classes(&analysed, &facts, placed.rows, placed.cols);
         let reaches: Vec<Reach> = classes
             .bases
             .iter()
-            .map(|env| reach(&analysed, Some(env)))
+            .map(|env| reach(&analysed, &facts, Some(env)))
             .collect();
         for finding in port_findings(&analysed, placed, &classes, &reaches) {
             out.push(diagnostics::port_finding(
@@ -105,7 +120,7 @@ pub fn check(
             }
         }
         // E0703 once per task, whichever layers run its kernel.
-        let anywhere = reach(&analysed, None);
+        let anywhere = reach(&analysed, &facts, None);
         for (t, alive) in anywhere.tasks.iter().enumerate() {
             let key = (placed.kernel_file.clone(), kernel.ir.tasks[t].name.clone());
             if !alive && !dead_reported.contains(&key) {
