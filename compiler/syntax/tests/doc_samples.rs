@@ -35,8 +35,26 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        15,
+        16,
         "a sample was added to or removed from the doc"
+    );
+}
+
+#[test]
+fn data_routed_sends_in_software() {
+    check(
+        "  task own_group() {          // this PE's group from the sender: `left` values, in chunks
+      taken = min(left, CHUNK);
+      recv(row_in, chunk[0..taken]) then fold;
+  }
+  task fold() {               // e.g. a histogram: one bin per value
+      for i in 0..taken {
+          bins[min((chunk[i] * SCALE) as u32, BINS - 1)] += 1;
+      }
+      left -= taken;
+      if left > 0 { activate own_group; } else { activate next_group; }
+  }",
+        Wrap::Member,
     );
 }
 
