@@ -18,6 +18,9 @@
 //!   are evaluated once, before the first element; every slice of the statement is
 //!   bounds-checked before the first element is written.
 //! - A reduction folds its slice left to right from the first element.
+//! - `select(cond, on_true, on_false)` evaluates all three operands (in that order, so a fault
+//!   in the operand not chosen still stops the run) and gives `on_true`'s bits when `cond` is
+//!   true, `on_false`'s otherwise; element-wise in a vector statement.
 //! - Every array access is checked against the array's length; an access out of range stops
 //!   the run with an error naming the array, the index and the length.
 
@@ -368,6 +371,13 @@ pub enum Expr {
         ty: ScalarTy,
         src: Box<Slice>,
     },
+    /// `select(cond, on_true, on_false)`; `ty` is the type of both values.
+    Select {
+        ty: ScalarTy,
+        cond: Box<Expr>,
+        on_true: Box<Expr>,
+        on_false: Box<Expr>,
+    },
 }
 
 /// An element-wise expression inside a vector statement, evaluated at element `i`.
@@ -397,6 +407,13 @@ pub enum VExpr {
         func: MathFn,
         ty: ScalarTy,
         arg: Box<VExpr>,
+    },
+    /// Element-wise `select(cond, on_true, on_false)`; `ty` is the type of both values.
+    Select {
+        ty: ScalarTy,
+        cond: Box<VExpr>,
+        on_true: Box<VExpr>,
+        on_false: Box<VExpr>,
     },
 }
 

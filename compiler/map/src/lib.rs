@@ -19,6 +19,7 @@
 //!   number of copies ([`map_batch`]);
 //! - [`report`] and [`svg`]: the `wsel map` table and picture.
 
+mod bus;
 mod colors;
 mod copies;
 pub mod diagnostics;

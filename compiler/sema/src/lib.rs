@@ -9,6 +9,7 @@
 //! evaluation, which the checker and lowering both apply.
 
 pub mod analysis;
+pub mod builtins;
 pub mod check;
 pub mod consteval;
 pub mod db;

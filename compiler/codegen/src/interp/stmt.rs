@@ -126,17 +126,7 @@ impl Frame<'_> {
     }
 
     fn check_sources(&mut self, prepared: &Prepared, len: i64) -> Step {
-        match prepared {
-            Prepared::Value(_) => Ok(()),
-            Prepared::Elem { array, start, .. } => self.slice(*array, *start, len).map(|_| ()),
-            Prepared::Unary { operand, .. } => self.check_sources(operand, len),
-            Prepared::Binary { lhs, rhs, .. } => {
-                self.check_sources(lhs, len)?;
-                self.check_sources(rhs, len)
-            }
-            Prepared::Cast { value, .. } => self.check_sources(value, len),
-            Prepared::Math { arg, .. } => self.check_sources(arg, len),
-        }
+        prepared.try_for_each_source(&mut |array, start| self.slice(array, start, len).map(|_| ()))
     }
 
     /// Evaluates and checks a send's or receive's slice; gives its byte offset and length.

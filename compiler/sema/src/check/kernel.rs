@@ -20,7 +20,11 @@ use crate::diagnostics::{did_you_mean, kernels, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
 use crate::ty::{Ty, Value, is_int, scalar_name};
 
-const SIDES: &[&str] = &["north", "south", "east", "west"];
+/// Every word a port declaration may name after `from`/`to`: the four sides, then the buses.
+pub const PORT_SIDES: &[&str] = &["north", "south", "east", "west", "row", "col", "region"];
+
+/// The sides of [`PORT_SIDES`] that name a bus.
+pub const BUS_SIDES: &[&str] = &["row", "col", "region"];
 
 /// A kernel's parameters, arrays and ports. Does not report; `check_kernel` does.
 #[salsa::tracked(returns(ref))]
@@ -239,9 +243,13 @@ fn check_ports(c: &mut Checker<'_>, kernel: &ast::Kernel) {
         }
         // A declaration broken after its name (a syntax error) has no side.
         let broken = matches!(p.ty, ast::Type::Error(_)) && p.side.name.is_empty();
-        if !broken && !SIDES.contains(&p.side.name.as_str()) {
-            let suggestion = did_you_mean(&p.side.name, SIDES.iter().copied());
+        if !broken && !PORT_SIDES.contains(&p.side.name.as_str()) {
+            let suggestion = did_you_mean(&p.side.name, PORT_SIDES.iter().copied());
             let d = kernels::unknown_side(c.loc(&p.side.span), &p.side.name, suggestion);
+            c.report(d);
+        }
+        if p.multicast && BUS_SIDES.contains(&p.side.name.as_str()) {
+            let d = kernels::multicast_bus(c.loc(&p.side.span), &p.side.name);
             c.report(d);
         }
         // `multicast` after `to` is a syntax error (the grammar accepts it only after

@@ -273,6 +273,21 @@ pub fn tiles_rank(at: Location, tensor: &str, given: usize, rank: usize) -> Diag
     )
 }
 
+/// E0427: a tensor bound to a bus port (`to row`, `from col`, ...): a bus carries what the
+/// region's PEs send each other, it has no edge for a tensor to enter or leave by.
+pub fn bind_to_bus(at: Location, port: &str, side: &str, def: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0427",
+        format!("`{port}` is a bus port (`{side}`), which no tensor can be bound to"),
+        at,
+        "a bus port",
+    )
+    .with_secondary(def, format!("`{port}` is declared `{side}` here"))
+    .with_help(
+        "bind the tensor to a port on a side of the region (`north`, `south`, `east`, `west`)",
+    )
+}
+
 /// E0424: a fixed region size that is zero, or a region name that repeats a dimension
 /// variable or the other region name.
 pub fn bad_region(at: Location, message: impl Into<String>) -> Diagnostic {

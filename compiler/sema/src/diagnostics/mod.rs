@@ -98,8 +98,7 @@ pub const CODES: &[(&str, &str)] = &[
         "implementation binds tensors but not the layer's output",
     ),
     ("E0426", "tensor bound twice in one implementation"),
-    ("E0440", "resident activation in a pipelined implementation"),
-    ("E0441", "`tiles` with the wrong number of counts"),
+    ("E0427", "tensor bound to a bus port"),
     ("E0430", "`run` item names something that is not a model"),
     ("E0431", "run input is not an input of the model"),
     (
@@ -109,6 +108,17 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0433", "unknown run setting"),
     ("E0434", "invalid run setting value"),
     ("E0435", "more than one `run` item in a file"),
+    (
+        "E0436",
+        "named argument that is not a scalar input of the layer",
+    ),
+    ("E0437", "scalar input given twice at a layer call"),
+    (
+        "E0438",
+        "scalar input without a default not given at a layer call",
+    ),
+    ("E0440", "resident activation in a pipelined implementation"),
+    ("E0441", "`tiles` with the wrong number of counts"),
 ];
 
 /// A suggestion among `candidates` for the misspelt `name`, by edit distance.
