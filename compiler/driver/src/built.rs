@@ -143,7 +143,7 @@ fn steps(
     if !diagnostics.is_empty() {
         return Err(BuildError::Diagnostics(diagnostics));
     }
-    let target = choose_target(request.target, config.as_ref()).map_err(BuildError::Message)?;
+    let target = choose_target(request.target, config.as_ref())?;
     let mode = choose_mode(request.mode, config.as_ref());
     let per_copy = &mut |b| lower_for_batch(db, model, b);
     let work = KernelDryRuns::new(db, model, &target);

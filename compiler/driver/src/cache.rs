@@ -229,7 +229,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
     };
     let target = match choose_target(request.target, config) {
         Ok(target) => target,
-        Err(message) => return fail(BuildError::Message(message)),
+        Err(error) => return fail(error),
     };
     let backend = match choose_backend(request.backend) {
         Ok(backend) => backend,

@@ -29,7 +29,8 @@ pub enum BuildError {
     Diagnostics(Vec<Diagnostic>),
     /// A problem outside the source: unreadable file, unknown target, ...
     Message(String),
-    /// A problem with the data or the run itself, with its stable code (`crate::run_errors`).
+    /// A problem outside the source with its stable code: the target (`wsel_target::CODES`),
+    /// the data or the run itself (`crate::run_errors`).
     Run { code: &'static str, message: String },
 }
 
@@ -100,7 +101,7 @@ pub fn pick_model<'db>(
 }
 
 /// `--target`, else the `run` item's target, else `dev`.
-pub fn choose_target(flag: Option<&str>, run: Option<&RunConfig>) -> Result<Target, String> {
+pub fn choose_target(flag: Option<&str>, run: Option<&RunConfig>) -> Result<Target, BuildError> {
     let name = match (flag, run.and_then(|r| r.target.as_ref())) {
         (Some(name), _) => name.to_string(),
         (None, Some(TargetSpec::Preset(name))) => name.clone(),
@@ -133,19 +134,36 @@ pub fn choose_backend(arg: BackendArg) -> Result<Backend, String> {
     }
 }
 
-/// The target named by a preset name or a path to a `.toml` description.
-pub fn resolve_target(name: &str) -> Result<Target, String> {
+/// The target named by a preset name or a path to a `.toml` description; a problem is a
+/// coded error (`wsel_target::CODES`).
+pub fn resolve_target(name: &str) -> Result<Target, BuildError> {
+    let coded = |error: wsel_target::TargetError| {
+        let message = match &error {
+            // The message names the file already.
+            wsel_target::TargetError::Io { .. } | wsel_target::TargetError::UnknownPreset(_) => {
+                error.to_string()
+            }
+            _ => format!("{error} (in `{name}`)"),
+        };
+        BuildError::Run {
+            code: error.code(),
+            message,
+        }
+    };
     if wsel_target::PRESET_NAMES.contains(&name) {
-        return Target::preset(name).map_err(|e| e.to_string());
+        return Target::preset(name).map_err(coded);
     }
     let path = PathBuf::from(name);
     if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-        return Target::load(&path).map_err(|e| format!("target `{}`: {e}", path.display()));
+        return Target::load(&path).map_err(coded);
     }
-    Err(format!(
-        "unknown target `{name}`: use one of {} or a path to a target .toml file",
-        wsel_target::PRESET_NAMES.join(", ")
-    ))
+    Err(BuildError::Run {
+        code: wsel_target::E0901,
+        message: format!(
+            "unknown target `{name}`: use one of {} or a path to a target .toml file",
+            wsel_target::PRESET_NAMES.join(", ")
+        ),
+    })
 }
 
 /// How the execution mode was chosen, for the report.

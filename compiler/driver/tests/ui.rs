@@ -1,5 +1,11 @@
-//! UI tests: every `tests/ui/*.wse` is checked with the real `wsel` binary and its rendered,
-//! colour-free output and exit status are compared with `tests/ui/<name>.stderr`.
+//! UI tests: every `tests/ui/*.wse` is run through the real `wsel` binary and its rendered,
+//! colour-free standard error and exit status are compared with `tests/ui/<name>.stderr`.
+//!
+//! By default a file is checked (`wsel check`). A first line `// wsel: COMMAND ARGS...` runs
+//! another command instead, with the file as its last argument: `// wsel: map --target
+//! tests/ui/data/dead.toml`, `// wsel: run --input x=tests/ui/data/x.npy` (paths are relative
+//! to the repository root, where the command runs; `run` never reads or writes the build
+//! artifact).
 //!
 //! A missing expectation file is written and the test fails so it gets reviewed;
 //! `UPDATE_EXPECT=1 cargo test` rewrites all of them. File names start with the diagnostic
@@ -24,12 +30,33 @@ fn ui_files() -> Vec<PathBuf> {
     files
 }
 
-/// Runs `wsel check` on one UI file (by its path relative to the repo root, so the output is
-/// the same on every machine) and returns the text to compare.
+/// The command line a UI file asks for: its `// wsel: COMMAND ARGS...` first line, else
+/// `check`.
+fn command_of(file: &Path) -> Vec<String> {
+    let text = fs::read_to_string(file).expect("readable ui file");
+    let directive = text
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("// wsel:"));
+    let mut words: Vec<String> = directive
+        .unwrap_or("check")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let extra: &[&str] = match words.first().map(String::as_str) {
+        Some("run") => &["--color", "never", "--no-cache"],
+        _ => &["--color", "never"],
+    };
+    words.splice(1..1, extra.iter().map(|w| w.to_string()));
+    words
+}
+
+/// Runs `wsel` as the UI file asks on it (by its path relative to the repo root, so the
+/// output is the same on every machine) and returns the text to compare.
 fn observed_output(relative: &Path) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
         .current_dir(repo_root())
-        .args(["check", "--color", "never"])
+        .args(command_of(&repo_root().join(relative)))
         .arg(relative)
         .output()
         .expect("wsel runs");

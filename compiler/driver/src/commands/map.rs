@@ -54,8 +54,9 @@ pub fn run(args: &MapArgs) -> Status {
     };
     let target = match choose_target(args.model.target.as_deref(), run_config.as_ref()) {
         Ok(t) => t,
-        Err(message) => {
-            eprintln!("error: {message}");
+        Err(error) => {
+            // A target that cannot be used is a problem with the command line (exit 2).
+            report_build_error(Some(&db), error, args.color.use_color_on_stderr());
             return Status::UsageOrIo;
         }
     };
