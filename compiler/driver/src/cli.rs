@@ -153,7 +153,8 @@ pub struct RunArgs {
     /// The code generator for per-PE code.
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,
-    /// Worker threads of the simulator (results do not depend on it).
+    /// Worker threads of the simulator (results do not depend on it). At most the number of
+    /// cores: more threads than cores only wait on each other, so larger values are capped.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// A model input's data, as NAME=PATH (overrides the `run` item's `input`).
