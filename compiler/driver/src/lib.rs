@@ -18,4 +18,5 @@ pub mod run_report;
 pub mod run_timing;
 pub mod source;
 pub mod status;
+pub mod stdout;
 pub mod tensor;

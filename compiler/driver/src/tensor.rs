@@ -201,13 +201,21 @@ pub fn read_labels(path: &Path, samples: u64) -> Result<Vec<i64>, TensorError> {
 
 /// Writes `tensor` to `path` as `.npy`, atomically (see [`crate::atomic`]).
 pub fn write_npy_atomic(path: &Path, tensor: &Tensor) -> Result<(), TensorError> {
-    let write_error = |error: std::io::Error| TensorError::Write {
+    let bytes = encode_npy(tensor)?;
+    crate::atomic::write_atomic(path, &bytes).map_err(|error| TensorError::Write {
         path: path.to_path_buf(),
         reason: error.to_string(),
-    };
+    })
+}
+
+/// The bytes of `tensor` as a `.npy` file.
+pub fn encode_npy(tensor: &Tensor) -> Result<Vec<u8>, TensorError> {
     let mut bytes = Vec::new();
-    npy_bytes(&mut bytes, tensor).map_err(write_error)?;
-    crate::atomic::write_atomic(path, &bytes).map_err(write_error)
+    npy_bytes(&mut bytes, tensor).map_err(|error| TensorError::Write {
+        path: PathBuf::from("(in memory)"),
+        reason: error.to_string(),
+    })?;
+    Ok(bytes)
 }
 
 fn npy_bytes(out: &mut Vec<u8>, tensor: &Tensor) -> std::io::Result<()> {

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+use wsel::tensor::Tensor;
+use wsel_ir::kernel::ScalarTy;
+
 /// How long any `wsel` run here may take before it counts as hung.
 const DEADLINE: Duration = Duration::from_secs(120);
 
@@ -102,4 +105,183 @@ fn a_long_misspelt_name_is_reported_without_a_suggestion() {
     assert!(text.contains("[E0105] Error"), "{text}");
     assert!(!text.contains("did you mean"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `.npy` file of `values` with element type `elem`, one dimension.
+fn write_vector(path: &Path, elem: ScalarTy, words: Vec<u32>) {
+    let tensor = Tensor {
+        elem,
+        shape: vec![words.len() as u64],
+        words,
+    };
+    wsel::tensor::write_npy_atomic(path, &tensor).expect("write .npy");
+}
+
+#[test]
+fn a_run_with_bad_labels_writes_nothing() {
+    // On 61cd1ce the labels were read after the result had been written: 24 of the fuzzing
+    // pass's bad-labels runs failed with E0801-E0803 and left the output behind.
+    let dir = scratch("labels");
+    write_vector(&dir.join("float.npy"), ScalarTy::F32, vec![0; 8]);
+    write_vector(&dir.join("short.npy"), ScalarTy::I32, vec![1, 2, 3]);
+    let cases = [
+        ("missing.npy", "E0801"),
+        ("float.npy", "E0802"),
+        ("short.npy", "E0803"),
+    ];
+    for (labels, code) in cases {
+        let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_string();
+        let output = run(&[
+            "run",
+            "--no-cache",
+            "--color",
+            "never",
+            "examples/axpy/main.wse",
+            "--labels",
+            &path(labels),
+            "--output",
+            &path("z.npy"),
+            "--report",
+            &path("r.json"),
+            "--trace",
+            &path("t.json"),
+            "--map",
+            &path("m.svg"),
+        ]);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{labels}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).starts_with(&format!("error[{code}]")),
+            "{labels}: {}",
+            stderr(&output)
+        );
+        for written in ["z.npy", "r.json", "t.json", "m.svg"] {
+            assert!(
+                !dir.join(written).exists(),
+                "{labels}: {written} was written"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A character device that fails every write like `/dev/full`: a node of its own in `dir`
+/// when this process may create one (as root), so that a failing test cannot replace the
+/// system's; else `/dev/full` itself.
+fn full_device(dir: &Path) -> PathBuf {
+    let node = dir.join("full");
+    let made = Command::new("mknod")
+        .arg(&node)
+        .args(["c", "1", "7"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        node
+    } else {
+        PathBuf::from("/dev/full")
+    }
+}
+
+#[test]
+fn a_full_device_is_a_write_error_and_stays_a_device() {
+    // On 61cd1ce `--output /dev/full` and `--report /dev/full` exited 0: the result went to a
+    // temporary file renamed over the device node, which became a regular file.
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("full");
+    let full = full_device(&dir);
+    let full = full.to_str().expect("utf-8");
+    let out = dir.join("z.npy");
+    let out = out.to_str().expect("utf-8");
+    let cases: [&[&str]; 2] = [&["--output", full], &["--output", out, "--report", full]];
+    for flags in cases {
+        let mut args = vec![
+            "run",
+            "--no-cache",
+            "--color",
+            "never",
+            "examples/axpy/main.wse",
+        ];
+        args.extend(flags);
+        let output = run(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("error[E0804]: cannot write")
+                && stderr(&output).contains("No space left on device"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        let kind = std::fs::metadata(full).expect("the device").file_type();
+        assert!(kind.is_char_device(), "{full} is no longer a device");
+        assert!(
+            !dir.join("z.npy").exists(),
+            "{args:?}: the result was written"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_output_symlink_is_written_through() {
+    // On 61cd1ce the temporary file was renamed over the link, which became a regular file.
+    let dir = scratch("symlink");
+    std::fs::create_dir_all(dir.join("results")).expect("folder");
+    std::os::unix::fs::symlink("results/z.npy", dir.join("latest.npy")).expect("symlink");
+    let link = dir.join("latest.npy");
+    let output = run(&[
+        "run",
+        "--no-cache",
+        "examples/axpy/main.wse",
+        "--output",
+        link.to_str().expect("utf-8"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let meta = std::fs::symlink_metadata(&link).expect("the link");
+    assert!(meta.file_type().is_symlink(), "the link was replaced");
+    let written = std::fs::read(dir.join("results/z.npy")).expect("written through the link");
+    assert!(written.starts_with(b"\x93NUMPY"), "not a .npy file");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Starts `wsel args...` with its standard output a pipe that is already closed, as when
+/// `| head -1` has taken its line, and returns how it ended.
+fn run_into_closed_pipe(args: &[&str]) -> Output {
+    let mut child = wsel()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("wsel starts");
+    drop(child.stdout.take());
+    finish(child, &args.join(" "))
+}
+
+#[test]
+fn a_closed_standard_output_ends_quietly() {
+    // On 61cd1ce `wsel map … | head -1` panicked: "failed printing to stdout: Broken pipe".
+    let cases: [&[&str]; 3] = [
+        &["map", "examples/digits/main.wse"],
+        &["map", "examples/digits/main.wse", "--format", "json"],
+        &["check", "--format", "json", "examples/digits/main.wse"],
+    ];
+    for args in cases {
+        let output = run_into_closed_pipe(args);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert_eq!(stderr(&output), "", "{args:?}");
+    }
 }

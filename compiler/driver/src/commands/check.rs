@@ -30,19 +30,20 @@ pub fn run(args: &CheckArgs) -> Status {
     let sources = source_texts(&db);
     let errors = count(&diagnostics, Severity::Error);
     let warnings = count(&diagnostics, Severity::Warning);
-    match args.format {
-        Format::Human => print_human(&diagnostics, &sources, args, errors, warnings),
-        Format::Json => {
-            println!(
-                "{}",
-                crate::json::diagnostics_to_json(&diagnostics, &sources)
-            );
-        }
-    }
-    if errors > 0 {
+    let status = if errors > 0 {
         Status::Failure
     } else {
         Status::Success
+    };
+    match args.format {
+        Format::Human => {
+            print_human(&diagnostics, &sources, args, errors, warnings);
+            status
+        }
+        Format::Json => {
+            let json = crate::json::diagnostics_to_json(&diagnostics, &sources);
+            crate::stdout::print_then(&format!("{json}\n"), status)
+        }
     }
 }
 

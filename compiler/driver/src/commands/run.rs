@@ -1,14 +1,16 @@
 //! `wsel run`: build the program (check, lower, map, compile, run the static hang checks — or
 //! reuse the build artifact of an unchanged program, `crate::cache`), load the data,
 //! simulate, write the result and print the report. Each step's failure is a clear message (or
-//! diagnostics) and exit status 1; the result file is written only after a successful run,
-//! atomically.
+//! diagnostics) and exit status 1. Data files (labels included) are read before the simulation;
+//! the result, report, trace and picture are written only after a successful run, all or none
+//! (`crate::atomic`), and the report table is printed last.
 
 use std::path::{Path, PathBuf};
 
 use wsel_sim::SimOptions;
 
 use crate::assemble::{HostData, assemble, collect_result};
+use crate::atomic::Outputs;
 use crate::built::{BuildRequest, Built};
 use crate::cache::{CacheUse, Write};
 use crate::cli::RunArgs;
@@ -17,7 +19,8 @@ use crate::pipeline::{BuildError, report_build_failure};
 use crate::run_errors::{E0804, E0806, describe};
 use crate::run_report::{RunReport, accuracy};
 use crate::status::Status;
-use crate::tensor::{read_labels, write_npy_atomic};
+use crate::stdout::StdoutError;
+use crate::tensor::{encode_npy, read_labels};
 
 pub fn run(args: &RunArgs) -> Status {
     let color = args.color.use_color_on_stderr();
@@ -66,17 +69,79 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         inputs,
         ..
     } = built;
+    // Every input is read and checked before the simulation, so that bad data costs no run.
     let params = read_params(&graph)?;
-    if let Some(path) = &args.map {
-        let svg = wsel_map::svg::render(&placement, wsel_map::svg::SvgOptions::default());
-        write_text(path, &svg)?;
-    }
-
+    let labels = match args
+        .labels
+        .clone()
+        .or(config.as_ref().and_then(|c| c.labels.clone()))
+    {
+        Some(path) => Some((read_labels(&path, batch).map_err(tensor_error)?, path)),
+        None => None,
+    };
     let data = HostData {
         inputs: &inputs,
         params: &params,
     };
     let assembled = assemble(&graph, &placement, &compiled, &data).map_err(message)?;
+    let started = std::time::Instant::now();
+    let outcome = simulate(&target, &assembled.program, args)
+        .map_err(|e| run_error(E0806, describe(&e, &placement, &compiled)))?;
+    let wall = started.elapsed();
+
+    let result =
+        collect_result(&graph, &assembled.output_parts, &outcome.outputs).map_err(message)?;
+    let output_path = args
+        .output
+        .clone()
+        .or(config.as_ref().and_then(|c| c.output.clone()))
+        .unwrap_or_else(|| default_output(&args.model.file, &graph.model));
+    let accuracy = labels.map(|(labels, path)| (path, accuracy(&result, &labels)));
+    let report = RunReport::new(
+        &args.model.file,
+        &graph,
+        &placement,
+        &decision,
+        &target,
+        backend,
+        &assembled.program,
+        &outcome,
+        wall,
+        &output_path,
+        &result,
+        accuracy,
+    );
+    // Everything is computed: write every file or none, then print the report.
+    let mut outputs = Outputs::default();
+    outputs.add(&output_path, encode_npy(&result).map_err(tensor_error)?);
+    if let Some(path) = &args.map {
+        let svg = wsel_map::svg::render(&placement, wsel_map::svg::SvgOptions::default());
+        outputs.add(path, svg.into_bytes());
+    }
+    if let Some(path) = &args.report {
+        outputs.add(path, report.to_json(&outcome.report).into_bytes());
+    }
+    if let (Some(path), Some(trace)) = (&args.trace, &outcome.trace) {
+        outputs.add(path, trace.json().to_string().into_bytes());
+    }
+    outputs.commit().map_err(|failed| {
+        run_error(
+            E0804,
+            format!("cannot write `{}`: {}", failed.path.display(), failed.error),
+        )
+    })?;
+    match crate::stdout::print(&report.table()) {
+        Ok(()) | Err(StdoutError::Closed) => Ok(()),
+        Err(StdoutError::Failed(error)) => Err(run_error(E0804, crate::stdout::message(&error))),
+    }
+}
+
+/// Simulates `program` with the run's options, showing progress on a terminal.
+fn simulate(
+    target: &wsel_target::Target,
+    program: &wsel_sim::Program,
+    args: &RunArgs,
+) -> Result<wsel_sim::Outcome, wsel_sim::SimError> {
     let progress = wsel_sim::Progress::new();
     let options = SimOptions {
         threads: simulator_threads(args.threads),
@@ -92,55 +157,7 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
             wsel_map::report::group(args.max_cycles)
         )
     };
-    let started = std::time::Instant::now();
-    let outcome = crate::progress::with_spinner(&status, || {
-        wsel_sim::simulate(&target, &assembled.program, &options)
-    })
-    .map_err(|e| run_error(E0806, describe(&e, &placement, &compiled)))?;
-    let wall = started.elapsed();
-
-    let result =
-        collect_result(&graph, &assembled.output_parts, &outcome.outputs).map_err(message)?;
-    let output_path = args
-        .output
-        .clone()
-        .or(config.as_ref().and_then(|c| c.output.clone()))
-        .unwrap_or_else(|| default_output(&args.model.file, &graph.model));
-    write_npy_atomic(&output_path, &result).map_err(tensor_error)?;
-
-    let labels_path = args
-        .labels
-        .clone()
-        .or(config.as_ref().and_then(|c| c.labels.clone()));
-    let accuracy = match &labels_path {
-        Some(path) => {
-            let labels = read_labels(path, batch).map_err(tensor_error)?;
-            Some((path.clone(), accuracy(&result, &labels)))
-        }
-        None => None,
-    };
-    let report = RunReport::new(
-        &args.model.file,
-        &graph,
-        &placement,
-        &decision,
-        &target,
-        backend,
-        &assembled.program,
-        &outcome,
-        wall,
-        &output_path,
-        &result,
-        accuracy,
-    );
-    print!("{}", report.table());
-    if let Some(path) = &args.report {
-        write_text(path, &report.to_json(&outcome.report))?;
-    }
-    if let (Some(path), Some(trace)) = (&args.trace, &outcome.trace) {
-        write_text(path, &trace.json().to_string())?;
-    }
-    Ok(())
+    crate::progress::with_spinner(&status, || wsel_sim::simulate(target, program, &options))
 }
 
 /// The worker threads to simulate with: `--threads`, but at least one and at most the cores
@@ -161,12 +178,6 @@ fn default_output(file: &Path, model: &str) -> PathBuf {
         .unwrap_or(Path::new("."))
         .join("out")
         .join(format!("{model}.npy"))
-}
-
-/// Writes a text file atomically.
-fn write_text(path: &Path, text: &str) -> Result<(), BuildError> {
-    crate::atomic::write_atomic(path, text.as_bytes())
-        .map_err(|e| run_error(E0804, format!("cannot write `{}`: {e}", path.display())))
 }
 
 fn run_error(code: &'static str, message: String) -> BuildError {
