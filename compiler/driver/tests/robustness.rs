@@ -285,3 +285,50 @@ fn a_closed_standard_output_ends_quietly() {
         assert_eq!(stderr(&output), "", "{args:?}");
     }
 }
+
+/// An LSP message with its header.
+fn lsp_frame(body: &str) -> String {
+    format!("Content-Length: {}\r\n\r\n{body}", body.len())
+}
+
+/// Runs `wsel lsp`, sends `messages` and keeps its standard input open, as editors do.
+fn lsp_session(messages: &[&str]) -> Output {
+    use std::io::Write;
+    let mut child = wsel()
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("wsel lsp starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for body in messages {
+        stdin
+            .write_all(lsp_frame(body).as_bytes())
+            .expect("send a message");
+    }
+    stdin.flush().expect("flush");
+    let output = finish(child, "wsel lsp");
+    drop(stdin);
+    output
+}
+
+#[test]
+fn the_language_server_exits_on_exit() {
+    // On 61cd1ce the server ignored `exit` and ran until its input closed.
+    let initialize =
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#;
+    let initialized = r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#;
+    let shutdown = r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#;
+    let exit = r#"{"jsonrpc":"2.0","method":"exit"}"#;
+    let clean = lsp_session(&[initialize, initialized, shutdown, exit]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    let answers = String::from_utf8_lossy(&clean.stdout);
+    assert!(
+        answers.contains(r#""id":2"#),
+        "shutdown answered: {answers}"
+    );
+    // Without `shutdown` first, the specification asks for exit code 1.
+    let abrupt = lsp_session(&[initialize, initialized, exit]);
+    assert_eq!(abrupt.status.code(), Some(1), "{}", stderr(&abrupt));
+}
