@@ -176,7 +176,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub map: Option<PathBuf>,
     /// Stop a program still running after this many simulated cycles (an endless loop in a
-    /// task, tasks that keep activating each other) with an error naming the PE.
+    /// task, tasks that keep activating each other) with an error naming the PE. A PE that
+    /// runs a thousandth of this many tasks in a row that only activate tasks, with nothing of
+    /// its own open on the fabric, is stopped sooner, as a livelock.
     #[arg(long, default_value_t = DEFAULT_MAX_CYCLES, value_name = "CYCLES")]
     pub max_cycles: u64,
     /// Neither reuse nor write the build artifact: build everything afresh.

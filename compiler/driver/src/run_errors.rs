@@ -88,6 +88,9 @@ pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) ->
                 *index as i64
             )
         }
+        TaskFault::Livelock { tasks } => format!(
+            "the PE ran {tasks} tasks in a row that only activate tasks, with no receive or send of its own open: tasks that keep activating each other? (the limit is a thousandth of the cycle budget; `--max-cycles` raises both)"
+        ),
         TaskFault::PastCycleBudget { max_cycles } => format!(
             "the task was still running when the budget of {max_cycles} cycles ran out: an endless loop? (`--max-cycles` raises the budget)"
         ),

@@ -107,11 +107,11 @@ fn a_long_misspelt_name_is_reported_without_a_suggestion() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A `.npy` file of `values` with element type `elem`, one dimension.
-fn write_vector(path: &Path, elem: ScalarTy, words: Vec<u32>) {
+/// A `.npy` file of `words` with element type `elem` and shape `shape`.
+fn write_npy(path: &Path, elem: ScalarTy, shape: &[u64], words: Vec<u32>) {
     let tensor = Tensor {
         elem,
-        shape: vec![words.len() as u64],
+        shape: shape.to_vec(),
         words,
     };
     wsel::tensor::write_npy_atomic(path, &tensor).expect("write .npy");
@@ -122,8 +122,8 @@ fn a_run_with_bad_labels_writes_nothing() {
     // On 61cd1ce the labels were read after the result had been written: 24 of the fuzzing
     // pass's bad-labels runs failed with E0801-E0803 and left the output behind.
     let dir = scratch("labels");
-    write_vector(&dir.join("float.npy"), ScalarTy::F32, vec![0; 8]);
-    write_vector(&dir.join("short.npy"), ScalarTy::I32, vec![1, 2, 3]);
+    write_npy(&dir.join("float.npy"), ScalarTy::F32, &[8], vec![0; 8]);
+    write_npy(&dir.join("short.npy"), ScalarTy::I32, &[3], vec![1, 2, 3]);
     let cases = [
         ("missing.npy", "E0801"),
         ("float.npy", "E0802"),
@@ -331,4 +331,76 @@ fn the_language_server_exits_on_exit() {
     // Without `shutdown` first, the specification asks for exit code 1.
     let abrupt = lsp_session(&[initialize, initialized, exit]);
     assert_eq!(abrupt.status.code(), Some(1), "{}", stderr(&abrupt));
+}
+
+/// A one-PE layer whose `poll` task activates itself four billion times after the PE has
+/// received and sent its sample: nothing on the fabric can reach it any more. The activation
+/// is conditional, so the static check E0705 (a cycle of unconditional activations) does not
+/// see it.
+const SPINNER: &str = r#"
+kernel spinner(n: u32) {
+    var v: [f32; n];
+    var polls: u32 = 0;
+    in  xs: stream<f32> from north;
+    out ys: stream<f32> to south;
+    task main() { recv(xs, v[0..n]) then got; }
+    task got() {
+        send(ys, v[0..n]);
+        activate poll;
+    }
+    task poll() {
+        polls += 1;
+        if polls < 4000000000 {
+            activate poll;
+        }
+    }
+}
+
+layer spun(x: f32[B, N]) -> y: f32[B, N] {
+    cost { flops = N; weights = 0; activations = 8 * N; }
+    pipelined, streaming on [1, 1] {
+        run spinner(n = N);
+        bind x to port xs;
+        bind y to port ys;
+    }
+}
+
+model m(x: f32[B, 4]) -> f32[B, 4] {
+    return spun(x);
+}
+"#;
+
+#[test]
+fn a_task_activating_itself_is_stopped_as_a_livelock() {
+    // On 61cd1ce only the cycle budget stopped it: 48 s for the default billion cycles.
+    // Here the budget is 10 million cycles, so the livelock limit is 10,000 tasks (on
+    // 61cd1ce: the budget, after about 2 million tasks).
+    let dir = scratch("livelock");
+    std::fs::write(dir.join("main.wse"), SPINNER).expect("write program");
+    write_npy(&dir.join("x.npy"), ScalarTy::F32, &[1, 4], vec![0; 4]);
+    let text = |name: &str| dir.join(name).to_str().expect("utf-8").to_string();
+    let output = run(&[
+        "run",
+        "--no-cache",
+        "--color",
+        "never",
+        &text("main.wse"),
+        "--input",
+        &format!("x={}", text("x.npy")),
+        "--output",
+        &text("y.npy"),
+        "--max-cycles",
+        "10000000",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let expected = "error[E0806]: the program failed on the fabric: the PE ran 10000 tasks in a \
+                    row that only activate tasks, with no receive or send of its own open";
+    assert!(stderr(&output).starts_with(expected), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("task `poll`"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!dir.join("y.npy").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

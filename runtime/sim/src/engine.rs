@@ -20,6 +20,10 @@ pub struct SimOptions {
     pub threads: usize,
     /// Stop with [`SimError::CycleBudget`] if anything is still happening at this cycle.
     pub max_cycles: Option<u64>,
+    /// Stop with [`TaskFault::Livelock`](crate::TaskFault::Livelock) a PE that runs this many
+    /// tasks in a row that only activate tasks while it has no receive or send open: nothing
+    /// on the fabric can reach it, so only its own state decides whether it ever stops.
+    pub livelock_tasks: Option<u64>,
     /// Record a Chrome/Perfetto trace.
     pub trace: bool,
     /// Width, in cycles, of the windows link counters are summed over in the trace.
@@ -54,6 +58,7 @@ impl Default for SimOptions {
         SimOptions {
             threads: 1,
             max_cycles: None,
+            livelock_tasks: None,
             trace: false,
             trace_window: 64,
             express_streams: true,
@@ -152,6 +157,7 @@ pub fn simulate(
             .unwrap_or(p.nodes.len() >= SimOptions::DEFER_MIN_ROUTERS);
         p.early_credits = options.early_credits;
         p.max_cycles = limit;
+        p.livelock_tasks = options.livelock_tasks.unwrap_or(u64::MAX);
     }
     crate::parallel::run(&mut parts, limit, options.progress.as_ref());
 

@@ -146,6 +146,7 @@ fn simulate(
     let options = SimOptions {
         threads: simulator_threads(args.threads),
         max_cycles: Some(args.max_cycles),
+        livelock_tasks: Some(livelock_tasks(args.max_cycles)),
         trace: args.trace.is_some(),
         progress: Some(progress.clone()),
         ..SimOptions::default()
@@ -158,6 +159,16 @@ fn simulate(
         )
     };
     crate::progress::with_spinner(&status, || wsel_sim::simulate(target, program, &options))
+}
+
+/// How many tasks in a row a PE may run that only activate tasks while nothing of its own is
+/// open on the fabric, before the run stops as a livelock: a thousandth of the cycle budget,
+/// at least 1,000. Such a PE cannot be reached by any wavelet, so only its own state decides
+/// whether it ever stops; the simulator spends about 100 ns per task, so the default budget's
+/// million tasks stop it within a fraction of a second instead of the tens of seconds its
+/// billion cycles of short tasks take.
+fn livelock_tasks(max_cycles: u64) -> u64 {
+    (max_cycles / 1000).max(1000)
 }
 
 /// The worker threads to simulate with: `--threads`, but at least one and at most the cores
