@@ -2,7 +2,7 @@
 //! simulation in the program's own terms: which layer and kernel a PE runs, its logical
 //! position, and array names instead of the ids compiled code reports.
 
-use wsel_codegen::faults::{FAULT_DIV_BY_ZERO, FAULT_SRAM_TOO_SMALL};
+use wsel_codegen::faults::{FAULT_DIV_BY_ZERO, FAULT_SLICE_LENGTH, FAULT_SRAM_TOO_SMALL};
 use wsel_map::Placement;
 use wsel_sim::{SimError, TaskFault};
 
@@ -19,9 +19,12 @@ pub const E0804: &str = "E0804";
 /// The data does not fit the run: a model input without data, an unknown input name, inputs
 /// with different sample counts, a batch larger than the data.
 pub const E0805: &str = "E0805";
-/// The program failed on the simulated fabric: a run-time error in a task, a deadlock, the
-/// cycle budget.
+/// The program failed on the simulated fabric: a run-time error in a task, a deadlock, a
+/// livelock, the cycle budget.
 pub const E0806: &str = "E0806";
+/// The program ran to its end, but a stream of the result delivered more or fewer values than
+/// its part of the output tensor holds.
+pub const E0807: &str = "E0807";
 
 /// Every code of running a program, with a one-line summary, in code order.
 pub const CODES: &[(&str, &str)] = &[
@@ -31,6 +34,7 @@ pub const CODES: &[(&str, &str)] = &[
     (E0804, "output file cannot be written"),
     (E0805, "data does not fit the run"),
     (E0806, "the program failed on the fabric"),
+    (E0807, "the result stream has the wrong number of values"),
 ];
 
 /// One paragraph describing `error`, naming the layer, PE, task and array where known.
@@ -69,6 +73,14 @@ pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) ->
             index,
             ..
         } => format!("integer division by zero (dividend {})", *index as i64),
+        TaskFault::OutOfBounds {
+            array: FAULT_SLICE_LENGTH,
+            index,
+            bound,
+        } => format!(
+            "a slice of {} elements is used in a vector statement whose slice assigned has {bound} elements: the lengths must be equal",
+            *index as i64
+        ),
         TaskFault::OutOfBounds {
             array: FAULT_SRAM_TOO_SMALL,
             index,

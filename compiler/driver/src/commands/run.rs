@@ -16,7 +16,7 @@ use crate::cache::{CacheUse, Write};
 use crate::cli::RunArgs;
 use crate::inputs::read_params;
 use crate::pipeline::{BuildError, report_build_failure};
-use crate::run_errors::{E0804, E0806, describe};
+use crate::run_errors::{E0804, E0806, E0807, describe};
 use crate::run_report::{RunReport, accuracy};
 use crate::status::Status;
 use crate::stdout::StdoutError;
@@ -89,8 +89,8 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
         .map_err(|e| run_error(E0806, describe(&e, &placement, &compiled)))?;
     let wall = started.elapsed();
 
-    let result =
-        collect_result(&graph, &assembled.output_parts, &outcome.outputs).map_err(message)?;
+    let result = collect_result(&graph, &assembled.output_parts, &outcome.outputs)
+        .map_err(|why| run_error(E0807, format!("the result does not fit the output: {why}")))?;
     let output_path = args
         .output
         .clone()
