@@ -231,8 +231,13 @@ pub fn map_graph(
             );
             let reason = format!("pipelined does not map: {why}");
             placed(attempt(Mode::Streaming), Mode::Streaming, reason).map_err(|streaming| {
+                // Both modes' problems, each once (a dead fabric fails both alike).
                 let mut diagnostics = pipelined;
-                diagnostics.extend(streaming);
+                for d in streaming {
+                    if !diagnostics.contains(&d) {
+                        diagnostics.push(d);
+                    }
+                }
                 BuildError::Diagnostics(diagnostics)
             })
         }

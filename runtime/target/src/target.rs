@@ -302,6 +302,13 @@ impl Target {
                 ));
             }
         }
+        if self.defects.dead_pes.len() as u64 == self.pe_count() {
+            let (w, h) = (self.width, self.height);
+            return Err(field_error(
+                "defects.dead_pes",
+                &format!("every PE of the {w} × {h} fabric is dead: no program can run on it"),
+            ));
+        }
         Ok(())
     }
 

@@ -181,3 +181,21 @@ fn every_error_has_a_code() {
     let codes: Vec<&str> = wsel_target::CODES.iter().map(|(c, _)| *c).collect();
     assert_eq!(codes, [wsel_target::E0901, wsel_target::E0902]);
 }
+
+#[test]
+fn a_fabric_with_every_pe_dead_is_rejected() {
+    let mut t = Target::dev();
+    for y in 0..t.height {
+        for x in 0..t.width {
+            t.defects.add_dead_pe(Coord::new(x, y));
+        }
+    }
+    let err = t.validate().expect_err("all dead");
+    assert!(
+        err.to_string()
+            .contains("every PE of the 16 × 16 fabric is dead"),
+        "{err}"
+    );
+    t.defects.dead_pes.remove(&Coord::new(3, 3));
+    t.validate().expect("one live PE is a (small) fabric");
+}
