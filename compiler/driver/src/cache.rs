@@ -156,6 +156,7 @@ pub fn store(path: &Path, built: &Built, file: &Path) -> Result<(), String> {
         placement: built.placement.clone(),
         mode: built.decision.mode,
         mode_reason: built.decision.reason.clone(),
+        sizes_note: built.decision.sizes_note.clone(),
         irs: built.compiled.irs.clone(),
         layer_kernel: built.compiled.layer_kernel.clone(),
         kernels: built
@@ -274,6 +275,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             decision: ModeDecision {
                 mode: artifact.mode,
                 reason: artifact.mode_reason,
+                sizes_note: artifact.sizes_note,
             },
             compiled,
             target,
@@ -305,6 +307,7 @@ struct Artifact {
     placement: Placement,
     mode: Mode,
     mode_reason: String,
+    sizes_note: Option<String>,
     irs: Vec<KernelIr>,
     layer_kernel: Vec<usize>,
     kernels: Vec<KernelArtifact>,

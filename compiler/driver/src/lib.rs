@@ -7,6 +7,7 @@ pub mod built;
 pub mod cache;
 pub mod cli;
 pub mod commands;
+pub mod defects;
 pub mod inputs;
 pub mod json;
 pub mod parts;

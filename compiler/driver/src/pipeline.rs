@@ -172,6 +172,9 @@ pub struct ModeDecision {
     pub mode: Mode,
     /// One sentence: why this mode.
     pub reason: String,
+    /// On a target with defects, when the region sizes of the defect-free mapping did not fit
+    /// and others were chosen: which, in one sentence (`crate::defects`).
+    pub sizes_note: Option<String>,
 }
 
 /// The mode the user asked for.
@@ -182,22 +185,49 @@ pub enum ModeRequest {
     Auto,
 }
 
+/// A mapped model: the layer graph of one copy, its placement, and how the mode was chosen.
+pub type Mapping = (LayerGraph, Placement, ModeDecision);
+
+/// Lowers the model for a copy's share of the batch.
+pub type PerCopy<'a> = dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>> + 'a;
+
 /// Maps the model in the requested mode; `Auto` tries pipelined (everything resident in
 /// SRAM) and falls back to streaming when pipelined mapping fails. `graph` is the model lowered
 /// for the whole batch and `per_copy` lowers it for a smaller one: with several copies of the
 /// pipeline (`copies`, `docs/mapping.md` §5) each runs its share of the batch, and the graph
 /// returned is the one lowered for that share. `work` measures the layers' kernels for the
-/// estimate (`wsel_estimate::KernelDryRuns`).
+/// estimate (`wsel_estimate::KernelDryRuns`). On a target with defects the region sizes are
+/// those of the defect-free fabric where they fit (`crate::defects`), so that defects move
+/// regions without changing results.
 pub fn map_graph(
     graph: &LayerGraph,
-    per_copy: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    per_copy: &mut PerCopy<'_>,
     work: &dyn KernelWork,
     target: &Target,
     request: ModeRequest,
     copies: Copies,
-) -> Result<(LayerGraph, Placement, ModeDecision), BuildError> {
+) -> Result<Mapping, BuildError> {
+    if target.defects.is_empty() {
+        map_with_sizes(graph, per_copy, work, target, request, copies, None)
+    } else {
+        crate::defects::map_around_defects(graph, per_copy, work, target, request, copies)
+    }
+}
+
+/// [`map_graph`] without the defect handling, keeping the region `sizes` of every layer (in
+/// graph order) when given.
+pub(crate) fn map_with_sizes(
+    graph: &LayerGraph,
+    per_copy: &mut PerCopy<'_>,
+    work: &dyn KernelWork,
+    target: &Target,
+    request: ModeRequest,
+    copies: Copies,
+    sizes: Option<&[(u32, u32)]>,
+) -> Result<Mapping, BuildError> {
     let options = MapOptions {
         work: Some(work),
+        sizes,
         ..MapOptions::default()
     };
     let mut attempt =
@@ -205,7 +235,14 @@ pub fn map_graph(
     let placed = |mapped: Mapped, mode: Mode, reason: String| {
         let Mapped { result, graph } = mapped;
         match result.placement {
-            Some(placement) => Ok((graph, placement, ModeDecision { mode, reason })),
+            Some(placement) => {
+                let decision = ModeDecision {
+                    mode,
+                    reason,
+                    sizes_note: None,
+                };
+                Ok((graph, placement, decision))
+            }
             None => Err(result.diagnostics),
         }
     };

@@ -78,6 +78,11 @@ pub struct MapOptions<'a> {
     pub copies: u32,
     /// Measures the task work of the layers' kernels; `None` estimates it from multiply-adds.
     pub work: Option<&'a dyn KernelWork>,
+    /// The region size (logical rows × columns) of every layer, in graph order, to keep
+    /// instead of choosing: a layer's tile shapes, and so its results, follow from its size
+    /// (the driver keeps the defect-free mapping's sizes on a target with defects). `None`
+    /// chooses them.
+    pub sizes: Option<&'a [(u32, u32)]>,
 }
 
 impl Default for MapOptions<'_> {
@@ -87,6 +92,7 @@ impl Default for MapOptions<'_> {
             max_side_candidates: 48,
             copies: 1,
             work: None,
+            sizes: None,
         }
     }
 }
@@ -98,6 +104,7 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("max_side_candidates", &self.max_side_candidates)
             .field("copies", &self.copies)
             .field("work", &self.work.map(|_| "measured"))
+            .field("sizes", &self.sizes)
             .finish()
     }
 }

@@ -132,6 +132,11 @@ pub fn run(args: &MapArgs) -> Status {
     {
         out.push_str(&format!("{note}\n"));
     }
+    if let Some(note) = &decision.sizes_note
+        && args.format == Format::Human
+    {
+        out.push_str(&format!("note: {note}\n"));
+    }
     crate::stdout::print_then(&out, Status::Success)
 }
 

@@ -130,7 +130,11 @@ fn execute(built: Built, args: &RunArgs) -> Result<(), BuildError> {
             format!("cannot write `{}`: {}", failed.path.display(), failed.error),
         )
     })?;
-    match crate::stdout::print(&report.table()) {
+    let mut table = report.table();
+    if let Some(note) = &decision.sizes_note {
+        table.push_str(&format!("  note: {note}\n"));
+    }
+    match crate::stdout::print(&table) {
         Ok(()) | Err(StdoutError::Closed) => Ok(()),
         Err(StdoutError::Failed(error)) => Err(run_error(E0804, crate::stdout::message(&error))),
     }
