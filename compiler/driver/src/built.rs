@@ -150,7 +150,7 @@ fn steps(
     let (graph, placement, decision) =
         map_graph(&graph, per_copy, &work, &target, mode, request.copies)?;
     let backend = choose_backend(request.backend).map_err(BuildError::Message)?;
-    let compiled = compile_layers(db, &placement, backend, &cost_model(&target))?;
+    let compiled = compile_layers(db, &graph, &placement, backend, &cost_model(&target))?;
     let mut warnings = Vec::new();
     if request.hang_checks {
         let found = hang_checks(db, &graph, &placement);

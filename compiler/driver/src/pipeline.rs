@@ -291,9 +291,11 @@ pub struct Compiled {
     pub irs: Vec<wsel_ir::kernel::KernelIr>,
 }
 
-/// Lowers and compiles the kernel of every placed layer, once per distinct instance.
+/// Lowers and compiles the kernel of every placed layer, once per distinct instance. A kernel
+/// that cannot be instantiated is E0505 at the layer's call in `graph`.
 pub fn compile_layers(
     db: &Database,
+    graph: &LayerGraph,
     placement: &Placement,
     backend: Backend,
     cost: &CostModel,
@@ -320,8 +322,17 @@ pub fn compile_layers(
                 layer.kernel, layer.name
             ))
         })?;
-        let ir = wsel_lower::lower_kernel(db, item, &layer.kernel_args)
-            .map_err(|e| BuildError::Message(format!("lowering `{}`: {e}", layer.name)))?;
+        let ir = wsel_lower::lower_kernel(db, item, &layer.kernel_args).map_err(|e| match graph
+            .layers
+            .iter()
+            .find(|l| l.name == layer.name)
+        {
+            Some(instance) => BuildError::Diagnostics(vec![e.to_diagnostic(wsel_sema::Location {
+                file: instance.call.file.clone(),
+                span: instance.call.span.clone(),
+            })]),
+            None => BuildError::Message(format!("lowering `{}`: {e}", layer.name)),
+        })?;
         let code = wsel_codegen::compile(&ir, backend, cost)
             .map_err(|e| BuildError::Message(format!("compiling `{}`: {e}", layer.name)))?;
         compiled.kernels.push(Arc::new(code));

@@ -110,17 +110,3 @@ pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) ->
     };
     format!("the program failed on the fabric: {what}\n  at {place}")
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn every_run_code_is_documented() {
-        let docs = include_str!("../../../docs/diagnostics.md");
-        for (code, _) in super::CODES {
-            assert!(
-                docs.contains(&format!("| {code} |")),
-                "{code} is not in docs/diagnostics.md"
-            );
-        }
-    }
-}
