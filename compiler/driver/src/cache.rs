@@ -48,7 +48,7 @@ use wsel_estimate::cost_model;
 /// The first bytes of every artifact.
 pub const MAGIC: &[u8; 8] = b"wselbld\n";
 /// The version of the file layout and the payload's types; bump on any change to them.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes before the payload: magic, format version, payload hash.
 const HEADER: usize = 8 + 4 + 32;
 
@@ -539,6 +539,15 @@ fn decode(bytes: &[u8]) -> Result<Artifact, String> {
         return Err("it is truncated or damaged (checksum mismatch)".into());
     }
     postcard::from_bytes(payload).map_err(|e| format!("it cannot be decoded ({e})"))
+}
+
+/// Hooks for the fuzzer (`fuzz/`): the artifact decoder on any bytes.
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Whether `bytes` decode as an artifact (or why not).
+    pub fn decode(bytes: &[u8]) -> Result<(), String> {
+        super::decode(bytes).map(|_| ())
+    }
 }
 
 /// A diagnostic as saved (the code as text; `Diagnostic` holds a `&'static str`).
