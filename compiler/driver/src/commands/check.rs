@@ -13,6 +13,7 @@ use crate::status::Status;
 pub fn run(args: &CheckArgs) -> Status {
     let mut db = Database::default();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut seen: std::collections::HashSet<Diagnostic> = Default::default();
     for path in &args.files {
         let file = match wsel_sema::load_program(&mut db, path, &mut |p: &Path| read_source(p)) {
             Ok(file) => file,
@@ -22,7 +23,7 @@ pub fn run(args: &CheckArgs) -> Status {
             }
         };
         for diagnostic in wsel_sema::diagnostics(&db, file) {
-            if !diagnostics.contains(&diagnostic) {
+            if seen.insert(diagnostic.clone()) {
                 diagnostics.push(diagnostic);
             }
         }
