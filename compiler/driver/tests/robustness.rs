@@ -473,3 +473,39 @@ fn defects_move_regions_without_changing_results_or_say_so() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_deeply_nested_npy_header_is_refused_at_once() {
+    // Found by fuzzing: npyz parses a `.npy` header in time exponential in its bracket
+    // nesting (12 levels 7.5 s, 14 a minute); on 61cd1ce this 16-deep header ran past the
+    // deadline.
+    let dir = scratch("npy-header");
+    let header = format!(
+        "{}'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }}",
+        "{".repeat(16)
+    );
+    let header = format!("{header:<126}\n");
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&[0; 16]);
+    let file = dir.join("x.npy");
+    std::fs::write(&file, bytes).expect("write .npy");
+    let output = run(&[
+        "run",
+        "--no-cache",
+        "--color",
+        "never",
+        "tests/ui/E0801-input-file-missing.wse",
+        "--input",
+        &format!("x={}", file.display()),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("error[E0801]")
+            && stderr(&output).contains("its header nests brackets more than 6 deep"),
+        "{}",
+        stderr(&output)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
