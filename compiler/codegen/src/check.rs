@@ -174,6 +174,10 @@ impl Checker<'_> {
             }
             Stmt::Activate(task) => self.task_id(task.0),
             Stmt::Return => Ok(()),
+            Stmt::CheckLength { len, expected } => {
+                self.index(len)?;
+                self.index(expected)
+            }
         }
     }
 

@@ -399,6 +399,17 @@ impl Exprs {
                 .boxed(),
         ));
         options.push((1, Just(vec![Stmt::Activate(TaskId(1))]).boxed()));
+        options.push((
+            1,
+            (0..3u32, -1..3i32)
+                .prop_map(|(len, expected)| {
+                    vec![Stmt::CheckLength {
+                        len: u32c(len),
+                        expected: i32c(expected),
+                    }]
+                })
+                .boxed(),
+        ));
         if depth > 0 {
             options.push((1, Just(vec![Stmt::Return]).boxed()));
         }

@@ -143,7 +143,7 @@ fn steps(
     if !diagnostics.is_empty() {
         return Err(BuildError::Diagnostics(diagnostics));
     }
-    let target = choose_target(request.target, config.as_ref()).map_err(BuildError::Message)?;
+    let target = choose_target(request.target, config.as_ref())?;
     let mode = choose_mode(request.mode, config.as_ref());
     let per_copy = &mut |b| lower_for_batch(db, model, b);
     let staged = &|g: &LayerGraph| stage(db, g);
@@ -152,7 +152,7 @@ fn steps(
     let (graph, placement, decision) =
         map_graph(&graph, lowerings, &work, &target, mode, request.copies)?;
     let backend = choose_backend(request.backend).map_err(BuildError::Message)?;
-    let compiled = compile_layers(db, &placement, backend, &cost_model(&target))?;
+    let compiled = compile_layers(db, &graph, &placement, backend, &cost_model(&target))?;
     let mut warnings = Vec::new();
     if request.hang_checks {
         let found = hang_checks(db, &graph, &placement);

@@ -153,7 +153,8 @@ pub struct RunArgs {
     /// The code generator for per-PE code.
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,
-    /// Worker threads of the simulator (results do not depend on it).
+    /// Worker threads of the simulator (results do not depend on it). At most the number of
+    /// cores: more threads than cores only wait on each other, so larger values are capped.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// A model input's data, as NAME=PATH (overrides the `run` item's `input`).
@@ -203,7 +204,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "SVG")]
     pub timeline: Option<PathBuf>,
     /// Stop a program still running after this many simulated cycles (an endless loop in a
-    /// task, tasks that keep activating each other) with an error naming the PE.
+    /// task, tasks that keep activating each other) with an error naming the PE. A PE that
+    /// runs a thousandth of this many tasks in a row that only activate tasks, with nothing of
+    /// its own open on the fabric, is stopped sooner, as a livelock.
     #[arg(long, default_value_t = DEFAULT_MAX_CYCLES, value_name = "CYCLES")]
     pub max_cycles: u64,
     /// Neither reuse nor write the build artifact: build everything afresh.

@@ -149,7 +149,10 @@ impl Walker<'_> {
                     };
                     self.block(body, live && known != Some(false));
                 }
-                Stmt::SetLocal { .. } | Stmt::Store { .. } | Stmt::Vector { .. } => {}
+                Stmt::SetLocal { .. }
+                | Stmt::Store { .. }
+                | Stmt::Vector { .. }
+                | Stmt::CheckLength { .. } => {}
             }
         }
         live

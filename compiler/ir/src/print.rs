@@ -156,6 +156,14 @@ impl Printer<'_> {
             Stmt::Return => {
                 let _ = writeln!(out, "{pad}return;");
             }
+            Stmt::CheckLength { len, expected } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}check_length({}, {});",
+                    self.expr(len),
+                    self.expr(expected)
+                );
+            }
         }
     }
 

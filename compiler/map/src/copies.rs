@@ -182,9 +182,16 @@ pub(crate) fn place_copies(
     wanted: u32,
 ) -> (Option<Placement>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let Some((mut whole, sizes)) =
-        map_one(graph, target, mode, options, None, 0, 0, &mut diagnostics)
-    else {
+    let Some((mut whole, sizes)) = map_one(
+        graph,
+        target,
+        mode,
+        options,
+        options.sizes,
+        0,
+        0,
+        &mut diagnostics,
+    ) else {
         return (None, diagnostics);
     };
     let mut costs = vec![CopyCost::of(

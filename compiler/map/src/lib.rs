@@ -99,6 +99,11 @@ pub struct MapOptions<'a> {
     /// `pinned` size (the rectangle's height × width): how weight streaming maps each phase
     /// onto the region it chose (`streaming`). `None`: the mapper chooses.
     pub region: Option<wsel_target::Rect>,
+    /// The region size (logical rows × columns) of every layer, in graph order, to keep
+    /// instead of choosing: a layer's tile shapes, and so its results, follow from its size
+    /// (the driver keeps the defect-free mapping's sizes on a target with defects). `None`
+    /// chooses them.
+    pub sizes: Option<&'a [(u32, u32)]>,
 }
 
 impl Default for MapOptions<'_> {
@@ -109,6 +114,7 @@ impl Default for MapOptions<'_> {
             copies: 1,
             work: None,
             region: None,
+            sizes: None,
         }
     }
 }
@@ -121,6 +127,7 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("copies", &self.copies)
             .field("work", &self.work.map(|_| "measured"))
             .field("region", &self.region)
+            .field("sizes", &self.sizes)
             .finish()
     }
 }

@@ -292,8 +292,9 @@ struct Region {
     total: u64,
 }
 
-/// The region (size and place) with the smallest estimated run, the smaller on ties. The
-/// store's bandwidth is left out: it takes as long to send a phase's weights to any region.
+/// The region (size and place) with the smallest estimated run, the smaller on ties, or of
+/// the size `options.sizes` keeps. The store's bandwidth is left out: it takes as long to
+/// send a phase's weights to any region.
 fn choose_region(
     graph: &LayerGraph,
     impls: &[usize],
@@ -323,9 +324,14 @@ fn choose_region(
     let max_cols = u32::try_from(graph.batch.max(1))
         .unwrap_or(u32::MAX)
         .min(target.width);
+    // Sizes to keep (`MapOptions::sizes`): every phase runs on the one region.
+    let (all_rows, all_cols) = match options.sizes.and_then(|sizes| sizes.first()) {
+        Some(&(rows, cols)) => (vec![rows], vec![cols]),
+        None => (lengths(target.height), lengths(max_cols)),
+    };
     let mut best: Option<Region> = None;
-    for rows in lengths(target.height) {
-        for cols in lengths(max_cols) {
+    for &rows in &all_rows {
+        for &cols in &all_cols {
             if !graph.layers.iter().enumerate().all(|(l, layer)| {
                 allowed(layer, &layer.impls[impls[l]], rows, cols, target, options)
             }) {

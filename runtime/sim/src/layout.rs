@@ -605,6 +605,8 @@ pub(crate) fn build<'p>(
             defer: false,
             early_credits: true,
             max_cycles: u64::MAX,
+            livelock_tasks: u64::MAX,
+            closed_tasks: vec![0; pes_len],
             xcandidates: Vec::new(),
             waits: vec![Default::default(); pes_len],
             phases,

@@ -8,6 +8,7 @@ use wsel_ir::kernel::{AssignOp, ScalarTy, Slice, Stmt, TaskId, VExpr};
 use super::expr::Prepared;
 use super::frame::{Frame, Halt, Step};
 use crate::check::expr_ty;
+use crate::faults::FAULT_SLICE_LENGTH;
 use crate::semantics;
 
 impl Frame<'_> {
@@ -38,6 +39,15 @@ impl Frame<'_> {
                 Ok(())
             }
             Stmt::Vector { dst, op, value } => self.exec_vector(dst, *op, value),
+            Stmt::CheckLength { len, expected } => {
+                let len = self.eval_index(len)?;
+                let expected = self.eval_index(expected)?;
+                if len == expected {
+                    Ok(())
+                } else {
+                    Err(self.report(FAULT_SLICE_LENGTH, len, expected as u64))
+                }
+            }
             Stmt::For {
                 local,
                 lo,

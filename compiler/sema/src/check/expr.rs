@@ -598,7 +598,12 @@ impl<'db> Checker<'db> {
 
     /// Reports E0203 when a known integer value does not fit its scalar type (an untyped
     /// integer, `i64` or `u64`); gives the value when it fits.
-    fn check_range(&mut self, value: Option<Value>, ty: &Ty, span: &Span) -> Option<Value> {
+    pub(crate) fn check_range(
+        &mut self,
+        value: Option<Value>,
+        ty: &Ty,
+        span: &Span,
+    ) -> Option<Value> {
         let elem = match ty {
             Ty::Scalar(t) => Elem::Known(*t),
             Ty::IntLiteral => Elem::Int,

@@ -304,7 +304,11 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                 None => {
                     let typed = c.expr(value, None);
                     match typed.ty {
-                        Ty::IntLiteral => Ty::Scalar(ScalarType::I32),
+                        Ty::IntLiteral => {
+                            let i32_ty = Ty::Scalar(ScalarType::I32);
+                            c.check_range(typed.value, &i32_ty, &value.span());
+                            i32_ty
+                        }
                         Ty::FloatLiteral => Ty::Scalar(ScalarType::F32),
                         Ty::Vector(..) | Ty::Array(..) => {
                             let d = types::vector_not_allowed(
@@ -364,6 +368,7 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
             var, lo, hi, body, ..
         } => {
             let l = c.expr(lo, None);
+            let lo_value = l.value;
             let t = match l.ty {
                 Ty::Scalar(t) if is_int(t) => Some(t),
                 Ty::IntLiteral => None,
@@ -387,7 +392,14 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                     let h = c.expr(hi, None);
                     match h.ty {
                         Ty::Scalar(t) if is_int(t) => t,
-                        Ty::IntLiteral | Ty::Error => ScalarType::I32,
+                        // Both bounds untyped: the loop counts in `i32`, which both must fit.
+                        Ty::IntLiteral => {
+                            let i32_ty = Ty::Scalar(ScalarType::I32);
+                            c.check_range(lo_value, &i32_ty, &lo.span());
+                            c.check_range(h.value, &i32_ty, &hi.span());
+                            ScalarType::I32
+                        }
+                        Ty::Error => ScalarType::I32,
                         other => {
                             let d = types::mismatched_types(
                                 c.loc(&hi.span()),
