@@ -19,6 +19,7 @@ pub mod run_errors;
 pub mod run_report;
 pub mod run_timing;
 pub mod run_trace;
+pub mod session;
 pub mod source;
 pub mod status;
 pub mod streamed;
