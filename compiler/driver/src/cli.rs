@@ -79,6 +79,24 @@ pub enum Command {
         after_help = "Examples:\n  wsel map examples/digits/main.wse\n  wsel map examples/mlp_streaming/main.wse --target wse2 --svg map.svg --routes\n  wsel map model.wse --mode pipelined --batch 8 --format json\n  wsel map examples/digits/main.wse --target wse2 --copies 1"
     )]
     Map(MapArgs),
+    /// Translate an ONNX model into a .wse program over std.nn's layers.
+    ///
+    /// Gemm and MatMul (with the Add of its bias) become `dense`, Relu `relu`, Softmax over
+    /// the features `softmax`; any other operator is an error naming its node. The weights
+    /// are written as .npy files in `<program stem>_weights/` beside the program.
+    #[command(
+        after_help = "Examples:\n  wsel import model.onnx\n  wsel import model.onnx -o models/mlp.wse"
+    )]
+    Import(ImportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The ONNX model (.onnx).
+    pub model: PathBuf,
+    /// The program to write [default: the model's path with the extension .wse].
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// What to build and for what: the model file and the settings that choose its placement.

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod commands;
 pub mod inputs;
 pub mod json;
+pub mod onnx_import;
 pub mod parts;
 pub mod pipeline;
 pub mod progress;
