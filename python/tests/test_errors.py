@@ -54,6 +54,8 @@ def test_a_transposed_param_in_memory_is_a_shape_error(digits):
         wsel.run(digits["program"], inputs={"x": digits["x"][:2]}, params=params)
     assert caught.value.code == "E0803"
     assert "looks transposed" in caught.value.message
+    # The declared type as declared (not `f32[B, 32]`).
+    assert "(for `w1`, declared `f32[64, 32]`)" in caught.value.message
 
 
 def test_data_errors_have_codes(digits):

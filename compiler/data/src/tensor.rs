@@ -90,7 +90,7 @@ impl fmt::Display for TensorError {
                     "{file} has shape {found}, but shape {expected} is needed"
                 )?;
                 if *transposed {
-                    write!(f, "; it looks transposed: save its transpose (`.T`)")?;
+                    write!(f, "; it looks transposed: its `.T` has the needed shape")?;
                 }
                 Ok(())
             }

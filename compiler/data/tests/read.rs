@@ -124,7 +124,7 @@ fn a_transposed_shape_is_said_to_look_transposed() {
     assert!(
         error
             .to_string()
-            .ends_with("it looks transposed: save its transpose (`.T`)"),
+            .ends_with("it looks transposed: its `.T` has the needed shape"),
         "{error}"
     );
     let other =
