@@ -174,7 +174,8 @@ pub struct RunArgs {
     /// Worker threads of the simulator (results do not depend on it).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// A model input's data, as NAME=PATH (overrides the `run` item's `input`).
+    /// A model input's data, as NAME=PATH: a .npy file, or an .npz archive holding an array
+    /// called NAME (overrides the `run` item's `input`).
     #[arg(long = "input", value_name = "NAME=PATH")]
     pub inputs: Vec<String>,
     /// Where to write the result [default: the `run` item's `output`, else out/<model>.npy].
