@@ -87,6 +87,10 @@ pub fn simulate(
         ..
     } = built;
     let data = HostData { inputs, params };
+    let options = &SimOptions {
+        trace: trace.map(|file| file.options.clone()),
+        ..options.clone()
+    };
     let started = std::time::Instant::now();
     let simulated = if placement.phases > 1 {
         let run = crate::streamed::run(graph, placement, compiled, &data, target, options, trace)
