@@ -115,11 +115,106 @@ def residual_check(name, nrm):
 
 
 # ----------------------------------------------------------------------------------------
+# mandelbrot: 16 x 16 pixels, up to 32 iterations; exact
+# ----------------------------------------------------------------------------------------
+
+def mandelbrot_data(name):
+    save(name, launch=np.zeros((1, 4)))
+
+
+def mandelbrot_check(name, packets):
+    from itertools import product
+    rows, cols = 16, 16
+    iters = packets.reshape((rows, cols, 3))[:, :, 2]
+    ref = np.zeros((rows, cols))
+    x_lo, x_hi = -2.0, 1.0
+    y_lo, y_hi = -1.5, 1.5
+    max_iters = 32
+    for r, c in product(range(rows), range(cols)):
+        x = c * (x_hi - x_lo) / (cols - 1) + x_lo
+        y = r * (y_hi - y_lo) / (rows - 1) + y_lo
+        val = np.csingle(x + y * 1j)
+        for i in range(max_iters + 1):
+            if abs(val) >= 2.0:
+                break
+            val = val * val + (x + y * 1j)
+        ref[r, c] = i
+    np.testing.assert_equal(ref, iters)
+
+
+# ----------------------------------------------------------------------------------------
+# single-tile-matvec: nb = 25 (padded to 28) on each of 2 x 2 PEs; atol 1e-4
+# ----------------------------------------------------------------------------------------
+
+STM_NB, STM_PADDED, STM_W, STM_H = 25, 28, 2, 2
+
+
+def stm_inputs():
+    # The vendor's run.py draws A and x unseeded; seeded here so that the data is fixed.
+    np.random.seed(0)
+    a = np.random.rand(STM_NB, STM_NB)
+    x = np.random.rand(STM_NB)
+    return a, x
+
+
+def stm_data(name):
+    a, x = stm_inputs()
+    at = np.zeros((STM_NB, STM_PADDED), dtype=np.float32)   # column j of A, padded
+    at[:, :STM_NB] = a.T
+    x_data = np.zeros((STM_H, STM_W, STM_NB), dtype=np.float32)
+    x_data[:, :] = x
+    save(name, at=at, x=x_data[None])
+
+
+def stm_check(name, y):
+    a, x = stm_inputs()
+    y_device_array = y.reshape((STM_H, STM_W, STM_PADDED))
+    expected = a @ x
+    for w in range(STM_W):
+        for h in range(STM_H):
+            np.testing.assert_allclose(y_device_array[h, w, :STM_NB], expected, atol=0.0001,
+                                       rtol=0)
+
+
+# ----------------------------------------------------------------------------------------
+# gemv-collectives_2d: 32 x 16 on 4 x 4 PEs; atol 0.01
+# ----------------------------------------------------------------------------------------
+
+def c2d_inputs():
+    np.random.seed(seed=7)
+    a = np.random.rand(32, 16).astype(np.float32)
+    x = np.random.rand(16).astype(np.float32)
+    b = np.random.rand(32).astype(np.float32)
+    return a, x, b
+
+
+def c2d_data(name):
+    a, x, b = c2d_inputs()
+    # The SRAM the host's copies leave: x and b in PE (0, 0), zeros elsewhere.
+    x_src = np.zeros((4, 4, 16), dtype=np.float32)
+    x_src[0, 0] = x
+    b_src = np.zeros((4, 4, 32), dtype=np.float32)
+    b_src[0, 0] = b
+    save(name, at=a.T, x_src=x_src, b_src=b_src, launch=np.zeros((1, 4)))
+
+
+def c2d_check(name, y):
+    a, x, b = c2d_inputs()
+    np.testing.assert_allclose(y.reshape(-1), (a @ x) + b, atol=0.01, rtol=0)
+
+
+# ----------------------------------------------------------------------------------------
 
 DATA = {name: gemv_data for name in GEMV}
 CHECK = {name: gemv_check for name in GEMV}
 DATA["residual"] = residual_data
 CHECK["residual"] = residual_check
+DATA["mandelbrot"] = mandelbrot_data
+CHECK["mandelbrot"] = mandelbrot_check
+DATA["gemv-collectives_2d"] = c2d_data
+CHECK["gemv-collectives_2d"] = c2d_check
+DATA["single-tile-matvec"] = stm_data
+CHECK["single-tile-matvec"] = stm_check
 
 
 def main(argv):
