@@ -1,8 +1,11 @@
 """Data and NumPy checks of the csl-examples ports (examples/csl/README.md).
 
     python3 csl.py data NAME            write NAME/data/*.npy (the vendor's run.py inputs)
-    python3 csl.py check NAME Y.npy     compare the fabric's result with the NumPy reference,
+    python3 csl.py check NAME Y.npy [REPORT.json]
+                                        compare the fabric's result with the NumPy reference,
                                         with the vendor's tolerance; exit 1 on a mismatch
+                                        (bandwidth-test: with the run's report, also its
+                                        MB/s against the target's I/O model)
 
 Every input is made as the vendor's run.py makes it (same seeds, same shapes), and every
 check is the vendor's (`np.testing.assert_allclose` with its atol/rtol, or its norm test).
@@ -204,6 +207,38 @@ def c2d_check(name, y):
 
 
 # ----------------------------------------------------------------------------------------
+# bandwidth-test (D2H): 5 x 5 PEs, 5 words each; MB/s against the target's I/O model
+# ----------------------------------------------------------------------------------------
+
+BW_H, BW_W, BW_LEN = 5, 5, 5
+# The dev target's I/O model (runtime/target/src/presets.rs): host streams share 64 bytes
+# per cycle, and one stream (here: one row's east edge) carries at most one 4-byte wavelet
+# per cycle. 850 MHz is the clock the vendor's run.py converts cycles with.
+DEV_HOST_IO_BYTES_PER_CYCLE = 64
+CLOCK_MHZ = 850.0
+
+
+def bw_data(name):
+    a = np.arange(BW_H * BW_W * BW_LEN).reshape(BW_H, BW_W, BW_LEN).astype(np.float32)
+    save(name, a=a, launch=np.zeros((1, BW_H)))
+
+
+def bw_check(name, y, report=None):
+    a = np.arange(BW_H * BW_W * BW_LEN).reshape(BW_H, BW_W, BW_LEN).astype(np.float32)
+    np.testing.assert_equal(y.reshape(BW_H, BW_W, BW_LEN), a)
+    if report is None:
+        return
+    cycles = report["run"]["task_span"]["cycles"]
+    wvlts = BW_H * BW_W * BW_LEN
+    time_send = (cycles / 0.85) * 1.e-3                     # us, as run.py
+    bandwidth = ((wvlts * 4) / time_send) * 1               # MB/s, loop_count = 1
+    model = min(DEV_HOST_IO_BYTES_PER_CYCLE, 4 * BW_H) * CLOCK_MHZ   # MB/s
+    print(f"{name}: {cycles} cycles, {bandwidth:.1f} MB/s; the I/O model's bound "
+          f"{model:.1f} MB/s ({100 * bandwidth / model:.1f}%)")
+    assert bandwidth <= model, (bandwidth, model)
+
+
+# ----------------------------------------------------------------------------------------
 
 DATA = {name: gemv_data for name in GEMV}
 CHECK = {name: gemv_check for name in GEMV}
@@ -213,6 +248,8 @@ DATA["mandelbrot"] = mandelbrot_data
 CHECK["mandelbrot"] = mandelbrot_check
 DATA["gemv-collectives_2d"] = c2d_data
 CHECK["gemv-collectives_2d"] = c2d_check
+DATA["bandwidth-test"] = bw_data
+CHECK["bandwidth-test"] = bw_check
 DATA["single-tile-matvec"] = stm_data
 CHECK["single-tile-matvec"] = stm_check
 
@@ -222,9 +259,14 @@ def main(argv):
         for name in argv[1:] if argv[1] != "all" else sorted(DATA):
             DATA[name](name)
         return 0
-    if len(argv) == 3 and argv[0] == "check":
+    if len(argv) in (3, 4) and argv[0] == "check":
         name, path = argv[1], argv[2]
-        CHECK[name](name, np.load(path))
+        if len(argv) == 4 and name == "bandwidth-test":
+            import json
+            with open(argv[3], encoding="utf-8") as report:
+                CHECK[name](name, np.load(path), json.load(report))
+        else:
+            CHECK[name](name, np.load(path))
         print(f"{name}: matches the NumPy reference")
         return 0
     print(__doc__)

@@ -1,6 +1,7 @@
 //! The ports of the public csl-examples suite (`examples/csl/`, its README has the table):
 //! every program runs with `wsel run`, its result passes the vendor's own check against a
-//! NumPy reference (`examples/csl/csl.py check NAME RESULT`, the vendor's tolerance), and its
+//! NumPy reference (`examples/csl/csl.py check NAME RESULT REPORT`, the vendor's tolerance;
+//! bandwidth-test's MB/s against the target's I/O model from the report), and its
 //! cycle figure — the report's `run.task_span.cycles`, max end − min start of the PEs'
 //! tasks, the vendor's timing convention — is the one the README's table gives.
 //!
@@ -74,6 +75,7 @@ fn run_and_check(name: &str) -> Result<u64, String> {
         .arg("examples/csl/csl.py")
         .args(["check", name])
         .arg(&out)
+        .arg(&report)
         .output()
         .expect("python3 runs (CI installs requirements.txt)");
     if !check.status.success() {
