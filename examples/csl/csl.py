@@ -239,6 +239,48 @@ def bw_check(name, y, report=None):
 
 
 # ----------------------------------------------------------------------------------------
+# 7pt-stencil-spmv: 5 x 5 x 5; rtol 1e-5
+# ----------------------------------------------------------------------------------------
+
+def stencil7_coeff(height, width):
+    c = np.zeros((height, width, 7), dtype=np.float32)
+    c[:, :] = [-1, -2, -3, -4, -5, -6, 6]   # west east south north bottom top center
+    return c
+
+
+def laplacian(stencil_coeff, zdim, x, y):
+    # The vendor's util.laplacian.
+    (height, width, _) = x.shape
+    for i in range(height):
+        for j in range(width):
+            c_west, c_east, c_south, c_north, c_bottom, c_top, c_center = stencil_coeff[i, j]
+            for k in range(zdim):
+                west_buf = x[i, j - 1, k] if j > 0 else 0
+                east_buf = x[i, j + 1, k] if j < width - 1 else 0
+                north_buf = x[i - 1, j, k] if i > 0 else 0
+                south_buf = x[i + 1, j, k] if i < height - 1 else 0
+                bottom_buf = x[i, j, k - 1] if k > 0 else 0
+                top_buf = x[i, j, k + 1] if k < zdim - 1 else 0
+                y[i, j, k] = (c_west * west_buf + c_east * east_buf + c_south * south_buf +
+                              c_north * north_buf + c_bottom * bottom_buf + c_top * top_buf +
+                              c_center * x[i, j, k])
+
+
+def spmv_data(name):
+    h = w = z = 5
+    x = np.arange(h * w * z).reshape(h, w, z).astype(np.float32) + 100
+    save(name, x=x, coeff=stencil7_coeff(h, w), launch=np.zeros((1, h)))
+
+
+def spmv_check(name, y):
+    h = w = z = 5
+    x = np.arange(h * w * z).reshape(h, w, z).astype(np.float32) + 100
+    y_ref = np.zeros((h, w, z), dtype=np.float32)
+    laplacian(stencil7_coeff(h, w), z, x, y_ref)
+    np.testing.assert_allclose(y_ref.ravel(), y.ravel(), 1.0e-5)
+
+
+# ----------------------------------------------------------------------------------------
 
 DATA = {name: gemv_data for name in GEMV}
 CHECK = {name: gemv_check for name in GEMV}
@@ -250,6 +292,8 @@ DATA["gemv-collectives_2d"] = c2d_data
 CHECK["gemv-collectives_2d"] = c2d_check
 DATA["bandwidth-test"] = bw_data
 CHECK["bandwidth-test"] = bw_check
+DATA["7pt-stencil-spmv"] = spmv_data
+CHECK["7pt-stencil-spmv"] = spmv_check
 DATA["single-tile-matvec"] = stm_data
 CHECK["single-tile-matvec"] = stm_check
 
