@@ -281,6 +281,35 @@ def spmv_check(name, y):
 
 
 # ----------------------------------------------------------------------------------------
+# power-method: 5 x 5 x 5, max_ite = 1; rtol 1e-5
+# ----------------------------------------------------------------------------------------
+
+POWER_MAX_ITE = 1
+
+
+def power_x0():
+    h = w = z = 5
+    x = np.arange(h * w * z).reshape(h, w, z).astype(np.float32) + 100
+    return x / np.linalg.norm(x.ravel(), 2)
+
+
+def power_data(name):
+    save(name, x0=power_x0(), coeff=stencil7_coeff(5, 5), launch=np.zeros((1, 5)))
+
+
+def power_check(name, xf):
+    # The vendor's power_method.py, with A·x the stencil's (util.laplacian: the same matrix
+    # as its CSR form, in (height, width, z) order).
+    x = power_x0()
+    coeff = stencil7_coeff(5, 5)
+    for _ in range(POWER_MAX_ITE):
+        y = np.zeros_like(x)
+        laplacian(coeff, 5, x, y)
+        x = y / np.linalg.norm(y.ravel(), 2)
+    np.testing.assert_allclose(x.ravel(), xf.ravel(), 1.0e-5)
+
+
+# ----------------------------------------------------------------------------------------
 
 DATA = {name: gemv_data for name in GEMV}
 CHECK = {name: gemv_check for name in GEMV}
@@ -294,6 +323,8 @@ DATA["bandwidth-test"] = bw_data
 CHECK["bandwidth-test"] = bw_check
 DATA["7pt-stencil-spmv"] = spmv_data
 CHECK["7pt-stencil-spmv"] = spmv_check
+DATA["power-method"] = power_data
+CHECK["power-method"] = power_check
 DATA["single-tile-matvec"] = stm_data
 CHECK["single-tile-matvec"] = stm_check
 
