@@ -310,6 +310,71 @@ def power_check(name, xf):
 
 
 # ----------------------------------------------------------------------------------------
+# bicgstab: 5 x 5 x 5, max_ite = 2; rtol 1e-5 against the vendor's bicgstab.py
+# ----------------------------------------------------------------------------------------
+
+BICG_MAX_ITE = 2
+
+
+def bicg_inputs():
+    h = w = z = 5
+    x0 = np.zeros((h, w, z), dtype=np.float32)
+    b = np.arange(h * w * z).reshape(h, w, z).astype(np.float32) + 1
+    return x0, b
+
+
+def bicg_data(name):
+    x0, b = bicg_inputs()
+    save(name, x0=x0, b=b, coeff=stencil7_coeff(5, 5), launch=np.zeros((1, 5)))
+
+
+def bicgstab_ref(matvec, x0, b, max_ite, tol):
+    # The vendor's bicgstab.py, with A_csr.dot as `matvec` (prints left out).
+    k = 0
+    x = np.copy(x0)
+    y = matvec(x)
+    r0 = b - y
+    r = np.copy(r0)
+    p = np.copy(r)
+    xi = np.dot(r, r)
+    rho = xi
+    while (xi > tol * tol) and (k < max_ite):
+        k = k + 1
+        v = matvec(p)
+        r0_dot_v = np.dot(r0, v)
+        alpha = rho / r0_dot_v
+        s = r - alpha * v
+        t = matvec(s)
+        t_dot_s = np.dot(t, s)
+        t_dot_t = np.dot(t, t)
+        w = t_dot_s / t_dot_t
+        x = x + alpha * p + w * s
+        r = s - w * t
+        rho_old = rho
+        rho = np.dot(r0, r)
+        beta = (rho / rho_old) * (alpha / w)
+        p = r + beta * (p - w * v)
+        xi = np.dot(r, r)
+        if abs(rho) < 1.0e-4:
+            break
+    return x, xi, k
+
+
+def bicg_check(name, xf):
+    x0, b = bicg_inputs()
+    coeff = stencil7_coeff(5, 5)
+
+    def matvec(v):
+        y = np.zeros((5, 5, 5), dtype=np.float32)
+        laplacian(coeff, 5, v.reshape(5, 5, 5), y)
+        return y.ravel()
+
+    tol = 1.0e-3 * np.linalg.norm(b.ravel(), 2)
+    x_ref, _, _ = bicgstab_ref(matvec, x0.ravel(), b.ravel(), BICG_MAX_ITE, tol)
+    np.testing.assert_allclose(x_ref.ravel(), xf.ravel(), 1.0e-5)
+
+
+# ----------------------------------------------------------------------------------------
 
 DATA = {name: gemv_data for name in GEMV}
 CHECK = {name: gemv_check for name in GEMV}
@@ -325,6 +390,8 @@ DATA["7pt-stencil-spmv"] = spmv_data
 CHECK["7pt-stencil-spmv"] = spmv_check
 DATA["power-method"] = power_data
 CHECK["power-method"] = power_check
+DATA["bicgstab"] = bicg_data
+CHECK["bicgstab"] = bicg_check
 DATA["single-tile-matvec"] = stm_data
 CHECK["single-tile-matvec"] = stm_check
 
