@@ -375,6 +375,48 @@ def bicg_check(name, xf):
 
 
 # ----------------------------------------------------------------------------------------
+# cholesky: P = 10, Nt = 4 (N = 40); assert_almost_equal decimal=2
+# ----------------------------------------------------------------------------------------
+
+CHOL_P, CHOL_NT = 10, 4
+
+
+def chol_inputs():
+    n = CHOL_P * CHOL_NT
+    counter = 1
+    low = np.zeros((n, n), dtype=np.float32)
+    for i in range(n):
+        for j in range(i + 1):
+            low[i, j] = counter
+            counter += 1
+    m = np.dot(low, low.T)
+    for i in range(n):
+        for j in range(i + 1, n):
+            m[i, j] = 0
+    return low, m
+
+
+def chol_data(name):
+    _, m = chol_inputs()
+    p, nt = CHOL_P, CHOL_NT
+    # tiles[py, px] = the tile A[py*nt .., px*nt ..] column-major; zero above the diagonal
+    # (px > py: the vendor copies nothing there).
+    tiles = np.zeros((p, p, nt * nt), dtype=np.float32)
+    for py in range(p):
+        for px in range(py + 1):
+            tiles[py, px] = m[py * nt:(py + 1) * nt, px * nt:(px + 1) * nt].T.ravel()
+    save(name, tiles=tiles, launch=np.zeros((1, p)))
+
+
+def chol_check(name, l_tiles):
+    low, _ = chol_inputs()
+    p, nt = CHOL_P, CHOL_NT
+    t = l_tiles.reshape(p, p, nt, nt)            # [py, px, column s, row r]
+    result = t.transpose(0, 3, 1, 2).reshape(p * nt, p * nt)
+    np.testing.assert_almost_equal(result, low, decimal=2)
+
+
+# ----------------------------------------------------------------------------------------
 
 DATA = {name: gemv_data for name in GEMV}
 CHECK = {name: gemv_check for name in GEMV}
@@ -392,6 +434,8 @@ DATA["power-method"] = power_data
 CHECK["power-method"] = power_check
 DATA["bicgstab"] = bicg_data
 CHECK["bicgstab"] = bicg_check
+DATA["cholesky"] = chol_data
+CHECK["cholesky"] = chol_check
 DATA["single-tile-matvec"] = stm_data
 CHECK["single-tile-matvec"] = stm_check
 
