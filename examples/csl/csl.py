@@ -417,6 +417,55 @@ def chol_check(name, l_tiles):
 
 
 # ----------------------------------------------------------------------------------------
+# fft-1d-2d: 1D Nz = 4 in f32 on 1 PE, 2D 4 x 4 in f16 on 4 PEs, forward and inverse;
+# the vendor's rtol 0.25, and 0.01 besides
+# ----------------------------------------------------------------------------------------
+
+FFT_NZ = 4
+
+
+def fft_inputs(dim):
+    nz = FFT_NZ
+    precision = np.float32 if dim == 1 else np.float16
+    nh = nz >> 1
+    exponent = np.pi * np.arange(nh) / nh
+    twiddle = np.zeros(nz, dtype=precision)
+    twiddle[0::2] = np.cos(exponent).astype(precision)
+    twiddle[1::2] = np.sin(exponent).astype(precision)
+    np.random.seed(seed=7)
+    nx = 1 if dim == 1 else nz
+    random_array = np.random.random(nx * nz).astype(precision)
+    return random_array.reshape((1, nx, nz)), twiddle
+
+
+def fft_data(name):
+    folder = "fft-1d-2d"
+    x1, tw1 = fft_inputs(1)
+    x2, tw2 = fft_inputs(2)
+    xi1 = np.zeros(2 * FFT_NZ, dtype=np.float32)
+    xi1[0::2] = x1[0, 0]
+    xi2 = np.zeros((FFT_NZ, 2 * FFT_NZ), dtype=np.float32)
+    xi2[:, 0::2] = x2[0]                      # PE x holds row x, interleaved with 0
+    save(folder, x_1d=xi1, twiddle_1d=tw1.astype(np.float32), x_2d=xi2,
+         twiddle_2d=np.tile(tw2.astype(np.float32), (FFT_NZ, 1)), launch=np.zeros((1, 1)))
+
+
+def fft_check(name, y):
+    inverse = "ifft" in name
+    dim = 2 if name.endswith("_2d") else 1
+    x, _ = fft_inputs(dim)
+    y = y.reshape(-1)
+    result = (y[0::2] + 1j * y[1::2]).reshape(x.shape)
+    if dim == 2:
+        result[0] = result[0].T
+        reference = np.fft.ifft2(x) if inverse else np.fft.fft2(x)
+    else:
+        reference = np.fft.ifft(x) if inverse else np.fft.fft(x)
+    np.testing.assert_allclose(result, reference, rtol=0.25, atol=0)
+    np.testing.assert_allclose(result, reference, rtol=0.01, atol=0)
+
+
+# ----------------------------------------------------------------------------------------
 
 DATA = {name: gemv_data for name in GEMV}
 CHECK = {name: gemv_check for name in GEMV}
@@ -436,6 +485,9 @@ DATA["bicgstab"] = bicg_data
 CHECK["bicgstab"] = bicg_check
 DATA["cholesky"] = chol_data
 CHECK["cholesky"] = chol_check
+for fft_name in ("fft-1d-2d", "fft-1d-2d/ifft_1d", "fft-1d-2d/fft_2d", "fft-1d-2d/ifft_2d"):
+    DATA[fft_name] = fft_data
+    CHECK[fft_name] = fft_check
 DATA["single-tile-matvec"] = stm_data
 CHECK["single-tile-matvec"] = stm_check
 

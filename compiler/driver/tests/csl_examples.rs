@@ -47,16 +47,26 @@ fn table_cycles() -> Vec<(String, u64)> {
     rows
 }
 
-/// Runs `examples/csl/NAME/main.wse`, checks its result with the vendor's check and returns
+/// The program a table row names: `examples/csl/NAME/main.wse`, or for `FOLDER/FILE` (a
+/// folder with several programs, like fft-1d-2d's inverse and 2D runs) `FOLDER/FILE.wse`.
+fn program_file(name: &str) -> String {
+    if name.contains('/') {
+        format!("examples/csl/{name}.wse")
+    } else {
+        format!("examples/csl/{name}/main.wse")
+    }
+}
+
+/// Runs the program of a table row, checks its result with the vendor's check and returns
 /// the task span's cycles.
 fn run_and_check(name: &str) -> Result<u64, String> {
-    let dir = temp_dir(name);
+    let dir = temp_dir(&name.replace('/', "-"));
     let out = dir.join("result.npy");
     let report = dir.join("report.json");
     let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
         .current_dir(repo_root())
         .args(["run", "--color", "never"])
-        .arg(format!("examples/csl/{name}/main.wse"))
+        .arg(program_file(name))
         .arg("--output")
         .arg(&out)
         .arg("--report")
