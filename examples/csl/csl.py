@@ -466,6 +466,52 @@ def fft_check(name, y):
 
 
 # ----------------------------------------------------------------------------------------
+# 25-pt-stencil: 10 x 10 x 10, 10 iterations, dx = 20; the vendor's golden min and max
+# ----------------------------------------------------------------------------------------
+
+def gaussian_source(iterations):
+    # The vendor's ic.computeGaussianSource (prints left out).
+    tau = np.float32(1.0)
+    scale = np.float32(8.0)
+    mscale = np.float32(-8.0)
+    _fmax = np.float32(25.0)
+    dt = np.float32(0.001610153)
+    sigma = np.float32(0.6) * _fmax
+    t = np.arange(0, iterations, 1, dtype=np.float32) * np.float32(dt)
+    power = np.power(sigma * t - tau, 2, dtype=np.float32)
+    expf = np.exp(np.multiply(power, np.float32(mscale)))
+    source = (np.float32(-2.0) * scale * sigma *
+              np.multiply(sigma - np.float32(2.0) * sigma * scale * power, expf,
+                          dtype=np.float32))
+    first_zero_idx = np.nonzero(source)[-1][-1] + 1
+    if first_zero_idx < source.shape[-1]:
+        source = source[:first_zero_idx]
+    return source, source.shape[-1]
+
+
+def stencil25_data(name):
+    width = height = zdim = 10
+    iterations = 10
+    source, source_length = gaussian_source(iterations)
+    assert source_length == 10, source_length
+    src_x, src_y = width // 2 - 5, height // 2 - 5
+    vp = np.full((height, width, zdim), 10.3703699112, dtype=np.float32)
+    source_all = np.zeros(width * height * zdim, dtype=np.float32)
+    for tidx in range(source_length):
+        source_all[src_y * width * zdim + src_x * zdim + tidx] = source[tidx]
+    save(name, vp=vp, source=source_all.reshape(height, width, zdim),
+         launch=np.zeros((1, height)))
+
+
+def stencil25_check(name, maxmin):
+    mm = maxmin.reshape(10, 10, 2)
+    computed_max, computed_min = mm[:, :, 0].max(), mm[:, :, 1].min()
+    print(f"{name}: min {computed_min}, max {computed_max}")
+    np.testing.assert_allclose(computed_min, -1.3100899, atol=0.01, rtol=0)
+    np.testing.assert_allclose(computed_max, 1200.9414062, atol=0.01, rtol=0)
+
+
+# ----------------------------------------------------------------------------------------
 
 DATA = {name: gemv_data for name in GEMV}
 CHECK = {name: gemv_check for name in GEMV}
@@ -488,6 +534,8 @@ CHECK["cholesky"] = chol_check
 for fft_name in ("fft-1d-2d", "fft-1d-2d/ifft_1d", "fft-1d-2d/fft_2d", "fft-1d-2d/ifft_2d"):
     DATA[fft_name] = fft_data
     CHECK[fft_name] = fft_check
+DATA["25-pt-stencil"] = stencil25_data
+CHECK["25-pt-stencil"] = stencil25_check
 DATA["single-tile-matvec"] = stm_data
 CHECK["single-tile-matvec"] = stm_check
 

@@ -39,7 +39,9 @@ fn table_cycles() -> Vec<(String, u64)> {
             .next()
             .unwrap_or_default()
             .to_string();
-        let cycles = cells[4].replace(',', "").parse::<u64>();
+        // "10,737" or "10,737 (107.4 per element)": the first number.
+        let first = cells[4].split_whitespace().next().unwrap_or_default();
+        let cycles = first.replace(',', "").parse::<u64>();
         if let Ok(cycles) = cycles {
             rows.push((name, cycles));
         }
