@@ -339,6 +339,9 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                     busy_cycles: pe.busy_cycles,
                     idle_cycles: cycles.saturating_sub(pe.busy_cycles),
                     tasks: pe.tasks_run,
+                    first_task_start: Some(p.first_task[node.pe as usize])
+                        .filter(|&t| t != u64::MAX),
+                    last_task_end: (pe.tasks_run > 0).then_some(pe.busy_until),
                     waits: p.waits[node.pe as usize].report(),
                 });
                 let prog = &program.pes[pe.prog as usize];

@@ -609,6 +609,7 @@ pub(crate) fn build<'p>(
             closed_tasks: vec![0; pes_len],
             xcandidates: Vec::new(),
             waits: vec![Default::default(); pes_len],
+            first_task: vec![u64::MAX; pes_len],
             phases,
             errors: Vec::new(),
             stats: Stats::new(target.colors as usize),

@@ -148,6 +148,9 @@ pub(crate) struct Partition<'p> {
     pub xcandidates: Vec<u32>,
     /// Receive waits, per PE.
     pub waits: Vec<PeWaits>,
+    /// Per PE, the cycle its first task started (`u64::MAX` until one has): with `busy_until`,
+    /// the PE's span of work (`PeActivity::first_task_start`).
+    pub first_task: Vec<u64>,
     /// Weight-store phases.
     pub phases: Phases,
 }
