@@ -16,7 +16,7 @@ use wsel_ir::kernel::{KernelIr, TaskId};
 use wsel_map::{EdgePoint, Orientation, Placement};
 use wsel_sim::{AbiEntry, AbiTask, EdgeInput, EdgeOutput, Program, TaskCode};
 
-use crate::parts::{Cell, block_indices, gather, scatter, tiled_block_indices};
+use crate::parts::{Cell, block_indices, gather, padded_slots, scatter, tiled_block_indices};
 use crate::pipeline::Compiled;
 use crate::resident::Resident;
 use crate::tensor::Tensor;
@@ -288,20 +288,21 @@ fn load_array_binds(
             &tensor.words,
             &tiled_block_indices(&tensor.shape, &bind.split, &tiles, cell),
         );
-        if block.len() != array.len as usize {
+        // Every PE's array is sized for the largest block; a smaller one keeps its strides.
+        // (A block listed tile by tile is stored as listed.)
+        let (slots, largest) = if tiles.is_empty() {
+            padded_slots(&tensor.shape, &bind.split, cell)
+        } else {
+            ((0..block.len()).collect(), array.len as usize)
+        };
+        if largest != array.len as usize {
             return Err(format!(
-                "`{}`: the block of `{}` for PE ({}, {}) has {} elements, array `{}` holds {}",
-                layer.name,
-                bind.tensor,
-                cell.row,
-                cell.col,
-                block.len(),
-                array.name,
-                array.len
+                "`{}`: the largest block of `{}` has {largest} elements, array `{}` holds {}",
+                layer.name, bind.tensor, array.name, array.len
             ));
         }
         let start = array.offset_words as usize;
-        image[start..start + block.len()].copy_from_slice(&block);
+        scatter(&mut image[start..start + largest], &slots, &block);
     }
     Ok(())
 }

@@ -3,11 +3,16 @@
 //!
 //! One rule serves both: a dimension split over `rows` gives PE row `r` the `r`-th of `R`
 //! blocks, over `cols` column `c` the `c`-th of `C`, and `_` (or a dimension past the end of
-//! the split list) stays whole. A dimension of length `n` cut into `p` blocks gives every block
-//! `n / p` elements and the first `n % p` blocks one more (NumPy's `array_split`). The selected
-//! elements are listed in row-major order — or, with `tiles [t0, t1, ...]`, the block is cut
-//! the same way into `t0 × t1 × ...` tiles, listed tile after tile in row-major tile order,
-//! each tile row-major.
+//! the split list) stays whole; the selected elements are listed in row-major order — or,
+//! with `tiles [t0, t1, ...]`, the block is cut by the same rule into `t0 × t1 × ...` tiles,
+//! listed tile after tile in row-major tile order, each tile row-major. A dimension of length
+//! `L` in `P` blocks gives block `i` `L / P` elements, one more for the first `L % P` blocks
+//! ([`part_range`], the `part_len`/`part_start` of kernel code).
+//!
+//! A PE's array holds a weight's block as if it had the largest block's shape
+//! ([`padded_slots`]), so that kernels index every PE's block with the same compile-time
+//! strides. (A resident activation, in weight streaming, is the exception: it stays in SRAM
+//! as the kernels that made it wrote it, `std.resident`'s compact layout.)
 
 use wsel_ir::graph::SplitAxis;
 
@@ -33,17 +38,7 @@ pub fn tiled_block_indices(
     tiles: &[u64],
     cell: Cell,
 ) -> Vec<usize> {
-    let ranges: Vec<(u64, u64)> = shape
-        .iter()
-        .enumerate()
-        .map(
-            |(d, &len)| match split.get(d).copied().unwrap_or(SplitAxis::Whole) {
-                SplitAxis::Rows => block_range(len, cell.row, cell.rows),
-                SplitAxis::Cols => block_range(len, cell.col, cell.cols),
-                SplitAxis::Whole => (0, len),
-            },
-        )
-        .collect();
+    let ranges = block_ranges(shape, split, cell);
     let strides = row_major_strides(shape);
     let mut indices =
         Vec::with_capacity(ranges.iter().map(|(lo, hi)| (hi - lo) as usize).product());
@@ -57,7 +52,7 @@ pub fn tiled_block_indices(
             .zip(&tile)
             .zip(&counts)
             .map(|(((lo, hi), &t), &n)| {
-                let (a, b) = block_range(hi - lo, t, n);
+                let (a, b) = part_range(hi - lo, t, n);
                 (lo + a, lo + b)
             })
             .collect();
@@ -67,15 +62,6 @@ pub fn tiled_block_indices(
             return indices;
         }
     }
-}
-
-/// The first and one-past-last element of block `part` of `parts` of a dimension of `len`:
-/// `len / parts` elements each, the first `len % parts` blocks one more.
-pub fn block_range(len: u64, part: u64, parts: u64) -> (u64, u64) {
-    let parts = parts.max(1);
-    let (size, extra) = (len / parts, len % parts);
-    let lo = part * size + part.min(extra);
-    (lo, lo + size + u64::from(part < extra))
 }
 
 /// Steps `index` to the next tuple in row-major order below `counts`; false after the last.
@@ -88,6 +74,60 @@ fn next_index(index: &mut [u64], counts: &[u64]) -> bool {
         index[d] = 0;
     }
     false
+}
+
+/// Where each element of `cell`'s block (in [`block_indices`] order) sits in a PE's array:
+/// the block laid out row-major with the extents of the largest block (block 0 of every
+/// split dimension), so that a smaller block leaves the rest of each row, and the last rows,
+/// to the array's initial value. Gives the positions and the largest block's size.
+pub fn padded_slots(shape: &[u64], split: &[SplitAxis], cell: Cell) -> (Vec<usize>, usize) {
+    let first = Cell {
+        row: 0,
+        col: 0,
+        ..cell
+    };
+    let largest: Vec<u64> = block_ranges(shape, split, first)
+        .iter()
+        .map(|(lo, hi)| hi - lo)
+        .collect();
+    let own: Vec<(u64, u64)> = block_ranges(shape, split, cell)
+        .iter()
+        .map(|(lo, hi)| (0, hi - lo))
+        .collect();
+    let mut slots = Vec::with_capacity(own.iter().map(|(_, n)| *n as usize).product());
+    let mut index = vec![0u64; shape.len()];
+    collect(
+        &own,
+        &row_major_strides(&largest),
+        0,
+        &mut index,
+        &mut slots,
+    );
+    (slots, largest.iter().product::<u64>() as usize)
+}
+
+/// The range of block `part` of `parts` over a dimension of `len` elements: `len / parts`
+/// elements, one more for each of the first `len % parts` blocks.
+pub fn part_range(len: u64, part: u64, parts: u64) -> (u64, u64) {
+    let parts = parts.max(1);
+    let (size, extra) = (len / parts, len % parts);
+    let start = part * size + part.min(extra);
+    (start, start + size + u64::from(part < extra))
+}
+
+/// The range `cell` takes in every dimension of `shape`.
+fn block_ranges(shape: &[u64], split: &[SplitAxis], cell: Cell) -> Vec<(u64, u64)> {
+    shape
+        .iter()
+        .enumerate()
+        .map(
+            |(d, &len)| match split.get(d).copied().unwrap_or(SplitAxis::Whole) {
+                SplitAxis::Rows => part_range(len, cell.row, cell.rows),
+                SplitAxis::Cols => part_range(len, cell.col, cell.cols),
+                SplitAxis::Whole => (0, len),
+            },
+        )
+        .collect()
 }
 
 /// The elements of `data` at `indices`.
@@ -188,12 +228,44 @@ mod tests {
     }
 
     #[test]
-    fn uneven_blocks_give_the_first_parts_one_more() {
-        // 10 over 4: sizes 3, 3, 2, 2, as numpy.array_split.
-        let sizes: Vec<(u64, u64)> = (0..4).map(|p| block_range(10, p, 4)).collect();
-        assert_eq!(sizes, vec![(0, 3), (3, 6), (6, 8), (8, 10)]);
-        // More parts than elements: the last parts are empty.
-        assert_eq!(block_range(2, 3, 4), (2, 2));
+    fn uneven_dimensions_give_the_first_blocks_one_more() {
+        // 7 over 3: 3, 2, 2 elements starting at 0, 3, 5.
+        assert_eq!(part_range(7, 0, 3), (0, 3));
+        assert_eq!(part_range(7, 1, 3), (3, 5));
+        assert_eq!(part_range(7, 2, 3), (5, 7));
+        // Fewer elements than parts: the last parts are empty.
+        assert_eq!(part_range(2, 2, 3), (2, 2));
+        // W[5, 3] over a 2 x 2 region: PE (1, 1) gets rows 3..5, column 2.
+        let indices = block_indices(&[5, 3], &[Rows, Cols], cell(1, 1, 2, 2));
+        assert_eq!(indices, vec![3 * 3 + 2, 4 * 3 + 2]);
+        let shape = [5, 3];
+        let mut seen = [0; 15];
+        for row in 0..2 {
+            for col in 0..2 {
+                for i in block_indices(&shape, &[Rows, Cols], cell(row, col, 2, 2)) {
+                    seen[i] += 1;
+                }
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn a_smaller_block_keeps_the_largest_blocks_strides() {
+        // W[5, 3] over 2 x 2: the largest block is 3 x 2. PE (1, 1)'s 2 x 1 block sits at
+        // (0, 0) and (1, 0) of a 3 x 2 layout: slots 0 and 2.
+        assert_eq!(
+            padded_slots(&[5, 3], &[Rows, Cols], cell(1, 1, 2, 2)),
+            (vec![0, 2], 6)
+        );
+        // The largest block fills its layout in order.
+        assert_eq!(
+            padded_slots(&[5, 3], &[Rows, Cols], cell(0, 0, 2, 2)),
+            (vec![0, 1, 2, 3, 4, 5], 6)
+        );
+        // An even split is the plain layout.
+        let (slots, size) = padded_slots(&[4, 6], &[Rows, Cols], cell(1, 2, 2, 3));
+        assert_eq!((slots, size), (vec![0, 1, 2, 3], 4));
     }
 
     #[test]

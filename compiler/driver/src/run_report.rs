@@ -24,7 +24,7 @@ use crate::run_activity::{LayerActivity, layer_activity};
 use crate::run_timing::{
     Latency, StallCause, WeightStreaming, latency, layer_pes, weight_streaming,
 };
-use crate::streamed_report::PhaseRow;
+use crate::streamed_report::{MicroBatches, PhaseRow};
 use crate::tensor::Tensor;
 
 /// The version of the JSON report's layout (its `schema` field), raised whenever a field
@@ -54,16 +54,42 @@ pub struct RunReport {
     pub bottleneck: Option<String>,
     /// Fill and drain latency, when the run had host inputs and outputs.
     pub latency: Option<Latency>,
+    /// The span of the PEs' work, `max end − min start` over all PEs (the CSL examples'
+    /// timing convention); `None` in streaming mode or when no task ran.
+    pub task_span: Option<TaskSpan>,
     /// The weight store's bandwidth and latency (the figures streaming mode runs against).
     pub weight_store_bytes_per_cycle: u32,
     pub weight_store_latency_cycles: u32,
     pub wall_seconds: f64,
     pub wavelet_hops: u64,
-    pub output: PathBuf,
+    /// The result file; `None` when the result stayed in memory (the Python package).
+    pub output: Option<PathBuf>,
     pub output_shape: Vec<u64>,
     pub accuracy: Option<Accuracy>,
     /// The phases of a weight-streaming run, in order (empty in pipelined mode).
     pub phases: Vec<PhaseRow>,
+    /// Weight streaming in micro-batches, when the batch does not fit at once.
+    pub micro_batches: Option<MicroBatches>,
+}
+
+/// When the PEs worked: the earliest cycle any PE started a task, the latest cycle any PE
+/// ended one, and the difference (`cycles`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TaskSpan {
+    pub first_start: u64,
+    pub last_end: u64,
+    pub cycles: u64,
+}
+
+impl TaskSpan {
+    fn of(report: &wsel_sim::Report) -> Option<TaskSpan> {
+        let (first_start, last_end) = report.task_span()?;
+        Some(TaskSpan {
+            first_start,
+            last_end,
+            cycles: last_end - first_start,
+        })
+    }
 }
 
 /// One layer of the report.
@@ -110,7 +136,8 @@ pub struct RunContext<'a> {
     pub target: &'a Target,
     pub backend: Backend,
     pub wall: Duration,
-    pub output: &'a Path,
+    /// The result file, if the result was written to one.
+    pub output: Option<&'a Path>,
     pub result: &'a Tensor,
     pub accuracy: Option<(PathBuf, (u64, u64))>,
 }
@@ -200,11 +227,12 @@ impl RunReport {
             utilisation: outcome.report.utilisation(),
             bottleneck,
             latency: latency(program, outcome),
+            task_span: TaskSpan::of(&outcome.report),
             weight_store_bytes_per_cycle: target.weight_store.bandwidth_bytes_per_cycle,
             weight_store_latency_cycles: target.weight_store.latency_cycles,
             wall_seconds: wall.as_secs_f64(),
             wavelet_hops: outcome.report.wavelet_hops,
-            output: output.to_path_buf(),
+            output: output.map(Path::to_path_buf),
             output_shape: result.shape.clone(),
             accuracy: accuracy.map(|(labels, (correct, total))| Accuracy {
                 labels,
@@ -212,6 +240,7 @@ impl RunReport {
                 total,
             }),
             phases: Vec::new(),
+            micro_batches: None,
         }
     }
 
@@ -305,12 +334,11 @@ impl RunReport {
             self.wall_seconds
         );
         let dims: Vec<String> = self.output_shape.iter().map(u64::to_string).collect();
-        let _ = writeln!(
-            out,
-            "  output: {} [{}]",
-            self.output.display(),
-            dims.join(", ")
-        );
+        let place = self
+            .output
+            .as_ref()
+            .map_or_else(|| "in memory".to_string(), |p| p.display().to_string());
+        let _ = writeln!(out, "  output: {place} [{}]", dims.join(", "));
         if let Some(a) = &self.accuracy {
             let _ = writeln!(
                 out,

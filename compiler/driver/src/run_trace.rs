@@ -160,9 +160,10 @@ impl TraceFile {
         out.flush()
     }
 
-    /// The run succeeded: the trace becomes the destination.
-    pub fn keep(self) -> std::io::Result<()> {
-        self.temp.persist(&self.path).map(drop).map_err(|e| e.error)
+    /// The run succeeded: the destination and the finished trace, to be committed with the
+    /// run's other outputs (`crate::atomic::Outputs::add_staged`).
+    pub fn into_staged(self) -> (PathBuf, NamedTempFile) {
+        (self.path, self.temp)
     }
 }
 

@@ -23,12 +23,15 @@ use crate::pipeline::Compiled;
 use crate::resident::Resident;
 use crate::run_timing::{LayerPes, WeightStream, WeightStreaming, layer_weights, span};
 use crate::run_trace::{PhasePart, TraceFile};
+use crate::tensor::Tensor;
 
 /// What one phase did, in the fabric's time.
 #[derive(Debug, Clone)]
 pub struct PhaseRecord {
     /// The placed layer the phase ran.
     pub layer: usize,
+    /// The micro-batch it ran for (0 when the batch runs whole).
+    pub micro: u32,
     /// The cycle the phase started (after the reconfiguration before it).
     pub start: u64,
     /// The cycles until it went quiet.
@@ -74,8 +77,9 @@ pub enum PhaseError {
     Trace(std::io::Error),
 }
 
-/// Runs every phase of a weight-streaming placement; with `trace`, each phase writes its part
-/// of the trace, and the parts are spliced into it at the end.
+/// Runs every phase of a weight-streaming placement, for each micro-batch in turn; with
+/// `trace`, each phase writes its part of the trace, and the parts are spliced into it at the
+/// end.
 pub fn run(
     graph: &LayerGraph,
     placement: &Placement,
@@ -85,49 +89,142 @@ pub fn run(
     options: &SimOptions,
     trace: Option<&TraceFile>,
 ) -> Result<StreamedRun, PhaseFailure> {
-    let mut resident = Resident::new();
-    let mut consumers = consumer_counts(graph);
-    let mut run = StreamedRun {
-        phases: Vec::new(),
-        cycles: 0,
-        report: ReportSum::default().report(target, 0),
-        outputs: Vec::new(),
-        output_parts: Vec::new(),
-        first_in: None,
-        last_in: None,
-        first_out: None,
-        last_out: None,
+    let mut runner = Runner {
+        program: Streamed {
+            graph,
+            placement,
+            compiled,
+            target,
+        },
+        options,
+        trace,
+        run: StreamedRun {
+            phases: Vec::new(),
+            cycles: 0,
+            report: ReportSum::default().report(target, 0),
+            outputs: Vec::new(),
+            output_parts: Vec::new(),
+            first_in: None,
+            last_in: None,
+            first_out: None,
+            last_out: None,
+        },
+        sum: ReportSum::default(),
+        parts: Vec::new(),
+        processes: 0,
+        warm: u64::from(target.weight_store.latency_cycles),
     };
-    let latency = u64::from(target.weight_store.latency_cycles);
-    let mut warm = latency;
-    let mut sum = ReportSum::default();
-    let mut parts: Vec<PhasePart> = Vec::new();
-    let mut processes = 0;
-    for phase in 0..placement.phases {
+    let size = placement.samples_per_copy.max(1) as usize;
+    for micro in 0..placement.micro_batches.max(1) {
+        if micro > 0 {
+            runner.run.cycles += u64::from(target.reconfigure_cycles);
+        }
+        let inputs = micro_batch(data.inputs, micro as usize, size);
+        let data = HostData {
+            inputs: &inputs,
+            params: data.params,
+        };
+        runner.pass(&data, micro)?;
+    }
+    runner.finish()
+}
+
+/// What a streamed run runs: the staged graph (lowered for a micro-batch), its placement and
+/// code, on a target.
+#[derive(Clone, Copy)]
+struct Streamed<'a> {
+    graph: &'a LayerGraph,
+    placement: &'a Placement,
+    compiled: &'a Compiled,
+    target: &'a Target,
+}
+
+/// A streamed run in progress.
+struct Runner<'a> {
+    program: Streamed<'a>,
+    options: &'a SimOptions,
+    trace: Option<&'a TraceFile>,
+    run: StreamedRun,
+    sum: ReportSum,
+    /// The phases' parts of the trace, and the trace processes they number so far.
+    parts: Vec<PhasePart>,
+    processes: u32,
+    /// Cycles of the store's latency past when the next phase starts.
+    warm: u64,
+}
+
+impl Runner<'_> {
+    /// Every phase, in order, for micro-batch `micro` (whose inputs `data` holds).
+    fn pass(&mut self, data: &HostData<'_>, micro: u32) -> Result<(), PhaseFailure> {
+        let Streamed {
+            graph, placement, ..
+        } = self.program;
+        let mut resident = Resident::new();
+        let mut consumers = consumer_counts(graph);
+        for phase in 0..placement.phases {
+            let cycles = self.phase(phase, micro, data, &mut resident)?;
+            for l in (0..placement.layers.len()).filter(|&l| placement.layers[l].phase == phase) {
+                for arg in &graph.layers[placement.instance(l)].args {
+                    if let TensorRef::Layer(p) = *arg {
+                        consumers[p] -= 1;
+                        if consumers[p] == 0 {
+                            resident.release(p);
+                        }
+                    }
+                }
+            }
+            // The phase ended at `self.run.cycles`; the next starts after a reconfiguration.
+            let gap = u64::from(self.program.target.reconfigure_cycles);
+            self.warm = cycles + gap;
+            if phase + 1 < placement.phases {
+                self.run.cycles += gap;
+            }
+        }
+        Ok(())
+    }
+
+    /// Simulates one phase, keeps what it leaves resident and records it; its cycles.
+    fn phase(
+        &mut self,
+        phase: u32,
+        micro: u32,
+        data: &HostData<'_>,
+        resident: &mut Resident,
+    ) -> Result<u64, PhaseFailure> {
+        let Streamed {
+            graph,
+            placement,
+            compiled,
+            target,
+        } = self.program;
         let fail = |error| PhaseFailure { phase, error };
-        let start = run.cycles;
-        let part = match trace {
+        let start = self.run.cycles;
+        let part = match self.trace {
             Some(t) => t
-                .phase(placement, phase, start, processes, target)
+                .phase(placement, phase, start, self.processes, target)
                 .map_err(|e| fail(PhaseError::Trace(e)))?,
             None => None,
         };
         if let Some(part) = &part {
             let others = usize::from(part.options.others.is_some());
-            processes += (part.options.groups.len() + others) as u32;
+            self.processes += (part.options.groups.len() + others) as u32;
         }
         let options = SimOptions {
             trace: part.as_ref().map(|p| p.options.clone()),
-            ..options.clone()
+            ..self.options.clone()
         };
-        parts.extend(part);
+        self.parts.extend(part);
+        let latency = u64::from(target.weight_store.latency_cycles);
         let scope = Scope::Phase {
             phase,
-            resident: &resident,
-            warm: warm.min(latency),
+            resident,
+            warm: self.warm.min(latency),
         };
-        let assembled = assemble_scope(graph, placement, compiled, data, scope)
+        let mut assembled = assemble_scope(graph, placement, compiled, data, scope)
             .map_err(|e| fail(PhaseError::Assemble(e)))?;
+        for part in &mut assembled.output_parts {
+            (part.copy, part.copies) = (micro, placement.micro_batches.max(1));
+        }
         let outcome = simulate(target, &assembled.program, &options)
             .map_err(|e| fail(PhaseError::Simulate(e)))?;
         for (l, placed) in placement.layers.iter().enumerate() {
@@ -140,33 +237,46 @@ pub fn run(
             resident
                 .keep(instance, &graph.layers[instance], placed, ir, &sram)
                 .map_err(|e| fail(PhaseError::Assemble(e)))?;
-            for arg in &graph.layers[instance].args {
-                if let TensorRef::Layer(p) = *arg {
-                    consumers[p] -= 1;
-                    if consumers[p] == 0 {
-                        resident.release(p);
-                    }
-                }
+            let record = record(placement, &assembled, &outcome, l, start, target);
+            self.run.phases.push(PhaseRecord { micro, ..record });
+        }
+        self.sum.add(&outcome.report);
+        let cycles = outcome.cycles;
+        absorb(&mut self.run, &assembled, outcome, start);
+        Ok(cycles)
+    }
+
+    /// The run, its report added up and its trace spliced.
+    fn finish(mut self) -> Result<StreamedRun, PhaseFailure> {
+        let target = self.program.target;
+        self.run.report = std::mem::take(&mut self.sum).report(target, self.run.cycles);
+        if let Some(trace) = self.trace {
+            trace.splice(&self.parts).map_err(|e| PhaseFailure {
+                phase: self.program.placement.phases.saturating_sub(1),
+                error: PhaseError::Trace(e),
+            })?;
+        }
+        Ok(self.run)
+    }
+}
+
+/// Micro-batch `micro` (of `size` samples) of each input.
+fn micro_batch(inputs: &[Tensor], micro: usize, size: usize) -> Vec<Tensor> {
+    inputs
+        .iter()
+        .map(|t| {
+            let len = t.sample_len().max(1) * size;
+            let mut shape = t.shape.clone();
+            if let Some(first) = shape.first_mut() {
+                *first = size as u64;
             }
-            run.phases
-                .push(record(placement, &assembled, &outcome, l, start, target));
-        }
-        sum.add(&outcome.report);
-        absorb(&mut run, &assembled, outcome, start);
-        let gap = u64::from(target.reconfigure_cycles);
-        warm = run.cycles - start + gap;
-        if phase + 1 < placement.phases {
-            run.cycles += gap;
-        }
-    }
-    run.report = sum.report(target, run.cycles);
-    if let Some(trace) = trace {
-        trace.splice(&parts).map_err(|e| PhaseFailure {
-            phase: placement.phases.saturating_sub(1),
-            error: PhaseError::Trace(e),
-        })?;
-    }
-    Ok(run)
+            Tensor {
+                elem: t.elem,
+                shape,
+                words: t.words[micro * len..(micro + 1) * len].to_vec(),
+            }
+        })
+        .collect()
 }
 
 /// How many layers take each layer's result (the result of the last counts once more, for
@@ -218,6 +328,7 @@ fn record(
         .collect();
     PhaseRecord {
         layer: l,
+        micro: 0,
         start,
         cycles: outcome.cycles,
         busiest,
@@ -284,6 +395,9 @@ impl ReportSum {
                 busy_cycles: 0,
                 tasks: 0,
                 waits: Vec::new(),
+                // Each phase counts cycles from its own start: no span across phases.
+                first_task_start: None,
+                last_task_end: None,
                 ..pe.clone()
             });
             sum.busy_cycles += pe.busy_cycles;

@@ -9,7 +9,7 @@ use serde::Serialize;
 use wsel_map::report::group;
 
 use crate::run_report::{Accuracy, LayerRow, RunContext, RunReport};
-use crate::run_timing::Latency;
+use crate::run_timing::{Latency, WeightStreaming};
 use crate::streamed::StreamedRun;
 
 /// One phase of a weight-streaming run.
@@ -17,6 +17,8 @@ use crate::streamed::StreamedRun;
 pub struct PhaseRow {
     /// The layer the phase ran.
     pub layer: String,
+    /// The micro-batch it ran for (0 when the batch runs whole).
+    pub micro_batch: u32,
     /// The cycle the phase started (its layer's code and routes loaded).
     pub start_cycle: u64,
     /// Cycles until it went quiet.
@@ -25,17 +27,46 @@ pub struct PhaseRow {
     pub weights_in: Option<(u64, u64)>,
 }
 
+/// The weight streaming of two micro-batches of one layer as one: bytes, cycles and stalls
+/// added, the cause and the stall-free bandwidth of the first.
+fn add_weights(a: WeightStreaming, b: WeightStreaming) -> WeightStreaming {
+    WeightStreaming {
+        weight_bytes: a.weight_bytes + b.weight_bytes,
+        compute_cycles: a.compute_cycles + b.compute_cycles,
+        load_cycles: a.load_cycles + b.load_cycles,
+        stall_cycles: a.stall_cycles + b.stall_cycles,
+        held_back_cycles: a.held_back_cycles.max(b.held_back_cycles),
+        ..a
+    }
+}
+
+/// A batch run in micro-batches, one after another.
+#[derive(Debug, Clone, Serialize)]
+pub struct MicroBatches {
+    pub count: u32,
+    /// Samples per micro-batch.
+    pub samples: u64,
+    /// Why: the whole batch's working set that does not fit.
+    pub reason: String,
+}
+
 impl RunReport {
     /// The report of a weight-streaming run.
     pub fn streamed(context: &RunContext<'_>, run: &StreamedRun) -> RunReport {
         let placement = context.placement;
         let target = context.target;
         let batch = placement.batch.max(1);
+        // One row per layer: the first micro-batch's phase, its busy cycles and weights
+        // summed over every micro-batch.
         let layers: Vec<LayerRow> = run
             .phases
             .iter()
-            .map(|phase| {
-                let layer = &placement.layers[phase.layer];
+            .filter(|phase| phase.micro == 0)
+            .map(|first| {
+                let layer = &placement.layers[first.layer];
+                let all = run.phases.iter().filter(|p| p.layer == first.layer);
+                let busiest: u64 = all.clone().map(|p| p.busiest).sum();
+                let weights = all.filter_map(|p| p.weights).reduce(add_weights);
                 LayerRow {
                     name: layer.name.clone(),
                     kernel: layer.kernel.clone(),
@@ -46,10 +77,13 @@ impl RunReport {
                     sram_bytes_per_pe: layer.sram_bytes,
                     sram_bytes_available: target.sram_bytes,
                     estimated_cycles_per_sample: layer.estimate.cycles,
-                    estimated_work_per_sample: layer.estimate.work_per_sample(batch),
-                    simulated_cycles_per_sample: phase.busiest as f64 / batch as f64,
-                    weights: phase.weights,
-                    activity: phase.activity.clone(),
+                    // The estimate is of one micro-batch's phase.
+                    estimated_work_per_sample: layer
+                        .estimate
+                        .work_per_sample(placement.samples_per_copy.max(1)),
+                    simulated_cycles_per_sample: busiest as f64 / batch as f64,
+                    weights,
+                    activity: first.activity.clone(),
                 }
             })
             .collect();
@@ -89,11 +123,12 @@ impl RunReport {
             utilisation: run.report.utilisation(),
             bottleneck,
             latency,
+            task_span: None,
             weight_store_bytes_per_cycle: target.weight_store.bandwidth_bytes_per_cycle,
             weight_store_latency_cycles: target.weight_store.latency_cycles,
             wall_seconds: context.wall.as_secs_f64(),
             wavelet_hops: run.report.wavelet_hops,
-            output: context.output.to_path_buf(),
+            output: context.output.map(std::path::Path::to_path_buf),
             output_shape: context.result.shape.clone(),
             accuracy: context
                 .accuracy
@@ -108,11 +143,17 @@ impl RunReport {
                 .iter()
                 .map(|p| PhaseRow {
                     layer: placement.layers[p.layer].name.clone(),
+                    micro_batch: p.micro,
                     start_cycle: p.start,
                     cycles: p.cycles,
                     weights_in: p.weights_in,
                 })
                 .collect(),
+            micro_batches: (placement.micro_batches > 1).then(|| MicroBatches {
+                count: placement.micro_batches,
+                samples: placement.samples_per_copy,
+                reason: placement.micro_batch_reason.clone(),
+            }),
         }
     }
 
@@ -121,17 +162,34 @@ impl RunReport {
         if self.phases.is_empty() {
             return;
         }
-        let _ = writeln!(
-            out,
-            "\n  {} phases, one layer at a time on the region above:",
-            self.phases.len()
-        );
+        match &self.micro_batches {
+            Some(m) => {
+                let _ = writeln!(
+                    out,
+                    "\n  {} micro-batches of {} samples, one after another, each streaming every \
+                     layer's weights again ({} samples at once do not fit: {}); {} phases each, \
+                     one layer at a time on the region above:",
+                    m.count,
+                    group(m.samples),
+                    group(self.batch),
+                    m.reason,
+                    self.phases.len() / m.count.max(1) as usize
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "\n  {} phases, one layer at a time on the region above:",
+                    self.phases.len()
+                );
+            }
+        }
         let _ = writeln!(
             out,
             "  {:<12} {:>12} {:>12} {:>22}",
             "phase", "start cyc", "cycles", "weights in (from start)"
         );
-        for p in &self.phases {
+        for p in self.phases.iter().filter(|p| p.micro_batch == 0) {
             let weights = p.weights_in.map_or("—".to_string(), |(first, last)| {
                 format!("{} .. {}", group(first), group(last))
             });
@@ -142,6 +200,17 @@ impl RunReport {
                 group(p.start_cycle),
                 group(p.cycles),
                 weights
+            );
+        }
+        if let (Some(m), Some(second)) = (
+            &self.micro_batches,
+            self.phases.iter().find(|p| p.micro_batch == 1),
+        ) {
+            let _ = writeln!(
+                out,
+                "  … and the same for micro-batches 2 to {}, from cycle {} (every phase in the JSON report)",
+                m.count,
+                group(second.start_cycle)
             );
         }
     }

@@ -1,302 +1,33 @@
-//! Host tensors and their `.npy` files: reading with dtype and shape checks, writing
-//! atomically (a temporary file renamed into place, so an error never leaves half a file).
-//!
-//! A [`Tensor`] holds 32-bit words, the unit the fabric moves: `f32` as IEEE bits, `f16` as
-//! the `f32` bits of its value, `i32`/`u32` as themselves.
+//! Host tensors and their `.npy` files: reading with dtype and shape checks (`wsel-data`),
+//! writing atomically (a temporary file renamed into place, so an error never leaves half a
+//! file).
 
-use std::fmt;
-use std::fs::File;
-use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use npyz::WriterBuilder;
-use wsel_ir::kernel::ScalarTy;
-
-/// A dense row-major tensor of 32-bit words.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Tensor {
-    pub elem: ScalarTy,
-    pub shape: Vec<u64>,
-    pub words: Vec<u32>,
-}
-
-impl Tensor {
-    /// Elements per sample: the product of every dimension after the first.
-    pub fn sample_len(&self) -> usize {
-        self.shape.iter().skip(1).product::<u64>() as usize
-    }
-
-    /// The values as `f32` (for `f32`/`f16` tensors), e.g. to compare with a reference.
-    pub fn to_f32(&self) -> Vec<f32> {
-        self.words.iter().map(|w| f32::from_bits(*w)).collect()
-    }
-}
-
-/// Why a tensor file could not be used. The message names the file and, for mismatches, both
-/// the expected and the found type or shape.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TensorError {
-    Read {
-        path: PathBuf,
-        reason: String,
-    },
-    Dtype {
-        path: PathBuf,
-        expected: String,
-        found: String,
-    },
-    Shape {
-        path: PathBuf,
-        expected: String,
-        found: String,
-    },
-    Write {
-        path: PathBuf,
-        reason: String,
-    },
-}
-
-impl TensorError {
-    /// The stable code of this error (`crate::run_errors`).
-    pub fn code(&self) -> &'static str {
-        match self {
-            TensorError::Read { .. } => crate::run_errors::E0801,
-            TensorError::Dtype { .. } => crate::run_errors::E0802,
-            TensorError::Shape { .. } => crate::run_errors::E0803,
-            TensorError::Write { .. } => crate::run_errors::E0804,
-        }
-    }
-}
-
-impl fmt::Display for TensorError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TensorError::Read { path, reason } => {
-                write!(f, "cannot read `{}`: {reason}", path.display())
-            }
-            TensorError::Dtype {
-                path,
-                expected,
-                found,
-            } => write!(
-                f,
-                "`{}` holds `{found}` values, but `{expected}` values are needed",
-                path.display()
-            ),
-            TensorError::Shape {
-                path,
-                expected,
-                found,
-            } => write!(
-                f,
-                "`{}` has shape {found}, but shape {expected} is needed",
-                path.display()
-            ),
-            TensorError::Write { path, reason } => {
-                write!(f, "cannot write `{}`: {reason}", path.display())
-            }
-        }
-    }
-}
-
-/// The shape a file must have: each dimension fixed, or free (the batch, when not yet known).
-pub type ExpectedShape = [Option<u64>];
-
-/// Reads `path` as a tensor of `elem` whose shape matches `expected`.
-pub fn read_npy(
-    path: &Path,
-    elem: ScalarTy,
-    expected: &ExpectedShape,
-) -> Result<Tensor, TensorError> {
-    let read_error = |reason: String| TensorError::Read {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let file = File::open(path).map_err(|e| read_error(e.to_string()))?;
-    let npy = npyz::NpyFile::new(BufReader::new(file))
-        .map_err(|e| read_error(format!("not a NumPy .npy file ({e})")))?;
-    if npy.order() == npyz::Order::Fortran {
-        return Err(read_error(
-            "the array is stored in Fortran order; save it with `np.ascontiguousarray`".into(),
-        ));
-    }
-    let shape = npy.shape().to_vec();
-    let found_dtype = dtype_code(&npy.dtype());
-    let shape_ok = shape.len() == expected.len()
-        && shape
-            .iter()
-            .zip(expected)
-            .all(|(s, e)| e.is_none_or(|e| e == *s));
-    if !shape_ok {
-        return Err(TensorError::Shape {
-            path: path.to_path_buf(),
-            expected: shape_text_expected(expected),
-            found: shape_text(&shape),
-        });
-    }
-    let dtype_error = || TensorError::Dtype {
-        path: path.to_path_buf(),
-        expected: elem.name().to_string(),
-        found: numpy_name(&found_dtype),
-    };
-    let words: Vec<u32> = match (elem, found_dtype.as_str()) {
-        (ScalarTy::F32, "<f4") => read_vec::<f32>(npy, path)?
-            .into_iter()
-            .map(f32::to_bits)
-            .collect(),
-        (ScalarTy::F16, "<f2") => read_vec::<half::f16>(npy, path)?
-            .into_iter()
-            .map(|h| h.to_f32().to_bits())
-            .collect(),
-        (ScalarTy::I32, "<i4") => read_vec::<i32>(npy, path)?
-            .into_iter()
-            .map(|v| v as u32)
-            .collect(),
-        (ScalarTy::U32, "<u4") => read_vec::<u32>(npy, path)?,
-        _ => return Err(dtype_error()),
-    };
-    Ok(Tensor { elem, shape, words })
-}
-
-/// Reads the first `samples` class labels of a file: any integer dtype, one dimension, at
-/// least `samples` long.
-pub fn read_labels(path: &Path, samples: u64) -> Result<Vec<i64>, TensorError> {
-    let read_error = |reason: String| TensorError::Read {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let file = File::open(path).map_err(|e| read_error(e.to_string()))?;
-    let npy = npyz::NpyFile::new(BufReader::new(file))
-        .map_err(|e| read_error(format!("not a NumPy .npy file ({e})")))?;
-    let shape = npy.shape().to_vec();
-    if shape.len() != 1 || shape[0] < samples {
-        return Err(TensorError::Shape {
-            path: path.to_path_buf(),
-            expected: format!("[{samples}] (one label per sample)"),
-            found: shape_text(&shape),
-        });
-    }
-    let dtype = dtype_code(&npy.dtype());
-    let mut labels: Vec<i64> = match dtype.as_str() {
-        "<i4" => read_vec::<i32>(npy, path)?
-            .into_iter()
-            .map(i64::from)
-            .collect(),
-        "<i8" => read_vec::<i64>(npy, path)?,
-        "<u4" => read_vec::<u32>(npy, path)?
-            .into_iter()
-            .map(i64::from)
-            .collect(),
-        _ => {
-            return Err(TensorError::Dtype {
-                path: path.to_path_buf(),
-                expected: "integer labels".into(),
-                found: numpy_name(&dtype),
-            });
-        }
-    };
-    labels.truncate(samples as usize);
-    Ok(labels)
-}
+pub use wsel_data::{Tensor, TensorError, read_labels, read_npy};
 
 /// Writes `tensor` to `path` as `.npy`, atomically (see [`crate::atomic`]).
 pub fn write_npy_atomic(path: &Path, tensor: &Tensor) -> Result<(), TensorError> {
-    let write_error = |error: std::io::Error| TensorError::Write {
-        path: path.to_path_buf(),
+    let bytes = encode_npy(tensor)?;
+    crate::atomic::write_atomic(path, &bytes).map_err(|error| TensorError::Write {
+        file: format!("`{}`", path.display()),
         reason: error.to_string(),
-    };
-    let mut bytes = Vec::new();
-    npy_bytes(&mut bytes, tensor).map_err(write_error)?;
-    crate::atomic::write_atomic(path, &bytes).map_err(write_error)
-}
-
-fn npy_bytes(out: &mut Vec<u8>, tensor: &Tensor) -> std::io::Result<()> {
-    match tensor.elem {
-        ScalarTy::F32 | ScalarTy::F16 => {
-            let mut w = npyz::WriteOptions::<f32>::new()
-                .shape(&tensor.shape)
-                .default_dtype()
-                .writer(out)
-                .begin_nd()?;
-            w.extend(tensor.words.iter().map(|b| f32::from_bits(*b)))?;
-            w.finish()
-        }
-        ScalarTy::I32 | ScalarTy::Bool => {
-            let mut w = npyz::WriteOptions::<i32>::new()
-                .shape(&tensor.shape)
-                .default_dtype()
-                .writer(out)
-                .begin_nd()?;
-            w.extend(tensor.words.iter().map(|b| *b as i32))?;
-            w.finish()
-        }
-        ScalarTy::U32 => {
-            let mut w = npyz::WriteOptions::<u32>::new()
-                .shape(&tensor.shape)
-                .default_dtype()
-                .writer(out)
-                .begin_nd()?;
-            w.extend(tensor.words.iter().copied())?;
-            w.finish()
-        }
-    }
-}
-
-fn read_vec<T: npyz::Deserialize>(
-    npy: npyz::NpyFile<BufReader<File>>,
-    path: &Path,
-) -> Result<Vec<T>, TensorError> {
-    npy.into_vec::<T>().map_err(|e| TensorError::Read {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
     })
 }
 
-/// The dtype's type code such as `<f4` (npyz gives it as a Python literal, `'<f4'`).
-fn dtype_code(dtype: &npyz::DType) -> String {
-    dtype.descr().trim_matches('\'').to_string()
-}
-
-/// A NumPy-style name for a dtype descriptor, e.g. `<f8` → `float64`.
-fn numpy_name(descr: &str) -> String {
-    let name = match descr.trim_start_matches(['<', '>', '|', '=']) {
-        "f2" => "float16",
-        "f4" => "float32",
-        "f8" => "float64",
-        "i1" => "int8",
-        "i2" => "int16",
-        "i4" => "int32",
-        "i8" => "int64",
-        "u1" => "uint8",
-        "u2" => "uint16",
-        "u4" => "uint32",
-        "u8" => "uint64",
-        "b1" => "bool",
-        other => return format!("dtype `{other}`"),
-    };
-    if descr.starts_with('>') {
-        format!("big-endian {name}")
-    } else {
-        name.to_string()
-    }
-}
-
-fn shape_text(shape: &[u64]) -> String {
-    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
-    format!("[{}]", dims.join(", "))
-}
-
-fn shape_text_expected(shape: &ExpectedShape) -> String {
-    let dims: Vec<String> = shape
-        .iter()
-        .map(|d| d.map_or("B".to_string(), |d| d.to_string()))
-        .collect();
-    format!("[{}]", dims.join(", "))
+/// The bytes of `tensor` as a `.npy` file.
+pub fn encode_npy(tensor: &Tensor) -> Result<Vec<u8>, TensorError> {
+    wsel_data::npy_bytes(tensor).map_err(|error| TensorError::Write {
+        file: "the result".to_string(),
+        reason: error.to_string(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+    use wsel_ir::kernel::ScalarTy;
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("wsel-tensor-{name}-{}", std::process::id()));

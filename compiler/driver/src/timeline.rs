@@ -136,6 +136,7 @@ fn phases_of(report: &RunReport) -> Vec<PhaseRow> {
     }
     vec![PhaseRow {
         layer: "every layer at once".to_string(),
+        micro_batch: 0,
         start_cycle: 0,
         cycles: report.cycles,
         weights_in: None,

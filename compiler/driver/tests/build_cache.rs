@@ -309,7 +309,7 @@ fn damaged_or_foreign_artifacts_are_reported_and_rebuilt() {
         (
             "other format",
             newer,
-            "it has format 2, this wsel reads format 1",
+            "it has format 3, this wsel reads format 2",
         ),
     ];
     for (what, bytes_on_disk, why) in cases {

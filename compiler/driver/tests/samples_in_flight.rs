@@ -129,8 +129,16 @@ fn allreduce_input(i: u64) -> f32 {
 
 #[test]
 fn allreduce_matches_the_reference_on_every_shape_and_batch() {
-    // (parts P, elements per part N, batch B); 300 elements get a single slot.
-    let cases = [(8, 64, 16), (4, 8, 1), (6, 5, 7), (2, 300, 3), (16, 16, 20)];
+    // (parts P, elements per part N, batch B); 300 elements get a single slot, and one part
+    // is summed by one PE alone.
+    let cases = [
+        (8, 64, 16),
+        (4, 8, 1),
+        (6, 5, 7),
+        (2, 300, 3),
+        (16, 16, 20),
+        (1, 40, 2),
+    ];
     let dir = temp_dir("allreduce");
     let mut columns = BTreeSet::new();
     for (parts, n, batch) in cases {

@@ -282,3 +282,56 @@ fn digits_sized_classifiers_stream_as_they_run_pipelined() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
+    let dir = temp_dir("micro");
+    // 256 samples of 64 → 256 → 10 on dev: at once, a PE would hold 16 samples' activations
+    // and partial sums (over 4 KiB); in micro-batches of 128 they fit.
+    let mlp = Mlp::new(&dir, &[64, 256, 10], 256, 13);
+    let table = run_ok(
+        &dir,
+        &[
+            "run",
+            "mlp.wse",
+            "--input",
+            "x=x.npy",
+            "--output",
+            "y.npy",
+            "--mode",
+            "streaming",
+            "--report",
+            "r.json",
+        ],
+    );
+    assert!(table.contains("2 micro-batches of 128 samples"), "{table}");
+    let y = read(&dir.join("y.npy"));
+    let worst = y
+        .iter()
+        .zip(&mlp.reference())
+        .map(|(a, b)| (f64::from(*a) - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst < 2e-4, "largest difference to the reference {worst}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).expect("report"))
+            .expect("json");
+    let micro = &report["run"]["micro_batches"];
+    assert_eq!(
+        (micro["count"].as_u64(), micro["samples"].as_u64()),
+        (Some(2), Some(128))
+    );
+    assert!(
+        micro["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("bytes of SRAM per PE")),
+        "{micro}"
+    );
+    // Every phase once per micro-batch, in order.
+    let phases = report["run"]["phases"].as_array().expect("phases");
+    let micro_of: Vec<u64> = phases
+        .iter()
+        .filter_map(|p| p["micro_batch"].as_u64())
+        .collect();
+    assert_eq!(micro_of, [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -37,7 +37,16 @@ macro_rules! snapshot {
 
 snapshot!(
     dense_tile,
-    stdlib("dense_tile", &[("n", 4), ("m", 2), ("samples", 3)])
+    stdlib(
+        "dense_tile",
+        &[
+            ("n", 4),
+            ("m", 2),
+            ("samples", 3),
+            ("n_total", 7),
+            ("m_total", 4)
+        ]
+    )
 );
 snapshot!(
     dense_resident,
@@ -52,7 +61,8 @@ snapshot!(
             ("nmax", 3),
             ("mmax", 2),
             ("smax", 2),
-            ("k", 2)
+            ("k", 2),
+            ("slots", 2)
         ]
     )
 );

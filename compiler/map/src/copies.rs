@@ -18,8 +18,8 @@
 
 use std::path::PathBuf;
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{LayerGraph, Mode, SourceSpan};
-use wsel_sema::Diagnostic;
 use wsel_target::{Coord, Target};
 
 use crate::batch::{copies_bound, copies_estimate, estimate_batch};
@@ -76,7 +76,11 @@ pub const MAX_AUTO_COPIES: u64 = 4096;
 const FIRST_GAP: u32 = 0;
 
 /// The most color offsets tried for one copy whose streams find no way to the edge.
-const MAX_OFFSETS: u32 = 6;
+const MAX_OFFSETS: u32 = 3;
+
+/// Copies given up one after another before the rest of the slots are: the ways to the edge
+/// from further in are no less crowded.
+const MAX_MISSES: u32 = 4;
 
 /// What [`map_batch`] returns: the mapping result, and the layer graph its placement runs,
 /// lowered for one copy's share of the batch.
@@ -169,20 +173,24 @@ fn replicate(
         .copied()
         .filter(|&k| guess(k) < one.estimated_cycles)
         .collect();
-    let mut why = match dividing.first() {
-        None if most < 2 => "a second copy finds no room on the fabric".to_string(),
-        None => format!("no count of copies up to {most} divides the batch of {batch}"),
+    let why = match dividing.first() {
+        None if most < 2 => Some("a second copy finds no room on the fabric".to_string()),
+        None => Some(format!(
+            "no count of copies up to {most} divides the batch of {batch}"
+        )),
         Some(&k) if allowed.is_empty() => {
             let (cycles, bound) = copies_bound(graph, one, target, k);
-            format!(
+            Some(format!(
                 "no count of copies is estimated faster ({k} copies: {} cycles against {}; \
                  {bound})",
                 group(cycles),
                 group(one.estimated_cycles)
-            )
+            ))
         }
-        Some(_) => String::new(),
+        Some(_) => None,
     };
+    // Counts tried and given up, with why.
+    let mut failed: Vec<(u64, String)> = Vec::new();
     while let Some(k) = allowed.iter().copied().min_by_key(|&k| (guess(k), k)) {
         let Ok(lowered) = per_copy(batch / k) else {
             allowed.retain(|&j| j != k);
@@ -193,7 +201,7 @@ fn replicate(
             Some(mut p)
                 if u64::from(p.copies) == k && p.estimated_cycles < one.estimated_cycles =>
             {
-                p.copies_reason = reason(graph, one, target, &p, &allowed);
+                p.copies_reason = reason(graph, one, target, &p, &failed);
                 return Ok(Mapped {
                     result: MapResult {
                         placement: Some(p),
@@ -204,36 +212,38 @@ fn replicate(
             }
             // Fewer copies fit: only counts up to that many are worth trying.
             Some(p) if u64::from(p.copies) < k => {
-                if why.is_empty() {
-                    why = format!("only {} of {k} copies fit on the fabric", p.copies);
-                }
+                failed.push((k, format!("only {} of them fit on the fabric", p.copies)));
                 allowed.retain(|&j| j <= u64::from(p.copies));
             }
             Some(p) => {
-                if why.is_empty() {
-                    why = format!(
-                        "{k} copies, placed, are estimated at {} cycles against {} (their \
-                         ways to the fabric's edge are longer than the guess)",
+                failed.push((
+                    k,
+                    format!(
+                        "placed, they are estimated at {} cycles against {} for one copy \
+                         (their ways to the fabric's edge are longer than the guess)",
                         group(p.estimated_cycles),
                         group(one.estimated_cycles)
-                    );
-                }
+                    ),
+                ));
                 allowed.retain(|&j| j != k);
             }
             None => allowed.retain(|&j| j != k),
         }
     }
-    Err(why)
+    Err(why.unwrap_or_else(|| match failed.first() {
+        Some((k, what)) => format!("{k} copies: {what}"),
+        None => "no count of copies could be mapped".to_string(),
+    }))
 }
 
 /// Why `chosen` holds as many copies as it does: the estimate against one copy's, and what
-/// the next larger count would do.
+/// the next larger count does (tried and given up, in `failed`, or its estimate).
 fn reason(
     graph: &LayerGraph,
     one: &Placement,
     target: &Target,
     chosen: &Placement,
-    counts: &[u64],
+    failed: &[(u64, String)],
 ) -> String {
     let k = u64::from(chosen.copies);
     let mut why = format!(
@@ -242,17 +252,15 @@ fn reason(
         group(chosen.estimated_cycles),
         group(one.estimated_cycles)
     );
-    let next = (k + 1..=graph.batch)
-        .find(|j| graph.batch.is_multiple_of(*j))
-        .filter(|_| counts.iter().any(|&j| j > k) || k < MAX_AUTO_COPIES);
+    let next = (k + 1..=graph.batch.min(MAX_AUTO_COPIES)).find(|j| graph.batch.is_multiple_of(*j));
     match next {
-        Some(j) => {
-            let (cycles, bound) = copies_bound(graph, one, target, j);
-            why += &format!(
-                "; {j} copies would take {} ({bound})",
-                group(cycles.max(chosen.estimated_cycles))
-            );
-        }
+        Some(j) => match failed.iter().find(|(f, _)| *f == j) {
+            Some((_, what)) => why += &format!("; {j} copies: {what}"),
+            None => {
+                let (cycles, bound) = copies_bound(graph, one, target, j);
+                why += &format!("; {j} copies are estimated at {} ({bound})", group(cycles));
+            }
+        },
         None => why += "; no larger count divides the batch",
     }
     why
@@ -268,8 +276,15 @@ pub(crate) fn place_copies(
     wanted: u32,
 ) -> (Option<Placement>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let Some((mut copy0, _)) = map_one(graph, target, mode, options, None, 0, &mut diagnostics)
-    else {
+    let Some((mut copy0, _)) = map_one(
+        graph,
+        target,
+        mode,
+        options,
+        options.sizes,
+        0,
+        &mut diagnostics,
+    ) else {
         return (None, diagnostics);
     };
     let tiled = match Core::of(&copy0) {
@@ -360,7 +375,11 @@ fn tile(
         copies: 0,
         ..copy0.clone()
     };
+    let mut misses = 0;
     for slot in chosen {
+        if misses == MAX_MISSES {
+            break;
+        }
         let copy = whole.copies;
         let first = (copy * used) % colors;
         let edges = (0..colors.min(MAX_OFFSETS)).find_map(|k| {
@@ -383,8 +402,10 @@ fn tile(
         let Some((offset, edges)) = edges else {
             core.routers(slot.0, slot.1)
                 .for_each(|c| occ.set_tile(c, false));
+            misses += 1;
             continue;
         };
+        misses = 0;
         let (layers, transfers) = core.moved(copy, slot, offset, target.colors);
         whole.layers.extend(layers);
         whole.transfers.extend(transfers);

@@ -5,8 +5,8 @@
 //! implementation or the `bind`), and its message carries the numbers: bytes needed against
 //! bytes available, colors needed against colors available, the part counts that disagree.
 
+use wsel_diagnostic::{Diagnostic, Location};
 use wsel_ir::graph::SourceSpan;
-use wsel_sema::{Diagnostic, Location};
 
 /// A layer fits no region: at every region size its `where` conditions allow on this target,
 /// the kernel's SRAM per PE exceeds the target's. The message gives the bytes needed at the
@@ -222,6 +222,30 @@ pub(crate) fn does_not_fit_fabric(
         "no room left for this region",
     )
     .with_help("use a larger target, or smaller layers")
+}
+
+/// E0607 at the call of `layer` when no size its conditions allow fits in the PEs the
+/// target's defects leave alive, even with the fabric to itself.
+pub(crate) fn defects_leave_no_room(
+    layer: &str,
+    call: &SourceSpan,
+    needed: u64,
+    live: u64,
+    target: &wsel_target::Target,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0607,
+        format!(
+            "no room on the fabric for layer `{layer}`: its smallest allowed region has {needed} \
+             PE{}, but the target's defect map leaves only {live} of its {} × {} PEs alive",
+            if needed == 1 { "" } else { "s" },
+            target.width,
+            target.height
+        ),
+        at(call),
+        "does not fit in the live PEs",
+    )
+    .with_help("use a target with fewer dead PEs, or a layer that allows smaller regions")
 }
 
 /// E0608 at the call of `layer`.

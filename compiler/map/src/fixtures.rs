@@ -41,6 +41,7 @@ pub fn port(name: &str, direction: PortDirection, side: Side, multicast: bool) -
         elem: ScalarTy::F32,
         side,
         multicast,
+        bus: None,
         span: span(0),
     }
 }
@@ -84,6 +85,7 @@ pub fn dense(
         output_elem: ScalarTy::F32,
         output_shape: vec![batch, m],
         dims,
+        scalars: Vec::new(),
         cost: LayerCost {
             flops: 2 * n * m + m,
             weight_bytes: 4 * (n * m + m),
@@ -354,6 +356,7 @@ pub fn relu(index: usize, x: TensorRef, n: u64, batch: u64) -> LayerInstance {
         output_elem: ScalarTy::F32,
         output_shape: vec![batch, n],
         dims,
+        scalars: Vec::new(),
         cost: LayerCost {
             flops: n,
             weight_bytes: 0,

@@ -100,11 +100,11 @@ impl Occupancy {
 }
 
 /// The most PEs one search for a way to the edge expands.
-const MAX_EXPANSIONS: usize = 50_000;
+const MAX_EXPANSIONS: usize = 20_000;
 
 /// The most PEs the searches for all parts of one stream toward one edge expand: a stream
 /// whose parts need that much searching takes another edge, or its copy another offset.
-const STREAM_BUDGET: usize = 400_000;
+const STREAM_BUDGET: usize = 100_000;
 
 /// One copy's edge streams, routed.
 pub(crate) struct CopyEdges {
@@ -364,11 +364,11 @@ fn hops_along(path: &[Coord], first_rx: Port, last_tx: Port) -> Vec<Hop> {
 
 impl Occupancy {
     /// A path from `from`, beside a region's side facing `out`, to a PE on the fabric's edge
-    /// `way.edge` over live links and routers with `way.color` free: straight on when that
-    /// way is clear of tiles, or crosses them on a color their regions and routes leave free;
-    /// else, toward an edge to the side, out from the region `way.rank` hops further and then
-    /// straight, so that the parts of a stream turn one inside the other; else the shortest
-    /// one through the gaps between tiles, else the shortest one that may cross tiles.
+    /// `way.edge` over live links and routers with `way.color` free: straight on; else, toward
+    /// an edge to the side, out from the region `way.rank` hops further and then straight, so
+    /// that the parts of a stream turn one inside the other; else the shortest one. Each way
+    /// is first looked for through the gaps between tiles, and only then across tiles, on a
+    /// color their regions and routes leave free.
     fn path_to_edge(
         &mut self,
         target: &Target,
@@ -386,28 +386,41 @@ impl Occupancy {
             if path.is_some() {
                 return path;
             }
-        }
-        if edge != out && edge != out.opposite() {
-            let mut path = vec![from];
-            for _ in 0..way.rank {
-                let c = *path.last()?;
-                let n = target
-                    .neighbor(c, out)
-                    .filter(|&n| !dead.link_dead(c, out) && self.open(n, color, true));
-                match n {
-                    Some(n) => path.push(n),
-                    None => break,
-                }
-            }
-            if path.len() == way.rank as usize + 1 {
-                let bent = self.straight(target, dead, path, color, edge, true);
+            if edge != out && edge != out.opposite() {
+                let bent = self.bent(target, dead, from, out, way, through_tiles);
                 if bent.is_some() {
                     return bent;
                 }
             }
+            let found = self.search(target, dead, from, color, edge, through_tiles);
+            if found.is_some() {
+                return found;
+            }
         }
-        self.search(target, dead, from, color, edge, false)
-            .or_else(|| self.search(target, dead, from, color, edge, true))
+        None
+    }
+
+    /// The way out from the region `way.rank` hops further than `from`, then straight on to
+    /// the edge to the side.
+    fn bent(
+        &self,
+        target: &Target,
+        dead: &DeadIndex,
+        from: Coord,
+        out: Dir,
+        way: Way,
+        through_tiles: bool,
+    ) -> Option<Vec<Coord>> {
+        let mut path = vec![from];
+        for _ in 0..way.rank {
+            let c = *path.last()?;
+            let n = target.neighbor(c, out)?;
+            if dead.link_dead(c, out) || !self.open(n, way.color, through_tiles) {
+                return None;
+            }
+            path.push(n);
+        }
+        self.straight(target, dead, path, way.color, way.edge, through_tiles)
     }
 
     /// Whether a route on `color` may use router `c`.

@@ -22,6 +22,7 @@
 //! - [`report`] and [`svg`]: the `wsel map` table and picture.
 
 mod batch;
+mod bus;
 mod colors;
 mod copies;
 pub mod diagnostics;
@@ -39,8 +40,8 @@ mod streaming;
 pub mod svg;
 mod tiles;
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{LayerGraph, Mode};
-use wsel_sema::Diagnostic;
 use wsel_target::Target;
 
 pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
@@ -50,6 +51,7 @@ pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
     PlacedPort, Placement, Transfer,
 };
+pub use streaming::map_micro_batches;
 
 /// The task work of a layer's kernel on a region, for the estimate (`docs/mapping.md` §5):
 /// what a caller that can lower and run kernels measures (the driver dry-runs every kernel
@@ -102,6 +104,11 @@ pub struct MapOptions<'a> {
     /// `pinned` size (the rectangle's height × width): how weight streaming maps each phase
     /// onto the region it chose (`streaming`). `None`: the mapper chooses.
     pub region: Option<wsel_target::Rect>,
+    /// The region size (logical rows × columns) of every layer, in graph order, to keep
+    /// instead of choosing: a layer's tile shapes, and so its results, follow from its size
+    /// (the driver keeps the defect-free mapping's sizes on a target with defects). `None`
+    /// chooses them.
+    pub sizes: Option<&'a [(u32, u32)]>,
 }
 
 impl Default for MapOptions<'_> {
@@ -112,6 +119,7 @@ impl Default for MapOptions<'_> {
             copies: 1,
             work: None,
             region: None,
+            sizes: None,
         }
     }
 }
@@ -124,6 +132,7 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("copies", &self.copies)
             .field("work", &self.work.map(|_| "measured"))
             .field("region", &self.region)
+            .field("sizes", &self.sizes)
             .finish()
     }
 }

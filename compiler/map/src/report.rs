@@ -197,6 +197,17 @@ pub fn render(p: &Placement) -> String {
             p.colors_used,
             p.colors_available
         );
+        if p.micro_batches > 1 {
+            let _ = writeln!(
+                out,
+                "micro-batches: {} of {} samples, one after another, each streaming every \
+                 layer's weights again ({} samples at once do not fit: {})",
+                p.micro_batches,
+                group(p.samples_per_copy),
+                group(p.batch),
+                p.micro_batch_reason
+            );
+        }
         let _ = writeln!(
             out,
             "estimated batch: {} cycles for {} sample{}{}{}",

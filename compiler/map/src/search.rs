@@ -22,8 +22,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{CExpr, LayerGraph, LayerInstance, Mode, RegionSide, TensorRef};
-use wsel_sema::Diagnostic;
 use wsel_target::{Rect, Target};
 
 use crate::MapOptions;
@@ -327,12 +327,14 @@ impl<'a> Problem<'a> {
             let mut table = vec![None; rdom.len() * cdom.len()];
             let mut smallest_need: Option<(u64, u32, u32)> = None;
             let mut failed_eval: Option<String> = None;
+            // The fewest PEs of an allowed size that only the dead PEs rule out.
+            let mut blocked_by_defects: Option<u64> = None;
             for (ri, &r) in rdom.iter().enumerate() {
                 for (ci, &c) in cdom.iter().enumerate() {
                     if rc == cc && r != c {
                         continue;
                     }
-                    if !fits_fabric(target, live_pes, r, c) {
+                    if !fits_fabric(target, target.pe_count(), r, c) {
                         continue;
                     }
                     let env = Env {
@@ -344,6 +346,11 @@ impl<'a> Problem<'a> {
                     };
                     let lookup = |s: &str| env.lookup(s);
                     if !binary.iter().all(|e| e.eval_bool(&lookup) == Ok(true)) {
+                        continue;
+                    }
+                    if !fits_fabric(target, live_pes, r, c) {
+                        let pes = u64::from(r) * u64::from(c);
+                        blocked_by_defects = Some(blocked_by_defects.map_or(pes, |b| b.min(pes)));
                         continue;
                     }
                     let words = match imp.sram_words.eval_int(&lookup) {
@@ -390,6 +397,14 @@ impl<'a> Problem<'a> {
                     ));
                 } else if let Some(why) = failed_eval {
                     diagnostics.push(diag::no_allowed_size(&layer.name, &layer.call, &why));
+                } else if let Some(needed) = blocked_by_defects {
+                    diagnostics.push(diag::defects_leave_no_room(
+                        &layer.name,
+                        &layer.call,
+                        needed,
+                        live_pes,
+                        target,
+                    ));
                 } else {
                     let conds = imp
                         .conditions

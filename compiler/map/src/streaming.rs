@@ -20,11 +20,11 @@
 //! kernel arguments; the phases' placements are merged into one [`Placement`] whose layers
 //! carry their phase.
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{
     BindTarget, LayerGraph, LayerImpl, LayerInstance, Mode, ParamDecl, SplitAxis, TensorDecl,
     TensorRef,
 };
-use wsel_sema::Diagnostic;
 use wsel_target::{Rect, Target};
 
 use crate::diagnostics as diag;
@@ -116,6 +116,69 @@ pub(crate) fn map_streamed(graph: &LayerGraph, target: &Target, options: &MapOpt
     MapResult {
         placement: Some(placement),
         diagnostics: Vec::new(),
+    }
+}
+
+/// Maps a model for weight streaming, in micro-batches when the whole batch does not fit:
+/// `staged(b)` lowers and stages the model for a batch of `b` samples. The whole batch first;
+/// when a layer's working set does not fit even the whole fabric (E0612), the largest
+/// micro-batch that divides the batch and maps. The graph returned is the one the placement
+/// runs (lowered for a micro-batch).
+pub fn map_micro_batches(
+    graph: &LayerGraph,
+    staged: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    target: &Target,
+    options: &MapOptions,
+) -> crate::Mapped {
+    let batch = graph.batch.max(1);
+    let whole = map_streamed(graph, target, options);
+    let too_big = |r: &MapResult| r.diagnostics.iter().any(|d| d.code == diag::E0612);
+    if whole.placement.is_some() || !too_big(&whole) {
+        return crate::Mapped {
+            result: whole,
+            graph: graph.clone(),
+        };
+    }
+    for size in (1..batch).rev().filter(|s| batch.is_multiple_of(*s)) {
+        let lowered = match staged(size) {
+            Ok(g) => g,
+            Err(diagnostics) => {
+                return crate::Mapped {
+                    result: MapResult {
+                        placement: None,
+                        diagnostics,
+                    },
+                    graph: graph.clone(),
+                };
+            }
+        };
+        let mut result = map_streamed(&lowered, target, options);
+        if let Some(p) = &mut result.placement {
+            p.micro_batches = (batch / size) as u32;
+            p.micro_batch_reason = whole
+                .diagnostics
+                .iter()
+                .find(|d| d.code == diag::E0612)
+                .map(|d| d.message.clone())
+                .unwrap_or_default();
+            p.batch = batch;
+            p.estimated_cycles = p.estimated_cycles * (batch / size)
+                + u64::from(target.reconfigure_cycles) * (batch / size - 1);
+            return crate::Mapped {
+                result,
+                graph: lowered,
+            };
+        }
+        if !too_big(&result) {
+            return crate::Mapped {
+                result,
+                graph: lowered,
+            };
+        }
+    }
+    crate::Mapped {
+        result: whole,
+        graph: graph.clone(),
     }
 }
 
@@ -228,8 +291,9 @@ struct Region {
     total: u64,
 }
 
-/// The region (size and place) with the smallest estimated run, the smaller on ties. The
-/// store's bandwidth is left out: it takes as long to send a phase's weights to any region.
+/// The region (size and place) with the smallest estimated run, the smaller on ties, or of
+/// the size `options.sizes` keeps. The store's bandwidth is left out: it takes as long to
+/// send a phase's weights to any region.
 fn choose_region(
     graph: &LayerGraph,
     impls: &[usize],
@@ -259,9 +323,14 @@ fn choose_region(
     let max_cols = u32::try_from(graph.batch.max(1))
         .unwrap_or(u32::MAX)
         .min(target.width);
+    // Sizes to keep (`MapOptions::sizes`): every phase runs on the one region.
+    let (all_rows, all_cols) = match options.sizes.and_then(|sizes| sizes.first()) {
+        Some(&(rows, cols)) => (vec![rows], vec![cols]),
+        None => (lengths(target.height), lengths(max_cols)),
+    };
     let mut best: Option<Region> = None;
-    for rows in lengths(target.height) {
-        for cols in lengths(max_cols) {
+    for &rows in &all_rows {
+        for &cols in &all_cols {
             if !graph.layers.iter().enumerate().all(|(l, layer)| {
                 allowed(layer, &layer.impls[impls[l]], rows, cols, target, options)
             }) {

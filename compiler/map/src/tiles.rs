@@ -32,6 +32,8 @@ pub(crate) struct Core {
     /// The colors copy 0 uses at each router of its regions and internal routes, a bit per
     /// color.
     pub uses: Vec<(Coord, u64)>,
+    /// The links those routers forward on, which must live wherever the core is moved.
+    sends: Vec<(Coord, Dir)>,
 }
 
 /// One part of a stream through the fabric's edge, as copy 0 has it.
@@ -113,6 +115,7 @@ impl Core {
             }
         }
         Some(Core {
+            sends: Core::sends_of(&copy0.layers, &internal),
             layers: copy0.layers.clone(),
             internal,
             edge,
@@ -139,7 +142,7 @@ impl Core {
     }
 
     /// Whether the core moved by `(dx, dy)` lies on the fabric, clear of dead PEs and of dead
-    /// links inside its regions and along its routes.
+    /// links inside its regions, and every link its regions and routes send on lives.
     pub(crate) fn fits(&self, target: &Target, dead: &DeadIndex, dx: i64, dy: i64) -> bool {
         let b = self.bounds;
         let (x0, y0) = (i64::from(b.x) + dx, i64::from(b.y) + dy);
@@ -154,15 +157,37 @@ impl Core {
             .layers
             .iter()
             .all(|l| dead.clean(shift_rect(l.rect, dx, dy)));
-        let routes_clean = self.internal.iter().flat_map(|t| &t.hops).all(|h| {
-            let at = shift(h.at, dx, dy);
-            !dead.pe_dead(at)
-                && Dir::ALL
+        let hops_live = self
+            .internal
+            .iter()
+            .flat_map(|t| &t.hops)
+            .all(|h| !dead.pe_dead(shift(h.at, dx, dy)));
+        let links_live = self
+            .sends
+            .iter()
+            .all(|&(c, d)| !dead.link_dead(shift(c, dx, dy), d));
+        regions_clean && hops_live && links_live
+    }
+
+    /// Every link copy 0's regions and internal routes forward on: the router and the
+    /// direction.
+    fn sends_of(layers: &[PlacedLayer], internal: &[Transfer]) -> Vec<(Coord, Dir)> {
+        let entries = layers
+            .iter()
+            .flat_map(|l| l.region_routes())
+            .map(|(_, e)| (e.at, e.tx))
+            .chain(internal.iter().flat_map(|t| &t.hops).map(|h| (h.at, h.tx)));
+        let mut out: Vec<(Coord, Dir)> = entries
+            .flat_map(|(at, tx)| {
+                Dir::ALL
                     .into_iter()
-                    .filter(|d| h.tx.contains(d.port()))
-                    .all(|d| !dead.link_dead(at, d))
-        });
-        regions_clean && routes_clean
+                    .filter(move |d| tx.contains(d.port()))
+                    .map(move |d| (at, d))
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Copy `copy`'s layers and internal transfers: the core moved by `(dx, dy)`, its colors

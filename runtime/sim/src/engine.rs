@@ -20,6 +20,10 @@ pub struct SimOptions {
     pub threads: usize,
     /// Stop with [`SimError::CycleBudget`] if anything is still happening at this cycle.
     pub max_cycles: Option<u64>,
+    /// Stop with [`TaskFault::Livelock`](crate::TaskFault::Livelock) a PE that runs this many
+    /// tasks in a row that only activate tasks while it has no receive or send open: nothing
+    /// on the fabric can reach it, so only its own state decides whether it ever stops.
+    pub livelock_tasks: Option<u64>,
     /// Record a Chrome/Perfetto trace: what, named how, written where.
     pub trace: Option<TraceOptions>,
     /// Simulate uncontended streams as one event where that is exact (results are identical
@@ -52,6 +56,7 @@ impl Default for SimOptions {
         SimOptions {
             threads: 1,
             max_cycles: None,
+            livelock_tasks: None,
             trace: None,
             express_streams: true,
             defer_arrivals: None,
@@ -154,6 +159,7 @@ pub fn simulate(
             .unwrap_or(p.nodes.len() >= SimOptions::DEFER_MIN_ROUTERS);
         p.early_credits = options.early_credits;
         p.max_cycles = limit;
+        p.livelock_tasks = options.livelock_tasks.unwrap_or(u64::MAX);
     }
     crate::parallel::run(&mut parts, limit, options.progress.as_ref());
     // The partitions' recorders are closed (or dropped, on failure) by then.
@@ -333,6 +339,9 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                     busy_cycles: pe.busy_cycles,
                     idle_cycles: cycles.saturating_sub(pe.busy_cycles),
                     tasks: pe.tasks_run,
+                    first_task_start: Some(p.first_task[node.pe as usize])
+                        .filter(|&t| t != u64::MAX),
+                    last_task_end: (pe.tasks_run > 0).then_some(pe.busy_until),
                     waits: p.waits[node.pe as usize].report(),
                 });
                 let prog = &program.pes[pe.prog as usize];

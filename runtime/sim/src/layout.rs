@@ -400,11 +400,13 @@ pub(crate) fn build<'p>(
                     };
                     outch.push(ch);
                 }
-                // Queues of this route, one per receive port.
+                // Queues of this route, one per receive port. A wavelet never leaves by the
+                // port it arrived on: a queue forwards to the route's ports but its own.
                 for port in r.rx.iter() {
+                    let tx = r.tx.0 & !(1u8 << port.index());
                     let mut och = [NONE; 4];
                     for d in Dir::ALL {
-                        if r.tx.contains(d.port()) {
+                        if tx & (1 << d.port().index()) != 0 {
                             och[d.index()] = och_of(g, r.color, d) - ob;
                         }
                     }
@@ -440,7 +442,7 @@ pub(crate) fn build<'p>(
                         up_part,
                         color: r.color,
                         rx: port.index() as u8,
-                        tx: r.tx.0,
+                        tx,
                         sent: 0,
                         solo: 0xFF,
                         head: 0,
@@ -603,8 +605,11 @@ pub(crate) fn build<'p>(
             defer: false,
             early_credits: true,
             max_cycles: u64::MAX,
+            livelock_tasks: u64::MAX,
+            closed_tasks: vec![0; pes_len],
             xcandidates: Vec::new(),
             waits: vec![Default::default(); pes_len],
+            first_task: vec![u64::MAX; pes_len],
             phases,
             errors: Vec::new(),
             stats: Stats::new(target.colors as usize),
@@ -716,11 +721,13 @@ fn check_route(target: &Target, r: &Route) -> Result<(), SimError> {
             ),
         ));
     }
-    if r.rx.0 & r.tx.0 != 0 {
+    // A port may both receive and forward (a bus: every PE of a line sends and receives on
+    // one color); each receive port's queue forwards to the others, so some must be left.
+    if r.rx.iter().any(|p| r.tx.0 & !(1u8 << p.index()) == 0) {
         return Err(program_error(
             at,
             format!(
-                "the route for color {} forwards back to a port it receives from",
+                "the route for color {} forwards what one of its receive ports takes nowhere but back",
                 r.color
             ),
         ));

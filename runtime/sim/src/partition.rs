@@ -140,10 +140,17 @@ pub(crate) struct Partition<'p> {
     /// The cycle budget (`SimOptions::max_cycles`; `u64::MAX` for none), which tasks' loops
     /// check too.
     pub max_cycles: u64,
+    /// `SimOptions::livelock_tasks` (`u64::MAX` for none), and per PE the tasks it ran in a
+    /// row that only activated tasks while nothing of its own was open.
+    pub livelock_tasks: u64,
+    pub closed_tasks: Vec<u64>,
     /// PEs that began a send in this cycle.
     pub xcandidates: Vec<u32>,
     /// Receive waits, per PE.
     pub waits: Vec<PeWaits>,
+    /// Per PE, the cycle its first task started (`u64::MAX` until one has): with `busy_until`,
+    /// the PE's span of work (`PeActivity::first_task_start`).
+    pub first_task: Vec<u64>,
     /// Weight-store phases.
     pub phases: Phases,
 }

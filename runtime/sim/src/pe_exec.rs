@@ -125,12 +125,29 @@ impl Partition<'_> {
             self.fail(t, node, e);
             return;
         }
+        let closed = &mut self.closed_tasks[pe as usize];
+        *closed = if is_closed(p, &ops) { *closed + 1 } else { 0 };
+        if *closed >= self.livelock_tasks {
+            let e = SimError::Task {
+                at: prog.at,
+                task,
+                task_name: def.name.clone(),
+                cycle: t,
+                fault: crate::error::TaskFault::Livelock { tasks: *closed },
+            };
+            ops.clear();
+            self.ops = ops;
+            self.fail(t, node, e);
+            return;
+        }
         let busy = switch.saturating_add(cost).max(1);
         if p.open_recvs != 0 {
             self.waits[pe as usize].task_start(t, p.busy_until, p.open_recvs);
         }
         p.busy_until = t + busy;
         p.busy_cycles += busy;
+        let first = &mut self.first_task[pe as usize];
+        *first = (*first).min(t);
         p.tasks_run += 1;
         let issue0 = t + switch;
         let waits = &mut self.waits[pe as usize];
@@ -178,6 +195,17 @@ impl Partition<'_> {
             trace.task(self.node_base + node, task, t, busy);
         }
     }
+}
+
+/// Whether a task that issued `ops` on `p` continues a livelock: it only activated tasks,
+/// and the PE has no receive, send or runtime call open that the fabric could complete.
+fn is_closed(p: &Pe, ops: &[Op]) -> bool {
+    ops.iter().all(|op| matches!(op, Op::Activate { .. }))
+        && p.open_recvs == 0
+        && p.queued_recvs.is_empty()
+        && p.sends.is_empty()
+        && p.express == crate::fabric::NONE
+        && p.pending.is_empty()
 }
 
 /// Queue a runtime call issued at `when` (calls issued at the current cycle `now` take effect

@@ -152,7 +152,12 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
         };
         let layer = find_item(db, &node.layer_file, ItemKind::Layer, &node.layer);
         let instance = layer.and_then(|layer| {
-            instance::lower_instance(db, layer, name, call, args, &shapes, &mut diags)
+            let args = instance::CallArgs {
+                tensors: args,
+                shapes: &shapes,
+                scalars: &node.scalars,
+            };
+            instance::lower_instance(db, layer, name, call, args, &mut diags)
         });
         match instance {
             Some(instance) => out.layers.push(instance),
@@ -167,7 +172,7 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
 }
 
 /// `path` (as written in a `.wse` file) resolved against the folder of `file`.
-pub(crate) fn resolve_path(file: &Path, path: &str) -> PathBuf {
+pub fn resolve_path(file: &Path, path: &str) -> PathBuf {
     match file.parent() {
         Some(dir) => dir.join(path),
         None => PathBuf::from(path),

@@ -10,7 +10,7 @@ use std::path::Path;
 use wsel_ir::graph::{LayerGraph, SourceSpan, TensorRef};
 use wsel_sema::{Db, Diagnostic, ItemKind, Location};
 
-use super::instance::lower_instance;
+use super::instance::{CallArgs, lower_instance};
 use super::shape_of;
 
 /// The `std.resident` module, which every program's file set holds
@@ -33,15 +33,13 @@ pub fn staged_graph(db: &dyn Db, graph: &LayerGraph) -> Option<(LayerGraph, Vec<
         span: span.span.clone(),
     };
     for (k, input) in graph.inputs.iter().enumerate() {
-        let instance = lower_instance(
-            db,
-            stage_in,
-            format!("stage_in#{}", k + 1),
-            located(&input.span),
-            vec![TensorRef::Input(k)],
-            std::slice::from_ref(&input.shape),
-            &mut diags,
-        )?;
+        let args = CallArgs {
+            tensors: vec![TensorRef::Input(k)],
+            shapes: std::slice::from_ref(&input.shape),
+            scalars: &[],
+        };
+        let name = format!("stage_in#{}", k + 1);
+        let instance = lower_instance(db, stage_in, name, located(&input.span), args, &mut diags)?;
         out.layers.push(instance);
     }
     let inputs = graph.inputs.len();
@@ -62,15 +60,13 @@ pub fn staged_graph(db: &dyn Db, graph: &LayerGraph) -> Option<(LayerGraph, Vec<
         TensorRef::Param(p) => graph.params[p].tensor.span.clone(),
     };
     let shape = shape_of(&out, result);
-    let instance = lower_instance(
-        db,
-        stage_out,
-        "stage_out#1".to_string(),
-        located(&call),
-        vec![result],
-        std::slice::from_ref(&shape),
-        &mut diags,
-    )?;
+    let args = CallArgs {
+        tensors: vec![result],
+        shapes: std::slice::from_ref(&shape),
+        scalars: &[],
+    };
+    let name = "stage_out#1".to_string();
+    let instance = lower_instance(db, stage_out, name, located(&call), args, &mut diags)?;
     out.layers.push(instance);
     out.output = TensorRef::Layer(out.layers.len() - 1);
     Some((out, diags))

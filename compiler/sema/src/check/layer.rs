@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use salsa::Accumulator;
 use wsel_syntax::ast::{self, BindKind, Mode, PortDirection, ScalarType, Span, SplitAxis};
 
-use crate::analysis::{DeclaredKind, ItemAnalysis, LayerSig, LayerTensor};
+use crate::analysis::{DeclaredKind, ItemAnalysis, LayerScalar, LayerSig, LayerTensor};
 use crate::check::expr::{Checker, Local, LocalKind, written_type};
-use crate::check::kernel::kernel_signature;
+use crate::check::kernel::{BUS_SIDES, kernel_signature};
 use crate::db::{Db, Reported};
 use crate::diagnostics::{did_you_mean, layers, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
@@ -73,6 +73,10 @@ fn declare_signature(c: &mut Checker<'_>, layer: &ast::Layer) -> LayerSig {
         ..LayerSig::default()
     };
     for p in &layer.inputs {
+        if let ast::Type::Scalar(elem, _) = &p.ty {
+            declare_scalar(c, p, *elem, &mut sig);
+            continue;
+        }
         c.define(&p.name, Local::Tensor, 1);
         let ty = tensor_type(c, &p.ty, &mut sig.dim_vars, "a layer input");
         let (_, span) = written_type(&p.ty);
@@ -93,6 +97,35 @@ fn declare_signature(c: &mut Checker<'_>, layer: &ast::Layer) -> LayerSig {
         def: c.loc(&span),
     });
     sig
+}
+
+/// Defines the scalar input `p` of type `elem` (a compile-time value in the layer's body) and
+/// adds it to `sig`, with its default value when it has one. A scalar input cannot be a
+/// weight (E0214).
+fn declare_scalar(c: &mut Checker<'_>, p: &ast::Param, elem: ScalarType, sig: &mut LayerSig) {
+    if p.is_param {
+        let (printed, span) = written_type(&p.ty);
+        let d = types::type_not_allowed(c.loc(&span), &printed, "a layer `param` input")
+            .with_help("a weight is a tensor; a scalar input is written without `param`");
+        c.report(d);
+    }
+    let default = p
+        .default
+        .as_ref()
+        .and_then(|e| c.expect_const(e, elem, "a default value").value);
+    let local = Local::Value {
+        kind: LocalKind::Param,
+        ty: Ty::Scalar(elem),
+        value: None,
+    };
+    c.define(&p.name, local, 1);
+    c.record_type(&p.name.span, &Ty::Scalar(elem));
+    sig.scalars.push(LayerScalar {
+        name: p.name.name.clone(),
+        ty: elem,
+        default,
+        def: c.loc(&p.name.span),
+    });
 }
 
 /// Resolves a written tensor type, defining new dimension variables (shared by layers and
@@ -170,9 +203,7 @@ pub fn tensor_type(
 
 fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
     let mut sample: Option<(String, Span)> = None;
-    let activations = layer
-        .inputs
-        .iter()
+    let activations = tensor_inputs(layer)
         .zip(&sig.inputs)
         .filter(|(p, _)| !p.is_param)
         .map(|(p, t)| (&p.ty, t))
@@ -217,7 +248,7 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
         }
     }
     if let Some((s, _)) = &sample {
-        for (p, t) in layer.inputs.iter().zip(&sig.inputs) {
+        for (p, t) in tensor_inputs(layer).zip(&sig.inputs) {
             if p.is_param
                 && let Some(ty) = &t.ty
                 && ty.dims.iter().any(|d| d == &Dim::Var(s.clone()))
@@ -252,6 +283,15 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
             }
         }
     }
+}
+
+/// The tensor inputs of `layer` (every input that is not a scalar), parallel to
+/// [`LayerSig::inputs`].
+pub fn tensor_inputs(layer: &ast::Layer) -> impl Iterator<Item = &ast::Param> {
+    layer
+        .inputs
+        .iter()
+        .filter(|p| !matches!(p.ty, ast::Type::Scalar(..)))
 }
 
 fn dim_span(ty: &ast::Type, var: &str) -> Option<Span> {
@@ -447,10 +487,20 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
 
 fn region_size(c: &mut Checker<'_>, size: &ast::Expr) {
     if let ast::Expr::Name(id) = size {
-        let is_const = c.lookup(&id.name).is_none()
-            && c.module
+        // A module constant or a scalar input of the layer fixes the size.
+        let is_const = match c.lookup(&id.name) {
+            Some(b) => matches!(
+                b.local,
+                Local::Value {
+                    kind: LocalKind::Param,
+                    ..
+                }
+            ),
+            None => c
+                .module
                 .get(&id.name)
-                .is_some_and(|i| i.kind(c.db) == ItemKind::Const);
+                .is_some_and(|i| i.kind(c.db) == ItemKind::Const),
+        };
         if !is_const {
             if let Some(b) = c.lookup(&id.name).cloned() {
                 let d = layers::bad_region(
@@ -654,6 +704,16 @@ fn check_bind(
             }
         },
         BindKind::Port => match ksig.ports.iter().find(|p| p.name == bind.target.name) {
+            Some(port) if BUS_SIDES.contains(&port.side.as_str()) => {
+                c.record_use(&bind.target.span, port.def.clone());
+                let d = layers::bind_to_bus(
+                    c.loc(&bind.target.span),
+                    &port.name,
+                    &format!("{} {}", direction_word(port.direction), port.side),
+                    port.def.clone(),
+                );
+                c.report(d);
+            }
             Some(port) => {
                 c.record_use(&bind.target.span, port.def.clone());
                 let need = if is_output {
@@ -740,11 +800,19 @@ fn check_tiles(c: &mut Checker<'_>, bind: &ast::Bind, rank: Option<usize>) {
     }
 }
 
+/// `from` for an `in` port, `to` for an `out` port.
+fn direction_word(direction: PortDirection) -> &'static str {
+    match direction {
+        PortDirection::In => "from",
+        PortDirection::Out => "to",
+    }
+}
+
 /// `d` with a secondary label at the written type of the bound tensor.
 fn with_tensor_def(
-    d: crate::diagnostic::Diagnostic,
+    d: wsel_diagnostic::Diagnostic,
     tensor: Option<&LayerTensor>,
-) -> crate::diagnostic::Diagnostic {
+) -> wsel_diagnostic::Diagnostic {
     match tensor {
         Some(t) => {
             let ty = t.ty.as_ref().map(|t| t.to_string()).unwrap_or_default();

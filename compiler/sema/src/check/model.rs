@@ -6,18 +6,19 @@
 //! name); a name is visible after its definition. Dimension variables of the inputs (`B`) are
 //! model-level symbols; parameters have constant shapes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use salsa::Accumulator;
 use wsel_syntax::ast::{self, Span};
 
-use crate::analysis::{CallBinding, ItemAnalysis, ModelGraph, ModelNode, ValueRef};
+use crate::analysis::{CallBinding, ItemAnalysis, LayerSig, ModelGraph, ModelNode, ValueRef};
 use crate::check::expr::{Checker, Local, written_type};
 use crate::check::layer::{layer_signature, tensor_type};
 use crate::db::{Db, Reported};
 use crate::diagnostics::{did_you_mean, layers, models, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
-use crate::ty::{Dim, TensorType, Ty, scalar_name};
+use crate::ty::{Dim, TensorType, Ty, Value, scalar_name};
+use wsel_diagnostic::Diagnostic;
 
 /// What `check_model` found: name uses and types, and the model graph.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -281,7 +282,12 @@ impl<'db> ModelChecker<'db> {
                 }
                 Some(v)
             }
-            ast::Expr::Call { callee, args, span } => self.call(callee, args, span, let_name),
+            ast::Expr::Call {
+                callee,
+                args,
+                named,
+                span,
+            } => self.call(callee, args, named, span, let_name),
             ast::Expr::Error(_) => None,
             other => {
                 let d =
@@ -347,32 +353,86 @@ impl<'db> ModelChecker<'db> {
         &mut self,
         callee: &ast::Ident,
         args: &[ast::Expr],
+        named: &[(ast::Ident, ast::Expr)],
         span: &Span,
         let_name: Option<&str>,
     ) -> Option<TensorValue> {
-        let layer = self.resolve_layer(callee);
-        let arg_values: Vec<Option<TensorValue>> =
-            args.iter().map(|a| self.value(a, None)).collect();
-        let layer = layer?;
         let db = self.c.db;
-        let sig = layer_signature(db, layer).clone();
+        let layer = self.resolve_layer(callee);
+        let sig = layer.map(|l| layer_signature(db, l).clone());
+        // A literal past the tensors of a layer with scalar inputs is a scalar given by
+        // position: E0405 below says so, and the literal is not also reported as no tensor.
+        let scalar_by_position = |i: usize, arg: &ast::Expr| {
+            sig.as_ref()
+                .is_some_and(|s| !s.scalars.is_empty() && i >= s.inputs.len())
+                && matches!(
+                    arg,
+                    ast::Expr::Int(..) | ast::Expr::Float(..) | ast::Expr::Bool(..)
+                )
+        };
+        let arg_values: Vec<Option<TensorValue>> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                if scalar_by_position(i, a) {
+                    None
+                } else {
+                    self.value(a, None)
+                }
+            })
+            .collect();
+        let (Some(layer), Some(sig)) = (layer, sig) else {
+            for (_, value) in named {
+                self.c.expr(value, None);
+            }
+            return None;
+        };
+        // A tensor given by name is reported as such, not as a missing positional one.
+        let tensors_by_name: Vec<&ast::Ident> = named
+            .iter()
+            .map(|(n, _)| n)
+            .filter(|n| sig.inputs.iter().any(|t| t.name == n.name))
+            .collect();
+        if !tensors_by_name.is_empty() {
+            for name in tensors_by_name {
+                let d = self.unknown_scalar(&sig, name);
+                self.c.report(d);
+            }
+            return None;
+        }
         if sig.inputs.len() != args.len() {
-            let d = models::layer_arg_count(
+            let mut d = models::layer_arg_count(
                 self.c.loc(span),
                 &sig.name,
                 sig.inputs.len(),
                 args.len(),
                 sig.def.clone(),
             );
+            if let Some(first) = sig
+                .scalars
+                .first()
+                .filter(|_| args.len() > sig.inputs.len())
+            {
+                d = d.with_help(format!(
+                    "a scalar input is given by name after the tensors: `{} = ...`",
+                    first.name
+                ));
+            }
             self.c.report(d);
             return None;
         }
+        let scalars = self.scalar_args(&sig, named, span)?;
         let mut bindings: BTreeMap<String, Dim> = BTreeMap::new();
         let mut ok = true;
-        // Weights first: their shapes are constant, so a conflict is blamed on the activation
-        // ("expected `f32[B, 64]`, found `f32[B, 32]`").
+        // Activations first: their shapes come from checked computations, while a `param`'s
+        // shape is a declaration that can be wrong on its own. So a conflict between the two
+        // is blamed on the `param` ("parameter `w` is declared `f32[32, 16]`, but the call
+        // needs `f32[64, 16]`"), and the dimensions in conflict make the result the error
+        // type when it depends on them, so nothing downstream is reported again.
         let mut order: Vec<usize> = (0..args.len()).collect();
-        order.sort_by_key(|&i| !sig.inputs[i].is_param);
+        order.sort_by_key(|&i| sig.inputs[i].is_param);
+        let mut conflicts: BTreeSet<String> = BTreeSet::new();
+        let mut mismatched: Vec<usize> = Vec::new();
         for i in order {
             let (input, arg, value) = (&sig.inputs[i], &args[i], &arg_values[i]);
             let Some(value) = value else {
@@ -415,7 +475,9 @@ impl<'db> ModelChecker<'db> {
                 elem: found.elem,
                 ..expected.clone()
             };
-            if expected.elem != found.elem && unify(&same_shape, found, &mut bindings.clone()) {
+            if expected.elem != found.elem
+                && unify(&same_shape, found, &mut bindings.clone()).is_ok()
+            {
                 ok = false;
                 let d = models::elem_mismatch(
                     self.c.loc(&arg.span()),
@@ -429,30 +491,28 @@ impl<'db> ModelChecker<'db> {
                 self.c.report(d);
                 continue;
             }
-            if !unify(expected, found, &mut bindings) {
-                ok = false;
-                let shown = substitute(expected, &bindings);
-                let d = models::shape_mismatch(
-                    self.c.loc(&arg.span()),
-                    &sig.name,
-                    &input.name,
-                    &shown.to_string(),
-                    &found.to_string(),
-                    input.def.clone(),
-                    &expected.to_string(),
-                );
-                self.c.report(d);
+            let mut trial = bindings.clone();
+            match unify(expected, found, &mut trial) {
+                Ok(()) => bindings = trial,
+                Err(vars) => {
+                    ok = false;
+                    conflicts.extend(vars);
+                    mismatched.push(i);
+                }
             }
+        }
+        // Reported with every other argument's bindings, so the expected shape is complete.
+        for i in mismatched {
+            self.report_mismatch(&sig, i, &args[i], &arg_values[i], &bindings);
         }
         let out_ty = sig.output.as_ref().and_then(|o| o.ty.as_ref())?;
         let result = substitute(out_ty, &bindings);
         // A call with a broken argument has the error type when its result depends on a
         // dimension the argument should have bound: the error type unifies with anything,
         // so one mistake is reported once, not again at every use of the result.
-        let unbound = out_ty
-            .dims
-            .iter()
-            .any(|d| matches!(d, Dim::Var(v) if !bindings.contains_key(v)));
+        let unbound = out_ty.dims.iter().any(
+            |d| matches!(d, Dim::Var(v) if !bindings.contains_key(v) || conflicts.contains(v)),
+        );
         if !ok && unbound {
             return Some(TensorValue {
                 source: ValueRef::Node(self.graph.nodes.len()),
@@ -469,6 +529,7 @@ impl<'db> ModelChecker<'db> {
                 .iter()
                 .filter_map(|v| bindings.get(v).map(|d| (v.clone(), d.clone())))
                 .collect(),
+            scalars: scalars.clone(),
             result: result.clone(),
         });
         if !ok {
@@ -482,6 +543,7 @@ impl<'db> ModelChecker<'db> {
             layer_file: layer.file(db).path(db).clone(),
             layer: sig.name.clone(),
             args: arg_values.iter().flatten().map(|v| v.source).collect(),
+            scalars,
             result: result.clone(),
             name: let_name.map(str::to_string),
             span: span.clone(),
@@ -493,34 +555,171 @@ impl<'db> ModelChecker<'db> {
             param_def: None,
         })
     }
+
+    /// Reports argument `i` of a call, whose type does not unify with the layer's input:
+    /// for a model `param`, as a declaration that does not fit the call; for an activation,
+    /// as the shape the layer expected.
+    fn report_mismatch(
+        &mut self,
+        sig: &LayerSig,
+        i: usize,
+        arg: &ast::Expr,
+        value: &Option<TensorValue>,
+        bindings: &BTreeMap<String, Dim>,
+    ) {
+        let input = &sig.inputs[i];
+        let (Some(expected), Some(value)) = (&input.ty, value) else {
+            return;
+        };
+        let Some(found) = &value.ty else {
+            return;
+        };
+        let shown = substitute(expected, bindings);
+        let d = match (&value.param_def, arg) {
+            (Some(def), ast::Expr::Name(name)) => models::param_shape_mismatch(
+                self.c.loc(&arg.span()),
+                &sig.name,
+                &name.name,
+                (&shown.to_string(), &found.to_string()),
+                self.c.loc(def),
+            ),
+            _ => models::shape_mismatch(
+                self.c.loc(&arg.span()),
+                &sig.name,
+                &input.name,
+                &shown.to_string(),
+                &found.to_string(),
+                input.def.clone(),
+                &expected.to_string(),
+            ),
+        };
+        self.c.report(d);
+    }
 }
 
-/// Unifies a layer input type with an argument type, extending `bindings`. Returns false on a
-/// conflict (element type, rank, or a dimension).
-fn unify(expected: &TensorType, found: &TensorType, bindings: &mut BTreeMap<String, Dim>) -> bool {
-    if expected.elem != found.elem || expected.dims.len() != found.dims.len() {
-        return false;
+impl ModelChecker<'_> {
+    /// The values of `sig`'s scalar inputs at a call with the named arguments `named`, in
+    /// signature order: each given one checked as a compile-time value of its type, the others
+    /// their default. `None` (after reporting E0436–E0438 or a type error) when one has no
+    /// value.
+    fn scalar_args(
+        &mut self,
+        sig: &LayerSig,
+        named: &[(ast::Ident, ast::Expr)],
+        span: &Span,
+    ) -> Option<Vec<(String, Value)>> {
+        let mut given: BTreeMap<String, (Span, Option<Value>)> = BTreeMap::new();
+        let mut ok = true;
+        for (name, value) in named {
+            let Some(scalar) = sig.scalars.iter().find(|s| s.name == name.name) else {
+                ok = false;
+                self.c.expr(value, None);
+                let d = self.unknown_scalar(sig, name);
+                self.c.report(d);
+                continue;
+            };
+            self.c.record_use(&name.span, scalar.def.clone());
+            let typed = self
+                .c
+                .expect_const(value, scalar.ty, "a layer's scalar input");
+            if let Some((first, _)) = given.get(&name.name) {
+                let d =
+                    models::scalar_arg_twice(self.c.loc(&name.span), &name.name, self.c.loc(first));
+                self.c.report(d);
+                ok = false;
+                continue;
+            }
+            given.insert(name.name.clone(), (name.span.clone(), typed.value));
+        }
+        let missing: Vec<String> = sig
+            .scalars
+            .iter()
+            .filter(|s| s.default.is_none() && !given.contains_key(&s.name))
+            .map(|s| s.name.clone())
+            .collect();
+        if !missing.is_empty() {
+            let d =
+                models::missing_scalar_args(self.c.loc(span), &sig.name, &missing, sig.def.clone());
+            self.c.report(d);
+            return None;
+        }
+        let values: Option<Vec<(String, Value)>> = sig
+            .scalars
+            .iter()
+            .map(|s| {
+                let value = match given.get(&s.name) {
+                    Some((_, value)) => *value,
+                    None => s.default,
+                };
+                value.map(|v| (s.name.clone(), v))
+            })
+            .collect();
+        values.filter(|_| ok)
     }
+
+    /// E0436 for the named argument `name`, which names no scalar input of `sig`.
+    fn unknown_scalar(&self, sig: &LayerSig, name: &ast::Ident) -> Diagnostic {
+        let help = if sig.inputs.iter().any(|t| t.name == name.name) {
+            Some(format!(
+                "`{}` is a tensor input: tensors are given by position",
+                name.name
+            ))
+        } else if sig.scalars.is_empty() {
+            Some(format!("`{}` takes tensors only", sig.name))
+        } else {
+            did_you_mean(&name.name, sig.scalars.iter().map(|s| s.name.as_str()))
+                .map(|s| format!("did you mean `{s}`?"))
+        };
+        models::unknown_scalar_arg(
+            self.c.loc(&name.span),
+            &sig.name,
+            &name.name,
+            help,
+            sig.def.clone(),
+        )
+    }
+}
+
+/// Unifies a layer input type with an argument type, extending `bindings`. On a conflict
+/// (element type, rank, or a dimension) gives the dimension variables in conflict: every
+/// variable of `expected` when the element type or rank differs.
+fn unify(
+    expected: &TensorType,
+    found: &TensorType,
+    bindings: &mut BTreeMap<String, Dim>,
+) -> Result<(), Vec<String>> {
+    let vars = || {
+        expected
+            .dims
+            .iter()
+            .filter_map(|d| match d {
+                Dim::Var(v) => Some(v.clone()),
+                Dim::Known(_) => None,
+            })
+            .collect()
+    };
+    if expected.elem != found.elem || expected.dims.len() != found.dims.len() {
+        return Err(vars());
+    }
+    let mut conflicts = Vec::new();
+    let mut constant_conflict = false;
     for (e, f) in expected.dims.iter().zip(&found.dims) {
         match e {
-            Dim::Known(_) => {
-                if e != f {
-                    return false;
-                }
-            }
+            Dim::Known(_) => constant_conflict |= e != f,
             Dim::Var(v) => match bindings.get(v) {
-                Some(bound) => {
-                    if bound != f {
-                        return false;
-                    }
-                }
+                Some(bound) if bound != f => conflicts.push(v.clone()),
+                Some(_) => {}
                 None => {
                     bindings.insert(v.clone(), f.clone());
                 }
             },
         }
     }
-    true
+    if conflicts.is_empty() && !constant_conflict {
+        Ok(())
+    } else {
+        Err(conflicts)
+    }
 }
 
 /// `ty` with its bound dimension variables replaced.

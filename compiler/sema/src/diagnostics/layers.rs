@@ -1,6 +1,6 @@
 //! E04xx (layers): signatures, cost, implementations, `run` and `bind`.
 
-use crate::diagnostic::{Diagnostic, Location};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// E0408: an activation tensor (non-`param` input, layer output, model input) whose first
 /// dimension is not a dimension variable, activations of one layer with different sample
@@ -270,6 +270,21 @@ pub fn tiles_rank(at: Location, tensor: &str, given: usize, rank: usize) -> Diag
         format!("the parts of `{tensor}` have {rank} {dims}, but `tiles` gives {given} counts"),
         at,
         "one tile count per dimension",
+    )
+}
+
+/// E0427: a tensor bound to a bus port (`to row`, `from col`, ...): a bus carries what the
+/// region's PEs send each other, it has no edge for a tensor to enter or leave by.
+pub fn bind_to_bus(at: Location, port: &str, side: &str, def: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0427",
+        format!("`{port}` is a bus port (`{side}`), which no tensor can be bound to"),
+        at,
+        "a bus port",
+    )
+    .with_secondary(def, format!("`{port}` is declared `{side}` here"))
+    .with_help(
+        "bind the tensor to a port on a side of the region (`north`, `south`, `east`, `west`)",
     )
 }
 

@@ -1,6 +1,6 @@
 //! E04xx (models): layer calls, shapes, parameters and the result.
 
-use crate::diagnostic::{Diagnostic, Location};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// E0401: a call in a model whose callee is not a layer.
 pub fn not_a_layer(at: Location, name: &str, found: &str, def: Option<Location>) -> Diagnostic {
@@ -38,6 +38,31 @@ pub fn shape_mismatch(
         param_def,
         format!("`{input}` is declared as `{declared}` here"),
     )
+}
+
+/// E0402 (a model `param`): a parameter whose declared shape does not fit the call, given
+/// the shapes of the activations (and of the other parameters). `shapes` is the shape the call
+/// needs and the declared one; `param_def` is where the parameter is declared.
+pub fn param_shape_mismatch(
+    at: Location,
+    layer: &str,
+    param: &str,
+    shapes: (&str, &str),
+    param_def: Location,
+) -> Diagnostic {
+    let (needed, declared) = shapes;
+    Diagnostic::error(
+        "E0402",
+        format!(
+            "mismatched shapes in call to `{layer}`: parameter `{param}` is declared `{declared}`, but the call needs `{needed}`"
+        ),
+        at,
+        format!("this is `{declared}`"),
+    )
+    .with_secondary(param_def, format!("`{param}` is declared here"))
+    .with_note(format!(
+        "the activations passed to `{layer}` (and the weights before this one) decide the shape it needs"
+    ))
 }
 
 /// E0402 (element type): an argument whose shape fits the layer input but whose element type
@@ -136,4 +161,64 @@ pub fn result_mismatch(
 /// E0407: a model without a `return`, with more than one, or with statements after it.
 pub fn bad_return(at: Location, message: impl Into<String>, label: &str) -> Diagnostic {
     Diagnostic::error("E0407", message, at, label)
+}
+
+/// E0436: a named argument at a layer call that names no scalar input of the layer (a tensor
+/// input is given by position, not by name).
+pub fn unknown_scalar_arg(
+    at: Location,
+    layer: &str,
+    name: &str,
+    help: Option<String>,
+    def: Option<Location>,
+) -> Diagnostic {
+    let d = Diagnostic::error(
+        "E0436",
+        format!("`{layer}` has no scalar input `{name}`"),
+        at,
+        "unknown scalar input",
+    );
+    let d = match help {
+        Some(help) => d.with_help(help),
+        None => d,
+    };
+    match def {
+        Some(def) => d.with_secondary(def, "layer defined here"),
+        None => d,
+    }
+}
+
+/// E0437: a scalar input given twice at one layer call.
+pub fn scalar_arg_twice(at: Location, name: &str, first: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0437",
+        format!("scalar input `{name}` is given more than once"),
+        at,
+        "given again",
+    )
+    .with_secondary(first, "first given here")
+}
+
+/// E0438: a layer call that does not give a scalar input without a default value.
+pub fn missing_scalar_args(
+    at: Location,
+    layer: &str,
+    missing: &[String],
+    def: Option<Location>,
+) -> Diagnostic {
+    let names: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
+    let d = Diagnostic::error(
+        "E0438",
+        format!(
+            "`{layer}` needs a value for {} (no default)",
+            names.join(", ")
+        ),
+        at,
+        "missing scalar input",
+    )
+    .with_help(format!("give it by name: `{} = ...`", missing[0]));
+    match def {
+        Some(def) => d.with_secondary(def, "layer defined here"),
+        None => d,
+    }
 }

@@ -1,6 +1,6 @@
 //! E02xx: types and compile-time constants.
 
-use crate::diagnostic::{Diagnostic, Location};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// A type or value as shown in a message: a type in backticks (`f32`), a phrase as it is
 /// ("a slice of `f32`", "an expression").
@@ -171,6 +171,18 @@ pub fn wrong_arg_count(at: Location, name: &str, expected: &str, found: usize) -
         at,
         "wrong number of arguments",
     )
+}
+
+/// E0210 (named): a built-in function called with a named argument (only layer calls in a
+/// model take named arguments: a layer's scalar inputs).
+pub fn named_argument(at: Location, name: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0210",
+        format!("`{name}` takes no named arguments"),
+        at,
+        "named argument",
+    )
+    .with_note("only a layer call in a model takes named arguments, for the layer's scalar inputs")
 }
 
 /// E0211: the left side of an assignment is not a `var`, an element or slice of an array,

@@ -205,3 +205,35 @@ fn e0441_tiles_of_the_wrong_rank() {
     "#]]
     .assert_eq(&out);
 }
+
+#[test]
+fn e0427_tensor_bound_to_a_bus_and_e0304_multicast_bus() {
+    let out = check(
+        "kernel k(n: u32) {
+    var v: [f32; n];
+    out ys: stream<f32> to south;
+    in  rx: stream<f32> from row multicast;
+    out bx: stream<f32> to row;
+    task main() { recv(rx, v[0..n]) then main; }
+}
+layer l(x: f32[B, N]) -> y: f32[B, N] {
+    cost { flops = N; weights = 0; activations = 0; }
+    pipelined on [1, 2] {
+        run k(n = N);
+        bind x to port rx;
+        bind y to port ys;
+    }
+}
+",
+    );
+    expect![[r#"
+        E0304 main.wse:4:30 `row`: a port `from row` is a bus and cannot be `multicast`
+            [not for a bus]
+            help: remove `multicast`: what a PE sends `to row` reaches every other PE of its row already
+        E0427 main.wse:12:24 `rx`: `rx` is a bus port (`from row`), which no tensor can be bound to
+            [a bus port]
+            + main.wse:4:9 `rx`: `rx` is declared `from row` here
+            help: bind the tensor to a port on a side of the region (`north`, `south`, `east`, `west`)
+    "#]]
+    .assert_eq(&out);
+}
