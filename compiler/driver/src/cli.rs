@@ -36,7 +36,7 @@ pub enum Command {
     /// artifact (.wsel/<file stem>.wselb next to the source) and reused, skipping parsing,
     /// mapping and code generation, while the sources and the settings stay the same.
     #[command(
-        after_help = "Examples:\n  wsel run examples/digits/main.wse\n  wsel run examples/gemv/main.wse --mode streaming --backend interp --report r.json\n  wsel run model.wse --input x=data/x.npy --output out/y.npy --target wse2\n  wsel run examples/heat/main.wse --target wse2 --trace t.json --trace-region 0,0,15,15 --trace-cycles 40000..50000"
+        after_help = "Examples:\n  wsel run examples/digits/main.wse\n  wsel run examples/gemv/main.wse --mode streaming --backend interp --report r.json\n  wsel run model.wse --input x=data/x.npy --output out/y.npy --target wse2\n  wsel run examples/heat/main.wse --target wse2 --trace t.json --trace-region 0,0,15,15 --trace-cycles 40000..50000\n  wsel run examples/digits/main.wse --heatmap heat.png --map map.png"
     )]
     Run(Box<RunArgs>),
     /// Build a model without running it: check, lower, map, run the static hang checks and
@@ -76,7 +76,7 @@ pub enum Command {
     /// Exit status: 0 when the model maps, 1 when the program has errors or does not map, 2
     /// when a file cannot be read or written or the command line is wrong.
     #[command(
-        after_help = "Examples:\n  wsel map examples/digits/main.wse\n  wsel map examples/mlp_streaming/main.wse --target wse2 --svg map.svg --routes\n  wsel map model.wse --mode pipelined --batch 8 --format json\n  wsel map examples/digits/main.wse --target wse2 --copies 1"
+        after_help = "Examples:\n  wsel map examples/digits/main.wse\n  wsel map examples/mlp_streaming/main.wse --target wse2 --svg map.svg --routes\n  wsel map model.wse --mode pipelined --batch 8 --format json\n  wsel map examples/digits/main.wse --target wse2 --copies 1\n  wsel map examples/digits/main.wse --target wse2 --svg digits.png"
     )]
     Map(MapArgs),
     /// Translate an ONNX model into a .wse program over std.nn's layers.
@@ -127,7 +127,8 @@ pub struct ModelArgs {
 pub struct MapArgs {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Also draw the placement as an SVG picture at this path.
+    /// Also draw the placement as a picture at this path: SVG, or PNG when the name ends in
+    /// `.png` (docs/mapping.md shows both).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// Draw the routes between regions in the SVG picture.
@@ -215,9 +216,14 @@ pub struct RunArgs {
     /// the start): task runs that overlap them and wavelets that move in them.
     #[arg(long, value_name = "a..b", requires = "trace")]
     pub trace_cycles: Option<String>,
-    /// Draw the placement on the fabric as SVG.
-    #[arg(long)]
+    /// Draw the placement on the fabric as SVG (PNG when the name ends in `.png`).
+    #[arg(long, value_name = "FILE")]
     pub map: Option<PathBuf>,
+    /// Draw where the run's time went: every PE's busy fraction and every link's load over
+    /// the fabric, gathered into tiles when PEs are smaller than a few pixels (SVG, or PNG
+    /// when the name ends in `.png`; docs/running.md).
+    #[arg(long, value_name = "FILE")]
+    pub heatmap: Option<PathBuf>,
     /// Draw the run over its cycles as SVG: the phases of weight streaming, when each phase's
     /// weights came in (`docs/running.md`).
     #[arg(long, value_name = "SVG")]

@@ -1,18 +1,32 @@
-//! The `wsel map` picture: the fabric to scale, every region a labelled rectangle (layer name,
-//! logical rows × columns, estimated cycles per sample), dead PEs and links marked in red,
-//! arrows where tensors enter and leave the fabric and, optionally, the routes between regions
-//! as lines in their color's hue. A title line names the target and fabric size and a caption
-//! says what the marks mean, so the picture reads without a legend.
+//! The `wsel map` picture: the fabric to scale, every region a box, dead PEs and links marked
+//! in red, arrows where tensors enter and leave the fabric and, optionally, the routes between
+//! regions as lines in their color's hue. A title names the target, the fabric and the mode;
+//! a legend explains every colour, outline and mark the picture uses.
+//!
+//! It reads at any scale (`docs/mapping.md` §5):
+//! - a region's label (name, logical rows × columns, estimated cycles per sample) goes inside
+//!   its box when it fits at a readable size; otherwise the box gets a number, inside or
+//!   beside it with a leader line, and a **key** under the fabric lists what each number is;
+//! - with copies of the pipeline, copy 0 is drawn in detail, the other copies as grey
+//!   outlines, and a badge on copy 0 says how many there are (`× 60`); only copy 0's edge
+//!   streams are labelled, the others' entry points are ticks on the fabric's border;
+//! - no two labels overlap and every label lies on the canvas: labels are placed against the
+//!   boxes of those placed before, with widths measured generously (`labels::width`).
 //!
 //! The drawing has one element per region, defect, edge stream and route, never one per PE,
 //! so a 750 × 994 fabric draws as quickly as a 16 × 16 one (at about one pixel per PE).
+
+mod labels;
+mod legend;
 
 use svg::Document;
 use svg::node::element::{Group, Line, Polygon, Polyline, Rectangle, Text, Title};
 use wsel_target::{Coord, Dir};
 
 use crate::placement::{Endpoint, Orientation, Placement};
-use crate::report::{copies_note, group, label};
+use crate::report::{copies_note, group};
+use labels::{Box2, Labels, width};
+use legend::Mark;
 
 /// What to draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -21,32 +35,42 @@ pub struct SvgOptions {
     pub routes: bool,
 }
 
+/// The font the picture asks for (the PNG renderer bundles it).
+pub const FONT: &str = "DejaVu Sans";
+
 /// The picture as SVG text.
 pub fn render(p: &Placement, options: SvgOptions) -> String {
     let (w, h) = (p.fabric_width.max(1), p.fabric_height.max(1));
     // Pixels per PE: the longer side about 1,000 px, at most 48 px per PE.
     let scale = (1000.0 / f64::from(w.max(h))).clamp(0.5, 48.0);
-    // Margins: title lines above; edge arrows outside the coordinate ticks on every side.
-    // Beyond the arrows, room for the longest edge label (about 7 px per character).
-    // ` · copy 12` after the tensor's name when the pipeline has copies.
-    let copy_suffix = if p.copies > 1 { 10 } else { 0 };
-    let label_room = |side: &[Dir]| {
-        p.inputs
+    let detailed = |i: usize| p.layers.get(i).is_some_and(|l| l.copy == 0);
+    let bottleneck = p.bottleneck().map(|b| p.instance(b));
+
+    // The header's lines and the legend's marks decide the canvas width and the fabric's top.
+    let heading = heading(p, bottleneck);
+    let marks = marks(p, options);
+    let header_width = heading
+        .iter()
+        .map(|(s, size, bold)| width(s, *size, *bold))
+        .fold(0.0, f64::max)
+        + 32.0;
+    // Margins: arrows and their labels outside the coordinate ticks on every side.
+    let label_room = |side: Dir| {
+        edge_labels(p)
             .iter()
-            .map(|e| (e, " in"))
-            .chain(p.outputs.iter().map(|e| (e, " out")))
-            .filter(|(e, _)| side.contains(&e.side))
-            .map(|(e, suffix)| 7.0 * (e.tensor.chars().count() + suffix.len() + copy_suffix) as f64)
+            .filter(|(_, d, _)| *d == side)
+            .map(|(s, _, _)| width(s, 11.0, true))
             .fold(0.0, f64::max)
     };
-    let left = 56.0 + label_room(&[Dir::West]).max(40.0);
-    let (top, bottom) = (150.0, 72.0);
-    let right =
-        (760.0 - f64::from(w) * scale - left).max(56.0 + label_room(&[Dir::East]).max(40.0));
-    let width = f64::from(w) * scale + left + right;
-    let height = f64::from(h) * scale + top + bottom;
-    let px = |c: u32| f64::from(c) * scale;
-    let centre = |c: Coord| (left + px(c.x) + scale / 2.0, top + px(c.y) + scale / 2.0);
+    let left = 60.0 + label_room(Dir::West).max(30.0);
+    let fabric_right = 60.0 + label_room(Dir::East).max(30.0);
+    let width_px = (f64::from(w) * scale + left + fabric_right)
+        .max(header_width)
+        .max(760.0);
+    let legend_top = 24.0 + 20.0 * heading.len() as f64;
+    let legend_rows = legend::layout(&marks, width_px - 32.0);
+    let top = legend_top + legend::height(&legend_rows) + 60.0;
+    let fabric_bottom = top + f64::from(h) * scale;
     let frame = Frame {
         left,
         top,
@@ -54,90 +78,28 @@ pub fn render(p: &Placement, options: SvgOptions) -> String {
         w,
         h,
     };
+    let px = |c: u32| f64::from(c) * scale;
 
-    let mut doc = Document::new()
-        .set("viewBox", (0, 0, width.ceil(), height.ceil()))
-        .set("width", width.ceil())
-        .set("height", height.ceil())
-        .set("font-family", "Helvetica, Arial, sans-serif");
-    doc = doc.add(
-        Rectangle::new()
-            .set("width", "100%")
-            .set("height", "100%")
-            .set("fill", "white"),
-    );
+    // Labels: every text's box, so that none is placed over another.
+    let mut taken = Labels::new((width_px, f64::INFINITY));
 
-    // Title, summary and caption.
-    let bottleneck = p.bottleneck();
-    let heading = [
-        (
-            format!(
-                "{} on {} — fabric {} × {} PEs, {} mode, batch {}{}",
-                p.model,
-                p.target,
-                w,
-                h,
-                p.mode,
-                p.batch,
-                copies_note(p)
-            ),
-            17.0,
-            "bold",
-            "#111",
-        ),
-        (
-            format!(
-                "{} region{}, {} of {} live PEs, {} of {} colors{}",
-                p.layers.len(),
-                if p.layers.len() == 1 { "" } else { "s" },
-                group(p.pes_used()),
-                group(p.live_pes()),
-                p.colors_used,
-                p.colors_available,
-                bottleneck.map_or(String::new(), |b| format!(
-                    "; bottleneck {} at {} cycles/sample",
-                    label(p, b),
-                    group(p.layers[b].estimate.cycles)
-                ))
-            ),
-            13.0,
-            "normal",
-            "#222",
-        ),
-        (
-            "Each box is a layer's region: name, logical rows × columns (↻ = transposed), estimated \
-             cycles per sample."
-                .to_string(),
-            12.0,
-            "normal",
-            "#444",
-        ),
-        (
-            format!(
-                "Red squares with ✕ are dead PEs. Blue arrows: tensors entering the fabric; green: \
-                 leaving it.{}",
-                if options.routes {
-                    " Lines: routes between regions, one hue per router color."
-                } else {
-                    ""
-                }
-            ),
-            12.0,
-            "normal",
-            "#444",
-        ),
-    ];
-    for (k, (s, size, weight, fill)) in heading.iter().enumerate() {
+    let mut doc = Group::new();
+    for (k, (s, size, bold)) in heading.iter().enumerate() {
+        let y = 24.0 + 20.0 * k as f64;
+        taken.claim(labels::text_box(s, 16.0, y, *size, *bold, "start"));
         doc = doc.add(text(
             s,
             16.0,
-            24.0 + 19.0 * k as f64,
+            y,
             *size,
-            weight,
-            fill,
+            if *bold { "bold" } else { "normal" },
+            "#111",
             "start",
         ));
     }
+    let (legend_group, legend_boxes) = legend::draw(&legend_rows, 16.0, legend_top);
+    legend_boxes.into_iter().for_each(|b| taken.claim(b));
+    doc = doc.add(legend_group);
 
     // The fabric, with coordinate ticks.
     doc = doc.add(
@@ -150,210 +112,155 @@ pub fn render(p: &Placement, options: SvgOptions) -> String {
             .set("stroke", "#888")
             .set("stroke-width", 1),
     );
-    let tick = tick_step(w.max(h), scale);
-    let mut ticks = Group::new()
-        .set("stroke", "#ddd")
-        .set("stroke-width", if scale >= 8.0 { 0.5 } else { 0.6 });
-    let mut labels = Group::new();
-    for x in (0..=w).step_by(tick as usize) {
-        ticks = ticks.add(line(left + px(x), top, left + px(x), top + px(h)));
-        if x < w {
-            labels = labels.add(text(
-                &x.to_string(),
-                left + px(x) + scale / 2.0,
-                top - 5.0,
-                10.0,
-                "normal",
-                "#777",
-                "middle",
-            ));
-        }
-    }
-    for y in (0..=h).step_by(tick as usize) {
-        ticks = ticks.add(line(left, top + px(y), left + px(w), top + px(y)));
-        if y < h {
-            labels = labels.add(text(
-                &y.to_string(),
-                left - 5.0,
-                top + px(y) + scale / 2.0 + 3.0,
-                10.0,
-                "normal",
-                "#777",
-                "end",
-            ));
-        }
-    }
-    doc = doc.add(ticks).add(labels);
-    doc = doc.add(text(
-        "x →",
-        left + px(w) + 4.0,
-        top - 5.0,
-        10.0,
-        "normal",
-        "#777",
-        "start",
-    ));
-    doc = doc.add(text(
-        "y ↓",
-        left - 5.0,
-        top + px(h) + 14.0,
-        10.0,
-        "normal",
-        "#777",
-        "end",
-    ));
+    doc = doc.add(ticks(&frame, &mut taken));
 
-    // Regions (boxes now, labels last so nothing covers them).
+    // Regions: copy 0 (or the only copy) filled, further copies as outlines.
     let mut boxes = Group::new();
-    let mut region_px = Vec::with_capacity(p.layers.len());
+    let mut outlines = Group::new().set("fill", "#dcdcdc").set("stroke", "#8a8a8a");
+    let mut region_px: Vec<Box2> = Vec::with_capacity(p.layers.len());
     for (i, l) in p.layers.iter().enumerate() {
         let (x, y) = (left + px(l.rect.x), top + px(l.rect.y));
         let (rw, rh) = (px(l.rect.width).max(1.0), px(l.rect.height).max(1.0));
         region_px.push((x, y, rw, rh));
-        let hot = Some(i) == bottleneck;
-        boxes = boxes.add(
-            Rectangle::new()
-                .set("x", x)
-                .set("y", y)
-                .set("width", rw)
-                .set("height", rh)
-                .set("fill", PALETTE[i % PALETTE.len()])
-                .set("fill-opacity", 0.85)
-                .set("stroke", if hot { "#c62828" } else { "#333" })
-                .set("stroke-width", if hot { 2.5 } else { 1.0 })
-                .add(Title::new(tooltip(p, i))),
-        );
-    }
-    doc = doc.add(boxes);
-
-    // Routes between regions: for a tensor of many parts, its first, middle and last part.
-    if options.routes {
-        let mut routes = Group::new()
-            .set("fill", "none")
-            .set("stroke-linecap", "round")
-            .set("stroke-linejoin", "round")
-            .set("stroke-opacity", 0.9);
-        let stroke = (scale / 5.0).clamp(1.0, 3.0);
-        for t in &p.transfers {
-            let shown =
-                t.parts <= 8 || t.part == 0 || t.part == t.parts / 2 || t.part + 1 == t.parts;
-            if !shown {
-                continue;
-            }
-            let Some(start) = endpoint_at(&t.source) else {
-                continue;
-            };
-            let mut points = vec![centre(start)];
-            points.extend(t.hops.iter().map(|h| centre(h.at)));
-            for d in &t.destinations {
-                if let Some(end) = endpoint_at(d)
-                    && !matches!(d, Endpoint::HostOutput { .. })
-                {
-                    points.push(centre(end));
-                }
-            }
-            points.dedup_by(|a, b| (a.0 - b.0).abs() < 0.01 && (a.1 - b.1).abs() < 0.01);
-            if points.len() < 2 {
-                continue;
-            }
-            let pts = points
-                .iter()
-                .map(|(x, y)| format!("{x:.1},{y:.1}"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            routes = routes.add(
-                Polyline::new()
-                    .set("points", pts)
-                    .set("stroke", hue(t.color))
-                    .set("stroke-width", stroke)
-                    .add(Title::new(format!(
-                        "{}, part {} of {}, color {}",
-                        t.tensor, t.part, t.parts, t.color
-                    ))),
+        let rect = Rectangle::new()
+            .set("x", x)
+            .set("y", y)
+            .set("width", rw)
+            .set("height", rh);
+        if detailed(i) {
+            let hot = Some(i) == bottleneck;
+            boxes = boxes.add(
+                rect.set("fill", PALETTE[i % PALETTE.len()])
+                    .set("fill-opacity", 0.9)
+                    .set("stroke", if hot { BOTTLENECK } else { "#333" })
+                    .set("stroke-width", if hot { 2.5 } else { 1.0 })
+                    .add(Title::new(tooltip(p, i))),
             );
-        }
-        doc = doc.add(routes);
-    }
-
-    // Defects.
-    doc = doc.add(defects(p, scale, &centre));
-
-    // Edge streams: one arrow per tensor per side, spanning its parts.
-    let mut arrows = Group::new();
-    let mut drawn: Vec<(String, Dir, usize)> = Vec::new();
-    for (e, inward) in p
-        .inputs
-        .iter()
-        .map(|e| (e, true))
-        .chain(p.outputs.iter().map(|e| (e, false)))
-    {
-        let key = (e.tensor.clone(), e.side, e.layer);
-        if drawn.contains(&key) {
-            continue;
-        }
-        drawn.push(key);
-        let same: Vec<Coord> = p
-            .inputs
-            .iter()
-            .chain(&p.outputs)
-            .filter(|f| f.tensor == e.tensor && f.side == e.side && f.layer == e.layer)
-            .map(|f| f.at)
-            .collect();
-        let text = format!(
-            "{} {}{}",
-            e.tensor,
-            if inward { "in" } else { "out" },
-            if p.copies > 1 {
-                format!(" · copy {}", e.copy)
-            } else {
-                String::new()
-            }
-        );
-        arrows = arrows.add(edge_arrow(&same, e.side, inward, &text, &frame));
-    }
-    doc = doc.add(arrows);
-
-    // Region labels: inside when they fit, else beside the region with a leader line, never
-    // on top of another label.
-    let mut taken: Vec<Box2> = Vec::new();
-    let mut label_group = Group::new();
-    for (i, l) in p.layers.iter().enumerate() {
-        let hot = Some(i) == bottleneck;
-        let turned = if l.orientation == Orientation::Transposed {
-            " ↻"
         } else {
-            ""
-        };
-        let lines = [
-            label(p, i),
-            format!("{} × {}{turned}", l.rows, l.cols),
-            format!(
-                "≈{} cyc/sample{}",
-                short(l.estimate.cycles),
-                if hot { " (bottleneck)" } else { "" }
-            ),
-        ];
-        let (x, y, rw, rh) = region_px[i];
-        let placed = place_label(&lines, (x, y, rw, rh), &mut taken, (width, height));
-        if placed.outside {
-            let (bx, by, bw, bh) = placed.bounds;
-            // From the label's nearest edge point to the region's centre.
-            let (cx, cy) = (x + rw / 2.0, y + rh / 2.0);
-            let (lx, ly) = (cx.clamp(bx, bx + bw), cy.clamp(by, by + bh));
-            label_group = label_group.add(
-                line(lx, ly, cx, cy)
-                    .set("stroke", "#555")
-                    .set("stroke-width", 0.8),
-            );
-        }
-        for (k, s) in lines.iter().enumerate() {
-            let weight = if k == 0 { "bold" } else { "normal" };
-            let ty = placed.first_baseline + k as f64 * placed.size * 1.15;
-            label_group = label_group.add(halo_text(s, placed.centre_x, ty, placed.size, weight));
+            outlines = outlines.add(rect.set("stroke-width", if scale >= 4.0 { 1.0 } else { 0.5 }));
         }
     }
+    doc = doc.add(outlines).add(boxes);
+
+    if options.routes {
+        doc = doc.add(routes(p, &frame));
+    }
+    doc = doc.add(defects(p, &frame));
+    doc = doc.add(edge_streams(p, &frame, &mut taken));
+
+    // The copies badge, above copy 0's regions.
+    if p.copies > 1 {
+        let (x0, y0) = region_px
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| detailed(*i))
+            .fold((f64::MAX, f64::MAX), |(x, y), (_, b)| {
+                (x.min(b.0), y.min(b.1))
+            });
+        let s = format!("copy 0 × {}", p.copies);
+        let b = taken.place_near(&s, 12.0, true, (x0, y0 - 2.0, 0.0, 0.0), &region_px);
+        doc = doc.add(labels::halo(&s, b, 12.0, true));
+    }
+
+    // Region labels, last so that nothing covers them; a key for those that are numbered.
+    let (label_group, key) = labels::regions(p, &region_px, &detailed, bottleneck, &mut taken);
     doc = doc.add(label_group);
-    doc.to_string()
+    let key_top = fabric_bottom + 70.0;
+    let (key_group, key_height) = labels::key(&key, 16.0, key_top, width_px - 32.0, &mut taken);
+    doc = doc.add(key_group);
+    let height_px = (key_top + key_height + 16.0).max(taken.bottom() + 16.0);
+
+    Document::new()
+        .set("viewBox", (0, 0, width_px.ceil(), height_px.ceil()))
+        .set("width", width_px.ceil())
+        .set("height", height_px.ceil())
+        .set(
+            "font-family",
+            format!("{FONT}, Helvetica, Arial, sans-serif"),
+        )
+        .add(
+            Rectangle::new()
+                .set("width", "100%")
+                .set("height", "100%")
+                .set("fill", "white"),
+        )
+        .add(doc)
+        .to_string()
+}
+
+/// The title and summary lines: text, size, bold.
+fn heading(p: &Placement, bottleneck: Option<usize>) -> Vec<(String, f64, bool)> {
+    let per_copy = p.layers_per_copy();
+    vec![
+        (
+            format!(
+                "{} on {} — fabric {} × {} PEs, {} mode, batch {}{}",
+                p.model,
+                p.target,
+                p.fabric_width,
+                p.fabric_height,
+                p.mode,
+                group(p.batch),
+                copies_note(p)
+            ),
+            15.0,
+            true,
+        ),
+        (
+            format!(
+                "{} region{}{}, {} of {} live PEs ({:.1}%), {} of {} colors{}",
+                per_copy,
+                if per_copy == 1 { "" } else { "s" },
+                if p.copies > 1 {
+                    format!(" per copy × {} copies", p.copies)
+                } else {
+                    String::new()
+                },
+                group(p.pes_used()),
+                group(p.live_pes()),
+                100.0 * p.pes_used() as f64 / p.live_pes().max(1) as f64,
+                p.colors_used,
+                p.colors_available,
+                bottleneck.map_or(String::new(), |b| format!(
+                    "; bottleneck {} at {} cycles/sample",
+                    p.layers[b].name,
+                    group(p.layers[b].estimate.cycles)
+                ))
+            ),
+            12.0,
+            false,
+        ),
+    ]
+}
+
+/// The legend's marks this picture uses.
+fn marks(p: &Placement, options: SvgOptions) -> Vec<Mark> {
+    let mut out = vec![Mark::Region];
+    if p.bottleneck().is_some() {
+        out.push(Mark::Bottleneck);
+    }
+    if p.copies > 1 {
+        out.push(Mark::OtherCopies(p.copies - 1));
+    }
+    if !p.inputs.is_empty() {
+        out.push(Mark::Input);
+    }
+    if !p.outputs.is_empty() {
+        out.push(Mark::Output);
+    }
+    if p.copies > 1 && (!p.inputs.is_empty() || !p.outputs.is_empty()) {
+        out.push(Mark::OtherEdge);
+    }
+    if !p.defects.dead_pes.is_empty() {
+        out.push(Mark::DeadPe);
+    }
+    if !p.defects.dead_links.is_empty() {
+        out.push(Mark::DeadLink);
+    }
+    if options.routes {
+        out.push(Mark::Route);
+    }
+    out
 }
 
 /// Where the fabric is drawn.
@@ -365,188 +272,168 @@ struct Frame {
     h: u32,
 }
 
-/// An axis-aligned box in pixels: x, y, width, height.
-type Box2 = (f64, f64, f64, f64);
-
-/// Where a region's label went.
-struct LabelPlace {
-    centre_x: f64,
-    first_baseline: f64,
-    size: f64,
-    bounds: Box2,
-    outside: bool,
+impl Frame {
+    /// The pixel centre of PE `c`.
+    fn centre(&self, c: Coord) -> (f64, f64) {
+        (
+            self.left + f64::from(c.x) * self.scale + self.scale / 2.0,
+            self.top + f64::from(c.y) * self.scale + self.scale / 2.0,
+        )
+    }
 }
 
-/// Puts a three-line label inside its region when it fits at a readable size, else at the
-/// first free spot beside it (right, below, left, above, then further right and down).
-fn place_label(
-    lines: &[String; 3],
-    region: Box2,
-    taken: &mut Vec<Box2>,
-    canvas: (f64, f64),
-) -> LabelPlace {
-    let (x, y, rw, rh) = region;
-    let longest = lines.iter().map(|s| s.chars().count()).max().unwrap_or(1) as f64;
-    let fit = (rw / (longest * 0.62)).min(rh / 3.8).min(14.0);
-    let free = |b: Box2, taken: &[Box2]| {
-        b.0 >= 0.0
-            && b.1 >= 0.0
-            && b.0 + b.2 <= canvas.0
-            && b.1 + b.3 <= canvas.1
-            && taken.iter().all(|t| {
-                b.0 + b.2 <= t.0 || t.0 + t.2 <= b.0 || b.1 + b.3 <= t.1 || t.1 + t.3 <= b.1
-            })
-    };
-    let boxed = |cx: f64, cy: f64, size: f64| -> Box2 {
-        let (bw, bh) = (longest * size * 0.62 + 4.0, 3.0 * size * 1.15 + 2.0);
-        (cx - bw / 2.0, cy - bh / 2.0, bw, bh)
-    };
-    let done = |b: Box2, size: f64, outside: bool, taken: &mut Vec<Box2>| {
-        taken.push(b);
-        LabelPlace {
-            centre_x: b.0 + b.2 / 2.0,
-            first_baseline: b.1 + size * 0.95,
-            size,
-            bounds: b,
-            outside,
+/// Grid lines and coordinates every so many PEs.
+fn ticks(f: &Frame, taken: &mut Labels) -> Group {
+    let px = |c: u32| f64::from(c) * f.scale;
+    let tick = tick_step(f.w.max(f.h), f.scale);
+    let mut lines = Group::new()
+        .set("stroke", "#ddd")
+        .set("stroke-width", if f.scale >= 8.0 { 0.5 } else { 0.6 });
+    let mut numbers = Group::new();
+    for x in (0..=f.w).step_by(tick as usize) {
+        lines = lines.add(line(f.left + px(x), f.top, f.left + px(x), f.top + px(f.h)));
+        if x < f.w {
+            let (s, tx, ty) = (x.to_string(), f.left + px(x) + f.scale / 2.0, f.top - 5.0);
+            taken.claim(labels::text_box(&s, tx, ty, 10.0, false, "middle"));
+            numbers = numbers.add(text(&s, tx, ty, 10.0, "normal", "#777", "middle"));
         }
-    };
-    let inside = boxed(x + rw / 2.0, y + rh / 2.0, fit);
-    if fit >= 8.0 && free(inside, taken) {
-        return done(inside, fit, false, taken);
     }
-    let size = 9.0;
-    let probe = boxed(0.0, 0.0, size);
-    let (bw, bh) = (probe.2, probe.3);
-    let gap = 6.0;
-    let mut candidates = vec![
-        (x + rw + gap + bw / 2.0, y + rh / 2.0),
-        (x + rw / 2.0, y + rh + gap + bh / 2.0),
-        (x - gap - bw / 2.0, y + rh / 2.0),
-        (x + rw / 2.0, y - gap - bh / 2.0),
+    for y in (0..=f.h).step_by(tick as usize) {
+        lines = lines.add(line(f.left, f.top + px(y), f.left + px(f.w), f.top + px(y)));
+        if y < f.h {
+            let (s, tx, ty) = (
+                y.to_string(),
+                f.left - 5.0,
+                f.top + px(y) + f.scale / 2.0 + 3.0,
+            );
+            taken.claim(labels::text_box(&s, tx, ty, 10.0, false, "end"));
+            numbers = numbers.add(text(&s, tx, ty, 10.0, "normal", "#777", "end"));
+        }
+    }
+    let axes = [
+        ("x →", f.left + px(f.w) + 4.0, f.top - 5.0, "start"),
+        ("y ↓", f.left - 5.0, f.top + px(f.h) + 14.0, "end"),
     ];
-    for k in 1..40 {
-        let step = k as f64 * (bh + 2.0);
-        candidates.push((x + rw + gap + bw / 2.0, y + rh / 2.0 + step));
-        candidates.push((x + rw + gap + bw / 2.0, y + rh / 2.0 - step));
-        candidates.push((
-            x + rw + gap + bw / 2.0 + k as f64 * (bw + 4.0),
-            y + rh / 2.0,
-        ));
+    for (s, x, y, anchor) in axes {
+        taken.claim(labels::text_box(s, x, y, 10.0, false, anchor));
+        numbers = numbers.add(text(s, x, y, 10.0, "normal", "#777", anchor));
     }
-    for (cx, cy) in candidates {
-        let b = boxed(cx, cy, size);
-        if free(b, taken) {
-            return done(b, size, true, taken);
+    Group::new().add(lines).add(numbers)
+}
+
+/// Routes between regions (copy 0's only when there are copies): for a tensor of many parts,
+/// its first, middle and last part.
+fn routes(p: &Placement, f: &Frame) -> Group {
+    let mut routes = Group::new()
+        .set("fill", "none")
+        .set("stroke-linecap", "round")
+        .set("stroke-linejoin", "round")
+        .set("stroke-opacity", 0.9);
+    let stroke = (f.scale / 5.0).clamp(1.0, 3.0);
+    for t in p.transfers.iter().filter(|t| t.copy == 0) {
+        let shown = t.parts <= 8 || t.part == 0 || t.part == t.parts / 2 || t.part + 1 == t.parts;
+        if !shown {
+            continue;
         }
-    }
-    done(boxed(x + rw / 2.0, y + rh / 2.0, size), size, false, taken)
-}
-
-/// The hover text of region `i`.
-fn tooltip(p: &Placement, i: usize) -> String {
-    let l = &p.layers[i];
-    format!(
-        "{} ({}): {} × {} PEs{} at ({}, {}), SRAM {} of {} B per PE, colors {:?}, ≈{} cycles/sample",
-        label(p, i),
-        l.kernel,
-        l.rows,
-        l.cols,
-        if l.orientation == Orientation::Transposed {
-            ", transposed"
-        } else {
-            ""
-        },
-        l.rect.x,
-        l.rect.y,
-        group(l.sram_bytes),
-        group(u64::from(p.sram_bytes_available)),
-        l.colors(),
-        group(l.estimate.cycles)
-    )
-}
-
-/// Dead PEs as red squares with a white ✕, dead links as red bars across the link.
-fn defects(p: &Placement, scale: f64, centre: &dyn Fn(Coord) -> (f64, f64)) -> Group {
-    let mut dead = Group::new();
-    let cell = scale.max(3.0);
-    for c in &p.defects.dead_pes {
-        let (cx, cy) = centre(*c);
-        let half = cell / 2.0;
-        let cross = (cell / 8.0).max(0.5);
-        dead = dead.add(
-            Group::new()
-                .add(Title::new(format!("dead PE ({}, {})", c.x, c.y)))
-                .add(
-                    Rectangle::new()
-                        .set("x", cx - half)
-                        .set("y", cy - half)
-                        .set("width", cell)
-                        .set("height", cell)
-                        .set("fill", "#b71c1c"),
-                )
-                .add(
-                    line(
-                        cx - half * 0.7,
-                        cy - half * 0.7,
-                        cx + half * 0.7,
-                        cy + half * 0.7,
-                    )
-                    .set("stroke", "white")
-                    .set("stroke-width", cross),
-                )
-                .add(
-                    line(
-                        cx - half * 0.7,
-                        cy + half * 0.7,
-                        cx + half * 0.7,
-                        cy - half * 0.7,
-                    )
-                    .set("stroke", "white")
-                    .set("stroke-width", cross),
-                ),
-        );
-    }
-    for l in &p.defects.dead_links {
-        let (ax, ay) = centre(Coord::new(l.x, l.y));
-        let (mx, my, horizontal) = match l.dir {
-            Dir::East => (ax + scale / 2.0, ay, false),
-            Dir::West => (ax - scale / 2.0, ay, false),
-            Dir::South => (ax, ay + scale / 2.0, true),
-            Dir::North => (ax, ay - scale / 2.0, true),
+        let Some(start) = endpoint_at(&t.source) else {
+            continue;
         };
-        let half = cell / 2.0;
-        let seg = if horizontal {
-            line(mx - half, my, mx + half, my)
-        } else {
-            line(mx, my - half, mx, my + half)
-        };
-        dead = dead.add(
-            seg.set("stroke", "#b71c1c")
-                .set("stroke-width", (cell / 4.0).max(1.5))
+        let mut points = vec![f.centre(start)];
+        points.extend(t.hops.iter().map(|h| f.centre(h.at)));
+        for d in &t.destinations {
+            if let Some(end) = endpoint_at(d)
+                && !matches!(d, Endpoint::HostOutput { .. })
+            {
+                points.push(f.centre(end));
+            }
+        }
+        points.dedup_by(|a, b| (a.0 - b.0).abs() < 0.01 && (a.1 - b.1).abs() < 0.01);
+        if points.len() < 2 {
+            continue;
+        }
+        let pts = points
+            .iter()
+            .map(|(x, y)| format!("{x:.1},{y:.1}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        routes = routes.add(
+            Polyline::new()
+                .set("points", pts)
+                .set("stroke", hue(t.color))
+                .set("stroke-width", stroke)
                 .add(Title::new(format!(
-                    "dead link {} of ({}, {})",
-                    l.dir, l.x, l.y
+                    "{}, part {} of {}, color {}",
+                    t.tensor, t.part, t.parts, t.color
                 ))),
         );
     }
-    dead
+    routes
 }
 
-/// The PE an endpoint names.
-fn endpoint_at(e: &Endpoint) -> Option<Coord> {
-    Some(match *e {
-        Endpoint::Host { at, .. }
-        | Endpoint::WeightStore { at, .. }
-        | Endpoint::LayerOutput { at, .. }
-        | Endpoint::LayerInput { at, .. }
-        | Endpoint::HostOutput { at, .. } => at,
-    })
+/// The labels of copy 0's edge streams: text, side, and whether the stream enters.
+fn edge_labels(p: &Placement) -> Vec<(String, Dir, bool)> {
+    let mut out: Vec<(String, Dir, bool)> = Vec::new();
+    for (e, inward) in p
+        .inputs
+        .iter()
+        .map(|e| (e, true))
+        .chain(p.outputs.iter().map(|e| (e, false)))
+        .filter(|(e, _)| e.copy == 0)
+    {
+        let s = format!("{} {}", e.tensor, if inward { "in" } else { "out" });
+        if !out.iter().any(|(t, d, _)| *t == s && *d == e.side) {
+            out.push((s, e.side, inward));
+        }
+    }
+    out
+}
+
+/// Copy 0's edge streams as arrows with labels (one per tensor per side, spanning its parts);
+/// the other copies' as ticks on the fabric's border.
+fn edge_streams(p: &Placement, f: &Frame, taken: &mut Labels) -> Group {
+    let mut arrows = Group::new();
+    let mut ticks = Group::new().set("stroke", "#555").set("stroke-width", 1.5);
+    for (label, side, inward) in edge_labels(p) {
+        let tensor = label.rsplit_once(' ').map_or(label.as_str(), |(t, _)| t);
+        let points: Vec<Coord> = p
+            .inputs
+            .iter()
+            .filter(|_| inward)
+            .chain(p.outputs.iter().filter(|_| !inward))
+            .filter(|e| e.copy == 0 && e.side == side && e.tensor == tensor)
+            .map(|e| e.at)
+            .collect();
+        arrows = arrows.add(edge_arrow(&points, side, inward, &label, f, taken));
+    }
+    for e in p.inputs.iter().chain(&p.outputs).filter(|e| e.copy > 0) {
+        let (cx, cy) = f.centre(e.at);
+        let (edge_x0, edge_y0) = (f.left, f.top);
+        let (edge_x1, edge_y1) = (
+            f.left + f64::from(f.w) * f.scale,
+            f.top + f64::from(f.h) * f.scale,
+        );
+        let tick = match e.side {
+            Dir::North => line(cx, edge_y0 - 6.0, cx, edge_y0),
+            Dir::South => line(cx, edge_y1, cx, edge_y1 + 6.0),
+            Dir::West => line(edge_x0 - 6.0, cy, edge_x0, cy),
+            Dir::East => line(edge_x1, cy, edge_x1 + 6.0, cy),
+        };
+        ticks = ticks.add(tick);
+    }
+    Group::new().add(ticks).add(arrows)
 }
 
 /// An arrow outside the fabric's `side` edge (beyond the coordinate ticks), across the PEs
-/// `points`, pointing in or out, with its label beyond it.
-fn edge_arrow(points: &[Coord], side: Dir, inward: bool, label: &str, f: &Frame) -> Group {
+/// `points`, pointing in or out, with its label beyond it (moved along the edge when another
+/// label is there).
+fn edge_arrow(
+    points: &[Coord],
+    side: Dir,
+    inward: bool,
+    label: &str,
+    f: &Frame,
+    taken: &mut Labels,
+) -> Group {
     let along_x = matches!(side, Dir::North | Dir::South);
     let (lo, hi) = points.iter().fold((u32::MAX, 0), |(lo, hi), c| {
         let v = if along_x { c.x } else { c.y };
@@ -556,7 +443,7 @@ fn edge_arrow(points: &[Coord], side: Dir, inward: bool, label: &str, f: &Frame)
     let mid = (lo + hi) / 2.0;
     let half = ((hi - lo) / 2.0).max(6.0);
     let (near, depth) = (22.0, 18.0);
-    let colour = if inward { "#1565c0" } else { "#2e7d32" };
+    let colour = if inward { INPUT } else { OUTPUT };
     // The edge line's coordinate and the direction pointing away from the fabric.
     let (edge, away) = match side {
         Dir::North => (f.top, -1.0),
@@ -592,6 +479,21 @@ fn edge_arrow(points: &[Coord], side: Dir, inward: bool, label: &str, f: &Frame)
         Dir::West => (edge - outer, base + mid + 4.0, "end"),
         Dir::East => (edge + outer, base + mid + 4.0, "start"),
     };
+    // Slide along the edge, away from labels placed before, in steps of a line.
+    let mut spot = (lx, ly);
+    for k in 0..60 {
+        let step = f64::from(k / 2) * 14.0 * if k % 2 == 0 { 1.0 } else { -1.0 };
+        let (x, y) = if along_x {
+            (lx + step * 4.0, ly)
+        } else {
+            (lx, ly + step)
+        };
+        if taken.is_free(labels::text_box(label, x, y, 11.0, true, anchor)) {
+            spot = (x, y);
+            break;
+        }
+    }
+    taken.claim(labels::text_box(label, spot.0, spot.1, 11.0, true, anchor));
     Group::new()
         .add(
             Polygon::new()
@@ -599,7 +501,108 @@ fn edge_arrow(points: &[Coord], side: Dir, inward: bool, label: &str, f: &Frame)
                 .set("fill", colour)
                 .set("fill-opacity", 0.8),
         )
-        .add(text(label, lx, ly, 11.0, "bold", colour, anchor))
+        .add(text(label, spot.0, spot.1, 11.0, "bold", colour, anchor))
+}
+
+/// The hover text of region `i`.
+fn tooltip(p: &Placement, i: usize) -> String {
+    let l = &p.layers[i];
+    format!(
+        "{} ({}): {} × {} PEs{} at ({}, {}), SRAM {} of {} B per PE, colors {:?}, ≈{} cycles/sample",
+        l.name,
+        l.kernel,
+        l.rows,
+        l.cols,
+        if l.orientation == Orientation::Transposed {
+            ", transposed"
+        } else {
+            ""
+        },
+        l.rect.x,
+        l.rect.y,
+        group(l.sram_bytes),
+        group(u64::from(p.sram_bytes_available)),
+        l.colors(),
+        group(l.estimate.cycles)
+    )
+}
+
+/// Dead PEs as red squares with a white ✕, dead links as red bars across the link.
+fn defects(p: &Placement, f: &Frame) -> Group {
+    let mut dead = Group::new();
+    let cell = f.scale.max(3.0);
+    for c in &p.defects.dead_pes {
+        let (cx, cy) = f.centre(*c);
+        let half = cell / 2.0;
+        let cross = (cell / 8.0).max(0.5);
+        dead = dead.add(
+            Group::new()
+                .add(Title::new(format!("dead PE ({}, {})", c.x, c.y)))
+                .add(
+                    Rectangle::new()
+                        .set("x", cx - half)
+                        .set("y", cy - half)
+                        .set("width", cell)
+                        .set("height", cell)
+                        .set("fill", DEAD),
+                )
+                .add(
+                    line(
+                        cx - half * 0.7,
+                        cy - half * 0.7,
+                        cx + half * 0.7,
+                        cy + half * 0.7,
+                    )
+                    .set("stroke", "white")
+                    .set("stroke-width", cross),
+                )
+                .add(
+                    line(
+                        cx - half * 0.7,
+                        cy + half * 0.7,
+                        cx + half * 0.7,
+                        cy - half * 0.7,
+                    )
+                    .set("stroke", "white")
+                    .set("stroke-width", cross),
+                ),
+        );
+    }
+    for l in &p.defects.dead_links {
+        let (ax, ay) = f.centre(Coord::new(l.x, l.y));
+        let (mx, my, horizontal) = match l.dir {
+            Dir::East => (ax + f.scale / 2.0, ay, false),
+            Dir::West => (ax - f.scale / 2.0, ay, false),
+            Dir::South => (ax, ay + f.scale / 2.0, true),
+            Dir::North => (ax, ay - f.scale / 2.0, true),
+        };
+        let half = cell / 2.0;
+        let seg = if horizontal {
+            line(mx - half, my, mx + half, my)
+        } else {
+            line(mx, my - half, mx, my + half)
+        };
+        dead = dead.add(
+            seg.set("stroke", DEAD)
+                .set("stroke-width", (cell / 4.0).max(1.5))
+                .add(Title::new(format!(
+                    "dead link {} of ({}, {})",
+                    l.dir, l.x, l.y
+                ))),
+        );
+    }
+    dead
+}
+
+/// The PE an endpoint names.
+fn endpoint_at(e: &Endpoint) -> Option<Coord> {
+    Some(match *e {
+        Endpoint::Host { at, .. }
+        | Endpoint::WeightStore { at, .. }
+        | Endpoint::LayerOutput { at, .. }
+        | Endpoint::LayerInput { at, .. }
+        | Endpoint::HostOutput { at, .. } => at,
+    })
 }
 
 fn line(x1: f64, y1: f64, x2: f64, y2: f64) -> Line {
@@ -618,14 +621,6 @@ fn text(s: &str, x: f64, y: f64, size: f64, weight: &str, fill: &str, anchor: &s
         .set("font-weight", weight)
         .set("fill", fill)
         .set("text-anchor", anchor)
-}
-
-/// Text with a white outline, readable over any fill or when it overflows a small region.
-fn halo_text(s: &str, x: f64, y: f64, size: f64, weight: &str) -> Text {
-    text(s, x, y, size, weight, "#111", "middle")
-        .set("stroke", "white")
-        .set("stroke-width", size / 5.0)
-        .set("paint-order", "stroke")
 }
 
 /// Grid lines every so many PEs: every PE when cells are large, else a round number.
@@ -661,6 +656,11 @@ const PALETTE: [&str; 10] = [
     "#aecbfa", "#fdd663", "#a8dab5", "#f6aea9", "#d7aefb", "#fcc89b", "#a1e4f2", "#e6c9a8",
     "#c5e1a5", "#f8bbd0",
 ];
+/// The bottleneck's outline, dead PEs and links, arrows in and out.
+const BOTTLENECK: &str = "#c62828";
+const DEAD: &str = "#6a1b9a";
+const INPUT: &str = "#1565c0";
+const OUTPUT: &str = "#2e7d32";
 
 #[cfg(test)]
 mod tests {

@@ -123,7 +123,9 @@ pub fn run(args: &MapArgs) -> Status {
                 routes: args.routes,
             },
         );
-        if let Err(error) = crate::atomic::write_atomic(path, svg.as_bytes()) {
+        let written = crate::png::picture(path, svg)
+            .and_then(|bytes| crate::atomic::write_atomic(path, &bytes).map_err(|e| e.to_string()));
+        if let Err(error) = written {
             eprintln!(
                 "error[{}]: cannot write `{}`: {error}",
                 crate::run_errors::E0804,

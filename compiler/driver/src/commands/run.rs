@@ -123,7 +123,11 @@ fn execute(built: Built, args: &RunArgs, trace: Option<&TraceRequest>) -> Result
     );
     if let Some(path) = &args.map {
         let svg = wsel_map::svg::render(&built.placement, wsel_map::svg::SvgOptions::default());
-        outputs.add(path, svg.into_bytes());
+        outputs.add(path, picture(path, svg)?);
+    }
+    if let Some(path) = &args.heatmap {
+        let svg = crate::heatmap::render(&built.placement, simulation_report);
+        outputs.add(path, picture(path, svg)?);
     }
     if let Some(path) = &args.timeline {
         outputs.add(path, crate::timeline::render(&report).into_bytes());
@@ -148,6 +152,12 @@ fn execute(built: Built, args: &RunArgs, trace: Option<&TraceRequest>) -> Result
         Ok(()) | Err(StdoutError::Closed) => Ok(()),
         Err(StdoutError::Failed(error)) => Err(run_error(E0804, crate::stdout::message(&error))),
     }
+}
+
+/// The bytes of picture `svg` for `path`: PNG or SVG, by the path's extension.
+fn picture(path: &Path, svg: String) -> Result<Vec<u8>, BuildError> {
+    crate::png::picture(path, svg)
+        .map_err(|e| run_error(E0804, format!("cannot write `{}`: {e}", path.display())))
 }
 
 fn write_failure(failed: crate::atomic::WriteFailure) -> BuildError {
