@@ -64,9 +64,7 @@ pub fn render(placement: &Placement, report: &Report) -> String {
                 .set("fill", "white"),
         );
     let per = if tile > 1 {
-        format!(
-            "tiles of {tile} × {tile} PEs: the mean busy fraction of a tile's PEs, the load of its busiest link"
-        )
+        format!("tiles of {tile} × {tile} PEs: their mean busy fraction, their busiest link")
     } else {
         "one cell per PE".to_string()
     };

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! fill   = the longest path through the layer graph of each layer's latency
-//!          (crate::estimate) plus hop_latency × the hops of the routes between them
+//!          (crate::estimate) plus hop_latency × the hops of the routes between them,
+//!          plus the time the result's part takes to leave at its pace
 //! period = the largest stage estimate (its `cycles`)
 //! copy   = fill + (b − 1) · period                 b samples through one copy
 //! batch  = the slowest copy
@@ -71,8 +72,11 @@ impl CopyCost {
                 .unwrap_or(0);
             done[l] = start + placed.estimate.latency;
         }
+        // The first result is out when its last wavelet has left, at its stream's pace.
         let fill = match graph.output {
-            TensorRef::Layer(l) if l < done.len() => done[l] + route(&tensor_of(l)),
+            TensorRef::Layer(l) if l < done.len() => {
+                done[l] + route(&tensor_of(l)) + layers[l].estimate.edge_out
+            }
             _ => done.iter().copied().max().unwrap_or(0),
         };
         let period = layers.iter().map(|l| l.estimate.cycles).max().unwrap_or(0);
