@@ -450,6 +450,28 @@ fn same_file(a: &Path, b: &Path) -> bool {
     resolve(a) == resolve(b)
 }
 
+/// Bytes per PE of the activations the forward pass leaves resident for the backward pass:
+/// every result produced up to the loss and read after it (all of them are resident at once
+/// when the loss runs). Samples are split over the region's columns, features over its rows.
+fn kept_bytes(train: &TrainGraph, placement: &Placement) -> u64 {
+    let graph = &train.graph;
+    let (rows, cols) = placement.layers.first().map_or((1, 1), |l| {
+        (u64::from(l.rows.max(1)), u64::from(l.cols.max(1)))
+    });
+    let samples = graph.batch.div_ceil(cols);
+    (0..=train.loss.min(graph.layers.len().saturating_sub(1)))
+        .filter(|&i| {
+            graph.layers[train.loss + 1..]
+                .iter()
+                .any(|l| l.args.contains(&TensorRef::Layer(i)))
+        })
+        .map(|i| {
+            let features: u64 = graph.layers[i].output_shape.iter().skip(1).product();
+            4 * samples * features.div_ceil(rows)
+        })
+        .sum()
+}
+
 fn print_summary(
     args: &TrainArgs,
     trained: &Trained,
@@ -474,6 +496,17 @@ fn print_summary(
         phases,
         region.0,
         region.1
+    ));
+    let kept = kept_bytes(&program.train, &program.placement);
+    out.push_str(&format!(
+        "  activations kept in SRAM from the forward pass for the backward pass: {} B per PE of {} B ({})\n",
+        wsel_map::report::group(kept),
+        wsel_map::report::group(u64::from(target.sram_bytes)),
+        if kept <= u64::from(target.sram_bytes) {
+            "within a PE's SRAM; nothing is recomputed; each phase's own working set is checked by the mapper"
+        } else {
+            "more than a PE holds: recomputing them is not built, so real hardware could not run this"
+        }
     ));
     if let (Some(first), Some(last)) = (trained.steps.first(), trained.steps.last()) {
         out.push_str(&format!("  loss {:.6} → {:.6}\n", first.loss, last.loss));
