@@ -29,3 +29,5 @@ pub mod streamed;
 pub mod streamed_report;
 pub mod tensor;
 pub mod timeline;
+pub mod train_outputs;
+pub mod training;

@@ -153,7 +153,7 @@ impl Simulation {
 }
 
 /// A failed phase of a weight-streaming run as a run error.
-fn phase_failure(
+pub(crate) fn phase_failure(
     failure: PhaseFailure,
     trace: Option<&TraceFile>,
     placement: &Placement,

@@ -135,12 +135,13 @@ const UNREACHABLE_FROM_SOURCE: &[(&str, &str)] = &[(
 
 /// Every diagnostic code of every crate, collected from the crates' own lists.
 fn every_code() -> Vec<&'static str> {
-    let lists: [&[(&'static str, &'static str)]; 5] = [
+    let lists: [&[(&'static str, &'static str)]; 6] = [
         wsel_lower::codes(),
         wsel_map::codes(),
         wsel_hangcheck::codes(),
         wsel::run_errors::CODES,
         wsel_target::CODES,
+        wsel::training::CODES,
     ];
     let mut codes: Vec<&str> = wsel_sema::all_codes().into_iter().map(|(c, _)| c).collect();
     codes.extend(lists.iter().flat_map(|list| list.iter().map(|(c, _)| *c)));

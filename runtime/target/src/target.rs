@@ -112,6 +112,23 @@ pub struct WeightStore {
     pub bandwidth_bytes_per_cycle: u32,
     /// Cycles from a request until the first wavelet reaches the fabric edge.
     pub latency_cycles: u32,
+    /// Bandwidth from the fabric edge into the store, bytes per cycle: the gradients of
+    /// training (`wsel train`) arrive at this rate.
+    #[serde(default = "default_gradient_bandwidth")]
+    pub gradient_bandwidth_bytes_per_cycle: u32,
+    /// Parameters the store's optimizer updates per cycle (an SGD or Adam step per element).
+    #[serde(default = "default_update_rate")]
+    pub update_elements_per_cycle: u32,
+}
+
+/// The default inbound bandwidth of the store: as outbound in the presets (not public).
+fn default_gradient_bandwidth() -> u32 {
+    64
+}
+
+/// The default optimizer throughput of the store (not public).
+fn default_update_rate() -> u32 {
+    16
 }
 
 /// Host I/O through the fabric edges.
@@ -239,7 +256,7 @@ impl Target {
     }
 
     fn check_positive(&self) -> Result<(), TargetError> {
-        let positive: [(&str, u64); 16] = [
+        let positive: [(&str, u64); 18] = [
             ("width", self.width.into()),
             ("height", self.height.into()),
             ("sram_bytes", self.sram_bytes.into()),
@@ -257,6 +274,14 @@ impl Target {
             (
                 "weight_store.bandwidth_bytes_per_cycle",
                 self.weight_store.bandwidth_bytes_per_cycle.into(),
+            ),
+            (
+                "weight_store.gradient_bandwidth_bytes_per_cycle",
+                self.weight_store.gradient_bandwidth_bytes_per_cycle.into(),
+            ),
+            (
+                "weight_store.update_elements_per_cycle",
+                self.weight_store.update_elements_per_cycle.into(),
             ),
             (
                 "host_io.bandwidth_bytes_per_cycle",
