@@ -31,6 +31,15 @@ impl Reduced {
     }
 }
 
+/// A node's sum on its way up: its values and every packet's arrival (head, tail) at the
+/// upper end of its link.
+struct Upstream {
+    node: Node,
+    values: Vec<f32>,
+    head: Vec<u128>,
+    tail: Vec<u128>,
+}
+
 /// Sums `streams` (one per system of `tree`, in system order, all of one length; system `s`
 /// ready to send from cycle `ready[s]`) through the tree into the store.
 pub fn reduce(tree: &Tree, swarm: &Swarm, streams: &[Vec<f32>], ready: &[u64]) -> Reduced {
@@ -57,13 +66,18 @@ pub fn reduce(tree: &Tree, swarm: &Swarm, streams: &[Vec<f32>], ready: &[u64]) -
     let link = swarm.link_bytes_per_cycle;
     let summed = link.min(swarm.reduce_bytes_per_cycle);
     // Systems: all their bytes are ready at `ready`; the link paces them.
-    let mut up: Vec<(Node, Vec<f32>, Vec<u128>, Vec<u128>)> = (0..tree.systems)
+    let mut up: Vec<Upstream> = (0..tree.systems)
         .map(|s| {
             let t = ticks.cycles(ready.get(s as usize).copied().unwrap_or(0));
             let at = vec![t; sizes.len()];
             let (head, tail) = uplink(&at, &at, link);
             let values = streams.get(s as usize).cloned().unwrap_or_default();
-            (Node::System(s), values, head, tail)
+            Upstream {
+                node: Node::System(s),
+                values,
+                head,
+                tail,
+            }
         })
         .collect();
     // Switches, bottom level first: sum the children, send the sum up.
@@ -73,26 +87,31 @@ pub fn reduce(tree: &Tree, swarm: &Swarm, streams: &[Vec<f32>], ready: &[u64]) -
             let children: Vec<_> = tree
                 .children(level, index)
                 .into_iter()
-                .filter_map(|c| up.iter().find(|u| u.0 == c))
+                .filter_map(|c| up.iter().find(|u| u.node == c))
                 .collect();
             let mut values = vec![0f32; len];
             for child in &children {
-                for (v, c) in values.iter_mut().zip(&child.1) {
+                for (v, c) in values.iter_mut().zip(&child.values) {
                     *v += *c;
                 }
             }
-            let latest = |pick: fn(&(Node, Vec<f32>, Vec<u128>, Vec<u128>)) -> &Vec<u128>| {
+            let latest = |pick: fn(&Upstream) -> &Vec<u128>| {
                 (0..sizes.len())
                     .map(|k| children.iter().map(|c| pick(c)[k]).max().unwrap_or(0) + switch)
                     .collect::<Vec<u128>>()
             };
-            let (head, tail) = uplink(&latest(|c| &c.2), &latest(|c| &c.3), summed);
-            next.push((Node::Switch { level, index }, values, head, tail));
+            let (head, tail) = uplink(&latest(|c| &c.head), &latest(|c| &c.tail), summed);
+            next.push(Upstream {
+                node: Node::Switch { level, index },
+                values,
+                head,
+                tail,
+            });
         }
         up = next;
     }
     let (values, head, tail) = match up.into_iter().next() {
-        Some((_, values, head, tail)) => (values, head, tail),
+        Some(root) => (root.values, root.head, root.tail),
         None => (Vec::new(), Vec::new(), Vec::new()),
     };
     Reduced {
