@@ -15,6 +15,13 @@
 //! systems' results and figures and writes the result, the report and the table. Nothing
 //! depends on how the systems are spread: the same bytes come out for any K. A failure on
 //! any process reaches process 0, which prints it once; every process then exits.
+//!
+//! Training (`wsel train --systems N`) plugs in at two seams. A layer's backward phase on
+//! each system leaves its gradient stream and the cycle it is ready; `wsel_swarm::reduce`
+//! sums those streams through the tree in fixed system order, with the time the sum reaches
+//! the store, which gates the optimizer and the next step's broadcast. Across processes the
+//! streams must first reach one process (a gather in system order, like the results') and
+//! the updated weights go back to all (a broadcast `Comm` does not have yet).
 
 pub mod comm;
 pub mod gate;
