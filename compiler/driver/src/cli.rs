@@ -280,6 +280,13 @@ pub struct RunArgs {
     /// The code generator for per-PE code.
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,
+    /// Simulate a cluster of N systems in data parallel: each a whole fabric running the
+    /// model on its share of the batch (consecutive blocks, the first `batch mod N` one sample
+    /// longer); in weight streaming the weights reach them through the target's
+    /// broadcast/reduce tree. Under `mpirun -np K` (a build with the `mpi` feature) the systems
+    /// are spread over the K processes; the outputs do not depend on K (docs/running.md).
+    #[arg(long, value_name = "N")]
+    pub systems: Option<u32>,
     /// Worker threads of the simulator (results do not depend on it). At most the number of
     /// cores: more threads than cores only wait on each other, so larger values are capped.
     #[arg(long, default_value_t = 1)]

@@ -6,6 +6,7 @@ pub mod atomic;
 pub mod built;
 pub mod cache;
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod defects;
 pub mod inputs;

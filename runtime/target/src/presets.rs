@@ -7,6 +7,7 @@
 //! ends can print them beside the numbers.
 
 use crate::defects::DefectMap;
+use crate::swarm::Swarm;
 use crate::target::{HostIo, Target, TargetError, Throughput, WeightStore};
 
 /// Names of the built-in presets.
@@ -66,6 +67,7 @@ impl Target {
             host_io: HostIo {
                 bandwidth_bytes_per_cycle: 64,
             },
+            swarm: Swarm::dev(),
             defects: DefectMap::new(),
         }
     }
@@ -124,6 +126,8 @@ impl Target {
             host_io: HostIo {
                 bandwidth_bytes_per_cycle: 176,
             },
+            // The SwarmX figures: see `Swarm::wse2` (public and default figures marked there).
+            swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
     }
@@ -174,6 +178,8 @@ impl Target {
             host_io: HostIo {
                 bandwidth_bytes_per_cycle: 176,
             },
+            // The SwarmX figures: see `Swarm::wse2` (public and default figures marked there).
+            swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
     }
@@ -266,6 +272,18 @@ const WSE2_SOURCES: &[Source] = &[
         "host_io.bandwidth_bytes_per_cycle",
         "not public; 176 B/cycle ≈ CS-2's 1.2 Tb/s at 850 MHz",
     ),
+    public(
+        "swarm",
+        "Cerebras SwarmX: a broadcast/reduce tree from MemoryX to up to 192 CS-2 systems",
+    ),
+    default(
+        "swarm.link_bytes_per_cycle",
+        "our reading: a CS-2's 12 × 100 GbE (1.2 Tb/s) ≈ 176 B/cycle at 850 MHz",
+    ),
+    default(
+        "swarm.fan_out/latencies/packet_bytes/reduce",
+        "not public; fan-out 4, 850 cycles per link, 425 per switch, 4 KiB packets, sums at line rate",
+    ),
 ];
 
 const WSE3_SOURCES: &[Source] = &[
@@ -312,6 +330,7 @@ const WSE3_SOURCES: &[Source] = &[
         "host_io.bandwidth_bytes_per_cycle",
         "not public; 176 bytes/cycle as WSE-2",
     ),
+    default("swarm", "not public for CS-3 clusters; the WSE-2 figures"),
 ];
 
 const DEV_SOURCES: &[Source] = &[default(

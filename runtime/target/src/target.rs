@@ -3,6 +3,7 @@
 
 use crate::defects::DefectMap;
 use crate::geometry::{Coord, Dir};
+use crate::swarm::Swarm;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -46,7 +47,8 @@ pub const CODES: &[(&str, &str)] = &[
     (E0902, "target description invalid"),
 ];
 
-/// One machine. Every field is required in a target file; only `defects` may be left out.
+/// One machine. Every field is required in a target file; only `swarm` and `defects` may be
+/// left out.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
@@ -85,6 +87,10 @@ pub struct Target {
     pub weight_store: WeightStore,
     /// Host I/O through the fabric edges.
     pub host_io: HostIo,
+    /// The broadcast/reduce fabric between the weight store and a cluster of systems (the
+    /// SwarmX role), used by `wsel run --systems N`; optional in a target file.
+    #[serde(default)]
+    pub swarm: Swarm,
     /// Dead PEs and links.
     #[serde(default, skip_serializing_if = "DefectMap::is_empty")]
     pub defects: DefectMap,
@@ -251,6 +257,9 @@ impl Target {
         }
         if !self.sram_bytes.is_multiple_of(self.sram_banks) {
             return Err(field_error("sram_banks", "must divide sram_bytes evenly"));
+        }
+        if let Some((field, message)) = self.swarm.problem() {
+            return Err(field_error(&format!("swarm.{field}"), &message));
         }
         self.check_defects()
     }
