@@ -27,26 +27,8 @@ pub struct SimOptions {
     /// Simulate uncontended streams as one event where that is exact (results are identical
     /// either way; off = every wavelet hop by hop). Not used while tracing.
     pub express_streams: bool,
-    /// Apply the wavelet arrivals and credits that router steps caused right before their
-    /// router's next step (`Some(true)`: each router's memory is visited once per cycle,
-    /// which pays off when the fabric's state does not fit in the caches), or in a pass of
-    /// their own before the PEs wake (`Some(false)`: fewer instructions). `None` (the
-    /// default) decides by size: deferred for partitions of at least
-    /// [`SimOptions::DEFER_MIN_ROUTERS`] routers. Results are identical either way.
-    pub defer_arrivals: Option<bool>,
-    /// Count a credit returning inside a partition at once, without an event, when its
-    /// channel holds at least twice the hop latency in credits (it can then neither run out
-    /// nor need waking before the credit is due). Results are identical either way; off = an
-    /// event for every credit.
-    pub early_credits: bool,
     /// Where to publish how far the run has got (for a progress display), if anywhere.
     pub progress: Option<crate::Progress>,
-}
-
-impl SimOptions {
-    /// Partitions with at least this many routers defer arrivals by default (see
-    /// [`SimOptions::defer_arrivals`]).
-    pub const DEFER_MIN_ROUTERS: usize = 16_384;
 }
 
 impl Default for SimOptions {
@@ -57,8 +39,6 @@ impl Default for SimOptions {
             trace: false,
             trace_window: 64,
             express_streams: true,
-            defer_arrivals: None,
-            early_credits: true,
             progress: None,
         }
     }
@@ -147,10 +127,6 @@ pub fn simulate(
             p.trace = Some(TraceBuf::new(options.trace_window));
         }
         p.express_on = options.express_streams && !options.trace;
-        p.defer = options
-            .defer_arrivals
-            .unwrap_or(p.nodes.len() >= SimOptions::DEFER_MIN_ROUTERS);
-        p.early_credits = options.early_credits;
         p.max_cycles = limit;
     }
     crate::parallel::run(&mut parts, limit, options.progress.as_ref());
@@ -167,10 +143,11 @@ pub fn simulate(
         let busy: Vec<Coord> = parts
             .iter()
             .flat_map(|p| {
-                p.pes
+                p.fab
+                    .pes
                     .iter()
-                    .filter(|pe| has_work(pe))
-                    .map(|pe| p.info[pe.node as usize].at)
+                    .filter(|pe| pe.has_work())
+                    .map(|pe| p.fab.info[pe.node as usize].at)
             })
             .take(8)
             .collect();
@@ -189,24 +166,17 @@ pub fn simulate(
     Ok(finish(target, program, parts, cycles))
 }
 
-fn has_work(pe: &crate::fabric::Pe) -> bool {
-    !pe.ready.is_empty()
-        || !pe.pending.is_empty()
-        || !pe.recvs.is_empty()
-        || !pe.sends.is_empty()
-        || pe.express != NONE
-}
-
 fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
     let mut r = DeadlockReport {
         cycle,
         ..DeadlockReport::default()
     };
     for p in parts {
-        for (node, info) in p.nodes.iter().zip(&p.info) {
-            if node.pe != NONE {
-                let pe = &p.pes[node.pe as usize];
-                for (color, missing, requested) in pe.posted_recvs() {
+        let fab = &p.fab;
+        for (router, info) in fab.routers.iter().zip(&fab.info) {
+            if router.pe != NONE {
+                let pe = &fab.pes[router.pe as usize];
+                for (color, missing, requested) in pe.posted_recvs(&fab.recvs) {
                     r.waiting.push(WaitingRecv {
                         at: info.at,
                         color,
@@ -214,18 +184,19 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
                         requested,
                     });
                 }
-                for s in &pe.sends {
+                for (color, remaining) in pe.unfinished_sends(&fab.sends) {
                     r.stuck_sends.push(StuckSend {
                         at: info.at,
-                        color: s.color,
-                        remaining: s.data.len() as u32 - s.pos,
+                        color,
+                        remaining,
                     });
                 }
             }
-            for q in
-                &p.queues[node.q_start as usize..(node.q_start + u32::from(node.q_len)) as usize]
-            {
-                if q.len > 0 {
+            let queues =
+                router.q_start as usize..(router.q_start + u32::from(router.q_len)) as usize;
+            for q in &fab.queues[queues] {
+                let count = u32::from(q.len) + u32::from(q.fly);
+                if count > 0 {
                     let blocked_on = Port::ALL
                         .into_iter()
                         .filter(|port| {
@@ -235,8 +206,8 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
                     r.queued.push(QueuedWavelets {
                         at: info.at,
                         color: q.color,
-                        from: Port::from_index(q.rx as usize).unwrap_or(Port::Ramp),
-                        count: u32::from(q.len),
+                        from: Port::from_index(q.rx() as usize).unwrap_or(Port::Ramp),
+                        count,
                         blocked_on,
                     });
                 }
@@ -280,14 +251,15 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
     for mut p in parts {
         // Link traffic from the output channels: each belongs to one node, direction and
         // color (found through the queues that forward to it).
-        let mut links = vec![[0u64; 4]; p.nodes.len()];
-        let mut seen = vec![false; p.outch.len()];
-        for q in &p.queues {
-            for (d, &ch) in q.och.iter().enumerate() {
+        let fab = &mut p.fab;
+        let mut links = vec![[0u64; 4]; fab.routers.len()];
+        let mut seen = vec![false; fab.outch.len()];
+        for q in &fab.queues {
+            for (d, &ch) in q.out.iter().enumerate() {
                 if ch == NONE || std::mem::replace(&mut seen[ch as usize], true) {
                     continue;
                 }
-                let out = &p.outch[ch as usize];
+                let out = &fab.outch[ch as usize];
                 links[q.node as usize][d] += out.sent;
                 if out.sink == NONE {
                     report.wavelet_hops += out.sent;
@@ -298,7 +270,7 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
         for (c, d) in p.stats.color_delivered.iter().enumerate() {
             color_delivered[c] += d;
         }
-        for (i, (node, info)) in p.nodes.iter().zip(&p.info).enumerate() {
+        for (i, (router, info)) in fab.routers.iter().zip(&fab.info).enumerate() {
             coords.push(info.at);
             for d in Dir::ALL {
                 let w = links[i][d.index()];
@@ -311,8 +283,8 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                     });
                 }
             }
-            if node.pe != NONE {
-                let pe = &mut p.pes[node.pe as usize];
+            if router.pe != NONE {
+                let pe = &mut fab.pes[router.pe as usize];
                 report.tasks_run += pe.tasks_run;
                 report.pes.push(PeActivity {
                     x: info.at.x,
@@ -320,7 +292,7 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                     busy_cycles: pe.busy_cycles,
                     idle_cycles: cycles.saturating_sub(pe.busy_cycles),
                     tasks: pe.tasks_run,
-                    waits: p.waits[node.pe as usize].report(),
+                    waits: fab.waits[router.pe as usize].report(),
                 });
                 let prog = &program.pes[pe.prog as usize];
                 let init = if pe.sram.is_empty() {
@@ -336,7 +308,7 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                 });
             }
         }
-        for s in p.sinks.drain(..) {
+        for s in fab.sinks.drain(..) {
             if let Some(timing) = output_timing.get_mut(s.output as usize) {
                 *timing = StreamTiming {
                     wavelets: s.data.len() as u64,
@@ -350,7 +322,7 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                 *o = s.data;
             }
         }
-        for s in &p.sources {
+        for s in &fab.sources {
             if let Some(timing) = input_timing.get_mut(s.input as usize) {
                 *timing = StreamTiming {
                     wavelets: s.pos as u64,

@@ -1,73 +1,49 @@
-//! Pending events of one partition: a ring of per-cycle buckets for wavelet arrivals and
-//! credit returns (which always land exactly one hop latency ahead), node timers (task
+//! Pending events of one partition: the set of routers to step in the next cycle, a ring of
+//! per-cycle buckets for routers to step and remote credits at most one hop latency ahead
+//! (wavelets and credits themselves are in the queues, see `queue.rs`), and node timers (task
 //! activations, delayed runtime calls, paced edge streams: a calendar of per-cycle buckets for
-//! the next cycles, a heap beyond), and the set of routers to step.
-//!
-//! Within one cycle the order in which arrivals and credits are applied does not matter, as
-//! long as each comes before its router's step: each arrival goes to a different queue (one
-//! wavelet per link per cycle) and credits add up.
+//! the next cycles, a heap beyond).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// An arrival or credit a router step caused, due at a router of this partition: a wavelet for
-/// local queue `index` or (with [`Due::CREDIT`] set in `index`) a credit for local output
-/// channel `index`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Due {
-    pub node: u32,
-    pub index: u32,
-    pub data: u32,
-}
-
-impl Due {
-    /// Marks a credit in `index`.
-    pub(crate) const CREDIT: u32 = 1 << 31;
-}
-
-/// Arrivals and credits due in one cycle.
-///
-/// Those router steps caused are kept apart: the partition applies each router's share right
-/// before the router steps (one visit per router and cycle) instead of in a pass of their own.
-/// The rest (messages from other partitions, streams rebuilt from their closed form) are
-/// applied before anything else.
+/// What is due at one future cycle: routers to step (a wavelet arrives for them, or a credit
+/// they wait for returns) and credits coming back over links from other partitions.
 #[derive(Default, Debug)]
-pub(crate) struct Bucket {
-    /// Caused by router steps.
-    pub steps: Vec<Due>,
-    /// Other arrivals: (local queue, wavelet).
-    pub arrivals: Vec<(u32, u32)>,
-    /// Other credits: local output channels getting one credit back.
+pub(crate) struct WakeBucket {
+    /// Routers to step.
+    pub routers: Vec<u32>,
+    /// Local output channels into other partitions getting one credit back.
     pub credits: Vec<u32>,
 }
 
-impl Bucket {
+impl WakeBucket {
     fn len(&self) -> usize {
-        self.steps.len() + self.arrivals.len() + self.credits.len()
+        self.routers.len() + self.credits.len()
     }
 
-    /// Empty every list, keeping the allocations.
+    /// Empty both lists, keeping the allocations.
     pub(crate) fn clear(&mut self) {
-        self.steps.clear();
-        self.arrivals.clear();
+        self.routers.clear();
         self.credits.clear();
     }
 }
 
-/// The ring of buckets; bucket `t & mask` holds events of cycle `t`, for `t` in
-/// `(now, now + latency]` (the ring has a power-of-two length above the latency).
+/// The ring of buckets; bucket `t & mask` holds what is due at cycle `t`, for `t` in
+/// `(now, now + latency]` (everything a cycle causes lands at most one hop latency later;
+/// the ring has a power-of-two length above the latency).
 #[derive(Debug)]
-pub(crate) struct Wheel {
-    buckets: Vec<Bucket>,
+pub(crate) struct Wakes {
+    buckets: Vec<WakeBucket>,
     mask: u64,
     pending: usize,
 }
 
-impl Wheel {
-    pub(crate) fn new(latency: u64) -> Wheel {
+impl Wakes {
+    pub(crate) fn new(latency: u64) -> Wakes {
         let len = (latency + 1).next_power_of_two();
-        Wheel {
-            buckets: (0..len).map(|_| Bucket::default()).collect(),
+        Wakes {
+            buckets: (0..len).map(|_| WakeBucket::default()).collect(),
             mask: len - 1,
             pending: 0,
         }
@@ -78,16 +54,15 @@ impl Wheel {
         (t & self.mask) as usize
     }
 
-    /// A wavelet for local queue `queue` at cycle `t`, from elsewhere than a router step.
+    /// Step router `node` at cycle `t`.
     #[inline]
-    pub(crate) fn arrival(&mut self, t: u64, queue: u32, data: u32) {
+    pub(crate) fn router(&mut self, t: u64, node: u32) {
         let s = self.slot(t);
-        self.buckets[s].arrivals.push((queue, data));
+        self.buckets[s].routers.push(node);
         self.pending += 1;
     }
 
-    /// A credit for local output channel `och` at cycle `t`, from elsewhere than a router
-    /// step.
+    /// A credit for local output channel `och` at cycle `t`.
     #[inline]
     pub(crate) fn credit(&mut self, t: u64, och: u32) {
         let s = self.slot(t);
@@ -95,22 +70,14 @@ impl Wheel {
         self.pending += 1;
     }
 
-    /// An arrival or credit a router step caused, due at cycle `t`.
-    #[inline]
-    pub(crate) fn step(&mut self, t: u64, d: Due) {
-        let s = self.slot(t);
-        self.buckets[s].steps.push(d);
-        self.pending += 1;
-    }
-
     /// Take the bucket of cycle `t` (leaving an empty one with the same capacity behind).
-    pub(crate) fn take(&mut self, t: u64, into: &mut Bucket) {
+    pub(crate) fn take(&mut self, t: u64, into: &mut WakeBucket) {
         let s = self.slot(t);
         std::mem::swap(&mut self.buckets[s], into);
         self.pending -= into.len();
     }
 
-    /// The earliest cycle after `now` with events, if any.
+    /// The earliest cycle after `now` with something due, if any.
     pub(crate) fn next_after(&self, now: u64) -> Option<u64> {
         if self.pending == 0 {
             return None;

@@ -21,8 +21,9 @@
 //! closed form, and simulation continues wavelet by wavelet. `SimOptions::express_streams =
 //! false` turns the shortcut off; `tests/express.rs` checks that both paths agree.
 
-use crate::fabric::{EXPRESS, NONE, RAMP, SENDING, SOURCES, SendState};
+use crate::fabric::{EXPRESS, NONE, RAMP, SENDING, SOURCES};
 use crate::partition::Partition;
+use crate::pe::SendState;
 use std::cmp::Reverse;
 
 /// One router of an express stream's path.
@@ -46,6 +47,8 @@ pub(crate) struct Express {
     /// Cycle wavelet 0 is injected.
     pub t0: u64,
     pub send: SendState,
+    /// The sender's send slot (partition index) the send came from.
+    pub slot: u32,
     pub pe_a: u32,
     pub pe_b: u32,
     /// The send has completed (at `t0 + n − 1`).
@@ -80,15 +83,40 @@ impl Partition<'_> {
     /// would compete with; if it just began a send, consider it for an express stream once
     /// every PE of the cycle has woken (a receive posted in the same cycle counts).
     pub(crate) fn express_after_wake(&mut self, pe: u32, t: u64) {
-        let node = self.pes[pe as usize].node;
-        let x = self.info[node as usize].express;
+        let node = self.fab.pes[pe as usize].node;
+        let x = self.fab.info[node as usize].express;
         if x != NONE && self.competes(x, pe) {
             self.hot(t).materialize(x);
         }
-        let p = &self.pes[pe as usize];
-        if self.express_on && p.sends.len() == 1 && p.sends[0].pos == 0 {
+        if self.express_on && self.lone_send(pe).is_some() {
             self.xcandidates.push(pe);
         }
+    }
+
+    /// The send slot of PE `pe`'s only send, if it has one send and that has not begun.
+    fn lone_send(&self, pe: u32) -> Option<usize> {
+        let p = &self.fab.pes[pe as usize];
+        if p.sending.count_ones() != 1 || !p.waiting_sends.is_empty() {
+            return None;
+        }
+        let slot = p.send_base as usize + p.sending.trailing_zeros() as usize;
+        (self.fab.sends[slot].pos == 0).then_some(slot)
+    }
+
+    /// The ramp queues of PE `pe`'s sends not finished.
+    fn send_queues(&self, pe: u32) -> impl Iterator<Item = u32> + '_ {
+        let p = &self.fab.pes[pe as usize];
+        let slots = p.send_slots(&self.fab.sends);
+        let active = slots
+            .iter()
+            .enumerate()
+            .filter(move |(k, _)| p.sending & (1u64 << k) != 0)
+            .map(|(_, s)| s.queue);
+        let waiting = p
+            .waiting_sends
+            .iter()
+            .map(move |w| self.fab.sends[p.send_slot(&self.fab.sends, w.color)].queue);
+        active.chain(waiting)
     }
 
     /// At the end of the PE wakes of cycle `t`: start the express streams that are exact.
@@ -103,89 +131,91 @@ impl Partition<'_> {
 
     /// Whether the sends of `pe` would compete with express stream `x` at the PE's router.
     fn competes(&self, x: u32, pe: u32) -> bool {
-        let p = &self.pes[pe as usize];
-        if p.sends.is_empty() {
+        let p = &self.fab.pes[pe as usize];
+        if p.sending == 0 {
             return false;
         }
         let s = &self.express[x as usize];
         if s.hops[0].node == p.node {
             return true;
         }
-        let reserved = self.info[p.node as usize].reserved;
-        p.sends.iter().any(|send| {
-            let q = self.ramp_queue(p.node, send.color);
-            q == NONE || self.queues[q as usize].tx & reserved != 0
-        })
-    }
-
-    fn ramp_queue(&self, node: u32, color: u8) -> u32 {
-        let n = &self.nodes[node as usize];
-        (n.q_start..n.q_start + u32::from(n.q_len))
-            .find(|&q| {
-                let queue = &self.queues[q as usize];
-                queue.color == color && queue.rx == RAMP as u8
-            })
-            .unwrap_or(NONE)
+        let reserved = self.fab.info[p.node as usize].reserved;
+        self.send_queues(pe)
+            .any(|q| self.fab.queues[q as usize].tx & reserved != 0)
     }
 
     /// Whether a router may carry an express stream out through `port`: nothing there holds
     /// or feeds a wavelet for that port (other than through `own`, the stream's queue).
+    /// (Wavelets in flight toward a queue count as held: the competing arrival was written
+    /// before the stream existed, so nothing would turn the stream back at its arrival.)
     fn port_free(&self, node: u32, port: u8, own: u32, sender: bool) -> bool {
-        let n = &self.nodes[node as usize];
-        let info = &self.info[node as usize];
+        let n = &self.fab.routers[node as usize];
+        let info = &self.fab.info[node as usize];
         if info.express != NONE {
             return false;
         }
         let bit = 1u8 << port;
         let queues = n.q_start..n.q_start + u32::from(n.q_len);
         if queues.clone().any(|q| {
-            let queue = &self.queues[q as usize];
-            q != own && queue.len > 0 && queue.tx & bit != 0
+            let queue = &self.fab.queues[q as usize];
+            q != own && queue.len + queue.fly > 0 && queue.tx & bit != 0
         }) {
             return false;
         }
         if n.flags & SOURCES != 0 {
             let srcs = info.src_start..info.src_start + info.src_len;
             if srcs.into_iter().any(|s| {
-                let src = &self.sources[s as usize];
-                src.pos < src.data.len() && self.queues[src.queue as usize].tx & bit != 0
+                let src = &self.fab.sources[s as usize];
+                src.pos < src.data.len() && self.fab.queues[src.queue as usize].tx & bit != 0
             }) {
                 return false;
             }
         }
-        if !sender && n.pe != NONE {
-            let p = &self.pes[n.pe as usize];
-            if p.sends.iter().any(|s| {
-                let q = self.ramp_queue(node, s.color);
-                q == NONE || self.queues[q as usize].tx & bit != 0
-            }) {
-                return false;
-            }
-        }
-        true
+        let competing_send = !sender
+            && n.pe != NONE
+            && self
+                .send_queues(n.pe)
+                .any(|q| self.fab.queues[q as usize].tx & bit != 0);
+        !competing_send
+    }
+
+    /// Whether queue `q` is empty, nothing is in flight toward it and every credit of its
+    /// slots is back upstream at `t`.
+    fn settled(&self, q: u32, t: u64) -> bool {
+        let queue = &self.fab.queues[q as usize];
+        let rings = &self.fab.rings;
+        let rel = self.rel(t);
+        queue.len == 0 && queue.fly == 0 && (0..rings.depth).all(|i| rings.time(queue, q, i) <= rel)
     }
 
     /// Start an express stream for the send PE `pe` just began at cycle `t`, if it is exact.
     fn try_express(&mut self, pe: u32, t: u64) {
-        let p = &self.pes[pe as usize];
-        if p.sends.len() != 1 || p.sends[0].pos != 0 || p.express != NONE {
+        let Some(slot) = self.lone_send(pe) else {
             return;
-        }
-        if u64::from(self.depth) < 2 * self.latency {
+        };
+        let p = &self.fab.pes[pe as usize];
+        if p.express != NONE || u64::from(self.fab.rings.depth) < 2 * self.latency {
             return;
         }
         let node_a = p.node;
-        let color = p.sends[0].color;
-        let n = p.sends[0].data.len() as u64;
-        let mut q = self.ramp_queue(node_a, color);
+        let send = &self.fab.sends[slot];
+        let color = send.color;
+        let n = send.data.len() as u64;
+        let mut q = send.queue;
         let mut node = node_a;
         let mut hops: Vec<Hop> = Vec::new();
         loop {
-            if q == NONE || hops.len() > self.nodes.len() || hops.iter().any(|h| h.node == node) {
+            if hops.len() > self.fab.routers.len() || hops.iter().any(|h| h.node == node) {
                 return;
             }
-            let queue = &self.queues[q as usize];
-            if queue.len != 0 || queue.sent != 0 || queue.tx.count_ones() != 1 {
+            let queue = &self.fab.queues[q as usize];
+            // The sender's ramp queue returns no credits: it only has to be empty.
+            let clear = if hops.is_empty() {
+                queue.len == 0
+            } else {
+                self.settled(q, t)
+            };
+            if !clear || queue.sent != 0 || queue.tx.count_ones() != 1 {
                 return;
             }
             let port = queue.tx.trailing_zeros() as u8;
@@ -201,13 +231,9 @@ impl Partition<'_> {
                 });
                 break;
             }
-            let ch = queue.och[usize::from(port)];
-            let out = &self.outch[ch as usize];
-            if out.sink != NONE
-                || out.dest_part != self.id
-                || out.credits != self.depth
-                || out.early_until > t
-            {
+            let ch = queue.out[usize::from(port)];
+            let out = &self.fab.outch[ch as usize];
+            if out.sink != NONE || out.dest_part != self.id {
                 return;
             }
             hops.push(Hop {
@@ -217,19 +243,19 @@ impl Partition<'_> {
                 och: ch,
             });
             q = out.dest_queue;
-            node = self.queues[q as usize].node;
+            node = self.fab.queues[q as usize].node;
         }
         let h = hops.len() as u64 - 1;
         let node_b = node;
-        let pe_b = self.nodes[node_b as usize].pe;
+        let pe_b = self.fab.routers[node_b as usize].pe;
         if h == 0 || pe_b == NONE || n * h < MIN_WAVELET_HOPS {
             return;
         }
         // The receiver's posted receives must take every wavelet.
-        let b = &self.pes[pe_b as usize];
+        let b = &self.fab.pes[pe_b as usize];
         let mut completions = Vec::new();
         let mut taken = 0u64;
-        for missing in b.recvs_on(color) {
+        for missing in b.recvs_on(&self.fab.recvs, color) {
             if taken == n {
                 break;
             }
@@ -254,22 +280,29 @@ impl Partition<'_> {
             .express
             .get(id as usize)
             .map_or(0, |s| s.generation.wrapping_add(1));
-        let a = &mut self.pes[pe as usize];
-        let send = a.sends.remove(0);
-        a.send_mask = 0;
+        let a = &mut self.fab.pes[pe as usize];
+        let s = &mut self.fab.sends[slot];
+        let send = SendState {
+            color,
+            data: std::mem::take(&mut s.data),
+            then: (s.then != NONE).then_some(s.then),
+            seq: s.seq,
+        };
+        a.sending = 0;
         a.express = id;
-        self.nodes[node_a as usize].flags &= !SENDING;
+        self.fab.routers[node_a as usize].flags &= !SENDING;
         for hop in &hops {
-            let info = &mut self.info[hop.node as usize];
+            let info = &mut self.fab.info[hop.node as usize];
             info.express = id;
             info.reserved = 1 << hop.port;
-            self.nodes[hop.node as usize].flags |= EXPRESS;
+            self.fab.routers[hop.node as usize].flags |= EXPRESS;
         }
         let stream = Express {
             alive: true,
             generation,
             t0: t,
             send,
+            slot: slot as u32,
             pe_a: pe,
             pe_b,
             send_done: false,
@@ -324,8 +357,8 @@ impl Partition<'_> {
     /// Before a task of PE `pe` runs at cycle `t`: write what an express stream has delivered
     /// to it so far.
     pub(crate) fn express_before_task(&mut self, pe: u32, t: u64) {
-        let node = self.pes[pe as usize].node;
-        let x = self.info[node as usize].express;
+        let node = self.fab.pes[pe as usize].node;
+        let x = self.fab.info[node as usize].express;
         if x != NONE && self.express[x as usize].pe_b == pe {
             self.hot(t).flush(x, t.saturating_sub(1));
         }

@@ -13,6 +13,7 @@
 #![doc = include_str!("../README.md")]
 
 mod abi_task;
+mod bands;
 mod engine;
 mod error;
 mod events;
@@ -23,15 +24,18 @@ mod materialize;
 mod pacer;
 mod parallel;
 mod partition;
+mod pe;
 mod pe_exec;
 mod phases;
 mod prefetch;
 mod program;
 mod progress;
+mod queue;
 mod report;
 mod router;
 mod task;
 mod trace;
+mod validate;
 mod waits;
 pub mod workloads;
 
