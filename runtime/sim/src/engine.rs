@@ -194,13 +194,14 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
             }
             let queues =
                 router.q_start as usize..(router.q_start + u32::from(router.q_len)) as usize;
-            for q in &fab.queues[queues] {
+            for (qi, q) in fab.queues[queues.clone()].iter().enumerate() {
                 let count = u32::from(q.len) + u32::from(q.fly);
                 if count > 0 {
+                    let tx = crate::fabric::head_tx(q, (queues.start + qi) as u32, &fab.filters);
                     let blocked_on = Port::ALL
                         .into_iter()
                         .filter(|port| {
-                            q.tx & (1 << port.index()) != 0 && q.sent & (1 << port.index()) == 0
+                            tx & (1 << port.index()) != 0 && q.sent & (1 << port.index()) == 0
                         })
                         .collect();
                     r.queued.push(QueuedWavelets {

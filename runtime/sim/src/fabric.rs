@@ -125,8 +125,8 @@ pub(crate) struct Queue {
     pub color: u8,
     /// The PE's send slot (ramp queues) or receive slot (queues delivering to the ramp).
     pub slot: u8,
-    /// The receive port (bits 0..3, [`RAMP`] for the ramp), the solo port (bits 4..6, 7 for
-    /// none) and the flags [`UP_WAITS`].
+    /// The receive port (bits 0..2, [`RAMP`] for the ramp), the solo port (bits 4..6, 7 for
+    /// none) and the flags [`FILTERED`] and [`UP_WAITS`].
     pub bits: u8,
 }
 
@@ -139,8 +139,47 @@ const _: () = assert!(std::mem::size_of::<Queue>() == 64);
 /// `Queue::bits`: the upstream router found no credit and waits for one (the next pop wakes
 /// it when the credit returns).
 pub(crate) const UP_WAITS: u8 = 0x80;
+/// `Queue::bits`: the route has a ramp filter (see [`Filter`]): the ports the head wavelet
+/// goes to depend on its position in the stream.
+pub(crate) const FILTERED: u8 = 0x08;
 /// `Queue::up`: the upstream router is in another partition (credits go back as messages).
 pub(crate) const REMOTE_UP: u32 = 1 << 31;
+
+/// The state of a queue whose route has a ramp filter (`program::RampFilter`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Filter {
+    /// The queue.
+    pub queue: u32,
+    pub keep: u32,
+    pub period: u32,
+    /// The head wavelet's position in the period (wavelets that left the queue, modulo the
+    /// period).
+    pub count: u32,
+}
+
+impl Filter {
+    /// The ports the head wavelet of a queue forwarding to `tx` goes to.
+    pub(crate) fn head_tx(&self, tx: u8) -> u8 {
+        if self.count < self.keep {
+            1 << RAMP
+        } else {
+            tx & LINK_PORTS
+        }
+    }
+}
+
+/// The ports the head wavelet of local queue `qi` goes to (its route's, or what its ramp
+/// filter sends it to).
+#[inline(always)]
+pub(crate) fn head_tx(q: &Queue, qi: u32, filters: &[Filter]) -> u8 {
+    if q.bits & FILTERED == 0 {
+        return q.tx;
+    }
+    match filters.binary_search_by_key(&qi, |f| f.queue) {
+        Ok(f) => filters[f].head_tx(q.tx),
+        Err(_) => q.tx,
+    }
+}
 
 impl Queue {
     /// The port its wavelets come in through (0..5).

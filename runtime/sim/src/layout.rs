@@ -480,6 +480,15 @@ impl<'p> Builder<'_, 'p> {
                 }
             }
             q.up = self.upstream(parts, g, r.color, port);
+            if let Some(f) = r.filter {
+                q.bits |= crate::fabric::FILTERED;
+                parts.fab.filters.push(crate::fabric::Filter {
+                    queue: parts.fab.queues.len() as u32,
+                    keep: f.keep,
+                    period: f.period,
+                    count: 0,
+                });
+            }
             parts.fab.queues.push(q);
         }
     }

@@ -43,8 +43,8 @@ pub use abi_task::{AbiEntry, AbiTask};
 pub use engine::{ExpressStats, Outcome, SimOptions, simulate};
 pub use error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, TaskFault, WaitingRecv};
 pub use program::{
-    Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, Route, Task,
-    TaskId,
+    Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, RampFilter,
+    Route, Task, TaskId,
 };
 pub use progress::Progress;
 pub use report::{ColorTraffic, ColorWait, LinkTraffic, PeActivity, Report, StreamTiming};

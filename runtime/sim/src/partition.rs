@@ -90,6 +90,8 @@ pub(crate) struct Fabric {
     pub outch: Vec<OutChannel>,
     /// Channels in other partitions that the queues with `REMOTE_UP` return credits to.
     pub remote_ups: Vec<RemoteUp>,
+    /// The state of the queues with a ramp filter, by queue.
+    pub filters: Vec<crate::fabric::Filter>,
     pub pes: Vec<Pe>,
     pub sends: Vec<SendSlot>,
     pub recvs: Vec<RecvSlot>,

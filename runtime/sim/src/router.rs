@@ -22,8 +22,8 @@
 use crate::events::{NodeSet, Timers, Wakes};
 use crate::express::Express;
 use crate::fabric::{
-    EXPRESS, LINK_PORTS, Msg, NONE, OUTPUTS, OutChannel, Queue, RAMP, REMOTE_UP, Router,
-    RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS,
+    EXPRESS, FILTERED, Filter, LINK_PORTS, Msg, NONE, OUTPUTS, OutChannel, Queue, RAMP, REMOTE_UP,
+    Router, RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS, head_tx,
 };
 use crate::partition::{Fabric, Partition, Stats};
 use crate::pe::{Delivery, Pe, RecvSlot, SendSlot};
@@ -60,6 +60,7 @@ pub(crate) struct Hot<'a> {
     pub(crate) rings: &'a mut Rings,
     pub outch: &'a mut [OutChannel],
     remote_ups: &'a [RemoteUp],
+    pub(crate) filters: &'a mut [Filter],
     pub(crate) pes: &'a mut [Pe],
     pub(crate) sends: &'a mut [SendSlot],
     pub(crate) recvs: &'a mut [RecvSlot],
@@ -91,6 +92,7 @@ impl<'p> Partition<'p> {
             rings,
             outch,
             remote_ups,
+            filters,
             pes,
             sends,
             recvs,
@@ -113,6 +115,7 @@ impl<'p> Partition<'p> {
             rings,
             outch,
             remote_ups,
+            filters,
             pes,
             sends,
             recvs,
@@ -231,7 +234,7 @@ impl Hot<'_> {
                 r.incoming &= !(1u64 << bit);
             }
             if was == 0 && queue.len > 0 {
-                set_want(r, queue.tx, 1u64 << bit);
+                set_want(r, head_tx(queue, q, self.filters), 1u64 << bit);
             }
         }
     }
@@ -333,7 +336,8 @@ impl Hot<'_> {
             self.rings.push_present(queue, q, data);
             if queue.len == 1 {
                 let bit = q - self.routers[node as usize].q_start;
-                set_want(&mut self.routers[node as usize], queue.tx, 1u64 << bit);
+                let tx = head_tx(queue, q, self.filters);
+                set_want(&mut self.routers[node as usize], tx, 1u64 << bit);
             }
             moved = true;
         }
@@ -465,7 +469,7 @@ impl Hot<'_> {
             r.ports &= !(1 << o);
         }
         queue.sent |= 1 << o;
-        if queue.sent != queue.tx {
+        if queue.sent != head_tx(queue, q, self.filters) {
             return;
         }
         queue.sent = 0;
@@ -474,8 +478,11 @@ impl Hot<'_> {
         if usize::from(queue.rx()) == RAMP {
             self.pes[r.pe as usize].full &= !(1u64 << queue.slot);
         }
+        if queue.bits & FILTERED != 0 {
+            advance_filter(self.filters, q);
+        }
         if queue.len > 0 {
-            set_want(r, queue.tx, 1u64 << bit);
+            set_want(r, head_tx(queue, q, self.filters), 1u64 << bit);
         }
         let up = queue.up;
         if up == NONE {
@@ -511,6 +518,15 @@ impl Hot<'_> {
         }
         self.stats.color_delivered[color as usize] += 1;
         true
+    }
+}
+
+/// The head of filtered queue `q` left: the next one is one further in the filter's period.
+#[cold]
+fn advance_filter(filters: &mut [Filter], q: u32) {
+    if let Ok(f) = filters.binary_search_by_key(&q, |f| f.queue) {
+        let f = &mut filters[f];
+        f.count = (f.count + 1) % f.period;
     }
 }
 

@@ -115,6 +115,20 @@ pub(crate) fn check_route(target: &Target, r: &Route) -> Result<(), SimError> {
             ),
         ));
     }
+    if let Some(f) = r.filter {
+        let splits = r.rx.0.count_ones() == 1
+            && r.tx.contains(Port::Ramp)
+            && r.tx.0 & !(1 << Port::Ramp.index()) != 0;
+        if !splits || f.keep == 0 || f.keep > f.period {
+            return Err(program_error(
+                at,
+                format!(
+                    "the route for color {} has a ramp filter (keep {} of {}), which needs one receive port, the ramp and a link port to forward to, and 1 ≤ keep ≤ period",
+                    r.color, f.keep, f.period
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 
