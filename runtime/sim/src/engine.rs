@@ -126,7 +126,7 @@ pub fn simulate(
         if options.trace {
             p.trace = Some(TraceBuf::new(options.trace_window));
         }
-        p.express_on = options.express_streams && !options.trace;
+        p.streams.on = options.express_streams && !options.trace;
         p.max_cycles = limit;
     }
     crate::parallel::run(&mut parts, limit, options.progress.as_ref());

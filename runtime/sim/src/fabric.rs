@@ -264,13 +264,19 @@ pub(crate) struct Source {
     pub last: Option<u64>,
     /// Cycles released wavelets waited for room in the edge queue (`StreamTiming::held_back`).
     pub held_back: u64,
+    /// An express stream carries its wavelets (the router does not inject them).
+    pub express: bool,
+    /// Releases to let pass before the next try to start an express stream (it failed).
+    pub xskip: u32,
+    /// Tries that failed in a row.
+    pub xfail: u8,
 }
 
 impl Source {
     /// Whether the source has wavelets to move once its pacer allows.
     #[inline]
     pub(crate) fn live(&self) -> bool {
-        !self.waiting && self.pos < self.data.len()
+        !self.waiting && !self.express && self.pos < self.data.len()
     }
 }
 

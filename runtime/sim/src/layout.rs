@@ -359,11 +359,8 @@ impl<'p> Builder<'_, 'p> {
             epoch: 0,
             bucket: Default::default(),
             outbox: (0..self.bases.len() - 1).map(|_| Vec::new()).collect(),
-            express: Vec::new(),
-            xevents: Default::default(),
-            express_on: false,
+            streams: Default::default(),
             max_cycles: u64::MAX,
-            xcandidates: Vec::new(),
             phases: parts.phases,
             errors: Vec::new(),
             stats: Stats::new(target.colors as usize),
@@ -566,6 +563,9 @@ impl<'p> Builder<'_, 'p> {
                 first: None,
                 last: None,
                 held_back: 0,
+                express: false,
+                xskip: 0,
+                xfail: 0,
             });
         }
     }

@@ -18,6 +18,7 @@ mod engine;
 mod error;
 mod events;
 mod express;
+mod express_start;
 mod fabric;
 mod layout;
 mod materialize;

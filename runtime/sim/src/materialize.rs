@@ -1,203 +1,302 @@
 //! The closed form of an express stream (see `express.rs`) at work: the router steps that
-//! complete its send and receives, writing delivered wavelets into the receiver's SRAM, and
-//! turning the stream back into wavelets — queues (present and in-flight wavelets, the credit
-//! cycles of free slots), counters and round-robin positions exactly as the hop-by-hop
-//! simulation would have them at that cycle.
+//! end its feed and complete its receives, writing delivered wavelets into the receivers'
+//! SRAM, and turning the stream back into wavelets — queues (present and in-flight wavelets,
+//! the credit cycles of free slots), counters, round-robin and filter positions, the feed's
+//! position and pacer — exactly as the hop-by-hop simulation would have them at that cycle.
 
-use crate::fabric::{EXPRESS, NONE, SENDING};
+use crate::express::{Feed, RELEASE};
+use crate::fabric::{EXPRESS, NONE, NONE8, RAMP, SENDING};
 use crate::pe::{Delivery, SendState};
 use crate::queue::Rel;
 use crate::router::Hot;
 use std::cmp::Reverse;
 
 impl Hot<'_> {
-    /// The router step of an express stream's router at this cycle (after the PE's injection,
-    /// before the ports are served): the sender's send completes, the receiver's wavelets land.
+    /// The router step of a chain router at this cycle (after the PE's injection, before the
+    /// ports are served): the feed's last wavelet enters, the receivers' wavelets land.
     pub(crate) fn express_step(&mut self, node: u32) {
         let x = self.info[node as usize].express;
         let t = self.t;
-        let s = &mut self.express[x as usize];
-        if s.hops[0].node == node && !s.send_done && t == s.t0 + s.n() - 1 {
-            s.send_done = true;
-            let then = s.send.then;
-            let p = &mut self.pes[s.pe_a as usize];
-            p.express = NONE;
-            p.last_slot = (s.slot - p.send_base) as u8;
-            if let Some(then) = then {
-                p.ready.push(Reverse((t + 1, p.seq, then)));
-                p.seq += 1;
-                self.schedule(node, t + 1);
-            }
+        let s = &self.streams.list[x as usize];
+        if s.hops[0].node == node && !s.fed && t == s.sched.at(s.n - 1) {
+            self.feed_done(x);
         }
-        if self.express[x as usize]
-            .hops
-            .last()
-            .is_some_and(|h| h.node == node)
-        {
-            self.flush(x, t);
+        let s = &self.streams.list[x as usize];
+        let here: Vec<u32> = (0..s.receivers.len() as u32)
+            .filter(|&r| s.hops[s.receivers[r as usize].hop as usize].node == node)
+            .collect();
+        for r in here {
+            self.flush(x, r, t);
         }
     }
 
-    /// Write the wavelets of stream `x` delivered up to cycle `upto` into the receiver.
-    pub(crate) fn flush(&mut self, x: u32, upto: u64) {
-        let s = &mut self.express[x as usize];
-        let hl = s.h() * self.latency;
-        let node_b = s.hops[s.hops.len() - 1].node;
-        let color = s.send.color;
-        let pe_b = &mut self.pes[s.pe_b as usize];
-        let slot = pe_b.recv_slot(self.recvs, color);
-        while u64::from(s.flushed) < s.n() && s.t0 + u64::from(s.flushed) + hl <= upto {
-            let d = s.t0 + u64::from(s.flushed) + hl;
-            let data = s.send.data[s.flushed as usize];
-            s.flushed += 1;
-            let waits = &mut self.waits[s.pe_b as usize];
-            let delivery =
-                crate::pe::deliver(pe_b, &mut self.recvs[slot], self.program, waits, data, d);
-            if delivery == Delivery::NoReceive {
-                continue;
+    /// The last wavelet of stream `x`'s feed entered at this cycle.
+    fn feed_done(&mut self, x: u32) {
+        let t = self.t;
+        let s = &mut self.streams.list[x as usize];
+        s.fed = true;
+        let (first_at, node0) = (s.sched.at(0), s.hops[0].node);
+        match &s.feed {
+            Feed::Send { pe, slot, send } => {
+                let p = &mut self.pes[*pe as usize];
+                p.express = NONE;
+                p.last_slot = (slot - p.send_base) as u8;
+                if let Some(then) = send.then {
+                    p.ready.push(Reverse((t + 1, p.seq, then)));
+                    p.seq += 1;
+                    self.schedule(node0, t + 1);
+                }
             }
-            self.stats.color_delivered[color as usize] += 1;
-            if delivery == Delivery::Completed {
-                let t = d + 1;
-                // Inline `schedule` (the stream is borrowed).
-                let t = t.max(self.floor);
-                let info = &mut self.info[node_b as usize];
-                if t < info.wake {
-                    info.wake = t;
-                    self.timers.push(t, node_b);
+            &Feed::Edge { source } => {
+                let from_start = s.first == 0;
+                let src = &mut self.sources[source as usize];
+                src.pos = src.data.len();
+                src.express = false;
+                if from_start && src.first.is_none() {
+                    src.first = Some(first_at);
+                }
+                src.last = Some(t);
+                let group = src.group;
+                if group != NONE {
+                    self.weight_stream_done(group);
                 }
             }
         }
     }
 
-    /// Turn express stream `x` back into wavelets at the current cycle `t`: the state after
-    /// the arrivals of `t`, before the PEs wake and the routers step.
+    /// Feed wavelet of stream index `i` of stream `x`.
+    fn word(&self, x: u32, i: u64) -> u32 {
+        let s = &self.streams.list[x as usize];
+        let at = (s.first + i) as usize;
+        match &s.feed {
+            Feed::Send { send, .. } => send.data[at],
+            &Feed::Edge { source } => self.sources[source as usize].data[at],
+        }
+    }
+
+    /// Write the wavelets receiver `r` of stream `x` got up to cycle `upto` into its PE.
+    pub(crate) fn flush(&mut self, x: u32, r: u32, upto: u64) {
+        loop {
+            let s = &self.streams.list[x as usize];
+            let rc = &s.receivers[r as usize];
+            if rc.flushed >= rc.total {
+                return;
+            }
+            let i = s.period.nth(rc.window, rc.flushed);
+            let k = rc.hop as usize;
+            let d = s.leaves(i, k, self.latency);
+            if d > upto {
+                return;
+            }
+            let (pe, slot, node) = (rc.pe, rc.slot, s.hops[k].node);
+            let data = self.word(x, i);
+            self.streams.list[x as usize].receivers[r as usize].flushed += 1;
+            let p = &mut self.pes[pe as usize];
+            let rs = &mut self.recvs[slot as usize];
+            let color = rs.color;
+            let waits = &mut self.waits[pe as usize];
+            match crate::pe::deliver(p, rs, self.program, waits, data, d) {
+                Delivery::NoReceive => continue,
+                Delivery::Written => {}
+                Delivery::Completed => {
+                    // Inline `schedule`: the PE wakes for the receive's task.
+                    let when = (d + 1).max(self.floor);
+                    let info = &mut self.info[node as usize];
+                    if when < info.wake {
+                        info.wake = when;
+                        self.timers.push(when, node);
+                    }
+                }
+            }
+            self.stats.color_delivered[color as usize] += 1;
+        }
+    }
+
+    /// Turn stream `x` back into wavelets at the current cycle `t`: the state after the
+    /// arrivals of `t`, before the routers step.
     pub(crate) fn materialize(&mut self, x: u32) {
         let t = self.t;
-        self.flush(x, t.saturating_sub(1));
-        let s = &mut self.express[x as usize];
+        let receivers = self.streams.list[x as usize].receivers.len() as u32;
+        for r in 0..receivers {
+            self.flush(x, r, t.saturating_sub(1));
+            let slot = self.streams.list[x as usize].receivers[r as usize].slot;
+            self.recvs[slot as usize].express = NONE;
+        }
+        let s = &mut self.streams.list[x as usize];
         s.alive = false;
-        let (t0, n, h) = (s.t0, s.n(), s.h());
-        if t <= t0 + n - 1 + h * self.latency {
+        if t <= s.end {
             self.stats.express_interrupted += 1;
         }
-        let hops = std::mem::take(&mut s.hops);
-        let span = Span {
-            t,
-            t0,
-            n,
-            latency: self.latency,
-        };
         let mut last_move = None;
-        for (k, hop) in hops.iter().enumerate() {
-            let k = k as u64;
-            let info = &mut self.info[hop.node as usize];
-            info.express = NONE;
-            info.reserved = 0;
-            let r = &mut self.routers[hop.node as usize];
-            r.flags &= !EXPRESS;
-            // Wavelets that left router k before t.
-            let left = span.reached(k * self.latency);
-            if left > 0 {
-                let bit = hop.queue - r.q_start;
-                r.rr[usize::from(hop.port)] = ((bit + 1) % 64) as u8;
-                last_move = last_move.max(Some(t0 + left - 1 + k * self.latency));
-            }
-            if hop.och != NONE {
-                self.outch[hop.och as usize].sent += left;
-            }
-            if k > 0 {
-                self.rebuild_queue(x, &span, k, hop.queue, hop.node);
-            }
+        for k in 0..self.streams.list[x as usize].hops.len() {
+            last_move = last_move.max(self.restore_hop(x, k));
         }
         if let Some(l) = last_move {
             self.stats.event(l);
         }
-        self.return_send(x, span.injected(), hops[0].node);
+        self.return_feed(x);
     }
 
-    /// Rebuild the queue `q` of stream `x`'s router `k` (≥ 1) at `node`: the wavelet that
-    /// arrived at `t` (present), those on the link toward it (in flight), and the free slots
-    /// with the credits not yet back upstream.
-    fn rebuild_queue(&mut self, x: u32, span: &Span, k: u64, q: u32, node: u32) {
-        let (t, t0, latency) = (span.t, span.t0, span.latency);
-        let epoch = self.epoch;
+    /// Router `k` of stream `x` back to wavelets: counters, round-robin and filter positions,
+    /// its queue; the last cycle the stream moved anything there.
+    fn restore_hop(&mut self, x: u32, k: usize) -> Option<u64> {
+        let t = self.t;
+        let s = &self.streams.list[x as usize];
+        let hop = &s.hops[k];
+        let moved = s.moved(k, t, self.latency);
+        let left = s.period.count(hop.reach, moved);
+        let kept = s.period.count(hop.keep, moved);
+        let passed = s.period.count(hop.pass, moved);
+        let info = &mut self.info[hop.node as usize];
+        info.express = NONE;
+        info.reserved = 0;
+        let r = &mut self.routers[hop.node as usize];
+        r.flags &= !EXPRESS;
+        let bit = hop.queue - r.q_start;
+        if passed > hop.passed0 {
+            r.rr[usize::from(hop.link)] = ((bit + 1) % 64) as u8;
+            self.outch[hop.och as usize].sent += passed - hop.passed0;
+        }
+        if kept > hop.kept0 {
+            r.rr[RAMP] = ((bit + 1) % 64) as u8;
+        }
+        if let Some(c0) = hop.filter0
+            && let Ok(f) = self.filters.binary_search_by_key(&hop.queue, |f| f.queue)
+        {
+            let f = &mut self.filters[f];
+            f.count = ((u64::from(c0) + left - hop.left0) % u64::from(f.period)) as u32;
+        }
+        let last = (left > hop.left0)
+            .then(|| s.leaves(s.period.nth(hop.reach, left - 1), k, self.latency));
+        if k > 0 {
+            self.rebuild_queue(x, k);
+        }
+        last
+    }
+
+    /// Rebuild the queue of stream `x`'s router `k` (≥ 1): the wavelet that arrived at `t`
+    /// (present), those on the link toward it (in flight), and the free slots with the credits
+    /// not yet back upstream, oldest first.
+    fn rebuild_queue(&mut self, x: u32, k: usize) {
+        let (t, latency, epoch) = (self.t, self.latency, self.epoch);
         let rel = |c: u64| -> Rel { (c - epoch) as Rel };
-        let depth = self.rings.depth;
-        let data = &self.express[x as usize].send.data;
-        // Wavelets past router k − 1 (left it before t) and not past router k (leave it at t
-        // or later): i in [reached(k·L), reached((k−1)·L)).
-        let (lo, hi) = (span.reached(k * latency), span.reached((k - 1) * latency));
-        // Credits not back: wavelets that left router k at p in [t − L + 1, t − 1].
-        let pops: Vec<u64> = (0..span.injected())
-            .map(|i| t0 + i + k * latency)
-            .filter(|&p| p < t && p + latency > t)
+        let s = &self.streams.list[x as usize];
+        let hop = &s.hops[k];
+        let (q, node) = (hop.queue, hop.node);
+        let here = |i: &u64| s.period.contains(hop.reach, *i);
+        // Past router k − 1 before t, not past router k.
+        let (lo, hi) = (s.moved(k, t, latency), s.moved(k - 1, t, latency));
+        let wavelets: Vec<(u64, u64)> = (lo..hi)
+            .filter(here)
+            .map(|i| (i, s.leaves(i, k, latency)))
             .collect();
+        // Out of router k in [t − L + 1, t − 1]: their credits are on the way.
+        let since = (t + 1)
+            .checked_sub(latency + 1)
+            .map_or(0, |c| s.moved(k, c, latency));
+        let mut dues: Vec<u64> = (since..lo)
+            .filter(here)
+            .map(|i| s.leaves(i, k, latency) + latency)
+            .chain(hop.credits0.iter().copied())
+            .filter(|&due| due > t)
+            .collect();
+        dues.sort_unstable();
+        let data: Vec<u32> = wavelets.iter().map(|&(i, _)| self.word(x, i)).collect();
+        let depth = self.rings.depth;
         let queue = &mut self.queues[q as usize];
-        queue.head = 0;
-        queue.len = 0;
-        queue.fly = 0;
-        queue.sent = 0;
-        let fill = (hi - lo) as u32 + pops.len() as u32;
-        debug_assert!(fill <= depth, "an express stream fits its queues (Q ≥ 2L)");
-        // Credited free slots first (the oldest), then the pending ones by due cycle: set
-        // every slot's cycle, then write the wavelets over the first ones.
-        for i in 0..depth {
-            let due = match i.checked_sub(depth - pops.len() as u32) {
-                Some(j) => rel(pops[j as usize] + latency),
-                None => 0,
-            };
-            self.rings.set_slot(queue, q, i, 0, due);
+        (queue.head, queue.len, queue.fly, queue.sent) = (0, 0, 0, 0);
+        debug_assert!(
+            wavelets.len() + dues.len() <= depth as usize,
+            "an express stream fits its queues (Q ≥ 2L)"
+        );
+        let credited = depth - dues.len() as u32;
+        for j in 0..depth {
+            let due = j.checked_sub(credited).map_or(0, |d| rel(dues[d as usize]));
+            self.rings.set_slot(queue, q, j, 0, due);
         }
         let mut arrivals = Vec::new();
-        for i in lo..hi {
-            let arrive = t0 + i + k * latency;
+        for (&(_, arrive), &word) in wavelets.iter().zip(&data) {
             if arrive == t {
-                self.rings.push_present(queue, q, data[i as usize]);
+                self.rings.push_present(queue, q, word);
             } else {
-                self.rings
-                    .push_flight(queue, q, data[i as usize], rel(arrive));
+                self.rings.push_flight(queue, q, word, rel(arrive));
                 arrivals.push(arrive);
             }
         }
         let r = &mut self.routers[node as usize];
-        let bit = q - r.q_start;
+        let bit = 1u64 << (q - r.q_start);
         if queue.len > 0 {
-            crate::router::set_want(r, queue.tx, 1u64 << bit);
+            let tx = crate::fabric::head_tx(queue, q, self.filters);
+            crate::router::set_want(r, tx, bit);
             self.pending.insert(node);
         }
         if queue.fly > 0 {
-            r.incoming |= 1u64 << bit;
+            r.incoming |= bit;
         }
         for arrive in arrivals {
             self.wake_at(node, arrive);
         }
     }
 
-    /// The part of stream `x`'s send not injected before `t` (its first `m` wavelets were)
-    /// goes back to the sender's slot, ahead of any send issued after it.
-    fn return_send(&mut self, x: u32, m: u64, node_a: u32) {
-        let s = &mut self.express[x as usize];
-        let (pe_a, slot) = (s.pe_a, s.slot);
-        let send = std::mem::replace(
-            &mut s.send,
-            SendState {
-                color: 0,
-                data: Vec::new(),
-                then: None,
-                seq: 0,
-            },
-        );
-        let n = send.data.len() as u64;
-        let a = &mut self.pes[pe_a as usize];
+    /// Stream `x`'s feed takes over again: the part not entered before `t` goes back to the
+    /// sender's slot (ahead of any send issued after it) or the edge source.
+    fn return_feed(&mut self, x: u32) {
+        let t = self.t;
+        let s = &mut self.streams.list[x as usize];
+        let m = t.checked_sub(1).map_or(0, |c| s.sched.count_le(c, s.n));
+        let (first, n, sched, fed, node0) = (s.first, s.n, s.sched, s.fed, s.hops[0].node);
+        let feed = std::mem::replace(&mut s.feed, Feed::Edge { source: NONE });
+        match feed {
+            Feed::Send { pe, slot, send } => {
+                if fed {
+                    self.spare.give(send.data);
+                    return;
+                }
+                self.resume_send(pe, slot, send, first + m, node0, m > 0);
+            }
+            Feed::Edge { source } => {
+                if fed {
+                    return;
+                }
+                let src = &mut self.sources[source as usize];
+                src.express = false;
+                src.pos = (first + m) as usize;
+                if let crate::express::Schedule::Paced { next0, num, .. } = sched {
+                    src.pacer.set_next(next0 + u128::from(m) * u128::from(num));
+                }
+                if m > 0 {
+                    if first == 0 && src.first.is_none() {
+                        src.first = Some(sched.at(0));
+                    }
+                    src.last = Some(sched.at(m - 1));
+                }
+                let _ = n;
+                let ready = src.pacer.ready_at();
+                if ready <= t {
+                    self.activate(node0);
+                } else {
+                    self.schedule(node0, ready);
+                }
+            }
+        }
+    }
+
+    /// PE `pe`'s send taken by a stream goes back to slot `slot` from wavelet `pos` on.
+    fn resume_send(
+        &mut self,
+        pe: u32,
+        slot: u32,
+        send: SendState,
+        pos: u64,
+        node: u32,
+        moved: bool,
+    ) {
+        let a = &mut self.pes[pe as usize];
         let k = slot - a.send_base;
-        if m >= 1 {
+        if moved {
             a.last_slot = k as u8;
         }
         a.express = NONE;
-        if m >= n {
-            return;
-        }
         let bit = 1u64 << k;
         let sl = &mut self.sends[slot as usize];
         if a.sending & bit != 0 {
@@ -210,47 +309,14 @@ impl Hot<'_> {
             });
         }
         sl.data = send.data;
-        sl.pos = m as u32;
+        sl.pos = pos as u32;
         sl.then = send.then.unwrap_or(NONE);
         sl.seq = send.seq;
         a.sending |= bit;
-        self.routers[node_a as usize].flags |= SENDING;
-        self.activate(node_a);
-    }
-}
-
-/// When the wavelets of a stream (`n` of them, wavelet `i` injected at `t0 + i`) are where,
-/// seen at cycle `t`.
-struct Span {
-    t: u64,
-    t0: u64,
-    n: u64,
-    latency: u64,
-}
-
-impl Span {
-    /// Wavelets injected in cycles `lo ..= hi`.
-    fn count(&self, lo: u64, hi: u64) -> u64 {
-        let (lo, hi) = (lo.max(self.t0), hi.min(self.t0 + self.n - 1));
-        if hi < lo { 0 } else { hi - lo + 1 }
+        self.routers[node as usize].flags |= SENDING;
+        self.activate(node);
     }
 
-    /// Wavelets that reached the point `c` cycles after their injection before `t`.
-    fn reached(&self, c: u64) -> u64 {
-        if self.t < 1 + c {
-            0
-        } else {
-            self.count(0, self.t - 1 - c)
-        }
-    }
-
-    /// Wavelets injected before `t`.
-    fn injected(&self) -> u64 {
-        self.t.saturating_sub(self.t0).min(self.n)
-    }
-}
-
-impl Hot<'_> {
     /// A wavelet arriving at cycle `arrive` in queue `q` of `node`, whose router an express
     /// stream reserves a port of: if the queue wants that port, the stream turns back into
     /// wavelets at that cycle, before the PEs wake.
@@ -258,9 +324,9 @@ impl Hot<'_> {
         let info = &self.info[node as usize];
         if self.queues[q as usize].tx & info.reserved != 0 {
             let x = info.express;
-            let generation = self.express[x as usize].generation;
-            self.xevents
-                .push(Reverse((arrive, x, generation, crate::express::RELEASE)));
+            self.streams.push(arrive, x, RELEASE, 0);
         }
     }
 }
+
+const _: () = assert!(NONE8 == u8::MAX);

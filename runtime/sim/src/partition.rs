@@ -23,7 +23,7 @@
 
 use crate::error::SimError;
 use crate::events::{NodeSet, Timers, WakeBucket, Wakes};
-use crate::express::Express;
+use crate::express::Streams;
 use crate::fabric::{Msg, NONE, OutChannel, Queue, Router, RouterInfo, Sink, Source};
 use crate::pe::{Pe, RecvSlot, SendSlot};
 use crate::phases::Phases;
@@ -34,8 +34,6 @@ use crate::router::{Hot, RemoteUp};
 use crate::task::Op;
 use crate::trace::TraceBuf;
 use crate::waits::PeWaits;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Counters kept while running (link traffic is counted on the output channels).
 #[derive(Debug)]
@@ -133,17 +131,11 @@ pub(crate) struct Partition<'p> {
     pub spare: crate::task::SpareBuffers,
     /// Global id of the first node.
     pub node_base: u32,
-    /// Express streams (uncontended streams in closed form), by id.
-    pub express: Vec<Express>,
-    /// Their events: (cycle, stream, generation, kind).
-    pub xevents: BinaryHeap<Reverse<(u64, u32, u32, u8)>>,
-    /// Whether new express streams may start.
-    pub express_on: bool,
+    /// Express streams (streams along chains in closed form) and their events.
+    pub streams: Streams,
     /// The cycle budget (`SimOptions::max_cycles`; `u64::MAX` for none), which tasks' loops
     /// check too.
     pub max_cycles: u64,
-    /// PEs that began a send in this cycle.
-    pub xcandidates: Vec<u32>,
     /// Weight-store phases.
     pub phases: Phases,
 }
@@ -180,7 +172,11 @@ impl<'p> Partition<'p> {
         } else {
             Some(self.now + 1)
         };
-        let express = self.xevents.peek().map(|Reverse((t, ..))| *t);
+        // Stream events are never due before the next cycle (a safety net: never a cycle twice).
+        let express = self.streams.next().map(|t| {
+            debug_assert!(t > self.now, "a stream event for a cycle already processed");
+            t.max(self.now + 1)
+        });
         for t in [self.wakes.next_after(self.now), self.timers.peek(), express]
             .into_iter()
             .flatten()
@@ -259,8 +255,14 @@ impl<'p> Partition<'p> {
         bucket.clear();
         self.bucket = bucket;
 
-        if !self.xevents.is_empty() {
+        if self.streams.busy() {
             self.express_events(t);
+        }
+        if !self.streams.next_sources.is_empty() {
+            let next = std::mem::take(&mut self.streams.next_sources);
+            self.streams.sources.extend(&next);
+            self.streams.next_sources = next;
+            self.streams.next_sources.clear();
         }
         while let Some((when, node)) = self.timers.pop_due(t) {
             crate::prefetch::wakes_ahead(self);
@@ -268,13 +270,20 @@ impl<'p> Partition<'p> {
                 continue;
             }
             self.fab.info[node as usize].wake = u64::MAX;
-            let pe = self.fab.routers[node as usize].pe;
+            let r = &self.fab.routers[node as usize];
+            let (pe, sources) = (r.pe, r.flags & crate::fabric::SOURCES != 0);
             if pe != NONE {
                 self.wake_pe(pe, t);
             }
+            if sources && self.streams.on {
+                self.express_sources(node, t);
+            }
             self.activate(node);
         }
-        if !self.xcandidates.is_empty() {
+        if !self.streams.late.is_empty() {
+            self.express_late(t);
+        }
+        if !self.streams.sends.is_empty() || !self.streams.sources.is_empty() {
             self.express_start(t);
         }
 

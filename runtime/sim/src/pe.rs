@@ -86,6 +86,8 @@ pub(crate) struct RecvSlot {
     pub n: u32,
     pub done: u32,
     pub then: TaskId,
+    /// The express stream feeding this slot, or NONE.
+    pub express: u32,
     pub repeat: u16,
     pub color: Color,
     pub open: bool,
@@ -98,6 +100,7 @@ impl RecvSlot {
             n: 0,
             done: 0,
             then: 0,
+            express: NONE,
             repeat: 0,
             color,
             open: false,
@@ -159,6 +162,8 @@ pub(crate) struct Pe {
     pub n_recvs: u8,
     /// The send slot the ramp injected from last (round-robin), or `NONE8`.
     pub last_slot: u8,
+    /// Colors an express stream feeds on which receives were posted since the PE woke.
+    pub xposted: u64,
     /// Future runtime calls, (issue cycle, sequence number) order. Calls only ever join at
     /// the back: a task starts no earlier than the last one ended, so its calls are issued no
     /// earlier than any of the last one's.
@@ -207,6 +212,7 @@ impl Pe {
             n_sends: sends.1,
             n_recvs: recvs.1,
             last_slot: crate::fabric::NONE8,
+            xposted: 0,
             pending: VecDeque::new(),
             queued_recvs: VecDeque::new(),
             waiting_sends: VecDeque::new(),

@@ -3,6 +3,7 @@
 //! one cycle in all) to the PE's clock.
 
 use crate::error::SimError;
+use crate::fabric::NONE;
 use crate::partition::Partition;
 use crate::pe::{Pe, Pending, RecvSlot, RecvState, SendSlot, SendState};
 use crate::task::{Budget, Op, TaskContext, TaskRuntime};
@@ -19,6 +20,10 @@ impl Partition<'_> {
         if runnable {
             self.express_before_task(pe, t);
             self.run_task(pe, t);
+        }
+        let p = &self.fab.pes[pe as usize];
+        if p.xposted != 0 {
+            self.express_posted(pe);
         }
         let p = &self.fab.pes[pe as usize];
         if p.sending != 0 {
@@ -234,6 +239,9 @@ fn issue(p: &mut Pe, slots: &mut Slots<'_>, when: u64, op: Pending) {
             let color = r.color;
             let open = p.post_recv(slots.recvs, r);
             slots.waits.posted(color, when, open);
+            if slots.recvs[p.recv_slot(slots.recvs, color)].express != NONE {
+                p.xposted |= 1u64 << color;
+            }
         }
     }
 }

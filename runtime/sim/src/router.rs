@@ -20,7 +20,7 @@
 //! addresses stay in registers across a whole cycle of router steps.
 
 use crate::events::{NodeSet, Timers, Wakes};
-use crate::express::Express;
+use crate::express::Streams;
 use crate::fabric::{
     EXPRESS, FILTERED, Filter, LINK_PORTS, Msg, NONE, OUTPUTS, OutChannel, Queue, RAMP, REMOTE_UP,
     Router, RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS, head_tx,
@@ -33,7 +33,6 @@ use crate::queue::{Rel, Rings};
 use crate::trace::TraceBuf;
 use crate::waits::PeWaits;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// A link into another partition: where a queue's credits go (`Queue::up` with
 /// `REMOTE_UP`).
@@ -64,7 +63,7 @@ pub(crate) struct Hot<'a> {
     pub(crate) pes: &'a mut [Pe],
     pub(crate) sends: &'a mut [SendSlot],
     pub(crate) recvs: &'a mut [RecvSlot],
-    sources: &'a mut [Source],
+    pub(crate) sources: &'a mut [Source],
     sinks: &'a mut [Sink],
     pub(crate) waits: &'a mut [PeWaits],
     pub(crate) wakes: &'a mut Wakes,
@@ -76,10 +75,9 @@ pub(crate) struct Hot<'a> {
     outbox: &'a mut [Vec<Msg>],
     trace: Option<&'a mut TraceBuf>,
     pub(crate) stats: &'a mut Stats,
-    pub(crate) express: &'a mut [Express],
-    pub(crate) xevents: &'a mut BinaryHeap<Reverse<(u64, u32, u32, u8)>>,
+    pub(crate) streams: &'a mut Streams,
     phases: &'a mut Phases,
-    spare: &'a mut crate::task::SpareBuffers,
+    pub(crate) spare: &'a mut crate::task::SpareBuffers,
 }
 
 impl<'p> Partition<'p> {
@@ -129,8 +127,7 @@ impl<'p> Partition<'p> {
             outbox: &mut self.outbox,
             trace: self.trace.as_mut(),
             stats: &mut self.stats,
-            express: &mut self.express,
-            xevents: &mut self.xevents,
+            streams: &mut self.streams,
             phases: &mut self.phases,
             spare: &mut self.spare,
         }
@@ -340,6 +337,15 @@ impl Hot<'_> {
                 set_want(&mut self.routers[node as usize], tx, 1u64 << bit);
             }
             moved = true;
+            let src = &mut self.sources[s as usize];
+            if self.streams.on && src.live() && src.pacer.ready_at() == t + 1 {
+                // It releases again in the next cycle, while this router stays active.
+                if src.xskip > 0 {
+                    src.xskip -= 1;
+                } else {
+                    self.streams.next_sources.push(s);
+                }
+            }
         }
         moved
     }
@@ -347,7 +353,7 @@ impl Hot<'_> {
     /// The last wavelet of a weight stream of `group` entered in this cycle: with one
     /// partition, request the next phase if this completed the current one.
     #[cold]
-    fn weight_stream_done(&mut self, group: u32) {
+    pub(crate) fn weight_stream_done(&mut self, group: u32) {
         self.phases.stream_done(group, self.t);
         if !self.phases.local {
             return;
