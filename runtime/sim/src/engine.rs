@@ -293,7 +293,11 @@ fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles:
                     busy_cycles: pe.busy_cycles,
                     idle_cycles: cycles.saturating_sub(pe.busy_cycles),
                     tasks: pe.tasks_run,
-                    waits: fab.waits[router.pe as usize].report(),
+                    waits: pe
+                        .recv_slots(&fab.recvs)
+                        .iter()
+                        .filter_map(|s| s.wait.report(s.color))
+                        .collect(),
                 });
                 let prog = &program.pes[pe.prog as usize];
                 let init = if pe.sram.is_empty() {

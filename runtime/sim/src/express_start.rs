@@ -57,11 +57,14 @@ impl Partition<'_> {
     /// The send slot of PE `pe`'s only send, if it has one send and that has not begun.
     pub(crate) fn lone_send(&self, pe: u32) -> Option<usize> {
         let p = &self.fab.pes[pe as usize];
-        if p.sending.count_ones() != 1 || !p.waiting_sends.is_empty() {
+        // One send (one bit), nothing waiting behind it.
+        if p.sending == 0 || p.sending & (p.sending - 1) != 0 || !p.waiting_sends.is_empty() {
             return None;
         }
         let slot = p.send_base as usize + p.sending.trailing_zeros() as usize;
-        (self.fab.sends[slot].pos == 0).then_some(slot)
+        let s = &self.fab.sends[slot];
+        // A lone wavelet would need two hops to be worth a stream: not worth the look.
+        (s.pos == 0 && s.data.len() >= 2).then_some(slot)
     }
 
     fn start_send(&mut self, pe: u32, t: u64) {
@@ -584,9 +587,11 @@ impl Partition<'_> {
     /// just began a send, consider it for a stream once every PE of the cycle has woken.
     pub(crate) fn express_after_wake(&mut self, pe: u32, t: u64) {
         let node = self.fab.pes[pe as usize].node;
-        let x = self.fab.info[node as usize].express;
-        if x != NONE && self.competes(x, pe) {
-            self.hot(t).materialize(x);
+        if self.fab.routers[node as usize].flags & EXPRESS != 0 {
+            let x = self.fab.info[node as usize].express;
+            if self.competes(x, pe) {
+                self.hot(t).materialize(x);
+            }
         }
         if self.streams.on && self.lone_send(pe).is_some() {
             self.streams.sends.push(pe);

@@ -21,7 +21,6 @@ use crate::program::{Color, EdgeSource, Program, Route};
 use crate::queue::Rings;
 use crate::router::RemoteUp;
 use crate::validate::{check_edge, check_pe, check_route, check_routes, program_error};
-use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use wsel_target::{Coord, Dir, Port, Target};
 
@@ -340,16 +339,12 @@ impl<'p> Builder<'_, 'p> {
     fn finish(&self, parts: Parts, nodes: usize) -> Partition<'p> {
         let target = self.n.target;
         let latency = u64::from(target.hop_latency);
-        let pes = parts.fab.pes.len();
         let mut part = Partition {
             id: self.p as u32,
             program: self.n.program,
             latency,
             switch: u64::from(target.task_switch_cycles),
-            fab: Fabric {
-                waits: vec![Default::default(); pes],
-                ..parts.fab
-            },
+            fab: parts.fab,
             wakes: Wakes::new(latency),
             timers: Timers::new(nodes),
             pending: NodeSet::new(nodes),
@@ -628,7 +623,7 @@ impl<'p> Builder<'_, 'p> {
         pe.recv_colors = recv_colors;
         let launch = &self.n.program.pes[prog as usize].launch;
         for &t in launch {
-            pe.ready.push(Reverse((0, pe.seq, t)));
+            pe.ready.push((0, pe.seq, t));
             pe.seq += 1;
         }
         if !launch.is_empty() {

@@ -9,7 +9,6 @@ use crate::fabric::{EXPRESS, NONE, NONE8, RAMP, SENDING};
 use crate::pe::{Delivery, SendState};
 use crate::queue::Rel;
 use crate::router::Hot;
-use std::cmp::Reverse;
 
 impl Hot<'_> {
     /// The router step of a chain router at this cycle (after the PE's injection, before the
@@ -42,7 +41,7 @@ impl Hot<'_> {
                 p.express = NONE;
                 p.last_slot = (slot - p.send_base) as u8;
                 if let Some(then) = send.then {
-                    p.ready.push(Reverse((t + 1, p.seq, then)));
+                    p.ready.push((t + 1, p.seq, then));
                     p.seq += 1;
                     self.schedule(node0, t + 1);
                 }
@@ -94,8 +93,7 @@ impl Hot<'_> {
             let p = &mut self.pes[pe as usize];
             let rs = &mut self.recvs[slot as usize];
             let color = rs.color;
-            let waits = &mut self.waits[pe as usize];
-            match crate::pe::deliver(p, rs, self.program, waits, data, d) {
+            match crate::pe::deliver(p, rs, self.program, data, d) {
                 Delivery::NoReceive => continue,
                 Delivery::Written => {}
                 Delivery::Completed => {

@@ -33,7 +33,6 @@ use crate::queue::{Rel, Rings};
 use crate::router::{Hot, RemoteUp};
 use crate::task::Op;
 use crate::trace::TraceBuf;
-use crate::waits::PeWaits;
 
 /// Counters kept while running (link traffic is counted on the output channels).
 #[derive(Debug)]
@@ -95,8 +94,6 @@ pub(crate) struct Fabric {
     pub recvs: Vec<RecvSlot>,
     pub sources: Vec<Source>,
     pub sinks: Vec<Sink>,
-    /// Receive waits, per PE.
-    pub waits: Vec<PeWaits>,
 }
 
 /// The state of one partition.

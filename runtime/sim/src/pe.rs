@@ -18,7 +18,7 @@
 
 use crate::fabric::NONE;
 use crate::program::{Color, Program, TaskId};
-use crate::waits::PeWaits;
+use crate::waits::Wait;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -88,6 +88,8 @@ pub(crate) struct RecvSlot {
     pub then: TaskId,
     /// The express stream feeding this slot, or NONE.
     pub express: u32,
+    /// The color's receive waits (`waits.rs`).
+    pub wait: Wait,
     pub repeat: u16,
     pub color: Color,
     pub open: bool,
@@ -101,6 +103,7 @@ impl RecvSlot {
             done: 0,
             then: 0,
             express: NONE,
+            wait: Wait::default(),
             repeat: 0,
             color,
             open: false,
@@ -140,8 +143,6 @@ pub(crate) struct Pe {
     pub sending: u64,
     /// Send slots whose ramp queue is full (the PE cannot inject on them).
     pub full: u64,
-    /// Colors of which a wavelet has been delivered (see `waits.rs`).
-    pub delivered: u64,
     /// Colors with an open receive.
     pub open_recvs: u64,
     /// Lazily allocated: empty until first used.
@@ -151,7 +152,7 @@ pub(crate) struct Pe {
     pub recv_base: u32,
     pub busy_until: u64,
     /// Activations: (ready cycle, sequence number, task), earliest first.
-    pub ready: BinaryHeap<Reverse<(u64, u32, TaskId)>>,
+    pub ready: Ready,
     pub node: u32,
     /// Index into `Program::pes`.
     pub prog: u32,
@@ -181,6 +182,68 @@ pub(crate) struct Pe {
     pub tasks_run: u64,
 }
 
+/// An activation: (ready cycle, sequence number, task).
+pub(crate) type Activation = (u64, u32, TaskId);
+
+/// A PE's activations, earliest (then first activated) first. The first few live in the PE's
+/// record (a PE rarely has more than two at a time), the rest in a heap.
+#[derive(Debug, Default)]
+pub(crate) struct Ready {
+    near: [Activation; NEAR],
+    n: u8,
+    far: BinaryHeap<Reverse<Activation>>,
+}
+
+/// Activations kept in the record.
+const NEAR: usize = 3;
+
+impl Ready {
+    pub(crate) fn push(&mut self, a: Activation) {
+        if usize::from(self.n) < NEAR {
+            self.near[usize::from(self.n)] = a;
+            self.n += 1;
+        } else {
+            self.far.push(Reverse(a));
+        }
+    }
+
+    /// The index in `near` of the earliest kept there.
+    fn near_min(&self) -> Option<usize> {
+        (0..usize::from(self.n)).min_by_key(|&i| self.near[i])
+    }
+
+    /// The earliest activation.
+    pub(crate) fn peek(&self) -> Option<Activation> {
+        let near = self.near_min().map(|i| self.near[i]);
+        let far = self.far.peek().map(|r| r.0);
+        match (near, far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Take the earliest activation.
+    pub(crate) fn pop(&mut self) -> Option<Activation> {
+        let far = self.far.peek().map(|r| r.0);
+        match self.near_min() {
+            Some(i) if far.is_none_or(|f| self.near[i] < f) => {
+                let a = self.near[i];
+                self.n -= 1;
+                self.near[i] = self.near[usize::from(self.n)];
+                if let Some(Reverse(f)) = self.far.pop() {
+                    self.push(f);
+                }
+                Some(a)
+            }
+            _ => self.far.pop().map(|r| r.0),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.n == 0 && self.far.is_empty()
+    }
+}
+
 /// What [`deliver`] did with a wavelet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Delivery {
@@ -198,13 +261,12 @@ impl Pe {
         Pe {
             sending: 0,
             full: 0,
-            delivered: 0,
             open_recvs: 0,
             sram: Vec::new(),
             send_base: sends.0,
             recv_base: recvs.0,
             busy_until: 0,
-            ready: BinaryHeap::new(),
+            ready: Ready::default(),
             node,
             prog,
             seq: 0,
@@ -313,7 +375,7 @@ impl Pe {
     /// The open receive of slot `rs` completed at cycle `t`: a repeat of it, else the next
     /// one queued on its color takes its place, or the color closes. Returns the completed
     /// receive's task.
-    fn complete_recv(&mut self, s: &mut RecvSlot, waits: &mut PeWaits, t: u64) -> TaskId {
+    fn complete_recv(&mut self, s: &mut RecvSlot, t: u64) -> TaskId {
         let then = s.then;
         if s.repeat > 0 {
             s.repeat -= 1;
@@ -336,7 +398,7 @@ impl Pe {
         }
         self.open_recvs &= !bit;
         s.open = false;
-        waits.closed(s.color, t, self.busy_until);
+        s.wait.closed(t, self.busy_until);
         then
     }
 
@@ -411,7 +473,6 @@ pub(crate) fn deliver(
     pe: &mut Pe,
     s: &mut RecvSlot,
     program: &Program,
-    waits: &mut PeWaits,
     data: u32,
     t: u64,
 ) -> Delivery {
@@ -428,16 +489,12 @@ pub(crate) fn deliver(
         dst.copy_from_slice(&data.to_le_bytes());
     }
     s.done += 1;
-    let bit = 1u64 << s.color;
-    if pe.delivered & bit == 0 {
-        pe.delivered |= bit;
-        waits.first_delivery(s.color, t);
-    }
+    s.wait.delivered(t);
     if s.done < s.n {
         return Delivery::Written;
     }
-    let then = pe.complete_recv(s, waits, t);
-    pe.ready.push(Reverse((t + 1, pe.seq, then)));
+    let then = pe.complete_recv(s, t);
+    pe.ready.push((t + 1, pe.seq, then));
     pe.seq += 1;
     Delivery::Completed
 }

@@ -7,16 +7,13 @@ use crate::fabric::NONE;
 use crate::partition::Partition;
 use crate::pe::{Pe, Pending, RecvSlot, RecvState, SendSlot, SendState};
 use crate::task::{Budget, Op, TaskContext, TaskRuntime};
-use crate::waits::PeWaits;
-use std::cmp::Reverse;
 
 impl Partition<'_> {
     /// The PE `pe` wakes at cycle `t`.
     pub(crate) fn wake_pe(&mut self, pe: u32, t: u64) {
         self.apply_due(pe, t);
         let p = &self.fab.pes[pe as usize];
-        let runnable =
-            p.busy_until <= t && p.ready.peek().is_some_and(|Reverse((r, _, _))| *r <= t);
+        let runnable = p.busy_until <= t && p.ready.peek().is_some_and(|(r, _, _)| r <= t);
         if runnable {
             self.express_before_task(pe, t);
             self.run_task(pe, t);
@@ -38,8 +35,8 @@ impl Partition<'_> {
     pub(crate) fn schedule_pe(&mut self, pe: u32) {
         let p = &self.fab.pes[pe as usize];
         let mut next = p.pending.front().map(|(when, _, _)| *when);
-        if let Some(Reverse((ready, _, _))) = p.ready.peek() {
-            let start = (*ready).max(p.busy_until);
+        if let Some((ready, _, _)) = p.ready.peek() {
+            let start = ready.max(p.busy_until);
             next = Some(next.map_or(start, |n| n.min(start)));
         }
         if let Some(when) = next {
@@ -58,7 +55,6 @@ impl Partition<'_> {
         let mut slots = Slots {
             sends: &mut fab.sends,
             recvs: &mut fab.recvs,
-            waits: &mut fab.waits[pe as usize],
         };
         while let Some((when, _, op)) = p.pending.pop_front_if(|(when, _, _)| *when <= t) {
             issue(p, &mut slots, when, op);
@@ -71,7 +67,7 @@ impl Partition<'_> {
         let switch = self.switch;
         let fab = &mut self.fab;
         let p = &mut fab.pes[pe as usize];
-        let Some(Reverse((_, _, task))) = p.ready.pop() else {
+        let Some((_, _, task)) = p.ready.pop() else {
             return;
         };
         let prog = &program.pes[p.prog as usize];
@@ -137,7 +133,12 @@ impl Partition<'_> {
         }
         let busy = switch.saturating_add(cost).max(1);
         if p.open_recvs != 0 {
-            fab.waits[pe as usize].task_start(t, p.busy_until, p.open_recvs);
+            let base = p.recv_base as usize;
+            for s in &mut fab.recvs[base..base + usize::from(p.n_recvs)] {
+                if p.open_recvs & (1u64 << s.color) != 0 {
+                    s.wait.task_start(t, p.busy_until);
+                }
+            }
         }
         p.busy_until = t + busy;
         p.busy_cycles += busy;
@@ -146,12 +147,11 @@ impl Partition<'_> {
         let mut slots = Slots {
             sends: &mut fab.sends,
             recvs: &mut fab.recvs,
-            waits: &mut fab.waits[pe as usize],
         };
         for op in ops.drain(..) {
             match op {
                 Op::Activate { at, task } => {
-                    p.ready.push(Reverse((issue0 + at, p.seq, task)));
+                    p.ready.push((issue0 + at, p.seq, task));
                     p.seq += 1;
                 }
                 Op::Send {
@@ -199,12 +199,10 @@ impl Partition<'_> {
     }
 }
 
-/// The partition's slot arrays and one PE's wait records, which carrying out a runtime call
-/// updates.
+/// The partition's slot arrays, which carrying out a runtime call updates.
 struct Slots<'a> {
     sends: &'a mut [SendSlot],
     recvs: &'a mut [RecvSlot],
-    waits: &'a mut PeWaits,
 }
 
 /// Queue a runtime call issued at `when` (calls issued at the current cycle `now` take effect
@@ -232,14 +230,15 @@ fn issue(p: &mut Pe, slots: &mut Slots<'_>, when: u64, op: Pending) {
             p.issue_send(slots.sends, s);
         }
         Pending::Recv(r) if r.n == 0 => {
-            p.ready.push(Reverse((when, p.seq, r.then)));
+            p.ready.push((when, p.seq, r.then));
             p.seq += 1;
         }
         Pending::Recv(r) => {
             let color = r.color;
             let open = p.post_recv(slots.recvs, r);
-            slots.waits.posted(color, when, open);
-            if slots.recvs[p.recv_slot(slots.recvs, color)].express != NONE {
+            let slot = &mut slots.recvs[p.recv_slot(slots.recvs, color)];
+            slot.wait.posted(when, open);
+            if slot.express != NONE {
                 p.xposted |= 1u64 << color;
             }
         }

@@ -167,17 +167,12 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
     let pe_of = |k: usize| {
         let node = p.timers.ahead(k)?;
         let pe = p.fab.routers[node as usize].pe as usize;
-        Some((p.fab.pes.get(pe)?, &p.fab.waits[pe]))
+        p.fab.pes.get(pe)
     };
-    if let Some((pe, waits)) = pe_of(4) {
-        let pe = std::ptr::from_ref(pe);
-        fetch(pe);
-        fetch(pe.cast::<u8>().wrapping_add(64));
-        fetch(pe.cast::<u8>().wrapping_add(128));
-        fetch(pe.cast::<u8>().wrapping_add(192));
-        fetch(std::ptr::from_ref(waits));
+    if let Some(pe) = pe_of(4) {
+        fetch_lines::<_, 5>(std::slice::from_ref(pe));
     }
-    if let Some((pe, waits)) = pe_of(2) {
+    if let Some(pe) = pe_of(2) {
         if let Some(call) = pe.pending.front() {
             fetch(std::ptr::from_ref(call));
             // A receive posted behind an open one looks at the last one queued.
@@ -185,14 +180,14 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
                 fetch(std::ptr::from_ref(last));
             }
         }
-        if let Some(task) = pe.ready.peek() {
-            fetch(std::ptr::from_ref(task));
-            // A task will start: its PE's program record.
+        if !pe.ready.is_empty() {
+            // A task may start: its PE's program record.
             if let Some(prog) = p.program.pes.get(pe.prog as usize) {
                 fetch_lines::<_, 3>(std::slice::from_ref(prog));
             }
         }
-        waits.prefetch();
+        fetch_lines::<_, 2>(pe.recv_slots(&p.fab.recvs));
+        fetch_lines::<_, 2>(pe.send_slots(&p.fab.sends));
     }
 }
 

@@ -31,8 +31,6 @@ use crate::phases::Phases;
 use crate::program::Program;
 use crate::queue::{Rel, Rings};
 use crate::trace::TraceBuf;
-use crate::waits::PeWaits;
-use std::cmp::Reverse;
 
 /// A link into another partition: where a queue's credits go (`Queue::up` with
 /// `REMOTE_UP`).
@@ -65,7 +63,6 @@ pub(crate) struct Hot<'a> {
     pub(crate) recvs: &'a mut [RecvSlot],
     pub(crate) sources: &'a mut [Source],
     sinks: &'a mut [Sink],
-    pub(crate) waits: &'a mut [PeWaits],
     pub(crate) wakes: &'a mut Wakes,
     pub(crate) timers: &'a mut Timers,
     pub pending: &'a mut NodeSet,
@@ -96,7 +93,6 @@ impl<'p> Partition<'p> {
             recvs,
             sources,
             sinks,
-            waits,
         } = &mut self.fab;
         Hot {
             t,
@@ -119,7 +115,6 @@ impl<'p> Partition<'p> {
             recvs,
             sources,
             sinks,
-            waits,
             wakes: &mut self.wakes,
             timers: &mut self.timers,
             pending: &mut self.pending,
@@ -261,7 +256,7 @@ impl Hot<'_> {
                 self.routers[node as usize].flags &= !SENDING;
             }
             if then != NONE {
-                p.ready.push(Reverse((self.t + 1, p.seq, then)));
+                p.ready.push((self.t + 1, p.seq, then));
                 p.seq += 1;
                 self.schedule(node, self.t + 1);
             }
@@ -516,8 +511,7 @@ impl Hot<'_> {
         let p = &mut self.pes[pe as usize];
         let s = &mut self.recvs[(p.recv_base + u32::from(slot)) as usize];
         let color = s.color;
-        let waits = &mut self.waits[pe as usize];
-        match crate::pe::deliver(p, s, self.program, waits, data, t) {
+        match crate::pe::deliver(p, s, self.program, data, t) {
             Delivery::NoReceive => return false,
             Delivery::Written => {}
             Delivery::Completed => self.schedule(node, t + 1),
