@@ -93,12 +93,15 @@ pub(crate) struct Receiver {
 /// Where a stream's wavelets come from.
 #[derive(Debug)]
 pub(crate) enum Feed {
-    /// A PE's send (taken out of its slot for the stream's life).
+    /// A PE's sends on one color, back to back (taken out of its slot for the stream's life):
+    /// `send` holds the data of all of them, its task and issue order are the current one's,
+    /// which starts at stream index `part`.
     Send {
         pe: u32,
         /// The send slot (partition index).
         slot: u32,
         send: SendState,
+        part: u64,
     },
     /// An edge source (partition index), which skips injecting while the stream lives.
     Edge { source: u32 },
@@ -239,12 +242,13 @@ impl Period {
 
 /// Event kinds: the feed's last wavelet enters (its router steps), a receive completes (the
 /// receiver's router steps), the stream turns back into wavelets (before the cycle's PE
-/// wakes); and, checked after the PE wakes, a receiver's first wavelet without a receive
-/// arrives.
+/// wakes: something competes, or it has moved everything — when that is still its end); and,
+/// checked after the PE wakes, a receiver's first wavelet without a receive arrives.
 pub(crate) const FED: u8 = 0;
 pub(crate) const RECV_DONE: u8 = 1;
-pub(crate) const RELEASE: u8 = 2;
+pub(crate) const COMPETE: u8 = 2;
 pub(crate) const STARVE: u8 = 3;
+pub(crate) const END: u8 = 4;
 
 /// An event: (cycle, stream, generation, kind, argument: a receiver's index).
 pub(crate) type XEvent = (u64, u32, u32, u8, u32);
@@ -265,6 +269,9 @@ pub(crate) struct Streams {
     pub sources: Vec<u32>,
     /// Edge sources releasing a wavelet in the next cycle, found by their router's step.
     pub next_sources: Vec<u32>,
+    /// Receivers (stream, receiver) whose coverage to extend after the router pass: their
+    /// stream grew by a send joining it back to back.
+    pub recover: Vec<(u32, u32)>,
 }
 
 impl Streams {

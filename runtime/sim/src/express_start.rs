@@ -3,9 +3,7 @@
 //! (adopted only when each is exactly where the closed form puts it), the receivers' posted
 //! receives, and the hooks that turn a stream back into wavelets when something competes.
 
-use crate::express::{
-    Express, FED, Feed, Hop, Period, RECV_DONE, RELEASE, Receiver, STARVE, Schedule,
-};
+use crate::express::{END, Express, FED, Feed, Hop, Period, RECV_DONE, Receiver, STARVE, Schedule};
 use crate::fabric::{EXPRESS, FILTERED, LINK_PORTS, NONE, NONE8, RAMP, SENDING, SOURCES, UP_WAITS};
 use crate::partition::Partition;
 use crate::pe::SendState;
@@ -35,7 +33,7 @@ struct Chain {
 }
 
 /// A window's open end while the period is not known yet.
-const END: u64 = u64::MAX;
+const OPEN: u64 = u64::MAX;
 
 impl Partition<'_> {
     /// After the PE wakes of cycle `t`: start the streams that are exact.
@@ -57,12 +55,16 @@ impl Partition<'_> {
     /// The send slot of PE `pe`'s only send, if it has one send and that has not begun.
     pub(crate) fn lone_send(&self, pe: u32) -> Option<usize> {
         let p = &self.fab.pes[pe as usize];
-        // One send (one bit), nothing waiting behind it.
-        if p.sending == 0 || p.sending & (p.sending - 1) != 0 || !p.waiting_sends.is_empty() {
+        // One send (one bit); the sends waiting behind it, if any, on its color (they join
+        // the stream back to back).
+        if p.sending == 0 || p.sending & (p.sending - 1) != 0 {
             return None;
         }
         let slot = p.send_base as usize + p.sending.trailing_zeros() as usize;
         let s = &self.fab.sends[slot];
+        if p.waiting_sends.iter().any(|w| w.color != s.color) {
+            return None;
+        }
         // A lone wavelet would need two hops to be worth a stream: not worth the look.
         (s.pos == 0 && s.data.len() >= 2).then_some(slot)
     }
@@ -101,9 +103,12 @@ impl Partition<'_> {
             pe,
             slot: slot as u32,
             send,
+            part: 0,
         };
         let x = self.launch(feed, &plan, chain, first, t);
-        self.fab.pes[pe as usize].express = x;
+        let p = &mut self.fab.pes[pe as usize];
+        p.express = x;
+        p.xslot = (slot as u32 - p.send_base) as u8;
     }
 
     /// Edge source `s` releases a wavelet in this cycle: try a stream from it.
@@ -212,7 +217,7 @@ impl Partition<'_> {
                 let hi = lo + u64::from(f.keep);
                 ((lo, hi), hi, Some(f.count))
             } else if ramp {
-                ((lo, END), lo, None)
+                ((lo, OPEN), lo, None)
             } else {
                 ((0, 0), lo, None)
             };
@@ -236,9 +241,9 @@ impl Partition<'_> {
                 link,
                 och,
                 ramp,
-                reach: (lo, END),
+                reach: (lo, OPEN),
                 keep,
-                pass: if links == 0 { (0, 0) } else { (next_lo, END) },
+                pass: if links == 0 { (0, 0) } else { (next_lo, OPEN) },
                 filter0,
                 left0: 0,
                 kept0: 0,
@@ -260,7 +265,7 @@ impl Partition<'_> {
         let end = if period > 0 { period } else { u64::MAX };
         for hop in &mut hops {
             for w in [&mut hop.reach, &mut hop.keep, &mut hop.pass] {
-                if w.1 == END {
+                if w.1 == OPEN {
                     *w = (w.0.min(end), end);
                 }
             }
@@ -470,7 +475,7 @@ impl Partition<'_> {
         if last_in > t {
             self.streams.push(last_in, id, FED, 0);
         }
-        self.streams.push(end + 1, id, RELEASE, 0);
+        self.streams.push(end + 1, id, END, 0);
         for r in 0..receivers {
             self.cover(id, r as u32, true);
         }
@@ -606,8 +611,12 @@ impl Partition<'_> {
             return false;
         }
         let s = &self.streams.list[x as usize];
-        if matches!(s.feed, Feed::Send { pe: a, .. } if a == pe) {
-            return true;
+        if let Feed::Send { pe: a, send, .. } = &s.feed
+            && *a == pe
+        {
+            // Sends on the stream's color wait behind it (and join it back to back); any other
+            // shares the ramp.
+            return p.sending != 0 || p.waiting_sends.iter().any(|w| w.color != send.color);
         }
         let reserved = self.fab.info[p.node as usize].reserved;
         self.sends_use(pe, reserved)
@@ -645,6 +654,7 @@ impl Partition<'_> {
                     let node = s.hops[0].node;
                     self.activate(node);
                 }
+                END if when != s.end + 1 => {}
                 RECV_DONE => {
                     let node = s.hops[s.receivers[r as usize].hop as usize].node;
                     self.activate(node);

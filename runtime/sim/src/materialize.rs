@@ -4,7 +4,7 @@
 //! the credit cycles of free slots), counters, round-robin and filter positions, the feed's
 //! position and pacer — exactly as the hop-by-hop simulation would have them at that cycle.
 
-use crate::express::{Feed, RELEASE};
+use crate::express::{COMPETE, FED, Feed};
 use crate::fabric::{EXPRESS, NONE, NONE8, RAMP, SENDING};
 use crate::pe::{Delivery, SendState};
 use crate::queue::Rel;
@@ -36,15 +36,15 @@ impl Hot<'_> {
         s.fed = true;
         let (first_at, node0) = (s.sched.at(0), s.hops[0].node);
         match &s.feed {
-            Feed::Send { pe, slot, send } => {
+            Feed::Send { pe, slot, send, .. } => {
                 let p = &mut self.pes[*pe as usize];
-                p.express = NONE;
                 p.last_slot = (slot - p.send_base) as u8;
                 if let Some(then) = send.then {
                     p.ready.push((t + 1, p.seq, then));
                     p.seq += 1;
                     self.schedule(node0, t + 1);
                 }
+                self.next_part(x);
             }
             &Feed::Edge { source } => {
                 let from_start = s.first == 0;
@@ -61,6 +61,47 @@ impl Hot<'_> {
                 }
             }
         }
+    }
+
+    /// Stream `x`'s send ended at this cycle: the next send its PE issued on the color joins
+    /// it back to back (its first wavelet enters in the next cycle), else the feed is done.
+    fn next_part(&mut self, x: u32) {
+        let t = self.t;
+        let s = &mut self.streams.list[x as usize];
+        let Feed::Send { pe, send, part, .. } = &mut s.feed else {
+            return;
+        };
+        let p = &mut self.pes[*pe as usize];
+        let next = p.waiting_sends.iter().position(|w| w.color == send.color);
+        let Some(w) = next.and_then(|at| p.waiting_sends.remove(at)) else {
+            p.express = NONE;
+            p.xslot = crate::fabric::NONE8;
+            return;
+        };
+        s.fed = false;
+        *part = s.n;
+        send.data.extend_from_slice(&w.data);
+        (send.then, send.seq) = (w.then, w.seq);
+        self.spare.give(w.data);
+        s.n += send.data.len() as u64 - *part;
+        let latency = self.latency;
+        let end = (0..s.hops.len())
+            .filter_map(|k| {
+                let hop = &s.hops[k];
+                let c = s.period.count(hop.reach, s.n);
+                (c > 0).then(|| s.leaves(s.period.nth(hop.reach, c - 1), k, latency))
+            })
+            .max()
+            .unwrap_or(t);
+        s.end = end;
+        let last_in = s.sched.at(s.n - 1);
+        for r in &mut s.receivers {
+            r.total = s.period.count(r.window, s.n);
+        }
+        let receivers = s.receivers.len() as u32;
+        self.streams.push(last_in, x, FED, 0);
+        self.streams.push(end + 1, x, crate::express::END, 0);
+        self.streams.recover.extend((0..receivers).map(|r| (x, r)));
     }
 
     /// Feed wavelet of stream index `i` of stream `x`.
@@ -245,12 +286,19 @@ impl Hot<'_> {
         let (first, n, sched, fed, node0) = (s.first, s.n, s.sched, s.fed, s.hops[0].node);
         let feed = std::mem::replace(&mut s.feed, Feed::Edge { source: NONE });
         match feed {
-            Feed::Send { pe, slot, send } => {
+            Feed::Send {
+                pe,
+                slot,
+                mut send,
+                part,
+            } => {
                 if fed {
                     self.spare.give(send.data);
                     return;
                 }
-                self.resume_send(pe, slot, send, first + m, node0, m > 0);
+                // The current send, from its first wavelet not entered.
+                send.data.drain(..part as usize);
+                self.resume_send(pe, slot, send, first + m - part, node0, m > 0);
             }
             Feed::Edge { source } => {
                 if fed {
@@ -295,17 +343,9 @@ impl Hot<'_> {
             a.last_slot = k as u8;
         }
         a.express = NONE;
+        a.xslot = crate::fabric::NONE8;
         let bit = 1u64 << k;
         let sl = &mut self.sends[slot as usize];
-        if a.sending & bit != 0 {
-            // A send issued in this cycle took the slot: it waits behind the stream's.
-            a.waiting_sends.push_front(SendState {
-                color: sl.color,
-                data: std::mem::take(&mut sl.data),
-                then: (sl.then != NONE).then_some(sl.then),
-                seq: sl.seq,
-            });
-        }
         sl.data = send.data;
         sl.pos = pos as u32;
         sl.then = send.then.unwrap_or(NONE);
@@ -322,7 +362,7 @@ impl Hot<'_> {
         let info = &self.info[node as usize];
         if self.queues[q as usize].tx & info.reserved != 0 {
             let x = info.express;
-            self.streams.push(arrive, x, RELEASE, 0);
+            self.streams.push(arrive, x, COMPETE, 0);
         }
     }
 }

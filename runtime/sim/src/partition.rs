@@ -299,6 +299,13 @@ impl<'p> Partition<'p> {
         }
         list.clear();
         self.list = list;
+        if !self.streams.recover.is_empty() {
+            for (x, r) in std::mem::take(&mut self.streams.recover) {
+                if self.streams.list[x as usize].alive {
+                    self.cover(x, r, true);
+                }
+            }
+        }
     }
 
     /// Record an error at cycle `t` for local `node`.

@@ -135,7 +135,8 @@ pub(crate) enum Pending {
     Recv(RecvState),
 }
 
-/// A PE. The fields a router step reads come first, in the record's first cache line.
+/// A PE. The fields a router step reads (injecting and delivering) are in the record's first
+/// cache line; those a PE wake reads (delayed calls, activations, busy time) in the next two.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Pe {
@@ -147,24 +148,27 @@ pub(crate) struct Pe {
     pub open_recvs: u64,
     /// Lazily allocated: empty until first used.
     pub sram: Vec<u8>,
-    /// The PE's first send and receive slot in the partition's arrays.
+    /// The PE's first send and receive slot in the partition's arrays, and their numbers.
     pub send_base: u32,
     pub recv_base: u32,
+    pub n_sends: u8,
+    pub n_recvs: u8,
+    /// The send slot the ramp injected from last (round-robin), or `NONE8`.
+    pub last_slot: u8,
+    pub seq: u32,
     pub busy_until: u64,
     /// Activations: (ready cycle, sequence number, task), earliest first.
     pub ready: Ready,
     pub node: u32,
     /// Index into `Program::pes`.
     pub prog: u32,
-    pub seq: u32,
     /// The express stream this PE is sending, or NONE.
     pub express: u32,
-    pub n_sends: u8,
-    pub n_recvs: u8,
-    /// The send slot the ramp injected from last (round-robin), or `NONE8`.
-    pub last_slot: u8,
     /// Colors an express stream feeds on which receives were posted since the PE woke.
     pub xposted: u64,
+    /// The send slot an express stream holds (its color's new sends wait behind it), or
+    /// `NONE8`.
+    pub xslot: u8,
     /// Future runtime calls, (issue cycle, sequence number) order. Calls only ever join at
     /// the back: a task starts no earlier than the last one ended, so its calls are issued no
     /// earlier than any of the last one's.
@@ -275,6 +279,7 @@ impl Pe {
             n_recvs: recvs.1,
             last_slot: crate::fabric::NONE8,
             xposted: 0,
+            xslot: crate::fabric::NONE8,
             pending: VecDeque::new(),
             queued_recvs: VecDeque::new(),
             waiting_sends: VecDeque::new(),
@@ -406,12 +411,12 @@ impl Pe {
     /// the slot's send.
     pub(crate) fn issue_send(&mut self, all: &mut [SendSlot], s: SendState) -> Option<usize> {
         let slot = self.send_slot(all, s.color);
-        let bit = 1u64 << (slot - self.send_base as usize);
-        if self.sending & bit != 0 {
+        let k = slot - self.send_base as usize;
+        if self.sending & (1u64 << k) != 0 || k == usize::from(self.xslot) {
             self.waiting_sends.push_back(s);
             return None;
         }
-        self.sending |= bit;
+        self.sending |= 1u64 << k;
         install(&mut all[slot], s);
         Some(slot)
     }

@@ -13,7 +13,8 @@ use wsel_target::{Coord, Dir, Port, PortSet, Target};
 const HEAD: u32 = 16;
 
 /// What one receiver does, as kernel arguments: [color, share, piece, delay, cost, then a
-/// send: (color, words, delay) or zeros].
+/// send: (color, words, delay, pieces, gap) or zeros]. A send goes in `pieces` sends issued
+/// back to back (`gap` cycles apart).
 fn receiver_args(rng: &mut Rng, color: u32, share: u32) -> Vec<u32> {
     let piece = rng.range(1, u64::from(share.max(1))) as u32;
     vec![
@@ -71,9 +72,9 @@ pub fn chain_program(seed: u64) -> (Target, Program) {
             &path.entries(Port::Ramp, PortSet::only(Port::Ramp)),
         );
         let n = rng.range(1, 12) as u32;
-        let a = args.entry(from).or_insert_with(|| vec![0; 8]);
-        a[5..8].copy_from_slice(&[color, n, rng.range(0, 60) as u32]);
-        let b = args.entry(to).or_insert_with(|| vec![0; 8]);
+        let a = args.entry(from).or_insert_with(|| vec![0; 10]);
+        a[5..10].copy_from_slice(&[color, n, rng.range(0, 60) as u32, 1, 0]);
+        let b = args.entry(to).or_insert_with(|| vec![0; 10]);
         b[..5].copy_from_slice(&[color, n, n, rng.range(0, 30) as u32, 1]);
     }
     let ports: Vec<u8> = (0..24).collect();
@@ -146,8 +147,14 @@ fn chain(
             PortSet::only(Port::Ramp),
             PortSet::only(Port::E),
         );
-        let a = args.entry(Coord::new(x0, y)).or_insert_with(|| vec![0; 8]);
-        a[5..8].copy_from_slice(&[color, n, rng.range(0, 20) as u32]);
+        let a = args.entry(Coord::new(x0, y)).or_insert_with(|| vec![0; 10]);
+        let pieces = rng.range(1, 3) as u32;
+        let gap = if rng.chance(70) {
+            0
+        } else {
+            rng.range(1, 5) as u32
+        };
+        a[5..10].copy_from_slice(&[color, n, rng.range(0, 20) as u32, pieces, gap]);
     }
     // Keepers before the current router.
     let mut kept = 0;
@@ -174,7 +181,7 @@ fn chain(
             p.set_filter(at, c, RampFilter { keep: m, period });
             kept += 1;
         }
-        let a = args.entry(at).or_insert_with(|| vec![0; 8]);
+        let a = args.entry(at).or_insert_with(|| vec![0; 10]);
         if a[1] == 0 {
             let r = receiver_args(rng, color, share);
             a[..5].copy_from_slice(&r[..5]);
@@ -193,7 +200,20 @@ fn chain_kernel(p: &mut Program) -> u32 {
         }
         if a[6] > 0 {
             ctx.add_cycles(u64::from(a[7]));
-            ctx.send(a[5], HEAD, a[6], None)?;
+            let (words, pieces) = (a[6], a[8].max(1));
+            let mut from = 0;
+            for k in 0..pieces {
+                let size = if k + 1 == pieces {
+                    words - from
+                } else {
+                    words / pieces
+                };
+                if size > 0 {
+                    ctx.send(a[5], HEAD + 4 * from, size, None)?;
+                }
+                from += size;
+                ctx.add_cycles(u64::from(a[9]));
+            }
         }
         Ok(())
     });
