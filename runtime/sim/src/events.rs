@@ -88,6 +88,101 @@ impl Wakes {
     }
 }
 
+/// Entries keyed by cycle, taken a cycle at a time (those of one cycle in the order they
+/// were pushed): a bucket per cycle for the next [`SPAN`] cycles, found through a bitmap, and
+/// an ordered map beyond.
+#[derive(Debug)]
+pub(crate) struct Calendar<T> {
+    buckets: Vec<Vec<T>>,
+    /// Bit per bucket that holds entries.
+    occupied: [u64; (SPAN / 64) as usize],
+    /// Buckets hold the cycles `base .. base + SPAN`.
+    base: u64,
+    far: std::collections::BTreeMap<u64, Vec<T>>,
+    len: usize,
+}
+
+/// Cycles a [`Calendar`] keeps in buckets.
+const SPAN: u64 = 1024;
+
+impl<T> Default for Calendar<T> {
+    fn default() -> Self {
+        Calendar {
+            buckets: (0..SPAN).map(|_| Vec::new()).collect(),
+            occupied: [0; (SPAN / 64) as usize],
+            base: 0,
+            far: Default::default(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Calendar<T> {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Add `e` at cycle `t` (not before the last cycle taken).
+    pub(crate) fn push(&mut self, t: u64, e: T) {
+        debug_assert!(t >= self.base, "an entry for a cycle already taken");
+        if t < self.base + SPAN {
+            let s = (t % SPAN) as usize;
+            self.buckets[s].push(e);
+            self.occupied[s / 64] |= 1 << (s % 64);
+        } else {
+            self.far.entry(t).or_default().push(e);
+        }
+        self.len += 1;
+    }
+
+    /// The earliest cycle with entries.
+    pub(crate) fn next(&self) -> Option<u64> {
+        let start = self.base % SPAN;
+        let words = self.occupied.len() as u64;
+        let near = (0..=words).find_map(|k| {
+            // Bits from `start` on, word by word around the ring.
+            let w = ((start / 64 + k) % words) as usize;
+            let mut bits = self.occupied[w];
+            if k == 0 {
+                bits &= u64::MAX << (start % 64);
+            } else if k == words {
+                bits &= !(u64::MAX << (start % 64));
+            }
+            (bits != 0).then(|| {
+                let s = w as u64 * 64 + u64::from(bits.trailing_zeros());
+                self.base + (s + SPAN - start) % SPAN
+            })
+        });
+        let far = self.far.keys().next().copied();
+        match (near, far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Move every entry of cycle `t` (the earliest there is, or later) to `out`.
+    pub(crate) fn take(&mut self, t: u64, out: &mut Vec<T>) {
+        if t > self.base {
+            self.base = t;
+            while let Some(entry) = self.far.first_entry() {
+                if *entry.key() >= self.base + SPAN {
+                    break;
+                }
+                let (at, es) = entry.remove_entry();
+                let s = (at % SPAN) as usize;
+                self.occupied[s / 64] |= 1 << (s % 64);
+                self.buckets[s].extend(es);
+            }
+        }
+        let s = (t % SPAN) as usize;
+        if self.occupied[s / 64] & (1 << (s % 64)) != 0 {
+            self.occupied[s / 64] &= !(1 << (s % 64));
+            self.len -= self.buckets[s].len();
+            out.append(&mut self.buckets[s]);
+        }
+    }
+}
+
 /// Cycles ahead of the calendar's start that [`Timers`] keeps in per-cycle buckets.
 const CALENDAR: u64 = 256;
 
@@ -270,6 +365,35 @@ impl NodeSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calendar_gives_each_cycle_its_entries_in_push_order() {
+        let mut c = Calendar::default();
+        let mut seed = 7u64;
+        let mut rand = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut want: std::collections::BTreeMap<u64, Vec<u32>> = Default::default();
+        let mut now = 0u64;
+        let mut k = 0u32;
+        for _ in 0..5_000 {
+            for _ in 0..rand(3) {
+                let t = now + 1 + if rand(10) == 0 { rand(5_000) } else { rand(40) };
+                c.push(t, k);
+                want.entry(t).or_default().push(k);
+                k += 1;
+            }
+            assert_eq!(c.next(), want.keys().next().copied());
+            let Some(t) = c.next() else { continue };
+            let mut got = Vec::new();
+            c.take(t, &mut got);
+            assert_eq!(Some(got), want.remove(&t));
+            now = t;
+        }
+    }
 
     #[test]
     fn timers_pop_in_the_order_of_a_heap() {

@@ -44,6 +44,7 @@
 //! `SimOptions::express_streams = false` turns all of this off; `tests/express.rs` and
 //! `tests/chains.rs` check that both ways agree.
 
+use crate::events::Calendar;
 use crate::pe::SendState;
 
 /// One router of a chain.
@@ -67,6 +68,8 @@ pub(crate) struct Hop {
     /// left it and had been passed on (of the stream's), and the cycles the credits of its
     /// queue's free slots were due back (those still on their way).
     pub filter0: Option<u32>,
+    /// Its receiver's index in `Express::receivers`, or NONE.
+    pub receiver: u32,
     pub left0: u64,
     pub kept0: u64,
     pub passed0: u64,
@@ -88,6 +91,8 @@ pub(crate) struct Receiver {
     pub flushed: u64,
     pub covered: u64,
     pub total: u64,
+    /// The cycle of its pending receive completion (a `RECV_DONE` event), or `u64::MAX`.
+    pub done_at: u64,
 }
 
 /// Where a stream's wavelets come from.
@@ -133,6 +138,27 @@ impl Express {
     /// The cycle stream wavelet `i` leaves (or is delivered at) router `k`.
     pub(crate) fn leaves(&self, i: u64, k: usize, latency: u64) -> u64 {
         self.sched.at(i) + k as u64 * latency
+    }
+
+    /// The cycle receiver `r` gets the `j`-th wavelet of its sequence.
+    pub(crate) fn delivery(&self, r: u32, j: u64, latency: u64) -> u64 {
+        let rc = &self.receivers[r as usize];
+        let i = self.period.nth(rc.window, j);
+        self.leaves(i, rc.hop as usize, latency)
+    }
+
+    /// The cycle receiver `r`'s open receive (in `slot`) completes, if its wavelets are among
+    /// the first `covered` of its sequence.
+    pub(crate) fn completion(
+        &self,
+        r: u32,
+        slot: &crate::pe::RecvSlot,
+        covered: u64,
+        latency: u64,
+    ) -> Option<u64> {
+        let rc = &self.receivers[r as usize];
+        let last = rc.flushed + u64::from(slot.n - slot.done);
+        (slot.open && last <= covered).then(|| self.delivery(r, last - 1, latency))
     }
 
     /// Stream wavelets that left router `k` (if they reach it) before cycle `t`, counted
@@ -258,9 +284,9 @@ pub(crate) type XEvent = (u64, u32, u32, u8, u32);
 pub(crate) struct Streams {
     pub list: Vec<Express>,
     /// Events before the PE wakes of their cycle…
-    pub events: std::collections::BinaryHeap<std::cmp::Reverse<XEvent>>,
+    pub events: Calendar<XEvent>,
     /// …and after them.
-    pub late: std::collections::BinaryHeap<std::cmp::Reverse<XEvent>>,
+    pub late: Calendar<XEvent>,
     /// Whether new streams may start.
     pub on: bool,
     /// PEs that began a send in this cycle, and edge sources releasing a wavelet in it:
@@ -277,9 +303,7 @@ pub(crate) struct Streams {
 impl Streams {
     /// The earliest cycle with an event.
     pub(crate) fn next(&self) -> Option<u64> {
-        let a = self.events.peek().map(|e| e.0.0);
-        let b = self.late.peek().map(|e| e.0.0);
-        match (a, b) {
+        match (self.events.next(), self.late.next()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -293,11 +317,11 @@ impl Streams {
     /// Queue event `kind` of stream `x` at cycle `t`.
     pub(crate) fn push(&mut self, t: u64, x: u32, kind: u8, arg: u32) {
         let generation = self.list[x as usize].generation;
-        let e = std::cmp::Reverse((t, x, generation, kind, arg));
+        let e = (t, x, generation, kind, arg);
         if kind == STARVE {
-            self.late.push(e);
+            self.late.push(t, e);
         } else {
-            self.events.push(e);
+            self.events.push(t, e);
         }
     }
 }

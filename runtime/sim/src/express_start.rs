@@ -12,6 +12,8 @@ use crate::pe::SendState;
 const MIN_WAVELET_HOPS: u64 = 2;
 /// The most releases an edge source lets pass between tries that fail (2^10).
 const MAX_BACKOFF: u8 = 10;
+/// What a receive's completion in closed form costs, in hops simulated one by one.
+const EVENT_HOPS: u64 = 4;
 
 /// A feed about to put wavelet `pos` (of `len`) into queue `q0` at router `node0` this cycle,
 /// on the schedule `sched` (in feed indices).
@@ -166,19 +168,30 @@ impl Partition<'_> {
             p: chain.period,
             phase,
         };
-        if !self.adoptable(&chain, plan, per, first, t) || !self.receivers_ready(&chain, plan, t) {
+        if !self.adoptable(&chain, plan, per, first, t) || !self.worth(&chain, plan, per) {
             return None;
         }
         Some((chain, first))
     }
 
-    /// Whether every receiver on `chain` has a receive posted (when wavelets are left for it).
-    fn receivers_ready(&self, chain: &Chain, plan: &Plan, _t: u64) -> bool {
+    /// Whether every receiver on `chain` has a receive posted, and the stream in closed form
+    /// would cost fewer events (a receive's completion is about [`EVENT_HOPS`] hops' work)
+    /// than its hops: receivers that take a stream a few wavelets at a time are cheaper hop by
+    /// hop (judged by the receives posted now).
+    fn worth(&self, chain: &Chain, plan: &Plan, per: Period) -> bool {
         let color = self.fab.queues[plan.q0 as usize].color;
-        chain.hops.iter().filter(|h| h.ramp).all(|h| {
-            let pe = self.fab.routers[h.node as usize].pe;
-            self.fab.pes[pe as usize].open_recvs & (1u64 << color) != 0
-        })
+        let n = plan.len - plan.pos;
+        let hops = n * (chain.hops.len() as u64 - 1);
+        let mut events = 0u64;
+        for h in chain.hops.iter().filter(|h| h.ramp) {
+            let pe = &self.fab.pes[self.fab.routers[h.node as usize].pe as usize];
+            if pe.open_recvs & (1u64 << color) == 0 {
+                return false;
+            }
+            let slot = &self.fab.recvs[pe.recv_slot(&self.fab.recvs, color)];
+            events += per.count(h.keep, n).div_ceil(u64::from(slot.n.max(1)));
+        }
+        events * EVENT_HOPS <= hops
     }
 
     /// The chain from queue `q0` at `node0`: every router forwards the color to at most one
@@ -245,6 +258,7 @@ impl Partition<'_> {
                 keep,
                 pass: if links == 0 { (0, 0) } else { (next_lo, OPEN) },
                 filter0,
+                receiver: NONE,
                 left0: 0,
                 kept0: 0,
                 passed0: 0,
@@ -477,7 +491,7 @@ impl Partition<'_> {
         }
         self.streams.push(end + 1, id, END, 0);
         for r in 0..receivers {
-            self.cover(id, r as u32, true);
+            self.cover(id, r as u32, None);
         }
         id
     }
@@ -508,14 +522,18 @@ impl Partition<'_> {
         r.flags |= EXPRESS;
         let info = &mut fab.info[hop.node as usize];
         info.express = id;
+        info.xhop = k as u32;
         info.reserved = if hop.link == NONE8 { 0 } else { 1 << hop.link }
             | if hop.ramp { 1 << RAMP } else { 0 };
         if hop.ramp {
             let pe = r.pe;
             let slot = fab.pes[pe as usize].recv_slot(&fab.recvs, queue.color);
             fab.recvs[slot].express = id;
+            fab.recvs[slot].xwords = 0;
             let flushed = x.period.count(hop.keep, moved);
+            hop.receiver = x.receivers.len() as u32;
             x.receivers.push(Receiver {
+                done_at: u64::MAX,
                 hop: k as u32,
                 pe,
                 slot: slot as u32,
@@ -527,38 +545,36 @@ impl Partition<'_> {
         }
     }
 
-    /// Receiver `r` of stream `x`: schedule the completions of the receives its PE has
-    /// posted beyond those already counted, and the check at its first wavelet without one
-    /// (when that moved, or `initial`: the stream starts).
-    pub(crate) fn cover(&mut self, x: u32, r: u32, initial: bool) {
-        let latency = self.latency;
+    /// Receiver `r` of stream `x`: count the wavelets its PE's posted receives take — all of
+    /// them (`added` = None: the stream starts, or grew) or `added` more (the PE posted) —,
+    /// schedule the check at its first wavelet without a receive and, if none is pending, its
+    /// next receive's completion.
+    pub(crate) fn cover(&mut self, x: u32, r: u32, added: Option<u64>) {
         let s = &self.streams.list[x as usize];
         let rc = &s.receivers[r as usize];
-        let pe = &self.fab.pes[rc.pe as usize];
-        let color = self.fab.recvs[rc.slot as usize].color;
-        let (mut pos, before) = (rc.flushed, rc.covered);
-        let mut done = Vec::new();
-        for m in pe.recvs_on(&self.fab.recvs, color) {
-            if pos >= rc.total {
-                break;
+        let slot = &self.fab.recvs[rc.slot as usize];
+        let before = rc.covered;
+        let covered = match added {
+            Some(n) => before + n,
+            None => {
+                let pe = &self.fab.pes[rc.pe as usize];
+                rc.flushed
+                    + pe.recvs_on(&self.fab.recvs, slot.color)
+                        .map(u64::from)
+                        .sum::<u64>()
             }
-            let end = pos + u64::from(m);
-            if end > before && end <= rc.total {
-                done.push(end - 1);
-            }
-            pos = end;
         }
-        let covered = pos.min(rc.total);
-        let delivery = |j: u64| {
-            let i = s.period.nth(rc.window, j);
-            s.leaves(i, rc.hop as usize, latency)
-        };
-        let done: Vec<u64> = done.into_iter().map(delivery).collect();
-        let starve =
-            (covered < rc.total && (initial || covered != before)).then(|| delivery(covered));
+        .min(rc.total);
+        let starve = (covered < rc.total && (added.is_none() || covered != before))
+            .then(|| s.delivery(r, covered, self.latency));
+        let done = (rc.done_at == u64::MAX)
+            .then(|| s.completion(r, slot, covered, self.latency))
+            .flatten();
         let node = s.hops[rc.hop as usize].node;
-        self.streams.list[x as usize].receivers[r as usize].covered = covered;
-        for d in done {
+        let rc = &mut self.streams.list[x as usize].receivers[r as usize];
+        rc.covered = covered;
+        if let Some(d) = done {
+            rc.done_at = d;
             if d > self.now {
                 self.streams.push(d, x, RECV_DONE, r);
             } else {
@@ -583,7 +599,9 @@ impl Partition<'_> {
                 continue;
             };
             if let Some(r) = s.receivers.iter().position(|r| r.pe == pe) {
-                self.cover(x, r as u32, false);
+                let slot = s.receivers[r].slot as usize;
+                let added = std::mem::take(&mut self.fab.recvs[slot].xwords);
+                self.cover(x, r as u32, Some(u64::from(added)));
             }
         }
     }
@@ -638,13 +656,9 @@ impl Partition<'_> {
     /// Stream events due at cycle `t`, before the PEs wake: the routers that must step for a
     /// feed's end or a receive's completion, and streams that turn back into wavelets.
     pub(crate) fn express_events(&mut self, t: u64) {
-        while let Some(&std::cmp::Reverse((when, x, generation, kind, r))) =
-            self.streams.events.peek()
-        {
-            if when > t {
-                break;
-            }
-            self.streams.events.pop();
+        let mut due = Vec::new();
+        self.streams.events.take(t, &mut due);
+        for (when, x, generation, kind, r) in due {
             let s = &self.streams.list[x as usize];
             if !s.alive || s.generation != generation {
                 continue;
@@ -668,20 +682,15 @@ impl Partition<'_> {
     /// without a posted receive arrives now turns its stream back into wavelets.
     pub(crate) fn express_late(&mut self, t: u64) {
         let latency = self.latency;
-        while let Some(&std::cmp::Reverse((when, x, generation, _, r))) = self.streams.late.peek() {
-            if when > t {
-                break;
-            }
-            self.streams.late.pop();
+        let mut due = Vec::new();
+        self.streams.late.take(t, &mut due);
+        for (_, x, generation, _, r) in due {
             let s = &self.streams.list[x as usize];
             if !s.alive || s.generation != generation {
                 continue;
             }
             let rc = &s.receivers[r as usize];
-            let due = (rc.covered < rc.total).then(|| {
-                let i = s.period.nth(rc.window, rc.covered);
-                s.leaves(i, rc.hop as usize, latency)
-            });
+            let due = (rc.covered < rc.total).then(|| s.delivery(r, rc.covered, latency));
             if due == Some(t) {
                 self.hot(t).materialize(x);
             }

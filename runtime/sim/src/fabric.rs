@@ -82,8 +82,10 @@ pub(crate) struct RouterInfo {
     /// Local range of edge sources feeding this router.
     pub src_start: u32,
     pub src_len: u32,
-    /// The express stream reserving an output port here, or NONE.
+    /// The express stream reserving an output port here, or NONE, and this router's index
+    /// in its chain.
     pub express: u32,
+    pub xhop: u32,
     /// The reserved port (bit mask).
     pub reserved: u8,
 }

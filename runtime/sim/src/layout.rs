@@ -406,6 +406,7 @@ impl<'p> Builder<'_, 'p> {
             src_start,
             src_len,
             express: NONE,
+            xhop: NONE,
             reserved: 0,
         });
     }

@@ -21,11 +21,21 @@ impl Hot<'_> {
             self.feed_done(x);
         }
         let s = &self.streams.list[x as usize];
-        let here: Vec<u32> = (0..s.receivers.len() as u32)
-            .filter(|&r| s.hops[s.receivers[r as usize].hop as usize].node == node)
-            .collect();
-        for r in here {
-            self.flush(x, r, t);
+        let r = s.hops[self.info[node as usize].xhop as usize].receiver;
+        if r == NONE {
+            return;
+        }
+        self.flush(x, r, t);
+        // Its receive due now completed: schedule the next one's completion.
+        let s = &self.streams.list[x as usize];
+        let rc = &s.receivers[r as usize];
+        if rc.done_at <= t {
+            let slot = &self.recvs[rc.slot as usize];
+            let next = s.completion(r, slot, rc.covered, self.latency);
+            self.streams.list[x as usize].receivers[r as usize].done_at = next.unwrap_or(u64::MAX);
+            if let Some(d) = next {
+                self.streams.push(d, x, crate::express::RECV_DONE, r);
+            }
         }
     }
 
@@ -188,6 +198,7 @@ impl Hot<'_> {
         let passed = s.period.count(hop.pass, moved);
         let info = &mut self.info[hop.node as usize];
         info.express = NONE;
+        info.xhop = NONE;
         info.reserved = 0;
         let r = &mut self.routers[hop.node as usize];
         r.flags &= !EXPRESS;

@@ -302,7 +302,7 @@ impl<'p> Partition<'p> {
         if !self.streams.recover.is_empty() {
             for (x, r) in std::mem::take(&mut self.streams.recover) {
                 if self.streams.list[x as usize].alive {
-                    self.cover(x, r, true);
+                    self.cover(x, r, None);
                 }
             }
         }

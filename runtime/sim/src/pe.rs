@@ -90,6 +90,8 @@ pub(crate) struct RecvSlot {
     pub express: u32,
     /// The color's receive waits (`waits.rs`).
     pub wait: Wait,
+    /// Wavelets of receives posted since the express stream feeding the slot last counted them.
+    pub xwords: u32,
     pub repeat: u16,
     pub color: Color,
     pub open: bool,
@@ -104,6 +106,7 @@ impl RecvSlot {
             then: 0,
             express: NONE,
             wait: Wait::default(),
+            xwords: 0,
             repeat: 0,
             color,
             open: false,

@@ -234,11 +234,12 @@ fn issue(p: &mut Pe, slots: &mut Slots<'_>, when: u64, op: Pending) {
             p.seq += 1;
         }
         Pending::Recv(r) => {
-            let color = r.color;
+            let (color, n) = (r.color, r.n);
             let open = p.post_recv(slots.recvs, r);
             let slot = &mut slots.recvs[p.recv_slot(slots.recvs, color)];
             slot.wait.posted(when, open);
             if slot.express != NONE {
+                slot.xwords += n;
                 p.xposted |= 1u64 << color;
             }
         }

@@ -27,6 +27,8 @@ pub(crate) trait Distances {
     const NEAR: usize;
     /// At `NEAR`, also the downstream queue the injection will write.
     const DOWNSTREAM: bool;
+    /// At `NEAR`, also the output channels the queues with arrivals forward to.
+    const CHANNELS: bool;
     /// At `FAR`, also the PE record (else only its index is read there).
     const PE_LINES: bool;
 }
@@ -40,6 +42,7 @@ impl Distances for Large {
     const MID: usize = 20;
     const NEAR: usize = 6;
     const DOWNSTREAM: bool = true;
+    const CHANNELS: bool = true;
     const PE_LINES: bool = true;
 }
 
@@ -56,6 +59,7 @@ impl Distances for Small {
     const MID: usize = 5;
     const NEAR: usize = 2;
     const DOWNSTREAM: bool = true;
+    const CHANNELS: bool = false;
     const PE_LINES: bool = false;
 }
 
@@ -148,6 +152,9 @@ impl<D: Distances> Ahead<D> {
         }
         if let Some(&node) = list.get(i + D::NEAR) {
             hot.prefetch_words(node, self.pes[(i + D::NEAR) % 64], D::DOWNSTREAM);
+            if D::CHANNELS {
+                hot.prefetch_channels(node);
+            }
         }
     }
 }
@@ -221,7 +228,29 @@ impl Hot<'_> {
     #[inline(always)]
     fn prefetch_pe(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {
-            fetch(std::ptr::from_ref(p));
+            fetch_lines::<_, 2>(std::slice::from_ref(p));
+        }
+    }
+
+    /// Stage 3: the output channels the queues with arrivals at router `node` forward to (their
+    /// records came at stage 2).
+    #[inline(always)]
+    fn prefetch_channels(&self, node: u32) {
+        let r = &self.routers[node as usize];
+        let mut incoming = r.incoming;
+        while incoming != 0 {
+            let q = r.q_start + incoming.trailing_zeros();
+            incoming &= incoming - 1;
+            if let Some(queue) = self.queues.get(q as usize) {
+                let mut links = queue.tx & crate::fabric::LINK_PORTS;
+                while links != 0 {
+                    let d = links.trailing_zeros() as usize;
+                    links &= links - 1;
+                    if let Some(ch) = self.outch.get(queue.out[d] as usize) {
+                        fetch(std::ptr::from_ref(ch));
+                    }
+                }
+            }
         }
     }
 
