@@ -5,8 +5,12 @@
 //! Also (c): long uncontended streams (one per row of a 64 × 64 region, west edge to east
 //! edge, repeated), with and without express streams (one event per stream).
 //!
-//! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small`, `full` or
-//! `streams` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
+//! And (d) the balance of the partitions (`PartitionLoad`) when the activity moves down the
+//! fabric band by band (`workloads::phased_rows`: 4 weight phases of 64 rows, 256 PEs wide, on
+//! wse2), for 1 to 16 threads.
+//!
+//! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small`, `full`,
+//! `streams` or `balance` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
 //! side of the small halo exchange (rounds scale so the wavelet count stays about the same),
 //! `ROUNDS=n` its number of rounds, `RUNS=n` the number of runs of `small1` (for instruction
 //! counts under callgrind: `RUNS=1 ROUNDS=5`).
@@ -19,7 +23,7 @@ use std::time::Instant;
 /// The allocator the `wsel` binary uses, so that these figures are what `wsel run` gets.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use wsel_sim::workloads::halo_exchange;
+use wsel_sim::workloads::{halo_exchange, phased_rows};
 use wsel_sim::{Program, SimOptions, TaskContext, simulate, task};
 use wsel_target::{Coord, Port, PortSet, Target, shortest_path};
 
@@ -155,6 +159,40 @@ fn streams() {
     }
 }
 
+fn balance() {
+    let target = Target::wse2();
+    let program = phased_rows(4, 64, 256, 512, 2);
+    for threads in [1, 2, 4, 8, 16] {
+        let opts = SimOptions {
+            threads,
+            ..SimOptions::default()
+        };
+        let start = Instant::now();
+        let out = simulate(&target, &program, &opts).expect("phased rows run");
+        let secs = start.elapsed().as_secs_f64();
+        let steps: Vec<u64> = out
+            .loads
+            .iter()
+            .map(|l| l.router_steps + l.pe_wakes)
+            .collect();
+        let busy: Vec<f64> = out.loads.iter().map(|l| l.busy.as_secs_f64()).collect();
+        let ratio = |v: &[f64]| {
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            v.iter().copied().fold(0.0, f64::max) / mean
+        };
+        let steps_f: Vec<f64> = steps.iter().map(|&s| s as f64).collect();
+        println!(
+            "(d) phased rows (4 x 64 rows x 256 PEs, wse2), {threads} thread(s): {} wavelet-hops, {} cycles, {secs:.2} s; \
+             {} partitions, work (router steps + PE wakes) max/mean {:.2}, busy time max/mean {:.2}; work per partition {steps:?}",
+            out.report.wavelet_hops,
+            out.cycles,
+            out.loads.len(),
+            ratio(&steps_f),
+            ratio(&busy),
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -174,5 +212,8 @@ fn main() {
     }
     if want("full") {
         full(2);
+    }
+    if want("balance") {
+        balance();
     }
 }

@@ -7,10 +7,10 @@ use crate::fabric::NONE;
 use crate::layout::build;
 use crate::partition::Partition;
 use crate::program::Program;
-use crate::report::{ColorTraffic, LinkTraffic, PeActivity, Report, StreamTiming};
+use crate::report::{Report, StreamTiming};
 use crate::trace::{Trace, TraceBuf};
 use std::borrow::Cow;
-use wsel_target::{Coord, Dir, Port, Target};
+use wsel_target::{Coord, Port, Target};
 
 /// How to run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,12 +46,12 @@ impl Default for SimOptions {
 
 /// The final SRAM of one PE.
 #[derive(Clone, Debug)]
-struct FinalSram {
-    at: Coord,
+pub(crate) struct FinalSram {
+    pub(crate) at: Coord,
     /// Empty if the PE never used its SRAM.
-    bytes: Vec<u8>,
-    size: u32,
-    init: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) size: u32,
+    pub(crate) init: Vec<u8>,
 }
 
 /// A finished run.
@@ -72,7 +72,23 @@ pub struct Outcome {
     /// How the engine ran (not part of the results: it depends on
     /// [`SimOptions::express_streams`] and on the number of threads).
     pub express: ExpressStats,
-    srams: Vec<FinalSram>,
+    /// How much each partition (worker thread) worked, in partition order (not part of the
+    /// results either).
+    pub loads: Vec<PartitionLoad>,
+    pub(crate) srams: Vec<FinalSram>,
+}
+
+/// How much one partition of the fabric (one worker thread) worked in a run: what
+/// `bands.rs` balances.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartitionLoad {
+    /// Routers (coordinates with a PE program or a route) it holds.
+    pub routers: usize,
+    /// Router steps and PE wake-ups it simulated.
+    pub router_steps: u64,
+    pub pe_wakes: u64,
+    /// Time its thread spent simulating its cycles (not waiting for the others).
+    pub busy: std::time::Duration,
 }
 
 /// Uncontended streams the engine simulated as one event (see the crate README).
@@ -140,7 +156,7 @@ pub fn simulate(
         return Err(e);
     }
     if parts.iter().any(|p| p.next_time().is_some()) {
-        let busy: Vec<Coord> = parts
+        let mut busy: Vec<Coord> = parts
             .iter()
             .flat_map(|p| {
                 p.fab
@@ -149,8 +165,9 @@ pub fn simulate(
                     .filter(|pe| pe.has_work())
                     .map(|pe| p.fab.info[pe.node as usize].at)
             })
-            .take(8)
             .collect();
+        busy.sort_unstable();
+        busy.truncate(8);
         return Err(SimError::CycleBudget {
             max_cycles: limit,
             busy,
@@ -163,7 +180,7 @@ pub fn simulate(
     }
     let max_busy = parts.iter().map(|p| p.stats.max_busy).max().unwrap_or(0);
     let cycles = last.map_or(0, |l| l + 1).max(max_busy);
-    Ok(finish(target, program, parts, cycles))
+    Ok(crate::finish::finish(target, program, parts, cycles))
 }
 
 fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
@@ -215,165 +232,10 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
             }
         }
     }
+    // Partitions hold interleaved blocks of rows: the report lists PEs and routers row-major
+    // (each one's entries in the order found).
+    r.waiting.sort_by_key(|w| w.at);
+    r.stuck_sends.sort_by_key(|s| s.at);
+    r.queued.sort_by_key(|q| q.at);
     r
-}
-
-fn finish(target: &Target, program: &Program, parts: Vec<Partition<'_>>, cycles: u64) -> Outcome {
-    let express = ExpressStats {
-        started: parts.iter().map(|p| p.stats.express_started).sum(),
-        interrupted: parts.iter().map(|p| p.stats.express_interrupted).sum(),
-    };
-    let mut report = Report {
-        target: target.name.clone(),
-        cycles,
-        seconds: target.seconds(cycles),
-        wavelet_hops: 0,
-        wavelets_delivered: 0,
-        tasks_run: 0,
-        pes: Vec::new(),
-        links: Vec::new(),
-        colors: Vec::new(),
-    };
-    let mut color_hops = vec![0u64; target.colors as usize];
-    let mut color_delivered = vec![0u64; target.colors as usize];
-    let mut outputs: Vec<Vec<u32>> = vec![Vec::new(); program.outputs.len()];
-    let mut output_timing = vec![StreamTiming::default(); program.outputs.len()];
-    let mut input_timing: Vec<StreamTiming> = program
-        .inputs
-        .iter()
-        .map(|i| StreamTiming {
-            requested: i.start,
-            ..StreamTiming::default()
-        })
-        .collect();
-    let mut srams = Vec::new();
-    let mut traces = Vec::new();
-    let mut coords = Vec::new();
-    for mut p in parts {
-        // Link traffic from the output channels: each belongs to one node, direction and
-        // color (found through the queues that forward to it).
-        let fab = &mut p.fab;
-        let mut links = vec![[0u64; 4]; fab.routers.len()];
-        let mut seen = vec![false; fab.outch.len()];
-        for q in &fab.queues {
-            for (d, &ch) in q.out.iter().enumerate() {
-                if ch == NONE || std::mem::replace(&mut seen[ch as usize], true) {
-                    continue;
-                }
-                let out = &fab.outch[ch as usize];
-                links[q.node as usize][d] += out.sent;
-                if out.sink == NONE {
-                    report.wavelet_hops += out.sent;
-                    color_hops[q.color as usize] += out.sent;
-                }
-            }
-        }
-        for (c, d) in p.stats.color_delivered.iter().enumerate() {
-            color_delivered[c] += d;
-        }
-        for (i, (router, info)) in fab.routers.iter().zip(&fab.info).enumerate() {
-            coords.push(info.at);
-            for d in Dir::ALL {
-                let w = links[i][d.index()];
-                if w > 0 {
-                    report.links.push(LinkTraffic {
-                        x: info.at.x,
-                        y: info.at.y,
-                        dir: d,
-                        wavelets: w,
-                    });
-                }
-            }
-            if router.pe != NONE {
-                let pe = &mut fab.pes[router.pe as usize];
-                report.tasks_run += pe.tasks_run;
-                report.pes.push(PeActivity {
-                    x: info.at.x,
-                    y: info.at.y,
-                    busy_cycles: pe.busy_cycles,
-                    idle_cycles: cycles.saturating_sub(pe.busy_cycles),
-                    tasks: pe.tasks_run,
-                    waits: pe
-                        .recv_slots(&fab.recvs)
-                        .iter()
-                        .filter_map(|s| s.wait.report(s.color))
-                        .collect(),
-                });
-                let prog = &program.pes[pe.prog as usize];
-                let init = if pe.sram.is_empty() {
-                    prog.sram_init.clone()
-                } else {
-                    Vec::new()
-                };
-                srams.push(FinalSram {
-                    at: info.at,
-                    bytes: std::mem::take(&mut pe.sram),
-                    size: prog.sram_bytes,
-                    init,
-                });
-            }
-        }
-        for s in fab.sinks.drain(..) {
-            if let Some(timing) = output_timing.get_mut(s.output as usize) {
-                *timing = StreamTiming {
-                    wavelets: s.data.len() as u64,
-                    requested: 0,
-                    first: s.first,
-                    last: s.last,
-                    held_back: 0,
-                };
-            }
-            if let Some(o) = outputs.get_mut(s.output as usize) {
-                *o = s.data;
-            }
-        }
-        for s in &fab.sources {
-            if let Some(timing) = input_timing.get_mut(s.input as usize) {
-                *timing = StreamTiming {
-                    wavelets: s.pos as u64,
-                    requested: s.requested,
-                    first: s.first,
-                    last: s.last,
-                    held_back: s.held_back,
-                };
-            }
-        }
-        if let Some(t) = p.trace.take() {
-            traces.push(t);
-        }
-    }
-    report.wavelets_delivered = color_delivered.iter().sum();
-    for (c, (&hops, &delivered)) in color_hops.iter().zip(&color_delivered).enumerate() {
-        if hops > 0 || delivered > 0 {
-            report.colors.push(ColorTraffic {
-                color: c as u8,
-                hops,
-                delivered,
-            });
-        }
-    }
-    let trace = (!traces.is_empty()).then(|| {
-        let pe_of = |node: u32| coords[node as usize];
-        let name = |node: u32, task: u32| {
-            let at = coords[node as usize];
-            program
-                .pes
-                .iter()
-                .find(|p| p.at == at)
-                .and_then(|p| program.kernels.get(p.kernel as usize))
-                .and_then(|k| k.tasks.get(task as usize))
-                .map_or_else(|| format!("task {task}"), |t| t.name.clone())
-        };
-        crate::trace::build(traces, pe_of, name, target.clock_hz)
-    });
-    Outcome {
-        cycles,
-        report,
-        outputs,
-        input_timing,
-        output_timing,
-        trace,
-        express,
-        srams,
-    }
 }

@@ -252,13 +252,14 @@ pub(crate) fn build<'p>(
         .validate()
         .map_err(|e| SimError::Target(e.to_string()))?;
     let n = Numbering::new(target, program)?;
-    let bases = crate::bands::split(&n, parts);
-    let phases = Phases::of(program, target, bases.len() - 1 == 1);
-    let mut partitions = Vec::with_capacity(bases.len() - 1);
-    for p in 0..bases.len() - 1 {
+    let split = crate::bands::split(&n, parts);
+    let parts = split.members.len();
+    let phases = Phases::of(program, target, parts == 1);
+    let mut partitions = Vec::with_capacity(parts);
+    for p in 0..parts {
         let builder = Builder {
             n: &n,
-            bases: &bases,
+            split: &split,
             p,
             host_streams: host_streams(program),
         };
@@ -277,10 +278,10 @@ fn host_streams(program: &Program) -> usize {
         + program.outputs.len()
 }
 
-/// Builds partition `p`: global routers `bases[p] .. bases[p + 1]`.
+/// Builds partition `p`: the global routers `split.members[p]`.
 struct Builder<'a, 'p> {
     n: &'a Numbering<'p>,
-    bases: &'a [u32],
+    split: &'a crate::bands::Split,
     p: usize,
     host_streams: usize,
 }
@@ -293,21 +294,13 @@ struct Parts {
 }
 
 impl<'p> Builder<'_, 'p> {
-    /// The partition a global router belongs to.
-    fn part_of(&self, g: u32) -> usize {
-        self.bases.partition_point(|&b| b <= g) - 1
-    }
-
-    /// (partition, local index) of global queue `q` of global router `g`.
-    fn local_queue(&self, g: u32, q: u32) -> (usize, u32) {
-        let part = self.part_of(g);
-        (part, q - self.n.q_base[self.bases[part] as usize])
-    }
-
     fn partition(&self, phases: Phases) -> Partition<'p> {
-        let (n0, n1) = (self.bases[self.p] as usize, self.bases[self.p + 1] as usize);
+        let members = &self.split.members[self.p];
         let target = self.n.target;
-        let queues = (self.n.q_base[n1] - self.n.q_base[n0]) as usize;
+        let queues = members
+            .iter()
+            .map(|&g| (self.n.q_base[g as usize + 1] - self.n.q_base[g as usize]) as usize)
+            .sum();
         let mut parts = Parts {
             fab: Fabric {
                 rings: Rings::new(target.queue_depth, queues),
@@ -316,8 +309,8 @@ impl<'p> Builder<'_, 'p> {
             wakes: Vec::new(),
             phases,
         };
-        for g in n0..n1 {
-            self.router(&mut parts, g);
+        for &g in members {
+            self.router(&mut parts, g as usize);
         }
         // The first weight group (and any empty groups after it) is requested now.
         let mut requests = Vec::new();
@@ -332,7 +325,7 @@ impl<'p> Builder<'_, 'p> {
             let q = fab.sources[s as usize].queue;
             parts.wakes.push((t, fab.queues[q as usize].node));
         }
-        self.finish(parts, n1 - n0)
+        self.finish(parts, members.len())
     }
 
     /// The partition around its records.
@@ -353,7 +346,7 @@ impl<'p> Builder<'_, 'p> {
             floor: 0,
             epoch: 0,
             bucket: Default::default(),
-            outbox: (0..self.bases.len() - 1).map(|_| Vec::new()).collect(),
+            outbox: (0..self.split.members.len()).map(|_| Vec::new()).collect(),
             streams: Default::default(),
             max_cycles: u64::MAX,
             phases: parts.phases,
@@ -362,7 +355,7 @@ impl<'p> Builder<'_, 'p> {
             trace: None,
             ops: Vec::new(),
             spare: Default::default(),
-            node_base: self.bases[self.p],
+            globals: self.split.members[self.p].clone(),
         };
         for (t, node) in parts.wakes {
             part.schedule(node, t);
@@ -375,7 +368,7 @@ impl<'p> Builder<'_, 'p> {
         let n = self.n;
         let k = n.keys[g];
         let at = n.coord_of(k);
-        let local = (g - self.bases[self.p] as usize) as u32;
+        let local = self.split.local[g];
         let q_start = parts.fab.queues.len() as u32;
         for r in n.node_routes(g) {
             self.channels(parts, g, r);
@@ -417,7 +410,7 @@ impl<'p> Builder<'_, 'p> {
         let target = n.target;
         let k = n.keys[g];
         let at = n.coord_of(k);
-        let local = (g - self.bases[self.p] as usize) as u32;
+        let local = self.split.local[g];
         for d in Dir::ALL {
             if !r.tx.contains(d.port()) {
                 continue;
@@ -435,10 +428,10 @@ impl<'p> Builder<'_, 'p> {
                 Some(nb) => {
                     let ng = n.node_at(nb);
                     let dq = n.queue_of(ng as usize, r.color, d.opposite().port());
-                    let (dp, dq) = self.local_queue(ng, dq);
+                    let (dp, dq) = self.split.queue(n, ng, dq);
                     ch.dest_part = dp as u32;
                     ch.dest_queue = dq;
-                    ch.dest_node = ng - self.bases[dp];
+                    ch.dest_node = self.split.local[ng as usize];
                 }
                 None => {
                     let output = n.outputs_at.get(&(k, d, r.color)).copied().unwrap_or(NONE);
@@ -463,13 +456,13 @@ impl<'p> Builder<'_, 'p> {
     /// The queues of route `r` at global router `g`, one per receive port.
     fn queues(&self, parts: &mut Parts, g: usize, r: &Route) {
         let n = self.n;
-        let local = (g - self.bases[self.p] as usize) as u32;
-        let o_local = self.n.o_base[self.bases[self.p] as usize];
+        let local = self.split.local[g];
         for port in r.rx.iter() {
             let mut q = Queue::new(local, r.color, port.index() as u8, r.tx.0);
             for d in Dir::ALL {
                 if r.tx.contains(d.port()) {
-                    q.out[d.index()] = n.channel_of(g, r.color, d) - o_local;
+                    let ch = n.channel_of(g, r.color, d);
+                    q.out[d.index()] = self.split.channel(n, g as u32, ch);
                 }
             }
             q.up = self.upstream(parts, g, r.color, port);
@@ -505,12 +498,13 @@ impl<'p> Builder<'_, 'p> {
         if !forwards {
             return NONE;
         }
-        let up_part = self.part_of(ng);
+        let up_part = self.split.part[ng as usize] as usize;
         if up_part == self.p {
-            return ng - self.bases[self.p];
+            return self.split.local[ng as usize];
         }
-        let channel =
-            n.channel_of(ng as usize, color, back) - n.o_base[self.bases[up_part] as usize];
+        let channel = self
+            .split
+            .channel(n, ng, n.channel_of(ng as usize, color, back));
         parts.fab.remote_ups.push(RemoteUp {
             part: up_part as u32,
             channel,
@@ -522,7 +516,6 @@ impl<'p> Builder<'_, 'p> {
     fn sources(&self, parts: &mut Parts, at: Coord, g: usize, local: u32) {
         let n = self.n;
         let target = n.target;
-        let q0 = n.q_base[self.bases[self.p] as usize];
         for (index, i) in n
             .program
             .inputs
@@ -544,7 +537,10 @@ impl<'p> Builder<'_, 'p> {
                 }
             };
             parts.fab.sources.push(Source {
-                queue: n.queue_of(g, i.color, i.side.port()) - q0,
+                queue: self
+                    .split
+                    .queue(n, g as u32, n.queue_of(g, i.color, i.side.port()))
+                    .1,
                 data: i.data.clone(),
                 pos: 0,
                 pacer: Pacer::new(

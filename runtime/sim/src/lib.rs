@@ -20,6 +20,7 @@ mod events;
 mod express;
 mod express_start;
 mod fabric;
+mod finish;
 mod layout;
 mod materialize;
 mod pacer;
@@ -41,7 +42,7 @@ mod waits;
 pub mod workloads;
 
 pub use abi_task::{AbiEntry, AbiTask};
-pub use engine::{ExpressStats, Outcome, SimOptions, simulate};
+pub use engine::{ExpressStats, Outcome, PartitionLoad, SimOptions, simulate};
 pub use error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, TaskFault, WaitingRecv};
 pub use program::{
     Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, RampFilter,

@@ -46,6 +46,10 @@ pub(crate) struct Stats {
     /// Express streams started, and turned back into wavelets before their end.
     pub express_started: u64,
     pub express_interrupted: u64,
+    /// How much the partition worked: router steps, PE wakes, time in its cycles.
+    pub router_steps: u64,
+    pub pe_wakes: u64,
+    pub busy: std::time::Duration,
 }
 
 impl Stats {
@@ -56,6 +60,9 @@ impl Stats {
             max_busy: 0,
             express_started: 0,
             express_interrupted: 0,
+            router_steps: 0,
+            pe_wakes: 0,
+            busy: std::time::Duration::ZERO,
         }
     }
 
@@ -126,8 +133,8 @@ pub(crate) struct Partition<'p> {
     pub ops: Vec<Op>,
     /// Data buffers of finished sends, reused by new ones (see `TaskRuntime::buffer`).
     pub spare: crate::task::SpareBuffers,
-    /// Global id of the first node.
-    pub node_base: u32,
+    /// Per local router: its global id (row-major over the whole fabric).
+    pub globals: Vec<u32>,
     /// Express streams (streams along chains in closed form) and their events.
     pub streams: Streams,
     /// The cycle budget (`SimOptions::max_cycles`; `u64::MAX` for none), which tasks' loops
@@ -187,6 +194,13 @@ impl<'p> Partition<'p> {
 
     /// Process every cycle before `end`; stop early when nothing is left or a cycle fails.
     pub(crate) fn run(&mut self, end: u64) -> Stop {
+        let started = std::time::Instant::now();
+        let stop = self.run_until(end);
+        self.stats.busy += started.elapsed();
+        stop
+    }
+
+    fn run_until(&mut self, end: u64) -> Stop {
         loop {
             let Some(t) = self.next_time() else {
                 return Stop::Quiet;
@@ -270,6 +284,7 @@ impl<'p> Partition<'p> {
             let r = &self.fab.routers[node as usize];
             let (pe, sources) = (r.pe, r.flags & crate::fabric::SOURCES != 0);
             if pe != NONE {
+                self.stats.pe_wakes += 1;
                 self.wake_pe(pe, t);
             }
             if sources && self.streams.on {
@@ -286,6 +301,7 @@ impl<'p> Partition<'p> {
 
         let mut list = std::mem::take(&mut self.list);
         self.pending.drain_into(&mut list);
+        self.stats.router_steps += list.len() as u64;
         let moved = {
             let mut hot = self.hot(t);
             if crate::prefetch::large(&hot) {
@@ -310,7 +326,7 @@ impl<'p> Partition<'p> {
 
     /// Record an error at cycle `t` for local `node`.
     pub(crate) fn fail(&mut self, t: u64, node: u32, e: SimError) {
-        self.errors.push((t, self.node_base + node, e));
+        self.errors.push((t, self.globals[node as usize], e));
     }
 }
 

@@ -194,7 +194,7 @@ impl Partition<'_> {
         }
         self.stats.event(t);
         if let Some(trace) = &mut self.trace {
-            trace.task(self.node_base + node, task, t, busy);
+            trace.task(self.globals[node as usize], task, t, busy);
         }
     }
 }
