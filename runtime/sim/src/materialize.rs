@@ -139,6 +139,9 @@ impl Hot<'_> {
                 return;
             }
             let (pe, slot, node) = (rc.pe, rc.slot, s.hops[k].node);
+            if self.flush_run(x, r, i, upto) {
+                continue;
+            }
             let data = self.word(x, i);
             self.streams.list[x as usize].receivers[r as usize].flushed += 1;
             let p = &mut self.pes[pe as usize];
@@ -159,6 +162,49 @@ impl Hot<'_> {
             }
             self.stats.color_delivered[color as usize] += 1;
         }
+    }
+
+    /// Write a run of receiver `r`'s wavelets from stream index `i` on at once, if more than
+    /// one has arrived by `upto` into its open receive without completing it: consecutive
+    /// in the stream (and in one period's window); whether it wrote any.
+    fn flush_run(&mut self, x: u32, r: u32, i: u64, upto: u64) -> bool {
+        let s = &self.streams.list[x as usize];
+        let rc = &s.receivers[r as usize];
+        let rs = &self.recvs[rc.slot as usize];
+        if !rs.open || rs.n - rs.done < 3 {
+            return false;
+        }
+        let k = rc.hop as usize;
+        let arrived = s
+            .period
+            .count(rc.window, s.moved(k, upto + 1, self.latency))
+            - rc.flushed;
+        let in_window = if s.period.p == 0 {
+            u64::MAX
+        } else {
+            rc.window.1 - (s.period.phase + i) % s.period.p
+        };
+        let run = arrived
+            .min(in_window)
+            .min(u64::from(rs.n - rs.done - 1))
+            .min(rc.total - rc.flushed);
+        if run < 2 {
+            return false;
+        }
+        let t = s.leaves(i, k, self.latency);
+        let (pe, slot) = (rc.pe, rc.slot);
+        let from = (s.first + i) as usize;
+        let words = match &s.feed {
+            Feed::Send { send, .. } => &send.data[from..from + run as usize],
+            &Feed::Edge { source } => {
+                &self.sources[source as usize].data[from..from + run as usize]
+            }
+        };
+        let rs = &mut self.recvs[slot as usize];
+        crate::pe::deliver_run(&mut self.pes[pe as usize], rs, self.program, words, t);
+        self.stats.color_delivered[rs.color as usize] += run;
+        self.streams.list[x as usize].receivers[r as usize].flushed += run;
+        true
     }
 
     /// Turn stream `x` back into wavelets at the current cycle `t`: the state after the

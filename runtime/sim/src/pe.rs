@@ -473,6 +473,26 @@ fn install(slot: &mut SendSlot, s: SendState) {
     slot.seq = s.seq;
 }
 
+/// Write the wavelets `words`, the first arriving at cycle `t`, into the open receive of slot
+/// `s` of PE `pe`, which takes more than them (none completes it): what [`deliver`] would do
+/// one by one.
+pub(crate) fn deliver_run(pe: &mut Pe, s: &mut RecvSlot, program: &Program, words: &[u32], t: u64) {
+    debug_assert!(s.open && (words.len() as u32) < s.n - s.done);
+    if pe.sram.is_empty() {
+        let prog = &program.pes[pe.prog as usize];
+        crate::pe_exec::materialize(&mut pe.sram, prog.sram_bytes, &prog.sram_init);
+    }
+    let at = s.offset as usize + 4 * s.done as usize;
+    // The receive's range was checked against the SRAM size when it was posted.
+    if let Some(dst) = pe.sram.get_mut(at..at + 4 * words.len()) {
+        for (d, w) in dst.chunks_exact_mut(4).zip(words) {
+            d.copy_from_slice(&w.to_le_bytes());
+        }
+    }
+    s.done += words.len() as u32;
+    s.wait.delivered(t);
+}
+
 /// Write wavelet `data`, arriving at cycle `t`, into receive slot `rs` of PE `pe` (allocating
 /// the SRAM on first use); a receive it completes queues its task for `t + 1`. Both ways a
 /// wavelet reaches a PE — a router's ramp and an express stream's closed form — come here.
