@@ -9,8 +9,10 @@
 //! fabric band by band (`workloads::phased_rows`: 4 weight phases of 64 rows, 256 PEs wide, on
 //! wse2), for 1 to 16 threads.
 //!
+//! And (e) weight rows scattered along every row of wse2 by ramp filters, in closed form.
+//!
 //! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small`, `full`,
-//! `streams` or `balance` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
+//! `streams`, `balance` or `scatter` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
 //! side of the small halo exchange (rounds scale so the wavelet count stays about the same),
 //! `ROUNDS=n` its number of rounds, `RUNS=n` the number of runs of `small1` (for instruction
 //! counts under callgrind: `RUNS=1 ROUNDS=5`).
@@ -23,7 +25,7 @@ use std::time::Instant;
 /// The allocator the `wsel` binary uses, so that these figures are what `wsel run` gets.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use wsel_sim::workloads::{halo_exchange, phased_rows};
+use wsel_sim::workloads::{halo_exchange, phased_rows, scatter_rows};
 use wsel_sim::{Program, SimOptions, TaskContext, simulate, task};
 use wsel_target::{Coord, Port, PortSet, Target, shortest_path};
 
@@ -193,6 +195,34 @@ fn balance() {
     }
 }
 
+/// (e) Weight rows scattered along every row of wse2 by ramp filters (a weight-streaming
+/// layer's delivery): with express streams on and, on a smaller share, off.
+fn scatter() {
+    let target = Target::wse2();
+    for (rows, express_streams) in [(994, true), (16, false), (16, true)] {
+        let (width, chunk, repeats) = (750, 16, 4);
+        let program = scatter_rows(rows, width, chunk, repeats);
+        let opts = SimOptions {
+            express_streams,
+            ..SimOptions::default()
+        };
+        let start = Instant::now();
+        let out = simulate(&target, &program, &opts).expect("scatter runs");
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "(e) scatter {rows} rows x {width} PEs x {chunk} words x {repeats} weight rows (wse2), express {}: \
+             {} wavelet-hops, {} delivered, {} cycles, {secs:.2} s (layout included) = {:.1} M wavelet-hops/s; {:?}; peak RSS {:.2} GiB",
+            if express_streams { "on" } else { "off" },
+            out.report.wavelet_hops,
+            out.report.wavelets_delivered,
+            out.cycles,
+            out.report.wavelet_hops as f64 / secs / 1e6,
+            out.express,
+            peak_rss() as f64 / (1u64 << 30) as f64
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -215,5 +245,8 @@ fn main() {
     }
     if want("balance") {
         balance();
+    }
+    if want("scatter") {
+        scatter();
     }
 }

@@ -206,11 +206,12 @@ impl Program {
     }
 
     /// Set the ramp filter of the route for `color` at `at` (added before); whether there was
-    /// such a route.
+    /// such a route. Routes are searched from the last added on.
     pub fn set_filter(&mut self, at: Coord, color: Color, filter: RampFilter) -> bool {
         match self
             .routes
             .iter_mut()
+            .rev()
             .find(|r| r.at == at && r.color == color)
         {
             Some(r) => {

@@ -3,6 +3,7 @@
 //! [`halo_exchange`]: every PE of a `width × height` region repeatedly swaps an `n`-word
 //! boundary with each of its four neighbours, the classic stencil communication pattern.
 //! [`phased_rows`]: weight-store streams multicast along rows, one band of rows per phase.
+//! [`scatter_rows`]: weight rows scattered along rows of PEs by ramp filters.
 
 use crate::program::{Color, Program};
 use crate::task::{TaskContext, task};
@@ -155,6 +156,53 @@ pub fn phased_rows(phases: u32, rows: u32, width: u32, n: u32, piece: u32) -> Pr
                     PortSet::only(Port::Ramp).with(Port::E)
                 };
                 p.add_route(at, 0, rx, tx);
+            }
+        }
+    }
+    p
+}
+
+/// Weight rows scattered along rows of PEs, as a weight-streaming layer takes them: row `y` of
+/// `rows` gets `repeats` weight rows of `width · chunk` wavelets from the weight store at its
+/// west edge, and PE `x` keeps `chunk` of each (ramp filters: `keep = chunk`,
+/// `period = (width − x)·chunk`), one receive per weight row. The hops grow with the square of
+/// the width; in closed form the cost follows the receives (see `express.rs`).
+pub fn scatter_rows(rows: u32, width: u32, chunk: u32, repeats: u32) -> Program {
+    let mut p = Program::new();
+    let got = task(move |ctx: &mut TaskContext<'_>| {
+        let done = ctx.read_u32(4 * chunk)? + 1;
+        ctx.write_u32(4 * chunk, done)?;
+        ctx.add_cycles(u64::from(chunk));
+        if done < repeats {
+            ctx.recv(0, chunk, 0, 0)?;
+        }
+        Ok(())
+    });
+    let main = task(move |ctx: &mut TaskContext<'_>| ctx.recv(0, chunk, 0, 0));
+    let kernel = p.add_kernel("scatter", vec![("got", got), ("main", main)]);
+    for y in 0..rows {
+        p.inputs.push(crate::program::EdgeInput {
+            at: Coord::new(0, y),
+            side: Dir::West,
+            color: 0,
+            data: (0..width * chunk * repeats).map(|i| y ^ i).collect(),
+            source: crate::program::EdgeSource::WeightStore,
+            start: 0,
+            phase: 0,
+        });
+        for x in 0..width {
+            let at = Coord::new(x, y);
+            p.add_pe(at, kernel, 4 * chunk + 4, &[0], &[1]);
+            if x + 1 == width {
+                p.add_route(at, 0, PortSet::only(Port::W), PortSet::only(Port::Ramp));
+            } else {
+                let tx = PortSet::only(Port::Ramp).with(Port::E);
+                p.add_route(at, 0, PortSet::only(Port::W), tx);
+                let filter = crate::program::RampFilter {
+                    keep: chunk,
+                    period: (width - x) * chunk,
+                };
+                p.set_filter(at, 0, filter);
             }
         }
     }
