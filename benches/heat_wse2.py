@@ -10,7 +10,8 @@ temporary directory, runs `wsel run --no-cache --threads N` under `/usr/bin/time
 binary given (alternating, so that two builds meet the same load), and prints per run: the
 CPU (user) time, the wall time, the peak RSS, the simulated wavelet-hops and cycles, the
 wavelet-hops per second per core of CPU time, and the SHA-256 of the result file (the same
-bytes for every thread count and binary, or the engine is broken). Medians at the end.
+bytes for every thread count and binary, or the engine is broken) and of the printed report
+but for its wall time. Medians at the end.
 """
 
 import argparse
@@ -60,6 +61,11 @@ def run(wsel: str, job: Path, threads: int) -> dict:
         "hops": hops, "cycles": cycles,
         "rate": hops / float(user) / threads / 1e6,
         "sha": hashlib.sha256(out.read_bytes()).hexdigest()[:16],
+        # The printed report, but for the wall time and the output's path.
+        "report": hashlib.sha256("".join(
+            line for line in p.stdout.splitlines(keepends=True)
+            if "wall time" not in line and "output:" not in line
+        ).encode()).hexdigest()[:16],
     }
 
 
@@ -80,12 +86,13 @@ def main():
                     results.setdefault((wsel, threads), []).append(r)
                     print(f"{wsel} threads {threads}: {r['user']:.2f} s CPU, {r['wall']:.2f} s wall, "
                           f"{r['rss_gib']:.2f} GiB, {r['hops']:,} hops, {r['cycles']:,} cycles, "
-                          f"{r['rate']:.2f} M hops/s per core, output {r['sha']}", flush=True)
+                          f"{r['rate']:.2f} M hops/s per core, output {r['sha']}, report {r['report']}", flush=True)
         print("\nmedians:")
         for (wsel, threads), rs in results.items():
             print(f"{wsel} threads {threads}: CPU {statistics.median(r['user'] for r in rs):.2f} s, "
                   f"{statistics.median(r['rate'] for r in rs):.2f} M hops/s per core, "
-                  f"peak {max(r['rss_gib'] for r in rs):.2f} GiB, outputs {sorted({r['sha'] for r in rs})}")
+                  f"peak {max(r['rss_gib'] for r in rs):.2f} GiB, outputs {sorted({r['sha'] for r in rs})}, "
+                  f"reports {sorted({r['report'] for r in rs})}")
 
 
 if __name__ == "__main__":
