@@ -6,8 +6,10 @@
 
 use std::collections::BTreeSet;
 
+use wsel_sema::builtins::BUILTINS;
+use wsel_sema::check::kernel::{BUS_SIDES, PORT_SIDES};
 use wsel_sema::items::{ItemKind, item_index, module_scope, resolve_module};
-use wsel_sema::kernel_signature;
+use wsel_sema::{kernel_signature, layer_signature};
 use wsel_syntax::{KEYWORDS, Token, ast};
 
 use crate::context::FileCtx;
@@ -35,8 +37,6 @@ pub struct Completion {
     pub kind: CompletionKind,
     pub detail: Option<String>,
 }
-
-const FUNCTIONS: &[&str] = &["exp", "log", "sqrt", "tanh", "abs", "max", "min", "sum"];
 
 pub fn completions(ctx: &FileCtx<'_>, offset: usize) -> Vec<Completion> {
     let offset = offset.min(ctx.text.len());
@@ -91,6 +91,19 @@ pub fn completions(ctx: &FileCtx<'_>, offset: usize) -> Vec<Completion> {
                 .filter(|c| c.kind == CompletionKind::Task)
                 .collect();
         }
+        (_, Some(Token::From | Token::To)) if in_port_declaration(&before) => {
+            return PORT_SIDES
+                .iter()
+                .map(|side| {
+                    let what = if BUS_SIDES.contains(side) {
+                        "bus: every other PE of the line"
+                    } else {
+                        "port side"
+                    };
+                    simple(side, CompletionKind::Keyword, what)
+                })
+                .collect();
+        }
         (_, Some(Token::Split)) | (Some(Token::Split), Some(Token::LBracket)) => {
             return ["rows", "cols", "_"]
                 .iter()
@@ -111,7 +124,68 @@ pub fn completions(ctx: &FileCtx<'_>, offset: usize) -> Vec<Completion> {
     if let Some(kernel) = open_run_call(&before) {
         return kernel_params(ctx, kernel);
     }
-    everything(ctx, offset)
+    let mut out = everything(ctx, offset);
+    if let Some(layer) = open_call(&before) {
+        out.extend(layer_scalars(ctx, layer));
+    }
+    out
+}
+
+/// Whether the tokens end inside a port declaration (`in p: stream<T> from`), not inside a
+/// model `param ... from "path"`.
+fn in_port_declaration(before: &[&Token]) -> bool {
+    let start = before
+        .iter()
+        .rposition(|t| matches!(t, Token::Semi | Token::LBrace | Token::RBrace));
+    let statement = &before[start.map_or(0, |i| i + 1)..];
+    matches!(statement.first(), Some(Token::In | Token::Out))
+}
+
+/// The callee of the innermost unclosed call `f(...` when the cursor is where an argument
+/// starts (after the `(` or a `,`).
+fn open_call<'t>(before: &[&'t Token]) -> Option<&'t str> {
+    if !matches!(before.last(), Some(Token::LParen | Token::Comma)) {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, token) in before.iter().enumerate().rev() {
+        match token {
+            Token::RParen => depth += 1,
+            Token::LParen if depth > 0 => depth -= 1,
+            Token::LParen => {
+                return match i.checked_sub(1).map(|j| before[j]) {
+                    Some(Token::Ident(callee)) => Some(callee.as_str()),
+                    _ => None,
+                };
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The scalar inputs of `layer` (a layer in scope), given by name at a call.
+fn layer_scalars(ctx: &FileCtx<'_>, layer: &str) -> Vec<Completion> {
+    let db = ctx.db;
+    let Some(item) = module_scope(db, ctx.file).get(layer) else {
+        return Vec::new();
+    };
+    if item.kind(db) != ItemKind::Layer {
+        return Vec::new();
+    }
+    layer_signature(db, item)
+        .scalars
+        .iter()
+        .map(|s| Completion {
+            label: s.name.clone(),
+            kind: CompletionKind::Variable,
+            detail: Some(format!(
+                "scalar input of `{layer}`: {}{}",
+                wsel_sema::ty::scalar_name(s.ty),
+                s.default.map(|d| format!(" = {d}")).unwrap_or_default()
+            )),
+        })
+        .collect()
 }
 
 fn simple(label: &str, kind: CompletionKind, detail: &str) -> Completion {
@@ -323,9 +397,9 @@ fn everything(ctx: &FileCtx<'_>, offset: usize) -> Vec<Completion> {
     let in_kernel = item_at(&ctx.defs, offset).is_some_and(|(_, d)| d.kind == DefKind::Kernel);
     if in_kernel {
         out.extend(
-            FUNCTIONS
+            BUILTINS
                 .iter()
-                .map(|f| simple(f, CompletionKind::Function, "math function")),
+                .map(|f| simple(f.name, CompletionKind::Function, f.signature)),
         );
         out.push(simple(
             "pe",

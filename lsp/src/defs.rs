@@ -33,6 +33,8 @@ pub enum DefKind {
     LoopVar,
     LayerInput,
     LayerParam,
+    /// A scalar input of a layer (a compile-time setting given by name at calls).
+    LayerScalar,
     LayerOutput,
     DimVar,
     RegionSize,
@@ -61,6 +63,7 @@ impl DefKind {
             DefKind::LoopVar => "loop variable",
             DefKind::LayerInput => "layer input",
             DefKind::LayerParam => "layer weight",
+            DefKind::LayerScalar => "layer scalar input",
             DefKind::LayerOutput => "layer result",
             DefKind::DimVar => "dimension variable",
             DefKind::RegionSize => "region size",
@@ -241,10 +244,10 @@ impl Collector<'_> {
         let me = self.push(&l.name, DefKind::Layer, &l.span, None);
         self.defs[me].doc = l.doc.clone();
         for p in &l.inputs {
-            let kind = if p.is_param {
-                DefKind::LayerParam
-            } else {
-                DefKind::LayerInput
+            let kind = match (&p.ty, p.is_param) {
+                (ast::Type::Scalar(..), _) => DefKind::LayerScalar,
+                (_, true) => DefKind::LayerParam,
+                (_, false) => DefKind::LayerInput,
             };
             self.push(&p.name, kind, &p.span, Some(me));
             self.dims(&p.ty, me);

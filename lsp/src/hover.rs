@@ -3,6 +3,7 @@
 //! mapping on the default target (`layer_call`); elsewhere, the type of the innermost checked
 //! expression.
 
+use wsel_sema::builtins::{Builtin, builtin};
 use wsel_sema::items::{ItemKind, item_index};
 use wsel_sema::{const_value, kernel_signature};
 use wsel_syntax::ast::{self, PortDirection};
@@ -42,6 +43,12 @@ pub fn hover(ctx: &FileCtx<'_>, offset: usize) -> Option<HoverInfo> {
                 markdown: describe_def(&def_ctx, &def, use_type, def_ctx.file != ctx.file),
             });
         }
+        if let Some(function) = builtin_called(ctx, name, span) {
+            return Some(HoverInfo {
+                span: span.clone(),
+                markdown: format!("```wse\n{}\n```\n\n{}", function.signature, function.doc),
+            });
+        }
     }
     let (span, ty) = ctx
         .analysis
@@ -53,6 +60,16 @@ pub fn hover(ctx: &FileCtx<'_>, offset: usize) -> Option<HoverInfo> {
         span: span.clone(),
         markdown: format!("```wse\n{ty}\n```"),
     })
+}
+
+/// The built-in function `name` when the identifier at `span` calls it (is followed by `(`).
+fn builtin_called(
+    ctx: &FileCtx<'_>,
+    name: &str,
+    span: &std::ops::Range<usize>,
+) -> Option<&'static Builtin> {
+    let called = ctx.text.get(span.end..)?.trim_start().starts_with('(');
+    called.then(|| builtin(name)).flatten()
 }
 
 /// The hover text of a declaration. `use_type` is the type recorded where the name is used;
@@ -81,9 +98,11 @@ pub fn describe_def(
             slice(&def.decl_span).trim_end_matches(';').to_string()
         }
         DefKind::Task => format!("task {}()", def.name),
-        DefKind::KernelParam | DefKind::LayerInput | DefKind::LayerParam | DefKind::ModelInput => {
-            slice(&def.decl_span)
-        }
+        DefKind::KernelParam
+        | DefKind::LayerInput
+        | DefKind::LayerParam
+        | DefKind::LayerScalar
+        | DefKind::ModelInput => slice(&def.decl_span),
         DefKind::LayerOutput => format!("-> {}", slice(&def.decl_span)),
         DefKind::Let | DefKind::ModelLet => match ty {
             Some(t) => format!("let {}: {t}", def.name),

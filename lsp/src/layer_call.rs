@@ -48,7 +48,7 @@ pub fn call_costs(db: &dyn Db, layer: ItemId<'_>, call: &CallBinding) -> Vec<Cos
         })
         .collect();
     let text = layer.file(db).text(db);
-    wsel_lower::cost_at(db, layer, &dims)
+    wsel_lower::cost_at(db, layer, &dims, &call.scalars)
         .iter()
         .map(|entry| CostFigure {
             key: entry.key.clone(),
@@ -311,6 +311,11 @@ pub fn call_hover(ctx: &FileCtx<'_>, callee: &str, call: &CallBinding) -> String
         .dims
         .iter()
         .map(|(name, dim)| format!("`{name} = {dim}`"))
+        .chain(
+            call.scalars
+                .iter()
+                .map(|(name, value)| format!("`{name} = {value}`")),
+        )
         .collect();
     out.push_str("\n**This call:** ");
     if !dims.is_empty() {

@@ -10,6 +10,7 @@ pub mod completion;
 pub mod context;
 pub mod definition;
 pub mod defs;
+pub mod exit;
 pub mod formatting;
 pub mod hover;
 pub mod inlay_hints;
@@ -26,18 +27,22 @@ pub mod workspace;
 
 pub use server::Backend;
 
-/// Serves the Language Server Protocol on standard input and output until the client exits.
-pub fn run_stdio() -> std::io::Result<()> {
+/// Serves the Language Server Protocol on standard input and output until the client sends
+/// `exit` or closes the input, and says which ([`exit::Ending`]).
+pub fn run_stdio() -> std::io::Result<exit::Ending> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async {
+    let ending = runtime.block_on(async {
+        let (to_server, from_client) = tokio::io::duplex(64 * 1024);
         let (service, socket) = tower_lsp::LspService::new(Backend::new);
-        tower_lsp::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+        let server = tower_lsp::Server::new(from_client, tokio::io::stdout(), socket)
             .concurrency_level(8)
-            .serve(service)
-            .await;
+            .serve(service);
+        let (ending, ()) = tokio::join!(exit::forward(tokio::io::stdin(), to_server), server);
+        ending
     });
+    // The blocking read of standard input may still be waiting for bytes that never come.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    Ok(())
+    ending
 }

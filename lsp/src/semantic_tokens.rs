@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use tower_lsp::lsp_types::{SemanticToken, SemanticTokenModifier, SemanticTokenType};
+use wsel_sema::check::kernel::PORT_SIDES;
 use wsel_syntax::Token;
 
 use crate::context::FileCtx;
@@ -142,12 +143,12 @@ fn ident_class(
     }
     match (previous, name) {
         (Some(Token::Dot), _) => (Class::Property, DEFAULT_LIBRARY),
-        (Some(Token::From | Token::To), "north" | "south" | "east" | "west") => {
+        (Some(Token::From | Token::To), side) if PORT_SIDES.contains(&side) => {
             (Class::EnumMember, 0)
         }
         (_, "multicast" | "array" | "port" | "rows" | "cols") => (Class::Keyword, 0),
         (_, "pe" | "region") => (Class::Variable, DEFAULT_LIBRARY | READONLY),
-        (_, "exp" | "log" | "sqrt" | "tanh" | "abs" | "max" | "min" | "sum") => {
+        (_, name) if wsel_sema::builtins::builtin(name).is_some() => {
             (Class::Function, DEFAULT_LIBRARY)
         }
         _ => (Class::Variable, 0),
@@ -163,6 +164,7 @@ fn def_class(kind: DefKind) -> (Class, u32) {
         DefKind::InPort | DefKind::OutPort => (Class::Property, 0),
         DefKind::DimVar | DefKind::RegionSize => (Class::TypeParameter, 0),
         DefKind::LayerInput | DefKind::LayerParam | DefKind::LayerOutput => (Class::Parameter, 0),
+        DefKind::LayerScalar => (Class::Parameter, READONLY),
         DefKind::Storage
         | DefKind::Let
         | DefKind::LocalVar

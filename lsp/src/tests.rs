@@ -23,9 +23,14 @@ model m(x: f32[B, 16]) -> f32[B, 8] {
 ";
 
 fn with_ctx(check: impl FnOnce(&FileCtx<'_>)) {
+    with_src(SRC, check);
+}
+
+/// Runs `check` on `src` (file `/project/m.wse`), which must check cleanly.
+fn with_src(src: &str, check: impl FnOnce(&FileCtx<'_>)) {
     let mut db = wsel_sema::Database::default();
     let path = Path::new("/project/m.wse");
-    let file = wsel_sema::load_program(&mut db, path, &mut |_| Ok(SRC.to_string()));
+    let file = wsel_sema::load_program(&mut db, path, &mut |_| Ok(src.to_string()));
     let file = file.unwrap_or_else(|e| panic!("{e}"));
     assert!(wsel_sema::diagnostics(&db, file).is_empty());
     check(&FileCtx::new(&db, file));
@@ -132,6 +137,120 @@ fn inlay_hints_and_semantic_classes() {
         assert_eq!(
             class_at(at("WIDTH]")),
             Some((Class::Variable, crate::semantic_tokens::READONLY))
+        );
+    });
+}
+
+const MASKS: &str = "kernel clip(n: u32) {
+    var x: [f32; n];
+    var keep: [bool; n];
+    task main() {
+        keep[0..n] = x[0..n] > 0.0;
+        x[0..n] = select(keep[0..n], x[0..n], 0.0);
+    }
+}
+";
+
+#[test]
+fn builtin_functions_have_hover_completion_and_a_class() {
+    with_src(MASKS, |ctx| {
+        let at = |needle: &str| MASKS.find(needle).unwrap_or_else(|| panic!("{needle}"));
+        let h = hover(ctx, at("select(") + 2)
+            .map(|h| h.markdown)
+            .unwrap_or_default();
+        assert!(
+            h.contains("select(mask, a, b)") && h.contains("element-wise"),
+            "{h}"
+        );
+        let h = hover(ctx, at("> 0.0"))
+            .map(|h| h.markdown)
+            .unwrap_or_default();
+        assert!(h.contains("bool"), "{h}");
+        let items = completions(ctx, at("x[0..n] = select"));
+        let select = items.iter().find(|c| c.label == "select");
+        assert_eq!(
+            select.and_then(|c| c.detail.as_deref()),
+            Some("select(mask, a, b)")
+        );
+        let classes = classify(ctx);
+        let class = classes.iter().find(|c| c.span.start == at("select("));
+        assert_eq!(
+            class.map(|c| (c.class, c.modifiers)),
+            Some((Class::Function, DEFAULT_LIBRARY))
+        );
+    });
+}
+
+const BUS: &str = "kernel k(n: u32) {
+    var v: [f32; n];
+    out bx: stream<f32> to row;
+    in  rx: stream<f32> from row;
+    task main() {
+        if pe.col == 0 { send(bx, v[0..n]); } else { recv(rx, v[0..n]) then main; }
+    }
+}
+";
+
+#[test]
+fn bus_sides_complete_and_classify() {
+    with_src(BUS, |ctx| {
+        let at = |needle: &str| BUS.find(needle).unwrap_or_else(|| panic!("{needle}"));
+        let labels: Vec<String> = completions(ctx, at("row;"))
+            .into_iter()
+            .map(|c| c.label)
+            .collect();
+        for side in ["north", "west", "row", "col", "region"] {
+            assert!(labels.contains(&side.to_string()), "{labels:?}");
+        }
+        let classes = classify(ctx);
+        let class = classes.iter().find(|c| c.span.start == at("row;"));
+        assert_eq!(class.map(|c| c.class), Some(Class::EnumMember));
+        let h = hover(ctx, at("rx, v"))
+            .map(|h| h.markdown)
+            .unwrap_or_default();
+        assert!(h.contains("in rx: stream<f32> from row"), "{h}");
+    });
+}
+
+const HEAT: &str = "import std.stencil.{jacobi};
+
+model heat(plate: f32[B, 8, 8]) -> f32[B, 8, 8] {
+    return jacobi(plate, steps = 3);
+}
+";
+
+#[test]
+fn layer_scalar_inputs_on_hover_completion_and_tokens() {
+    with_src(HEAT, |ctx| {
+        let at = |needle: &str| HEAT.find(needle).unwrap_or_else(|| panic!("{needle}"));
+        let h = hover(ctx, at("jacobi(plate") + 1)
+            .map(|h| h.markdown)
+            .unwrap_or_default();
+        assert!(h.contains("steps: u32 = 16"), "{h}");
+        assert!(h.contains("`steps = 3`"), "{h}");
+        // 4 flops per interior cell and step: 4 * 6 * 6 * 3.
+        assert!(h.contains("flops: 432 per sample"), "{h}");
+        let h = hover(ctx, at("steps ="))
+            .map(|h| h.markdown)
+            .unwrap_or_default();
+        assert!(
+            h.contains("steps: u32 = 16") && h.contains("layer scalar input"),
+            "{h}"
+        );
+        let items = completions(ctx, at("steps ="));
+        let steps = items.iter().find(|c| c.label == "steps");
+        assert_eq!(
+            steps.and_then(|c| c.detail.as_deref()),
+            Some("scalar input of `jacobi`: u32 = 16")
+        );
+        let classes = classify(ctx);
+        let class = classes.iter().find(|c| c.span.start == at("steps ="));
+        assert_eq!(
+            class.map(|c| (c.class, c.modifiers)),
+            Some((
+                Class::Parameter,
+                crate::semantic_tokens::READONLY | DEFAULT_LIBRARY
+            ))
         );
     });
 }

@@ -533,8 +533,10 @@ async fn document_symbols_outline_the_file() {
             "LN_EPS",
             "add_row",
             "residual_add",
+            "add_resident",
             "layernorm_row",
             "layernorm",
+            "layernorm_resident",
             "block",
             "run block"
         ]

@@ -8,6 +8,7 @@ const MODULES: &[(&str, &str)] = &[
     ("nn", include_str!("../nn.wse")),
     ("collectives", include_str!("../collectives.wse")),
     ("stencil", include_str!("../stencil.wse")),
+    ("resident", include_str!("../resident.wse")),
 ];
 
 /// The source of the standard-library module at `path` (the segments after `std`), if any.

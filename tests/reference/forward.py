@@ -11,6 +11,7 @@ Usage: python3 tests/reference/forward.py MODEL OUT.npy [BATCH]
          residual       layernorm(x + relu(x W1 + b1) W2 + b2) * gamma + beta, eps 1e-5
                                                                       (examples/residual/data)
          mlp_streaming  softmax(relu(relu(x W1 + b1) W2 + b2) W3 + b3) (examples/mlp_streaming/data)
+         ragged         (x W1 + b1) W2 + b2, 257 -> 131 -> 10         (examples/ragged/data)
 The MODEL name is the example's folder name. Computes in float32, as the fabric does, and
 saves the result as float32. BATCH keeps the first BATCH samples (default: all).
 """
@@ -92,6 +93,13 @@ def mlp_streaming(batch):
     return softmax(h)
 
 
+def ragged(batch):
+    h = load("ragged", "x")[:batch]
+    for i in (1, 2):
+        h = h @ load("ragged", f"w{i}") + load("ragged", f"b{i}")
+    return h
+
+
 MODELS = {
     "gemv": gemv,
     "digits": digits,
@@ -101,6 +109,7 @@ MODELS = {
     "allreduce": allreduce,
     "residual": residual,
     "mlp_streaming": mlp_streaming,
+    "ragged": ragged,
 }
 
 

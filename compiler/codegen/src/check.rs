@@ -56,7 +56,10 @@ pub fn expr_ty(kernel: &KernelIr, task: &Task, expr: &Expr) -> ScalarTy {
         Expr::Local(local) => task.locals[local.0 as usize].ty,
         Expr::Coord(_) => ScalarTy::U32,
         Expr::Load { array, .. } => kernel.array(*array).elem,
-        Expr::Unary { ty, .. } | Expr::Math { ty, .. } | Expr::Reduce { ty, .. } => *ty,
+        Expr::Unary { ty, .. }
+        | Expr::Math { ty, .. }
+        | Expr::Reduce { ty, .. }
+        | Expr::Select { ty, .. } => *ty,
         Expr::Binary { op, ty, .. } => binary_result(*op, *ty),
         Expr::Cast { to, .. } => *to,
     }
@@ -67,7 +70,7 @@ pub fn vexpr_ty(kernel: &KernelIr, task: &Task, value: &VExpr) -> ScalarTy {
     match value {
         VExpr::Scalar(expr) => expr_ty(kernel, task, expr),
         VExpr::Elem { array, .. } => kernel.array(*array).elem,
-        VExpr::Unary { ty, .. } | VExpr::Math { ty, .. } => *ty,
+        VExpr::Unary { ty, .. } | VExpr::Math { ty, .. } | VExpr::Select { ty, .. } => *ty,
         VExpr::Binary { op, ty, .. } => binary_result(*op, *ty),
         VExpr::Cast { to, .. } => *to,
     }
@@ -171,6 +174,10 @@ impl Checker<'_> {
             }
             Stmt::Activate(task) => self.task_id(task.0),
             Stmt::Return => Ok(()),
+            Stmt::CheckLength { len, expected } => {
+                self.index(len)?;
+                self.index(expected)
+            }
         }
     }
 
@@ -208,6 +215,16 @@ impl Checker<'_> {
                     ));
                 }
             }
+            Expr::Select {
+                ty,
+                cond,
+                on_true,
+                on_false,
+            } => {
+                self.expect(cond, ScalarTy::Bool, "select condition")?;
+                self.expect(on_true, *ty, "select value")?;
+                self.expect(on_false, *ty, "select value")?;
+            }
         }
         Ok(expr_ty(self.kernel, self.task, expr))
     }
@@ -234,6 +251,16 @@ impl Checker<'_> {
             VExpr::Math { func, ty, arg } => {
                 self.vexpect(arg, *ty)?;
                 math_ok(*func, *ty)?;
+            }
+            VExpr::Select {
+                ty,
+                cond,
+                on_true,
+                on_false,
+            } => {
+                self.vexpect(cond, ScalarTy::Bool)?;
+                self.vexpect(on_true, *ty)?;
+                self.vexpect(on_false, *ty)?;
             }
         }
         Ok(vexpr_ty(self.kernel, self.task, value))

@@ -10,6 +10,9 @@
 //!   `index` is the number of words needed, `bound` the number of words present. Checked once
 //!   at the start of every task, so that no later access can leave SRAM.
 //!
+//! - [`FAULT_SLICE_LENGTH`]: a [`wsel_ir::kernel::Stmt::CheckLength`] failed; `index` is the
+//!   operand slice's length, `bound` the length of the slice assigned.
+//!
 //! Every backend treats a zero status from the report as [`wsel_abi::STATUS_OUT_OF_BOUNDS`],
 //! so a faulting task always stops with a nonzero status.
 
@@ -17,6 +20,8 @@
 pub const FAULT_DIV_BY_ZERO: u32 = u32::MAX;
 /// Reserved array id: `TaskCtx::sram_len` is smaller than the kernel's SRAM plan.
 pub const FAULT_SRAM_TOO_SMALL: u32 = u32::MAX - 1;
+/// Reserved array id: a vector statement's operand slice and assigned slice differ in length.
+pub const FAULT_SLICE_LENGTH: u32 = u32::MAX - 2;
 
 /// The index reported for a slice `start .. start + len` of an array of `array_len`
 /// elements, or `None` when the slice is in range. `start` and `len` are the values of their

@@ -34,6 +34,42 @@ pub(crate) enum Prepared<V, S, B> {
         ty: ScalarTy,
         arg: Box<Prepared<V, S, B>>,
     },
+    Select {
+        cond: Box<Prepared<V, S, B>>,
+        on_true: Box<Prepared<V, S, B>>,
+        on_false: Box<Prepared<V, S, B>>,
+    },
+}
+
+impl<V, S: Copy, B> Prepared<V, S, B> {
+    /// Calls `visit` with every source slice (array and start) in order, left to right: the
+    /// order every backend checks them in.
+    pub(crate) fn try_for_each_source<E>(
+        &self,
+        visit: &mut impl FnMut(ArrayId, S) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match self {
+            Prepared::Value(_) => Ok(()),
+            Prepared::Elem { array, start, .. } => visit(*array, *start),
+            Prepared::Unary { operand: a, .. }
+            | Prepared::Cast { value: a, .. }
+            | Prepared::Math { arg: a, .. } => a.try_for_each_source(visit),
+            Prepared::Binary { lhs, rhs, .. } => {
+                lhs.try_for_each_source(visit)?;
+                rhs.try_for_each_source(visit)
+            }
+            Prepared::Select {
+                cond,
+                on_true,
+                on_false,
+                ..
+            } => {
+                cond.try_for_each_source(visit)?;
+                on_true.try_for_each_source(visit)?;
+                on_false.try_for_each_source(visit)
+            }
+        }
+    }
 }
 
 /// How a backend computes the leaves of a [`Prepared`] tree.
@@ -98,5 +134,20 @@ pub(crate) fn prepare<L: PrepareLeaves>(
             ty: *ty,
             arg: Box::new(prepare(leaves, arg)?),
         },
+        VExpr::Select {
+            cond,
+            on_true,
+            on_false,
+            ..
+        } => {
+            let cond = Box::new(prepare(leaves, cond)?);
+            let on_true = Box::new(prepare(leaves, on_true)?);
+            let on_false = Box::new(prepare(leaves, on_false)?);
+            Prepared::Select {
+                cond,
+                on_true,
+                on_false,
+            }
+        }
     })
 }

@@ -137,6 +137,11 @@ pub fn combine(op: AssignOp, ty: ScalarTy, old: u32, value: u32) -> Result<u32, 
     binary(op, ty, old, value)
 }
 
+/// `select(cond, on_true, on_false)` on already evaluated operands: the chosen value's bits.
+pub fn select(cond: u32, on_true: u32, on_false: u32) -> u32 {
+    if cond != 0 { on_true } else { on_false }
+}
+
 /// `value as to`, with `value` of type `from`.
 pub fn cast(from: ScalarTy, to: ScalarTy, value: u32) -> u32 {
     use ScalarTy::*;

@@ -217,6 +217,12 @@ impl Exprs {
         for from in TYS {
             options.push((1, sub(from).prop_map(move |a| cast(from, ty, a)).boxed()));
         }
+        options.push((
+            1,
+            (sub(Bool), sub(ty), sub(ty))
+                .prop_map(move |(c, a, b)| sel(ty, c, a, b))
+                .boxed(),
+        ));
         let fns = math_fns(ty);
         if !fns.is_empty() {
             options.push((
@@ -286,6 +292,12 @@ impl Exprs {
         for from in [F32, F16, I32, U32] {
             options.push((1, sub(from).prop_map(move |a| vcast(from, ty, a)).boxed()));
         }
+        options.push((
+            1,
+            (sub(Bool), sub(ty), sub(ty))
+                .prop_map(move |(c, a, b)| vsel(ty, c, a, b))
+                .boxed(),
+        ));
         let fns = math_fns(ty);
         if !fns.is_empty() {
             options.push((
@@ -387,6 +399,17 @@ impl Exprs {
                 .boxed(),
         ));
         options.push((1, Just(vec![Stmt::Activate(TaskId(1))]).boxed()));
+        options.push((
+            1,
+            (0..3u32, -1..3i32)
+                .prop_map(|(len, expected)| {
+                    vec![Stmt::CheckLength {
+                        len: u32c(len),
+                        expected: i32c(expected),
+                    }]
+                })
+                .boxed(),
+        ));
         if depth > 0 {
             options.push((1, Just(vec![Stmt::Return]).boxed()));
         }

@@ -11,13 +11,14 @@
 use std::sync::Arc;
 
 use wsel_codegen::CompiledKernel;
-use wsel_ir::graph::{BindTarget, LayerGraph, LayerImpl, SplitAxis, TensorRef};
+use wsel_ir::graph::{BindInfo, BindTarget, CValue, LayerGraph, LayerImpl, SplitAxis, TensorRef};
 use wsel_ir::kernel::{KernelIr, TaskId};
 use wsel_map::{EdgePoint, Orientation, Placement};
 use wsel_sim::{AbiEntry, AbiTask, EdgeInput, EdgeOutput, Program, TaskCode};
 
-use crate::parts::{Cell, block_indices, gather, scatter};
+use crate::parts::{Cell, block_indices, gather, padded_slots, scatter, tiled_block_indices};
 use crate::pipeline::Compiled;
+use crate::resident::Resident;
 use crate::tensor::Tensor;
 
 /// The host data a run needs: one tensor per model input and per parameter, in graph order.
@@ -44,6 +45,29 @@ pub struct OutputPart {
     pub split: Vec<SplitAxis>,
 }
 
+/// Which part of a placement becomes the program: all of it (pipelined mode), or one phase of
+/// a weight-streaming run, whose layer takes its resident inputs from SRAM as the phases before
+/// it left them.
+#[derive(Clone, Copy)]
+pub enum Scope<'a> {
+    Whole,
+    Phase {
+        phase: u32,
+        resident: &'a Resident,
+        /// Cycles of the store's latency already past (`Program::weight_store_warm`).
+        warm: u64,
+    },
+}
+
+impl Scope<'_> {
+    fn holds(&self, layer: &wsel_map::PlacedLayer) -> bool {
+        match self {
+            Scope::Whole => true,
+            Scope::Phase { phase, .. } => layer.phase == *phase,
+        }
+    }
+}
+
 /// Builds the simulator program. Fails (with a sentence) only on an internal inconsistency
 /// between the mapper's placement and the kernel IR, which the checks before make unlikely.
 pub fn assemble(
@@ -51,6 +75,17 @@ pub fn assemble(
     placement: &Placement,
     compiled: &Compiled,
     data: &HostData<'_>,
+) -> Result<Assembled, String> {
+    assemble_scope(graph, placement, compiled, data, Scope::Whole)
+}
+
+/// Builds the simulator program of `scope`.
+pub fn assemble_scope(
+    graph: &LayerGraph,
+    placement: &Placement,
+    compiled: &Compiled,
+    data: &HostData<'_>,
+    scope: Scope<'_>,
 ) -> Result<Assembled, String> {
     let mut program = Program::new();
     for (kernel, ir) in compiled.kernels.iter().zip(&compiled.irs) {
@@ -63,6 +98,9 @@ pub fn assemble(
         program.add_kernel(&ir.name, tasks);
     }
     for (l, placed) in placement.layers.iter().enumerate() {
+        if !scope.holds(placed) {
+            continue;
+        }
         let kernel_index = compiled.layer_kernel[l];
         let ir = &compiled.irs[kernel_index];
         let layer = &graph.layers[placement.instance(l)];
@@ -84,6 +122,9 @@ pub fn assemble(
                 };
                 load_array_binds(&mut image, ir, imp, layer, data, cell)?;
                 let at = placed.pe(row, col);
+                if let Scope::Phase { resident, .. } = scope {
+                    resident.load(&mut image, ir, imp, layer, cell, at)?;
+                }
                 let pe = program.add_pe(
                     at,
                     kernel_index as u32,
@@ -100,17 +141,28 @@ pub fn assemble(
             }
         }
     }
-    for (color, route) in placement.routes() {
+    let routes = match scope {
+        Scope::Whole => placement.routes(),
+        Scope::Phase { phase, warm, .. } => {
+            program.weight_store_warm = warm;
+            placement.phase_routes(phase)
+        }
+    };
+    for (color, route) in routes {
         program.add_route(route.at, color, route.rx, route.tx);
     }
-    let phases = WeightPhases::new(placement);
-    for point in &placement.inputs {
+    let in_scope = |point: &&EdgePoint| scope.holds(&placement.layers[point.layer]);
+    let phases = match scope {
+        Scope::Whole => WeightPhases::new(placement),
+        Scope::Phase { .. } => WeightPhases::single(),
+    };
+    for point in placement.inputs.iter().filter(in_scope) {
         program
             .inputs
             .push(edge_input(graph, placement, data, &phases, point)?);
     }
     let mut output_parts = Vec::new();
-    for point in &placement.outputs {
+    for point in placement.outputs.iter().filter(in_scope) {
         program.outputs.push(EdgeOutput {
             at: point.at,
             side: point.side,
@@ -216,6 +268,10 @@ fn load_array_binds(
     cell: Cell,
 ) -> Result<(), String> {
     for bind in imp.binds.iter().filter(|b| b.target == BindTarget::Array) {
+        if is_activation(layer, &bind.tensor) {
+            // Resident: loaded from SRAM as an earlier phase left it (`crate::resident`).
+            continue;
+        }
         let tensor = bound_tensor(layer, &bind.tensor, data).ok_or_else(|| {
             format!(
                 "`{}` binds `{}`, which is not a weight",
@@ -227,26 +283,81 @@ fn load_array_binds(
             .iter()
             .find(|a| a.name == bind.target_name)
             .ok_or_else(|| format!("kernel `{}` has no array `{}`", ir.name, bind.target_name))?;
+        let tiles = tile_counts(layer, imp, bind, cell)?;
         let block = gather(
             &tensor.words,
-            &block_indices(&tensor.shape, &bind.split, cell),
+            &tiled_block_indices(&tensor.shape, &bind.split, &tiles, cell),
         );
-        if block.len() != array.len as usize {
+        // Every PE's array is sized for the largest block; a smaller one keeps its strides.
+        // (A block listed tile by tile is stored as listed.)
+        let (slots, largest) = if tiles.is_empty() {
+            padded_slots(&tensor.shape, &bind.split, cell)
+        } else {
+            ((0..block.len()).collect(), array.len as usize)
+        };
+        if largest != array.len as usize {
             return Err(format!(
-                "`{}`: the block of `{}` for PE ({}, {}) has {} elements, array `{}` holds {}",
-                layer.name,
-                bind.tensor,
-                cell.row,
-                cell.col,
-                block.len(),
-                array.name,
-                array.len
+                "`{}`: the largest block of `{}` has {largest} elements, array `{}` holds {}",
+                layer.name, bind.tensor, array.name, array.len
             ));
         }
         let start = array.offset_words as usize;
-        image[start..start + block.len()].copy_from_slice(&block);
+        scatter(&mut image[start..start + largest], &slots, &block);
     }
     Ok(())
+}
+
+/// Whether `name` is one of the layer's activations (its output or a non-`param` input).
+pub(crate) fn is_activation(layer: &wsel_ir::graph::LayerInstance, name: &str) -> bool {
+    name == layer.output_name
+        || layer
+            .arg_names
+            .iter()
+            .position(|n| n == name)
+            .is_some_and(|i| !matches!(layer.args.get(i), Some(TensorRef::Param(_))))
+}
+
+/// A bind's `tiles` counts, evaluated for the layer's region (`cell.rows × cell.cols`
+/// logical PEs); empty without a `tiles` clause.
+fn tile_counts(
+    layer: &wsel_ir::graph::LayerInstance,
+    imp: &LayerImpl,
+    bind: &BindInfo,
+    cell: Cell,
+) -> Result<Vec<u64>, String> {
+    fn free(side: &wsel_ir::graph::RegionSide) -> Option<&str> {
+        match side {
+            wsel_ir::graph::RegionSide::Free(name) => Some(name.as_str()),
+            wsel_ir::graph::RegionSide::Fixed(_) => None,
+        }
+    }
+    let (rows_name, cols_name) = (free(&imp.rows), free(&imp.cols));
+    let lookup = |name: &str| {
+        if Some(name) == rows_name {
+            return Some(CValue::Int(cell.rows as i64));
+        }
+        if Some(name) == cols_name {
+            return Some(CValue::Int(cell.cols as i64));
+        }
+        layer
+            .dims
+            .get(name)
+            .map(|&v| CValue::Int(i64::try_from(v).unwrap_or(i64::MAX)))
+    };
+    bind.tiles
+        .iter()
+        .map(|e| {
+            e.eval_int(&lookup)
+                .ok()
+                .and_then(|v| u64::try_from(v).ok())
+                .ok_or_else(|| {
+                    format!(
+                        "`{}`: a tile count of `{}` has no value on this region",
+                        layer.name, bind.tensor
+                    )
+                })
+        })
+        .collect()
 }
 
 /// The weight tensor bound under the layer's input name `name`.
@@ -272,8 +383,15 @@ fn edge_input(
     point: &EdgePoint,
 ) -> Result<EdgeInput, String> {
     let layer = &graph.layers[placement.instance(point.layer)];
-    let imp = &layer.impls[placement.layers[point.layer].implementation];
+    let placed = &placement.layers[point.layer];
+    let imp = &layer.impls[placed.implementation];
     let cell = part_cell(point.part, point.parts);
+    let region = Cell {
+        row: 0,
+        col: 0,
+        rows: u64::from(placed.rows),
+        cols: u64::from(placed.cols),
+    };
     let (wavelets, source, phase) = match point.source {
         wsel_map::EdgeSource::Host => {
             let tensor = data
@@ -282,7 +400,7 @@ fn edge_input(
                 .ok_or_else(|| format!("no data for model input `{}`", point.tensor))?;
             let name = arg_name(layer, TensorRef::Input(point.index))?;
             let sample_shape = &tensor.shape[1..];
-            let indices = block_indices(sample_shape, &port_split(imp, name), cell);
+            let indices = part_indices(sample_shape, layer, imp, name, region, cell)?;
             // This copy's block of samples.
             let sample_len = tensor.sample_len().max(1);
             let per_copy = placement.samples_per_copy as usize;
@@ -303,14 +421,17 @@ fn edge_input(
             (words, wsel_sim::EdgeSource::Host, 0)
         }
         wsel_map::EdgeSource::WeightStore => {
-            let tensor = data
-                .params
-                .get(point.index)
-                .ok_or_else(|| format!("no data for parameter `{}`", point.tensor))?;
             let name = arg_name(layer, TensorRef::Param(point.index))?;
-            let indices = block_indices(&tensor.shape, &port_split(imp, name), cell);
+            let mut words = Vec::new();
+            for tensor_name in port_sharers(imp, name) {
+                let tensor = bound_tensor(layer, tensor_name, data).ok_or_else(|| {
+                    format!("`{}`: no data for parameter `{tensor_name}`", layer.name)
+                })?;
+                let indices = part_indices(&tensor.shape, layer, imp, tensor_name, region, cell)?;
+                words.extend(gather(&tensor.words, &indices));
+            }
             (
-                gather(&tensor.words, &indices),
+                words,
                 wsel_sim::EdgeSource::WeightStore,
                 phases.of(placement.instance(point.layer)),
             )
@@ -336,6 +457,13 @@ struct WeightPhases {
 }
 
 impl WeightPhases {
+    /// One phase for every weight stream (a phase of weight streaming is one program).
+    fn single() -> WeightPhases {
+        WeightPhases {
+            streaming: Vec::new(),
+        }
+    }
+
     fn new(placement: &Placement) -> WeightPhases {
         let streaming: std::collections::BTreeSet<usize> = placement
             .inputs
@@ -363,6 +491,43 @@ fn arg_name(layer: &wsel_ir::graph::LayerInstance, tensor: TensorRef) -> Result<
         .and_then(|i| layer.arg_names.get(i))
         .map(String::as_str)
         .ok_or_else(|| format!("layer `{}` does not take {tensor:?}", layer.name))
+}
+
+/// The tensors bound to the port that `name` is bound to, in bind order: a port may carry
+/// several, one after another (`docs/language.md` §6.3).
+fn port_sharers<'a>(imp: &'a LayerImpl, name: &'a str) -> Vec<&'a str> {
+    let port = imp
+        .binds
+        .iter()
+        .find(|b| b.target == BindTarget::Port && b.tensor == name)
+        .map(|b| b.target_name.as_str());
+    imp.binds
+        .iter()
+        .filter(|b| b.target == BindTarget::Port && Some(b.target_name.as_str()) == port)
+        .map(|b| b.tensor.as_str())
+        .collect()
+}
+
+/// The indices of edge part `cell` of the tensor bound to a port under `name` (shaped
+/// `shape`: per sample for activations), in the order the port streams them; `region` gives
+/// the layer's logical size, for `tiles`.
+fn part_indices(
+    shape: &[u64],
+    layer: &wsel_ir::graph::LayerInstance,
+    imp: &LayerImpl,
+    name: &str,
+    region: Cell,
+    cell: Cell,
+) -> Result<Vec<usize>, String> {
+    let Some(bind) = imp
+        .binds
+        .iter()
+        .find(|b| b.target == BindTarget::Port && b.tensor == name)
+    else {
+        return Ok(block_indices(shape, &[], cell));
+    };
+    let tiles = tile_counts(layer, imp, bind, region)?;
+    Ok(tiled_block_indices(shape, &bind.split, &tiles, cell))
 }
 
 /// The split of the port bind of tensor `name` (empty: the whole tensor).

@@ -18,8 +18,8 @@ use wsel_target::Target;
 use crate::cli::{BackendArg, ModeArg, ModelArgs};
 use crate::inputs::batch_and_inputs;
 use crate::pipeline::{
-    BuildError, Compiled, ModeDecision, ModeRequest, choose_backend, choose_mode, choose_target,
-    compile_layers, hang_checks, load_and_check, map_graph, pick_model,
+    BuildError, Compiled, Lowerings, ModeDecision, ModeRequest, choose_backend, choose_mode,
+    choose_target, compile_layers, hang_checks, load_and_check, map_graph, pick_model, stage,
 };
 use crate::render::SourceTexts;
 use crate::tensor::Tensor;
@@ -143,14 +143,16 @@ fn steps(
     if !diagnostics.is_empty() {
         return Err(BuildError::Diagnostics(diagnostics));
     }
-    let target = choose_target(request.target, config.as_ref()).map_err(BuildError::Message)?;
+    let target = choose_target(request.target, config.as_ref())?;
     let mode = choose_mode(request.mode, config.as_ref());
     let per_copy = &mut |b| lower_for_batch(db, model, b);
+    let staged = &|g: &LayerGraph| stage(db, g);
+    let lowerings = Lowerings { per_copy, staged };
     let work = KernelDryRuns::new(db, model, &target);
     let (graph, placement, decision) =
-        map_graph(&graph, per_copy, &work, &target, mode, request.copies)?;
+        map_graph(&graph, lowerings, &work, &target, mode, request.copies)?;
     let backend = choose_backend(request.backend).map_err(BuildError::Message)?;
-    let compiled = compile_layers(db, &placement, backend, &cost_model(&target))?;
+    let compiled = compile_layers(db, &graph, &placement, backend, &cost_model(&target))?;
     let mut warnings = Vec::new();
     if request.hang_checks {
         let found = hang_checks(db, &graph, &placement);

@@ -48,7 +48,7 @@ use wsel_estimate::cost_model;
 /// The first bytes of every artifact.
 pub const MAGIC: &[u8; 8] = b"wselbld\n";
 /// The version of the file layout and the payload's types; bump on any change to them.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes before the payload: magic, format version, payload hash.
 const HEADER: usize = 8 + 4 + 32;
 
@@ -156,6 +156,7 @@ pub fn store(path: &Path, built: &Built, file: &Path) -> Result<(), String> {
         placement: built.placement.clone(),
         mode: built.decision.mode,
         mode_reason: built.decision.reason.clone(),
+        sizes_note: built.decision.sizes_note.clone(),
         irs: built.compiled.irs.clone(),
         layer_kernel: built.compiled.layer_kernel.clone(),
         kernels: built
@@ -229,7 +230,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
     };
     let target = match choose_target(request.target, config) {
         Ok(target) => target,
-        Err(message) => return fail(BuildError::Message(message)),
+        Err(error) => return fail(error),
     };
     let backend = match choose_backend(request.backend) {
         Ok(backend) => backend,
@@ -274,6 +275,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             decision: ModeDecision {
                 mode: artifact.mode,
                 reason: artifact.mode_reason,
+                sizes_note: artifact.sizes_note,
             },
             compiled,
             target,
@@ -305,6 +307,7 @@ struct Artifact {
     placement: Placement,
     mode: Mode,
     mode_reason: String,
+    sizes_note: Option<String>,
     irs: Vec<KernelIr>,
     layer_kernel: Vec<usize>,
     kernels: Vec<KernelArtifact>,
@@ -536,6 +539,15 @@ fn decode(bytes: &[u8]) -> Result<Artifact, String> {
         return Err("it is truncated or damaged (checksum mismatch)".into());
     }
     postcard::from_bytes(payload).map_err(|e| format!("it cannot be decoded ({e})"))
+}
+
+/// Hooks for the fuzzer (`fuzz/`): the artifact decoder on any bytes.
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Whether `bytes` decode as an artifact (or why not).
+    pub fn decode(bytes: &[u8]) -> Result<(), String> {
+        super::decode(bytes).map(|_| ())
+    }
 }
 
 /// A diagnostic as saved (the code as text; `Diagnostic` holds a `&'static str`).

@@ -36,9 +36,9 @@ pub enum Command {
     /// artifact (.wsel/<file stem>.wselb next to the source) and reused, skipping parsing,
     /// mapping and code generation, while the sources and the settings stay the same.
     #[command(
-        after_help = "Examples:\n  wsel run examples/digits/main.wse\n  wsel run examples/gemv/main.wse --mode streaming --backend interp --report r.json\n  wsel run model.wse --input x=data/x.npy --output out/y.npy --target wse2"
+        after_help = "Examples:\n  wsel run examples/digits/main.wse\n  wsel run examples/gemv/main.wse --mode streaming --backend interp --report r.json\n  wsel run model.wse --input x=data/x.npy --output out/y.npy --target wse2\n  wsel run examples/heat/main.wse --target wse2 --trace t.json --trace-region 0,0,15,15 --trace-cycles 40000..50000"
     )]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Build a model without running it: check, lower, map, run the static hang checks and
     /// compile every kernel instance; write the build artifact that `wsel run` reuses while
     /// the program, target, mode, batch and backend stay the same; print the intermediate
@@ -153,7 +153,8 @@ pub struct RunArgs {
     /// The code generator for per-PE code.
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,
-    /// Worker threads of the simulator (results do not depend on it).
+    /// Worker threads of the simulator (results do not depend on it). At most the number of
+    /// cores: more threads than cores only wait on each other, so larger values are capped.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// A model input's data, as NAME=PATH (overrides the `run` item's `input`).
@@ -165,17 +166,47 @@ pub struct RunArgs {
     /// Class labels (.npy): print the accuracy of the result's argmax against them.
     #[arg(long)]
     pub labels: Option<PathBuf>,
-    /// Write the report as JSON.
-    #[arg(long)]
+    /// Write the report as JSON: the run's figures and every layer's (docs/running.md lists
+    /// every field).
+    #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
-    /// Write a Chrome/Perfetto trace (open it at ui.perfetto.dev).
-    #[arg(long)]
+    /// Also put every PE's and every link's activity into the JSON report (large on a big
+    /// fabric).
+    #[arg(long, requires = "report")]
+    pub report_detail: bool,
+    /// Write a Chrome/Perfetto trace (open it at ui.perfetto.dev), streamed to the file as the
+    /// run goes: one process per layer, one track per PE, a slice per task run, counters of
+    /// wavelets per link.
+    #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Trace only these layers, named as in the report's table (`dense#1` also names the
+    /// `dense#1` of every copy of the pipeline).
+    #[arg(
+        long,
+        value_name = "LAYER,...",
+        value_delimiter = ',',
+        requires = "trace"
+    )]
+    pub trace_layers: Vec<String>,
+    /// Trace only the PEs from column x0, row y0 to column x1, row y1, both corners included
+    /// (physical coordinates, as `at` in the report's table).
+    #[arg(long, value_name = "x0,y0,x1,y1", requires = "trace")]
+    pub trace_region: Option<String>,
+    /// Trace only the cycles from a to b, b excluded (`a..b`; `a..` to the end, `..b` from
+    /// the start): task runs that overlap them and wavelets that move in them.
+    #[arg(long, value_name = "a..b", requires = "trace")]
+    pub trace_cycles: Option<String>,
     /// Draw the placement on the fabric as SVG.
     #[arg(long)]
     pub map: Option<PathBuf>,
+    /// Draw the run over its cycles as SVG: the phases of weight streaming, when each phase's
+    /// weights came in (`docs/running.md`).
+    #[arg(long, value_name = "SVG")]
+    pub timeline: Option<PathBuf>,
     /// Stop a program still running after this many simulated cycles (an endless loop in a
-    /// task, tasks that keep activating each other) with an error naming the PE.
+    /// task, tasks that keep activating each other) with an error naming the PE. A PE that
+    /// runs a thousandth of this many tasks in a row that only activate tasks, with nothing of
+    /// its own open on the fabric, is stopped sooner, as a livelock.
     #[arg(long, default_value_t = DEFAULT_MAX_CYCLES, value_name = "CYCLES")]
     pub max_cycles: u64,
     /// Neither reuse nor write the build artifact: build everything afresh.

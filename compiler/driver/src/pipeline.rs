@@ -20,6 +20,7 @@ use wsel_target::Target;
 use crate::cli::{BackendArg, ModeArg};
 use crate::source::read_source;
 use crate::status::Status;
+use wsel_map::report::group;
 
 /// Why a build stopped: the program has errors (rendered by the caller), or something outside
 /// the program went wrong.
@@ -29,7 +30,8 @@ pub enum BuildError {
     Diagnostics(Vec<Diagnostic>),
     /// A problem outside the source: unreadable file, unknown target, ...
     Message(String),
-    /// A problem with the data or the run itself, with its stable code (`crate::run_errors`).
+    /// A problem outside the source with its stable code: the target (`wsel_target::CODES`),
+    /// the data or the run itself (`crate::run_errors`).
     Run { code: &'static str, message: String },
 }
 
@@ -100,7 +102,7 @@ pub fn pick_model<'db>(
 }
 
 /// `--target`, else the `run` item's target, else `dev`.
-pub fn choose_target(flag: Option<&str>, run: Option<&RunConfig>) -> Result<Target, String> {
+pub fn choose_target(flag: Option<&str>, run: Option<&RunConfig>) -> Result<Target, BuildError> {
     let name = match (flag, run.and_then(|r| r.target.as_ref())) {
         (Some(name), _) => name.to_string(),
         (None, Some(TargetSpec::Preset(name))) => name.clone(),
@@ -133,19 +135,36 @@ pub fn choose_backend(arg: BackendArg) -> Result<Backend, String> {
     }
 }
 
-/// The target named by a preset name or a path to a `.toml` description.
-pub fn resolve_target(name: &str) -> Result<Target, String> {
+/// The target named by a preset name or a path to a `.toml` description; a problem is a
+/// coded error (`wsel_target::CODES`).
+pub fn resolve_target(name: &str) -> Result<Target, BuildError> {
+    let coded = |error: wsel_target::TargetError| {
+        let message = match &error {
+            // The message names the file already.
+            wsel_target::TargetError::Io { .. } | wsel_target::TargetError::UnknownPreset(_) => {
+                error.to_string()
+            }
+            _ => format!("{error} (in `{name}`)"),
+        };
+        BuildError::Run {
+            code: error.code(),
+            message,
+        }
+    };
     if wsel_target::PRESET_NAMES.contains(&name) {
-        return Target::preset(name).map_err(|e| e.to_string());
+        return Target::preset(name).map_err(coded);
     }
     let path = PathBuf::from(name);
     if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-        return Target::load(&path).map_err(|e| format!("target `{}`: {e}", path.display()));
+        return Target::load(&path).map_err(coded);
     }
-    Err(format!(
-        "unknown target `{name}`: use one of {} or a path to a target .toml file",
-        wsel_target::PRESET_NAMES.join(", ")
-    ))
+    Err(BuildError::Run {
+        code: wsel_target::E0901,
+        message: format!(
+            "unknown target `{name}`: use one of {} or a path to a target .toml file",
+            wsel_target::PRESET_NAMES.join(", ")
+        ),
+    })
 }
 
 /// How the execution mode was chosen, for the report.
@@ -154,6 +173,9 @@ pub struct ModeDecision {
     pub mode: Mode,
     /// One sentence: why this mode.
     pub reason: String,
+    /// On a target with defects, when the region sizes of the defect-free mapping did not fit
+    /// and others were chosen: which, in one sentence (`crate::defects`).
+    pub sizes_note: Option<String>,
 }
 
 /// The mode the user asked for.
@@ -164,33 +186,95 @@ pub enum ModeRequest {
     Auto,
 }
 
+/// A mapped model: the layer graph of one copy, its placement, and how the mode was chosen.
+pub type Mapping = (LayerGraph, Placement, ModeDecision);
+
+/// How the mapper gets the model lowered other ways: for another batch size (a copy's share
+/// of the batch, a micro-batch), and staged for weight streaming (`wsel_lower::staged_graph`).
+pub struct Lowerings<'a> {
+    pub per_copy: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    pub staged: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
+}
+
 /// Maps the model in the requested mode; `Auto` tries pipelined (everything resident in
 /// SRAM) and falls back to streaming when pipelined mapping fails. `graph` is the model lowered
-/// for the whole batch and `per_copy` lowers it for a smaller one: with several copies of the
-/// pipeline (`copies`, `docs/mapping.md` §5) each runs its share of the batch, and the graph
-/// returned is the one lowered for that share. `work` measures the layers' kernels for the
-/// estimate (`wsel_estimate::KernelDryRuns`).
+/// for the whole batch. With several copies of the pipeline (`copies`, `docs/mapping.md` §5)
+/// each runs its share of the batch, and the graph returned is the one lowered for that share;
+/// in streaming mode it is the staged graph (`docs/running.md`). `work` measures the layers'
+/// kernels for the estimate (`wsel_estimate::KernelDryRuns`). On a target with defects the
+/// region sizes are those of the defect-free fabric where they fit (`crate::defects`), so that
+/// defects move regions without changing results.
 pub fn map_graph(
     graph: &LayerGraph,
-    per_copy: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    mut lowerings: Lowerings<'_>,
     work: &dyn KernelWork,
     target: &Target,
     request: ModeRequest,
     copies: Copies,
-) -> Result<(LayerGraph, Placement, ModeDecision), BuildError> {
+) -> Result<Mapping, BuildError> {
+    if target.defects.is_empty() {
+        map_with_sizes(graph, &mut lowerings, work, target, request, copies, None)
+    } else {
+        crate::defects::map_around_defects(graph, &mut lowerings, work, target, request, copies)
+    }
+}
+
+/// [`map_graph`] without the defect handling, keeping the region `sizes` of every layer (in
+/// graph order) when given.
+pub(crate) fn map_with_sizes(
+    graph: &LayerGraph,
+    lowerings: &mut Lowerings<'_>,
+    work: &dyn KernelWork,
+    target: &Target,
+    request: ModeRequest,
+    copies: Copies,
+    sizes: Option<&[(u32, u32)]>,
+) -> Result<Mapping, BuildError> {
     let options = MapOptions {
         work: Some(work),
+        sizes,
         ..MapOptions::default()
     };
-    let mut attempt =
-        |mode: Mode| wsel_map::map_batch(graph, &mut *per_copy, target, mode, &options, copies);
-    let placed = |mapped: Mapped, mode: Mode, reason: String| {
-        let Mapped { result, graph } = mapped;
+    let Lowerings { per_copy, staged } = lowerings;
+    let staged = &**staged;
+    let mut attempt = |mode: Mode| -> Result<Mapped, Vec<Diagnostic>> {
+        if mode == Mode::Pipelined {
+            return Ok(wsel_map::map_batch(
+                graph,
+                &mut **per_copy,
+                target,
+                mode,
+                &options,
+                copies,
+            ));
+        }
+        let whole = staged(graph)?;
+        let mut micro = |b: u64| staged(&per_copy(b)?);
+        Ok(wsel_map::map_micro_batches(
+            &whole, &mut micro, target, &options,
+        ))
+    };
+    let placed = |mapped: Result<Mapped, Vec<Diagnostic>>, mode: Mode, reason: String| {
+        let Mapped { result, graph } = mapped?;
         match result.placement {
-            Some(placement) => Ok((graph, placement, ModeDecision { mode, reason })),
+            Some(placement) => {
+                let decision = ModeDecision {
+                    mode,
+                    reason,
+                    sizes_note: None,
+                };
+                Ok((graph, placement, decision))
+            }
             None => Err(result.diagnostics),
         }
     };
+    if request == ModeRequest::Streaming && matches!(copies, Copies::Exactly(n) if n > 1) {
+        return Err(BuildError::Message(
+            "`--copies` replicates a pipeline; weight streaming runs one layer at a time over \
+             its region, so it takes no copies"
+                .into(),
+        ));
+    }
     match request {
         ModeRequest::Pipelined | ModeRequest::Streaming => {
             let mode = if request == ModeRequest::Pipelined {
@@ -202,23 +286,75 @@ pub fn map_graph(
             placed(attempt(mode), mode, reason).map_err(BuildError::Diagnostics)
         }
         ModeRequest::Auto => {
-            let reason = "every layer's weights fit in its region's SRAM".to_string();
+            let reason = format!(
+                "every layer's weights fit in its region's SRAM: {} bytes of weights",
+                group(weight_bytes(graph))
+            );
             let pipelined = match placed(attempt(Mode::Pipelined), Mode::Pipelined, reason) {
                 Ok(done) => return Ok(done),
+                // Copies asked for are copies of a pipeline: weight streaming has none.
+                Err(diagnostics) if matches!(copies, Copies::Exactly(n) if n > 1) => {
+                    return Err(BuildError::Diagnostics(diagnostics));
+                }
                 Err(diagnostics) => diagnostics,
             };
             let why = pipelined.first().map_or_else(
                 || "pipelined mapping failed".to_string(),
                 |d| d.message.clone(),
             );
-            let reason = format!("pipelined does not map: {why}");
-            placed(attempt(Mode::Streaming), Mode::Streaming, reason).map_err(|streaming| {
-                let mut diagnostics = pipelined;
-                diagnostics.extend(streaming);
-                BuildError::Diagnostics(diagnostics)
-            })
+            let reason = format!(
+                "the weights, {} bytes, do not all fit in SRAM at once: {why}",
+                group(weight_bytes(graph))
+            );
+            placed(attempt(Mode::Streaming), Mode::Streaming, reason)
+                .map_err(|streaming| BuildError::Diagnostics(both_modes(pipelined, streaming)))
         }
     }
+}
+
+/// Streaming errors that say the model has no weight-streaming form at all (a layer without a
+/// streaming implementation, or one that does not keep its data where streaming needs it).
+const NO_STREAMING_FORM: [&str; 3] = ["E0606", "E0611", "E0614"];
+
+/// Both modes' problems when `auto` could map in neither, each once (a dead fabric fails both
+/// alike). When the model has no streaming form, the pipelined problems are the ones to fix:
+/// the first of those says in a note why streaming was no way out.
+fn both_modes(pipelined: Vec<Diagnostic>, streaming: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut diagnostics = pipelined;
+    let (no_form, others): (Vec<_>, Vec<_>) = streaming
+        .into_iter()
+        .partition(|d| NO_STREAMING_FORM.contains(&d.code));
+    match (no_form.first(), diagnostics.first_mut()) {
+        (Some(why), Some(first)) => first.notes.push(format!(
+            "weight streaming, tried as well, cannot run this model: {}",
+            why.message
+        )),
+        _ => diagnostics.extend(no_form),
+    }
+    for d in others {
+        if !diagnostics.contains(&d) {
+            diagnostics.push(d);
+        }
+    }
+    diagnostics
+}
+
+/// `graph` staged for weight streaming (`wsel_lower::staged_graph`), or its diagnostics.
+pub fn stage(db: &Database, graph: &LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>> {
+    match wsel_lower::staged_graph(db, graph) {
+        Some((staged, diagnostics)) if diagnostics.is_empty() => Ok(staged),
+        Some((_, diagnostics)) => Err(diagnostics),
+        None => Ok(graph.clone()),
+    }
+}
+
+/// Bytes of every weight tensor of the model.
+fn weight_bytes(graph: &LayerGraph) -> u64 {
+    graph
+        .params
+        .iter()
+        .map(|p| 4 * p.tensor.shape.iter().product::<u64>())
+        .sum()
 }
 
 /// The compiled code of every placed layer (layers running the same kernel instance share
@@ -231,9 +367,11 @@ pub struct Compiled {
     pub irs: Vec<wsel_ir::kernel::KernelIr>,
 }
 
-/// Lowers and compiles the kernel of every placed layer, once per distinct instance.
+/// Lowers and compiles the kernel of every placed layer, once per distinct instance. A kernel
+/// that cannot be instantiated is E0505 at the layer's call in `graph`.
 pub fn compile_layers(
     db: &Database,
+    graph: &LayerGraph,
     placement: &Placement,
     backend: Backend,
     cost: &CostModel,
@@ -260,8 +398,17 @@ pub fn compile_layers(
                 layer.kernel, layer.name
             ))
         })?;
-        let ir = wsel_lower::lower_kernel(db, item, &layer.kernel_args)
-            .map_err(|e| BuildError::Message(format!("lowering `{}`: {e}", layer.name)))?;
+        let ir = wsel_lower::lower_kernel(db, item, &layer.kernel_args).map_err(|e| match graph
+            .layers
+            .iter()
+            .find(|l| l.name == layer.name)
+        {
+            Some(instance) => BuildError::Diagnostics(vec![e.to_diagnostic(wsel_sema::Location {
+                file: instance.call.file.clone(),
+                span: instance.call.span.clone(),
+            })]),
+            None => BuildError::Message(format!("lowering `{}`: {e}", layer.name)),
+        })?;
         let code = wsel_codegen::compile(&ir, backend, cost)
             .map_err(|e| BuildError::Message(format!("compiling `{}`: {e}", layer.name)))?;
         compiled.kernels.push(Arc::new(code));

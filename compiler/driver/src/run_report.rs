@@ -1,4 +1,6 @@
-//! The report of `wsel run`: a table people read at a glance, and the same data as JSON.
+//! The report of `wsel run`: a table people read at a glance, and the same data as JSON —
+//! versioned ([`REPORT_SCHEMA`]), with per-layer figures always and per-PE and per-link detail
+//! on request, so that it stays small on any fabric. `docs/running.md` documents every field.
 //!
 //! Every cycle figure comes from the simulation (the per-PE busy cycles of the simulator's
 //! report, grouped by region); the mapper's analytic estimate is printed beside it with the
@@ -18,10 +20,16 @@ use wsel_target::Target;
 use wsel_map::report::group;
 
 use crate::pipeline::ModeDecision;
+use crate::run_activity::{LayerActivity, layer_activity};
 use crate::run_timing::{
     Latency, StallCause, WeightStreaming, latency, layer_pes, weight_streaming,
 };
+use crate::streamed_report::{MicroBatches, PhaseRow};
 use crate::tensor::Tensor;
+
+/// The version of the JSON report's layout (its `schema` field), raised whenever a field
+/// changes meaning, is renamed or is removed.
+pub const REPORT_SCHEMA: u32 = 1;
 
 /// Everything the report says, serialisable.
 #[derive(Debug, Clone, Serialize)]
@@ -51,6 +59,10 @@ pub struct RunReport {
     pub output: PathBuf,
     pub output_shape: Vec<u64>,
     pub accuracy: Option<Accuracy>,
+    /// The phases of a weight-streaming run, in order (empty in pipelined mode).
+    pub phases: Vec<PhaseRow>,
+    /// Weight streaming in micro-batches, when the batch does not fit at once.
+    pub micro_batches: Option<MicroBatches>,
 }
 
 /// One layer of the report.
@@ -74,6 +86,8 @@ pub struct LayerRow {
     pub simulated_cycles_per_sample: f64,
     /// Weight streaming figures, for a layer whose weights come from the weight store.
     pub weights: Option<WeightStreaming>,
+    /// What its PEs did.
+    pub activity: LayerActivity,
 }
 
 /// How often the result's argmax matched the labels.
@@ -84,22 +98,37 @@ pub struct Accuracy {
     pub total: u64,
 }
 
+/// What a report says about a run besides its simulation: the program, where it ran, how
+/// long the simulation took and what it produced.
+pub struct RunContext<'a> {
+    pub file: &'a Path,
+    pub graph: &'a LayerGraph,
+    pub placement: &'a Placement,
+    pub decision: &'a ModeDecision,
+    pub target: &'a Target,
+    pub backend: Backend,
+    pub wall: Duration,
+    pub output: &'a Path,
+    pub result: &'a Tensor,
+    pub accuracy: Option<(PathBuf, (u64, u64))>,
+}
+
 impl RunReport {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        file: &Path,
-        graph: &LayerGraph,
-        placement: &Placement,
-        decision: &ModeDecision,
-        target: &Target,
-        backend: Backend,
-        program: &Program,
-        outcome: &Outcome,
-        wall: Duration,
-        output: &Path,
-        result: &Tensor,
-        accuracy: Option<(PathBuf, (u64, u64))>,
-    ) -> RunReport {
+    /// The report of a run simulated as one program (`program`, which gave `outcome`).
+    pub fn new(context: &RunContext<'_>, program: &Program, outcome: &Outcome) -> RunReport {
+        let RunContext {
+            file,
+            graph,
+            placement,
+            decision,
+            target,
+            backend,
+            wall,
+            output,
+            result,
+            ..
+        } = *context;
+        let accuracy = context.accuracy.clone();
         // With copies of the pipeline (`docs/mapping.md` §5), each region runs its copy's share
         // of the batch.
         let batch = placement.batch.max(1);
@@ -112,12 +141,14 @@ impl RunReport {
             &pes,
             target.weight_store.bandwidth_bytes_per_cycle,
         );
+        let activity = layer_activity(placement, &pes, outcome.cycles);
         let layers = placement
             .layers
             .iter()
             .zip(pes.iter().zip(streamed))
+            .zip(activity)
             .enumerate()
-            .map(|(i, (layer, (region, weights)))| LayerRow {
+            .map(|(i, ((layer, (region, weights)), activity))| LayerRow {
                 name: wsel_map::report::label(placement, i),
                 kernel: layer.kernel.clone(),
                 origin: (layer.rect.x, layer.rect.y),
@@ -130,6 +161,7 @@ impl RunReport {
                 estimated_work_per_sample: layer.estimate.compute,
                 simulated_cycles_per_sample: region.busiest as f64 / per_region as f64,
                 weights,
+                activity,
             })
             .collect::<Vec<_>>();
         let bottleneck = layers
@@ -175,6 +207,8 @@ impl RunReport {
                 correct,
                 total,
             }),
+            phases: Vec::new(),
+            micro_batches: None,
         }
     }
 
@@ -195,9 +229,10 @@ impl RunReport {
             self.batch
         );
         let _ = writeln!(out);
+        let name_col = self.name_width();
         let _ = writeln!(
             out,
-            "  {:<12} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11} {:>7}",
+            "  {:<name_col$} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11} {:>7}",
             "layer", "kernel", "at", "region", "PEs", "SRAM/PE", "est cyc/s", "sim cyc/s", "gap"
         );
         for l in &self.layers {
@@ -212,7 +247,7 @@ impl RunReport {
             };
             let _ = writeln!(
                 out,
-                "  {:<12} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11.1} {:>7}",
+                "  {:<name_col$} {:<16} {:>10} {:>7} {:>6} {:>15} {:>11} {:>11.1} {:>7}",
                 l.name,
                 l.kernel,
                 format!("({},{})", l.origin.0, l.origin.1),
@@ -245,6 +280,7 @@ impl RunReport {
                 group(latency.drain_cycles)
             );
         }
+        self.phase_table(&mut out);
         self.weight_table(&mut out);
         let _ = writeln!(
             out,
@@ -272,12 +308,20 @@ impl RunReport {
         out
     }
 
+    /// The width of the tables' layer column: the longest name (with copies, `copy 12 ·
+    /// dense#1`), at least 12.
+    fn name_width(&self) -> usize {
+        let longest = self.layers.iter().map(|l| l.name.chars().count()).max();
+        longest.unwrap_or(0).max(12)
+    }
+
     /// Per layer whose weights stream from the store: compute, load and stall cycles and the
     /// bandwidth that would remove the stalls. Nothing when no layer streams weights.
     fn weight_table(&self, out: &mut String) {
         if self.layers.iter().all(|l| l.weights.is_none()) {
             return;
         }
+        let name_col = self.name_width();
         let _ = writeln!(
             out,
             "\n  weights stream from the store at {} B/cycle, {} cycles latency:",
@@ -286,7 +330,7 @@ impl RunReport {
         );
         let _ = writeln!(
             out,
-            "  {:<12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>17}",
+            "  {:<name_col$} {:>12} {:>12} {:>12} {:>12} {:>10} {:>17}",
             "layer",
             "weights",
             "compute cyc",
@@ -299,7 +343,7 @@ impl RunReport {
             if let Some(w) = &l.weights {
                 let _ = writeln!(
                     out,
-                    "  {:<12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>17}",
+                    "  {:<name_col$} {:>12} {:>12} {:>12} {:>12} {:>10} {:>17}",
                     l.name,
                     format!("{} B", group(w.weight_bytes)),
                     group(w.compute_cycles),
@@ -314,19 +358,47 @@ impl RunReport {
         let _ = writeln!(out);
     }
 
-    /// The report and the simulator's detailed activity as JSON.
-    pub fn to_json(&self, simulation: &wsel_sim::Report) -> String {
-        #[derive(Serialize)]
-        struct Full<'a> {
-            run: &'a RunReport,
-            simulation: &'a wsel_sim::Report,
-        }
-        serde_json::to_string_pretty(&Full {
+    /// Write the report as JSON to `out`: the run's figures, and the simulation's; with
+    /// `detail`, every PE's and every link's activity too.
+    pub fn write_json(
+        &self,
+        simulation: &wsel_sim::Report,
+        detail: bool,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let json = Json {
+            schema: REPORT_SCHEMA,
             run: self,
-            simulation,
-        })
-        .unwrap_or_default()
+            simulation: Simulation {
+                wavelets_delivered: simulation.wavelets_delivered,
+                tasks_run: simulation.tasks_run,
+                colors: &simulation.colors,
+                pes: detail.then_some(&simulation.pes[..]),
+                links: detail.then_some(&simulation.links[..]),
+            },
+        };
+        serde_json::to_writer_pretty(out, &json).map_err(std::io::Error::from)
     }
+}
+
+/// The JSON report.
+#[derive(Serialize)]
+struct Json<'a> {
+    schema: u32,
+    run: &'a RunReport,
+    simulation: Simulation<'a>,
+}
+
+/// The simulator's figures the run's do not already give.
+#[derive(Serialize)]
+struct Simulation<'a> {
+    wavelets_delivered: u64,
+    tasks_run: u64,
+    colors: &'a [wsel_sim::ColorTraffic],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pes: Option<&'a [wsel_sim::PeActivity]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    links: Option<&'a [wsel_sim::LinkTraffic]>,
 }
 
 /// `(correct, total)`: how many samples' argmax over the result's last dimension equals the

@@ -137,56 +137,76 @@ pub fn weight_streaming(
         .iter()
         .zip(pes)
         .map(|(streams, layer)| {
-            if streams.is_empty() {
-                return None;
-            }
-            let weight_bytes = streams
+            let streams: Vec<WeightStream<'_>> = streams
                 .iter()
-                .map(|&i| 4 * program.inputs[i].data.len() as u64)
-                .sum();
-            let (first, last) = span(streams.iter().map(|&i| &outcome.input_timing[i]))?;
-            let load_cycles = last - first + 1;
-            let colors: Vec<u8> = streams.iter().map(|&i| placement.inputs[i].color).collect();
-            let stall_cycles = layer
-                .pes
-                .iter()
-                .map(|pe| {
-                    pe.waits
-                        .iter()
-                        .filter(|w| colors.contains(&w.color))
-                        .map(|w| w.after_first)
-                        .sum::<u64>()
+                .map(|&i| WeightStream {
+                    color: placement.inputs[i].color,
+                    bytes: 4 * program.inputs[i].data.len() as u64,
+                    timing: &outcome.input_timing[i],
                 })
-                .min()
-                .unwrap_or(0);
-            let held_back_cycles = streams
-                .iter()
-                .map(|&i| outcome.input_timing[i].held_back)
-                .max()
-                .unwrap_or(0);
-            let unstalled = load_cycles.saturating_sub(stall_cycles).max(1);
-            let stall_free = weight_bytes as f64 / unstalled as f64;
-            let stalled_by = match stall_cycles {
-                0 => None,
-                _ if stall_free > f64::from(store_bytes_per_cycle) => Some(StallCause::Store),
-                _ => Some(StallCause::Fabric),
-            };
-            Some(WeightStreaming {
-                weight_bytes,
-                compute_cycles: layer.busiest,
-                load_cycles,
-                stall_cycles,
-                held_back_cycles,
-                stalled_by,
-                stall_free_bytes_per_cycle: (stalled_by != Some(StallCause::Fabric))
-                    .then_some(stall_free),
-            })
+                .collect();
+            layer_weights(&streams, layer, store_bytes_per_cycle)
         })
         .collect()
 }
 
+/// One weight stream of a layer, as simulated.
+pub struct WeightStream<'a> {
+    pub color: u8,
+    pub bytes: u64,
+    pub timing: &'a StreamTiming,
+}
+
+/// The weight-streaming figures of one layer from its weight streams and its PEs; `None`
+/// when it has no weight stream that moved.
+pub fn layer_weights(
+    streams: &[WeightStream<'_>],
+    layer: &LayerPes<'_>,
+    store_bytes_per_cycle: u32,
+) -> Option<WeightStreaming> {
+    if streams.is_empty() {
+        return None;
+    }
+    let weight_bytes = streams.iter().map(|s| s.bytes).sum();
+    let (first, last) = span(streams.iter().map(|s| s.timing))?;
+    let load_cycles = last - first + 1;
+    let stall_cycles = layer
+        .pes
+        .iter()
+        .map(|pe| {
+            pe.waits
+                .iter()
+                .filter(|w| streams.iter().any(|s| s.color == w.color))
+                .map(|w| w.after_first)
+                .sum::<u64>()
+        })
+        .min()
+        .unwrap_or(0);
+    let held_back_cycles = streams
+        .iter()
+        .map(|s| s.timing.held_back)
+        .max()
+        .unwrap_or(0);
+    let unstalled = load_cycles.saturating_sub(stall_cycles).max(1);
+    let stall_free = weight_bytes as f64 / unstalled as f64;
+    let stalled_by = match stall_cycles {
+        0 => None,
+        _ if stall_free > f64::from(store_bytes_per_cycle) => Some(StallCause::Store),
+        _ => Some(StallCause::Fabric),
+    };
+    Some(WeightStreaming {
+        weight_bytes,
+        compute_cycles: layer.busiest,
+        load_cycles,
+        stall_cycles,
+        held_back_cycles,
+        stalled_by,
+        stall_free_bytes_per_cycle: (stalled_by != Some(StallCause::Fabric)).then_some(stall_free),
+    })
+}
+
 /// The earliest first and the latest last wavelet of some streams, if any moved.
-fn span<'a>(timings: impl Iterator<Item = &'a StreamTiming>) -> Option<(u64, u64)> {
+pub fn span<'a>(timings: impl Iterator<Item = &'a StreamTiming>) -> Option<(u64, u64)> {
     timings.fold(None, |acc, t| match (acc, t.first, t.last) {
         (None, Some(f), Some(l)) => Some((f, l)),
         (Some((f0, l0)), Some(f), Some(l)) => Some((f0.min(f), l0.max(l))),

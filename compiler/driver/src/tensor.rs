@@ -6,7 +6,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 
 use npyz::WriterBuilder;
@@ -112,9 +112,7 @@ pub fn read_npy(
         path: path.to_path_buf(),
         reason,
     };
-    let file = File::open(path).map_err(|e| read_error(e.to_string()))?;
-    let npy = npyz::NpyFile::new(BufReader::new(file))
-        .map_err(|e| read_error(format!("not a NumPy .npy file ({e})")))?;
+    let npy = open_npy(path).map_err(read_error)?;
     if npy.order() == npyz::Order::Fortran {
         return Err(read_error(
             "the array is stored in Fortran order; save it with `np.ascontiguousarray`".into(),
@@ -165,9 +163,7 @@ pub fn read_labels(path: &Path, samples: u64) -> Result<Vec<i64>, TensorError> {
         path: path.to_path_buf(),
         reason,
     };
-    let file = File::open(path).map_err(|e| read_error(e.to_string()))?;
-    let npy = npyz::NpyFile::new(BufReader::new(file))
-        .map_err(|e| read_error(format!("not a NumPy .npy file ({e})")))?;
+    let npy = open_npy(path).map_err(read_error)?;
     let shape = npy.shape().to_vec();
     if shape.len() != 1 || shape[0] < samples {
         return Err(TensorError::Shape {
@@ -201,13 +197,21 @@ pub fn read_labels(path: &Path, samples: u64) -> Result<Vec<i64>, TensorError> {
 
 /// Writes `tensor` to `path` as `.npy`, atomically (see [`crate::atomic`]).
 pub fn write_npy_atomic(path: &Path, tensor: &Tensor) -> Result<(), TensorError> {
-    let write_error = |error: std::io::Error| TensorError::Write {
+    let bytes = encode_npy(tensor)?;
+    crate::atomic::write_atomic(path, &bytes).map_err(|error| TensorError::Write {
         path: path.to_path_buf(),
         reason: error.to_string(),
-    };
+    })
+}
+
+/// The bytes of `tensor` as a `.npy` file.
+pub fn encode_npy(tensor: &Tensor) -> Result<Vec<u8>, TensorError> {
     let mut bytes = Vec::new();
-    npy_bytes(&mut bytes, tensor).map_err(write_error)?;
-    crate::atomic::write_atomic(path, &bytes).map_err(write_error)
+    npy_bytes(&mut bytes, tensor).map_err(|error| TensorError::Write {
+        path: PathBuf::from("(in memory)"),
+        reason: error.to_string(),
+    })?;
+    Ok(bytes)
 }
 
 fn npy_bytes(out: &mut Vec<u8>, tensor: &Tensor) -> std::io::Result<()> {
@@ -240,6 +244,64 @@ fn npy_bytes(out: &mut Vec<u8>, tensor: &Tensor) -> std::io::Result<()> {
             w.finish()
         }
     }
+}
+
+/// The deepest nesting of `{`, `[` and `(` accepted in a `.npy` header. NumPy writes one
+/// dict with a shape tuple (structured dtypes nest a few levels more); npyz's header parser
+/// takes time exponential in the nesting (found by fuzzing: 12 levels 7.5 s, 14 levels a
+/// minute), so deeper headers are refused before it sees them.
+const MAX_HEADER_NESTING: usize = 6;
+
+/// The longest `.npy` header accepted, in bytes (NumPy writes under a hundred or so).
+const MAX_HEADER_BYTES: usize = 1 << 16;
+
+/// Opens `path` as a `.npy` file, after checking that its header is one npyz parses quickly.
+fn open_npy(path: &Path) -> Result<npyz::NpyFile<BufReader<File>>, String> {
+    let mut file = File::open(path).map_err(|e| e.to_string())?;
+    check_header(&mut file)?;
+    file.rewind().map_err(|e| e.to_string())?;
+    npyz::NpyFile::new(BufReader::new(file)).map_err(|e| format!("not a NumPy .npy file ({e})"))
+}
+
+/// Reads the magic, version and header of a `.npy` file and checks the header's size and
+/// nesting (see [`MAX_HEADER_NESTING`]); anything else is left to npyz.
+fn check_header(file: &mut File) -> Result<(), String> {
+    let malformed = |why: &str| format!("not a NumPy .npy file ({why})");
+    let mut start = [0u8; 8];
+    if file.read_exact(&mut start).is_err() || &start[..6] != b"\x93NUMPY" {
+        return Err(malformed("it does not start with the .npy magic string"));
+    }
+    let len = if start[6] == 1 {
+        let mut b = [0u8; 2];
+        file.read_exact(&mut b)
+            .map_err(|e| malformed(&e.to_string()))?;
+        usize::from(u16::from_le_bytes(b))
+    } else {
+        let mut b = [0u8; 4];
+        file.read_exact(&mut b)
+            .map_err(|e| malformed(&e.to_string()))?;
+        u32::from_le_bytes(b) as usize
+    };
+    if len > MAX_HEADER_BYTES {
+        return Err(malformed(&format!("its header claims {len} bytes")));
+    }
+    let mut header = vec![0u8; len];
+    file.read_exact(&mut header)
+        .map_err(|e| malformed(&e.to_string()))?;
+    let mut depth = 0usize;
+    for b in &header {
+        match b {
+            b'{' | b'[' | b'(' => depth += 1,
+            b'}' | b']' | b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > MAX_HEADER_NESTING {
+            return Err(malformed(&format!(
+                "its header nests brackets more than {MAX_HEADER_NESTING} deep"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn read_vec<T: npyz::Deserialize>(

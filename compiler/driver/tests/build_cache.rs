@@ -87,7 +87,8 @@ const REUSED: &str =
     "reusing build artifact .wsel/main.wselb (parse, map and code generation skipped)";
 const WROTE: &str = "wrote build artifact .wsel/main.wselb";
 
-/// The simulation part of a `--report` (everything but wall times and paths).
+/// The simulation part of a `--report --report-detail` (everything but wall times and paths:
+/// the totals, and per PE and per link).
 fn simulation(dir: &Path, report: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join(report)).expect("report");
     let json: serde_json::Value = serde_json::from_str(&text).expect("report JSON");
@@ -115,6 +116,7 @@ fn build_then_run_reuses_the_artifact_bit_for_bit() {
                 "fresh.npy",
                 "--report",
                 "fresh.json",
+                "--report-detail",
             ],
         );
         assert!(artifact_lines(&fresh).is_empty(), "{fresh}");
@@ -133,6 +135,7 @@ fn build_then_run_reuses_the_artifact_bit_for_bit() {
                 "cached.npy",
                 "--report",
                 "cached.json",
+                "--report-detail",
             ],
         );
         assert_eq!(artifact_lines(&reused), [REUSED], "{backend}: {reused}");
@@ -145,7 +148,7 @@ fn build_then_run_reuses_the_artifact_bit_for_bit() {
             simulation(&dir, "fresh.json"),
             simulation(&dir, "cached.json"),
         );
-        assert!(a["cycles"].as_u64().is_some_and(|c| c > 0), "{a}");
+        assert!(a["tasks_run"].as_u64().is_some_and(|c| c > 0), "{a}");
         assert_eq!(a, b, "{backend}: the simulation differs");
     }
 }
@@ -210,7 +213,7 @@ fn another_target_batch_mode_or_backend_misses() {
     let cases: [(&[&str], &str); 4] = [
         (&["--target", "wse2"], "target changed (dev → wse2)"),
         (&["--batch", "4"], "batch changed (8 → 4)"),
-        (&["--mode", "streaming"], "mode changed (auto → streaming)"),
+        (&["--mode", "pipelined"], "mode changed (auto → pipelined)"),
         (
             &["--backend", "interp"],
             "backend changed (cranelift → interp)",
@@ -306,7 +309,7 @@ fn damaged_or_foreign_artifacts_are_reported_and_rebuilt() {
         (
             "other format",
             newer,
-            "it has format 2, this wsel reads format 1",
+            "it has format 3, this wsel reads format 2",
         ),
     ];
     for (what, bytes_on_disk, why) in cases {

@@ -12,8 +12,9 @@
 //!    `no-route` (the simulator refuses the program before it starts, because a route
 //!    forwards into a router with no route for the color: the mapper lays out the route of an
 //!    `out` port that no `in` port pairs with), `budget` (the program never ends: the cycle
-//!    budget, a small one here, stops it), or `runs` (a warning-level check: the run
-//!    succeeds).
+//!    budget, a small one here, stops it), `livelock` (a PE keeps activating its own tasks
+//!    with nothing open on the fabric: the simulator's livelock limit stops it), or `runs` (a
+//!    warning-level check: the run succeeds).
 //!
 //! A missing expectation is written and the test fails so it gets reviewed;
 //! `UPDATE_EXPECT=1 cargo test` rewrites them.
@@ -178,6 +179,7 @@ fn hang_checks_report_each_program_and_the_simulator_confirms_the_hang() {
             "unrouted-send" => unchecked.contains("does not take wavelets from the ramp"),
             "no-route" => unchecked.contains("does not receive from its"),
             "budget" => unchecked.contains("after the budget of") || unchecked.contains("ran out"),
+            "livelock" => unchecked.contains("tasks in a row that only activate tasks"),
             "runs" => status == Some(0),
             other => panic!("{name}: unknown `// unchecked: {other}`"),
         };

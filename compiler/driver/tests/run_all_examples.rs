@@ -338,7 +338,8 @@ fn check_example(name: &str, dir: &Path) -> Result<String, String> {
 /// (`--mode auto`) picked streaming and says why; `--mode pipelined` fails with the bytes
 /// needed and available.
 fn check_streaming_is_needed(main: &str, plain: &Run, batch_args: &[&str]) -> Result<(), String> {
-    let why = "streaming mode (pipelined does not map: layer `dense#2` fits no region: it needs";
+    let why = "streaming mode (the weights, 1,597,480 bytes, do not all fit in SRAM at once: \
+               layer `dense#2` fits no region: it needs";
     if plain.mode != "streaming" || !plain.header.contains(why) {
         return Err(format!(
             "`--mode auto` should pick streaming and say why: {}",

@@ -151,3 +151,15 @@ fn an_endless_loop_stops_at_the_cycle_budget() {
         "the task was still running when the budget of 100000 cycles ran out: an endless loop? (`--max-cycles` raises the budget)",
     );
 }
+
+#[test]
+fn slices_of_different_lengths_at_run_time() {
+    // `m` is a task-local, so the front end cannot compare the lengths. On 61cd1ce the
+    // statement read past the operand slice (a run succeeded with its wrong result, or
+    // reported "index 8 is out of bounds" when the operand's array ended first).
+    check(
+        "lengths",
+        "var m: u32 = n - 1; y[0..n] = 2.0 * x[0..m];",
+        "a slice of 3 elements is used in a vector statement whose slice assigned has 4 elements",
+    );
+}

@@ -29,7 +29,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn every_rust_file_says_what_it_owns() {
     let root = repo_root();
     let mut files = Vec::new();
-    for top in ["compiler", "runtime", "lsp", "stdlib"] {
+    for top in ["compiler", "runtime", "lsp", "stdlib", "fuzz"] {
         rust_files(&root.join(top), &mut files);
     }
     assert!(files.len() > 50, "found only {} Rust files", files.len());

@@ -3,10 +3,13 @@
 //! the layer's analytic threshold.
 //!
 //! The threshold is computed here, independently of the run report's stall figures: the
-//! layer's weight bytes (N·M·4, from the shapes) over its compute cycles, the cycles the
+//! layer's weight bytes ((N·M + M)·4 with the bias, from the shapes) over its compute cycles, the cycles the
 //! busiest PE spends in the tasks that take in and apply weight rows, summed from the
 //! run's Perfetto trace. Below the threshold the weights arrive slower than they are used and
-//! the report must show stalls, growing as the bandwidth falls; at and above it, none.
+//! the report must show stalls from the store, growing as the bandwidth falls; at and above
+//! it, none from the store — only the fill of a PE's first weight block and the small waits
+//! the fabric has with any store (a row's multicast waiting for its slowest PE), measured
+//! with an unlimited store.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,7 +22,7 @@ use wsel_target::Target;
 
 const N: u64 = 256;
 const M: u64 = 65;
-const BATCH: u64 = 8;
+const BATCH: u64 = 32;
 
 const MODEL: &str = r#"
 import std.nn.{dense};
@@ -119,8 +122,8 @@ fn run(dir: &Path, bandwidth: u32, trace: bool) -> (Value, Vec<Value>) {
     (layer, events)
 }
 
-/// The tasks of std.nn's `dense_stream` that take in and apply weight rows.
-const WEIGHT_TASKS: [&str; 4] = ["post_row", "dropped", "arrived", "apply"];
+/// The tasks of std.nn's `dense_resident` that take in and apply weight blocks.
+const WEIGHT_TASKS: [&str; 3] = ["post_next", "arrived", "apply"];
 
 /// The busiest PE's cycles in the weight-consuming tasks, from the trace's task slices.
 fn weight_compute_cycles(events: &[Value]) -> u64 {
@@ -155,27 +158,41 @@ fn stalls_vanish_at_the_analytic_bandwidth_threshold_and_grow_below_it() {
     // Compute-bound reference run: the store is as fast as the links allow.
     let (layer, events) = run(&dir, 4096, true);
     let compute = weight_compute_cycles(&events);
-    let weight_bytes = N * M * 4;
+    // The weights and the bias both stream from the store.
+    let weight_bytes = (N * M + M) * 4;
     assert_eq!(
         layer["weights"]["weight_bytes"].as_u64(),
         Some(weight_bytes)
     );
-    assert_eq!(stall(&layer), 0, "no stalls with an unlimited store");
+    // With an unlimited store, what waits remain are the fabric's own: a PE's first weight
+    // block filling after its first wavelet, a row's multicast waiting for its slowest PE.
+    let baseline = stall(&layer);
+    assert_ne!(layer["weights"]["stalled_by"], "store", "{layer}");
+    assert!(
+        baseline * 20 < compute,
+        "the fabric's own waits ({baseline}) are small beside the work ({compute})"
+    );
     let threshold = weight_bytes as f64 / compute as f64;
 
-    // At and above the threshold (rounded up to whole bytes per cycle): no stalls.
+    // At and above the threshold (rounded up to whole bytes per cycle): no stalls from the
+    // store. What waits remain are the fill of a PE's first weight block — at most 256 words
+    // of weights and a bias block, streaming into its row at the row's share of the store —
+    // on top of the fabric's own.
     let at = threshold.ceil() as u32;
+    let rows = layer["rows"].as_u64().expect("rows");
+    let block = 256 + M.div_ceil(rows);
     for bandwidth in [at, at + 1, 2 * at, 4 * at] {
         let (layer, _) = run(&dir, bandwidth, false);
-        assert_eq!(
-            stall(&layer),
-            0,
-            "stalls at {bandwidth} B/cycle (threshold {threshold:.2}): {layer}"
+        let fill = (block * 4 * rows).div_ceil(u64::from(bandwidth));
+        assert!(
+            layer["weights"]["stalled_by"] != "store" && stall(&layer) <= baseline + fill,
+            "store stalls at {bandwidth} B/cycle (threshold {threshold:.2}, first-block fill \
+             {fill}, the fabric's own {baseline}): {layer}"
         );
     }
 
     // Below it: stalls, more the slower the store.
-    let mut previous = 0;
+    let mut previous = baseline;
     for fraction in [0.8, 0.5, 0.25] {
         let bandwidth = ((threshold * fraction).floor() as u32).max(1);
         let (layer, _) = run(&dir, bandwidth, false);

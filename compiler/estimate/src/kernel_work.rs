@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use wsel_codegen::dry_run::{DryRunLimits, DryRunner, PePlace};
 use wsel_ir::cost::CostModel;
-use wsel_ir::graph::{CValue, LayerGraph};
+use wsel_ir::graph::{CValue, LayerGraph, LayerInstance};
 use wsel_ir::kernel::KernelIr;
 use wsel_sema::{Db, ItemId};
 use wsel_target::Target;
@@ -40,6 +40,8 @@ pub struct KernelDryRuns<'db> {
     switch_cycles: u64,
     /// Per kernel instance (its arguments at both batches) and region size, the PEs' work.
     memo: RefCell<HashMap<String, Option<Vec<PeWork>>>>,
+    /// Per kernel instance and region size, the busiest PE's busy cycles for a whole phase.
+    phase_memo: RefCell<HashMap<String, Option<u64>>>,
     /// Measurements kept across mappings, by their inputs.
     kept: Option<&'db MeasuredWork>,
 }
@@ -58,6 +60,7 @@ impl<'db> KernelDryRuns<'db> {
             cost: cost_model(target),
             switch_cycles: u64::from(target.task_switch_cycles),
             memo: RefCell::new(HashMap::new()),
+            phase_memo: RefCell::new(HashMap::new()),
             kept: None,
         }
     }
@@ -163,6 +166,42 @@ impl wsel_map::KernelWork for KernelDryRuns<'_> {
             .map(|w| (w.fixed + samples * w.per_sample + samples / 2) / samples)
             .max()
     }
+
+    fn phase_cycles(
+        &self,
+        layer: &LayerInstance,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+    ) -> Option<u64> {
+        let imp = layer.impls.get(implementation)?;
+        let args = wsel_map::kernel_args(layer, imp, rows, cols).ok()?;
+        let key = format!(
+            "phase {}::{} {args:?} {rows}×{cols}",
+            imp.kernel.file.display(),
+            imp.kernel.name
+        );
+        if let Some(known) = self.phase_memo.borrow().get(&key) {
+            return *known;
+        }
+        let busiest = wsel_lower::kernel_item(self.db, &imp.kernel)
+            .and_then(|item| wsel_lower::lower_kernel(self.db, item, &args).ok())
+            .and_then(|ir| DryRunner::new(&ir, &self.cost, DryRunLimits::default()).ok())
+            .and_then(|runner| {
+                phase_pes(rows, cols)
+                    .into_iter()
+                    .map(|place| {
+                        runner
+                            .run(self.switch_cycles, place)
+                            .ok()
+                            .map(|r| r.busy_cycles)
+                    })
+                    .collect::<Option<Vec<u64>>>()
+            })
+            .and_then(|busy| busy.into_iter().max());
+        self.phase_memo.borrow_mut().insert(key, busiest);
+        busiest
+    }
 }
 
 /// The PEs a region's dry runs stand on: its first, middle and last rows crossed with its
@@ -172,6 +211,31 @@ fn representative_pes(rows: u32, cols: u32) -> Vec<PePlace> {
     let (rows, cols) = (rows.max(1), cols.max(1));
     let lines = |n: u32| {
         let mut v = vec![0, n / 2, n - 1];
+        v.dedup();
+        v
+    };
+    let (ys, xs) = (lines(rows), lines(cols));
+    ys.iter()
+        .flat_map(|&y| {
+            xs.iter().map(move |&x| PePlace {
+                x,
+                y,
+                width: cols,
+                height: rows,
+            })
+        })
+        .collect()
+}
+
+/// The PEs a phase's dry runs stand on: the first two, middle and last two rows crossed with
+/// the same columns. Weight-streaming kernels split blocks unevenly (the first blocks one
+/// element longer) and chain along their columns (the end rows do the least), so the
+/// busiest PE sits in the first rows and columns or inside.
+fn phase_pes(rows: u32, cols: u32) -> Vec<PePlace> {
+    let (rows, cols) = (rows.max(1), cols.max(1));
+    let lines = |n: u32| {
+        let mut v = vec![0, 1.min(n - 1), n / 2, n.saturating_sub(2), n - 1];
+        v.sort_unstable();
         v.dedup();
         v
     };

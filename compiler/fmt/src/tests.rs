@@ -38,6 +38,25 @@ fn kernel_layout() {
 }
 
 #[test]
+fn layer_scalar_inputs_and_named_arguments() {
+    check(
+        "layer l(x:f32[B,N],steps:u32=16)->y:f32[B,N]{cost{flops=steps;weights=0;activations=0;}}\n\
+         model m(x:f32[B,4])->f32[B,4]{return l(x,steps=2);}",
+        "layer l(x: f32[B, N], steps: u32 = 16) -> y: f32[B, N] {
+    cost {
+        flops = steps;
+        weights = 0;
+        activations = 0;
+    }
+}
+model m(x: f32[B, 4]) -> f32[B, 4] {
+    return l(x, steps = 2);
+}
+",
+    );
+}
+
+#[test]
 fn operators_and_unary() {
     check(
         "const A: i32 = -1;\nconst B: i32 = A*-2+(3-A)%4;\nconst C: bool = !(A<B)&&B>=A;\n",

@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use wsel_ir::kernel::{BinaryOp, Const, Expr, KernelIr, Stmt};
 
 use crate::eval::{CoordEnv, decisive_atoms, eval, reads};
+use crate::facts::{Facts, Scalars};
 
 /// Logical sides, as indices into [`Group::neighbours`].
 pub(crate) const NORTH: usize = 0;
@@ -172,15 +173,23 @@ pub(crate) struct Classes {
     pub groups: Vec<Group>,
 }
 
-/// The classes of a `rows × cols` region running `ir`.
-pub(crate) fn classes(ir: &KernelIr, rows: u32, cols: u32) -> Classes {
+/// A decisive atom and the task it is written in (whose locals it may read).
+struct Atom {
+    task: usize,
+    expr: Expr,
+}
+
+/// The classes of a `rows × cols` region running `ir`, whose `facts` are known.
+pub(crate) fn classes(ir: &KernelIr, facts: &Facts, rows: u32, cols: u32) -> Classes {
     let mut atoms = Vec::new();
-    for task in &ir.tasks {
-        collect_atoms(&task.body, task, &mut atoms);
+    for (t, task) in ir.tasks.iter().enumerate() {
+        let mut exprs = Vec::new();
+        collect_atoms(&task.body, task, &facts.scalars, &mut exprs);
+        atoms.extend(exprs.into_iter().map(|expr| Atom { task: t, expr }));
     }
     let (mut row_atoms, mut col_atoms, mut mixed) = (Vec::new(), Vec::new(), Vec::new());
     for atom in atoms {
-        let r = reads(&atom);
+        let r = reads(&atom.expr, &facts.scalars);
         match (r.row, r.col) {
             (true, false) => row_atoms.push(atom),
             (false, true) => col_atoms.push(atom),
@@ -193,17 +202,22 @@ pub(crate) fn classes(ir: &KernelIr, rows: u32, cols: u32) -> Classes {
         rows,
         cols,
     };
-    let row_group = group_by(rows, |r| signature(&row_atoms, &env(r, 0)));
-    let col_group = group_by(cols, |c| signature(&col_atoms, &env(0, c)));
+    let sig = |atoms: &[Atom], env: CoordEnv| signature(ir, facts, atoms, &env);
+    let row_group = group_by(rows, |r| sig(&row_atoms, env(r, 0)));
+    let col_group = group_by(cols, |c| sig(&col_atoms, env(0, c)));
     if mixed.is_empty() {
         grid_classes(&row_group, &col_group, rows, cols)
     } else {
-        per_pe_classes(&row_group, &col_group, &mixed, rows, cols)
+        let mixed_sig = |r: u32, c: u32| sig(&mixed, env(r, c));
+        per_pe_classes(&row_group, &col_group, &mixed_sig, rows, cols)
     }
 }
 
-fn signature(atoms: &[Expr], env: &CoordEnv) -> Vec<Option<Const>> {
-    atoms.iter().map(|a| eval(a, Some(env))).collect()
+fn signature(ir: &KernelIr, facts: &Facts, atoms: &[Atom], env: &CoordEnv) -> Vec<Option<Const>> {
+    atoms
+        .iter()
+        .map(|a| eval(&a.expr, &facts.ctx(ir, a.task, Some(env))))
+        .collect()
 }
 
 /// Groups `0..n` by `key`: the group of every index, and how many groups.
@@ -282,7 +296,7 @@ fn grid_classes(
 fn per_pe_classes(
     (row_group, _): &(Vec<usize>, usize),
     (col_group, _): &(Vec<usize>, usize),
-    mixed: &[Expr],
+    mixed_signature: &dyn Fn(u32, u32) -> Vec<Option<Const>>,
     rows: u32,
     cols: u32,
 ) -> Classes {
@@ -300,7 +314,7 @@ fn per_pe_classes(
             let key = (
                 row_group[r as usize],
                 col_group[c as usize],
-                signature(mixed, &env(r, c)),
+                mixed_signature(r, c),
             );
             let next = ids.len();
             let id = *ids.entry(key).or_insert(next);
@@ -339,7 +353,12 @@ fn per_pe_classes(
 }
 
 /// The decisive atoms of every condition in `body`.
-fn collect_atoms(body: &[Stmt], task: &wsel_ir::kernel::Task, out: &mut Vec<Expr>) {
+fn collect_atoms(
+    body: &[Stmt],
+    task: &wsel_ir::kernel::Task,
+    scalars: &Scalars,
+    out: &mut Vec<Expr>,
+) {
     for stmt in body {
         match stmt {
             Stmt::If {
@@ -347,13 +366,13 @@ fn collect_atoms(body: &[Stmt], task: &wsel_ir::kernel::Task, out: &mut Vec<Expr
                 then_body,
                 else_body,
             } => {
-                decisive_atoms(cond, out);
-                collect_atoms(then_body, task, out);
-                collect_atoms(else_body, task, out);
+                decisive_atoms(cond, scalars, out);
+                collect_atoms(then_body, task, scalars, out);
+                collect_atoms(else_body, task, scalars, out);
             }
             Stmt::While { cond, body } => {
-                decisive_atoms(cond, out);
-                collect_atoms(body, task, out);
+                decisive_atoms(cond, scalars, out);
+                collect_atoms(body, task, scalars, out);
             }
             Stmt::For {
                 local,
@@ -361,8 +380,8 @@ fn collect_atoms(body: &[Stmt], task: &wsel_ir::kernel::Task, out: &mut Vec<Expr
                 hi,
                 body,
             } => {
-                decisive_atoms(&loop_runs(task, *local, lo, hi), out);
-                collect_atoms(body, task, out);
+                decisive_atoms(&loop_runs(task, *local, lo, hi), scalars, out);
+                collect_atoms(body, task, scalars, out);
             }
             _ => {}
         }

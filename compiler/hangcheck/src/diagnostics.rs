@@ -17,11 +17,13 @@ use crate::{Finding, LayerKernel, Problem};
 
 /// A `recv` that may run on some PE where no stream can ever feed its port: the port's side
 /// is the region's edge and the layer binds nothing to it, no `out` port pairs with it, the
-/// neighbour never sends on the paired port, or it is a multicast port with nothing bound.
+/// neighbour never sends on the paired port, it is a multicast port with nothing bound, or it
+/// is a bus port that no other PE of its line sends on (or whose line is the PE alone).
 pub const E0701: &str = "E0701";
 /// A `send` that may run on some PE where nothing drains its port: the port's side is the
-/// region's edge and the layer binds nothing to it, no `in` port pairs with it, or the
-/// neighbour never receives on the paired port.
+/// region's edge and the layer binds nothing to it, no `in` port pairs with it, the
+/// neighbour never receives on the paired port, or it is a bus port that no other PE of its
+/// line receives on (or whose line is the PE alone).
 pub const E0702: &str = "E0702";
 /// (Warning.) A task other than `main` that no `then` or `activate` reachable from `main`
 /// names, on any PE of any region: it never runs.
@@ -103,7 +105,14 @@ pub(crate) fn port_finding(
         )
     };
     let opposite = side_name(side.opposite());
+    let bus = ports[port].bus.map_or("", |b| b.name());
     let (why, help) = match (finding.problem, recv) {
+        (Problem::BusAlone | Problem::BusSilent(_), _) => {
+            bus_why(finding.problem, recv, ports, port, bus)
+        }
+        (Problem::NoPartner, _) if !bus.is_empty() => {
+            bus_why(finding.problem, recv, ports, port, bus)
+        }
         (Problem::EdgeUnbound, true) => (
             format!(
                 "{they_are} on the region's {side_s} edge, and the layer binds no stream to `{name}`"
@@ -176,6 +185,50 @@ pub(crate) fn port_finding(
     );
     d.with_note(pe_note(placed, &finding.pes, n))
         .with_help(help)
+}
+
+/// Why a bus operation cannot finish, and what to do: the PE is alone on its line, no port
+/// pairs with the bus port, or no other PE of the line uses the paired one.
+fn bus_why(
+    problem: Problem,
+    recv: bool,
+    ports: &[wsel_map::PlacedPort],
+    port: usize,
+    bus: &str,
+) -> (String, String) {
+    let name = &ports[port].name;
+    let (other_dir, other_word) = if recv { ("out", "to") } else { ("in", "from") };
+    let line = if bus == "col" { "column" } else { bus };
+    match problem {
+        Problem::BusAlone => (
+            format!(
+                "the PE is alone on its {line}, so no other PE can be on the other end of `{name}`"
+            ),
+            format!(
+                "give the layer a region with more than one PE per {line}, or test the region's size before using `{name}`"
+            ),
+        ),
+        Problem::BusSilent(partner) => {
+            let verb = if recv { "sends" } else { "receives" };
+            (
+                format!(
+                    "no other PE of its {line} ever {verb} on `{}`, the port that pairs with `{name}`",
+                    ports[partner].name
+                ),
+                format!(
+                    "make another PE of the {line} {} on `{}`, or use `{name}` only where one does",
+                    if recv { "send" } else { "receive" },
+                    ports[partner].name
+                ),
+            )
+        }
+        _ => (
+            format!("no `{other_dir} ... {other_word} {bus}` port pairs with `{name}`"),
+            format!(
+                "declare an `{other_dir}` port `{other_word} {bus}` (the k-th `out ... to {bus}` pairs with the k-th `in ... from {bus}`)"
+            ),
+        ),
+    }
 }
 
 /// E0703 at the task's name.

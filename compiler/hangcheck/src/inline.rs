@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use wsel_ir::kernel::{Expr, KernelIr, LocalId, Stmt, Task};
 
 use crate::eval::reads;
+use crate::facts::Scalars;
 
 /// `ir` with the coordinate-only locals of every task replaced by their definitions.
 pub(crate) fn inline_coordinate_locals(ir: &KernelIr) -> KernelIr {
@@ -65,7 +66,7 @@ fn rewrite_block(
         match stmt {
             Stmt::SetLocal { local, value } => {
                 substitute(value, known);
-                let r = reads(value);
+                let r = reads(value, &Scalars::default());
                 if once(local) && !r.data {
                     known.insert(*local, value.clone());
                 }
@@ -108,6 +109,16 @@ fn substitute(expr: &mut Expr, known: &HashMap<LocalId, Expr>) {
         }
         Expr::Cast { value, .. } => substitute(value, known),
         Expr::Load { index, .. } => substitute(index, known),
+        Expr::Select {
+            cond,
+            on_true,
+            on_false,
+            ..
+        } => {
+            substitute(cond, known);
+            substitute(on_true, known);
+            substitute(on_false, known);
+        }
         Expr::Const(_) | Expr::Coord(_) | Expr::Math { .. } | Expr::Reduce { .. } => {}
     }
 }

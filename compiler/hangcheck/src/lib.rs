@@ -5,10 +5,13 @@
 //! - **E0701** a `recv` that may run on a PE where no stream can feed its port: the port's
 //!   side is the region's edge and the layer binds nothing to it; or no `out` port pairs with
 //!   it; or the neighbour that would feed it never sends on the paired port; or it is a
-//!   multicast port the layer binds nothing to. The receive never completes.
+//!   multicast port the layer binds nothing to; or it is a bus port (`from row`) and no other
+//!   PE of its line may send on the paired port ([`bus`](crate::bus)). The receive never
+//!   completes.
 //! - **E0702** a `send` that may run on a PE where nothing drains its port: the port's side is
 //!   the region's edge and the layer binds nothing to it; or no `in` port pairs with it; or
-//!   the neighbour never receives on the paired port. The wavelets never leave the fabric.
+//!   the neighbour never receives on the paired port; or it is a bus port and no other PE of
+//!   its line may receive on the paired one. The wavelets never leave the fabric.
 //! - **E0703** (warning) a task that no `then`/`activate` reachable from `main` names. A dead
 //!   task cannot hang anything by itself; it is usually a misspelt or forgotten activation.
 //! - **E0704** two router entries for one color at one router: two streams would need
@@ -21,17 +24,21 @@
 //! that the checks cost a handful of evaluations per layer instead of one per PE is in
 //! [`classes`](crate::classes). The checks are exact with respect to coordinates: a statement
 //! is reported on a PE only if the PE's coordinates (with the kernel's constants) allow it to
-//! run there; a condition on data counts as "may go either way". A task-local assigned once
-//! from coordinates (`let first = pe.col == 0;`) counts as the coordinates it names
-//! ([`inline`](crate::inline)); an SRAM variable never does.
+//! run there; a condition on other values is decided only where their ranges settle it
+//! ([`facts`](crate::facts): loop counters, locals assigned once, SRAM scalars by what is
+//! stored into them — `pe.col > k` is false on column 0 for every `u32` `k`), and otherwise
+//! counts as "may go either way". A task-local assigned once from coordinates
+//! (`let first = pe.col == 0;`) counts as the coordinates it names ([`inline`](crate::inline)).
 //!
 //! The checks read plain data: the layer graph, the placement and the kernel IR of every
 //! placed layer, with the [`KernelSpans`] side table for source lines.
 
+mod bus;
 mod classes;
 mod diagnostics;
 mod endless;
 mod eval;
+mod facts;
 mod inline;
 mod reach;
 mod routes;
@@ -79,11 +86,23 @@ pub fn check(
             continue;
         }
         let analysed = inline::inline_coordinate_locals(kernel.ir);
-        let classes = classes(&analysed, placed.rows, placed.cols);
+        let loaded: Vec<&str> = layer
+            .impls
+            .get(placed.implementation)
+            .map(|imp| {
+                imp.binds
+                    .iter()
+                    .filter(|b| b.target == wsel_ir::graph::BindTarget::Array)
+                    .map(|b| b.target_name.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let facts = facts::Facts::of(&analysed, &loaded);
+        let classes = classes(&analysed, &facts, placed.rows, placed.cols);
         let reaches: Vec<Reach> = classes
             .bases
             .iter()
-            .map(|env| reach(&analysed, Some(env)))
+            .map(|env| reach(&analysed, &facts, Some(env)))
             .collect();
         for finding in port_findings(&analysed, placed, &classes, &reaches) {
             out.push(diagnostics::port_finding(
@@ -101,7 +120,7 @@ pub fn check(
             }
         }
         // E0703 once per task, whichever layers run its kernel.
-        let anywhere = reach(&analysed, None);
+        let anywhere = reach(&analysed, &facts, None);
         for (t, alive) in anywhere.tasks.iter().enumerate() {
             let key = (placed.kernel_file.clone(), kernel.ir.tasks[t].name.clone());
             if !alive && !dead_reported.contains(&key) {
@@ -125,6 +144,11 @@ pub(crate) enum Problem {
     NeighbourSilent(usize),
     /// A multicast port the layer binds nothing to.
     MulticastUnbound,
+    /// A bus port of a PE alone on its line (a row, column or region of one PE).
+    BusAlone,
+    /// A bus port whose paired port (index) no other PE of the line uses in a way that could
+    /// match.
+    BusSilent(usize),
 }
 
 /// One reachable `recv`/`send` that cannot finish on the PEs listed.
@@ -177,10 +201,7 @@ fn port_findings(
     let mut findings: Vec<Finding> = Vec::new();
     for group in &classes.groups {
         for &(stmt, op) in &reaches[group.base].ops {
-            let problem = match op {
-                PortOp::Recv(port) => recv_problem(ir, placed, &paired, reaches, group, port),
-                PortOp::Send(port) => send_problem(ir, placed, &paired, reaches, group, port),
-            };
+            let problem = op_problem(ir, placed, &paired, classes, reaches, group, op);
             let Some(problem) = problem else {
                 continue;
             };
@@ -203,6 +224,29 @@ fn port_findings(
     }
     findings.sort_by_key(|f| f.stmt);
     findings
+}
+
+/// What may stop `op` in `group`, if anything.
+fn op_problem(
+    ir: &KernelIr,
+    placed: &wsel_map::PlacedLayer,
+    paired: &[Option<usize>],
+    classes: &Classes,
+    reaches: &[Reach],
+    group: &classes::Group,
+    op: PortOp,
+) -> Option<Problem> {
+    let (PortOp::Recv(port) | PortOp::Send(port)) = op;
+    let p = port.0 as usize;
+    if let Some(bus) = placed.ports.get(p)?.bus {
+        let recv = matches!(op, PortOp::Recv(_));
+        let size = (placed.rows, placed.cols);
+        return bus::bus_problem(bus, size, group, classes, reaches, paired[p], recv);
+    }
+    match op {
+        PortOp::Recv(port) => recv_problem(ir, placed, paired, reaches, group, port),
+        PortOp::Send(port) => send_problem(ir, placed, paired, reaches, group, port),
+    }
 }
 
 fn recv_problem(

@@ -1,8 +1,9 @@
 //! What can run on a PE: the tasks reachable from `main` through `then` and `activate`, and
 //! the transfer statements of those tasks that the PE's coordinates do not rule out.
 //!
-//! A statement **may run** unless the coordinates (or constants) decide against it: an `if`
-//! branch whose condition is known to go the other way, the body of a `while` whose condition
+//! A statement **may run** unless the coordinates (or constants, or the ranges of values the
+//! checks know, [`facts`](crate::facts)) decide against it: an `if` branch whose condition is
+//! known to go the other way, the body of a `while` whose condition
 //! is known false, the body of a `for` whose range is known empty, anything after a `return`
 //! that is always reached. Conditions on data (SRAM, task-locals) may go either way. Tasks
 //! are activated per PE, so a task may run on a PE only if a `then`/`activate` that may run
@@ -11,7 +12,8 @@
 use wsel_ir::kernel::{KernelIr, PortId, Stmt, TaskId};
 
 use crate::classes::loop_runs;
-use crate::eval::{CoordEnv, eval_bool};
+use crate::eval::{CoordEnv, Ctx, eval_bool};
+use crate::facts::Facts;
 
 /// A transfer statement: its task and number ([`wsel_ir::kernel::KernelSpans`] numbering).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,8 +49,8 @@ impl Reach {
 }
 
 /// What may run on the PE `env`; with `env` `None`, on a PE whose coordinates are unknown
-/// (only constants decide).
-pub(crate) fn reach(ir: &KernelIr, env: Option<&CoordEnv>) -> Reach {
+/// (only constants and the ranges of `facts` decide).
+pub(crate) fn reach(ir: &KernelIr, facts: &Facts, env: Option<&CoordEnv>) -> Reach {
     let mut out = Reach {
         tasks: vec![false; ir.tasks.len()],
         ops: Vec::new(),
@@ -64,7 +66,7 @@ pub(crate) fn reach(ir: &KernelIr, env: Option<&CoordEnv>) -> Reach {
         let mut walker = Walker {
             ir,
             task,
-            env,
+            ctx: facts.ctx(ir, task.0 as usize, env),
             next: 0,
             targets: Vec::new(),
             ops: Vec::new(),
@@ -87,7 +89,7 @@ pub(crate) fn reach(ir: &KernelIr, env: Option<&CoordEnv>) -> Reach {
 struct Walker<'a> {
     ir: &'a KernelIr,
     task: TaskId,
-    env: Option<&'a CoordEnv>,
+    ctx: Ctx<'a>,
     /// The number of the next transfer statement.
     next: usize,
     targets: Vec<TaskId>,
@@ -115,7 +117,7 @@ impl Walker<'_> {
                     else_body,
                 } => {
                     let known = if live {
-                        eval_bool(cond, self.env)
+                        eval_bool(cond, &self.ctx)
                     } else {
                         None
                     };
@@ -127,7 +129,7 @@ impl Walker<'_> {
                 }
                 Stmt::While { cond, body } => {
                     let known = if live {
-                        eval_bool(cond, self.env)
+                        eval_bool(cond, &self.ctx)
                     } else {
                         None
                     };
@@ -141,13 +143,16 @@ impl Walker<'_> {
                 } => {
                     let task = &self.ir.tasks[self.task.0 as usize];
                     let known = if live {
-                        eval_bool(&loop_runs(task, *local, lo, hi), self.env)
+                        eval_bool(&loop_runs(task, *local, lo, hi), &self.ctx)
                     } else {
                         None
                     };
                     self.block(body, live && known != Some(false));
                 }
-                Stmt::SetLocal { .. } | Stmt::Store { .. } | Stmt::Vector { .. } => {}
+                Stmt::SetLocal { .. }
+                | Stmt::Store { .. }
+                | Stmt::Vector { .. }
+                | Stmt::CheckLength { .. } => {}
             }
         }
         live

@@ -11,10 +11,10 @@
 
 use std::collections::HashMap;
 
-use wsel_ir::graph::{LayerGraph, Side};
-use wsel_map::{Color, Endpoint, PlacedLayer, Placement, Transfer};
+use wsel_ir::graph::LayerGraph;
+use wsel_map::{Color, Endpoint, Placement, Transfer};
 use wsel_sema::Diagnostic;
-use wsel_target::{Coord, Dir, Port, PortSet, RouteEntry};
+use wsel_target::Coord;
 
 use crate::diagnostics::{E0704, at};
 
@@ -33,7 +33,7 @@ pub(crate) fn check(graph: &LayerGraph, placement: &Placement) -> Vec<Diagnostic
     for (l, layer) in placement.layers.iter().enumerate() {
         for row in representatives(layer.rows) {
             for col in representatives(layer.cols) {
-                let entries = entries_at(layer, row, col);
+                let entries = layer.entries_at(row, col);
                 for (i, (pa, ca, _)) in entries.iter().enumerate() {
                     for (pb, cb, _) in &entries[i + 1..] {
                         if ca == cb {
@@ -64,7 +64,7 @@ pub(crate) fn check(graph: &LayerGraph, placement: &Placement) -> Vec<Diagnostic
                 let Some((row, col)) = layer.orientation.logical(layer.rect, hop.at) else {
                     continue;
                 };
-                for (p, color, _) in entries_at(layer, row, col) {
+                for (p, color, _) in layer.entries_at(row, col) {
                     if color == transfer.color {
                         report(
                             Owner::Port(l, p),
@@ -100,58 +100,6 @@ fn representatives(n: u32) -> Vec<u32> {
     out.sort_unstable();
     out.dedup();
     out
-}
-
-/// The router entries of `layer`'s port rules at logical `(row, col)`: (port, color, entry),
-/// by the same rules as the mapper's `PlacedLayer::region_routes`.
-pub(crate) fn entries_at(
-    layer: &PlacedLayer,
-    row: u32,
-    col: u32,
-) -> Vec<(usize, Color, RouteEntry)> {
-    let at_edge = |side: Dir| match side {
-        Dir::North => row == 0,
-        Dir::South => row + 1 == layer.rows,
-        Dir::West => col == 0,
-        Dir::East => col + 1 == layer.cols,
-    };
-    let mut out = Vec::new();
-    let pe = layer.pe(row, col);
-    for (i, p) in layer.ports.iter().enumerate() {
-        let toward = layer.orientation.dir(logical_side(p.side));
-        let bound = p.bound.is_some();
-        let color = p.colors.at(row, col);
-        let (rx, tx) = if p.multicast {
-            if !bound {
-                continue;
-            }
-            let mut tx = PortSet::only(Port::Ramp);
-            if !at_edge(p.side.opposite()) {
-                tx = tx.with(toward.opposite().port());
-            }
-            (PortSet::only(toward.port()), tx)
-        } else {
-            if at_edge(p.side) && !bound {
-                continue;
-            }
-            if p.input {
-                (PortSet::only(toward.port()), PortSet::only(Port::Ramp))
-            } else {
-                (PortSet::only(Port::Ramp), PortSet::only(toward.port()))
-            }
-        };
-        out.push((i, color, RouteEntry { at: pe, rx, tx }));
-    }
-    out
-}
-
-fn logical_side(side: Dir) -> Side {
-    match side {
-        Dir::North => Side::North,
-        Dir::South => Side::South,
-        Dir::East => Side::East,
-        Dir::West => Side::West,
-    }
 }
 
 fn conflict(

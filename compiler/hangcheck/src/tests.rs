@@ -15,6 +15,7 @@ use wsel_target::{Coord, DefectMap, Dir, Port, PortSet, Rect};
 
 use crate::classes::{NORTH, classes};
 use crate::eval::CoordEnv;
+use crate::facts::Facts;
 use crate::reach::{PortOp, Reach, reach};
 use crate::streams::{pairing, side_index};
 
@@ -47,6 +48,7 @@ fn port(name: &str, input: bool, side: Dir, multicast: bool, bound: bool) -> Pla
         colors: ColorRule::Fixed { color: 0 },
         bound: bound.then(|| "t".to_string()),
         parts: 0,
+        bus: None,
     }
 }
 
@@ -55,6 +57,7 @@ fn layer(rows: u32, cols: u32, ports: Vec<PlacedPort>) -> PlacedLayer {
         name: "l#1".into(),
         layer: "l".into(),
         copy: 0,
+        phase: 0,
         implementation: 0,
         kernel: "k".into(),
         kernel_file: PathBuf::from("k.wse"),
@@ -76,11 +79,11 @@ fn layer(rows: u32, cols: u32, ports: Vec<PlacedPort>) -> PlacedLayer {
 
 /// The E0701/E0702 findings of `ir` on `placed`, as `check` computes them.
 fn findings(ir: &KernelIr, placed: &PlacedLayer) -> Vec<crate::Finding> {
-    let classes = classes(ir, placed.rows, placed.cols);
+    let classes = classes(ir, &Facts::of(ir, &[]), placed.rows, placed.cols);
     let reaches: Vec<Reach> = classes
         .bases
         .iter()
-        .map(|env| reach(ir, Some(env)))
+        .map(|env| reach(ir, &Facts::of(ir, &[]), Some(env)))
         .collect();
     crate::port_findings(ir, placed, &classes, &reaches)
 }
@@ -108,7 +111,11 @@ fn brute_force(ir: &KernelIr, placed: &PlacedLayer) -> BTreeSet<String> {
         cols,
     };
     let reaches: Vec<Vec<Reach>> = (0..rows)
-        .map(|r| (0..cols).map(|c| reach(ir, Some(&env(r, c)))).collect())
+        .map(|r| {
+            (0..cols)
+                .map(|c| reach(ir, &Facts::of(ir, &[]), Some(&env(r, c))))
+                .collect()
+        })
         .collect();
     let paired = pairing(&placed.ports);
     let mut out = BTreeSet::new();
@@ -186,6 +193,7 @@ kernel k(n: u32) {
         recv(mc, a[0..1]) then t1;
     }
     task t1() {
+        c += 1;
         if pe.row == 1 { return; }
         send(toe, a[0..1]);
     }
@@ -232,7 +240,7 @@ fn classes_find_exactly_what_every_pe_finds() {
 #[test]
 fn the_walk_numbers_transfers_as_the_ir_does() {
     let (ir, spans) = lower(&MIXED.replace("DIAGONAL", "pe.col == 2"), "k", &[("n", 1)]);
-    let everything = reach(&ir, None);
+    let everything = reach(&ir, &Facts::of(&ir, &[]), None);
     for (t, task) in ir.tasks.iter().enumerate() {
         let mut numbered = Vec::new();
         for_each_transfer(&task.body, &mut |i, stmt| {
@@ -293,7 +301,7 @@ kernel halo() {
 ";
     let (ir, _) = lower(src, "halo", &[]);
     let started = std::time::Instant::now();
-    let c = classes(&ir, 750, 994);
+    let c = classes(&ir, &Facts::of(&ir, &[]), 750, 994);
     assert_eq!(c.bases.len(), 9, "first/other/last rows × columns");
     // Rows: first, second, middle, second to last, last (their neighbours differ).
     assert_eq!(c.groups.len(), 25);
@@ -334,6 +342,9 @@ fn placement(layers: Vec<PlacedLayer>, transfers: Vec<Transfer>) -> Placement {
         colors_used: 4,
         stage_target: 0,
         copies: 1,
+        phases: 1,
+        micro_batches: 1,
+        micro_batch_reason: String::new(),
         estimated_cycles: 0,
         layers,
         transfers,
@@ -364,6 +375,7 @@ fn graph(layers: usize) -> wsel_ir::graph::LayerGraph {
                 output_elem: wsel_ir::kernel::ScalarTy::F32,
                 output_shape: vec![1],
                 dims: Default::default(),
+                scalars: Vec::new(),
                 cost: wsel_ir::graph::LayerCost {
                     flops: 0,
                     weight_bytes: 0,
@@ -406,7 +418,7 @@ fn entries_match_the_mappers_region_routes() {
             let mut mine = Vec::new();
             for r in 0..rows {
                 for c in 0..cols {
-                    for (_, color, e) in crate::routes::entries_at(&l, r, c) {
+                    for (_, color, e) in l.entries_at(r, c) {
                         mine.push(format!("{color} {:?} {:?} {:?}", e.at, e.rx, e.tx));
                     }
                 }
@@ -553,11 +565,11 @@ fn endless_in(tasks: &str) -> Vec<(Vec<String>, u64)> {
         "kernel k(n: u32) {{\n    var a: [u32; 1];\n    out ys: stream<u32> to south;\n{tasks}\n}}\n"
     );
     let (ir, _) = lower(&src, "k", &[("n", 3)]);
-    let classes = classes(&ir, 4, 4);
+    let classes = classes(&ir, &Facts::of(&ir, &[]), 4, 4);
     let reaches: Vec<Reach> = classes
         .bases
         .iter()
-        .map(|env| reach(&ir, Some(env)))
+        .map(|env| reach(&ir, &Facts::of(&ir, &[]), Some(env)))
         .collect();
     crate::endless_cycles(&ir, &classes, &reaches)
         .into_iter()
@@ -614,4 +626,83 @@ fn certain_activation_cycles_are_found_and_conditional_ones_are_not() {
         "task main() { activate ping; }\n task ping() { a[0] += 1; activate pong; }\n task pong() { send(ys, a[0..1]) then ping; }",
     );
     assert_eq!(pair, everywhere(&["ping", "pong"]));
+}
+
+/// SUMMA's step k, forwarding tiles PE by PE (issue 27's shape): column k sends its A tile
+/// east and row k its B tile south; a PE east of column k (south of row k) receives one and
+/// passes it on. `k` is an SRAM counter, `step` a loop counter.
+const SUMMA: &str = r"
+kernel summa(n: u32, p: u32) {
+    var a: [f32; n];
+    var b: [f32; n];
+    var c: [f32; n];
+    var k: u32 = 0;
+    in  from_w: stream<f32> from west;
+    out to_e:   stream<f32> to east;
+    in  from_n: stream<f32> from north;
+    out to_s:   stream<f32> to south;
+    task main() { activate step; }
+    task step() {
+        if pe.col == k {
+            if pe.col < region.cols - 1 { send(to_e, a[0..n]); }
+        } else if pe.col RELATION k {
+            recv(from_w, a[0..n]) then pass_a;
+        }
+        if pe.row == k {
+            if pe.row < region.rows - 1 { send(to_s, b[0..n]); }
+        } else if pe.row > k {
+            recv(from_n, b[0..n]) then pass_b;
+        }
+        for s in 0..p {
+            if pe.col > s { c[0..n] += a[0..n]; }
+        }
+    }
+    task pass_a() {
+        if pe.col < region.cols - 1 { send(to_e, a[0..n]); }
+        activate next;
+    }
+    task pass_b() {
+        if pe.row < region.rows - 1 { send(to_s, b[0..n]); }
+    }
+    task next() {
+        k += 1;
+        if k < p { activate step; }
+    }
+}
+";
+
+#[test]
+fn a_coordinate_compared_with_a_counter_is_decided_where_the_coordinate_settles_it() {
+    let ports = || {
+        vec![
+            port("from_w", true, Dir::West, false, false),
+            port("to_e", false, Dir::East, false, false),
+            port("from_n", true, Dir::North, false, false),
+            port("to_s", false, Dir::South, false, false),
+        ]
+    };
+    // `pe.col > k`: column 0 never receives from the west, whatever k; no finding.
+    let (ir, _) = lower(
+        &SUMMA.replace("RELATION", ">"),
+        "summa",
+        &[("n", 2), ("p", 4)],
+    );
+    let placed = layer(4, 4, ports());
+    assert_eq!(by_classes(&ir, &placed), BTreeSet::new());
+    assert_eq!(by_classes(&ir, &placed), brute_force(&ir, &placed));
+    // `pe.col >= k` holds on column 0 when k is 0: a real wait on the region's west edge.
+    let (ir, _) = lower(
+        &SUMMA.replace("RELATION", ">="),
+        "summa",
+        &[("n", 2), ("p", 4)],
+    );
+    let found = by_classes(&ir, &placed);
+    assert!(!found.is_empty());
+    assert!(
+        found
+            .iter()
+            .all(|f| f.contains("EdgeUnbound") && f.contains(", 0)")),
+        "{found:#?}"
+    );
+    assert_eq!(found, brute_force(&ir, &placed));
 }

@@ -15,6 +15,8 @@
 //!   throughput: `ceil(len × ops / rate)` cycles per class of operation, where `dst += s * x`
 //!   (and `-=`) is one fused multiply-add per element;
 //! - a reduction is a vector add (or min/max) over the slice;
+//! - `select` costs one cycle as a scalar operation and, element-wise, one add-class
+//!   operation per element (a blend), like a comparison;
 //! - issuing a send or a receive costs one cycle; the wavelets' movement is timed by the
 //!   fabric, not here.
 
@@ -95,6 +97,7 @@ pub fn stmt_fixed_cycles(stmt: &Stmt, model: &CostModel) -> u64 {
         Stmt::SendScalar { value, .. } => 1 + expr_cycles(value, model),
         Stmt::Recv { dst, .. } => 1 + expr_cycles(&dst.start, model) + expr_cycles(&dst.len, model),
         Stmt::Activate(_) | Stmt::Return => 1,
+        Stmt::CheckLength { .. } => 0,
     }
 }
 
@@ -122,6 +125,16 @@ pub fn expr_cycles(expr: &Expr, model: &CostModel) -> u64 {
         Expr::Math { arg, .. } => u64::from(model.math_cycles) + expr_cycles(arg, model),
         // The slice bounds; the fold itself is `reduce_cycles`.
         Expr::Reduce { src, .. } => expr_cycles(&src.start, model) + expr_cycles(&src.len, model),
+        Expr::Select {
+            cond,
+            on_true,
+            on_false,
+            ..
+        } => {
+            1 + expr_cycles(cond, model)
+                + expr_cycles(on_true, model)
+                + expr_cycles(on_false, model)
+        }
     }
 }
 
@@ -263,6 +276,17 @@ impl ElementOps {
                 self.heavy += 1;
                 self.count(arg);
             }
+            VExpr::Select {
+                cond,
+                on_true,
+                on_false,
+                ..
+            } => {
+                self.add += 1;
+                self.count(cond);
+                self.count(on_true);
+                self.count(on_false);
+            }
         }
     }
 
@@ -294,6 +318,16 @@ fn vexpr_scalar_cycles(value: &VExpr, model: &CostModel) -> u64 {
         }
         VExpr::Cast { value, .. } => vexpr_scalar_cycles(value, model),
         VExpr::Math { arg, .. } => vexpr_scalar_cycles(arg, model),
+        VExpr::Select {
+            cond,
+            on_true,
+            on_false,
+            ..
+        } => {
+            vexpr_scalar_cycles(cond, model)
+                + vexpr_scalar_cycles(on_true, model)
+                + vexpr_scalar_cycles(on_false, model)
+        }
     }
 }
 
@@ -353,6 +387,41 @@ mod tests {
             vector_cycles(AssignOp::Set, &exp, ScalarTy::F32, 7, &model),
             56
         );
+    }
+
+    #[test]
+    fn a_masked_select_is_a_compare_and_a_blend_per_element() {
+        // y[0..n] = select(x[0..n] > 0.0, x[0..n], 0.0) with n = 7: two add-class operations
+        // per element (the comparison, the blend) at 2/cycle -> ceil(14 / 2) = 7 cycles.
+        let value = VExpr::Select {
+            ty: ScalarTy::F32,
+            cond: Box::new(VExpr::Binary {
+                op: BinaryOp::Gt,
+                ty: ScalarTy::F32,
+                lhs: Box::new(elem(0)),
+                rhs: Box::new(VExpr::Scalar(Expr::Const(Const::f32(0.0)))),
+            }),
+            on_true: Box::new(elem(0)),
+            on_false: Box::new(VExpr::Scalar(Expr::Const(Const::f32(0.0)))),
+        };
+        let model = CostModel::WSE2_LIKE;
+        assert_eq!(
+            vector_cycles(AssignOp::Set, &value, ScalarTy::F32, 7, &model),
+            7
+        );
+        // As a scalar: one cycle for the select and one for the comparison.
+        let scalar = Expr::Select {
+            ty: ScalarTy::F32,
+            cond: Box::new(Expr::Binary {
+                op: BinaryOp::Gt,
+                ty: ScalarTy::F32,
+                lhs: Box::new(Expr::Const(Const::f32(1.0))),
+                rhs: Box::new(Expr::Const(Const::f32(0.0))),
+            }),
+            on_true: Box::new(Expr::Const(Const::f32(1.0))),
+            on_false: Box::new(Expr::Const(Const::f32(0.0))),
+        };
+        assert_eq!(expr_cycles(&scalar, &model), 2);
     }
 
     #[test]

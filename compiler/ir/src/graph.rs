@@ -84,6 +84,9 @@ pub struct LayerInstance {
     pub output_shape: Vec<u64>,
     /// Every dimension variable bound at this call, including the batch (`B` or its name).
     pub dims: BTreeMap<String, u64>,
+    /// Every scalar input of the layer with its value at this call (given or default), in
+    /// the signature's order. Lowering has already put them into the expressions below.
+    pub scalars: Vec<(String, CValue)>,
     pub cost: LayerCost,
     /// The implementations, at most one per mode.
     pub impls: Vec<LayerImpl>,
@@ -164,14 +167,46 @@ impl Side {
     }
 }
 
+/// The PEs a bus port reaches: every other PE of the sender's row, of its column, or of the
+/// whole region (`out p: stream<T> to row;` / `in q: stream<T> from row;`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Bus {
+    Row,
+    Col,
+    Region,
+}
+
+impl Bus {
+    /// The side word of the declaration.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bus::Row => "row",
+            Bus::Col => "col",
+            Bus::Region => "region",
+        }
+    }
+
+    /// The side whose axis a bus runs along, which its ports carry as their `side`: west for
+    /// a row, north for a column and the whole region.
+    pub fn side(self) -> Side {
+        match self {
+            Bus::Row => Side::West,
+            Bus::Col | Bus::Region => Side::North,
+        }
+    }
+}
+
 /// A kernel port as the mapper sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PortInfo {
     pub name: String,
     pub direction: crate::kernel::PortDirection,
     pub elem: ScalarTy,
+    /// The side it faces; a bus port carries its bus's [`Bus::side`].
     pub side: Side,
     pub multicast: bool,
+    /// `Some` for a bus port (`to row`, `from col`, ...).
+    pub bus: Option<Bus>,
     pub span: SourceSpan,
 }
 
@@ -200,9 +235,14 @@ pub struct BindInfo {
     pub target: BindTarget,
     /// The array or port name in the kernel.
     pub target_name: String,
-    /// One entry per split dimension (per-sample dimensions for activations); empty when the
-    /// whole tensor goes to every PE.
+    /// One entry per split dimension (per-sample dimensions for activations bound to ports;
+    /// every dimension for weights and for resident activations, those bound to arrays);
+    /// empty when the whole tensor goes to every PE.
     pub split: Vec<SplitAxis>,
+    /// `tiles [...]`: per dimension of a part, how many tiles it is cut into; the part's
+    /// elements are listed tile after tile (row-major tile order), each tile row-major.
+    /// Empty: one tile (plain row-major order). Expressions over dims and `R`/`C`.
+    pub tiles: Vec<CExpr>,
     pub span: SourceSpan,
 }
 

@@ -16,8 +16,12 @@
 //! - A vector statement is the loop `for i in 0..len { dst[start+i] op= value(i) }` run in
 //!   increasing `i`, each element reading its sources when it is computed. Scalar operands
 //!   are evaluated once, before the first element; every slice of the statement is
-//!   bounds-checked before the first element is written.
+//!   bounds-checked before the first element is written. An operand slice whose length is not
+//!   known to equal the statement's is checked by a [`Stmt::CheckLength`] before it.
 //! - A reduction folds its slice left to right from the first element.
+//! - `select(cond, on_true, on_false)` evaluates all three operands (in that order, so a fault
+//!   in the operand not chosen still stops the run) and gives `on_true`'s bits when `cond` is
+//!   true, `on_false`'s otherwise; element-wise in a vector statement.
 //! - Every array access is checked against the array's length; an access out of range stops
 //!   the run with an error naming the array, the index and the length.
 
@@ -262,6 +266,13 @@ pub enum Stmt {
         dst: Slice,
         then: TaskId,
     },
+    /// Stop the run with an error naming both lengths when `len` differs from `expected`
+    /// (both widened per their type): a vector statement's operand slice against the slice it
+    /// assigns, when lowering cannot show they are equal. Costs no cycles, like bounds checks.
+    CheckLength {
+        len: Expr,
+        expected: Expr,
+    },
     /// Queue a task to run after the current one.
     Activate(TaskId),
     /// Leave the task.
@@ -368,6 +379,13 @@ pub enum Expr {
         ty: ScalarTy,
         src: Box<Slice>,
     },
+    /// `select(cond, on_true, on_false)`; `ty` is the type of both values.
+    Select {
+        ty: ScalarTy,
+        cond: Box<Expr>,
+        on_true: Box<Expr>,
+        on_false: Box<Expr>,
+    },
 }
 
 /// An element-wise expression inside a vector statement, evaluated at element `i`.
@@ -397,6 +415,13 @@ pub enum VExpr {
         func: MathFn,
         ty: ScalarTy,
         arg: Box<VExpr>,
+    },
+    /// Element-wise `select(cond, on_true, on_false)`; `ty` is the type of both values.
+    Select {
+        ty: ScalarTy,
+        cond: Box<VExpr>,
+        on_true: Box<VExpr>,
+        on_false: Box<VExpr>,
     },
 }
 
@@ -463,8 +488,11 @@ pub fn for_each_transfer(body: &[Stmt], visit: &mut dyn FnMut(usize, &Stmt)) {
                     walk(then_body, next, visit);
                     walk(else_body, next, visit);
                 }
-                Stmt::SetLocal { .. } | Stmt::Store { .. } | Stmt::Vector { .. } | Stmt::Return => {
-                }
+                Stmt::SetLocal { .. }
+                | Stmt::Store { .. }
+                | Stmt::Vector { .. }
+                | Stmt::CheckLength { .. }
+                | Stmt::Return => {}
             }
         }
     }

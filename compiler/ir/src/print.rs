@@ -156,6 +156,14 @@ impl Printer<'_> {
             Stmt::Return => {
                 let _ = writeln!(out, "{pad}return;");
             }
+            Stmt::CheckLength { len, expected } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}check_length({}, {});",
+                    self.expr(len),
+                    self.expr(expected)
+                );
+            }
         }
     }
 
@@ -215,6 +223,18 @@ impl Printer<'_> {
             Expr::Reduce { op, ty, src } => {
                 format!("{}.{}({})", reduce_text(*op), ty.name(), self.slice(src))
             }
+            Expr::Select {
+                ty,
+                cond,
+                on_true,
+                on_false,
+            } => format!(
+                "select.{}({}, {}, {})",
+                ty.name(),
+                self.expr(cond),
+                self.expr(on_true),
+                self.expr(on_false)
+            ),
         }
     }
 
@@ -249,6 +269,18 @@ impl Printer<'_> {
             VExpr::Math { func, ty, arg } => {
                 format!("{}.{}({})", math_text(*func), ty.name(), self.vexpr(arg))
             }
+            VExpr::Select {
+                ty,
+                cond,
+                on_true,
+                on_false,
+            } => format!(
+                "select.{}({}, {}, {})",
+                ty.name(),
+                self.vexpr(cond),
+                self.vexpr(on_true),
+                self.vexpr(on_false)
+            ),
         }
     }
 }

@@ -5,7 +5,8 @@
 use std::fmt::Write;
 
 use crate::graph::{
-    BindTarget, CBinOp, CExpr, LayerGraph, LayerImpl, Mode, RegionSide, Side, SplitAxis, TensorRef,
+    BindTarget, Bus, CBinOp, CExpr, CValue, LayerGraph, LayerImpl, Mode, RegionSide, Side,
+    SplitAxis, TensorRef,
 };
 use crate::kernel::{PortDirection, ScalarTy};
 
@@ -31,7 +32,17 @@ pub fn print_graph(graph: &LayerGraph) -> String {
         );
     }
     for layer in &graph.layers {
-        let args: Vec<String> = layer.args.iter().map(|a| tensor_name(graph, *a)).collect();
+        let args: Vec<String> = layer
+            .args
+            .iter()
+            .map(|a| tensor_name(graph, *a))
+            .chain(
+                layer
+                    .scalars
+                    .iter()
+                    .map(|(name, value)| format!("{name} = {}", cvalue_text(*value))),
+            )
+            .collect();
         let _ = writeln!(
             out,
             "    {} = {}({}) -> {}: {}",
@@ -111,12 +122,12 @@ fn print_impl(imp: &LayerImpl, out: &mut String) {
             PortDirection::Out => ("out", "to"),
         };
         let multicast = if port.multicast { " multicast" } else { "" };
+        let side = port.bus.map_or(side_name(port.side), Bus::name);
         let _ = writeln!(
             out,
-            "            {dir} {}: stream<{}> {prep} {}{multicast}",
+            "            {dir} {}: stream<{}> {prep} {side}{multicast}",
             port.name,
             port.elem.name(),
-            side_name(port.side)
         );
     }
     for bind in &imp.binds {
@@ -140,6 +151,10 @@ fn print_impl(imp: &LayerImpl, out: &mut String) {
                 .collect();
             let _ = write!(line, " split [{}]", axes.join(", "));
         }
+        if !bind.tiles.is_empty() {
+            let counts: Vec<String> = bind.tiles.iter().map(cexpr_text).collect();
+            let _ = write!(line, " tiles [{}]", counts.join(", "));
+        }
         let _ = writeln!(out, "{line}");
     }
 }
@@ -151,6 +166,14 @@ fn tensor_name(graph: &LayerGraph, tensor: TensorRef) -> String {
         TensorRef::Layer(i) => graph.layers.get(i).map(|l| l.name.as_str()),
     };
     name.unwrap_or("?").to_string()
+}
+
+fn cvalue_text(value: CValue) -> String {
+    match value {
+        CValue::Int(v) => v.to_string(),
+        CValue::Float(v) => format!("{v:?}"),
+        CValue::Bool(v) => v.to_string(),
+    }
 }
 
 fn tensor_text(elem: ScalarTy, shape: &[u64]) -> String {

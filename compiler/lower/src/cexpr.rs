@@ -60,6 +60,13 @@ impl Converter<'_, '_> {
                     CExpr::Min(a, b)
                 }
             }
+            ast::Expr::Call { callee, args, .. }
+                if (callee.name == "part_len" || callee.name == "part_start")
+                    && args.len() == 3 =>
+            {
+                let [total, parts, index] = [&args[0], &args[1], &args[2]].map(|a| self.convert(a));
+                part_expr(callee.name == "part_start", total?, parts?, index?)
+            }
             ast::Expr::Cast { value, ty, .. } => {
                 let inner = self.convert(value)?;
                 let value = inner.eval(self.values).map_err(|_| {
@@ -89,23 +96,81 @@ impl Converter<'_, '_> {
     }
 }
 
+/// What a layer's names stand for at one call: its dimension variables (by name; `dims`
+/// gives the values known at the call) and its scalar inputs' values.
+#[derive(Debug, Clone, Copy)]
+pub struct LayerNames<'a> {
+    pub dim_vars: &'a [String],
+    pub dims: &'a BTreeMap<String, u64>,
+    pub scalars: &'a [(String, Value)],
+}
+
+impl LayerNames<'_> {
+    /// The literal a scalar input stands for.
+    fn scalar(&self, name: &str) -> Option<CExpr> {
+        let (_, value) = self.scalars.iter().find(|(n, _)| n == name)?;
+        cvalue(*value).map(literal)
+    }
+}
+
+/// A checked compile-time value as the layer graph holds it (`None`: an integer beyond 64
+/// bits, which no scalar type holds).
+pub fn cvalue(value: Value) -> Option<CValue> {
+    Some(match value {
+        Value::Int(v) => CValue::Int(i64::try_from(v).ok()?),
+        Value::Float(v) => CValue::Float(v),
+        Value::Bool(v) => CValue::Bool(v),
+    })
+}
+
+/// The expression of a value.
+pub fn literal(value: CValue) -> CExpr {
+    match value {
+        CValue::Int(v) => CExpr::Int(v),
+        CValue::Float(v) => CExpr::Float(v),
+        CValue::Bool(v) => CExpr::Bool(v),
+    }
+}
+
+/// `part_len(total, parts, index)` as `(total + parts - 1 - index) / parts`, or
+/// `part_start(...)` as `index * (total / parts) + min(index, total % parts)`: the rule of
+/// uneven splits (`docs/mapping.md` §4) in operations `CExpr` has.
+fn part_expr(start: bool, total: CExpr, parts: CExpr, index: CExpr) -> CExpr {
+    let bin = |op, a: CExpr, b: CExpr| CExpr::Binary(op, Box::new(a), Box::new(b));
+    if start {
+        let size = bin(CBinOp::Div, total.clone(), parts.clone());
+        let extra = bin(CBinOp::Rem, total, parts);
+        let before = CExpr::Min(Box::new(index.clone()), Box::new(extra));
+        bin(CBinOp::Add, bin(CBinOp::Mul, index, size), before)
+    } else {
+        let rounded = bin(
+            CBinOp::Sub,
+            bin(CBinOp::Add, total, parts.clone()),
+            CExpr::Int(1),
+        );
+        bin(CBinOp::Div, bin(CBinOp::Sub, rounded, index), parts)
+    }
+}
+
 /// Converts an expression of a layer (cost entry, region size, `where` condition, kernel
-/// argument): the layer's dimension variables `dim_vars` and the region names `regions` stay
-/// variables, and casts are folded with the values `dims` gives the dimension variables at one
-/// call. `module` is the scope of the layer's file.
+/// argument): the layer's dimension variables and the region names `regions` stay
+/// variables, scalar inputs become their values at the call, and casts are folded with the
+/// values the dimension variables have at the call. `module` is the scope of the layer's
+/// file.
 pub fn convert_layer_expr<'db>(
     db: &'db dyn Db,
     module: &'db ModuleScope<'db>,
-    dim_vars: &[String],
-    dims: &BTreeMap<String, u64>,
+    layer: LayerNames<'_>,
     regions: &[String],
     expr: &ast::Expr,
 ) -> Result<CExpr, String> {
     let names = |name: &str| {
-        (dim_vars.iter().any(|d| d == name) || regions.iter().any(|r| r == name))
-            .then(|| CExpr::Var(name.to_string()))
+        if layer.dim_vars.iter().any(|d| d == name) || regions.iter().any(|r| r == name) {
+            return Some(CExpr::Var(name.to_string()));
+        }
+        layer.scalar(name)
     };
-    let values = |name: &str| dim_value(dims, name);
+    let values = |name: &str| dim_value(layer.dims, name);
     let converter = Converter {
         db,
         module,
@@ -203,11 +268,7 @@ pub fn simplify(expr: &CExpr) -> CExpr {
     if free_vars(&simplified).is_empty()
         && let Ok(value) = simplified.eval(&|_| None)
     {
-        return match value {
-            CValue::Int(v) => CExpr::Int(v),
-            CValue::Float(v) => CExpr::Float(v),
-            CValue::Bool(v) => CExpr::Bool(v),
-        };
+        return literal(value);
     }
     simplified
 }

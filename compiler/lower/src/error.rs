@@ -1,6 +1,6 @@
 //! `LowerError`: why one kernel instance could not be lowered with the arguments it was given
 //! (a missing or out-of-range argument, an array length that overflows, a construct the kernel
-//! IR cannot express). The mapper turns it into an E0505 diagnostic at the layer call.
+//! IR cannot express). The driver turns it into an E0505 diagnostic at the layer call.
 
 use std::fmt;
 

@@ -287,3 +287,37 @@ run m {
     let run = lower_run_config(&db, file).expect("a run item");
     assert_eq!(run.target, Some(TargetSpec::Preset("wse3".into())));
 }
+
+#[test]
+fn scalar_inputs_reach_cost_conditions_and_kernel_arguments() {
+    check(
+        r"
+kernel k(n: u32, scale: f32, iters: u32) { var a: [f32; n]; task main() { } }
+const EPS: f32 = 0.25;
+layer l(x: f32[B, N], iters: u32 = 3, scale: f32 = 1.0) -> y: f32[B, N] {
+    cost { flops = N * iters; weights = 0; activations = 4 * N; }
+    pipelined on [1, iters] where iters < 8 {
+        run k(n = N * iters, scale = scale * 2.0, iters = iters + 1);
+    }
+}
+model m(x: f32[B, 4]) -> f32[B, 4] { return l(l(x, scale = EPS), iters = 5); }
+",
+        expect![[r#"
+            model m (batch 2)
+                input x: f32[2, 4]
+                l#1 = l(x, iters = 3, scale = 0.25) -> y: f32[2, 4]
+                    dims B = 2, N = 4
+                    cost flops 12, weights 0 B, activations 16 B
+                    pipelined on [1, 3] where true
+                        run k(n = N * 3, scale = 0.5, iters = 4) from "dir/main.wse"
+                        sram words 3 * N
+                l#2 = l(l#1, iters = 5, scale = 1.0) -> y: f32[2, 4]
+                    dims B = 2, N = 4
+                    cost flops 20, weights 0 B, activations 16 B
+                    pipelined on [1, 5] where true
+                        run k(n = N * 5, scale = 2.0, iters = 6) from "dir/main.wse"
+                        sram words 5 * N
+                return l#2
+        "#]],
+    );
+}

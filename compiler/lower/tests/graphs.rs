@@ -44,3 +44,4 @@ example_graph!(heat, "heat");
 example_graph!(mlp_streaming, "mlp_streaming");
 example_graph!(residual, "residual");
 example_graph!(rowsum, "rowsum");
+example_graph!(ragged, "ragged");

@@ -9,7 +9,8 @@ use wsel_ir::graph::CValue;
 use wsel_ir::print::print_kernel;
 
 const STDLIB: &str = "
-import std.nn.{dense_tile, dense_stream, relu_tile, softmax_row};
+import std.nn.{dense_tile, dense_resident, relu_tile, relu_resident, softmax_row, softmax_resident};
+import std.resident.{stage_in_tile, stage_out_tile};
 import std.collectives.{row_reduce, row_broadcast, row_broadcast_add, row_allreduce};
 import std.stencil.{jacobi5};
 ";
@@ -36,11 +37,83 @@ macro_rules! snapshot {
 
 snapshot!(
     dense_tile,
-    stdlib("dense_tile", &[("n", 4), ("m", 2), ("samples", 3)])
+    stdlib(
+        "dense_tile",
+        &[
+            ("n", 4),
+            ("m", 2),
+            ("samples", 3),
+            ("n_total", 7),
+            ("m_total", 4)
+        ]
+    )
 );
 snapshot!(
-    dense_stream,
-    stdlib("dense_stream", &[("n", 4), ("m", 2), ("samples", 3)])
+    dense_resident,
+    stdlib(
+        "dense_resident",
+        &[
+            ("N", 5),
+            ("M", 3),
+            ("S", 3),
+            ("R", 2),
+            ("C", 2),
+            ("nmax", 3),
+            ("mmax", 2),
+            ("smax", 2),
+            ("k", 2),
+            ("slots", 2)
+        ]
+    )
+);
+snapshot!(
+    relu_resident,
+    stdlib(
+        "relu_resident",
+        &[("N", 5), ("S", 3), ("R", 2), ("C", 2), ("len", 6)]
+    )
+);
+snapshot!(
+    softmax_resident,
+    stdlib(
+        "softmax_resident",
+        &[
+            ("N", 5),
+            ("S", 3),
+            ("R", 2),
+            ("C", 2),
+            ("nmax", 3),
+            ("smax", 2)
+        ]
+    )
+);
+snapshot!(
+    stage_in_tile,
+    stdlib(
+        "stage_in_tile",
+        &[
+            ("N", 5),
+            ("S", 3),
+            ("R", 2),
+            ("C", 2),
+            ("nmax", 3),
+            ("smax", 2)
+        ]
+    )
+);
+snapshot!(
+    stage_out_tile,
+    stdlib(
+        "stage_out_tile",
+        &[
+            ("N", 5),
+            ("S", 3),
+            ("R", 2),
+            ("C", 2),
+            ("nmax", 3),
+            ("smax", 2)
+        ]
+    )
 );
 snapshot!(relu_tile, stdlib("relu_tile", &[("n", 4), ("samples", 3)]));
 snapshot!(

@@ -356,6 +356,7 @@ kernel k(n: u32) {
                 task main() {
                     lo%0 = 1i;
                     hi%1 = 3u;
+                    check_length(2u, sub.u32(hi%1, (lo%0 as u32 from i32)));
                     a[lo%0 +: sub.u32(hi%1, (lo%0 as u32 from i32))] = b[0u + i];
                     k%2 = 1u;
                     a[mul.u32(k%2, 2u) +: 2u] = b[k%2 + i];

@@ -81,6 +81,11 @@ impl<'k> Sram<'k> {
         }
     }
 
+    fn set_u32(&mut self, name: &str, value: u32) {
+        let range = self.range(name);
+        self.words[range].fill(value);
+    }
+
     fn f32s(&self, name: &str) -> Vec<f32> {
         self.words[self.range(name)]
             .iter()
@@ -292,7 +297,13 @@ fn the_stdlib_dense_tile_multiplies_and_adds_its_bias() {
         &db,
         file,
         "dense_tile",
-        &[("n", 3), ("m", 2), ("samples", 2)],
+        &[
+            ("n", 3),
+            ("m", 2),
+            ("samples", 2),
+            ("n_total", 3),
+            ("m_total", 2),
+        ],
     );
     let mut sram = Sram::new(&kernel);
     // W is 3 x 2, row-major; x has 3 elements; b has 2.
@@ -302,6 +313,9 @@ fn the_stdlib_dense_tile_multiplies_and_adds_its_bias() {
     sram.set_f32("w", &w);
     sram.set_f32("x", &x);
     sram.set_f32("bias", &b);
+    // What `main` computes on a PE of a 1 x 1 region: the whole 3 x 2 tile.
+    sram.set_u32("rn", 3);
+    sram.set_u32("cm", 2);
     // One row of PEs: row 0 is also the last row, so `have_x` activates `emit` at once.
     let pe = Pe {
         col: 0,
@@ -378,4 +392,90 @@ fn the_stdlib_dense_tile_multiplies_and_adds_its_bias() {
         matches!(events.as_slice(), [Event::Recv { n: 2, .. }]),
         "{events:?}"
     );
+}
+
+const PARTS: &str = r"
+kernel k(total: u32) {
+    var len: [u32; 8];
+    var start: [u32; 8];
+    var largest: [u32; part_len(total, 3, 0)];
+    task main() {
+        for i in 0..region.cols {
+            len[i] = part_len(total, region.cols, i);
+            start[i] = part_start(total, region.cols, i);
+        }
+    }
+}
+";
+
+#[test]
+fn part_len_and_part_start_follow_the_uneven_split_rule() {
+    let (db, file) = common::load_one(PARTS);
+    let kernel = common::lower(&db, file, "k", &[("total", 17)]);
+    // 17 over 3: the largest part has 6 elements.
+    let largest = kernel.arrays.iter().find(|a| a.name == "largest");
+    assert_eq!(largest.map(|a| a.len), Some(6));
+    let sram = Sram::new(&kernel);
+    let pe = Pe {
+        col: 0,
+        row: 0,
+        cols: 5,
+        rows: 1,
+    };
+    let (words, _) = run(&sram, "main", pe);
+    let after = Sram {
+        kernel: &kernel,
+        words,
+    };
+    // 17 over 5 parts: 17 / 5 = 3 each, one more for the first 17 % 5 = 2.
+    assert_eq!(&after.words[after.range("len")][..5], &[4, 4, 3, 3, 3]);
+    assert_eq!(&after.words[after.range("start")][..5], &[0, 4, 8, 11, 14]);
+}
+
+const LIFE_RULE: &str = r"
+kernel k(n: u32) {
+    var alive: [f32; n];
+    var neighbours: [f32; n];
+    var born: [bool; n];
+    var next: [f32; n];
+    var clipped: f32;
+    task main() {
+        born[0..n] = neighbours[0..n] == 3.0;
+        next[0..n] = select(born[0..n] || (alive[0..n] > 0.5 && neighbours[0..n] == 2.0), 1.0, 0.0);
+        clipped = select(sum(next[0..n]) > 2.0, 2.0, sum(next[0..n]));
+    }
+}
+";
+
+#[test]
+fn masks_and_select_apply_the_game_of_life_rule() {
+    let (db, file) = common::load_one(LIFE_RULE);
+    let kernel = common::lower(&db, file, "k", &[("n", 6)]);
+    let mut sram = Sram::new(&kernel);
+    let alive = [1.0f32, 1.0, 0.0, 0.0, 1.0, 0.0];
+    let neighbours = [2.0f32, 3.0, 3.0, 2.0, 4.0, 1.0];
+    sram.set_f32("alive", &alive);
+    sram.set_f32("neighbours", &neighbours);
+    let pe = Pe {
+        col: 0,
+        row: 0,
+        cols: 1,
+        rows: 1,
+    };
+    let (words, _) = run(&sram, "main", pe);
+    let after = Sram {
+        kernel: &kernel,
+        words,
+    };
+    // NumPy: born = nb == 3; next = np.where(born | ((alive > 0.5) & (nb == 2)), 1.0, 0.0)
+    let next: Vec<f64> = alive
+        .iter()
+        .zip(&neighbours)
+        .map(|(a, n)| f64::from(u8::from(*n == 3.0 || (*a > 0.5 && *n == 2.0))))
+        .collect();
+    close(&after.f32s("next"), &next);
+    let born: Vec<u32> = neighbours.iter().map(|n| u32::from(*n == 3.0)).collect();
+    assert_eq!(&after.words[after.range("born")], born.as_slice());
+    // Three cells live next (0, 1, 2): select(3 > 2, 2.0, 3.0) = 2.0.
+    close(&after.f32s("clipped"), &[2.0]);
 }

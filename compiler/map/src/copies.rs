@@ -27,8 +27,8 @@ use crate::{MapOptions, MapResult, colors, routes, search};
 /// How many copies of the pipeline [`map_batch`] places.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Copies {
-    /// As many as make the estimated batch faster (at most [`MAX_AUTO_COPIES`]); one in
-    /// weight-streaming mode, where every copy would stream all the weights again.
+    /// As many as make the estimated batch faster (at most [`MAX_AUTO_COPIES`]). Weight
+    /// streaming is never copied: it runs one layer at a time over its region.
     #[default]
     Auto,
     /// Exactly this many; it must divide the batch. `Exactly(1)` turns replication off.
@@ -94,6 +94,8 @@ pub fn map_batch(
         graph: graph.clone(),
     };
     match copies {
+        // Weight streaming runs one layer at a time over its region: nothing to copy.
+        _ if mode == Mode::Streaming => unchanged(crate::map(graph, target, mode, &with(1))),
         Copies::Exactly(k) if k <= 1 => unchanged(crate::map(graph, target, mode, &with(1))),
         Copies::Exactly(k) => {
             if u64::from(k) > batch || !batch.is_multiple_of(u64::from(k)) {
@@ -180,9 +182,16 @@ pub(crate) fn place_copies(
     wanted: u32,
 ) -> (Option<Placement>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let Some((mut whole, sizes)) =
-        map_one(graph, target, mode, options, None, 0, 0, &mut diagnostics)
-    else {
+    let Some((mut whole, sizes)) = map_one(
+        graph,
+        target,
+        mode,
+        options,
+        options.sizes,
+        0,
+        0,
+        &mut diagnostics,
+    ) else {
         return (None, diagnostics);
     };
     let mut costs = vec![CopyCost::of(
@@ -236,7 +245,7 @@ pub(crate) fn place_copies(
 /// first layer at the `anchor`-th free place on the fabric's edge; the placement (of that
 /// copy alone) and its layers' sizes.
 #[allow(clippy::too_many_arguments)]
-fn map_one(
+pub(crate) fn map_one(
     graph: &LayerGraph,
     target: &Target,
     mode: Mode,

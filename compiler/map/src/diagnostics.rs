@@ -40,6 +40,19 @@ pub const E0609: &str = "E0609";
 /// beside each other (each needs its own regions, routes and edge PEs), or `N` does not
 /// divide the batch (every copy processes the same number of samples).
 pub const E0610: &str = "E0610";
+/// In weight-streaming mode, an activation passed from one layer to the next is not left by
+/// the producer where the consumer takes it: one of them streams it through a port instead of
+/// keeping it in SRAM, or they split it differently.
+pub const E0611: &str = "E0611";
+/// In weight-streaming mode, a layer's working set (its kernel's SRAM per PE for the whole
+/// batch) does not fit a PE even on the largest region of the fabric.
+pub const E0612: &str = "E0612";
+/// In weight-streaming mode, the weight store cannot hold the model's weights: the message
+/// names the layer whose weights no longer fit, and the bytes.
+pub const E0613: &str = "E0613";
+/// In weight-streaming mode, a layer's streaming implementation binds a weight to an array:
+/// weights stream from the store into ports; nothing puts them into SRAM before a phase.
+pub const E0614: &str = "E0614";
 
 /// Every mapping code with a one-line description, in code order.
 pub fn codes() -> &'static [(&'static str, &'static str)] {
@@ -68,6 +81,19 @@ pub fn codes() -> &'static [(&'static str, &'static str)] {
         (
             E0610,
             "the copies of the pipeline asked for do not fit, or do not divide the batch",
+        ),
+        (
+            E0611,
+            "an activation between streamed layers is not kept in SRAM the way its consumer takes it",
+        ),
+        (
+            E0612,
+            "a streamed layer's working set exceeds the SRAM per PE even on the whole fabric",
+        ),
+        (E0613, "the weight store cannot hold the model's weights"),
+        (
+            E0614,
+            "a streamed layer binds a weight to an array instead of streaming it",
         ),
     ]
 }
@@ -198,6 +224,30 @@ pub(crate) fn does_not_fit_fabric(
     .with_help("use a larger target, or smaller layers")
 }
 
+/// E0607 at the call of `layer` when no size its conditions allow fits in the PEs the
+/// target's defects leave alive, even with the fabric to itself.
+pub(crate) fn defects_leave_no_room(
+    layer: &str,
+    call: &SourceSpan,
+    needed: u64,
+    live: u64,
+    target: &wsel_target::Target,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0607,
+        format!(
+            "no room on the fabric for layer `{layer}`: its smallest allowed region has {needed} \
+             PE{}, but the target's defect map leaves only {live} of its {} × {} PEs alive",
+            if needed == 1 { "" } else { "s" },
+            target.width,
+            target.height
+        ),
+        at(call),
+        "does not fit in the live PEs",
+    )
+    .with_help("use a target with fewer dead PEs, or a layer that allows smaller regions")
+}
+
 /// E0608 at the call of `layer`.
 pub(crate) fn tensor_not_bound(layer: &str, call: &SourceSpan, tensor: &str) -> Diagnostic {
     Diagnostic::error(
@@ -259,4 +309,88 @@ pub(crate) fn copies_do_not_divide(call: &SourceSpan, asked: u32, batch: u64) ->
         "this pipeline would be copied",
     )
     .with_help("choose a number of copies that divides the batch, or change the batch")
+}
+
+/// E0611 at the call of `layer`, about its input `tensor`.
+pub(crate) fn resident_mismatch(
+    layer: &str,
+    call: &SourceSpan,
+    tensor: &str,
+    why: &str,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0611,
+        format!(
+            "in weight-streaming mode `{layer}` cannot take its input `{tensor}` from SRAM: {why}"
+        ),
+        at(call),
+        format!("`{tensor}` is not where this layer takes it"),
+    )
+    .with_note(
+        "weight streaming runs one layer at a time and keeps the batch's activations in SRAM \
+         between layers, in std.resident's layout (`bind x to array xb split [cols, rows];`)",
+    )
+}
+
+/// E0612 at the call of `layer`, whose kernel needs `needed` bytes per PE even on the whole
+/// `rows × cols` fabric.
+pub(crate) fn working_set_too_big(
+    layer: &str,
+    call: &SourceSpan,
+    needed: u64,
+    rows: u32,
+    cols: u32,
+    available: u32,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0612,
+        format!(
+            "layer `{layer}` does not fit the fabric even streamed: its working set needs \
+             {needed} bytes of SRAM per PE on all {rows} × {cols} PEs, the target has {available}"
+        ),
+        at(call),
+        format!("needs {needed} bytes per PE, {available} available"),
+    )
+    .with_help("use a smaller batch (`--batch`), a target with more SRAM, or a narrower layer")
+}
+
+/// E0613 at the call of `layer`, the first whose weights do not fit the store after those
+/// before it: `needed` bytes up to and with it, `capacity` in the store.
+pub(crate) fn store_too_small(
+    layer: &str,
+    call: &SourceSpan,
+    needed: u64,
+    capacity: u64,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0613,
+        format!(
+            "the weight store cannot hold the weights up to layer `{layer}`: they take {needed} \
+             bytes, the store holds {capacity}"
+        ),
+        at(call),
+        format!("{needed} bytes of weights up to here, {capacity} in the store"),
+    )
+    .with_help(
+        "use a target with a larger weight store (`weight_store.capacity_bytes`), or a smaller \
+         model",
+    )
+}
+
+/// E0614 at the call of `layer`, whose streaming implementation binds weight `tensor` to an
+/// array.
+pub(crate) fn weight_in_array(layer: &str, call: &SourceSpan, tensor: &str) -> Diagnostic {
+    Diagnostic::error(
+        E0614,
+        format!(
+            "in weight-streaming mode `{layer}` cannot take its weight `{tensor}` from an array: \
+             weights stream in from the weight store"
+        ),
+        at(call),
+        format!("`{tensor}` is bound to an array"),
+    )
+    .with_help(format!(
+        "bind `{tensor}` to an `in` port of the kernel in the layer's `streaming` \
+         implementation, and receive it there"
+    ))
 }

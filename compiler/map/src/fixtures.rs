@@ -41,6 +41,7 @@ pub fn port(name: &str, direction: PortDirection, side: Side, multicast: bool) -
         elem: ScalarTy::F32,
         side,
         multicast,
+        bus: None,
         span: span(0),
     }
 }
@@ -52,13 +53,15 @@ pub fn bind(tensor: &str, target: BindTarget, name: &str, split: &[SplitAxis]) -
         target,
         target_name: name.to_string(),
         split: split.to_vec(),
+        tiles: Vec::new(),
         span: span(0),
     }
 }
 
 /// `y = x · w + b` with `x: [B, n]`, `w: [n, m]`: `std.nn.dense`'s pipelined implementation
-/// (`dense_tile`) and its streaming one (`dense_stream`, weights streamed into `ws`).
-/// `x`, `w`, `b` are the graph's tensors for the arguments.
+/// (`dense_tile`) and its weight-streaming one (`dense_resident`: activations resident in
+/// `std.resident`'s layout, weights and bias streamed into `ws` and `bs`). `x`, `w`, `b` are
+/// the graph's tensors for the arguments.
 pub fn dense(
     index: usize,
     x: TensorRef,
@@ -72,9 +75,32 @@ pub fn dense(
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+    LayerInstance {
+        name: format!("dense#{index}"),
+        layer: "dense".into(),
+        call: span(100 * index),
+        args: vec![x, w, b],
+        arg_names: vec!["x".into(), "w".into(), "b".into()],
+        output_name: "y".into(),
+        output_elem: ScalarTy::F32,
+        output_shape: vec![batch, m],
+        dims,
+        scalars: Vec::new(),
+        cost: LayerCost {
+            flops: 2 * n * m + m,
+            weight_bytes: 4 * (n * m + m),
+            activation_bytes: 4 * (n + m),
+        },
+        impls: vec![dense_tile(), dense_resident()],
+    }
+}
+
+/// `dense_tile` on `R × C`: a weight tile per PE, `x` multicast along rows from the west,
+/// partial sums down the columns, `y` out of the south edge.
+fn dense_tile() -> LayerImpl {
     let small_n = bin(CBinOp::Div, var("N"), var("R"));
     let small_m = bin(CBinOp::Div, var("M"), var("C"));
-    let pipelined_words = bin(
+    let words = bin(
         CBinOp::Add,
         bin(
             CBinOp::Add,
@@ -83,25 +109,7 @@ pub fn dense(
         ),
         bin(CBinOp::Add, small_n.clone(), CExpr::Int(1)),
     );
-    let streaming_words = bin(
-        CBinOp::Add,
-        bin(
-            CBinOp::Mul,
-            var("B"),
-            bin(CBinOp::Add, small_n.clone(), small_m.clone()),
-        ),
-        bin(
-            CBinOp::Add,
-            bin(CBinOp::Mul, CExpr::Int(5), small_m.clone()),
-            CExpr::Int(3),
-        ),
-    );
-    let args = vec![
-        ("n".to_string(), small_n),
-        ("m".to_string(), small_m),
-        ("samples".to_string(), var("B")),
-    ];
-    let pipelined = LayerImpl {
+    LayerImpl {
         modes: vec![Mode::Pipelined],
         rows: RegionSide::Free("R".into()),
         cols: RegionSide::Free("C".into()),
@@ -110,8 +118,12 @@ pub fn dense(
             file: PathBuf::from("<std>/nn.wse"),
             name: "dense_tile".into(),
         },
-        kernel_args: args.clone(),
-        sram_words: pipelined_words,
+        kernel_args: vec![
+            ("n".to_string(), small_n),
+            ("m".to_string(), small_m),
+            ("samples".to_string(), var("B")),
+        ],
+        sram_words: words,
         ports: vec![
             port("xs", PortDirection::In, Side::West, true),
             port("psum", PortDirection::In, Side::North, false),
@@ -129,14 +141,114 @@ pub fn dense(
             bind("y", BindTarget::Port, "ysum", &[SplitAxis::Cols]),
         ],
         span: span(0),
-    };
-    let streaming = LayerImpl {
+    }
+}
+
+/// `ceil(a / b)` as an expression.
+fn ceil_div(a: CExpr, b: CExpr) -> CExpr {
+    bin(
+        CBinOp::Div,
+        bin(CBinOp::Sub, bin(CBinOp::Add, a, b.clone()), CExpr::Int(1)),
+        b,
+    )
+}
+
+/// `dense_resident` on `R × C` (`C ≤ B`): `x` and `y` resident, samples over the columns and
+/// features over the rows; the bias and the weight rows (in `R` chunks) multicast along the
+/// rows from the west on one port; partial sums reduce-scattered down the columns.
+fn dense_resident() -> LayerImpl {
+    let nmax = ceil_div(var("N"), var("R"));
+    let mmax = ceil_div(var("M"), var("R"));
+    let smax = ceil_div(var("B"), var("C"));
+    // smax · (nmax + 4 · mmax) + 2 · 256 + mmax words (a weight block holds at most 256).
+    let words = bin(
+        CBinOp::Add,
+        bin(
+            CBinOp::Mul,
+            smax.clone(),
+            bin(
+                CBinOp::Add,
+                nmax.clone(),
+                bin(CBinOp::Mul, CExpr::Int(4), mmax.clone()),
+            ),
+        ),
+        bin(CBinOp::Add, CExpr::Int(512), mmax.clone()),
+    );
+    let mut binds = vec![
+        bind(
+            "x",
+            BindTarget::Array,
+            "xb",
+            &[SplitAxis::Cols, SplitAxis::Rows],
+        ),
+        bind(
+            "y",
+            BindTarget::Array,
+            "yb",
+            &[SplitAxis::Cols, SplitAxis::Rows],
+        ),
+        bind("b", BindTarget::Port, "ws", &[SplitAxis::Rows]),
+        bind(
+            "w",
+            BindTarget::Port,
+            "ws",
+            &[SplitAxis::Rows, SplitAxis::Whole],
+        ),
+    ];
+    binds[3].tiles = vec![CExpr::Int(1), var("R")];
+    LayerImpl {
         modes: vec![Mode::Streaming],
+        rows: RegionSide::Free("R".into()),
+        cols: RegionSide::Free("C".into()),
+        conditions: vec![bin(CBinOp::Le, var("C"), var("B"))],
         kernel: KernelRef {
             file: PathBuf::from("<std>/nn.wse"),
-            name: "dense_stream".into(),
+            name: "dense_resident".into(),
         },
-        sram_words: streaming_words,
+        kernel_args: vec![
+            ("nmax".to_string(), nmax),
+            ("mmax".to_string(), mmax),
+            ("smax".to_string(), smax),
+        ],
+        sram_words: words,
+        ports: vec![
+            port("ws", PortDirection::In, Side::West, true),
+            port("from_n", PortDirection::In, Side::North, false),
+            port("to_s", PortDirection::Out, Side::South, false),
+            port("from_s", PortDirection::In, Side::South, false),
+            port("to_n", PortDirection::Out, Side::North, false),
+        ],
+        binds,
+        span: span(0),
+    }
+}
+
+/// `impl` (a `dense_tile`-shaped implementation) with its weights streamed from the weight
+/// store instead of held in SRAM, in pipelined mode: `x` and `w` multicast along rows from the
+/// west, as `std.nn` once streamed weights into regions placed all at once. For tests of the
+/// placer with weight-store edges.
+fn store_fed(batch: u64) -> LayerImpl {
+    let small_n = bin(CBinOp::Div, var("N"), var("R"));
+    let small_m = bin(CBinOp::Div, var("M"), var("C"));
+    let words = bin(
+        CBinOp::Add,
+        bin(
+            CBinOp::Mul,
+            CExpr::Int(batch as i64),
+            bin(CBinOp::Add, small_n.clone(), small_m.clone()),
+        ),
+        bin(
+            CBinOp::Add,
+            bin(CBinOp::Mul, CExpr::Int(5), small_m),
+            CExpr::Int(3),
+        ),
+    );
+    LayerImpl {
+        kernel: KernelRef {
+            file: PathBuf::from("<std>/nn.wse"),
+            name: "dense_store_fed".into(),
+        },
+        sram_words: words,
         ports: vec![
             port("xs", PortDirection::In, Side::West, true),
             port("ws", PortDirection::In, Side::West, true),
@@ -154,36 +266,32 @@ pub fn dense(
             bind("x", BindTarget::Port, "xs", &[SplitAxis::Rows]),
             bind("y", BindTarget::Port, "ysum", &[SplitAxis::Cols]),
         ],
-        ..pipelined.clone()
-    };
-    LayerInstance {
-        name: format!("dense#{index}"),
-        layer: "dense".into(),
-        call: span(100 * index),
-        args: vec![x, w, b],
-        arg_names: vec!["x".into(), "w".into(), "b".into()],
-        output_name: "y".into(),
-        output_elem: ScalarTy::F32,
-        output_shape: vec![batch, m],
-        dims,
-        cost: LayerCost {
-            flops: 2 * n * m + m,
-            weight_bytes: 4 * (n * m + m),
-            activation_bytes: 4 * (n + m),
-        },
-        impls: vec![pipelined, streaming],
+        ..dense_tile()
     }
 }
 
-/// `y = max(x, 0)` on one row of PEs (`std.nn.relu`).
+/// [`mlp`] with every dense layer's weights streamed from the weight store into its region in
+/// pipelined mode ([`store_fed`]): small SRAM plans, and weight-store edges for the placer.
+pub fn mlp_store_fed(widths: &[u64], batch: u64, relus: bool) -> LayerGraph {
+    let mut graph = mlp(widths, batch, relus);
+    for layer in &mut graph.layers {
+        if layer.layer == "dense" {
+            layer.impls = vec![store_fed(batch)];
+        }
+    }
+    graph
+}
+
+/// `y = max(x, 0)`: `std.nn.relu`'s pipelined implementation (one row of PEs, north in, south
+/// out) and its weight-streaming one (in place on a resident block).
 pub fn relu(index: usize, x: TensorRef, n: u64, batch: u64) -> LayerInstance {
     let dims: BTreeMap<String, u64> = [("B", batch), ("N", n)]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     let small_n = bin(CBinOp::Div, var("N"), var("C"));
-    let imp = LayerImpl {
-        modes: vec![Mode::Pipelined, Mode::Streaming],
+    let pipelined = LayerImpl {
+        modes: vec![Mode::Pipelined],
         rows: RegionSide::Fixed(CExpr::Int(1)),
         cols: RegionSide::Free("C".into()),
         conditions: vec![divides("N", "C")],
@@ -206,6 +314,38 @@ pub fn relu(index: usize, x: TensorRef, n: u64, batch: u64) -> LayerInstance {
         ],
         span: span(0),
     };
+    let len = bin(
+        CBinOp::Mul,
+        ceil_div(var("N"), var("R")),
+        ceil_div(var("B"), var("C")),
+    );
+    let resident = LayerImpl {
+        modes: vec![Mode::Streaming],
+        rows: RegionSide::Free("R".into()),
+        conditions: vec![bin(CBinOp::Le, var("C"), var("B"))],
+        kernel: KernelRef {
+            file: PathBuf::from("<std>/nn.wse"),
+            name: "relu_resident".into(),
+        },
+        kernel_args: vec![("len".to_string(), len.clone())],
+        sram_words: len,
+        ports: Vec::new(),
+        binds: vec![
+            bind(
+                "x",
+                BindTarget::Array,
+                "v",
+                &[SplitAxis::Cols, SplitAxis::Rows],
+            ),
+            bind(
+                "y",
+                BindTarget::Array,
+                "v",
+                &[SplitAxis::Cols, SplitAxis::Rows],
+            ),
+        ],
+        ..pipelined.clone()
+    };
     LayerInstance {
         name: format!("relu#{index}"),
         layer: "relu".into(),
@@ -216,12 +356,13 @@ pub fn relu(index: usize, x: TensorRef, n: u64, batch: u64) -> LayerInstance {
         output_elem: ScalarTy::F32,
         output_shape: vec![batch, n],
         dims,
+        scalars: Vec::new(),
         cost: LayerCost {
             flops: n,
             weight_bytes: 0,
             activation_bytes: 8 * n,
         },
-        impls: vec![imp],
+        impls: vec![pipelined, resident],
     }
 }
 

@@ -19,6 +19,7 @@
 //!   number of copies ([`map_batch`]);
 //! - [`report`] and [`svg`]: the `wsel map` table and picture.
 
+mod bus;
 mod colors;
 mod copies;
 pub mod diagnostics;
@@ -31,6 +32,7 @@ mod ports;
 pub mod report;
 mod routes;
 mod search;
+mod streaming;
 pub mod svg;
 
 use wsel_ir::graph::{LayerGraph, Mode};
@@ -44,6 +46,7 @@ pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
     PlacedPort, Placement, Transfer,
 };
+pub use streaming::map_micro_batches;
 
 /// The task work of a layer's kernel on a region, for the estimate (`docs/mapping.md` §5):
 /// what a caller that can lower and run kernels measures (the driver dry-runs every kernel
@@ -61,6 +64,20 @@ pub trait KernelWork {
         cols: u32,
         samples: u64,
     ) -> Option<u64>;
+
+    /// Busy cycles of the busiest PE when `layer` runs its implementation `implementation`
+    /// once, for its whole batch, on a logical `rows × cols` region (a phase of weight
+    /// streaming); `None` when unknown. The default knows nothing.
+    fn phase_cycles(
+        &self,
+        layer: &wsel_ir::graph::LayerInstance,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+    ) -> Option<u64> {
+        let _ = (layer, implementation, rows, cols);
+        None
+    }
 }
 
 /// Knobs of the mapping pass. [`MapOptions::default`] is what `wsel map` uses.
@@ -78,6 +95,15 @@ pub struct MapOptions<'a> {
     pub copies: u32,
     /// Measures the task work of the layers' kernels; `None` estimates it from multiply-adds.
     pub work: Option<&'a dyn KernelWork>,
+    /// Place the graph's only layer on exactly this physical rectangle, unturned, at the
+    /// `pinned` size (the rectangle's height × width): how weight streaming maps each phase
+    /// onto the region it chose (`streaming`). `None`: the mapper chooses.
+    pub region: Option<wsel_target::Rect>,
+    /// The region size (logical rows × columns) of every layer, in graph order, to keep
+    /// instead of choosing: a layer's tile shapes, and so its results, follow from its size
+    /// (the driver keeps the defect-free mapping's sizes on a target with defects). `None`
+    /// chooses them.
+    pub sizes: Option<&'a [(u32, u32)]>,
 }
 
 impl Default for MapOptions<'_> {
@@ -87,6 +113,8 @@ impl Default for MapOptions<'_> {
             max_side_candidates: 48,
             copies: 1,
             work: None,
+            region: None,
+            sizes: None,
         }
     }
 }
@@ -98,6 +126,8 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("max_side_candidates", &self.max_side_candidates)
             .field("copies", &self.copies)
             .field("work", &self.work.map(|_| "measured"))
+            .field("region", &self.region)
+            .field("sizes", &self.sizes)
             .finish()
     }
 }
@@ -119,6 +149,9 @@ pub struct MapResult {
 /// routes of its own. On failure the result has no placement and one diagnostic per problem
 /// found, each at the layer call concerned.
 pub fn map(graph: &LayerGraph, target: &Target, mode: Mode, options: &MapOptions) -> MapResult {
+    if mode == Mode::Streaming && options.region.is_none() {
+        return streaming::map_streamed(graph, target, options);
+    }
     let wanted = options.copies.max(1);
     let (placement, mut diagnostics) = copies::place_copies(graph, target, mode, options, wanted);
     match placement {

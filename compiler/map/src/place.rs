@@ -165,7 +165,7 @@ impl DeadIndex {
     }
 
     /// Whether `rect` is on the fabric, free of dead PEs and of dead links inside.
-    fn clean(&self, rect: Rect) -> bool {
+    pub(crate) fn clean(&self, rect: Rect) -> bool {
         rect.x
             .checked_add(rect.width)
             .is_some_and(|e| e <= self.width)
@@ -194,6 +194,14 @@ pub(crate) fn place(
 ) -> Result<Vec<(Rect, Orientation)>, (usize, u64)> {
     let graph = problem.graph;
     let dead = &problem.dead;
+    if let Some(rect) = problem.region {
+        let fits = sizes == [(rect.height, rect.width)] && dead.clean(rect);
+        return if fits {
+            Ok(vec![(rect, Orientation::Identity)])
+        } else {
+            Err((0, 0))
+        };
+    }
     let mut placed: Vec<(Rect, Orientation)> = Vec::with_capacity(sizes.len());
     let mut consumers = vec![0usize; sizes.len()];
     for layer in &graph.layers {
@@ -547,6 +555,16 @@ fn strip(rect: Rect, side: Dir) -> Option<Rect> {
 }
 
 /// Whether `rect`'s `side` lies on the fabric's edge.
+/// Whether streams can cross `rect`'s `side` from outside it: the side is on the fabric's edge,
+/// or the PEs just outside it and the links across are live.
+pub(crate) fn side_open(dead: &DeadIndex, rect: Rect, side: Dir, target: &Target) -> bool {
+    let lines = match side {
+        Dir::West | Dir::East => rect.height,
+        Dir::North | Dir::South => rect.width,
+    };
+    on_fabric_edge(rect, side, target) || seam_clear(dead, rect, side, lines, 0)
+}
+
 fn on_fabric_edge(rect: Rect, side: Dir, target: &Target) -> bool {
     match side {
         Dir::North => rect.y == 0,

@@ -12,7 +12,9 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use wsel_ir::graph::{CValue, Side};
+use wsel_ir::graph::{Bus, CValue, Side};
+
+use crate::bus::bus_sides;
 use wsel_target::{Coord, DefectMap, Dir, Port, PortSet, Rect, RouteEntry};
 
 /// A color (virtual channel), `0 .. target.colors`.
@@ -104,6 +106,18 @@ pub struct Placement {
     pub stage_target: u64,
     /// Copies of the whole pipeline (1: no replication for data parallelism).
     pub copies: u32,
+    /// Phases of a weight-streaming run (one per layer instance, in graph order); 1 in
+    /// pipelined mode.
+    #[serde(default = "one_phase")]
+    pub phases: u32,
+    /// Weight streaming: the batch runs in this many micro-batches of `samples_per_copy`
+    /// samples, one after another, every phase for each (1: the whole batch at once).
+    #[serde(default = "one_phase")]
+    pub micro_batches: u32,
+    /// Why the batch runs in micro-batches: the working set of the whole batch that does not
+    /// fit (empty when it runs whole).
+    #[serde(default)]
+    pub micro_batch_reason: String,
     /// Estimated cycles for the whole batch: the slowest copy's fill plus its samples at its
     /// bottleneck's rate, or the host I/O time when that is longer (`docs/mapping.md` §5).
     pub estimated_cycles: u64,
@@ -129,6 +143,11 @@ pub struct PlacedLayer {
     pub layer: String,
     /// The copy of the pipeline this region belongs to (0 without replication).
     pub copy: u32,
+    /// The phase of a weight-streaming run this layer runs in (`docs/running.md`): layers of
+    /// different phases time-share the fabric, one phase after another, and may overlap. 0 in
+    /// pipelined mode, where every layer runs at once.
+    #[serde(default)]
+    pub phase: u32,
     /// Index of the implementation chosen, in the layer's `impls`.
     pub implementation: usize,
     /// The kernel that runs on every PE of the region, and the file defining it.
@@ -180,6 +199,9 @@ pub struct PlacedPort {
     pub bound: Option<String>,
     /// The tensor's part count (the number of lines along the port's side) when bound.
     pub parts: u32,
+    /// `Some` for a bus port: every PE of the line sends and receives on one color.
+    #[serde(default)]
+    pub bus: Option<Bus>,
 }
 
 /// A port's color on the PEs of a region.
@@ -348,63 +370,66 @@ impl PlacedLayer {
 
     /// The router entries inside the region: neighbour links (a PE sends on its port's color
     /// toward the port's side; the neighbour receives it into its paired port), multicast lines
-    /// (entering at the port's side, delivered to every PE of the line and forwarded), and the
-    /// boundary entries of bound ports. A boundary port that no bind feeds or drains gets no
-    /// entry.
+    /// (entering at the port's side, delivered to every PE of the line and forwarded), buses,
+    /// and the boundary entries of bound ports. A boundary port that no bind feeds or drains
+    /// gets no entry.
     pub fn region_routes(&self) -> Vec<(Color, RouteEntry)> {
         let mut out = Vec::new();
-        for p in &self.ports {
+        for row in 0..self.rows {
+            for col in 0..self.cols {
+                out.extend(
+                    self.entries_at(row, col)
+                        .into_iter()
+                        .map(|(_, c, e)| (c, e)),
+                );
+            }
+        }
+        out
+    }
+
+    /// The router entries at logical `(row, col)`, each with the port whose rule made it.
+    pub fn entries_at(&self, row: u32, col: u32) -> Vec<(usize, Color, RouteEntry)> {
+        let at = self.pe(row, col);
+        let mut out = Vec::new();
+        for (i, p) in self.ports.iter().enumerate() {
+            let color = p.colors.at(row, col);
             let toward = self.orientation.dir(dir_side(p.side));
             let bound = p.bound.is_some();
-            for row in 0..self.rows {
-                for col in 0..self.cols {
-                    let at = self.pe(row, col);
-                    let color = p.colors.at(row, col);
-                    if p.multicast {
-                        if !bound {
-                            continue;
-                        }
-                        // Enters from `toward`, forwarded away from it.
-                        let last = self.at_edge(row, col, opposite_side(p.side));
-                        let mut tx = PortSet::only(Port::Ramp);
-                        if !last {
-                            tx = tx.with(toward.opposite().port());
-                        }
-                        out.push((
-                            color,
-                            RouteEntry {
-                                at,
-                                rx: PortSet::only(toward.port()),
-                                tx,
-                            },
-                        ));
-                    } else if p.input {
-                        if self.at_edge(row, col, p.side) && !bound {
-                            continue;
-                        }
-                        out.push((
-                            color,
-                            RouteEntry {
-                                at,
-                                rx: PortSet::only(toward.port()),
-                                tx: PortSet::only(Port::Ramp),
-                            },
-                        ));
-                    } else {
-                        if self.at_edge(row, col, p.side) && !bound {
-                            continue;
-                        }
-                        out.push((
-                            color,
-                            RouteEntry {
-                                at,
-                                rx: PortSet::only(Port::Ramp),
-                                tx: PortSet::only(toward.port()),
-                            },
-                        ));
-                    }
+            let (rx, tx) = if let Some(bus) = p.bus {
+                // One entry per bus, made by its `in` port when an `out` port sends on it.
+                let sent = self
+                    .ports
+                    .iter()
+                    .any(|o| !o.input && o.bus == p.bus && o.colors == p.colors);
+                let sides = bus_sides(bus, self.rows, self.cols, row, col);
+                if !p.input || !sent || sides.is_empty() {
+                    continue;
                 }
-            }
+                let ports = sides.iter().fold(PortSet::only(Port::Ramp), |set, side| {
+                    set.with(self.orientation.dir(*side).port())
+                });
+                (ports, ports)
+            } else if p.multicast {
+                if !bound {
+                    continue;
+                }
+                // Enters from `toward`, forwarded away from it.
+                let mut tx = PortSet::only(Port::Ramp);
+                if !self.at_edge(row, col, opposite_side(p.side)) {
+                    tx = tx.with(toward.opposite().port());
+                }
+                (PortSet::only(toward.port()), tx)
+            } else {
+                if self.at_edge(row, col, p.side) && !bound {
+                    continue;
+                }
+                if p.input {
+                    (PortSet::only(toward.port()), PortSet::only(Port::Ramp))
+                } else {
+                    (PortSet::only(Port::Ramp), PortSet::only(toward.port()))
+                }
+            };
+            out.push((i, color, RouteEntry { at, rx, tx }));
         }
         out
     }
@@ -420,14 +445,46 @@ impl PlacedLayer {
     }
 }
 
+fn one_phase() -> u32 {
+    1
+}
+
 impl Placement {
     /// Every router entry of the program: all regions' entries and all transfers' hops.
+    /// (In weight-streaming mode, see [`Placement::phase_routes`].)
     pub fn routes(&self) -> Vec<(Color, RouteEntry)> {
+        self.routes_where(|_| true)
+    }
+
+    /// The router entries of one phase of a weight-streaming run: its layers' regions and the
+    /// transfers that reach them.
+    pub fn phase_routes(&self, phase: u32) -> Vec<(Color, RouteEntry)> {
+        self.routes_where(|l| l.phase == phase)
+    }
+
+    /// The layer a transfer belongs to: the layer it leaves or reaches.
+    pub fn transfer_layer(&self, t: &Transfer) -> Option<usize> {
+        std::iter::once(&t.source)
+            .chain(&t.destinations)
+            .find_map(|e| match *e {
+                Endpoint::LayerOutput { layer, .. } | Endpoint::LayerInput { layer, .. } => {
+                    Some(layer)
+                }
+                _ => None,
+            })
+    }
+
+    fn routes_where(&self, keep: impl Fn(&PlacedLayer) -> bool) -> Vec<(Color, RouteEntry)> {
         let mut out = Vec::new();
-        for layer in &self.layers {
+        for layer in self.layers.iter().filter(|l| keep(l)) {
             out.extend(layer.region_routes());
         }
-        for t in &self.transfers {
+        let kept = |t: &&Transfer| {
+            self.transfer_layer(t)
+                .and_then(|l| self.layers.get(l))
+                .is_none_or(&keep)
+        };
+        for t in self.transfers.iter().filter(kept) {
             out.extend(t.hops.iter().map(|h| {
                 (
                     t.color,
@@ -448,9 +505,18 @@ impl Placement {
             - self.defects.dead_pes.len() as u64
     }
 
-    /// PEs used by regions.
+    /// PEs used by regions (at once: the phases of weight streaming share theirs).
     pub fn pes_used(&self) -> u64 {
-        self.layers.iter().map(PlacedLayer::pe_count).sum()
+        (0..self.phases.max(1))
+            .map(|phase| {
+                self.layers
+                    .iter()
+                    .filter(|l| l.phase == phase)
+                    .map(PlacedLayer::pe_count)
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// Layers per copy of the pipeline: the layer graph's layer count.
@@ -616,10 +682,14 @@ pub(crate) fn assemble(
             .plan
             .ports
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(i, p)| {
                 let colors = match p.slot {
                     SlotOf::Multicast(m) => ColorRule::Fixed {
                         color: color_of_slot(base + 2 * links + m),
+                    },
+                    SlotOf::Bus(b) => ColorRule::Fixed {
+                        color: color_of_slot(base + lp.plan.bus_slot(b)),
                     },
                     SlotOf::Link(k) => {
                         let (a, b) = (color_of_slot(base + 2 * k), color_of_slot(base + 2 * k + 1));
@@ -654,6 +724,7 @@ pub(crate) fn assemble(
                         0
                     },
                     bound,
+                    bus: imp.ports.get(i).and_then(|info| info.bus),
                 }
             })
             .collect();
@@ -662,6 +733,7 @@ pub(crate) fn assemble(
             name: layer.name.clone(),
             layer: layer.layer.clone(),
             copy,
+            phase: 0,
             implementation: lp.impl_index,
             kernel: imp.kernel.name.clone(),
             kernel_file: imp.kernel.file.clone(),
@@ -715,6 +787,9 @@ pub(crate) fn assemble(
         colors_used: coloring.colors_used,
         stage_target: choice.stage_target,
         copies: 1,
+        phases: 1,
+        micro_batches: 1,
+        micro_batch_reason: String::new(),
         estimated_cycles: 0,
         layers,
         transfers,

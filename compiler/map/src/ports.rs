@@ -1,14 +1,15 @@
 //! What a layer implementation's ports become (`docs/mapping.md` §3–§4): neighbour links
 //! (an `out ... to D` paired with an `in ... from opposite(D)`, two colors by parity),
-//! multicast lines, and the tensors bound to boundary ports with their part counts.
+//! multicast lines, buses (an `out ... to row` paired with an `in ... from row`, one color
+//! for the pair), and the tensors bound to boundary ports with their part counts.
 //!
 //! Every port belongs to exactly one **link class** or is a multicast port. A link class
 //! travels in one direction `D` (the side of its `out` port, or the opposite of its `in`
 //! port's side) and owns two **slots** (color variables): PE `k` (its logical row for
 //! `north`/`south`, its column for `east`/`west`) sends on slot `k % 2` and receives, from its
-//! neighbour, on slot `(k + 1) % 2`. A multicast port owns one slot.
+//! neighbour, on slot `(k + 1) % 2`. A multicast port owns one slot, and so does a bus.
 
-use wsel_ir::graph::{BindTarget, LayerImpl, LayerInstance, Side, SplitAxis};
+use wsel_ir::graph::{BindTarget, Bus, LayerImpl, LayerInstance, Side, SplitAxis};
 use wsel_ir::kernel::PortDirection;
 
 /// A layer implementation's ports, link classes and slots.
@@ -19,6 +20,9 @@ pub(crate) struct ImplPlan {
     /// Port index of every multicast port, in declaration order; multicast `m` owns slot
     /// `2 * links.len() + m`.
     pub multicasts: Vec<usize>,
+    /// Bus classes: the k-th `out ... to B` with the k-th `in ... from B` of each bus `B`;
+    /// bus `b` owns slot `2 * links.len() + multicasts.len() + b`.
+    pub buses: usize,
 }
 
 /// One kernel port.
@@ -40,6 +44,8 @@ pub(crate) enum SlotOf {
     Link(usize),
     /// Multicast port number `m`.
     Multicast(usize),
+    /// Bus class `b` (both ports of a pair).
+    Bus(usize),
 }
 
 /// A tensor streamed through a boundary port.
@@ -89,15 +95,18 @@ impl ImplPlan {
                 bind: None,
             })
             .collect();
+        let buses = pair_buses(imp, &mut ports);
         let mut links = Vec::new();
         for dir in [Side::North, Side::South, Side::East, Side::West] {
+            let side_port = |i: usize| imp.ports[i].bus.is_none() && ports[i].side == dir;
             let outs: Vec<usize> = (0..ports.len())
-                .filter(|&i| ports[i].direction == PortDirection::Out && ports[i].side == dir)
+                .filter(|&i| ports[i].direction == PortDirection::Out && side_port(i))
                 .collect();
             let ins: Vec<usize> = (0..ports.len())
                 .filter(|&i| {
                     ports[i].direction == PortDirection::In
                         && !ports[i].multicast
+                        && imp.ports[i].bus.is_none()
                         && ports[i].side == dir.opposite()
                 })
                 .collect();
@@ -121,7 +130,12 @@ impl ImplPlan {
             if bind.target != BindTarget::Port {
                 continue;
             }
-            let Some(p) = ports.iter_mut().find(|p| p.name == bind.target_name) else {
+            // Several tensors bound to one port stream one after another, in bind order: the
+            // first one stands for the port here (its parts are every one's).
+            let Some(p) = ports
+                .iter_mut()
+                .find(|p| p.name == bind.target_name && p.bind.is_none())
+            else {
                 continue;
             };
             let tensor = if bind.tensor == layer.output_name {
@@ -150,12 +164,18 @@ impl ImplPlan {
             ports,
             links,
             multicasts,
+            buses,
         }
     }
 
     /// Number of slots (color variables) of this implementation.
     pub(crate) fn slot_count(&self) -> usize {
-        2 * self.links.len() + self.multicasts.len()
+        2 * self.links.len() + self.multicasts.len() + self.buses
+    }
+
+    /// The slot of bus class `b`.
+    pub(crate) fn bus_slot(&self, b: usize) -> usize {
+        2 * self.links.len() + self.multicasts.len() + b
     }
 
     /// The port bound to the layer's result, if any.
@@ -183,6 +203,7 @@ impl ImplPlan {
     pub(crate) fn boundary_slot(&self, port: usize, rows: u32, cols: u32) -> usize {
         match self.ports[port].slot {
             SlotOf::Multicast(m) => 2 * self.links.len() + m,
+            SlotOf::Bus(b) => self.bus_slot(b),
             SlotOf::Link(class) => {
                 let link = self.links[class];
                 let len = along(link.dir, rows, cols);
@@ -204,6 +225,27 @@ impl ImplPlan {
             }
         }
     }
+}
+
+/// Gives every bus port of `imp` its class (`SlotOf::Bus`): per bus, the k-th `out` port with
+/// the k-th `in` port, in declaration order. Returns the number of classes.
+fn pair_buses(imp: &LayerImpl, ports: &mut [PortPlan]) -> usize {
+    let mut classes = 0;
+    for bus in [Bus::Row, Bus::Col, Bus::Region] {
+        let of = |direction: PortDirection| -> Vec<usize> {
+            (0..imp.ports.len())
+                .filter(|&i| imp.ports[i].bus == Some(bus) && imp.ports[i].direction == direction)
+                .collect()
+        };
+        let (outs, ins) = (of(PortDirection::Out), of(PortDirection::In));
+        for k in 0..outs.len().max(ins.len()) {
+            for p in outs.get(k).into_iter().chain(ins.get(k)) {
+                ports[*p].slot = SlotOf::Bus(classes);
+            }
+            classes += 1;
+        }
+    }
+    classes
 }
 
 /// The region's length along a link class's direction.

@@ -42,10 +42,10 @@ pub fn render(p: &Placement) -> String {
             Orientation::Identity => "",
             Orientation::Transposed => " T",
         };
-        let mark = if Some(i) == bottleneck {
-            "  ◀ bottleneck"
-        } else {
-            ""
+        let mark = match (Some(i) == bottleneck, p.phases > 1) {
+            (true, false) => "  ◀ bottleneck",
+            (true, true) => "  ◀ longest phase",
+            _ => "",
         };
         rows.push([
             label(p, i),
@@ -159,18 +159,29 @@ pub fn render(p: &Placement) -> String {
             p.layers.iter().map(|l| l.estimate.cycles).sum::<u64>() as f64 / p.layers.len() as f64;
         let live = p.live_pes();
         let used = p.pes_used();
-        let _ = writeln!(
-            out,
-            "bottleneck: {} at {} cycles/sample (mean stage {:.0}, {:.2}× the mean)",
-            label(p, b),
-            group(bl.estimate.cycles),
-            mean,
-            if mean > 0.0 {
-                bl.estimate.cycles as f64 / mean
-            } else {
-                1.0
-            }
-        );
+        if p.phases > 1 {
+            let _ = writeln!(
+                out,
+                "weight streaming: {} phases, one layer at a time on one region, the longest \
+                 {} at {} cycles/sample",
+                p.phases,
+                label(p, b),
+                group(bl.estimate.cycles),
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "bottleneck: {} at {} cycles/sample (mean stage {:.0}, {:.2}× the mean)",
+                label(p, b),
+                group(bl.estimate.cycles),
+                mean,
+                if mean > 0.0 {
+                    bl.estimate.cycles as f64 / mean
+                } else {
+                    1.0
+                }
+            );
+        }
         let _ = writeln!(
             out,
             "PEs used: {} of {} live ({:.1}%); colors used: {} of {}",
@@ -180,6 +191,17 @@ pub fn render(p: &Placement) -> String {
             p.colors_used,
             p.colors_available
         );
+        if p.micro_batches > 1 {
+            let _ = writeln!(
+                out,
+                "micro-batches: {} of {} samples, one after another, each streaming every \
+                 layer's weights again ({} samples at once do not fit: {})",
+                p.micro_batches,
+                group(p.samples_per_copy),
+                group(p.batch),
+                p.micro_batch_reason
+            );
+        }
         let _ = writeln!(
             out,
             "estimated batch: {} cycles for {} sample{}{}",

@@ -48,6 +48,8 @@ pub(crate) struct Problem<'a> {
     /// How many free places on the fabric's edge the first host-fed layer passes over before
     /// taking one (0: the first); further copies of the pipeline try several.
     pub anchor: usize,
+    /// The rectangle the only layer must take ([`MapOptions::region`]).
+    pub region: Option<Rect>,
 }
 
 /// One layer instance's implementation and candidates.
@@ -209,8 +211,14 @@ impl<'a> Problem<'a> {
                 }
                 produced_by_layer[p] = true;
                 let consumers: Vec<usize> = picked[l].1.arg_ports(i).collect();
+                let name = layer.arg_names.get(i).map_or("?", String::as_str);
+                if consumers.is_empty()
+                    && mode == Mode::Streaming
+                    && crate::streaming::is_resident(&layer.impls[picked[l].0], name)
+                {
+                    continue;
+                }
                 if consumers.is_empty() {
-                    let name = layer.arg_names.get(i).map_or("?", String::as_str);
                     diagnostics.push(diag::tensor_not_bound(&layer.name, &layer.call, name));
                     continue;
                 }
@@ -228,7 +236,10 @@ impl<'a> Problem<'a> {
             produced_by_layer[p] = true;
         }
         for (p, used) in produced_by_layer.iter().enumerate() {
-            if *used && picked[p].1.output_port().is_none() {
+            let layer = &graph.layers[p];
+            let resident = mode == Mode::Streaming
+                && crate::streaming::is_resident(&layer.impls[picked[p].0], &layer.output_name);
+            if *used && !resident && picked[p].1.output_port().is_none() {
                 let layer = &graph.layers[p];
                 diagnostics.push(diag::tensor_not_bound(
                     &layer.name,
@@ -286,12 +297,13 @@ impl<'a> Problem<'a> {
         if diagnostics.len() > errors_before {
             return None;
         }
-        for dom in &mut domains {
-            *dom = sample(dom, options.max_side_candidates.clamp(2, 255));
-        }
+        // Pinned sizes are kept even where sampling would pass over them.
         for (l, &(rows, cols)) in pinned.unwrap_or_default().iter().enumerate() {
             domains[class_of[2 * l]].retain(|&v| v == rows);
             domains[class_of[2 * l + 1]].retain(|&v| v == cols);
+        }
+        for dom in &mut domains {
+            *dom = sample(dom, options.max_side_candidates.clamp(2, 255));
         }
 
         // Candidate tables.
@@ -318,12 +330,14 @@ impl<'a> Problem<'a> {
             let mut table = vec![None; rdom.len() * cdom.len()];
             let mut smallest_need: Option<(u64, u32, u32)> = None;
             let mut failed_eval: Option<String> = None;
+            // The fewest PEs of an allowed size that only the dead PEs rule out.
+            let mut blocked_by_defects: Option<u64> = None;
             for (ri, &r) in rdom.iter().enumerate() {
                 for (ci, &c) in cdom.iter().enumerate() {
                     if rc == cc && r != c {
                         continue;
                     }
-                    if !fits_fabric(target, live_pes, r, c) {
+                    if !fits_fabric(target, target.pe_count(), r, c) {
                         continue;
                     }
                     let env = Env {
@@ -335,6 +349,11 @@ impl<'a> Problem<'a> {
                     };
                     let lookup = |s: &str| env.lookup(s);
                     if !binary.iter().all(|e| e.eval_bool(&lookup) == Ok(true)) {
+                        continue;
+                    }
+                    if !fits_fabric(target, live_pes, r, c) {
+                        let pes = u64::from(r) * u64::from(c);
+                        blocked_by_defects = Some(blocked_by_defects.map_or(pes, |b| b.min(pes)));
                         continue;
                     }
                     let words = match imp.sram_words.eval_int(&lookup) {
@@ -381,6 +400,14 @@ impl<'a> Problem<'a> {
                     ));
                 } else if let Some(why) = failed_eval {
                     diagnostics.push(diag::no_allowed_size(&layer.name, &layer.call, &why));
+                } else if let Some(needed) = blocked_by_defects {
+                    diagnostics.push(diag::defects_leave_no_room(
+                        &layer.name,
+                        &layer.call,
+                        needed,
+                        live_pes,
+                        target,
+                    ));
                 } else {
                     let conds = imp
                         .conditions
@@ -429,6 +456,7 @@ impl<'a> Problem<'a> {
             dead,
             live_pes,
             anchor: 0,
+            region: options.region,
         })
     }
 
@@ -836,7 +864,7 @@ fn side_domain(
 /// At most `max` values of a sorted domain: every value up to 16, then the first value at or
 /// above each step of a ladder with four steps per octave (20, 24, 28, 32, 40, …), always the
 /// largest.
-fn sample(domain: &[u32], max: usize) -> Vec<u32> {
+pub(crate) fn sample(domain: &[u32], max: usize) -> Vec<u32> {
     if domain.len() <= max {
         return domain.to_vec();
     }

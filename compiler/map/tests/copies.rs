@@ -91,16 +91,15 @@ fn one_sample_or_one_copy_asked_for_is_not_copied() {
 }
 
 #[test]
-fn streaming_is_copied_only_when_asked() {
-    // Every copy would stream all the weights again from the shared store.
+fn streaming_is_never_copied() {
+    // Weight streaming runs one layer at a time over its region.
     let target = square(64);
-    let auto = choose(8, &target, Mode::Streaming, Copies::Auto);
-    assert_eq!(auto.result.placement.expect("maps").copies, 1);
-    let asked = choose(8, &target, Mode::Streaming, Copies::Exactly(2));
-    let p = asked.result.placement.expect("maps");
-    assert_eq!((p.copies, p.samples_per_copy), (2, 4));
-    common::check_placement(&p, &target);
-    common::check_copies(&p, chain(1).layers.len());
+    for copies in [Copies::Auto, Copies::Exactly(2)] {
+        let mapped = choose(8, &target, Mode::Streaming, copies);
+        let p = mapped.result.placement.expect("maps");
+        assert_eq!((p.copies, p.samples_per_copy), (1, 8), "{copies:?}");
+        common::check_placement(&p, &target);
+    }
 }
 
 #[test]

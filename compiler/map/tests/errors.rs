@@ -125,6 +125,68 @@ fn a_mode_without_implementation() {
 }
 
 #[test]
+fn streamed_layers_must_leave_activations_where_the_next_takes_them() {
+    // A relu whose streaming implementation takes its input through a port, fed by a dense
+    // that leaves its result in SRAM.
+    let mut graph = fixtures::mlp(&[8, 4], 2, false);
+    let mut relu = fixtures::relu(1, TensorRef::Layer(0), 4, 2);
+    relu.impls[0].modes.push(Mode::Streaming);
+    relu.impls.truncate(1);
+    graph.layers.push(relu);
+    graph.output = TensorRef::Layer(1);
+    let d = only_error(&graph, &Target::dev(), Mode::Streaming);
+    assert_eq!(d.code, "E0611", "{d:?}");
+    assert!(d.message.contains("relu#1"), "{}", d.message);
+    assert!(d.message.contains("port"), "{}", d.message);
+    // The same, split another way: the relu takes its block features-over-columns.
+    let mut graph = fixtures::mlp(&[8, 4], 2, false);
+    let mut relu = fixtures::relu(1, TensorRef::Layer(0), 4, 2);
+    for b in &mut relu.impls[1].binds {
+        b.split = vec![SplitAxis::Rows, SplitAxis::Cols];
+    }
+    graph.layers.push(relu);
+    graph.output = TensorRef::Layer(1);
+    let d = only_error(&graph, &Target::dev(), Mode::Streaming);
+    assert_eq!(d.code, "E0611", "{d:?}");
+    assert!(d.message.contains("split another way"), "{}", d.message);
+}
+
+#[test]
+fn a_streamed_working_set_larger_than_the_fabric() {
+    // dense 64 → 2048 at batch 4096 on dev: even on all 16 × 16 PEs a PE holds 256 samples
+    // of 4 inputs and 4 · 128 outputs' buffers: far beyond 4 KiB.
+    let graph = fixtures::mlp(&[64, 2048], 4096, false);
+    let d = only_error(&graph, &Target::dev(), Mode::Streaming);
+    assert_eq!(d.code, "E0612", "{d:?}");
+    assert!(d.message.contains("dense#1"), "{}", d.message);
+    assert!(d.message.contains("16 × 16"), "{}", d.message);
+    assert!(d.message.contains("4096"), "{}", d.message);
+}
+
+#[test]
+fn a_weight_store_too_small_for_the_model() {
+    // Two 64 × 64 dense layers: 16,640 bytes each with the bias; the store holds 20,000.
+    let graph = fixtures::mlp(&[64, 64, 64], 2, false);
+    let mut target = Target::dev();
+    target.weight_store.capacity_bytes = 20_000;
+    let d = only_error(&graph, &target, Mode::Streaming);
+    assert_eq!(d.code, "E0613", "{d:?}");
+    assert!(d.message.contains("dense#2"), "{}", d.message);
+    assert!(d.message.contains("33280 bytes"), "{}", d.message);
+    assert!(d.message.contains("holds 20000"), "{}", d.message);
+    assert_eq!(d.primary.location.span, graph.layers[1].call.span);
+}
+
+#[test]
+fn a_streamed_weight_bound_to_an_array() {
+    let mut graph = fixtures::mlp(&[8, 4], 2, false);
+    graph.layers[0].impls[1].binds[2].target = BindTarget::Array;
+    let d = only_error(&graph, &Target::dev(), Mode::Streaming);
+    assert_eq!(d.code, "E0614", "{d:?}");
+    assert!(d.message.contains("`b`"), "{}", d.message);
+}
+
+#[test]
 fn a_model_larger_than_the_fabric() {
     // Five 8 × 8 layers cannot share a 16 × 16 fabric.
     let mut graph = fixtures::mlp(&[256; 6], 1, false);

@@ -8,7 +8,7 @@ use wsel_map::{MapOptions, fixtures, map};
 use wsel_target::Target;
 
 fn maps(graph: &LayerGraph, target: &Target) {
-    let result = map(graph, target, Mode::Streaming, &MapOptions::default());
+    let result = map(graph, target, Mode::Pipelined, &MapOptions::default());
     let Some(p) = &result.placement else {
         panic!("no placement: {:#?}", result.diagnostics);
     };
@@ -21,7 +21,7 @@ fn maps(graph: &LayerGraph, target: &Target) {
 /// cannot feed the relu; 8 × 16 fits (E0607 "no room" on an empty fabric before).
 #[test]
 fn a_size_whose_output_edge_falls_off_the_fabric_gives_way_to_one_that_fits() {
-    let mut graph = fixtures::mlp(&[256, 256], 16, false);
+    let mut graph = fixtures::mlp_store_fed(&[256, 256], 16, false);
     graph
         .layers
         .push(fixtures::relu(1, TensorRef::Layer(0), 256, 16));
@@ -34,7 +34,7 @@ fn a_size_whose_output_edge_falls_off_the_fabric_gives_way_to_one_that_fits() {
 /// apart, cannot be routed (E0603 on a defect-free fabric before); other sizes map.
 #[test]
 fn sizes_that_cannot_be_routed_give_way_to_sizes_that_can() {
-    let graph = fixtures::mlp(&[64, 64, 64], 32, true);
+    let graph = fixtures::mlp_store_fed(&[64, 64, 64], 32, true);
     maps(&graph, &Target::dev());
 }
 
@@ -42,7 +42,7 @@ fn sizes_that_cannot_be_routed_give_way_to_sizes_that_can() {
 #[test]
 fn a_two_layer_mlp_maps_at_every_batch() {
     for batch in 1..=32 {
-        let graph = fixtures::mlp(&[64, 64, 64], batch, true);
+        let graph = fixtures::mlp_store_fed(&[64, 64, 64], batch, true);
         maps(&graph, &Target::dev());
     }
 }

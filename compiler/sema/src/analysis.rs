@@ -59,6 +59,8 @@ pub struct CallBinding {
     pub layer: String,
     /// Dimension variable of the layer → bound dimension (`N` → `64`, `B` → `B`).
     pub dims: Vec<(String, Dim)>,
+    /// Every scalar input of the layer → its value at this call (given or default).
+    pub scalars: Vec<(String, Value)>,
     pub result: TensorType,
 }
 
@@ -151,11 +153,26 @@ pub struct LayerTensor {
     pub def: Location,
 }
 
+/// A scalar input of a layer: a compile-time setting (an iteration count, an epsilon) given
+/// by name at each call, or taking its default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerScalar {
+    pub name: String,
+    pub ty: ScalarType,
+    /// The default value, when the signature gives one that checks.
+    pub default: Option<Value>,
+    /// The span of the name.
+    pub def: Location,
+}
+
 /// A layer's signature with its dimension variables.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LayerSig {
     pub name: String,
+    /// The tensor inputs, in declaration order (the positional arguments of a call).
     pub inputs: Vec<LayerTensor>,
+    /// The scalar inputs, in declaration order (the named arguments of a call).
+    pub scalars: Vec<LayerScalar>,
     pub output: Option<LayerTensor>,
     /// The dimension variables in first-use order; the first is usually the sample dimension.
     pub dim_vars: Vec<String>,
@@ -189,6 +206,8 @@ pub struct ModelNode {
     pub layer_file: PathBuf,
     pub layer: String,
     pub args: Vec<ValueRef>,
+    /// Every scalar input of the layer → its value at this call (given or default).
+    pub scalars: Vec<(String, Value)>,
     pub result: TensorType,
     /// The `let` name, if the call is the whole value of a `let`.
     pub name: Option<String>,

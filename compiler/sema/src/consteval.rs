@@ -154,6 +154,20 @@ pub fn eval(
             let (a, b, elem) = operands(names, &args[0], &args[1], hint)?;
             (extreme(callee.name == "max", a, b)?, elem)
         }
+        ast::Expr::Call { callee, args, .. }
+            if crate::builtins::PART_FUNCTIONS.contains(&callee.name.as_str())
+                && args.len() == 3 =>
+        {
+            let size = |a: &ast::Expr| -> Result<u64, EvalError> {
+                let value = eval_as(names, a, ScalarType::U32)?;
+                value.as_size().ok_or(EvalError::NotConstant)
+            };
+            let (total, parts, index) = (size(&args[0])?, size(&args[1])?, size(&args[2])?);
+            let start = callee.name == "part_start";
+            let value = crate::builtins::part(start, total, parts, index)
+                .ok_or(EvalError::DivisionByZero)?;
+            (Value::Int(value.into()), Elem::Known(ScalarType::U32))
+        }
         _ => return Err(EvalError::NotConstant),
     };
     check_range(value, elem)?;

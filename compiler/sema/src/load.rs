@@ -31,6 +31,9 @@ pub fn set_file(db: &mut Database, path: &Path, text: String) -> SourceFile {
     file
 }
 
+/// Stdlib modules in every program's file set, imported or not.
+pub const ALWAYS_LOADED: &[&str] = &["resident"];
+
 /// The source of a stdlib pseudo-path such as `<std>/nn.wse`, if it names a stdlib module.
 pub fn stdlib_source(path: &Path) -> Option<&'static str> {
     let rest = path.strip_prefix(STD_PREFIX).ok()?;
@@ -55,6 +58,14 @@ pub fn load_program(
     let root_file = set_file(db, root, text);
     let mut visited: BTreeSet<PathBuf> = BTreeSet::new();
     let mut pending = vec![root_file];
+    // Weight streaming stages a model's inputs and result with `std.resident`'s layers, which
+    // no program imports itself.
+    for module in ALWAYS_LOADED {
+        let path = Path::new(STD_PREFIX).join(format!("{module}.wse"));
+        if let Ok(text) = read_source(&path, read) {
+            pending.push(set_file(db, &path, text));
+        }
+    }
     while let Some(file) = pending.pop() {
         if !visited.insert(file.path(db).clone()) {
             continue;

@@ -38,6 +38,18 @@ pub enum Value {
 
 impl Eq for Value {}
 
+/// Hashes what `==` compares: equal floats (`0.0` and `-0.0` too) hash alike.
+impl std::hash::Hash for Value {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Value::Int(v) => v.hash(state),
+            Value::Float(v) => (if *v == 0.0 { 0 } else { v.to_bits() }).hash(state),
+            Value::Bool(v) => v.hash(state),
+        }
+    }
+}
+
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -98,6 +98,8 @@ pub struct Param {
     pub is_param: bool,
     pub name: Ident,
     pub ty: Type,
+    /// `= e` after the type: only a layer's scalar inputs have one (their default value).
+    pub default: Option<Expr>,
     pub span: Span,
 }
 
@@ -277,10 +279,12 @@ pub enum Expr {
         hi: Box<Expr>,
         span: Span,
     },
-    /// `f(args)` — a math function, or a layer call inside a model.
+    /// `f(args, name = value, ...)` — a built-in function, or a layer call inside a model
+    /// (the named arguments give a layer's scalar inputs; kernel code has none).
     Call {
         callee: Ident,
         args: Vec<Expr>,
+        named: Vec<(Ident, Expr)>,
         span: Span,
     },
     Error(Span),
@@ -388,6 +392,9 @@ pub struct Bind {
     pub target: Ident,
     /// One entry per split dimension; `None` when there is no `split` clause.
     pub split: Option<Vec<SplitAxis>>,
+    /// `tiles [t0, t1, ...]`: each part is cut into that many tiles per dimension and its
+    /// elements are listed tile after tile; `None` when there is no `tiles` clause.
+    pub tiles: Option<Vec<Expr>>,
     pub span: Span,
 }
 

@@ -179,8 +179,9 @@ pub(crate) enum Cut {
 
 /// Stop reporting after this many errors.
 pub(crate) const MAX_ERRORS: usize = 100;
-/// The deepest nesting of `(`, `[` and `{` the parser accepts: the AST is recursive, and
-/// later passes walk it recursively.
+/// The deepest nesting of `(`, `[` and `{` the parser accepts, counting each `else if` of a
+/// chain as a level (its `if` sits in the `else` before it): the AST is recursive, and later
+/// passes walk it recursively.
 pub(crate) const MAX_NESTING: usize = 256;
 /// The most tokens between two `;`, `{` or `}`: bounds the depth of operator chains.
 pub(crate) const MAX_RUN: usize = 4096;
@@ -284,7 +285,9 @@ pub(crate) fn collect(
                 format!("too many syntax errors; stopped after {MAX_ERRORS}")
             }
             Cut::Nesting => {
-                format!("brackets nested more than {MAX_NESTING} deep; stopped parsing here")
+                format!(
+                    "brackets (or `else if`s) nested more than {MAX_NESTING} deep; stopped parsing here"
+                )
             }
             Cut::Length => format!(
                 "more than {MAX_RUN} tokens without a `;`, `{{` or `}}`; stopped parsing here"

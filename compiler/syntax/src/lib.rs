@@ -64,8 +64,13 @@ struct TokenFeed<'a> {
     eof: usize,
     missing_braces: usize,
     synthetic_left: usize,
-    /// Open `(`, `[` and `{`.
+    /// Open `(`, `[` and `{`, and `else if`s in the open blocks (each nests its `if` in the
+    /// `else` before it).
     nesting: usize,
+    /// Per open `{`: the `else if`s directly in it, released with its `}`.
+    else_ifs: Vec<usize>,
+    /// Whether the last token was `else`.
+    after_else: bool,
     /// Tokens since the last `;`, `{` or `}`.
     run: usize,
 }
@@ -91,8 +96,35 @@ impl<'a> TokenFeed<'a> {
             missing_braces: depth,
             synthetic_left: depth,
             nesting: 0,
+            else_ifs: Vec::new(),
+            after_else: false,
             run: 0,
         }
+    }
+}
+
+impl TokenFeed<'_> {
+    fn track_nesting(&mut self, tok: &Token) {
+        match tok {
+            Token::LParen | Token::LBracket => self.nesting += 1,
+            Token::LBrace => {
+                self.nesting += 1;
+                self.else_ifs.push(0);
+            }
+            Token::RParen | Token::RBracket => self.nesting = self.nesting.saturating_sub(1),
+            Token::RBrace => {
+                let chain = self.else_ifs.pop().unwrap_or(0);
+                self.nesting = self.nesting.saturating_sub(1 + chain);
+            }
+            Token::If if self.after_else => {
+                self.nesting += 1;
+                if let Some(chain) = self.else_ifs.last_mut() {
+                    *chain += 1;
+                }
+            }
+            _ => {}
+        }
+        self.after_else = matches!(tok, Token::Else);
     }
 }
 
@@ -111,13 +143,7 @@ impl Iterator for TokenFeed<'_> {
             if tok.is_trivia() {
                 continue;
             }
-            match tok {
-                Token::LParen | Token::LBracket | Token::LBrace => self.nesting += 1,
-                Token::RParen | Token::RBracket | Token::RBrace => {
-                    self.nesting = self.nesting.saturating_sub(1)
-                }
-                _ => {}
-            }
+            self.track_nesting(tok);
             self.run = match tok {
                 Token::Semi | Token::LBrace | Token::RBrace => 0,
                 _ => self.run + 1,

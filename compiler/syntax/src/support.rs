@@ -36,6 +36,80 @@ impl LayerParts {
     }
 }
 
+/// One argument of a call as written.
+pub(crate) enum CallArg {
+    Positional(Expr),
+    Named(Ident, Expr),
+}
+
+/// A call: positional arguments first, then named ones; a positional argument after a named
+/// one is a structural error (it is kept, in order, with the positional ones).
+pub(crate) fn call(sink: &Sink, callee: Ident, written: Vec<CallArg>, span: Span) -> Expr {
+    let mut args = Vec::new();
+    let mut named: Vec<(Ident, Expr)> = Vec::new();
+    for arg in written {
+        match arg {
+            CallArg::Positional(value) => {
+                if let Some((first, _)) = named.first() {
+                    sink.custom(
+                        SyntaxError::structural(
+                            "a positional argument after a named one",
+                            value.span(),
+                            "positional argument",
+                        )
+                        .with_help(&format!(
+                            "give the tensors first, then the named arguments such as `{} = ...`",
+                            first.name
+                        )),
+                    );
+                }
+                args.push(value);
+            }
+            CallArg::Named(name, value) => named.push((name, value)),
+        }
+    }
+    Expr::Call {
+        callee,
+        args,
+        named,
+        span,
+    }
+}
+
+/// A layer input; a default value is kept only on a scalar input (on a tensor it is a
+/// structural error: tensors come from the call).
+pub(crate) fn layer_param(
+    sink: &Sink,
+    is_param: bool,
+    name: Ident,
+    ty: Type,
+    default: Option<Expr>,
+    span: Span,
+) -> Param {
+    let scalar = matches!(ty, Type::Scalar(..) | Type::Error(_));
+    let default = match default {
+        Some(value) if !scalar => {
+            sink.custom(
+                SyntaxError::structural(
+                    "only a scalar input of a layer has a default value",
+                    value.span(),
+                    "default of a tensor",
+                )
+                .with_help("remove `= ...`: a tensor input is given at every call"),
+            );
+            None
+        }
+        other => other,
+    };
+    Param {
+        is_param,
+        name,
+        ty,
+        default,
+        span,
+    }
+}
+
 pub(crate) fn binary(op: BinaryOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
     Expr::Binary {
         op,
@@ -196,15 +270,29 @@ fn type_span(ty: &Type) -> Span {
     }
 }
 
-/// `bind tensor to array|port target [split [...]];` — `array` and `port` are contextual.
+/// `bind tensor to array|port target [split [...]] [tiles [...]];` — `array`, `port` and
+/// `tiles` are contextual.
 pub(crate) fn bind(
     sink: &Sink,
     tensor: Ident,
     kind: Ident,
     target: Ident,
     split: Option<Vec<SplitAxis>>,
+    tiles: Option<(Ident, Vec<Expr>)>,
     span: Span,
 ) -> ImplStmt {
+    let tiles = match tiles {
+        None => None,
+        Some((word, counts)) if word.name == "tiles" => Some(counts),
+        Some((word, _)) => {
+            sink.custom(SyntaxError::unexpected_word(
+                &word,
+                &["tiles"],
+                "after a bind's target (and split) only `tiles [...]` may follow",
+            ));
+            return ImplStmt::Error;
+        }
+    };
     let kind = match kind.name.as_str() {
         "array" => BindKind::Array,
         "port" => BindKind::Port,
@@ -222,6 +310,7 @@ pub(crate) fn bind(
         kind,
         target,
         split,
+        tiles,
         span,
     })
 }

@@ -35,8 +35,63 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        12,
+        16,
         "a sample was added to or removed from the doc"
+    );
+}
+
+#[test]
+fn data_routed_sends_in_software() {
+    check(
+        "  task own_group() {          // this PE's group from the sender: `left` values, in chunks
+      taken = min(left, CHUNK);
+      recv(row_in, chunk[0..taken]) then fold;
+  }
+  task fold() {               // e.g. a histogram: one bin per value
+      for i in 0..taken {
+          bins[min((chunk[i] * SCALE) as u32, BINS - 1)] += 1;
+      }
+      left -= taken;
+      if left > 0 { activate own_group; } else { activate next_group; }
+  }",
+        Wrap::Member,
+    );
+}
+
+#[test]
+fn bus_ports() {
+    check(
+        "  out to_row: stream<f32> to row;      // PE (r, k) sends its tile along row r
+  in  row_in: stream<f32> from row;    // every other PE of row r receives it
+  task step() {
+      if pe.col == k { send(to_row, a[0..n]); } else { recv(row_in, a_k[0..n]) then use; }
+  }",
+        Wrap::Member,
+    );
+}
+
+#[test]
+fn layer_scalar_inputs() {
+    check(
+        "layer jacobi(x: f32[B, H, W], steps: u32 = 16) -> y: f32[B, H, W] { ... }
+layer scaled(x: f32[B, N], factor: f32, eps: f32 = 1e-5) -> y: f32[B, N] { ... }
+
+model smooth(plate: f32[B, 64, 64]) -> f32[B, 64, 64] {
+    let t = jacobi(plate, steps = 500);     // 500 steps
+    return jacobi(t);                       // 16, the default
+}",
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn masks_and_select() {
+    check(
+        "  var keep: [bool; n];
+  keep[0..n] = x[0..n] > 0.0 && x[0..n] < limit;
+  y[0..n] = select(keep[0..n], x[0..n], 0.0);          // y = np.where(keep, x, 0.0)
+  alive[0..n] = select(nb[0..n] == 3.0 || (alive[0..n] > 0.5 && nb[0..n] == 2.0), 1.0, 0.0);",
+        Wrap::Stmt,
     );
 }
 

@@ -193,10 +193,10 @@ const ALSO_GOOD: u32 = GOOD * 2;
     let parsed = check(
         src,
         expect![[r#"
-        E0002 108..109: expected `;`, found identifier `n` [unexpected identifier `n`]
-        E0002 148..149: expected `;` or an operator, found number `2` [unexpected number `2`]
-        E0002 259..260: expected one of `(`, `)`, `,`, or an operator, found identifier `w` [unexpected identifier `w`]
-    "#]],
+            E0002 108..109: expected `;`, found identifier `n` [unexpected identifier `n`]
+            E0002 148..149: expected `;` or an operator, found number `2` [unexpected number `2`]
+            E0002 259..260: expected one of `(`, `)`, `,`, `=`, or an operator, found identifier `w` [unexpected identifier `w`]
+        "#]],
     );
     assert_eq!(
         item_kinds(&parsed),

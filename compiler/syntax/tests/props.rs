@@ -186,6 +186,17 @@ fn deep_nesting_and_long_chains_stop_cleanly() {
     let parsed = parse(&unary);
     assert_eq!(parsed.errors.last().map(|e| e.code), Some("E0007"));
 
+    // Found by fuzzing: each `else if` nests its `if` in the `else` before it, so a chain of
+    // 20,000 is as deep as 20,000 brackets; on 61cd1ce it parsed, and `wsel check` overflowed
+    // its stack walking it (SIGABRT).
+    let chain = |n: usize| {
+        let links = "else if a { } ".repeat(n);
+        format!("kernel k() {{ task main() {{ if a {{ }} {links}}} }}")
+    };
+    let parsed = parse(&chain(20_000));
+    assert_eq!(parsed.errors.last().map(|e| e.code), Some("E0007"));
+    assert!(parse(&chain(200)).errors.is_empty());
+
     let garbage = "@ ".repeat(1000);
     let parsed = parse(&garbage);
     assert_eq!(parsed.errors.len(), 101);

@@ -8,7 +8,7 @@ use crate::layout::build;
 use crate::partition::Partition;
 use crate::program::Program;
 use crate::report::{Report, StreamTiming};
-use crate::trace::{Trace, TraceBuf};
+use crate::trace::{Trace, TraceOptions, Tracer};
 use std::borrow::Cow;
 use wsel_target::{Coord, Port, Target};
 
@@ -20,10 +20,12 @@ pub struct SimOptions {
     pub threads: usize,
     /// Stop with [`SimError::CycleBudget`] if anything is still happening at this cycle.
     pub max_cycles: Option<u64>,
-    /// Record a Chrome/Perfetto trace.
-    pub trace: bool,
-    /// Width, in cycles, of the windows link counters are summed over in the trace.
-    pub trace_window: u64,
+    /// Stop with [`TaskFault::Livelock`](crate::TaskFault::Livelock) a PE that runs this many
+    /// tasks in a row that only activate tasks while it has no receive or send open: nothing
+    /// on the fabric can reach it, so only its own state decides whether it ever stops.
+    pub livelock_tasks: Option<u64>,
+    /// Record a Chrome/Perfetto trace: what, named how, written where.
+    pub trace: Option<TraceOptions>,
     /// Simulate uncontended streams as one event where that is exact (results are identical
     /// either way; off = every wavelet hop by hop). Not used while tracing.
     pub express_streams: bool,
@@ -36,8 +38,8 @@ impl Default for SimOptions {
         SimOptions {
             threads: 1,
             max_cycles: None,
-            trace: false,
-            trace_window: 64,
+            livelock_tasks: None,
+            trace: None,
             express_streams: true,
             progress: None,
         }
@@ -138,15 +140,35 @@ pub fn simulate(
 ) -> Result<Outcome, SimError> {
     let mut parts = build(target, program, options.threads.max(1))?;
     let limit = options.max_cycles.unwrap_or(u64::MAX);
+    let tracer = match &options.trace {
+        Some(trace) => Some(Tracer::start(trace, target, program, parts.len())?),
+        None => None,
+    };
     for p in &mut parts {
-        if options.trace {
-            p.trace = Some(TraceBuf::new(options.trace_window));
+        if let Some(tracer) = &tracer {
+            let routers = p.fab.info.iter().map(|info| info.at);
+            p.trace = Some(tracer.recorder(p.id, routers));
         }
-        p.streams.on = options.express_streams && !options.trace;
+        p.streams.on = options.express_streams && tracer.is_none();
         p.max_cycles = limit;
+        p.livelock_tasks = options.livelock_tasks.unwrap_or(u64::MAX);
     }
     crate::parallel::run(&mut parts, limit, options.progress.as_ref());
+    // The partitions' recorders are closed (or dropped, on failure) by then.
+    let outcome = conclude(target, program, parts, limit);
+    let trace = tracer.map(Tracer::finish).transpose();
+    let mut outcome = outcome?;
+    outcome.trace = trace?;
+    Ok(outcome)
+}
 
+/// The run's outcome, or its first error, deadlock or exhausted budget.
+fn conclude(
+    target: &Target,
+    program: &Program,
+    mut parts: Vec<Partition<'_>>,
+    limit: u64,
+) -> Result<Outcome, SimError> {
     // The first error by (cycle, node), whatever the partitioning.
     if let Some((_, _, e)) = parts
         .iter_mut()

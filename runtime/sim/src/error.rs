@@ -57,6 +57,12 @@ pub enum TaskFault {
         /// The budget ([`crate::SimOptions::max_cycles`]).
         max_cycles: u64,
     },
+    /// The PE ran [`crate::SimOptions::livelock_tasks`] tasks in a row that only activated
+    /// tasks, with no receive or send of its own open.
+    Livelock {
+        /// Tasks in the row.
+        tasks: u64,
+    },
     /// Compiled code returned a nonzero status without recording a cause.
     Status(u32),
     /// Any other failure, described.
@@ -95,6 +101,10 @@ impl fmt::Display for TaskFault {
             TaskFault::PastCycleBudget { max_cycles } => write!(
                 f,
                 "the task was still running when the budget of {max_cycles} cycles ran out (an endless loop?)"
+            ),
+            TaskFault::Livelock { tasks } => write!(
+                f,
+                "the PE ran {tasks} tasks in a row that only activate tasks, with no receive or send open (a livelock?)"
             ),
             TaskFault::Status(s) => write!(f, "compiled task returned status {s}"),
             TaskFault::Message(m) => f.write_str(m),
@@ -164,6 +174,11 @@ pub enum SimError {
         max_cycles: u64,
         /// PEs that still had work queued (first few).
         busy: Vec<Coord>,
+    },
+    /// The trace could not be written ([`crate::TraceOut::File`]).
+    TraceWrite {
+        /// The system's reason.
+        message: String,
     },
 }
 
@@ -329,6 +344,7 @@ impl fmt::Display for SimError {
                 }
                 Ok(())
             }
+            SimError::TraceWrite { message } => write!(f, "cannot write the trace: {message}"),
         }
     }
 }

@@ -1,13 +1,14 @@
 //! Assembling a finished run's [`Outcome`] from its partitions: the report (totals, per-PE
 //! activity with receive waits, per-link and per-color traffic, all row-major whatever the
-//! partitioning), host outputs and edge-stream timing, final SRAM, and the trace.
+//! partitioning), host outputs and edge-stream timing and final SRAM; the partitions' trace
+//! recorders are closed on the way.
 
 use crate::engine::{ExpressStats, FinalSram, Outcome, PartitionLoad};
 use crate::fabric::NONE;
 use crate::partition::Partition;
 use crate::program::Program;
 use crate::report::{ColorTraffic, LinkTraffic, PeActivity, Report, StreamTiming};
-use wsel_target::{Coord, Dir, Target};
+use wsel_target::{Dir, Target};
 
 /// What the partitions contribute, gathered before it is put in fabric order.
 struct Gathered {
@@ -17,11 +18,9 @@ struct Gathered {
     outputs: Vec<Vec<u32>>,
     output_timing: Vec<StreamTiming>,
     input_timing: Vec<StreamTiming>,
-    /// Per global router: its coordinate; and (global router, entry) lists.
-    coords: Vec<Coord>,
+    /// (global router, entry) lists.
     pes: Vec<(u32, PeActivity, FinalSram)>,
     links: Vec<(u32, LinkTraffic)>,
-    traces: Vec<crate::trace::TraceBuf>,
 }
 
 /// The outcome of a run that ended quiet at `cycles`.
@@ -35,7 +34,6 @@ pub(crate) fn finish(
         started: parts.iter().map(|p| p.stats.express_started).sum(),
         interrupted: parts.iter().map(|p| p.stats.express_interrupted).sum(),
     };
-    let routers = parts.iter().map(|p| p.globals.len()).sum();
     let loads = parts
         .iter()
         .map(|p| PartitionLoad {
@@ -45,17 +43,17 @@ pub(crate) fn finish(
             busy: p.stats.busy,
         })
         .collect();
-    let mut g = Gathered::new(target, program, cycles, routers);
+    let mut g = Gathered::new(target, program, cycles);
     for p in parts {
         g.partition(p, program, cycles);
     }
-    let mut outcome = g.into_outcome(target, program, express);
+    let mut outcome = g.into_outcome(express);
     outcome.loads = loads;
     outcome
 }
 
 impl Gathered {
-    fn new(target: &Target, program: &Program, cycles: u64, routers: usize) -> Gathered {
+    fn new(target: &Target, program: &Program, cycles: u64) -> Gathered {
         let colors = target.colors as usize;
         Gathered {
             report: Report {
@@ -81,10 +79,8 @@ impl Gathered {
                     ..StreamTiming::default()
                 })
                 .collect(),
-            coords: vec![Coord::new(0, 0); routers],
             pes: Vec::new(),
             links: Vec::new(),
-            traces: Vec::new(),
         }
     }
 
@@ -97,7 +93,6 @@ impl Gathered {
         let fab = &mut p.fab;
         for (i, (router, info)) in fab.routers.iter().zip(&fab.info).enumerate() {
             let global = p.globals[i];
-            self.coords[global as usize] = info.at;
             if router.pe == NONE {
                 continue;
             }
@@ -131,7 +126,7 @@ impl Gathered {
         }
         self.streams(&mut p);
         if let Some(t) = p.trace.take() {
-            self.traces.push(t);
+            t.close();
         }
     }
 
@@ -200,12 +195,7 @@ impl Gathered {
     }
 
     /// The outcome, everything in fabric order.
-    fn into_outcome(
-        mut self,
-        target: &Target,
-        program: &Program,
-        express: ExpressStats,
-    ) -> Outcome {
+    fn into_outcome(mut self, express: ExpressStats) -> Outcome {
         let mut report = self.report;
         report.wavelets_delivered = self.color_delivered.iter().sum();
         for (c, (&hops, &delivered)) in self
@@ -231,28 +221,13 @@ impl Gathered {
             report.pes.push(activity);
             srams.push(sram);
         }
-        let coords = self.coords;
-        let trace = (!self.traces.is_empty()).then(|| {
-            let pe_of = |node: u32| coords[node as usize];
-            let name = |node: u32, task: u32| {
-                let at = coords[node as usize];
-                program
-                    .pes
-                    .iter()
-                    .find(|p| p.at == at)
-                    .and_then(|p| program.kernels.get(p.kernel as usize))
-                    .and_then(|k| k.tasks.get(task as usize))
-                    .map_or_else(|| format!("task {task}"), |t| t.name.clone())
-            };
-            crate::trace::build(self.traces, pe_of, name, target.clock_hz)
-        });
         Outcome {
             cycles: report.cycles,
             report,
             outputs: self.outputs,
             input_timing: self.input_timing,
             output_timing: self.output_timing,
-            trace,
+            trace: None,
             express,
             loads: Vec::new(),
             srams,

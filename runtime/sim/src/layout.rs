@@ -332,6 +332,7 @@ impl<'p> Builder<'_, 'p> {
     fn finish(&self, parts: Parts, nodes: usize) -> Partition<'p> {
         let target = self.n.target;
         let latency = u64::from(target.hop_latency);
+        let pes = parts.fab.pes.len();
         let mut part = Partition {
             id: self.p as u32,
             program: self.n.program,
@@ -349,6 +350,8 @@ impl<'p> Builder<'_, 'p> {
             outbox: (0..self.split.members.len()).map(|_| Vec::new()).collect(),
             streams: Default::default(),
             max_cycles: u64::MAX,
+            livelock_tasks: u64::MAX,
+            closed_tasks: vec![0; pes],
             phases: parts.phases,
             errors: Vec::new(),
             stats: Stats::new(target.colors as usize),
@@ -458,9 +461,13 @@ impl<'p> Builder<'_, 'p> {
         let n = self.n;
         let local = self.split.local[g];
         for port in r.rx.iter() {
-            let mut q = Queue::new(local, r.color, port.index() as u8, r.tx.0);
+            // A wavelet never leaves by the port it arrived on: a queue forwards to the
+            // route's ports but its own (so a bus's route may receive from and forward to
+            // the same ports).
+            let tx = r.tx.0 & !(1u8 << port.index());
+            let mut q = Queue::new(local, r.color, port.index() as u8, tx);
             for d in Dir::ALL {
-                if r.tx.contains(d.port()) {
+                if tx & (1 << d.port().index()) != 0 {
                     let ch = n.channel_of(g, r.color, d);
                     q.out[d.index()] = self.split.channel(n, g as u32, ch);
                 }

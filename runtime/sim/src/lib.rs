@@ -51,4 +51,4 @@ pub use program::{
 pub use progress::Progress;
 pub use report::{ColorTraffic, ColorWait, LinkTraffic, PeActivity, Report, StreamTiming};
 pub use task::{TaskCode, TaskContext, task};
-pub use trace::Trace;
+pub use trace::{Trace, TraceGroup, TraceOffsets, TraceOptions, TraceOut};

@@ -80,6 +80,9 @@ pub(crate) fn run(
             if part.run(end) != Stop::WindowEnd {
                 return;
             }
+            if let Some(trace) = &mut part.trace {
+                trace.advance(end);
+            }
             if let Some(progress) = progress {
                 progress.reached(end);
             }
@@ -150,6 +153,9 @@ fn worker(
         let end = t.saturating_add(shared.window).min(limit);
         if part.run(end) != Stop::Error && part.now < end - 1 {
             part.now = end - 1;
+        }
+        if let Some(trace) = &mut part.trace {
+            trace.advance(end);
         }
         if let Some(progress) = progress {
             progress.reached(end);

@@ -140,6 +140,10 @@ pub(crate) struct Partition<'p> {
     /// The cycle budget (`SimOptions::max_cycles`; `u64::MAX` for none), which tasks' loops
     /// check too.
     pub max_cycles: u64,
+    /// `SimOptions::livelock_tasks` (`u64::MAX` for none), and per PE the tasks it ran in a
+    /// row that only activated tasks while nothing of its own was open.
+    pub livelock_tasks: u64,
+    pub closed_tasks: Vec<u64>,
     /// Weight-store phases.
     pub phases: Phases,
 }

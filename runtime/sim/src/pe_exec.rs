@@ -131,6 +131,21 @@ impl Partition<'_> {
             self.fail(t, node, e);
             return;
         }
+        let closed = &mut self.closed_tasks[pe as usize];
+        *closed = if is_closed(p, &ops) { *closed + 1 } else { 0 };
+        if *closed >= self.livelock_tasks {
+            let e = SimError::Task {
+                at: prog.at,
+                task,
+                task_name: def.name.clone(),
+                cycle: t,
+                fault: crate::error::TaskFault::Livelock { tasks: *closed },
+            };
+            ops.clear();
+            self.ops = ops;
+            self.fail(t, node, e);
+            return;
+        }
         let busy = switch.saturating_add(cost).max(1);
         if p.open_recvs != 0 {
             let base = p.recv_base as usize;
@@ -194,9 +209,21 @@ impl Partition<'_> {
         }
         self.stats.event(t);
         if let Some(trace) = &mut self.trace {
-            trace.task(self.globals[node as usize], task, t, busy);
+            trace.task(node, task, t, busy);
         }
     }
+}
+
+/// Whether a task that issued `ops` on `p` continues a livelock: it only activated tasks,
+/// and the PE has no receive, send or runtime call open that the fabric could complete.
+fn is_closed(p: &Pe, ops: &[Op]) -> bool {
+    ops.iter().all(|op| matches!(op, Op::Activate { .. }))
+        && p.open_recvs == 0
+        && p.queued_recvs.is_empty()
+        && p.sending == 0
+        && p.waiting_sends.is_empty()
+        && p.express == crate::fabric::NONE
+        && p.pending.is_empty()
 }
 
 /// The partition's slot arrays, which carrying out a runtime call updates.

@@ -44,7 +44,7 @@ pub(crate) struct Phases {
     pub end: Option<u64>,
     /// The partition is the only one: advance as soon as a group completes.
     pub local: bool,
-    /// The store's bandwidth and latency.
+    /// The store's bandwidth, and its latency less `Program::weight_store_warm`.
     pub pool: u32,
     pub latency: u64,
 }
@@ -74,7 +74,8 @@ impl Phases {
             end: None,
             local,
             pool: target.weight_store.bandwidth_bytes_per_cycle,
-            latency: u64::from(target.weight_store.latency_cycles),
+            latency: u64::from(target.weight_store.latency_cycles)
+                .saturating_sub(program.weight_store_warm),
         };
         for i in weights() {
             let g = phases.group_of(i.phase) as usize;

@@ -145,6 +145,11 @@ pub struct Program {
     pub inputs: Vec<EdgeInput>,
     /// Streams out of the fabric edge.
     pub outputs: Vec<EdgeOutput>,
+    /// Cycles of the weight store's latency already past when the program starts: in weight
+    /// streaming the store fetches a layer's weights while the layer before it still runs, so
+    /// its streams move `weight_store.latency_cycles − weight_store_warm` cycles after their
+    /// request (never less than 0).
+    pub weight_store_warm: u64,
 }
 
 impl Program {

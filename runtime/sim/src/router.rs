@@ -49,7 +49,6 @@ pub(crate) struct Hot<'a> {
     pub(crate) latency: u64,
     id: u32,
     pub(crate) floor: u64,
-    globals: &'a [u32],
     pub(crate) program: &'a Program,
     pub(crate) routers: &'a mut [Router],
     pub(crate) info: &'a mut [RouterInfo],
@@ -101,7 +100,6 @@ impl<'p> Partition<'p> {
             latency: self.latency,
             id: self.id,
             floor: self.floor,
-            globals: &self.globals,
             program: self.program,
             routers,
             info,
@@ -453,7 +451,7 @@ impl Hot<'_> {
             self.wake_at(dn, arrive);
         }
         if let Some(trace) = &mut self.trace {
-            trace.link(self.globals[node as usize], o as u8, t);
+            trace.link(node, o as u8, t);
         }
         true
     }

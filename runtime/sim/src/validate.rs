@@ -106,11 +106,13 @@ pub(crate) fn check_route(target: &Target, r: &Route) -> Result<(), SimError> {
             ),
         ));
     }
-    if r.rx.0 & r.tx.0 != 0 {
+    // A port may both receive and forward (a bus: every PE of a line sends and receives on
+    // one color); each receive port's queue forwards to the others, so some must be left.
+    if r.rx.iter().any(|p| r.tx.0 & !(1u8 << p.index()) == 0) {
         return Err(program_error(
             at,
             format!(
-                "the route for color {} forwards back to a port it receives from",
+                "the route for color {} forwards what one of its receive ports takes nowhere but back",
                 r.color
             ),
         ));

@@ -6,7 +6,9 @@ mod common;
 use common::random::observe;
 use common::target;
 use wsel_sim::workloads::halo_exchange;
-use wsel_sim::{EdgeInput, EdgeOutput, EdgeSource, Outcome, SimOptions, simulate};
+use wsel_sim::{
+    EdgeInput, EdgeOutput, EdgeSource, Outcome, SimOptions, TraceOptions, TraceOut, simulate,
+};
 use wsel_target::{Coord, Dir, Port, PortSet};
 
 /// A 12 × 12 halo exchange (4 rounds, uneven task costs) plus a host stream crossing the
@@ -67,8 +69,10 @@ fn run(threads: usize, latency: u32) -> Outcome {
     }
     let opts = SimOptions {
         threads,
-        trace: true,
-        trace_window: 16,
+        trace: Some(TraceOptions {
+            window: 16,
+            ..TraceOptions::new(TraceOut::Memory)
+        }),
         ..SimOptions::default()
     };
     simulate(&t, &p, &opts).expect("runs")
@@ -166,4 +170,31 @@ fn progress_is_published_and_changes_nothing() {
             a.cycles
         );
     }
+}
+
+#[test]
+fn random_stream_programs_trace_alike_across_threads() {
+    // The traces (which turn express streams off) of the random stream programs, with link
+    // windows short enough that counters straddle the partitions' windows.
+    let mut traced = 0;
+    for seed in 0..30 {
+        let (t, p) = common::random::edge_program(seed);
+        let opts = |threads| SimOptions {
+            trace: Some(TraceOptions {
+                window: 5,
+                ..TraceOptions::new(TraceOut::Memory)
+            }),
+            ..common::threads(threads)
+        };
+        let one = observe(&t, &p, &opts(1));
+        traced += usize::from(one.contains("\"ph\":\"C\""));
+        for threads in [2, 3, 8] {
+            assert_eq!(
+                one,
+                observe(&t, &p, &opts(threads)),
+                "seed {seed}, {threads} threads"
+            );
+        }
+    }
+    assert!(traced >= 20, "{traced} runs with link counters");
 }

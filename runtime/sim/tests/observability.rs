@@ -5,7 +5,7 @@ mod common;
 use common::target;
 use serde_json::Value;
 use wsel_sim::workloads::halo_exchange;
-use wsel_sim::{SimOptions, simulate};
+use wsel_sim::{SimOptions, TraceOptions, TraceOut, simulate};
 use wsel_target::Coord;
 
 #[test]
@@ -42,14 +42,16 @@ fn trace_has_task_slices_tracks_and_link_counters() {
         &t,
         &p,
         &SimOptions {
-            trace: true,
-            trace_window: 8,
+            trace: Some(TraceOptions {
+                window: 8,
+                ..TraceOptions::new(TraceOut::Memory)
+            }),
             ..SimOptions::default()
         },
     )
     .expect("runs");
-    let trace = out.trace.as_ref().expect("trace");
-    let json: Value = serde_json::from_str(&trace.to_json_string()).expect("trace is JSON");
+    let trace = out.trace.as_ref().and_then(|t| t.text()).expect("trace");
+    let json: Value = serde_json::from_str(trace).expect("trace is JSON");
     let events = json["traceEvents"].as_array().expect("events");
     let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
     assert_eq!(slices.len() as u64, out.report.tasks_run);

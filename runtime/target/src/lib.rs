@@ -2,7 +2,9 @@
 //!
 //! - [`Target`]: one machine (fabric size, SRAM, colors, links, throughput, weight store,
 //!   host I/O, clock), built from a preset ([`Target::preset`]) or a TOML file
-//!   ([`Target::load`], [`Target::from_toml_str`]); a bad or missing field is an error naming it.
+//!   ([`Target::load`], [`Target::from_toml_str`]); a bad or missing field, or a value outside
+//!   the documented limits ([`MAX_FABRIC_SIDE`], [`MAX_HOP_LATENCY`], [`MAX_SRAM_BYTES`], ...), is
+//!   an error naming it, with a stable code ([`TargetError::code`]).
 //! - [`DefectMap`]: dead PEs and dead links.
 //! - Geometry: [`Coord`] (x = column eastward, y = row southward), [`Dir`], [`Port`], [`PortSet`],
 //!   [`Rect`].
@@ -25,6 +27,6 @@ pub use routing::{
     shortest_path,
 };
 pub use target::{
-    HostIo, MAX_COLORS, MAX_QUEUE_DEPTH, Target, TargetError, Throughput, WAVELET_BYTES,
-    WeightStore,
+    CODES, E0901, E0902, HostIo, MAX_COLORS, MAX_FABRIC_SIDE, MAX_HOP_LATENCY, MAX_QUEUE_DEPTH,
+    MAX_SRAM_BYTES, Target, TargetError, Throughput, WAVELET_BYTES, WeightStore,
 };

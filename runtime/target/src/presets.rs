@@ -38,6 +38,7 @@ impl Target {
             hop_latency: 2,
             link_bytes_per_cycle: 4,
             task_switch_cycles: 2,
+            reconfigure_cycles: 100,
             clock_hz: 850_000_000,
             fp32: Throughput {
                 add: 2,
@@ -82,6 +83,9 @@ impl Target {
             link_bytes_per_cycle: 4,
             // Default (wsel): task-switch cost is not public.
             task_switch_cycles: 4,
+            // Default (wsel): the time to load a layer's code and routes between two phases of
+            // weight streaming is not public; 1,000 cycles.
+            reconfigure_cycles: 1000,
             // Public (SDK documentation): 850 MHz, the clock the SDK uses to turn cycles into time.
             clock_hz: 850_000_000,
             // Public (SDK documentation): fp32 add/sub/mov 2 per cycle, fp32 fma 1 per cycle.
@@ -131,6 +135,7 @@ impl Target {
             hop_latency: 1,
             link_bytes_per_cycle: 4,
             task_switch_cycles: 4,
+            reconfigure_cycles: 1000,
             // Default (wsel): the SDK's WSE-3 clock is not stated in the sources we cite; we
             // keep WSE-2's 850 MHz.
             clock_hz: 850_000_000,
@@ -229,6 +234,10 @@ const WSE2_SOURCES: &[Source] = &[
     default("hop_latency", "not public; 1 cycle per hop"),
     default("task_switch_cycles", "not public; 4 cycles"),
     default(
+        "reconfigure_cycles",
+        "not public; 1,000 cycles between weight-streaming phases",
+    ),
+    default(
         "weight_store.bandwidth_bytes_per_cycle",
         "not public; 128 bytes/cycle",
     ),
@@ -262,6 +271,10 @@ const WSE3_SOURCES: &[Source] = &[
     default("queue_depth", "not public; 4 wavelets"),
     default("hop_latency", "not public; 1 cycle per hop"),
     default("task_switch_cycles", "not public; 4 cycles"),
+    default(
+        "reconfigure_cycles",
+        "not public; 1,000 cycles between weight-streaming phases",
+    ),
     default(
         "weight_store.bandwidth_bytes_per_cycle",
         "not public; 128 bytes/cycle",

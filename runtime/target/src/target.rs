@@ -16,17 +16,47 @@ pub const MAX_COLORS: u32 = 64;
 /// The deepest router input queue a target may have.
 pub const MAX_QUEUE_DEPTH: u32 = 255;
 
+/// The widest and tallest fabric a target may have, in PEs. WSE-3's fabric is 762 × 1176; a
+/// side of 2048 leaves room for larger machines while keeping the tables the mapper and the
+/// simulator keep per PE of the fabric (tens of bytes each) well under a gigabyte.
+pub const MAX_FABRIC_SIDE: u32 = 2048;
+
+/// The longest hop latency a target may have, in cycles. Real fabrics take a cycle or two per
+/// hop; the simulator keeps a ring of one slot per cycle of latency for every band of rows,
+/// so an absurd latency would only cost memory.
+pub const MAX_HOP_LATENCY: u32 = 1024;
+
+/// The most SRAM a PE may have, in bytes: 16 MiB, over 300 times a WSE PE's 48 KiB. The
+/// simulator allocates every used PE's SRAM, so larger figures only make runs run out of
+/// host memory.
+pub const MAX_SRAM_BYTES: u32 = 16 * 1024 * 1024;
+
+/// A target file that cannot be found or read, or a name that is neither a preset nor a
+/// file ([`TargetError::Io`], [`TargetError::UnknownPreset`]).
+pub const E0901: &str = "E0901";
+
+/// A target description that is malformed or that the machine model cannot use: TOML syntax,
+/// a missing, unknown or mistyped field, or a value outside the documented limits
+/// ([`TargetError::Parse`], [`TargetError::Field`]).
+pub const E0902: &str = "E0902";
+
+/// Every code of a target problem, with a one-line summary, in code order.
+pub const CODES: &[(&str, &str)] = &[
+    (E0901, "target not found"),
+    (E0902, "target description invalid"),
+];
+
 /// One machine. Every field is required in a target file; only `defects` may be left out.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
     /// A short name printed in reports.
     pub name: String,
-    /// Fabric width in PEs usable by programs.
+    /// Fabric width in PEs usable by programs (at most [`MAX_FABRIC_SIDE`]).
     pub width: u32,
-    /// Fabric height in PEs usable by programs.
+    /// Fabric height in PEs usable by programs (at most [`MAX_FABRIC_SIDE`]).
     pub height: u32,
-    /// SRAM per PE in bytes (a hard limit).
+    /// SRAM per PE in bytes (a hard limit; at most [`MAX_SRAM_BYTES`]).
     pub sram_bytes: u32,
     /// Number of SRAM banks per PE (`sram_bytes` must divide evenly).
     pub sram_banks: u32,
@@ -35,13 +65,16 @@ pub struct Target {
     /// Depth, in wavelets, of each router input queue (per color and receive port).
     pub queue_depth: u32,
     /// Cycles a wavelet takes to cross one link (also the time a flow-control credit takes to
-    /// travel back).
+    /// travel back); at most [`MAX_HOP_LATENCY`].
     pub hop_latency: u32,
     /// Bytes per cycle per link direction. The simulator models one 32-bit wavelet per cycle,
     /// so this must be 4.
     pub link_bytes_per_cycle: u32,
     /// Cycles the PE spends switching to a task before the task's own work starts.
     pub task_switch_cycles: u32,
+    /// Cycles the fabric needs between two phases of a weight-streaming run to take the next
+    /// layer's code and routes (every PE's task table, every router's color configuration).
+    pub reconfigure_cycles: u32,
     /// Clock frequency in Hz, used only to print times beside cycle counts.
     pub clock_hz: u64,
     /// fp32 vector throughput, elements per cycle.
@@ -146,6 +179,16 @@ impl fmt::Display for TargetError {
 
 impl std::error::Error for TargetError {}
 
+impl TargetError {
+    /// The stable code of this error: [`E0901`] or [`E0902`].
+    pub fn code(&self) -> &'static str {
+        match self {
+            TargetError::Io { .. } | TargetError::UnknownPreset(_) => E0901,
+            TargetError::Parse { .. } | TargetError::Field { .. } => E0902,
+        }
+    }
+}
+
 impl Target {
     /// Parse and validate a target from TOML text.
     pub fn from_toml_str(text: &str) -> Result<Target, TargetError> {
@@ -170,9 +213,33 @@ impl Target {
         toml::to_string(self).unwrap_or_default()
     }
 
-    /// Check every field against what the machine model supports.
+    /// Check every field against what the machine model supports: positive where zero makes
+    /// no sense, within the limits above ([`MAX_FABRIC_SIDE`], [`MAX_HOP_LATENCY`],
+    /// [`MAX_SRAM_BYTES`], [`MAX_COLORS`], [`MAX_QUEUE_DEPTH`]), and defects on the fabric.
+    /// Every front end validates here, before anything is sized from the target.
     pub fn validate(&self) -> Result<(), TargetError> {
-        let positive: [(&str, u64); 15] = [
+        self.check_positive()?;
+        self.check_limits()?;
+        if self.link_bytes_per_cycle != WAVELET_BYTES {
+            return Err(field_error(
+                "link_bytes_per_cycle",
+                "must be 4: the simulator models one 32-bit wavelet per cycle per link direction",
+            ));
+        }
+        if !self.sram_bytes.is_multiple_of(4) {
+            return Err(field_error(
+                "sram_bytes",
+                "must be a multiple of 4 (whole 32-bit words)",
+            ));
+        }
+        if !self.sram_bytes.is_multiple_of(self.sram_banks) {
+            return Err(field_error("sram_banks", "must divide sram_bytes evenly"));
+        }
+        self.check_defects()
+    }
+
+    fn check_positive(&self) -> Result<(), TargetError> {
+        let positive: [(&str, u64); 16] = [
             ("width", self.width.into()),
             ("height", self.height.into()),
             ("sram_bytes", self.sram_bytes.into()),
@@ -191,48 +258,36 @@ impl Target {
                 "weight_store.bandwidth_bytes_per_cycle",
                 self.weight_store.bandwidth_bytes_per_cycle.into(),
             ),
-        ];
-        for (field, value) in positive {
-            if value == 0 {
-                return Err(field_error(field, "must be at least 1"));
-            }
-        }
-        if self.host_io.bandwidth_bytes_per_cycle == 0 {
-            return Err(field_error(
+            (
                 "host_io.bandwidth_bytes_per_cycle",
-                "must be at least 1",
-            ));
+                self.host_io.bandwidth_bytes_per_cycle.into(),
+            ),
+        ];
+        match positive.iter().find(|(_, value)| *value == 0) {
+            Some((field, _)) => Err(field_error(field, "must be at least 1")),
+            None => Ok(()),
         }
-        if self.link_bytes_per_cycle != WAVELET_BYTES {
-            return Err(field_error(
-                "link_bytes_per_cycle",
-                "must be 4: the simulator models one 32-bit wavelet per cycle per link direction",
-            ));
+    }
+
+    fn check_limits(&self) -> Result<(), TargetError> {
+        let limits: [(&str, u32, u32, &str); 6] = [
+            ("width", self.width, MAX_FABRIC_SIDE, "PEs"),
+            ("height", self.height, MAX_FABRIC_SIDE, "PEs"),
+            ("hop_latency", self.hop_latency, MAX_HOP_LATENCY, "cycles"),
+            ("sram_bytes", self.sram_bytes, MAX_SRAM_BYTES, "bytes"),
+            ("colors", self.colors, MAX_COLORS, "colors"),
+            ("queue_depth", self.queue_depth, MAX_QUEUE_DEPTH, "wavelets"),
+        ];
+        match limits.iter().find(|(_, value, max, _)| value > max) {
+            Some((field, value, max, unit)) => Err(field_error(
+                field,
+                &format!("{value} is over the limit of {max} {unit}"),
+            )),
+            None => Ok(()),
         }
-        if !self.sram_bytes.is_multiple_of(4) {
-            return Err(field_error(
-                "sram_bytes",
-                "must be a multiple of 4 (whole 32-bit words)",
-            ));
-        }
-        if !self.sram_bytes.is_multiple_of(self.sram_banks) {
-            return Err(field_error("sram_banks", "must divide sram_bytes evenly"));
-        }
-        if self.colors > MAX_COLORS {
-            return Err(field_error(
-                "colors",
-                &format!("at most {MAX_COLORS} are supported"),
-            ));
-        }
-        if self.queue_depth > MAX_QUEUE_DEPTH {
-            return Err(field_error(
-                "queue_depth",
-                &format!("at most {MAX_QUEUE_DEPTH} is supported"),
-            ));
-        }
-        if u64::from(self.width) * u64::from(self.height) > u64::from(u32::MAX) {
-            return Err(field_error("width", "width × height must fit in 32 bits"));
-        }
+    }
+
+    fn check_defects(&self) -> Result<(), TargetError> {
         for &c in &self.defects.dead_pes {
             if !self.contains(c) {
                 return Err(field_error(
@@ -249,6 +304,13 @@ impl Target {
                     &format!("the {} link of PE {c} is not a link of the fabric", l.dir),
                 ));
             }
+        }
+        if self.defects.dead_pes.len() as u64 == self.pe_count() {
+            let (w, h) = (self.width, self.height);
+            return Err(field_error(
+                "defects.dead_pes",
+                &format!("every PE of the {w} × {h} fabric is dead: no program can run on it"),
+            ));
         }
         Ok(())
     }

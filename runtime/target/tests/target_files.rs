@@ -124,3 +124,78 @@ fn defects_load_from_toml_and_are_checked() {
     let msg = error_for(&bad_dir);
     assert!(msg.contains("dir"), "{msg}");
 }
+
+#[test]
+fn absurd_sizes_are_rejected_before_anything_is_allocated() {
+    // Found by fuzzing 61cd1ce: the simulator allocated a ring of `hop_latency` slots
+    // (309 GB, then SIGABRT) and per-PE tables for a 65535 × 65535 fabric (17 GB); a
+    // 20000 × 20000 fabric mapped and ran for minutes.
+    let cases = [
+        ("hop_latency = 2", "hop_latency = 4294967295", "hop_latency"),
+        ("width = 16", "width = 65535", "width"),
+        ("height = 16", "height = 20000", "height"),
+        ("sram_bytes = 4096", "sram_bytes = 4294967292", "sram_bytes"),
+    ];
+    for (from, to, field) in cases {
+        let err = Target::from_toml_str(&dev_text().replace(from, to)).expect_err(to);
+        assert_eq!(err.code(), wsel_target::E0902, "{err}");
+        match &err {
+            TargetError::Field {
+                field: named,
+                message,
+            } => {
+                assert_eq!(named, field);
+                assert!(message.contains("over the limit"), "{message}");
+            }
+            other => panic!("{to}: unexpected {other:?}"),
+        }
+    }
+    // The limits themselves are allowed, and leave room beyond every preset.
+    let biggest = dev_text()
+        .replace(
+            "width = 16",
+            &format!("width = {}", wsel_target::MAX_FABRIC_SIDE),
+        )
+        .replace(
+            "hop_latency = 2",
+            &format!("hop_latency = {}", wsel_target::MAX_HOP_LATENCY),
+        );
+    Target::from_toml_str(&biggest).expect("the limits are allowed");
+    for name in wsel_target::PRESET_NAMES {
+        let t = Target::preset(name).expect("preset");
+        assert!(
+            t.width.max(t.height) * 3 / 2 <= wsel_target::MAX_FABRIC_SIDE,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn every_error_has_a_code() {
+    let missing = Target::load(std::path::Path::new("/nonexistent/t.toml")).expect_err("io");
+    assert_eq!(missing.code(), wsel_target::E0901);
+    let unknown = Target::preset("wse9").expect_err("preset");
+    assert_eq!(unknown.code(), wsel_target::E0901);
+    let malformed = Target::from_toml_str("width = [").expect_err("toml");
+    assert_eq!(malformed.code(), wsel_target::E0902);
+    let codes: Vec<&str> = wsel_target::CODES.iter().map(|(c, _)| *c).collect();
+    assert_eq!(codes, [wsel_target::E0901, wsel_target::E0902]);
+}
+
+#[test]
+fn a_fabric_with_every_pe_dead_is_rejected() {
+    let mut t = Target::dev();
+    for y in 0..t.height {
+        for x in 0..t.width {
+            t.defects.add_dead_pe(Coord::new(x, y));
+        }
+    }
+    let err = t.validate().expect_err("all dead");
+    assert!(
+        err.to_string()
+            .contains("every PE of the 16 × 16 fabric is dead"),
+        "{err}"
+    );
+    t.defects.dead_pes.remove(&Coord::new(3, 3));
+    t.validate().expect("one live PE is a (small) fabric");
+}

@@ -43,7 +43,23 @@ impl Translator<'_, '_> {
                 self.math(*func, *ty, a)
             }
             Expr::Reduce { op, ty, src } => self.reduce(*op, *ty, src)?,
+            Expr::Select {
+                cond,
+                on_true,
+                on_false,
+                ..
+            } => {
+                let c = self.expr(cond)?;
+                let a = self.expr(on_true)?;
+                let b = self.expr(on_false)?;
+                self.select(c, a, b)
+            }
         })
+    }
+
+    /// `select(c, a, b)` on evaluated operands (`c` a `bool`, 0 or 1).
+    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        self.b.ins().select(c, a, b)
     }
 
     pub(super) fn load(&mut self, ty: ScalarTy, address: Value) -> Value {
@@ -119,17 +135,12 @@ impl Translator<'_, '_> {
 
     /// Checks every source slice of `prepared` (in order) for `len` elements.
     pub(super) fn check_sources(&mut self, prepared: &Prepared, len: Value) {
-        match prepared {
-            Prepared::Value(_) => {}
-            Prepared::Elem { array, start, .. } => self.check_slice(*array, *start, len),
-            Prepared::Unary { operand, .. } => self.check_sources(operand, len),
-            Prepared::Binary { lhs, rhs, .. } => {
-                self.check_sources(lhs, len);
-                self.check_sources(rhs, len);
-            }
-            Prepared::Cast { value, .. } => self.check_sources(value, len),
-            Prepared::Math { arg, .. } => self.check_sources(arg, len),
-        }
+        let checked: Result<(), std::convert::Infallible> =
+            prepared.try_for_each_source(&mut |array, start| {
+                self.check_slice(array, start, len);
+                Ok(())
+            });
+        let Ok(()) = checked;
     }
 
     /// The value of element `i` (an i64) of `prepared`. With `raw`, an `f32` result may be
@@ -171,6 +182,19 @@ impl Translator<'_, '_> {
             Prepared::Math { func, ty, arg } => {
                 let a = self.element(arg, i, operands_may_be_raw(prepared))?;
                 self.math_raw(*func, *ty, a, raw)
+            }
+            // The chosen value's bits pass through: raw operands are as good as the caller's
+            // promise.
+            Prepared::Select {
+                cond,
+                on_true,
+                on_false,
+                ..
+            } => {
+                let c = self.element(cond, i, false)?;
+                let a = self.element(on_true, i, raw)?;
+                let b = self.element(on_false, i, raw)?;
+                self.select(c, a, b)
             }
         })
     }

@@ -126,10 +126,9 @@ impl Translator<'_, '_> {
 
     /// `safe &= (dst - src <= 0 || dst - src >= 4)` for every source slice.
     fn overlap_checks(&mut self, node: &Prepared, dst_word: Value, safe: &mut Value) {
-        match node {
-            Prepared::Value(_) => {}
-            Prepared::Elem { array, start, .. } => {
-                let src_word = self.absolute_word(*array, *start);
+        let checked: Result<(), std::convert::Infallible> =
+            node.try_for_each_source(&mut |array, start| {
+                let src_word = self.absolute_word(array, start);
                 let delta = self.b.ins().isub(dst_word, src_word);
                 let behind = self
                     .b
@@ -141,15 +140,9 @@ impl Translator<'_, '_> {
                     .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, delta, LANES);
                 let ok = self.b.ins().bor(behind, far);
                 *safe = self.b.ins().band(*safe, ok);
-            }
-            Prepared::Unary { operand, .. } => self.overlap_checks(operand, dst_word, safe),
-            Prepared::Binary { lhs, rhs, .. } => {
-                self.overlap_checks(lhs, dst_word, safe);
-                self.overlap_checks(rhs, dst_word, safe);
-            }
-            Prepared::Cast { value, .. } => self.overlap_checks(value, dst_word, safe),
-            Prepared::Math { arg, .. } => self.overlap_checks(arg, dst_word, safe),
-        }
+                Ok(())
+            });
+        let Ok(()) = checked;
     }
 
     fn broadcast(&mut self, node: &Prepared) -> Lanes {
@@ -163,8 +156,10 @@ impl Translator<'_, '_> {
                 Box::new(self.broadcast(rhs)),
             ),
             Prepared::Math { func, arg, .. } => Lanes::Math(*func, Box::new(self.broadcast(arg))),
-            // Not eligible; `eligible` keeps casts out.
-            Prepared::Cast { value, .. } => self.broadcast(value),
+            // Not eligible; `eligible` keeps casts and selects out.
+            Prepared::Cast { value, .. } | Prepared::Select { on_true: value, .. } => {
+                self.broadcast(value)
+            }
         }
     }
 

@@ -9,6 +9,7 @@ use wsel_ir::kernel::{AssignOp, Expr, LocalId, PortId, ScalarTy, Slice, Stmt, Ta
 
 use super::function::{RuntimeSigs, Tr, Translator, clif_ty};
 use super::simd;
+use crate::faults::FAULT_SLICE_LENGTH;
 
 impl Translator<'_, '_> {
     pub(super) fn stmts(&mut self, stmts: &[Stmt]) -> Tr {
@@ -87,6 +88,13 @@ impl Translator<'_, '_> {
                 self.runtime_call(abi::CALLS_ACTIVATE, sig_activate, &[task]);
             }
             Stmt::Return => self.return_ok(),
+            Stmt::CheckLength { len, expected } => {
+                let len = self.index(len)?;
+                let expected = self.index(expected)?;
+                let ok = self.b.ins().icmp(IntCC::Equal, len, expected);
+                let id = self.iconst32(FAULT_SLICE_LENGTH);
+                self.branch_or_fault(ok, [id, len, expected]);
+            }
         }
         Ok(())
     }

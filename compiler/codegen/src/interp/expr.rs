@@ -60,6 +60,17 @@ impl Frame<'_> {
                 }
                 Ok(acc)
             }
+            Expr::Select {
+                cond,
+                on_true,
+                on_false,
+                ..
+            } => {
+                let c = self.eval(cond)?;
+                let a = self.eval(on_true)?;
+                let b = self.eval(on_false)?;
+                Ok(semantics::select(c, a, b))
+            }
         }
     }
     pub(super) fn prepare(&mut self, value: &VExpr) -> Step<Prepared> {
@@ -90,6 +101,17 @@ impl Frame<'_> {
             Prepared::Math { func, ty, arg } => {
                 let a = self.eval_element(arg, i)?;
                 Ok(semantics::math(*func, *ty, a))
+            }
+            Prepared::Select {
+                cond,
+                on_true,
+                on_false,
+                ..
+            } => {
+                let c = self.eval_element(cond, i)?;
+                let a = self.eval_element(on_true, i)?;
+                let b = self.eval_element(on_false, i)?;
+                Ok(semantics::select(c, a, b))
             }
         }
     }

@@ -134,7 +134,7 @@ impl<'k> Frame<'k> {
     }
 
     /// Reports an error through `out_of_bounds` and gives the status to stop with.
-    fn report(&mut self, array: u32, index: i64, bound: u64) -> Halt {
+    pub(super) fn report(&mut self, array: u32, index: i64, bound: u64) -> Halt {
         let status = self.call(|ctx, calls| {
             // SAFETY: the runtime's table is valid; `ctx` is passed through unchanged.
             unsafe { (calls.out_of_bounds)(ctx, array, index as u64, bound) }

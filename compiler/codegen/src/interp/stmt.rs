@@ -8,6 +8,7 @@ use wsel_ir::kernel::{AssignOp, ScalarTy, Slice, Stmt, TaskId, VExpr};
 use super::expr::Prepared;
 use super::frame::{Frame, Halt, Step};
 use crate::check::expr_ty;
+use crate::faults::FAULT_SLICE_LENGTH;
 use crate::semantics;
 
 impl Frame<'_> {
@@ -38,6 +39,15 @@ impl Frame<'_> {
                 Ok(())
             }
             Stmt::Vector { dst, op, value } => self.exec_vector(dst, *op, value),
+            Stmt::CheckLength { len, expected } => {
+                let len = self.eval_index(len)?;
+                let expected = self.eval_index(expected)?;
+                if len == expected {
+                    Ok(())
+                } else {
+                    Err(self.report(FAULT_SLICE_LENGTH, len, expected as u64))
+                }
+            }
             Stmt::For {
                 local,
                 lo,
@@ -126,17 +136,7 @@ impl Frame<'_> {
     }
 
     fn check_sources(&mut self, prepared: &Prepared, len: i64) -> Step {
-        match prepared {
-            Prepared::Value(_) => Ok(()),
-            Prepared::Elem { array, start, .. } => self.slice(*array, *start, len).map(|_| ()),
-            Prepared::Unary { operand, .. } => self.check_sources(operand, len),
-            Prepared::Binary { lhs, rhs, .. } => {
-                self.check_sources(lhs, len)?;
-                self.check_sources(rhs, len)
-            }
-            Prepared::Cast { value, .. } => self.check_sources(value, len),
-            Prepared::Math { arg, .. } => self.check_sources(arg, len),
-        }
+        prepared.try_for_each_source(&mut |array, start| self.slice(array, start, len).map(|_| ()))
     }
 
     /// Evaluates and checks a send's or receive's slice; gives its byte offset and length.

@@ -49,7 +49,27 @@ impl<'ctx> Gen<'_, 'ctx> {
                 self.math(*func, *ty, a)
             }
             Expr::Reduce { op, ty, src } => self.reduce(*op, *ty, src),
+            Expr::Select {
+                cond,
+                on_true,
+                on_false,
+                ..
+            } => {
+                let c = self.expr(cond)?;
+                let a = self.expr(on_true)?;
+                let b = self.expr(on_false)?;
+                self.select(c, a, b)
+            }
         }
+    }
+
+    /// `select(c, a, b)` on evaluated operands (`c` a `bool`, 0 or 1).
+    fn select(&mut self, c: V<'ctx>, a: V<'ctx>, b: V<'ctx>) -> Tr<V<'ctx>> {
+        let zero = self.i32(0);
+        let chosen = self
+            .b
+            .build_int_compare(IntPredicate::NE, c.into_int_value(), zero, "")?;
+        Ok(self.b.build_select(chosen, a, b, "")?)
     }
 
     pub(super) fn load(&mut self, ty: ScalarTy, address: PointerValue<'ctx>) -> Tr<V<'ctx>> {
@@ -123,17 +143,7 @@ impl<'ctx> Gen<'_, 'ctx> {
 
     /// Checks every source slice of `prepared` (in order) for `len` elements.
     pub(super) fn check_sources(&mut self, prepared: &Prepared<'ctx>, len: IntValue<'ctx>) -> Tr {
-        match prepared {
-            Prepared::Value(_) => Ok(()),
-            Prepared::Elem { array, start, .. } => self.check_slice(*array, *start, len),
-            Prepared::Unary { operand, .. } => self.check_sources(operand, len),
-            Prepared::Binary { lhs, rhs, .. } => {
-                self.check_sources(lhs, len)?;
-                self.check_sources(rhs, len)
-            }
-            Prepared::Cast { value, .. } => self.check_sources(value, len),
-            Prepared::Math { arg, .. } => self.check_sources(arg, len),
-        }
+        prepared.try_for_each_source(&mut |array, start| self.check_slice(array, start, len))
     }
 
     /// The value of element `i` (an i64) of `prepared`.
@@ -159,6 +169,17 @@ impl<'ctx> Gen<'_, 'ctx> {
             Prepared::Math { func, ty, arg } => {
                 let a = self.element(arg, i)?;
                 self.math(*func, *ty, a)
+            }
+            Prepared::Select {
+                cond,
+                on_true,
+                on_false,
+                ..
+            } => {
+                let c = self.element(cond, i)?;
+                let a = self.element(on_true, i)?;
+                let b = self.element(on_false, i)?;
+                self.select(c, a, b)
             }
         }
     }

@@ -9,6 +9,7 @@ use wsel_ir::cost;
 use wsel_ir::kernel::{AssignOp, Expr, LocalId, PortId, ScalarTy, Slice, Stmt, TaskId, VExpr};
 
 use super::function::{Gen, Tr};
+use crate::faults::FAULT_SLICE_LENGTH;
 
 impl<'ctx> Gen<'_, 'ctx> {
     pub(super) fn stmts(&mut self, stmts: &[Stmt]) -> Tr {
@@ -98,6 +99,15 @@ impl<'ctx> Gen<'_, 'ctx> {
                 self.runtime_call(abi::CALLS_ACTIVATE, &[i32t], &args)?;
             }
             Stmt::Return => self.return_ok()?,
+            Stmt::CheckLength { len, expected } => {
+                let len = self.index(len)?;
+                let expected = self.index(expected)?;
+                let ok =
+                    self.b
+                        .build_int_compare(IntPredicate::EQ, len, expected, "same_length")?;
+                let id = self.i32(FAULT_SLICE_LENGTH);
+                self.branch_or_fault(ok, [id, len, expected])?;
+            }
         }
         Ok(())
     }

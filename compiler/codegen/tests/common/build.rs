@@ -84,6 +84,15 @@ pub fn reduce(op: ReduceOp, ty: ScalarTy, src: Slice) -> Expr {
     }
 }
 
+pub fn sel(ty: ScalarTy, cond: Expr, on_true: Expr, on_false: Expr) -> Expr {
+    Expr::Select {
+        ty,
+        cond: Box::new(cond),
+        on_true: Box::new(on_true),
+        on_false: Box::new(on_false),
+    }
+}
+
 pub fn slice(array: u32, start: Expr, len: Expr) -> Slice {
     Slice {
         array: ArrayId(array),
@@ -174,6 +183,15 @@ pub fn vmath(func: MathFn, ty: ScalarTy, arg: VExpr) -> VExpr {
         func,
         ty,
         arg: Box::new(arg),
+    }
+}
+
+pub fn vsel(ty: ScalarTy, cond: VExpr, on_true: VExpr, on_false: VExpr) -> VExpr {
+    VExpr::Select {
+        ty,
+        cond: Box::new(cond),
+        on_true: Box::new(on_true),
+        on_false: Box::new(on_false),
     }
 }
 

@@ -26,10 +26,7 @@ pub fn run(args: &BuildArgs) -> Status {
         Err(failure) => return failure.report(color),
     };
     match print(&built, args) {
-        Ok(text) => {
-            print!("{text}");
-            Status::Success
-        }
+        Ok(text) => crate::stdout::print_then(&text, Status::Success),
         Err(error) => report_build_failure(Some(&built.sources), error, color),
     }
 }

@@ -13,6 +13,7 @@ use crate::status::Status;
 pub fn run(args: &CheckArgs) -> Status {
     let mut db = Database::default();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut seen: std::collections::HashSet<Diagnostic> = Default::default();
     for path in &args.files {
         let file = match wsel_sema::load_program(&mut db, path, &mut |p: &Path| read_source(p)) {
             Ok(file) => file,
@@ -22,7 +23,7 @@ pub fn run(args: &CheckArgs) -> Status {
             }
         };
         for diagnostic in wsel_sema::diagnostics(&db, file) {
-            if !diagnostics.contains(&diagnostic) {
+            if seen.insert(diagnostic.clone()) {
                 diagnostics.push(diagnostic);
             }
         }
@@ -30,19 +31,20 @@ pub fn run(args: &CheckArgs) -> Status {
     let sources = source_texts(&db);
     let errors = count(&diagnostics, Severity::Error);
     let warnings = count(&diagnostics, Severity::Warning);
-    match args.format {
-        Format::Human => print_human(&diagnostics, &sources, args, errors, warnings),
-        Format::Json => {
-            println!(
-                "{}",
-                crate::json::diagnostics_to_json(&diagnostics, &sources)
-            );
-        }
-    }
-    if errors > 0 {
+    let status = if errors > 0 {
         Status::Failure
     } else {
         Status::Success
+    };
+    match args.format {
+        Format::Human => {
+            print_human(&diagnostics, &sources, args, errors, warnings);
+            status
+        }
+        Format::Json => {
+            let json = crate::json::diagnostics_to_json(&diagnostics, &sources);
+            crate::stdout::print_then(&format!("{json}\n"), status)
+        }
     }
 }
 

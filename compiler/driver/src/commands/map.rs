@@ -54,8 +54,9 @@ pub fn run(args: &MapArgs) -> Status {
     };
     let target = match choose_target(args.model.target.as_deref(), run_config.as_ref()) {
         Ok(t) => t,
-        Err(message) => {
-            eprintln!("error: {message}");
+        Err(error) => {
+            // A target that cannot be used is a problem with the command line (exit 2).
+            report_build_error(Some(&db), error, args.color.use_color_on_stderr());
             return Status::UsageOrIo;
         }
     };
@@ -69,18 +70,26 @@ pub fn run(args: &MapArgs) -> Status {
     }
     let request = choose_mode(args.model.mode, run_config.as_ref());
     let per_copy = &mut |b| lower_for_batch(&db, model, b);
+    let staged = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::stage(&db, g);
+    let lowerings = crate::pipeline::Lowerings { per_copy, staged };
     let work = KernelDryRuns::new(&db, model, &target);
-    let (graph, placement, decision) =
-        match map_graph(&graph, per_copy, &work, &target, request, args.model.copies) {
-            Ok(mapped) => mapped,
-            Err(BuildError::Diagnostics(diagnostics)) => {
-                report(&db, &diagnostics, args);
-                return Status::Failure;
-            }
-            Err(other) => {
-                return report_build_error(Some(&db), other, args.color.use_color_on_stderr());
-            }
-        };
+    let (graph, placement, decision) = match map_graph(
+        &graph,
+        lowerings,
+        &work,
+        &target,
+        request,
+        args.model.copies,
+    ) {
+        Ok(mapped) => mapped,
+        Err(BuildError::Diagnostics(diagnostics)) => {
+            report(&db, &diagnostics, args);
+            return Status::Failure;
+        }
+        Err(other) => {
+            return report_build_error(Some(&db), other, args.color.use_color_on_stderr());
+        }
+    };
     let note = (request == ModeRequest::Auto).then(|| {
         let mode = match decision.mode {
             Mode::Pipelined => "pipelined",
@@ -97,16 +106,16 @@ pub fn run(args: &MapArgs) -> Status {
     if !hang.is_empty() && args.format == Format::Human {
         report(&db, &hang, args);
     }
-    match args.format {
-        Format::Human => print!("{}", wsel_map::report::render(&placement)),
+    let mut out = match args.format {
+        Format::Human => wsel_map::report::render(&placement),
         Format::Json => match serde_json::to_string_pretty(&placement) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => json + "\n",
             Err(error) => {
                 eprintln!("error: cannot serialise the placement: {error}");
                 return Status::Failure;
             }
         },
-    }
+    };
     if let Some(path) = &args.svg {
         let svg = wsel_map::svg::render(
             &placement,
@@ -115,28 +124,38 @@ pub fn run(args: &MapArgs) -> Status {
             },
         );
         if let Err(error) = crate::atomic::write_atomic(path, svg.as_bytes()) {
-            eprintln!("error: cannot write `{}`: {error}", path.display());
+            eprintln!(
+                "error[{}]: cannot write `{}`: {error}",
+                crate::run_errors::E0804,
+                path.display()
+            );
             return Status::UsageOrIo;
         }
         if args.format == Format::Human {
-            println!("picture: {}", path.display());
+            out.push_str(&format!("picture: {}\n", path.display()));
         }
     }
     if let Some(note) = note
         && args.format == Format::Human
     {
-        println!("{note}");
+        out.push_str(&format!("{note}\n"));
     }
-    Status::Success
+    if let Some(note) = &decision.sizes_note
+        && args.format == Format::Human
+    {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    crate::stdout::print_then(&out, Status::Success)
 }
 
 fn report(db: &Database, diagnostics: &[Diagnostic], args: &MapArgs) {
     let sources = source_texts(db);
     match args.format {
-        Format::Json => println!(
-            "{}",
-            crate::json::diagnostics_to_json(diagnostics, &sources)
-        ),
+        Format::Json => {
+            let json = crate::json::diagnostics_to_json(diagnostics, &sources);
+            // The exit status says the program has errors whether or not anyone reads them.
+            let _ = crate::stdout::print_then(&format!("{json}\n"), Status::Failure);
+        }
         Format::Human => {
             let color = args.color.use_color_on_stderr();
             let rendered = render_diagnostics(diagnostics, &sources, color);

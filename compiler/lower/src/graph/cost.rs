@@ -7,17 +7,21 @@ use std::collections::BTreeMap;
 use wsel_sema::{Db, ItemId, item_ast, layer_signature, module_scope};
 use wsel_syntax::ast::{self, Span};
 
-use crate::cexpr::{convert_layer_expr, dim_value, eval_reason};
+use wsel_sema::ty::Value;
+
+use crate::cexpr::{LayerNames, convert_layer_expr, dim_value, eval_reason};
 
 /// A layer and the values of those of its dimension variables that are known at a call
 /// (sorted by name; a variable that is missing has no value, like the sample dimension `B`
-/// of a call the checker saw).
+/// of a call the checker saw), and of its scalar inputs.
 #[salsa::interned(debug)]
 pub struct CostKey<'db> {
     #[returns(copy)]
     pub layer: ItemId<'db>,
     #[returns(ref)]
     pub dims: Vec<(String, u64)>,
+    #[returns(ref)]
+    pub scalars: Vec<(String, Value)>,
 }
 
 /// One entry of a layer's `cost` block at a call.
@@ -46,12 +50,17 @@ pub fn layer_cost<'db>(db: &'db dyn Db, key: CostKey<'db>) -> Vec<CostEntry> {
     let dim_vars = &layer_signature(db, layer).dim_vars;
     let module = module_scope(db, layer.file(db));
     let dims: BTreeMap<String, u64> = key.dims(db).iter().cloned().collect();
+    let names = LayerNames {
+        dim_vars,
+        dims: &dims,
+        scalars: key.scalars(db),
+    };
     block
         .entries
         .iter()
         .map(|(name, expr)| CostEntry {
             key: name.name.clone(),
-            value: convert_layer_expr(db, module, dim_vars, &dims, &[], expr)
+            value: convert_layer_expr(db, module, names, &[], expr)
                 .and_then(|e| e.eval_int(&|n| dim_value(&dims, n)).map_err(eval_reason))
                 .and_then(|v| u64::try_from(v).map_err(|_| format!("it is negative ({v})"))),
             span: expr.span(),
@@ -59,12 +68,14 @@ pub fn layer_cost<'db>(db: &'db dyn Db, key: CostKey<'db>) -> Vec<CostEntry> {
         .collect()
 }
 
-/// [`layer_cost`] of `layer` at the dimension values `dims`.
+/// [`layer_cost`] of `layer` at the dimension values `dims` and the scalar inputs' values
+/// `scalars`.
 pub fn cost_at<'db>(
     db: &'db dyn Db,
     layer: ItemId<'db>,
     dims: &BTreeMap<String, u64>,
+    scalars: &[(String, Value)],
 ) -> &'db [CostEntry] {
     let dims: Vec<(String, u64)> = dims.iter().map(|(n, v)| (n.clone(), *v)).collect();
-    layer_cost(db, CostKey::new(db, layer, dims))
+    layer_cost(db, CostKey::new(db, layer, dims, scalars.to_vec()))
 }

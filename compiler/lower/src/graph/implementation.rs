@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use wsel_ir::graph::{
-    BindInfo, BindTarget, CExpr, KernelRef, LayerImpl, Mode, PortInfo, RegionSide, Side,
+    BindInfo, BindTarget, Bus, CExpr, KernelRef, LayerImpl, Mode, PortInfo, RegionSide, Side,
     SourceSpan, SplitAxis,
 };
 use wsel_ir::kernel::PortDirection;
@@ -30,6 +30,7 @@ pub(super) fn lower_impl(
         if let ast::Expr::Name(id) = size
             && !cx.dim_vars.contains(&id.name)
             && !is_module_const(cx, &id.name)
+            && !cx.scalars.iter().any(|(name, _)| *name == id.name)
         {
             regions.push(id.name.clone());
             return RegionSide::Free(id.name.clone());
@@ -114,6 +115,7 @@ pub(super) fn lower_impl(
                 elem: scalar_ty(p.elem?),
                 side: side_of(&p.side)?,
                 multicast: p.multicast,
+                bus: bus_of(&p.side),
                 span: SourceSpan {
                     file: p.def.file.clone(),
                     span: p.def.span.clone(),
@@ -140,6 +142,12 @@ pub(super) fn lower_impl(
                     ast::SplitAxis::Cols(_) => SplitAxis::Cols,
                     ast::SplitAxis::Whole(_) | ast::SplitAxis::Unknown(_) => SplitAxis::Whole,
                 })
+                .collect(),
+            tiles: b
+                .tiles
+                .iter()
+                .flatten()
+                .map(|count| cx.convert(count, &regions).unwrap_or(CExpr::Int(1)))
                 .collect(),
             span: SourceSpan {
                 file: cx.layer_file.clone(),
@@ -250,6 +258,15 @@ fn side_of(name: &str) -> Option<Side> {
         "south" => Side::South,
         "east" => Side::East,
         "west" => Side::West,
+        bus => bus_of(bus)?.side(),
+    })
+}
+
+fn bus_of(name: &str) -> Option<Bus> {
+    Some(match name {
+        "row" => Bus::Row,
+        "col" => Bus::Col,
+        "region" => Bus::Region,
         _ => return None,
     })
 }

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 
 use wsel_ir::graph::{CExpr, CValue, LayerCost, LayerInstance, SourceSpan, TensorRef};
-use wsel_sema::ty::Dim;
+use wsel_sema::ty::{Dim, Value};
 use wsel_sema::{Db, Diagnostic, ItemId, Location, item_ast, layer_signature, module_scope};
 use wsel_syntax::ast;
 
 use super::cost::cost_at;
 use super::implementation::lower_impl;
-use crate::cexpr::{convert_layer_expr, dim_value};
+use crate::cexpr::{LayerNames, convert_layer_expr, cvalue, dim_value};
 use crate::diagnostics;
 use crate::value::scalar_ty;
 
@@ -22,6 +22,8 @@ pub(super) struct LayerCx<'a, 'db> {
     pub module: &'db wsel_sema::items::ModuleScope<'db>,
     pub dim_vars: &'a [String],
     pub dims: &'a BTreeMap<String, u64>,
+    /// The layer's scalar inputs at this call.
+    pub scalars: &'a [(String, Value)],
     /// The call, where E05xx diagnostics point.
     pub call: Location,
 }
@@ -42,27 +44,36 @@ impl LayerCx<'_, '_> {
     /// Converts a layer expression in which the dimension variables and `regions` are
     /// variables.
     pub fn convert(&self, expr: &ast::Expr, regions: &[String]) -> Result<CExpr, String> {
-        convert_layer_expr(
-            self.db,
-            self.module,
-            self.dim_vars,
-            self.dims,
-            regions,
-            expr,
-        )
+        let names = LayerNames {
+            dim_vars: self.dim_vars,
+            dims: self.dims,
+            scalars: self.scalars,
+        };
+        convert_layer_expr(self.db, self.module, names, regions, expr)
     }
 }
 
-/// Lowers the call of `layer` with arguments `args` of shapes `shapes`.
+/// The tensors of a layer call, with their shapes, and its scalar inputs' values.
+pub(super) struct CallArgs<'a> {
+    pub tensors: Vec<TensorRef>,
+    pub shapes: &'a [Vec<u64>],
+    pub scalars: &'a [(String, Value)],
+}
+
+/// Lowers the call of `layer` with the arguments `args`.
 pub(super) fn lower_instance(
     db: &dyn Db,
     layer: ItemId<'_>,
     name: String,
     call: Location,
-    args: Vec<TensorRef>,
-    shapes: &[Vec<u64>],
+    args: CallArgs<'_>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<LayerInstance> {
+    let CallArgs {
+        tensors: args,
+        shapes,
+        scalars,
+    } = args;
     let sig = layer_signature(db, layer);
     let Some(ast::Item::Layer(layer_ast)) = item_ast(db, layer) else {
         return None;
@@ -93,6 +104,7 @@ pub(super) fn lower_instance(
         module: module_scope(db, file),
         dim_vars: &sig.dim_vars,
         dims: &dims,
+        scalars,
         call: call.clone(),
     };
     let cost = lower_cost(&cx, layer, diags);
@@ -114,6 +126,10 @@ pub(super) fn lower_instance(
         output_elem: scalar_ty(output_ty.elem),
         output_shape,
         dims,
+        scalars: scalars
+            .iter()
+            .filter_map(|(name, value)| Some((name.clone(), cvalue(*value)?)))
+            .collect(),
         cost,
         impls,
     })
@@ -127,7 +143,7 @@ fn lower_cost(cx: &LayerCx<'_, '_>, layer: ItemId<'_>, diags: &mut Vec<Diagnosti
         weight_bytes: 0,
         activation_bytes: 0,
     };
-    for entry in cost_at(cx.db, layer, cx.dims) {
+    for entry in cost_at(cx.db, layer, cx.dims, cx.scalars) {
         let value = match &entry.value {
             Ok(v) => *v,
             Err(reason) => {

@@ -7,6 +7,9 @@
 pub mod cost;
 mod implementation;
 mod instance;
+mod staging;
+
+pub use staging::staged_graph;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -149,7 +152,12 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
         };
         let layer = find_item(db, &node.layer_file, ItemKind::Layer, &node.layer);
         let instance = layer.and_then(|layer| {
-            instance::lower_instance(db, layer, name, call, args, &shapes, &mut diags)
+            let args = instance::CallArgs {
+                tensors: args,
+                shapes: &shapes,
+                scalars: &node.scalars,
+            };
+            instance::lower_instance(db, layer, name, call, args, &mut diags)
         });
         match instance {
             Some(instance) => out.layers.push(instance),

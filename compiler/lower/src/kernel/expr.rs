@@ -7,7 +7,7 @@ use wsel_ir::kernel::{
 };
 use wsel_syntax::ast::{self, Span};
 
-use super::infer::{float_only, is_logic, is_reduction};
+use super::infer::{float_only, is_comparison, is_logic, is_reduction};
 use super::{Lowerer, Member, NameRef, fold};
 use crate::error::LowerError;
 use crate::value::{scalar_ty, to_const};
@@ -62,7 +62,9 @@ impl Lowerer<'_> {
                     index: Box::new(index),
                 }
             }
-            ast::Expr::Call { callee, args, span } => self.call(callee, args, span, ty)?,
+            ast::Expr::Call {
+                callee, args, span, ..
+            } => self.call(callee, args, span, ty)?,
             ast::Expr::Slice { span, .. } | ast::Expr::Str(_, span) | ast::Expr::Error(span) => {
                 return Err(self.error(span, "this expression has no scalar value"));
             }
@@ -92,7 +94,13 @@ impl Lowerer<'_> {
                 operand: Box::new(self.vexpr(operand, ty)?),
             },
             ast::Expr::Binary { op, lhs, rhs, .. } => {
-                let operand_ty = if is_logic(*op) { ScalarTy::Bool } else { ty };
+                let operand_ty = if is_comparison(*op) {
+                    self.operand_type(Some(*op), lhs, rhs, None)
+                } else if is_logic(*op) {
+                    ScalarTy::Bool
+                } else {
+                    ty
+                };
                 VExpr::Binary {
                     op: binary_op(*op),
                     ty: operand_ty,
@@ -114,8 +122,15 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            ast::Expr::Call { callee, args, span } => match (callee.name.as_str(), args.as_slice())
-            {
+            ast::Expr::Call {
+                callee, args, span, ..
+            } => match (callee.name.as_str(), args.as_slice()) {
+                ("select", [cond, a, b]) => VExpr::Select {
+                    ty,
+                    cond: Box::new(self.vexpr(cond, ScalarTy::Bool)?),
+                    on_true: Box::new(self.vexpr(a, ty)?),
+                    on_false: Box::new(self.vexpr(b, ty)?),
+                },
                 ("max" | "min", [a, b]) => VExpr::Binary {
                     op: if callee.name == "max" {
                         BinaryOp::Max
@@ -237,6 +252,23 @@ impl Lowerer<'_> {
                     src: Box::new(src),
                 })
             }
+            [total, parts, index] if name == "part_len" || name == "part_start" => {
+                let [total, parts, index] = [total, parts, index]
+                    .map(|a| self.expr(a, Some(ScalarTy::U32)).map(|(e, _)| e));
+                Ok(part_expr(name == "part_start", total?, parts?, index?))
+            }
+            [cond, a, b] if name == "select" => {
+                let value_ty = self.operand_type(None, a, b, Some(ty));
+                let (cond, _) = self.expr(cond, Some(ScalarTy::Bool))?;
+                let (on_true, _) = self.expr(a, Some(value_ty))?;
+                let (on_false, _) = self.expr(b, Some(value_ty))?;
+                Ok(Expr::Select {
+                    ty: value_ty,
+                    cond: Box::new(cond),
+                    on_true: Box::new(on_true),
+                    on_false: Box::new(on_false),
+                })
+            }
             [a, b] if name == "max" || name == "min" => {
                 let operand_ty = self.operand_type(None, a, b, Some(ty));
                 let (l, _) = self.expr(a, Some(operand_ty))?;
@@ -264,6 +296,26 @@ impl Lowerer<'_> {
             }
             _ => Err(self.error(span, "an unknown function")),
         }
+    }
+}
+
+/// `part_len(total, parts, index)` as `(total + parts - 1 - index) / parts`, or
+/// `part_start(...)` as `index * (total / parts) + min(index, total % parts)`, in `u32`
+/// (`docs/mapping.md` §4; a zero `parts` stops the run as any division by zero does).
+fn part_expr(start: bool, total: Expr, parts: Expr, index: Expr) -> Expr {
+    let bin = |op, a, b| fold::binary(op, ScalarTy::U32, a, b);
+    if start {
+        let size = bin(BinaryOp::Div, total.clone(), parts.clone());
+        let extra = bin(BinaryOp::Rem, total, parts);
+        let before = bin(BinaryOp::Min, index.clone(), extra);
+        bin(BinaryOp::Add, bin(BinaryOp::Mul, index, size), before)
+    } else {
+        let rounded = bin(
+            BinaryOp::Sub,
+            bin(BinaryOp::Add, total, parts.clone()),
+            Expr::Const(Const::u32(1)),
+        );
+        bin(BinaryOp::Div, bin(BinaryOp::Sub, rounded, index), parts)
     }
 }
 

@@ -30,13 +30,23 @@ pub(super) fn unary(op: UnaryOp, ty: ScalarTy, operand: Expr) -> Expr {
     }
 }
 
-/// `lhs op rhs` with operands of type `ty`, folded when both are constants (or when an
-/// integer identity applies).
+/// `lhs op rhs` with operands of type `ty`, folded when both are constants, when a constant
+/// left operand decides `&&` or `||` on `bool` (the right one is then not evaluated at run
+/// time either), or when an integer identity applies.
 pub(super) fn binary(op: BinaryOp, ty: ScalarTy, lhs: Expr, rhs: Expr) -> Expr {
     if let (Expr::Const(a), Expr::Const(b)) = (&lhs, &rhs)
         && let Some(c) = fold_consts(op, ty, *a, *b)
     {
         return Expr::Const(c);
+    }
+    if ty == ScalarTy::Bool
+        && let Expr::Const(a) = &lhs
+    {
+        match (op, a.bits != 0) {
+            (BinaryOp::And, false) | (BinaryOp::Or, true) => return lhs,
+            (BinaryOp::And, true) | (BinaryOp::Or, false) => return rhs,
+            _ => {}
+        }
     }
     if matches!(ty, ScalarTy::I32 | ScalarTy::U32) {
         let is = |e: &Expr, v: u32| matches!(e, Expr::Const(c) if c.bits == v);

@@ -98,6 +98,16 @@ impl Lowerer<'_> {
                     [arg] if is_reduction(name, args) => {
                         Inferred::scalar(self.infer(arg, hint).elem)
                     }
+                    [_, _, _] if name == "part_len" || name == "part_start" => {
+                        Inferred::scalar(ElemTy::Known(ScalarTy::U32))
+                    }
+                    [cond, a, b] if name == "select" => {
+                        let values = self.infer_operands(a, b, hint);
+                        Inferred {
+                            vector: values.vector || self.infer(cond, None).vector,
+                            ..values
+                        }
+                    }
                     [a, b] => self.infer_operands(a, b, hint),
                     [arg] => {
                         let arg_hint = if float_only(name) {

@@ -15,6 +15,7 @@
 mod expr;
 mod fold;
 mod infer;
+mod same_length;
 mod stmt;
 
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 use wsel_ir::kernel::{AssignOp, BinaryOp, Const, Expr, ScalarTy, Slice, Stmt};
 use wsel_syntax::ast;
 
-use super::{Lowerer, Member, NameRef, fold};
+use super::{Lowerer, Member, NameRef, fold, same_length};
 use crate::error::LowerError;
 use crate::value::{ElemTy, is_int, scalar_ty, zero};
 
@@ -48,7 +48,7 @@ impl Lowerer<'_> {
             }
             ast::Stmt::Assign {
                 place, op, value, ..
-            } => out.push(self.assign(place, assign_op(*op), value)?),
+            } => self.assign(place, assign_op(*op), value, out)?,
             ast::Stmt::For {
                 var, lo, hi, body, ..
             } => {
@@ -152,9 +152,15 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `place op= value`.
-    fn assign(&mut self, place: &ast::Expr, op: AssignOp, value: &ast::Expr) -> Lowered<Stmt> {
-        match place {
+    /// `place op= value`, appended to `out`.
+    fn assign(
+        &mut self,
+        place: &ast::Expr,
+        op: AssignOp,
+        value: &ast::Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Lowered<()> {
+        let stmt = match place {
             ast::Expr::Name(id) => match self.resolve(&id.name) {
                 Some(NameRef::Local(local, ty)) => {
                     let (value, _) = self.expr(value, Some(ty))?;
@@ -206,11 +212,20 @@ impl Lowerer<'_> {
                             ),
                         ));
                     }
+                    // Lengths known only at run time are compared then.
+                    if !same_length::always_equal(&len, &dst.len) {
+                        out.push(Stmt::CheckLength {
+                            len,
+                            expected: dst.len.clone(),
+                        });
+                    }
                 }
                 Ok(Stmt::Vector { dst, op, value })
             }
             other => Err(self.error(&other.span(), "this cannot be assigned")),
-        }
+        }?;
+        out.push(stmt);
+        Ok(())
     }
 
     /// The slice a `recv` writes: a slice, one element, or an SRAM scalar.

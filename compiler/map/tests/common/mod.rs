@@ -39,7 +39,8 @@ pub fn check_placement(p: &Placement, t: &Target) {
                 );
             }
         }
-        for other in &p.layers[i + 1..] {
+        // Layers of different phases of weight streaming time-share their PEs.
+        for other in p.layers[i + 1..].iter().filter(|o| o.phase == l.phase) {
             let o = other.rect;
             let apart = r.x + r.width <= o.x
                 || o.x + o.width <= r.x
@@ -60,10 +61,16 @@ pub fn check_placement(p: &Placement, t: &Target) {
         }
     }
     assert!(p.colors_used <= t.colors);
+    for phase in 0..p.phases {
+        check_routes(p, t, phase);
+    }
+}
 
+/// The routes and transfers of one phase (the whole program outside weight streaming).
+fn check_routes(p: &Placement, t: &Target, phase: u32) {
     // Routes: one entry per (router, color), on live routers.
     let mut table: HashMap<(Coord, u8), (PortSet, PortSet)> = HashMap::new();
-    for (color, e) in p.routes() {
+    for (color, e) in p.phase_routes(phase) {
         assert!(u32::from(color) < t.colors, "route color {color}");
         assert!(t.contains(e.at), "route at {} off the fabric", e.at);
         assert!(!t.defects.pe_dead(e.at), "route through dead PE {}", e.at);
@@ -92,7 +99,11 @@ pub fn check_placement(p: &Placement, t: &Target) {
         }
     }
     // Every transfer reaches each of its destinations.
-    for tr in &p.transfers {
+    let in_phase = |tr: &&wsel_map::Transfer| {
+        p.transfer_layer(tr)
+            .is_none_or(|l| p.layers[l].phase == phase)
+    };
+    for tr in p.transfers.iter().filter(in_phase) {
         let (start, from) = match tr.source {
             Endpoint::LayerOutput { at, .. } => (at, Port::Ramp),
             Endpoint::Host { at, side, .. } | Endpoint::WeightStore { at, side, .. } => {

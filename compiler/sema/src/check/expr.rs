@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use wsel_syntax::ast::{self, BinaryOp, ScalarType, Span, UnaryOp};
 
 use crate::analysis::{Declared, DeclaredKind, ItemAnalysis, NameUse};
+use crate::builtins::{BUILTINS, PART_FUNCTIONS, builtin, part};
 use crate::consteval::{self, Elem, EvalError, unify};
 use crate::db::{Db, SourceFile};
 use crate::diagnostic::{Diagnostic, Location};
@@ -120,8 +121,6 @@ pub struct Checker<'db> {
     /// (each defined in terms of the next, the last in terms of the first).
     pub const_cycle: Option<Vec<ItemId<'db>>>,
 }
-
-const FUNCTIONS: &[&str] = &["exp", "log", "sqrt", "tanh", "abs", "max", "min", "sum"];
 
 impl<'db> Checker<'db> {
     pub fn new(db: &'db dyn Db, file: SourceFile) -> Self {
@@ -367,7 +366,19 @@ impl<'db> Checker<'db> {
             ast::Expr::Cast { value, ty, span } => self.cast(value, *ty, span),
             ast::Expr::Index { base, index, span } => self.index(base, index, span),
             ast::Expr::Slice { base, lo, hi, span } => self.slice(base, lo, hi, span),
-            ast::Expr::Call { callee, args, span } => self.call(callee, args, span, hint),
+            ast::Expr::Call {
+                callee,
+                args,
+                named,
+                span,
+            } => {
+                if let Some((name, _)) = named.first() {
+                    let d = types::named_argument(self.loc(&name.span), &callee.name);
+                    self.report(d);
+                    return Typed::error();
+                }
+                self.call(callee, args, span, hint)
+            }
             ast::Expr::Error(_) => Typed::error(),
         }
     }
@@ -587,7 +598,12 @@ impl<'db> Checker<'db> {
 
     /// Reports E0203 when a known integer value does not fit its scalar type (an untyped
     /// integer, `i64` or `u64`); gives the value when it fits.
-    fn check_range(&mut self, value: Option<Value>, ty: &Ty, span: &Span) -> Option<Value> {
+    pub(crate) fn check_range(
+        &mut self,
+        value: Option<Value>,
+        ty: &Ty,
+        span: &Span,
+    ) -> Option<Value> {
         let elem = match ty {
             Ty::Scalar(t) => Elem::Known(*t),
             Ty::IntLiteral => Elem::Int,
@@ -625,7 +641,6 @@ impl<'db> Checker<'db> {
         span: &Span,
         hint: Option<ScalarType>,
     ) -> Typed {
-        let is_cmp = consteval::is_comparison(op);
         let operand_hint = consteval::operand_hint(op, hint);
         // A literal left operand keeps its literal type; it is checked against the right
         // operand's type below.
@@ -682,16 +697,6 @@ impl<'db> Checker<'db> {
         // Slices of different constant lengths are reported once per statement, by
         // `finish_statement`.
         let vector = vector_len(&l.ty).or(vector_len(&r.ty));
-        if is_cmp && vector.is_some() {
-            let ty = if vector_len(&l.ty).is_some() {
-                &l.ty
-            } else {
-                &r.ty
-            };
-            let d = types::vector_not_allowed(self.loc(span), &describe(ty));
-            self.report(d);
-            return Typed::error();
-        }
         // Literal operands must fit the unified type.
         if let Elem::Known(t) = elem {
             for (side, typed) in [(lhs, &l), (rhs, &r)] {
@@ -845,7 +850,7 @@ impl<'db> Checker<'db> {
         hint: Option<ScalarType>,
     ) -> Typed {
         let name = callee.name.as_str();
-        if !FUNCTIONS.contains(&name) || self.lookup(name).is_some() {
+        if builtin(name).is_none() || self.lookup(name).is_some() {
             if let Some(b) = self.lookup(name).cloned() {
                 let def = self.loc(&b.def);
                 self.wrong_kind(callee, "local name", "a function", Some(def));
@@ -857,7 +862,7 @@ impl<'db> Checker<'db> {
                 );
                 self.report(d);
             } else if !self.is_failed_import(name) {
-                let suggestion = did_you_mean(name, FUNCTIONS.iter().copied());
+                let suggestion = did_you_mean(name, BUILTINS.iter().map(|b| b.name));
                 let d = types::unknown_function(self.loc(&callee.span), name, suggestion);
                 self.report(d);
             }
@@ -865,6 +870,12 @@ impl<'db> Checker<'db> {
                 self.expr(a, None);
             }
             return Typed::error();
+        }
+        if name == "select" {
+            return self.select(args, span, hint);
+        }
+        if PART_FUNCTIONS.contains(&name) {
+            return self.part(name, args, span);
         }
         let reduction = name == "sum" || ((name == "max" || name == "min") && args.len() == 1);
         if reduction {
@@ -954,6 +965,88 @@ impl<'db> Checker<'db> {
             ty: arg.ty,
             value: None,
             compile_time: false,
+        }
+    }
+
+    /// `select(cond, on_true, on_false)`: a `bool` condition and two values of one type,
+    /// element-wise when any of them is a slice expression. Never a compile-time value.
+    fn select(&mut self, args: &[ast::Expr], span: &Span, hint: Option<ScalarType>) -> Typed {
+        let [cond, on_true, on_false] = args else {
+            let d = types::wrong_arg_count(self.loc(span), "select", "3 arguments", args.len());
+            self.report(d);
+            return Typed::error();
+        };
+        let c = self.expect(cond, ScalarType::Bool, true);
+        let a = self.expr(on_true, hint);
+        let b = self.expr(on_false, elem_of(&a.ty).known().or(hint));
+        if c.ty == Ty::Error || a.ty == Ty::Error || b.ty == Ty::Error {
+            return Typed::error();
+        }
+        let elem = unify(elem_of(&a.ty), elem_of(&b.ty));
+        let arrays = [&a.ty, &b.ty].iter().any(|t| matches!(t, Ty::Array(..)));
+        let Some(elem) = elem.filter(|_| !arrays) else {
+            let d = types::bad_operands(
+                self.loc(span),
+                "select",
+                &self.type_text(&a.ty, on_true),
+                Some(&self.type_text(&b.ty, on_false)),
+            );
+            self.report(d);
+            return Typed::error();
+        };
+        if let Elem::Known(t) = elem {
+            for (side, typed) in [(on_true, &a), (on_false, &b)] {
+                if matches!(typed.ty, Ty::IntLiteral) {
+                    let _ = self.check_range(typed.value, &Ty::Scalar(t), &side.span());
+                }
+            }
+        }
+        let vector = [&c.ty, &a.ty, &b.ty].into_iter().find_map(vector_len);
+        let ty = match (vector, elem) {
+            (Some(len), Elem::Known(t)) => Ty::Vector(t, len),
+            (_, elem) => elem.scalar_ty(),
+        };
+        Typed {
+            ty,
+            value: None,
+            compile_time: false,
+        }
+    }
+
+    /// `part_len(total, parts, index)` / `part_start(...)`: three `u32` scalars, a `u32`
+    /// that is a compile-time value when the arguments are.
+    fn part(&mut self, name: &str, args: &[ast::Expr], span: &Span) -> Typed {
+        if args.len() != 3 {
+            let d = types::wrong_arg_count(self.loc(span), name, "3 arguments", args.len());
+            self.report(d);
+            return Typed::error();
+        }
+        let typed: Vec<Typed> = args
+            .iter()
+            .map(|a| self.expect(a, ScalarType::U32, false))
+            .collect();
+        if typed.iter().any(|t| t.ty == Ty::Error) {
+            return Typed::error();
+        }
+        let values: Vec<Option<u64>> = typed
+            .iter()
+            .map(|t| t.value.and_then(Value::as_size))
+            .collect();
+        if values[1] == Some(0) {
+            let d = types::division_by_zero(self.loc(&args[1].span()));
+            self.report(d);
+        }
+        let value = match values[..] {
+            [Some(total), Some(parts), Some(index)] => {
+                part(name == "part_start", total, parts, index).map(|v| Value::Int(v.into()))
+            }
+            _ => None,
+        };
+        let value = self.check_range(value, &Ty::Scalar(ScalarType::U32), span);
+        Typed {
+            ty: Ty::Scalar(ScalarType::U32),
+            value,
+            compile_time: typed.iter().all(|t| t.compile_time),
         }
     }
 
@@ -1088,8 +1181,17 @@ pub fn print_expr(expr: &ast::Expr) -> String {
             print_expr(lo),
             print_expr(hi)
         ),
-        ast::Expr::Call { callee, args, .. } => {
-            let args: Vec<String> = args.iter().map(print_expr).collect();
+        ast::Expr::Call {
+            callee,
+            args,
+            named,
+            ..
+        } => {
+            let args = args.iter().map(print_expr);
+            let named = named
+                .iter()
+                .map(|(n, v)| format!("{} = {}", n.name, print_expr(v)));
+            let args: Vec<String> = args.chain(named).collect();
             format!("{}({})", callee.name, args.join(", "))
         }
         ast::Expr::Error(_) => "_".to_string(),

@@ -20,7 +20,11 @@ use crate::diagnostics::{did_you_mean, kernels, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
 use crate::ty::{Ty, Value, is_int, scalar_name};
 
-const SIDES: &[&str] = &["north", "south", "east", "west"];
+/// Every word a port declaration may name after `from`/`to`: the four sides, then the buses.
+pub const PORT_SIDES: &[&str] = &["north", "south", "east", "west", "row", "col", "region"];
+
+/// The sides of [`PORT_SIDES`] that name a bus.
+pub const BUS_SIDES: &[&str] = &["row", "col", "region"];
 
 /// A kernel's parameters, arrays and ports. Does not report; `check_kernel` does.
 #[salsa::tracked(returns(ref))]
@@ -239,9 +243,13 @@ fn check_ports(c: &mut Checker<'_>, kernel: &ast::Kernel) {
         }
         // A declaration broken after its name (a syntax error) has no side.
         let broken = matches!(p.ty, ast::Type::Error(_)) && p.side.name.is_empty();
-        if !broken && !SIDES.contains(&p.side.name.as_str()) {
-            let suggestion = did_you_mean(&p.side.name, SIDES.iter().copied());
+        if !broken && !PORT_SIDES.contains(&p.side.name.as_str()) {
+            let suggestion = did_you_mean(&p.side.name, PORT_SIDES.iter().copied());
             let d = kernels::unknown_side(c.loc(&p.side.span), &p.side.name, suggestion);
+            c.report(d);
+        }
+        if p.multicast && BUS_SIDES.contains(&p.side.name.as_str()) {
+            let d = kernels::multicast_bus(c.loc(&p.side.span), &p.side.name);
             c.report(d);
         }
         // `multicast` after `to` is a syntax error (the grammar accepts it only after
@@ -296,7 +304,11 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                 None => {
                     let typed = c.expr(value, None);
                     match typed.ty {
-                        Ty::IntLiteral => Ty::Scalar(ScalarType::I32),
+                        Ty::IntLiteral => {
+                            let i32_ty = Ty::Scalar(ScalarType::I32);
+                            c.check_range(typed.value, &i32_ty, &value.span());
+                            i32_ty
+                        }
                         Ty::FloatLiteral => Ty::Scalar(ScalarType::F32),
                         Ty::Vector(..) | Ty::Array(..) => {
                             let d = types::vector_not_allowed(
@@ -356,6 +368,7 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
             var, lo, hi, body, ..
         } => {
             let l = c.expr(lo, None);
+            let lo_value = l.value;
             let t = match l.ty {
                 Ty::Scalar(t) if is_int(t) => Some(t),
                 Ty::IntLiteral => None,
@@ -379,7 +392,14 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
                     let h = c.expr(hi, None);
                     match h.ty {
                         Ty::Scalar(t) if is_int(t) => t,
-                        Ty::IntLiteral | Ty::Error => ScalarType::I32,
+                        // Both bounds untyped: the loop counts in `i32`, which both must fit.
+                        Ty::IntLiteral => {
+                            let i32_ty = Ty::Scalar(ScalarType::I32);
+                            c.check_range(lo_value, &i32_ty, &lo.span());
+                            c.check_range(h.value, &i32_ty, &hi.span());
+                            ScalarType::I32
+                        }
+                        Ty::Error => ScalarType::I32,
                         other => {
                             let d = types::mismatched_types(
                                 c.loc(&hi.span()),

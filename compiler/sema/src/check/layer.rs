@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use salsa::Accumulator;
 use wsel_syntax::ast::{self, BindKind, Mode, PortDirection, ScalarType, Span, SplitAxis};
 
-use crate::analysis::{DeclaredKind, ItemAnalysis, LayerSig, LayerTensor};
+use crate::analysis::{DeclaredKind, ItemAnalysis, LayerScalar, LayerSig, LayerTensor};
 use crate::check::expr::{Checker, Local, LocalKind, written_type};
-use crate::check::kernel::kernel_signature;
+use crate::check::kernel::{BUS_SIDES, kernel_signature};
 use crate::db::{Db, Reported};
 use crate::diagnostics::{did_you_mean, layers, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
@@ -73,6 +73,10 @@ fn declare_signature(c: &mut Checker<'_>, layer: &ast::Layer) -> LayerSig {
         ..LayerSig::default()
     };
     for p in &layer.inputs {
+        if let ast::Type::Scalar(elem, _) = &p.ty {
+            declare_scalar(c, p, *elem, &mut sig);
+            continue;
+        }
         c.define(&p.name, Local::Tensor, 1);
         let ty = tensor_type(c, &p.ty, &mut sig.dim_vars, "a layer input");
         let (_, span) = written_type(&p.ty);
@@ -93,6 +97,35 @@ fn declare_signature(c: &mut Checker<'_>, layer: &ast::Layer) -> LayerSig {
         def: c.loc(&span),
     });
     sig
+}
+
+/// Defines the scalar input `p` of type `elem` (a compile-time value in the layer's body) and
+/// adds it to `sig`, with its default value when it has one. A scalar input cannot be a
+/// weight (E0214).
+fn declare_scalar(c: &mut Checker<'_>, p: &ast::Param, elem: ScalarType, sig: &mut LayerSig) {
+    if p.is_param {
+        let (printed, span) = written_type(&p.ty);
+        let d = types::type_not_allowed(c.loc(&span), &printed, "a layer `param` input")
+            .with_help("a weight is a tensor; a scalar input is written without `param`");
+        c.report(d);
+    }
+    let default = p
+        .default
+        .as_ref()
+        .and_then(|e| c.expect_const(e, elem, "a default value").value);
+    let local = Local::Value {
+        kind: LocalKind::Param,
+        ty: Ty::Scalar(elem),
+        value: None,
+    };
+    c.define(&p.name, local, 1);
+    c.record_type(&p.name.span, &Ty::Scalar(elem));
+    sig.scalars.push(LayerScalar {
+        name: p.name.name.clone(),
+        ty: elem,
+        default,
+        def: c.loc(&p.name.span),
+    });
 }
 
 /// Resolves a written tensor type, defining new dimension variables (shared by layers and
@@ -170,9 +203,7 @@ pub fn tensor_type(
 
 fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
     let mut sample: Option<(String, Span)> = None;
-    let activations = layer
-        .inputs
-        .iter()
+    let activations = tensor_inputs(layer)
         .zip(&sig.inputs)
         .filter(|(p, _)| !p.is_param)
         .map(|(p, t)| (&p.ty, t))
@@ -217,7 +248,7 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
         }
     }
     if let Some((s, _)) = &sample {
-        for (p, t) in layer.inputs.iter().zip(&sig.inputs) {
+        for (p, t) in tensor_inputs(layer).zip(&sig.inputs) {
             if p.is_param
                 && let Some(ty) = &t.ty
                 && ty.dims.iter().any(|d| d == &Dim::Var(s.clone()))
@@ -252,6 +283,15 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
             }
         }
     }
+}
+
+/// The tensor inputs of `layer` (every input that is not a scalar), parallel to
+/// [`LayerSig::inputs`].
+pub fn tensor_inputs(layer: &ast::Layer) -> impl Iterator<Item = &ast::Param> {
+    layer
+        .inputs
+        .iter()
+        .filter(|p| !matches!(p.ty, ast::Type::Scalar(..)))
 }
 
 fn dim_span(ty: &ast::Type, var: &str) -> Option<Span> {
@@ -412,7 +452,7 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
             .count()
     };
     for bind in &imp.binds {
-        check_bind(c, layer, sig, ksig.as_ref(), bind);
+        check_bind(c, layer, sig, ksig.as_ref(), imp, bind);
         let known = tensor_count(&bind.tensor.name);
         unknown_bind |= known == 0;
         match bound.get(bind.tensor.name.as_str()) {
@@ -447,10 +487,20 @@ fn check_impl(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig, imp: &ast
 
 fn region_size(c: &mut Checker<'_>, size: &ast::Expr) {
     if let ast::Expr::Name(id) = size {
-        let is_const = c.lookup(&id.name).is_none()
-            && c.module
+        // A module constant or a scalar input of the layer fixes the size.
+        let is_const = match c.lookup(&id.name) {
+            Some(b) => matches!(
+                b.local,
+                Local::Value {
+                    kind: LocalKind::Param,
+                    ..
+                }
+            ),
+            None => c
+                .module
                 .get(&id.name)
-                .is_some_and(|i| i.kind(c.db) == ItemKind::Const);
+                .is_some_and(|i| i.kind(c.db) == ItemKind::Const),
+        };
         if !is_const {
             if let Some(b) = c.lookup(&id.name).cloned() {
                 let d = layers::bad_region(
@@ -532,6 +582,7 @@ fn check_bind(
     layer: &ast::Layer,
     sig: &LayerSig,
     ksig: Option<&crate::analysis::KernelSig>,
+    imp: &ast::LayerImpl,
     bind: &ast::Bind,
 ) {
     let tensor = sig
@@ -564,6 +615,21 @@ fn check_bind(
             c.report(d);
         }
     }
+    // An activation in an array is resident: every sample in SRAM, its split covering the
+    // sample dimension too. Only weight streaming keeps activations resident.
+    let resident = bind.kind == BindKind::Array && tensor.is_some_and(|t| !t.is_param);
+    if resident && imp.modes.iter().any(|(m, _)| *m == ast::Mode::Pipelined) {
+        let d = layers::resident_in_pipelined(c.loc(&bind.tensor.span), &bind.tensor.name);
+        c.report(d);
+    }
+    let part_rank = tensor.and_then(|t| t.ty.as_ref()).map(|ty| {
+        if tensor.is_some_and(|t| t.is_param) || resident {
+            ty.dims.len()
+        } else {
+            ty.dims.len().saturating_sub(1)
+        }
+    });
+    check_tiles(c, bind, part_rank);
     // Split axes.
     if let Some(axes) = &bind.split {
         for axis in axes {
@@ -573,27 +639,21 @@ fn check_bind(
             }
         }
         if let Some(t) = tensor
-            && let Some(ty) = &t.ty
+            && let Some(rank) = part_rank
+            && axes.len() > rank
         {
-            let rank = if t.is_param {
-                ty.dims.len()
-            } else {
-                ty.dims.len().saturating_sub(1)
+            let span = match (axes.first(), axes.last()) {
+                (Some(a), Some(b)) => axis_span(a).start..axis_span(b).end,
+                _ => bind.span.clone(),
             };
-            if axes.len() > rank {
-                let span = match (axes.first(), axes.last()) {
-                    (Some(a), Some(b)) => axis_span(a).start..axis_span(b).end,
-                    _ => bind.span.clone(),
-                };
-                let mut d = layers::split_too_long(c.loc(&span), &t.name, axes.len(), rank);
-                if !t.is_param {
-                    d = d.with_note(
-                        "the first (sample) dimension of an activation is never split: samples \
-                         stream through the region one after another",
-                    );
-                }
-                c.report(d);
+            let mut d = layers::split_too_long(c.loc(&span), &t.name, axes.len(), rank);
+            if !t.is_param && !resident {
+                d = d.with_note(
+                    "the first (sample) dimension of an activation is never split: samples \
+                     stream through the region one after another",
+                );
             }
+            c.report(d);
         }
     }
     let Some(ksig) = ksig else { return };
@@ -644,6 +704,16 @@ fn check_bind(
             }
         },
         BindKind::Port => match ksig.ports.iter().find(|p| p.name == bind.target.name) {
+            Some(port) if BUS_SIDES.contains(&port.side.as_str()) => {
+                c.record_use(&bind.target.span, port.def.clone());
+                let d = layers::bind_to_bus(
+                    c.loc(&bind.target.span),
+                    &port.name,
+                    &format!("{} {}", direction_word(port.direction), port.side),
+                    port.def.clone(),
+                );
+                c.report(d);
+            }
             Some(port) => {
                 c.record_use(&bind.target.span, port.def.clone());
                 let need = if is_output {
@@ -707,6 +777,34 @@ fn check_bind(
                 c.report(d);
             }
         },
+    }
+}
+
+/// The counts of a `tiles [...]` clause: compile-time `u32`s (they may use the region's
+/// size names), one per dimension of the bound parts (`rank`, when the tensor's type is
+/// known).
+fn check_tiles(c: &mut Checker<'_>, bind: &ast::Bind, rank: Option<usize>) {
+    let Some(counts) = &bind.tiles else { return };
+    for count in counts {
+        c.expect_const(count, ScalarType::U32, "a tile count");
+    }
+    if let Some(rank) = rank
+        && counts.len() != rank
+    {
+        let span = match (counts.first(), counts.last()) {
+            (Some(a), Some(b)) => a.span().start..b.span().end,
+            _ => bind.span.clone(),
+        };
+        let d = layers::tiles_rank(c.loc(&span), &bind.tensor.name, counts.len(), rank);
+        c.report(d);
+    }
+}
+
+/// `from` for an `in` port, `to` for an `out` port.
+fn direction_word(direction: PortDirection) -> &'static str {
+    match direction {
+        PortDirection::In => "from",
+        PortDirection::Out => "to",
     }
 }
 

@@ -11,13 +11,14 @@ use std::collections::BTreeMap;
 use salsa::Accumulator;
 use wsel_syntax::ast::{self, Span};
 
-use crate::analysis::{CallBinding, ItemAnalysis, ModelGraph, ModelNode, ValueRef};
+use crate::analysis::{CallBinding, ItemAnalysis, LayerSig, ModelGraph, ModelNode, ValueRef};
 use crate::check::expr::{Checker, Local, written_type};
 use crate::check::layer::{layer_signature, tensor_type};
 use crate::db::{Db, Reported};
+use crate::diagnostic::Diagnostic;
 use crate::diagnostics::{did_you_mean, layers, models, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
-use crate::ty::{Dim, TensorType, Ty, scalar_name};
+use crate::ty::{Dim, TensorType, Ty, Value, scalar_name};
 
 /// What `check_model` found: name uses and types, and the model graph.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -281,7 +282,12 @@ impl<'db> ModelChecker<'db> {
                 }
                 Some(v)
             }
-            ast::Expr::Call { callee, args, span } => self.call(callee, args, span, let_name),
+            ast::Expr::Call {
+                callee,
+                args,
+                named,
+                span,
+            } => self.call(callee, args, named, span, let_name),
             ast::Expr::Error(_) => None,
             other => {
                 let d =
@@ -347,26 +353,75 @@ impl<'db> ModelChecker<'db> {
         &mut self,
         callee: &ast::Ident,
         args: &[ast::Expr],
+        named: &[(ast::Ident, ast::Expr)],
         span: &Span,
         let_name: Option<&str>,
     ) -> Option<TensorValue> {
-        let layer = self.resolve_layer(callee);
-        let arg_values: Vec<Option<TensorValue>> =
-            args.iter().map(|a| self.value(a, None)).collect();
-        let layer = layer?;
         let db = self.c.db;
-        let sig = layer_signature(db, layer).clone();
+        let layer = self.resolve_layer(callee);
+        let sig = layer.map(|l| layer_signature(db, l).clone());
+        // A literal past the tensors of a layer with scalar inputs is a scalar given by
+        // position: E0405 below says so, and the literal is not also reported as no tensor.
+        let scalar_by_position = |i: usize, arg: &ast::Expr| {
+            sig.as_ref()
+                .is_some_and(|s| !s.scalars.is_empty() && i >= s.inputs.len())
+                && matches!(
+                    arg,
+                    ast::Expr::Int(..) | ast::Expr::Float(..) | ast::Expr::Bool(..)
+                )
+        };
+        let arg_values: Vec<Option<TensorValue>> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                if scalar_by_position(i, a) {
+                    None
+                } else {
+                    self.value(a, None)
+                }
+            })
+            .collect();
+        let (Some(layer), Some(sig)) = (layer, sig) else {
+            for (_, value) in named {
+                self.c.expr(value, None);
+            }
+            return None;
+        };
+        // A tensor given by name is reported as such, not as a missing positional one.
+        let tensors_by_name: Vec<&ast::Ident> = named
+            .iter()
+            .map(|(n, _)| n)
+            .filter(|n| sig.inputs.iter().any(|t| t.name == n.name))
+            .collect();
+        if !tensors_by_name.is_empty() {
+            for name in tensors_by_name {
+                let d = self.unknown_scalar(&sig, name);
+                self.c.report(d);
+            }
+            return None;
+        }
         if sig.inputs.len() != args.len() {
-            let d = models::layer_arg_count(
+            let mut d = models::layer_arg_count(
                 self.c.loc(span),
                 &sig.name,
                 sig.inputs.len(),
                 args.len(),
                 sig.def.clone(),
             );
+            if let Some(first) = sig
+                .scalars
+                .first()
+                .filter(|_| args.len() > sig.inputs.len())
+            {
+                d = d.with_help(format!(
+                    "a scalar input is given by name after the tensors: `{} = ...`",
+                    first.name
+                ));
+            }
             self.c.report(d);
             return None;
         }
+        let scalars = self.scalar_args(&sig, named, span)?;
         let mut bindings: BTreeMap<String, Dim> = BTreeMap::new();
         let mut ok = true;
         // Weights first: their shapes are constant, so a conflict is blamed on the activation
@@ -469,6 +524,7 @@ impl<'db> ModelChecker<'db> {
                 .iter()
                 .filter_map(|v| bindings.get(v).map(|d| (v.clone(), d.clone())))
                 .collect(),
+            scalars: scalars.clone(),
             result: result.clone(),
         });
         if !ok {
@@ -482,6 +538,7 @@ impl<'db> ModelChecker<'db> {
             layer_file: layer.file(db).path(db).clone(),
             layer: sig.name.clone(),
             args: arg_values.iter().flatten().map(|v| v.source).collect(),
+            scalars,
             result: result.clone(),
             name: let_name.map(str::to_string),
             span: span.clone(),
@@ -492,6 +549,89 @@ impl<'db> ModelChecker<'db> {
             ty: Some(result),
             param_def: None,
         })
+    }
+}
+
+impl ModelChecker<'_> {
+    /// The values of `sig`'s scalar inputs at a call with the named arguments `named`, in
+    /// signature order: each given one checked as a compile-time value of its type, the others
+    /// their default. `None` (after reporting E0436–E0438 or a type error) when one has no
+    /// value.
+    fn scalar_args(
+        &mut self,
+        sig: &LayerSig,
+        named: &[(ast::Ident, ast::Expr)],
+        span: &Span,
+    ) -> Option<Vec<(String, Value)>> {
+        let mut given: BTreeMap<String, (Span, Option<Value>)> = BTreeMap::new();
+        let mut ok = true;
+        for (name, value) in named {
+            let Some(scalar) = sig.scalars.iter().find(|s| s.name == name.name) else {
+                ok = false;
+                self.c.expr(value, None);
+                let d = self.unknown_scalar(sig, name);
+                self.c.report(d);
+                continue;
+            };
+            self.c.record_use(&name.span, scalar.def.clone());
+            let typed = self
+                .c
+                .expect_const(value, scalar.ty, "a layer's scalar input");
+            if let Some((first, _)) = given.get(&name.name) {
+                let d =
+                    models::scalar_arg_twice(self.c.loc(&name.span), &name.name, self.c.loc(first));
+                self.c.report(d);
+                ok = false;
+                continue;
+            }
+            given.insert(name.name.clone(), (name.span.clone(), typed.value));
+        }
+        let missing: Vec<String> = sig
+            .scalars
+            .iter()
+            .filter(|s| s.default.is_none() && !given.contains_key(&s.name))
+            .map(|s| s.name.clone())
+            .collect();
+        if !missing.is_empty() {
+            let d =
+                models::missing_scalar_args(self.c.loc(span), &sig.name, &missing, sig.def.clone());
+            self.c.report(d);
+            return None;
+        }
+        let values: Option<Vec<(String, Value)>> = sig
+            .scalars
+            .iter()
+            .map(|s| {
+                let value = match given.get(&s.name) {
+                    Some((_, value)) => *value,
+                    None => s.default,
+                };
+                value.map(|v| (s.name.clone(), v))
+            })
+            .collect();
+        values.filter(|_| ok)
+    }
+
+    /// E0436 for the named argument `name`, which names no scalar input of `sig`.
+    fn unknown_scalar(&self, sig: &LayerSig, name: &ast::Ident) -> Diagnostic {
+        let help = if sig.inputs.iter().any(|t| t.name == name.name) {
+            Some(format!(
+                "`{}` is a tensor input: tensors are given by position",
+                name.name
+            ))
+        } else if sig.scalars.is_empty() {
+            Some(format!("`{}` takes tensors only", sig.name))
+        } else {
+            did_you_mean(&name.name, sig.scalars.iter().map(|s| s.name.as_str()))
+                .map(|s| format!("did you mean `{s}`?"))
+        };
+        models::unknown_scalar_arg(
+            self.c.loc(&name.span),
+            &sig.name,
+            &name.name,
+            help,
+            sig.def.clone(),
+        )
     }
 }
 

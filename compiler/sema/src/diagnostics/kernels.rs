@@ -44,18 +44,33 @@ pub fn not_a_task(at: Location, name: &str, suggestion: Option<String>) -> Diagn
     }
 }
 
-/// E0304: a port side other than `north`, `south`, `east`, `west`.
+/// E0304: a port side other than `north`, `south`, `east`, `west` or a bus (`row`, `col`,
+/// `region`).
 pub fn unknown_side(at: Location, side: &str, suggestion: Option<String>) -> Diagnostic {
     let d = Diagnostic::error(
         "E0304",
         format!("unknown side `{side}`"),
         at,
-        "expected `north`, `south`, `east` or `west`",
+        "expected `north`, `south`, `east`, `west`, `row`, `col` or `region`",
     );
     match suggestion {
         Some(s) => d.with_help(format!("did you mean `{s}`?")),
         None => d,
     }
+}
+
+/// E0304 (bus): `multicast` on a bus port, which reaches its whole row, column or region
+/// already (`multicast` is for streams entering the region's edge).
+pub fn multicast_bus(at: Location, side: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0304",
+        format!("a port `from {side}` is a bus and cannot be `multicast`"),
+        at,
+        "not for a bus",
+    )
+    .with_help(format!(
+        "remove `multicast`: what a PE sends `to {side}` reaches every other PE of its {side} already"
+    ))
 }
 
 /// E0305: the element type of a `recv` target or `send` value differs from the port's.

@@ -239,6 +239,55 @@ pub fn bound_twice(at: Location, tensor: &str, first: Location) -> Diagnostic {
     .with_help("a tensor is bound to one array or port; remove one of the `bind`s")
 }
 
+/// E0440: an activation bound to an array in an implementation that serves pipelined mode.
+/// An activation in an array is resident — every sample of the batch in SRAM at once — which
+/// only weight streaming does; in pipelined mode samples stream through the region.
+pub fn resident_in_pipelined(at: Location, tensor: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0440",
+        format!(
+            "`{tensor}` is an activation bound to an array, but this implementation serves \
+             pipelined mode"
+        ),
+        at,
+        "a resident activation needs a `streaming` implementation",
+    )
+    .with_note(
+        "in pipelined mode samples stream through the region one after another; only weight \
+         streaming keeps a batch's activations in SRAM",
+    )
+    .with_help(format!(
+        "bind `{tensor}` to a port here, or write a separate `streaming on [...]` implementation"
+    ))
+}
+
+/// E0441: a `tiles [...]` clause whose length differs from the number of dimensions of the
+/// parts it orders.
+pub fn tiles_rank(at: Location, tensor: &str, given: usize, rank: usize) -> Diagnostic {
+    let dims = if rank == 1 { "dimension" } else { "dimensions" };
+    Diagnostic::error(
+        "E0441",
+        format!("the parts of `{tensor}` have {rank} {dims}, but `tiles` gives {given} counts"),
+        at,
+        "one tile count per dimension",
+    )
+}
+
+/// E0427: a tensor bound to a bus port (`to row`, `from col`, ...): a bus carries what the
+/// region's PEs send each other, it has no edge for a tensor to enter or leave by.
+pub fn bind_to_bus(at: Location, port: &str, side: &str, def: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0427",
+        format!("`{port}` is a bus port (`{side}`), which no tensor can be bound to"),
+        at,
+        "a bus port",
+    )
+    .with_secondary(def, format!("`{port}` is declared `{side}` here"))
+    .with_help(
+        "bind the tensor to a port on a side of the region (`north`, `south`, `east`, `west`)",
+    )
+}
+
 /// E0424: a fixed region size that is zero, or a region name that repeats a dimension
 /// variable or the other region name.
 pub fn bad_region(at: Location, message: impl Into<String>) -> Diagnostic {

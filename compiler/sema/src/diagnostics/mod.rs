@@ -98,6 +98,7 @@ pub const CODES: &[(&str, &str)] = &[
         "implementation binds tensors but not the layer's output",
     ),
     ("E0426", "tensor bound twice in one implementation"),
+    ("E0427", "tensor bound to a bus port"),
     ("E0430", "`run` item names something that is not a model"),
     ("E0431", "run input is not an input of the model"),
     (
@@ -107,51 +108,46 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0433", "unknown run setting"),
     ("E0434", "invalid run setting value"),
     ("E0435", "more than one `run` item in a file"),
+    (
+        "E0436",
+        "named argument that is not a scalar input of the layer",
+    ),
+    ("E0437", "scalar input given twice at a layer call"),
+    (
+        "E0438",
+        "scalar input without a default not given at a layer call",
+    ),
+    ("E0440", "resident activation in a pipelined implementation"),
+    ("E0441", "`tiles` with the wrong number of counts"),
 ];
 
-/// A suggestion among `candidates` for the misspelt `name`, by edit distance.
+/// The longest name, in characters, that gets a "did you mean" suggestion. Comparing two names
+/// costs the product of their lengths, so unbounded names made suggestions quadratic (a
+/// 20,000-character misspelt name took 14.7 s); a typo in a name this long is not one a
+/// suggestion helps with anyway.
+pub const MAX_SUGGESTED_NAME: usize = 64;
+
+/// A suggestion among `candidates` for the misspelt `name`: the nearest by optimal string
+/// alignment distance (an insertion, deletion, substitution or swap of two neighbours costs
+/// 1), if at most a third of the name's length. Names longer than [`MAX_SUGGESTED_NAME`] get
+/// none, and candidates whose length alone puts them too far are not compared.
 pub fn did_you_mean<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {
-    let limit = name.chars().count() / 3;
-    if limit == 0 {
+    let len = name.chars().count();
+    let limit = len / 3;
+    if limit == 0 || len > MAX_SUGGESTED_NAME {
         return None;
     }
     candidates
         .into_iter()
-        .filter(|c| *c != name)
-        .map(|c| (edit_distance(name, c), c))
+        .filter(|c| *c != name && c.len() <= 4 * (len + limit))
+        .filter(|c| c.chars().count().abs_diff(len) <= limit)
+        .map(|c| (strsim::osa_distance(name, c), c))
         .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, c)| c.to_string())
-}
-
-/// Edit distance over chars where inserting, deleting or substituting a character, or
-/// swapping two adjacent ones, costs 1 (optimal string alignment).
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -165,8 +161,20 @@ mod tests {
             Some("dense".into())
         );
         assert_eq!(did_you_mean("xyz", ["dense", "relu"]), None);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("stpe", "step"), 1);
+        assert_eq!(did_you_mean("stpe", ["step", "stop"]), Some("step".into()));
         assert_eq!(did_you_mean("t", ["a"]), None);
+    }
+
+    #[test]
+    fn long_names_get_no_suggestion() {
+        // 61cd1ce compared names of any length, at the product of their lengths in time and
+        // memory: a 20,000-character misspelt name took 14.7 s.
+        let near = |n: usize| ("a".repeat(n - 1) + "b", "a".repeat(n));
+        let (name, candidate) = near(MAX_SUGGESTED_NAME);
+        assert_eq!(did_you_mean(&name, [candidate.as_str()]), Some(candidate));
+        let (name, candidate) = near(MAX_SUGGESTED_NAME + 1);
+        assert_eq!(did_you_mean(&name, [candidate.as_str()]), None);
+        let (name, candidate) = near(200_000);
+        assert_eq!(did_you_mean(&name, [candidate.as_str(), "a"]), None);
     }
 }

@@ -137,3 +137,63 @@ pub fn result_mismatch(
 pub fn bad_return(at: Location, message: impl Into<String>, label: &str) -> Diagnostic {
     Diagnostic::error("E0407", message, at, label)
 }
+
+/// E0436: a named argument at a layer call that names no scalar input of the layer (a tensor
+/// input is given by position, not by name).
+pub fn unknown_scalar_arg(
+    at: Location,
+    layer: &str,
+    name: &str,
+    help: Option<String>,
+    def: Option<Location>,
+) -> Diagnostic {
+    let d = Diagnostic::error(
+        "E0436",
+        format!("`{layer}` has no scalar input `{name}`"),
+        at,
+        "unknown scalar input",
+    );
+    let d = match help {
+        Some(help) => d.with_help(help),
+        None => d,
+    };
+    match def {
+        Some(def) => d.with_secondary(def, "layer defined here"),
+        None => d,
+    }
+}
+
+/// E0437: a scalar input given twice at one layer call.
+pub fn scalar_arg_twice(at: Location, name: &str, first: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0437",
+        format!("scalar input `{name}` is given more than once"),
+        at,
+        "given again",
+    )
+    .with_secondary(first, "first given here")
+}
+
+/// E0438: a layer call that does not give a scalar input without a default value.
+pub fn missing_scalar_args(
+    at: Location,
+    layer: &str,
+    missing: &[String],
+    def: Option<Location>,
+) -> Diagnostic {
+    let names: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
+    let d = Diagnostic::error(
+        "E0438",
+        format!(
+            "`{layer}` needs a value for {} (no default)",
+            names.join(", ")
+        ),
+        at,
+        "missing scalar input",
+    )
+    .with_help(format!("give it by name: `{} = ...`", missing[0]));
+    match def {
+        Some(def) => d.with_secondary(def, "layer defined here"),
+        None => d,
+    }
+}

@@ -173,6 +173,18 @@ pub fn wrong_arg_count(at: Location, name: &str, expected: &str, found: usize) -
     )
 }
 
+/// E0210 (named): a built-in function called with a named argument (only layer calls in a
+/// model take named arguments: a layer's scalar inputs).
+pub fn named_argument(at: Location, name: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0210",
+        format!("`{name}` takes no named arguments"),
+        at,
+        "named argument",
+    )
+    .with_note("only a layer call in a model takes named arguments, for the layer's scalar inputs")
+}
+
 /// E0211: the left side of an assignment is not a `var`, an element or slice of an array,
 /// or it names a `let`, constant, parameter or loop variable.
 pub fn not_assignable(at: Location, what: &str, def: Option<Location>) -> Diagnostic {

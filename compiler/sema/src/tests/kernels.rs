@@ -53,7 +53,7 @@ fn e0304_unknown_side_and_multicast_out_is_a_syntax_error() {
     );
     expect![[r#"
         E0304 main.wse:2:29 `wset`: unknown side `wset`
-            [expected `north`, `south`, `east` or `west`]
+            [expected `north`, `south`, `east`, `west`, `row`, `col` or `region`]
             help: did you mean `west`?
         E0002 main.wse:3:33 `multicast`: expected `;`, found identifier `multicast`
             [`multicast` is only for `in` ports]

@@ -179,3 +179,61 @@ fn e0425_output_not_bound_and_e0426_bound_twice() {
     "#]]
     .assert_eq(&out);
 }
+
+#[test]
+fn e0440_resident_activation_in_pipelined_mode() {
+    let out = layer(&format!(
+        "layer l(x: f32[B, N], param w: f32[N, M]) -> y: f32[B, M] {{ {COST}\n    pipelined, streaming on [R, C] {{\n        run tile(n = N, m = M);\n        bind x to array w split [cols, rows];\n        bind y to port ys split [cols];\n    }}\n}}\n"
+    ));
+    expect![[r#"
+        E0440 main.wse:11:14 `x`: `x` is an activation bound to an array, but this implementation serves pipelined mode
+            [a resident activation needs a `streaming` implementation]
+            note: in pipelined mode samples stream through the region one after another; only weight streaming keeps a batch's activations in SRAM
+            help: bind `x` to a port here, or write a separate `streaming on [...]` implementation
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn e0441_tiles_of_the_wrong_rank() {
+    let out = layer(&format!(
+        "layer l(x: f32[B, N], param w: f32[N, M]) -> y: f32[B, M] {{ {COST}\n    streaming on [R, C] {{\n        run tile(n = N, m = M);\n        bind w to port xs split [rows, _] tiles [1, R, 2];\n        bind y to port ys split [cols] tiles [C];\n    }}\n}}\n"
+    ));
+    expect![[r#"
+        E0441 main.wse:11:50 `1, R, 2`: the parts of `w` have 2 dimensions, but `tiles` gives 3 counts
+            [one tile count per dimension]
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn e0427_tensor_bound_to_a_bus_and_e0304_multicast_bus() {
+    let out = check(
+        "kernel k(n: u32) {
+    var v: [f32; n];
+    out ys: stream<f32> to south;
+    in  rx: stream<f32> from row multicast;
+    out bx: stream<f32> to row;
+    task main() { recv(rx, v[0..n]) then main; }
+}
+layer l(x: f32[B, N]) -> y: f32[B, N] {
+    cost { flops = N; weights = 0; activations = 0; }
+    pipelined on [1, 2] {
+        run k(n = N);
+        bind x to port rx;
+        bind y to port ys;
+    }
+}
+",
+    );
+    expect![[r#"
+        E0304 main.wse:4:30 `row`: a port `from row` is a bus and cannot be `multicast`
+            [not for a bus]
+            help: remove `multicast`: what a PE sends `to row` reaches every other PE of its row already
+        E0427 main.wse:12:24 `rx`: `rx` is a bus port (`from row`), which no tensor can be bound to
+            [a bus port]
+            + main.wse:4:9 `rx`: `rx` is declared `from row` here
+            help: bind the tensor to a port on a side of the region (`north`, `south`, `east`, `west`)
+    "#]]
+    .assert_eq(&out);
+}

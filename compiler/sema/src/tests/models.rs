@@ -140,3 +140,93 @@ fn a_broken_call_has_the_error_type_and_reports_once() {
         .collect();
     assert_eq!(codes, ["E0402", "E0405", "E0404"], "{out}");
 }
+
+/// A layer with scalar inputs (one with a default) and a model calling it as `model`.
+fn with_scaled(model: &str) -> String {
+    check(&format!(
+        "kernel k(n: u32, s: f32, t: u32) {{ task main() {{ }} }}
+layer scale(x: f32[B, N], factor: f32, steps: u32 = 4) -> y: f32[B, N] {{
+    cost {{ flops = N * steps; weights = 0; activations = 8 * N; }}
+    pipelined on [1, 1] where steps > 0 {{ run k(n = N, s = factor, t = steps); }}
+}}
+const TWICE: f32 = 2.0;
+{model}"
+    ))
+}
+
+#[test]
+fn scalar_inputs_are_given_by_name_and_checked() {
+    expect![""].assert_eq(&with_scaled(
+        "model m(x: f32[B, 8]) -> f32[B, 8] { return scale(scale(x, factor = TWICE), factor = 0.5, steps = 9); }",
+    ));
+    expect![[r#"
+        E0438 main.wse:7:45 `scale(x, factr = 2.0)`: `scale` needs a value for `factor` (no default)
+            [missing scalar input]
+            + main.wse:2:7 `scale`: layer defined here
+            help: give it by name: `factor = ...`
+        E0436 main.wse:7:54 `factr`: `scale` has no scalar input `factr`
+            [unknown scalar input]
+            + main.wse:2:7 `scale`: layer defined here
+            help: did you mean `factor`?
+    "#]]
+    .assert_eq(&with_scaled(
+        "model m(x: f32[B, 8]) -> f32[B, 8] { return scale(x, factr = 2.0); }",
+    ));
+    expect![[r#"
+        E0436 main.wse:7:90 `x`: `scale` has no scalar input `x`
+            [unknown scalar input]
+            + main.wse:2:7 `scale`: layer defined here
+            help: `x` is a tensor input: tensors are given by position
+    "#]]
+    .assert_eq(&with_scaled(
+        "model m(x: f32[B, 8]) -> f32[B, 8] { return scale(x, factor = 1.0, steps = 2, steps = 3, x = 1.0); }",
+    ));
+    expect![[r#"
+        E0437 main.wse:7:79 `steps`: scalar input `steps` is given more than once
+            [given again]
+            + main.wse:7:68 `steps`: first given here
+    "#]]
+    .assert_eq(&with_scaled(
+        "model m(x: f32[B, 8]) -> f32[B, 8] { return scale(x, factor = 1.0, steps = 2, steps = 3); }",
+    ));
+    expect![[r#"
+        E0405 main.wse:7:45 `scale(x, 2.0)`: `scale` takes 1 tensor, but 2 were given
+            [wrong number of arguments]
+            + main.wse:2:7 `scale`: layer defined here
+            help: a scalar input is given by name after the tensors: `factor = ...`
+    "#]]
+    .assert_eq(&with_scaled(
+        "model m(x: f32[B, 8]) -> f32[B, 8] { return scale(x, 2.0); }",
+    ));
+    expect![[r#"
+        E0201 main.wse:7:63 `2`: mismatched types: expected `f32`, found `integer`
+            [expected `f32`]
+            help: write a float literal such as `2.0`
+        E0107 main.wse:7:74 `x`: expected a value, found tensor `x`
+            [this is a tensor]
+            + main.wse:7:9 `x`: tensor defined here
+    "#]]
+    .assert_eq(&with_scaled(
+        "model m(x: f32[B, 8]) -> f32[B, 8] { return scale(x, factor = 2, steps = x); }",
+    ));
+}
+
+#[test]
+fn scalar_inputs_in_signatures() {
+    expect![[r#"
+        E0214 main.wse:1:32 `u32`: type `u32` is not allowed for a layer `param` input
+            [type not allowed here]
+            help: a weight is a tensor; a scalar input is written without `param`
+        E0201 main.wse:1:46 `1.5`: mismatched types: expected `u32`, found `float`
+            [expected `u32`]
+        E0007 main.wse:1:66 `2`: only a scalar input of a layer has a default value
+            [default of a tensor]
+            help: remove `= ...`: a tensor input is given at every call
+    "#]]
+    .assert_eq(&check(
+        "layer l(x: f32[B, N], param p: u32, q: u32 = 1.5, r: f32[B, N] = 2) -> y: f32[B, N] {
+    cost { flops = N * p * q; weights = 0; activations = 0; }
+}
+",
+    ));
+}

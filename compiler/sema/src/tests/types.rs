@@ -188,7 +188,7 @@ fn e0213_vector_where_scalar_needed() {
         E0213 main.wse:6:23 `a[0..2]`: expected a scalar, found a slice of `f32` of length 2
             [not a scalar]
             help: index the array (`a[i]`), slice it in a vector statement (`a[0..n]`) or reduce it (`sum(a[0..n])`)
-        E0213 main.wse:6:35 `a[0..2] == b[0..2]`: expected a scalar, found a slice of `f32` of length 2
+        E0213 main.wse:6:35 `a[0..2] == b[0..2]`: expected a scalar, found a slice of `bool` of length 2
             [not a scalar]
             help: index the array (`a[i]`), slice it in a vector statement (`a[0..n]`) or reduce it (`sum(a[0..n])`)
         E0213 main.wse:6:62 `a`: expected a scalar, found `[f32; 8]`
@@ -196,6 +196,54 @@ fn e0213_vector_where_scalar_needed() {
             help: index the array (`a[i]`), slice it in a vector statement (`a[0..n]`) or reduce it (`sum(a[0..n])`)
     "#]]
     .assert_eq(&task("f = a[0..2]; if a[0..2] == b[0..2] { } f = a + 1.0;"));
+}
+
+#[test]
+fn select_needs_a_bool_condition_two_values_of_one_type_and_three_arguments() {
+    expect![""].assert_eq(&task(
+        "a[0..4] = select(a[0..4] > b[0..4], a[0..4], 0.0); f = select(f > 1.0, 1.0, f);",
+    ));
+    expect![[r#"
+        E0201 main.wse:6:36 `b[0..4]`: mismatched types: expected `bool`, found a slice of `f32` of length 4
+            [expected `bool`]
+        E0202 main.wse:6:64 `select(f > 1.0, u, f)`: cannot apply `select` to `u32` and `f32`
+            [invalid operands]
+        E0210 main.wse:6:91 `select(true, f)`: `select` takes 3 arguments, but 2 were given
+            [wrong number of arguments]
+    "#]]
+    .assert_eq(&task(
+        "a[0..4] = select(b[0..4], a[0..4], 0.0); f = select(f > 1.0, u, f); f = select(true, f);",
+    ));
+}
+
+#[test]
+fn part_len_and_part_start_are_u32_and_fold_at_compile_time() {
+    expect![""].assert_eq(&check(
+        "const A: u32 = part_len(17, 5, 0) + part_start(17, 5, 4);
+kernel k(n: u32) {
+    var a: [f32; part_len(n, 3, 0)];
+    task main() { let s = part_start(n, region.cols, pe.col); a[0] = s as f32; }
+}
+",
+    ));
+    let consts = check(
+        "const A: u32 = part_len(17, 5, 0) + part_start(17, 5, 4);\nconst B: u32 = 32 - A;\n",
+    );
+    // 4 + 14 = 18: B is 14, no overflow.
+    expect![""].assert_eq(&consts);
+    expect![[r#"
+        E0204 main.wse:1:29 `0`: division by zero
+            [this divisor is zero]
+        E0201 main.wse:2:27 `1.0`: mismatched types: expected `u32`, found `float`
+            [expected `u32`]
+        E0210 main.wse:3:16 `part_len(1, 2)`: `part_len` takes 3 arguments, but 2 were given
+            [wrong number of arguments]
+        E0203 main.wse:4:16 `3 - part_len(17, 5, 0)`: this compile-time value does not fit in `u32`
+            [overflows]
+    "#]]
+    .assert_eq(&check(
+        "const A: u32 = part_len(17, 0, 0);\nconst B: u32 = part_start(1.0, 2, 0);\nconst C: u32 = part_len(1, 2);\nconst D: u32 = 3 - part_len(17, 5, 0);\n",
+    ));
 }
 
 #[test]

@@ -1,0 +1,337 @@
+//! Weight streaming with models that do not fit the fabric and with a batch bigger than any
+//! one region's worth: `wsel run --mode streaming` on `dev` (16 × 16 PEs, 4 KiB each: 1 MiB
+//! of SRAM in all), against an independent reference computed here in f64, and against the
+//! pipelined run of the same model.
+//!
+//! Tolerances, all on probabilities (softmax outputs, at most 1):
+//! - against the f64 reference, 2e-4: a dense output sums n products in float32 in the
+//!   fabric's order; any order is within γₙ·Σ|xᵢwᵢⱼ| ≈ n·2⁻²⁴·Σ|xᵢwᵢⱼ| of the exact sum, which
+//!   for n = 2048 and the scaled random data here (Σ|xᵢwᵢⱼ| about 1) is 1.2e-4; softmax passes
+//!   a logit error on to the probabilities at most unchanged.
+//! - streaming against pipelined, 1e-5 of the largest value: both compute in float32 and
+//!   differ only in summation order, with fan-ins of at most 100 (observed: about 1e-6).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use wsel::tensor::{Tensor, read_npy, write_npy_atomic};
+use wsel_ir::kernel::ScalarTy;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wsel-streamed-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// Deterministic values in [-1, 1) (a 64-bit LCG's top bits).
+struct Values(u64);
+
+impl Values {
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+
+    fn matrix(&mut self, len: usize, scale: f64) -> Vec<f32> {
+        (0..len).map(|_| (self.next() * scale) as f32).collect()
+    }
+}
+
+fn write(path: &Path, shape: &[u64], values: &[f32]) {
+    let tensor = Tensor {
+        elem: ScalarTy::F32,
+        shape: shape.to_vec(),
+        words: values.iter().map(|v| v.to_bits()).collect(),
+    };
+    write_npy_atomic(path, &tensor).expect("write .npy");
+}
+
+fn read(path: &Path) -> Vec<f32> {
+    read_npy(path, ScalarTy::F32, &[None; 2])
+        .expect("result .npy")
+        .to_f32()
+}
+
+/// An MLP `widths[0] → … → widths[last]`, relu between the dense layers and softmax at the
+/// end, with random weights scaled by 1/sqrt(fan-in) and `batch` random inputs, written to
+/// `dir` with its `.wse`; returns the inputs and weights.
+struct Mlp {
+    widths: Vec<usize>,
+    batch: usize,
+    x: Vec<f32>,
+    layers: Vec<(Vec<f32>, Vec<f32>)>,
+}
+
+impl Mlp {
+    fn new(dir: &Path, widths: &[usize], batch: usize, seed: u64) -> Mlp {
+        let mut values = Values(seed);
+        let x = values.matrix(batch * widths[0], 1.0);
+        write(
+            dir.join("x.npy").as_path(),
+            &[batch as u64, widths[0] as u64],
+            &x,
+        );
+        let mut layers = Vec::new();
+        let mut params = String::new();
+        let mut body = String::from("x");
+        for (i, pair) in widths.windows(2).enumerate() {
+            let (n, m) = (pair[0], pair[1]);
+            let w = values.matrix(n * m, 1.0 / (n as f64).sqrt());
+            let b = values.matrix(m, 0.1);
+            write(&dir.join(format!("w{i}.npy")), &[n as u64, m as u64], &w);
+            write(&dir.join(format!("b{i}.npy")), &[m as u64], &b);
+            params += &format!(
+                "    param w{i}: f32[{n}, {m}] from \"w{i}.npy\";\n    param b{i}: f32[{m}] from \"b{i}.npy\";\n"
+            );
+            body = format!("dense({body}, w{i}, b{i})");
+            if i + 2 < widths.len() {
+                body = format!("relu({body})");
+            }
+            layers.push((w, b));
+        }
+        let (inputs, outputs) = (widths[0], widths[widths.len() - 1]);
+        let source = format!(
+            "import std.nn.{{dense, relu, softmax}};\n\nmodel mlp(x: f32[B, {inputs}]) -> f32[B, {outputs}] {{\n{params}    return softmax({body});\n}}\n"
+        );
+        std::fs::write(dir.join("mlp.wse"), source).expect("model");
+        Mlp {
+            widths: widths.to_vec(),
+            batch,
+            x,
+            layers,
+        }
+    }
+
+    /// The model's probabilities, in f64.
+    fn reference(&self) -> Vec<f64> {
+        let mut h: Vec<f64> = self.x.iter().map(|&v| f64::from(v)).collect();
+        for (i, (w, b)) in self.layers.iter().enumerate() {
+            let (n, m) = (self.widths[i], self.widths[i + 1]);
+            let mut out = vec![0.0; self.batch * m];
+            for s in 0..self.batch {
+                for j in 0..m {
+                    let dot: f64 = (0..n).map(|k| h[s * n + k] * f64::from(w[k * m + j])).sum();
+                    let y = dot + f64::from(b[j]);
+                    out[s * m + j] = if i + 1 < self.layers.len() {
+                        y.max(0.0)
+                    } else {
+                        y
+                    };
+                }
+            }
+            h = out;
+        }
+        let m = self.widths[self.widths.len() - 1];
+        for sample in h.chunks_mut(m) {
+            let top = sample.iter().copied().fold(f64::MIN, f64::max);
+            let sum: f64 = sample.iter().map(|v| (v - top).exp()).sum();
+            for v in sample.iter_mut() {
+                *v = (*v - top).exp() / sum;
+            }
+        }
+        h
+    }
+}
+
+fn wsel(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(dir)
+        .args(args)
+        .args(["--color", "never", "--no-cache"])
+        .output()
+        .expect("wsel runs")
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let output = wsel(dir, args);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "wsel {args:?} failed:\n{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn a_model_sixteen_times_the_fabric_streams_and_matches_the_reference() {
+    let dir = temp_dir("big");
+    // 64 → 2048 → 2048 → 10: 16.6 MiB of weights on `dev`'s 1 MiB of SRAM.
+    let mlp = Mlp::new(&dir, &[64, 2048, 2048, 10], 2, 7);
+    let weight_bytes: usize = mlp
+        .layers
+        .iter()
+        .map(|(w, b)| 4 * (w.len() + b.len()))
+        .sum();
+    let fabric_sram = 16 * 16 * 4096;
+    assert!(weight_bytes >= 16 * fabric_sram, "{weight_bytes} bytes");
+
+    let table = run_ok(
+        &dir,
+        &[
+            "run",
+            "mlp.wse",
+            "--input",
+            "x=x.npy",
+            "--output",
+            "y.npy",
+            "--report",
+            "r.json",
+            "--timeline",
+            "t.svg",
+        ],
+    );
+    assert!(
+        table.contains("streaming mode (the weights, 17,399,848 bytes, do not all fit"),
+        "auto picks streaming and says why: {table}"
+    );
+    let y = read(&dir.join("y.npy"));
+    let reference = mlp.reference();
+    let worst = y
+        .iter()
+        .zip(&reference)
+        .map(|(a, b)| (f64::from(*a) - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst < 2e-4, "largest difference to the reference {worst}");
+
+    // The report: 8 phases (staged in and out) on one region, each dense layer's weights from
+    // the store with its stalls.
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).expect("report"))
+            .expect("json");
+    let run = &report["run"];
+    assert_eq!(run["mode"], "streaming");
+    let phases = run["phases"].as_array().expect("phases");
+    let names: Vec<&str> = phases.iter().filter_map(|p| p["layer"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "stage_in#1",
+            "dense#1",
+            "relu#1",
+            "dense#2",
+            "relu#2",
+            "dense#3",
+            "softmax#1",
+            "stage_out#1"
+        ]
+    );
+    let layers = run["layers"].as_array().expect("layers");
+    let region = |l: &Value| (l["origin"].clone(), l["rows"].clone(), l["cols"].clone());
+    assert!(layers.iter().all(|l| region(l) == region(&layers[0])));
+    let streamed: Vec<&Value> = layers.iter().filter(|l| !l["weights"].is_null()).collect();
+    assert_eq!(streamed.len(), 3);
+    let streamed_bytes: u64 = streamed
+        .iter()
+        .map(|l| l["weights"]["weight_bytes"].as_u64().expect("bytes"))
+        .sum();
+    assert_eq!(streamed_bytes, weight_bytes as u64);
+    // Phases one after another: each starts after the one before has ended.
+    for pair in phases.windows(2) {
+        let end = pair[0]["start_cycle"].as_u64().expect("start")
+            + pair[0]["cycles"].as_u64().expect("cycles");
+        assert!(pair[1]["start_cycle"].as_u64().expect("start") > end);
+    }
+    let svg = std::fs::read_to_string(dir.join("t.svg")).expect("timeline");
+    assert!(svg.contains("dense#2") && svg.contains("<svg"), "{svg}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn digits_sized_classifiers_stream_as_they_run_pipelined() {
+    // The classifier of the issue (64 → 100 → 50 → 10, 450 images, random weights here) and
+    // examples/digits at its full batch of 360.
+    let dir = temp_dir("digits");
+    Mlp::new(&dir, &[64, 100, 50, 10], 450, 11);
+    let mine = ["mlp.wse", "--input", "x=x.npy"];
+    let digits = repo_root().join("examples/digits/main.wse");
+    let digits = digits.to_str().expect("utf-8 path");
+    for (name, model) in [("450", &mine[..]), ("digits", &[digits][..])] {
+        let mut results = Vec::new();
+        for mode in ["pipelined", "streaming"] {
+            let out = format!("{name}-{mode}.npy");
+            let mut args = vec!["run"];
+            args.extend_from_slice(model);
+            args.extend(["--mode", mode, "--output", &out]);
+            run_ok(&dir, &args);
+            results.push(read(&dir.join(&out)));
+        }
+        let largest = results[0].iter().copied().fold(0.0, f32::max);
+        let difference = largest_difference(&results[0], &results[1]);
+        assert!(
+            difference <= 1e-5 * largest,
+            "{name}: streaming differs from pipelined by {difference}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
+    let dir = temp_dir("micro");
+    // 256 samples of 64 → 256 → 10 on dev: at once, a PE would hold 16 samples' activations
+    // and partial sums (over 4 KiB); in micro-batches of 128 they fit.
+    let mlp = Mlp::new(&dir, &[64, 256, 10], 256, 13);
+    let table = run_ok(
+        &dir,
+        &[
+            "run",
+            "mlp.wse",
+            "--input",
+            "x=x.npy",
+            "--output",
+            "y.npy",
+            "--mode",
+            "streaming",
+            "--report",
+            "r.json",
+        ],
+    );
+    assert!(table.contains("2 micro-batches of 128 samples"), "{table}");
+    let y = read(&dir.join("y.npy"));
+    let worst = y
+        .iter()
+        .zip(&mlp.reference())
+        .map(|(a, b)| (f64::from(*a) - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst < 2e-4, "largest difference to the reference {worst}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).expect("report"))
+            .expect("json");
+    let micro = &report["run"]["micro_batches"];
+    assert_eq!(
+        (micro["count"].as_u64(), micro["samples"].as_u64()),
+        (Some(2), Some(128))
+    );
+    assert!(
+        micro["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("bytes of SRAM per PE")),
+        "{micro}"
+    );
+    // Every phase once per micro-batch, in order.
+    let phases = report["run"]["phases"].as_array().expect("phases");
+    let micro_of: Vec<u64> = phases
+        .iter()
+        .filter_map(|p| p["micro_batch"].as_u64())
+        .collect();
+    assert_eq!(micro_of, [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

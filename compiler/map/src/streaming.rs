@@ -1,0 +1,663 @@
+//! Weight streaming (`docs/running.md`, "Weight streaming"): the fabric is time-shared between
+//! layers. Every layer instance is a **phase** of its own; the phases run one after another
+//! on one region, chosen for the whole model, and between them the batch's activations stay
+//! in that region's SRAM in the resident layout (`std.resident`: samples over the columns,
+//! features over the rows), so a layer finds its input where its producer left it.
+//!
+//! The graph given here is already staged: the driver puts a `stage_in` before every layer
+//! fed by a model input and a `stage_out` after the result (`std.resident`), so that every
+//! activation between two layers is resident — bound to arrays on both sides — and only the
+//! stage layers stream activations through ports (from and to the host). Weights stream into
+//! ports from the weight store.
+//!
+//! The region is chosen by an analytic estimate of the whole run (every phase on an `R × C`
+//! region at the north-west-most place free of defects): a phase takes the longest of its
+//! arithmetic spread over the region, its weights through one PE's ramp (a weight row is
+//! multicast to every PE of its row), and its weights through the store, plus a chain latency
+//! down the region's rows; the region minimising the sum over the phases wins, the smaller on
+//! ties. Each phase is then mapped as a graph of its one layer, pinned to that region
+//! ([`MapOptions::region`]), which gives its ports colors, its edge streams routes and its
+//! kernel arguments; the phases' placements are merged into one [`Placement`] whose layers
+//! carry their phase.
+
+use wsel_ir::graph::{
+    BindTarget, LayerGraph, LayerImpl, LayerInstance, Mode, ParamDecl, SplitAxis, TensorDecl,
+    TensorRef,
+};
+use wsel_sema::Diagnostic;
+use wsel_target::{Rect, Target};
+
+use crate::diagnostics as diag;
+use crate::expr::{Env, kernel_args, side_names};
+use crate::place::DeadIndex;
+use crate::placement::{EdgePoint, Endpoint, Estimate, Placement};
+use crate::{MapOptions, MapResult, copies, search};
+
+/// Whether `imp` keeps the tensor named `name` resident: an activation bound to an array.
+pub(crate) fn is_resident(imp: &LayerImpl, name: &str) -> bool {
+    resident_split(imp, name).is_some()
+}
+
+/// The split of the array bind of tensor `name` in `imp`, if it is bound to an array.
+fn resident_split<'a>(imp: &'a LayerImpl, name: &str) -> Option<&'a [SplitAxis]> {
+    imp.binds
+        .iter()
+        .find(|b| b.tensor == name && b.target == BindTarget::Array)
+        .map(|b| b.split.as_slice())
+}
+
+/// Maps a staged graph for weight streaming: one phase per layer, in graph order, all on one
+/// region. On failure, no placement and a diagnostic at the layer concerned.
+pub(crate) fn map_streamed(graph: &LayerGraph, target: &Target, options: &MapOptions) -> MapResult {
+    let failed = |diagnostics: Vec<Diagnostic>| MapResult {
+        placement: None,
+        diagnostics,
+    };
+    let impls = match streaming_impls(graph) {
+        Ok(impls) => impls,
+        Err(d) => return failed(d),
+    };
+    if let Err(d) = check_residency(graph, &impls) {
+        return failed(d);
+    }
+    if let Err(d) = check_weights(graph, &impls, target) {
+        return failed(d);
+    }
+    let Some(mut region) = choose_region(graph, &impls, target, options) else {
+        return failed(vec![no_region(graph, &impls, target, options)]);
+    };
+    // The chosen region's phases, estimated again with the store's bandwidth and their
+    // kernels' measured work.
+    let store = u64::from(target.weight_store.bandwidth_bytes_per_cycle.max(1));
+    for (l, layer) in graph.layers.iter().enumerate() {
+        let measured = options
+            .work
+            .and_then(|w| w.phase_cycles(layer, impls[l], region.rows, region.cols));
+        let size = (region.rows, region.cols);
+        region.estimates[l] = phase_estimate(graph, layer, impls[l], size, measured, store, target);
+    }
+    region.total = total_cycles(graph, &region.estimates, target);
+    let mut merged: Option<Placement> = None;
+    for (l, &impl_index) in impls.iter().enumerate() {
+        let phase = PhaseGraph::new(graph, l, impl_index);
+        let pinned_options = MapOptions {
+            region: Some(region.rect),
+            copies: 1,
+            work: None,
+            ..*options
+        };
+        let mut diagnostics = Vec::new();
+        let pinned = [(region.rows, region.cols)];
+        let Some((placement, _)) = copies::map_one(
+            &phase.graph,
+            target,
+            Mode::Streaming,
+            &pinned_options,
+            Some(&pinned),
+            0,
+            0,
+            &mut diagnostics,
+        ) else {
+            return failed(diagnostics);
+        };
+        let placement = phase.globalise(placement, l, region.estimates[l], graph.batch);
+        merged = Some(match merged {
+            None => placement,
+            Some(whole) => merge(whole, placement),
+        });
+    }
+    let Some(mut placement) = merged else {
+        return failed(Vec::new());
+    };
+    placement.phases = graph.layers.len() as u32;
+    placement.batch = graph.batch;
+    placement.samples_per_copy = graph.batch;
+    placement.estimated_cycles = region.total;
+    placement.stage_target = region.estimates.iter().map(|e| e.cycles).max().unwrap_or(0);
+    MapResult {
+        placement: Some(placement),
+        diagnostics: Vec::new(),
+    }
+}
+
+/// Maps a model for weight streaming, in micro-batches when the whole batch does not fit:
+/// `staged(b)` lowers and stages the model for a batch of `b` samples. The whole batch first;
+/// when a layer's working set does not fit even the whole fabric (E0612), the largest
+/// micro-batch that divides the batch and maps. The graph returned is the one the placement
+/// runs (lowered for a micro-batch).
+pub fn map_micro_batches(
+    graph: &LayerGraph,
+    staged: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    target: &Target,
+    options: &MapOptions,
+) -> crate::Mapped {
+    let batch = graph.batch.max(1);
+    let whole = map_streamed(graph, target, options);
+    let too_big = |r: &MapResult| r.diagnostics.iter().any(|d| d.code == diag::E0612);
+    if whole.placement.is_some() || !too_big(&whole) {
+        return crate::Mapped {
+            result: whole,
+            graph: graph.clone(),
+        };
+    }
+    for size in (1..batch).rev().filter(|s| batch.is_multiple_of(*s)) {
+        let lowered = match staged(size) {
+            Ok(g) => g,
+            Err(diagnostics) => {
+                return crate::Mapped {
+                    result: MapResult {
+                        placement: None,
+                        diagnostics,
+                    },
+                    graph: graph.clone(),
+                };
+            }
+        };
+        let mut result = map_streamed(&lowered, target, options);
+        if let Some(p) = &mut result.placement {
+            p.micro_batches = (batch / size) as u32;
+            p.micro_batch_reason = whole
+                .diagnostics
+                .iter()
+                .find(|d| d.code == diag::E0612)
+                .map(|d| d.message.clone())
+                .unwrap_or_default();
+            p.batch = batch;
+            p.estimated_cycles = p.estimated_cycles * (batch / size)
+                + u64::from(target.reconfigure_cycles) * (batch / size - 1);
+            return crate::Mapped {
+                result,
+                graph: lowered,
+            };
+        }
+        if !too_big(&result) {
+            return crate::Mapped {
+                result,
+                graph: lowered,
+            };
+        }
+    }
+    crate::Mapped {
+        result: whole,
+        graph: graph.clone(),
+    }
+}
+
+/// Every layer's streaming implementation (its index), or E0606 at each layer without one.
+fn streaming_impls(graph: &LayerGraph) -> Result<Vec<usize>, Vec<Diagnostic>> {
+    let mut impls = Vec::new();
+    let mut missing = Vec::new();
+    for layer in &graph.layers {
+        match layer
+            .impls
+            .iter()
+            .position(|i| i.modes.contains(&Mode::Streaming))
+        {
+            Some(k) => impls.push(k),
+            None => missing.push(diag::no_implementation(
+                &layer.name,
+                &layer.call,
+                "streaming",
+            )),
+        }
+    }
+    if missing.is_empty() {
+        Ok(impls)
+    } else {
+        Err(missing)
+    }
+}
+
+/// Every activation passed between two layers must be resident on both sides in the same
+/// split; only model inputs and the model's result may cross the edge (E0611 otherwise).
+fn check_residency(graph: &LayerGraph, impls: &[usize]) -> Result<(), Vec<Diagnostic>> {
+    let mut found = Vec::new();
+    for (l, layer) in graph.layers.iter().enumerate() {
+        let imp = &layer.impls[impls[l]];
+        for (arg, name) in layer.args.iter().zip(&layer.arg_names) {
+            let TensorRef::Layer(p) = *arg else { continue };
+            let producer = &graph.layers[p];
+            let made = resident_split(&producer.impls[impls[p]], &producer.output_name);
+            match (resident_split(imp, name), made) {
+                (Some(taken), Some(made)) if taken == made => {}
+                (Some(_), Some(_)) => found.push(diag::resident_mismatch(
+                    &layer.name,
+                    &layer.call,
+                    name,
+                    &format!("`{}` leaves it split another way", producer.name),
+                )),
+                (None, _) => found.push(diag::resident_mismatch(
+                    &layer.name,
+                    &layer.call,
+                    name,
+                    "this layer's streaming implementation takes it through a port; bind it to \
+                     an array (`split [cols, rows]`) to take it from SRAM",
+                )),
+                (Some(_), None) => found.push(diag::resident_mismatch(
+                    &layer.name,
+                    &layer.call,
+                    name,
+                    &format!(
+                        "`{}`'s streaming implementation sends it through a port instead of \
+                         leaving it in SRAM",
+                        producer.name
+                    ),
+                )),
+            }
+        }
+    }
+    if found.is_empty() { Ok(()) } else { Err(found) }
+}
+
+/// Weights stream from the store: every streamed layer takes its weights through ports
+/// (E0614), and the store holds them all (E0613).
+fn check_weights(
+    graph: &LayerGraph,
+    impls: &[usize],
+    target: &Target,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut found = Vec::new();
+    let mut stored = 0u64;
+    for (l, layer) in graph.layers.iter().enumerate() {
+        let imp = &layer.impls[impls[l]];
+        for (arg, name) in layer.args.iter().zip(&layer.arg_names) {
+            let TensorRef::Param(p) = *arg else { continue };
+            if resident_split(imp, name).is_some() {
+                found.push(diag::weight_in_array(&layer.name, &layer.call, name));
+            }
+            stored += 4 * graph.params[p].tensor.shape.iter().product::<u64>();
+        }
+        let capacity = target.weight_store.capacity_bytes;
+        if stored > capacity && found.is_empty() {
+            found.push(diag::store_too_small(
+                &layer.name,
+                &layer.call,
+                stored,
+                capacity,
+            ));
+            break;
+        }
+    }
+    if found.is_empty() { Ok(()) } else { Err(found) }
+}
+
+/// The region every phase runs on, with the estimate of each phase there.
+struct Region {
+    rect: Rect,
+    rows: u32,
+    cols: u32,
+    /// Per phase, its estimate per sample (the phase's cycles over the batch).
+    estimates: Vec<Estimate>,
+    /// The whole run's estimated cycles.
+    total: u64,
+}
+
+/// The region (size and place) with the smallest estimated run, the smaller on ties, or of
+/// the size `options.sizes` keeps. The store's bandwidth is left out: it takes as long to
+/// send a phase's weights to any region.
+fn choose_region(
+    graph: &LayerGraph,
+    impls: &[usize],
+    target: &Target,
+    options: &MapOptions,
+) -> Option<Region> {
+    let dead = DeadIndex::new(target);
+    // Every side some phase streams through must be reachable from outside the region.
+    let sides: Vec<wsel_target::Dir> = graph
+        .layers
+        .iter()
+        .enumerate()
+        .flat_map(|(l, layer)| {
+            let imp = &layer.impls[impls[l]];
+            imp.binds
+                .iter()
+                .filter(|b| b.target == BindTarget::Port)
+                .filter_map(|b| imp.ports.iter().find(|p| p.name == b.target_name))
+                .map(|p| crate::placement::side_dir(p.side))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let lengths = |max: u32| -> Vec<u32> {
+        let all: Vec<u32> = (1..=max).collect();
+        search::sample(&all, options.max_side_candidates.clamp(2, 255))
+    };
+    let max_cols = u32::try_from(graph.batch.max(1))
+        .unwrap_or(u32::MAX)
+        .min(target.width);
+    // Sizes to keep (`MapOptions::sizes`): every phase runs on the one region.
+    let (all_rows, all_cols) = match options.sizes.and_then(|sizes| sizes.first()) {
+        Some(&(rows, cols)) => (vec![rows], vec![cols]),
+        None => (lengths(target.height), lengths(max_cols)),
+    };
+    let mut best: Option<Region> = None;
+    for &rows in &all_rows {
+        for &cols in &all_cols {
+            if !graph.layers.iter().enumerate().all(|(l, layer)| {
+                allowed(layer, &layer.impls[impls[l]], rows, cols, target, options)
+            }) {
+                continue;
+            }
+            let Some(rect) = first_clean(&dead, target, rows, cols, &sides) else {
+                continue;
+            };
+            let estimates: Vec<Estimate> = graph
+                .layers
+                .iter()
+                .enumerate()
+                .map(|(l, layer)| {
+                    phase_estimate(graph, layer, impls[l], (rows, cols), None, u64::MAX, target)
+                })
+                .collect();
+            let total = total_cycles(graph, &estimates, target);
+            let better = best
+                .as_ref()
+                .is_none_or(|b| (total, rows * cols) < (b.total, b.rows * b.cols));
+            if better {
+                best = Some(Region {
+                    rect,
+                    rows,
+                    cols,
+                    estimates,
+                    total,
+                });
+            }
+        }
+    }
+    best
+}
+
+/// The estimated cycles of a whole run: every phase and the reconfigurations between them.
+fn total_cycles(graph: &LayerGraph, estimates: &[Estimate], target: &Target) -> u64 {
+    let phases: u64 = estimates
+        .iter()
+        .map(|e| e.cycles * graph.batch.max(1))
+        .sum();
+    phases + u64::from(target.reconfigure_cycles) * (estimates.len() as u64).saturating_sub(1)
+}
+
+/// Whether `imp` may run on a `rows × cols` region: its conditions hold, its arguments have
+/// values and its SRAM fits.
+fn allowed(
+    layer: &LayerInstance,
+    imp: &LayerImpl,
+    rows: u32,
+    cols: u32,
+    target: &Target,
+    options: &MapOptions,
+) -> bool {
+    sram_bytes(layer, imp, rows, cols).is_some_and(|bytes| {
+        bytes + u64::from(options.reserved_sram_bytes) <= u64::from(target.sram_bytes)
+    }) && kernel_args(layer, imp, rows, cols).is_ok()
+        && {
+            let (rn, cn) = side_names(imp);
+            let env = Env {
+                dims: &layer.dims,
+                rows_name: rn,
+                cols_name: cn,
+                rows,
+                cols,
+            };
+            imp.conditions
+                .iter()
+                .all(|c| c.eval_bool(&|s| env.lookup(s)) == Ok(true))
+        }
+}
+
+/// The SRAM bytes per PE `imp`'s kernel needs on a `rows × cols` region.
+fn sram_bytes(layer: &LayerInstance, imp: &LayerImpl, rows: u32, cols: u32) -> Option<u64> {
+    let (rn, cn) = side_names(imp);
+    let env = Env {
+        dims: &layer.dims,
+        rows_name: rn,
+        cols_name: cn,
+        rows,
+        cols,
+    };
+    let words = imp.sram_words.eval_int(&|s| env.lookup(s)).ok()?;
+    u64::try_from(words).ok().map(|w| w * 4)
+}
+
+/// The first `rows × cols` rectangle in row-major order with no dead PE or link inside, and
+/// each of `sides` open to streams from outside.
+fn first_clean(
+    dead: &DeadIndex,
+    target: &Target,
+    rows: u32,
+    cols: u32,
+    sides: &[wsel_target::Dir],
+) -> Option<Rect> {
+    if rows > target.height || cols > target.width {
+        return None;
+    }
+    (0..=target.height - rows).find_map(|y| {
+        (0..=target.width - cols)
+            .map(|x| Rect::new(x, y, cols, rows))
+            .find(|&r| {
+                dead.clean(r)
+                    && sides
+                        .iter()
+                        .all(|&s| crate::place::side_open(dead, r, s, target))
+            })
+    })
+}
+
+/// The estimate of one phase on a `rows × cols` region, per sample of the batch: the longest
+/// of the busiest PE's task work (`work`, measured by a dry run of the kernel, else the
+/// layer's multiply-adds spread over the region), the words of its streamed weights that
+/// every PE of a row takes through its ramp, and its weight bytes through the store (at
+/// `store_bytes_per_cycle`); plus a
+/// round trip down the region's rows for the reductions and combines along columns.
+fn phase_estimate(
+    graph: &LayerGraph,
+    layer: &LayerInstance,
+    impl_index: usize,
+    (rows, cols): (u32, u32),
+    work: Option<u64>,
+    store_bytes_per_cycle: u64,
+    target: &Target,
+) -> Estimate {
+    let imp = &layer.impls[impl_index];
+    let batch = graph.batch.max(1);
+    let fma = u64::from(target.fp32.fma.max(1));
+    let samples_per_col = batch.div_ceil(u64::from(cols));
+    let compute = work.unwrap_or_else(|| {
+        (layer.cost.flops * samples_per_col).div_ceil(2 * u64::from(rows) * fma)
+    });
+    let mut ramp = 0u64;
+    let mut store_bytes = 0u64;
+    for bind in imp.binds.iter().filter(|b| b.target == BindTarget::Port) {
+        let Some(i) = layer.arg_names.iter().position(|n| *n == bind.tensor) else {
+            continue;
+        };
+        let Some(TensorRef::Param(p)) = layer.args.get(i) else {
+            continue;
+        };
+        let elems: u64 = graph.params[*p].tensor.shape.iter().product();
+        ramp += elems.div_ceil(u64::from(rows));
+        store_bytes += elems * 4;
+    }
+    let store = store_bytes.div_ceil(store_bytes_per_cycle.max(1));
+    let chain = 2
+        * u64::from(rows)
+        * (u64::from(target.hop_latency) + u64::from(target.task_switch_cycles) + 2);
+    let cycles = compute.max(ramp).max(store) + chain;
+    Estimate {
+        compute: compute.div_ceil(batch),
+        edge_in: ramp.max(store).div_ceil(batch),
+        edge_out: 0,
+        cycles: cycles.div_ceil(batch),
+    }
+}
+
+/// E0605 (no region fits every phase), or E0601 at the first layer whose SRAM fits nowhere.
+fn no_region(
+    graph: &LayerGraph,
+    impls: &[usize],
+    target: &Target,
+    options: &MapOptions,
+) -> Diagnostic {
+    let whole = (target.height, target.width.min(graph.batch.max(1) as u32));
+    for (l, layer) in graph.layers.iter().enumerate() {
+        let imp = &layer.impls[impls[l]];
+        let fits_somewhere = (1..=whole.0).any(|r| {
+            [1, whole.1]
+                .iter()
+                .any(|&c| allowed(layer, imp, r, c, target, options))
+        });
+        if !fits_somewhere {
+            let need = sram_bytes(layer, imp, whole.0, whole.1).unwrap_or(0)
+                + u64::from(options.reserved_sram_bytes);
+            return diag::working_set_too_big(
+                &layer.name,
+                &layer.call,
+                need,
+                whole.0,
+                whole.1,
+                target.sram_bytes,
+            );
+        }
+    }
+    let first = &graph.layers[0];
+    diag::no_allowed_size(
+        &first.name,
+        &first.call,
+        "no region of the fabric suits every phase of the streamed model at once",
+    )
+}
+
+/// One phase as a graph of its own: the layer, its activation arguments as the graph's inputs
+/// and its weights as the graph's parameters, with the maps back to the whole graph.
+struct PhaseGraph {
+    graph: LayerGraph,
+    /// For each input of the phase graph, the whole graph's tensor.
+    inputs: Vec<TensorRef>,
+    /// For each parameter of the phase graph, the whole graph's parameter index.
+    params: Vec<usize>,
+    /// The implementation's index in the whole graph's layer (the phase graph keeps only it).
+    impl_index: usize,
+}
+
+impl PhaseGraph {
+    fn new(whole: &LayerGraph, l: usize, impl_index: usize) -> PhaseGraph {
+        let layer = &whole.layers[l];
+        let mut inputs = Vec::new();
+        let mut params = Vec::new();
+        let mut graph = LayerGraph {
+            model: whole.model.clone(),
+            batch: whole.batch,
+            inputs: Vec::new(),
+            params: Vec::new(),
+            layers: Vec::new(),
+            output: TensorRef::Layer(0),
+        };
+        let mut args = Vec::new();
+        for (arg, name) in layer.args.iter().zip(&layer.arg_names) {
+            match *arg {
+                TensorRef::Param(p) => {
+                    graph.params.push(whole.params[p].clone());
+                    params.push(p);
+                    args.push(TensorRef::Param(params.len() - 1));
+                }
+                other => {
+                    graph.inputs.push(activation_decl(whole, other, name));
+                    inputs.push(other);
+                    args.push(TensorRef::Input(inputs.len() - 1));
+                }
+            }
+        }
+        let mut instance = layer.clone();
+        instance.args = args;
+        instance.impls = vec![layer.impls[impl_index].clone()];
+        graph.layers.push(instance);
+        PhaseGraph {
+            graph,
+            inputs,
+            params,
+            impl_index,
+        }
+    }
+
+    /// The phase's placement with its indices in the whole graph's terms: its layer is layer
+    /// `l` of phase `l`, its streams name the whole graph's inputs and parameters.
+    fn globalise(&self, mut p: Placement, l: usize, estimate: Estimate, batch: u64) -> Placement {
+        for layer in &mut p.layers {
+            layer.phase = l as u32;
+            layer.implementation = self.impl_index;
+            layer.estimate = estimate;
+        }
+        let endpoint = |e: Endpoint| match e {
+            Endpoint::Host { input, at, side } => Endpoint::Host {
+                input: self.input_index(input),
+                at,
+                side,
+            },
+            Endpoint::WeightStore { param, at, side } => Endpoint::WeightStore {
+                param: self.params[param],
+                at,
+                side,
+            },
+            other => other.shifted(l),
+        };
+        for t in &mut p.transfers {
+            t.source = endpoint(t.source);
+            for d in &mut t.destinations {
+                *d = endpoint(*d);
+            }
+        }
+        let edge = |e: &mut EdgePoint, input: bool| {
+            e.layer += l;
+            if input {
+                e.index = match e.source {
+                    crate::placement::EdgeSource::Host => self.input_index(e.index),
+                    crate::placement::EdgeSource::WeightStore => self.params[e.index],
+                };
+            }
+        };
+        p.inputs.iter_mut().for_each(|e| edge(e, true));
+        p.outputs.iter_mut().for_each(|e| edge(e, false));
+        p.batch = batch;
+        p
+    }
+
+    /// The whole graph's model input behind phase input `i` (the stage layers' inputs).
+    fn input_index(&self, i: usize) -> usize {
+        match self.inputs.get(i) {
+            Some(TensorRef::Input(k)) => *k,
+            _ => i,
+        }
+    }
+}
+
+/// The declaration of an activation tensor of the whole graph, under the name `name`.
+fn activation_decl(whole: &LayerGraph, tensor: TensorRef, name: &str) -> TensorDecl {
+    let (elem, shape, span) = match tensor {
+        TensorRef::Input(i) => {
+            let t = &whole.inputs[i];
+            (t.elem, t.shape.clone(), t.span.clone())
+        }
+        TensorRef::Layer(p) => {
+            let l = &whole.layers[p];
+            (l.output_elem, l.output_shape.clone(), l.call.clone())
+        }
+        TensorRef::Param(p) => {
+            let ParamDecl { tensor, .. } = &whole.params[p];
+            (tensor.elem, tensor.shape.clone(), tensor.span.clone())
+        }
+    };
+    TensorDecl {
+        name: name.to_string(),
+        elem,
+        shape,
+        span,
+    }
+}
+
+/// `whole` with the phase placement `more` appended (its layer indices already global).
+fn merge(mut whole: Placement, more: Placement) -> Placement {
+    whole.colors_used = whole.colors_used.max(more.colors_used);
+    whole.layers.extend(more.layers);
+    whole.transfers.extend(more.transfers);
+    whole.inputs.extend(more.inputs);
+    whole.outputs.extend(more.outputs);
+    whole
+}
