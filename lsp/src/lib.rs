@@ -2,7 +2,7 @@
 //!
 //! The analyses are plain data — byte offsets in, spans and strings out — one module per
 //! feature ([`hover`], [`definition`], [`completion`], [`symbols`], [`semantic_tokens`],
-//! [`inlay_hints`], [`formatting`]) over [`context::FileCtx`]. [`server`] is the only module
+//! [`inlay_hints`], [`formatting`], [`diagnostics`]) over [`context::FileCtx`]. [`server`] is the only module
 //! that speaks LSP; [`line_index`] converts positions (UTF-16) and [`workspace`] holds the
 //! database, the open documents and the URI ↔ path mapping.
 
@@ -10,6 +10,7 @@ pub mod completion;
 pub mod context;
 pub mod definition;
 pub mod defs;
+pub mod diagnostics;
 pub mod exit;
 pub mod formatting;
 pub mod hover;

@@ -92,10 +92,11 @@ impl Backend {
                 };
                 let text = file.text(db);
                 let index = LineIndex::new(text);
-                let diagnostics: Vec<Diagnostic> = wsel_sema::file_diagnostics(db, file)
-                    .iter()
-                    .map(|d| converter.diagnostic(db, &index, d))
-                    .collect();
+                let diagnostics: Vec<Diagnostic> =
+                    crate::diagnostics::document_diagnostics(db, file)
+                        .iter()
+                        .map(|d| converter.diagnostic(db, &index, d))
+                        .collect();
                 out.push((uri, doc.version, diagnostics));
             }
             out

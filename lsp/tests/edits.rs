@@ -117,7 +117,7 @@ async fn run(actions: Vec<Action>) {
     let path = Path::new("/tmp/wsel-lsp-prop/main.wse");
     let expected: Vec<Value> =
         match wsel_sema::load_program(&mut db, path, &mut |_| Ok(text.clone())) {
-            Ok(file) => wsel_sema::file_diagnostics(&db, file)
+            Ok(file) => wsel_lsp::diagnostics::document_diagnostics(&db, file)
                 .iter()
                 .map(|d| json!(d.code))
                 .collect(),

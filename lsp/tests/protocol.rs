@@ -744,3 +744,47 @@ async fn newer_edits_cancel_running_requests() {
     let published = client.diagnostics(uri, Some(7)).await;
     assert_eq!(published["diagnostics"], json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_param_file_is_reported_at_its_param_line() {
+    let dir = std::env::temp_dir().join(format!("wsel-lsp-param-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("data")).expect("temp dir");
+    // Only the name matters for the hint; the file itself is never read.
+    std::fs::write(dir.join("data/w3.npy"), b"").expect("near file");
+    let path = dir.join("model.wse");
+    let text = "import std.nn.{relu, dense};\n\
+                model m(x: f32[B, 4]) -> f32[B, 2] {\n    \
+                    param w: f32[4, 2] from \"data/w4.npy\";\n    \
+                    param b: f32[2] from \"data/w3.npy\";\n    \
+                    return relu(dense(x, w, b));\n}\n";
+    let uri = file_uri(&path);
+    let mut client = TestClient::start().await;
+    client.open(&uri, text).await;
+    let published = client.diagnostics(&uri, Some(1)).await;
+    let diagnostics = published["diagnostics"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let codes: Vec<&str> = diagnostics
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    // `w4.npy` is missing (E0801, with the near name); `w3.npy` is empty, not NumPy (E0801).
+    assert_eq!(codes, ["E0801", "E0801"], "{published}");
+    let missing = &diagnostics[0];
+    assert_eq!(missing["range"]["start"]["line"], 2, "{missing}");
+    assert!(
+        missing["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("cannot read `") && m.contains("data/w4.npy")),
+        "{missing}"
+    );
+    assert!(
+        missing["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("did you mean `data/w3.npy`?")),
+        "{missing}"
+    );
+    assert_eq!(diagnostics[1]["range"]["start"]["line"], 3, "{published}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

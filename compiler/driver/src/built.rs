@@ -16,10 +16,11 @@ use wsel_sema::{Database, Diagnostic, Severity};
 use wsel_target::Target;
 
 use crate::cli::{BackendArg, ModeArg, ModelArgs};
-use crate::inputs::batch_and_inputs;
+use crate::inputs::{NamedInput, batch_and_inputs};
 use crate::pipeline::{
     BuildError, Compiled, Lowerings, ModeDecision, ModeRequest, choose_backend, choose_mode,
-    choose_target, compile_layers, hang_checks, load_and_check, map_graph, pick_model, stage,
+    choose_target, compile_layers, hang_checks, load_and_check_source, map_graph, pick_model,
+    stage,
 };
 use crate::render::SourceTexts;
 use crate::tensor::Tensor;
@@ -30,16 +31,22 @@ use wsel_estimate::{cost_model, lower_for_batch};
 #[derive(Debug, Clone, Copy)]
 pub struct BuildRequest<'a> {
     pub file: &'a Path,
+    /// The source text of `file`, when it comes from memory rather than from the disk
+    /// (imports and data paths still resolve against `file`'s folder).
+    pub text: Option<&'a str>,
     pub target: Option<&'a str>,
     pub mode: Option<ModeArg>,
     pub batch: Option<u64>,
     pub backend: BackendArg,
     /// Copies of the pipeline (`docs/mapping.md` §5).
     pub copies: Copies,
-    /// `--input NAME=PATH` overrides of the `run` item's inputs.
-    pub inputs: &'a [String],
-    /// Read the model inputs (a run needs them; a build reads them only to learn the batch).
+    /// Overrides of the `run` item's inputs (`--input NAME=PATH`, arrays in memory).
+    pub inputs: &'a [NamedInput],
+    /// Read the model inputs, and check the `param` files at their `param` lines (a run needs
+    /// the data; a build reads the inputs only to learn the batch).
     pub read_inputs: bool,
+    /// Parameters whose data is handed over in memory: their files are not checked.
+    pub params_in_memory: &'a [String],
     /// Run the static hang checks (`wsel run --no-hang-checks` skips them).
     pub hang_checks: bool,
 }
@@ -50,6 +57,7 @@ impl<'a> BuildRequest<'a> {
     pub fn new(model: &'a ModelArgs, backend: BackendArg) -> BuildRequest<'a> {
         BuildRequest {
             file: &model.file,
+            text: None,
             target: model.target.as_deref(),
             mode: model.mode,
             batch: model.batch,
@@ -57,6 +65,7 @@ impl<'a> BuildRequest<'a> {
             copies: model.copies,
             inputs: &[],
             read_inputs: false,
+            params_in_memory: &[],
             hang_checks: true,
         }
     }
@@ -81,6 +90,8 @@ pub struct Built {
     pub batch: u64,
     /// The model inputs cut to the batch; empty when the request did not read them.
     pub inputs: Vec<Tensor>,
+    /// One line for each input converted on reading (float64 rounded to f32).
+    pub data_warnings: Vec<String>,
     /// The static hang checks' warnings (errors stop the build).
     pub warnings: Vec<Diagnostic>,
     /// Whether the hang checks ran.
@@ -106,10 +117,11 @@ impl BuildFailure {
 
 /// Builds the program from its source: every step, nothing reused.
 pub fn fresh(request: &BuildRequest<'_>) -> Result<Built, BuildFailure> {
-    let loaded = load_and_check(request.file).map_err(|failure| BuildFailure {
-        sources: failure.db.as_ref().map(crate::source::source_texts),
-        error: failure.error,
-    })?;
+    let loaded =
+        load_and_check_source(request.file, request.text).map_err(|failure| BuildFailure {
+            sources: failure.db.as_ref().map(crate::source::source_texts),
+            error: failure.error,
+        })?;
     let sources = crate::source::source_texts(&loaded.db);
     match steps(&loaded.db, loaded.file, request) {
         Ok(built) => Ok(Built { sources, ..built }),
@@ -126,6 +138,13 @@ fn steps(
     file: wsel_sema::SourceFile,
     request: &BuildRequest<'_>,
 ) -> Result<Built, BuildError> {
+    if request.read_inputs {
+        let in_memory = |name: &str| request.params_in_memory.iter().any(|p| p == name);
+        let problems = wsel_data::param_diagnostics(db, file, &in_memory);
+        if !problems.is_empty() {
+            return Err(BuildError::Diagnostics(problems));
+        }
+    }
     let config = wsel_lower::lower_run_config(db, file);
     let model = pick_model(db, file, config.as_ref()).map_err(BuildError::Message)?;
 
@@ -173,6 +192,7 @@ fn steps(
         backend,
         batch: data.batch,
         inputs: data.inputs,
+        data_warnings: data.warnings,
         warnings,
         hang_checked: request.hang_checks,
         sources: SourceTexts::new(),

@@ -284,6 +284,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             backend,
             batch: data.batch,
             inputs: data.inputs,
+            data_warnings: data.warnings,
             warnings,
             hang_checked: true,
             sources,

@@ -79,6 +79,24 @@ pub enum Command {
         after_help = "Examples:\n  wsel map examples/digits/main.wse\n  wsel map examples/mlp_streaming/main.wse --target wse2 --svg map.svg --routes\n  wsel map model.wse --mode pipelined --batch 8 --format json\n  wsel map examples/digits/main.wse --target wse2 --copies 1"
     )]
     Map(MapArgs),
+    /// Translate an ONNX model into a .wse program over std.nn's layers.
+    ///
+    /// Gemm and MatMul (with the Add of its bias) become `dense`, Relu `relu`, Softmax over
+    /// the features `softmax`; any other operator is an error naming its node. The weights
+    /// are written as .npy files in `<program stem>_weights/` beside the program.
+    #[command(
+        after_help = "Examples:\n  wsel import model.onnx\n  wsel import model.onnx -o models/mlp.wse"
+    )]
+    Import(ImportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The ONNX model (.onnx).
+    pub model: PathBuf,
+    /// The program to write [default: the model's path with the extension .wse].
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// What to build and for what: the model file and the settings that choose its placement.
@@ -157,7 +175,8 @@ pub struct RunArgs {
     /// cores: more threads than cores only wait on each other, so larger values are capped.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// A model input's data, as NAME=PATH (overrides the `run` item's `input`).
+    /// A model input's data, as NAME=PATH: a .npy file, or an .npz archive holding an array
+    /// called NAME (overrides the `run` item's `input`).
     #[arg(long = "input", value_name = "NAME=PATH")]
     pub inputs: Vec<String>,
     /// Where to write the result [default: the `run` item's `output`, else out/<model>.npy].

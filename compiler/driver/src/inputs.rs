@@ -1,24 +1,62 @@
-//! The data a run streams through: model inputs from `--input NAME=PATH` or the `run` item,
-//! parameters from their `.npy` files, each checked against its declared dtype and shape; and
-//! the batch, which defaults to the number of samples in the input files.
+//! The data a run streams through: model inputs from `--input NAME=PATH`, the `run` item or
+//! arrays handed over in memory (the Python package), parameters from their files or from
+//! memory, each checked against its declared dtype and shape (`wsel-data`; an `.npz` archive
+//! gives the array of the tensor's name, float64 inputs are rounded to f32 with a warning);
+//! and the batch, which defaults to the number of samples in the inputs.
 //!
 //! Reading the data needs only the layer graph's declarations, never the program's source, so
 //! a run that reuses a build artifact reads it exactly as a fresh build does.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use wsel_ir::graph::{LayerGraph, TensorDecl};
 use wsel_lower::RunConfig;
 
+use wsel_data::convert::Float64;
+use wsel_data::{Array, DataRef, Tensor, TensorError};
+
 use crate::pipeline::BuildError;
 use crate::run_errors::E0805;
-use crate::tensor::{Tensor, read_npy};
+
+/// A model input's data, named by the input.
+#[derive(Debug, Clone)]
+pub struct NamedInput {
+    pub name: String,
+    pub data: InputData,
+}
+
+/// Where a model input's (or a parameter's) data comes from.
+#[derive(Debug, Clone)]
+pub enum InputData {
+    /// A `.npy` file, or an `.npz` archive holding an array of the tensor's name.
+    File(PathBuf),
+    /// An array handed over in memory.
+    Array(Array),
+}
+
+/// `--input NAME=PATH` flags as named inputs.
+pub fn parse_input_flags(flags: &[String]) -> Result<Vec<NamedInput>, BuildError> {
+    flags
+        .iter()
+        .map(|text| {
+            let (name, path) = text.split_once('=').ok_or_else(|| {
+                run_error(E0805, format!("`--input {text}`: write it as NAME=PATH"))
+            })?;
+            Ok(NamedInput {
+                name: name.to_string(),
+                data: InputData::File(PathBuf::from(path)),
+            })
+        })
+        .collect()
+}
 
 /// The batch and the model inputs cut to it.
 pub struct BatchInputs {
     pub batch: u64,
     /// Every model input holding exactly `batch` samples; empty when the data was not needed.
     pub inputs: Vec<Tensor>,
+    /// One line for each input that was converted (float64 data rounded to f32).
+    pub warnings: Vec<String>,
 }
 
 /// The batch for `graph` (any batch size: only its input declarations are used), and the
@@ -29,7 +67,7 @@ pub fn batch_and_inputs(
     graph: &LayerGraph,
     config: Option<&RunConfig>,
     batch_flag: Option<u64>,
-    overrides: &[String],
+    overrides: &[NamedInput],
     read: bool,
 ) -> Result<BatchInputs, BuildError> {
     let fixed = batch_flag.or(config.and_then(|c| c.batch));
@@ -38,66 +76,82 @@ pub fn batch_and_inputs(
             return Ok(BatchInputs {
                 batch,
                 inputs: Vec::new(),
+                warnings: Vec::new(),
             });
         }
         let named = |name: &str| {
-            overrides.iter().any(|o| o.split('=').next() == Some(name))
+            overrides.iter().any(|o| o.name == name)
                 || config.is_some_and(|c| c.inputs.iter().any(|(n, _)| n == name))
         };
         if !graph.inputs.iter().all(|i| named(&i.name)) {
             return Ok(BatchInputs {
                 batch: 1,
                 inputs: Vec::new(),
+                warnings: Vec::new(),
             });
         }
     }
-    let inputs = read_inputs(graph, config, overrides)?;
+    let (inputs, warnings) = read_inputs(graph, config, overrides)?;
     let available = inputs.first().map_or(1, |t| t.shape[0]);
     let batch = fixed.unwrap_or(available);
     if batch == 0 || batch > available {
         return Err(run_error(
             E0805,
-            format!("batch {batch} asked for, but the input files hold {available} samples"),
+            format!("batch {batch} asked for, but the inputs hold {available} samples"),
         ));
     }
     let inputs = inputs
         .into_iter()
         .map(|t| first_samples(t, batch))
         .collect();
-    Ok(BatchInputs { batch, inputs })
+    Ok(BatchInputs {
+        batch,
+        inputs,
+        warnings,
+    })
 }
 
-/// Reads every model input from `--input NAME=PATH` or the `run` item, checking its dtype and
-/// per-sample shape; all inputs must hold the same number of samples.
+/// Reads every model input from `overrides` (`--input`, or arrays in memory) or the `run`
+/// item, checking its dtype and per-sample shape; all inputs must hold the same number of
+/// samples. Also gives a warning for each input converted from float64.
 pub fn read_inputs(
     graph: &LayerGraph,
     config: Option<&RunConfig>,
-    overrides: &[String],
-) -> Result<Vec<Tensor>, BuildError> {
-    let mut named = Vec::new();
-    for text in overrides {
-        let (name, path) = text
-            .split_once('=')
-            .ok_or_else(|| run_error(E0805, format!("`--input {text}`: write it as NAME=PATH")))?;
-        if !graph.inputs.iter().any(|i| i.name == name) {
-            return Err(run_error(E0805, format!("the model has no input `{name}`")));
-        }
-        named.push((name.to_string(), PathBuf::from(path)));
+    overrides: &[NamedInput],
+) -> Result<(Vec<Tensor>, Vec<String>), BuildError> {
+    if let Some(unknown) = overrides
+        .iter()
+        .find(|o| !graph.inputs.iter().any(|i| i.name == o.name))
+    {
+        return Err(run_error(
+            E0805,
+            format!("the model has no input `{}`", unknown.name),
+        ));
     }
     let mut tensors = Vec::new();
+    let mut warnings = Vec::new();
     for input in &graph.inputs {
-        let path = named
+        let from_config = || {
+            let (_, path) = config?
+                .inputs
+                .iter()
+                .find(|(name, _)| *name == input.name)?;
+            Some(InputData::File(path.clone()))
+        };
+        let data = overrides
             .iter()
-            .chain(config.map_or(&[][..], |c| c.inputs.as_slice()))
-            .find(|(name, _)| *name == input.name)
-            .map(|(_, path)| path.clone())
+            .find(|o| o.name == input.name)
+            .map(|o| o.data.clone())
+            .or_else(from_config)
             .ok_or_else(|| {
                 run_error(E0805, format!(
                     "no data for the model input `{}`: add `input {} = \"file.npy\";` to the `run` item or pass `--input {}=PATH`",
                     input.name, input.name, input.name
                 ))
             })?;
-        tensors.push(read_tensor(input, &path, true)?);
+        let (tensor, warning) = read_tensor(input, data, true)?;
+        tensors.extend(Some(tensor));
+        warnings.extend(warning);
     }
     if let Some(first) = tensors.first() {
         for (tensor, input) in tensors.iter().zip(&graph.inputs).skip(1) {
@@ -112,40 +166,88 @@ pub fn read_inputs(
             }
         }
     }
-    Ok(tensors)
+    Ok((tensors, warnings))
 }
 
-/// Reads every parameter from its `.npy` file, with its exact declared shape.
-pub fn read_params(graph: &LayerGraph) -> Result<Vec<Tensor>, BuildError> {
+/// Every parameter with its exact declared shape: from `given` (arrays in memory, by name),
+/// else from its file.
+pub fn read_params(
+    graph: &LayerGraph,
+    given: &[(String, Array)],
+) -> Result<Vec<Tensor>, BuildError> {
     graph
         .params
         .iter()
-        .map(|p| read_tensor(&p.tensor, &p.path, false))
+        .map(|p| {
+            let data = match given.iter().find(|(name, _)| *name == p.tensor.name) {
+                Some((_, array)) => InputData::Array(array.clone()),
+                None => InputData::File(p.path.clone()),
+            };
+            read_tensor(&p.tensor, data, false).map(|(tensor, _)| tensor)
+        })
         .collect()
 }
 
-fn read_tensor(decl: &TensorDecl, path: &Path, batched: bool) -> Result<Tensor, BuildError> {
+/// Reads one tensor: an activation (`batched`: any number of samples, float64 converted with
+/// a warning) or a parameter (exactly as declared).
+fn read_tensor(
+    decl: &TensorDecl,
+    data: InputData,
+    batched: bool,
+) -> Result<(Tensor, Option<String>), BuildError> {
     let expected: Vec<Option<u64>> = decl
         .shape
         .iter()
         .enumerate()
         .map(|(i, d)| if batched && i == 0 { None } else { Some(*d) })
         .collect();
-    read_npy(path, decl.elem, &expected).map_err(|e| {
-        run_error(
-            e.code(),
-            format!("{e} (for `{}`, declared `{}`)", decl.name, type_text(decl)),
+    let float64 = if batched {
+        Float64::Convert
+    } else {
+        Float64::Refuse
+    };
+    let read = match data {
+        InputData::File(path) => wsel_data::read_tensor(
+            &DataRef::new(&path, &decl.name),
+            decl.elem,
+            &expected,
+            float64,
+        ),
+        InputData::Array(array) => {
+            let what = format!("the array given for `{}`", decl.name);
+            wsel_data::to_tensor(array, decl.elem, &expected, float64, &what)
+        }
+    };
+    let converted = read.map_err(|e| data_error(&e, decl, batched))?;
+    let warning = converted.converted_from.map(|dtype| {
+        format!(
+            "the data for `{}` holds {dtype} values: rounded to {} (save {} data to skip this)",
+            decl.name,
+            decl.elem.name(),
+            wsel_data::numpy_dtype(decl.elem)
         )
-    })
+    });
+    Ok((converted.tensor, warning))
 }
 
-fn type_text(decl: &TensorDecl) -> String {
+/// A data error, with the tensor it was for and its declared type.
+fn data_error(error: &TensorError, decl: &TensorDecl, batched: bool) -> BuildError {
+    let message = format!(
+        "{error} (for `{}`, declared `{}`)",
+        decl.name,
+        type_text(decl, batched)
+    );
+    run_error(error.code(), message)
+}
+
+/// The declared type: an activation's first dimension is its sample dimension (`B`).
+fn type_text(decl: &TensorDecl, batched: bool) -> String {
     let dims: Vec<String> = decl
         .shape
         .iter()
         .enumerate()
         .map(|(i, d)| {
-            if i == 0 && decl.shape.len() > 1 {
+            if batched && i == 0 {
                 "B".into()
             } else {
                 d.to_string()

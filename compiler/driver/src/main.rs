@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => wsel::commands::fmt::run(&args),
         Command::Lsp => wsel::commands::lsp::run(),
         Command::Map(args) => wsel::commands::map::run(&args),
+        Command::Import(args) => wsel::commands::import::run(&args),
     };
     ExitCode::from(status.code())
 }

@@ -18,7 +18,6 @@ use wsel_sema::{Database, Diagnostic, ItemId, SourceFile};
 use wsel_target::Target;
 
 use crate::cli::{BackendArg, ModeArg};
-use crate::source::read_source;
 use crate::status::Status;
 use wsel_map::report::group;
 
@@ -50,8 +49,15 @@ pub struct LoadFailure {
 
 /// Loads `path` with its imports and checks it.
 pub fn load_and_check(path: &Path) -> Result<Loaded, Box<LoadFailure>> {
+    load_and_check_source(path, None)
+}
+
+/// [`load_and_check`], with `text` as the source of `path` when it comes from memory rather
+/// than from the disk (its imports are still read beside it).
+pub fn load_and_check_source(path: &Path, text: Option<&str>) -> Result<Loaded, Box<LoadFailure>> {
     let mut db = Database::default();
-    let file = match wsel_sema::load_program(&mut db, path, &mut |p: &Path| read_source(p)) {
+    let mut read = crate::source::reader(path, text);
+    let file = match wsel_sema::load_program(&mut db, path, &mut read) {
         Ok(file) => file,
         Err(error) => {
             return Err(Box::new(LoadFailure {
@@ -71,6 +77,21 @@ pub fn load_and_check(path: &Path) -> Result<Loaded, Box<LoadFailure>> {
         }));
     }
     Ok(Loaded { db, file })
+}
+
+/// Every diagnostic of `file` and its imports, and of the `param` files its models name
+/// (`wsel-data`), in source order: what `wsel check` reports.
+pub fn all_diagnostics(db: &Database, file: SourceFile) -> Vec<Diagnostic> {
+    let root = file.path(db).clone();
+    let mut found = wsel_sema::diagnostics(db, file);
+    found.extend(wsel_data::param_diagnostics(db, file, &|_| false));
+    found.sort_by_key(|d| {
+        (
+            d.primary.location.file != root,
+            d.primary.location.span.start,
+        )
+    });
+    found
 }
 
 /// The model to work on: the one the `run` item names, else the file's only model.

@@ -8,12 +8,9 @@ use wsel_sim::{SimError, TaskFault};
 
 use crate::pipeline::Compiled;
 
-/// A data file (model input, parameter or labels) cannot be read or is not a NumPy `.npy` file.
-pub const E0801: &str = "E0801";
-/// A data file holds values of another dtype than the tensor declares.
-pub const E0802: &str = "E0802";
-/// A data file has another shape than the tensor declares.
-pub const E0803: &str = "E0803";
+/// E0801 (a data file cannot be read), E0802 (it holds another dtype than the tensor
+/// declares) and E0803 (another shape) belong to `wsel-data`, which `wsel check` reports too.
+pub use wsel_data::{E0801, E0802, E0803};
 /// An output file (result, report, trace, picture) cannot be written.
 pub const E0804: &str = "E0804";
 /// The data does not fit the run: a model input without data, an unknown input name, inputs

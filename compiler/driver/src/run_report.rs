@@ -56,7 +56,8 @@ pub struct RunReport {
     pub weight_store_latency_cycles: u32,
     pub wall_seconds: f64,
     pub wavelet_hops: u64,
-    pub output: PathBuf,
+    /// The result file; `None` when the result stayed in memory (the Python package).
+    pub output: Option<PathBuf>,
     pub output_shape: Vec<u64>,
     pub accuracy: Option<Accuracy>,
     /// The phases of a weight-streaming run, in order (empty in pipelined mode).
@@ -108,7 +109,8 @@ pub struct RunContext<'a> {
     pub target: &'a Target,
     pub backend: Backend,
     pub wall: Duration,
-    pub output: &'a Path,
+    /// The result file, if the result was written to one.
+    pub output: Option<&'a Path>,
     pub result: &'a Tensor,
     pub accuracy: Option<(PathBuf, (u64, u64))>,
 }
@@ -200,7 +202,7 @@ impl RunReport {
             weight_store_latency_cycles: target.weight_store.latency_cycles,
             wall_seconds: wall.as_secs_f64(),
             wavelet_hops: outcome.report.wavelet_hops,
-            output: output.to_path_buf(),
+            output: output.map(Path::to_path_buf),
             output_shape: result.shape.clone(),
             accuracy: accuracy.map(|(labels, (correct, total))| Accuracy {
                 labels,
@@ -289,12 +291,11 @@ impl RunReport {
             self.wall_seconds
         );
         let dims: Vec<String> = self.output_shape.iter().map(u64::to_string).collect();
-        let _ = writeln!(
-            out,
-            "  output: {} [{}]",
-            self.output.display(),
-            dims.join(", ")
-        );
+        let place = self
+            .output
+            .as_ref()
+            .map_or_else(|| "in memory".to_string(), |p| p.display().to_string());
+        let _ = writeln!(out, "  output: {place} [{}]", dims.join(", "));
         if let Some(a) = &self.accuracy {
             let _ = writeln!(
                 out,

@@ -1,4 +1,4 @@
-//! Reading `.wse` sources from disk, and collecting every loaded file's text for rendering.
+//! Reading `.wse` sources from disk (or one from memory), and collecting every loaded file's text for rendering.
 
 use std::io;
 use std::path::Path;
@@ -17,6 +17,18 @@ pub fn read_source(path: &Path) -> io::Result<String> {
             format!("the file is not valid UTF-8 (first bad byte at offset {at})"),
         )
     })
+}
+
+/// Reads sources from disk, except `root`'s when its `text` is given (a program in memory;
+/// its imports are read beside it).
+pub fn reader<'a>(
+    root: &'a Path,
+    text: Option<&'a str>,
+) -> impl FnMut(&Path) -> io::Result<String> + 'a {
+    move |path: &Path| match text {
+        Some(text) if path == root => Ok(text.to_string()),
+        _ => read_source(path),
+    }
 }
 
 /// The text of every file in the database, by path.

@@ -122,7 +122,7 @@ impl RunReport {
             weight_store_latency_cycles: target.weight_store.latency_cycles,
             wall_seconds: context.wall.as_secs_f64(),
             wavelet_hops: run.report.wavelet_hops,
-            output: context.output.to_path_buf(),
+            output: context.output.map(std::path::Path::to_path_buf),
             output_shape: context.result.shape.clone(),
             accuracy: context
                 .accuracy

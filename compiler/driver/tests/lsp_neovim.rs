@@ -31,6 +31,14 @@ fn neovim_sees_diagnostics_hover_and_stdlib_definition() {
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     let file = dir.join("main.wse");
     std::fs::copy(root.join("examples/digits/main.wse"), &file).expect("the digits example");
+    // With its weights: the server reports a missing `param` file (E0801).
+    std::fs::create_dir_all(dir.join("data")).expect("a data folder");
+    for entry in std::fs::read_dir(root.join("examples/digits/data")).expect("digits data") {
+        let path = entry.expect("a data file").path();
+        if let Some(name) = path.file_name() {
+            std::fs::copy(&path, dir.join("data").join(name)).expect("a weight file");
+        }
+    }
     let result = dir.join("result.txt");
     let script = root.join("editors/neovim/test/e2e.lua");
     let mut child = Command::new("nvim")

@@ -1,4 +1,5 @@
-//! `wsel check`: load each file with its imports, run the front end, print the diagnostics.
+//! `wsel check`: load each file with its imports, run the front end, check the `param` files
+//! the models name (`wsel-data`), print the diagnostics.
 
 use std::io::Write;
 use std::path::Path;
@@ -22,7 +23,7 @@ pub fn run(args: &CheckArgs) -> Status {
                 return Status::UsageOrIo;
             }
         };
-        for diagnostic in wsel_sema::diagnostics(&db, file) {
+        for diagnostic in crate::pipeline::all_diagnostics(&db, file) {
             if seen.insert(diagnostic.clone()) {
                 diagnostics.push(diagnostic);
             }

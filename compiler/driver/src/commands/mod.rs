@@ -3,6 +3,7 @@
 pub mod build;
 pub mod check;
 pub mod fmt;
+pub mod import;
 pub mod lsp;
 pub mod map;
 pub mod run;

@@ -172,7 +172,7 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
 }
 
 /// `path` (as written in a `.wse` file) resolved against the folder of `file`.
-pub(crate) fn resolve_path(file: &Path, path: &str) -> PathBuf {
+pub fn resolve_path(file: &Path, path: &str) -> PathBuf {
     match file.parent() {
         Some(dir) => dir.join(path),
         None => PathBuf::from(path),

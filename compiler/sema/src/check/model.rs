@@ -6,7 +6,7 @@
 //! name); a name is visible after its definition. Dimension variables of the inputs (`B`) are
 //! model-level symbols; parameters have constant shapes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use salsa::Accumulator;
 use wsel_syntax::ast::{self, Span};
@@ -424,10 +424,15 @@ impl<'db> ModelChecker<'db> {
         let scalars = self.scalar_args(&sig, named, span)?;
         let mut bindings: BTreeMap<String, Dim> = BTreeMap::new();
         let mut ok = true;
-        // Weights first: their shapes are constant, so a conflict is blamed on the activation
-        // ("expected `f32[B, 64]`, found `f32[B, 32]`").
+        // Activations first: their shapes come from checked computations, while a `param`'s
+        // shape is a declaration that can be wrong on its own. So a conflict between the two
+        // is blamed on the `param` ("parameter `w` is declared `f32[32, 16]`, but the call
+        // needs `f32[64, 16]`"), and the dimensions in conflict make the result the error
+        // type when it depends on them, so nothing downstream is reported again.
         let mut order: Vec<usize> = (0..args.len()).collect();
-        order.sort_by_key(|&i| !sig.inputs[i].is_param);
+        order.sort_by_key(|&i| sig.inputs[i].is_param);
+        let mut conflicts: BTreeSet<String> = BTreeSet::new();
+        let mut mismatched: Vec<usize> = Vec::new();
         for i in order {
             let (input, arg, value) = (&sig.inputs[i], &args[i], &arg_values[i]);
             let Some(value) = value else {
@@ -470,7 +475,9 @@ impl<'db> ModelChecker<'db> {
                 elem: found.elem,
                 ..expected.clone()
             };
-            if expected.elem != found.elem && unify(&same_shape, found, &mut bindings.clone()) {
+            if expected.elem != found.elem
+                && unify(&same_shape, found, &mut bindings.clone()).is_ok()
+            {
                 ok = false;
                 let d = models::elem_mismatch(
                     self.c.loc(&arg.span()),
@@ -484,30 +491,28 @@ impl<'db> ModelChecker<'db> {
                 self.c.report(d);
                 continue;
             }
-            if !unify(expected, found, &mut bindings) {
-                ok = false;
-                let shown = substitute(expected, &bindings);
-                let d = models::shape_mismatch(
-                    self.c.loc(&arg.span()),
-                    &sig.name,
-                    &input.name,
-                    &shown.to_string(),
-                    &found.to_string(),
-                    input.def.clone(),
-                    &expected.to_string(),
-                );
-                self.c.report(d);
+            let mut trial = bindings.clone();
+            match unify(expected, found, &mut trial) {
+                Ok(()) => bindings = trial,
+                Err(vars) => {
+                    ok = false;
+                    conflicts.extend(vars);
+                    mismatched.push(i);
+                }
             }
+        }
+        // Reported with every other argument's bindings, so the expected shape is complete.
+        for i in mismatched {
+            self.report_mismatch(&sig, i, &args[i], &arg_values[i], &bindings);
         }
         let out_ty = sig.output.as_ref().and_then(|o| o.ty.as_ref())?;
         let result = substitute(out_ty, &bindings);
         // A call with a broken argument has the error type when its result depends on a
         // dimension the argument should have bound: the error type unifies with anything,
         // so one mistake is reported once, not again at every use of the result.
-        let unbound = out_ty
-            .dims
-            .iter()
-            .any(|d| matches!(d, Dim::Var(v) if !bindings.contains_key(v)));
+        let unbound = out_ty.dims.iter().any(
+            |d| matches!(d, Dim::Var(v) if !bindings.contains_key(v) || conflicts.contains(v)),
+        );
         if !ok && unbound {
             return Some(TensorValue {
                 source: ValueRef::Node(self.graph.nodes.len()),
@@ -549,6 +554,46 @@ impl<'db> ModelChecker<'db> {
             ty: Some(result),
             param_def: None,
         })
+    }
+
+    /// Reports argument `i` of a call, whose type does not unify with the layer's input:
+    /// for a model `param`, as a declaration that does not fit the call; for an activation,
+    /// as the shape the layer expected.
+    fn report_mismatch(
+        &mut self,
+        sig: &LayerSig,
+        i: usize,
+        arg: &ast::Expr,
+        value: &Option<TensorValue>,
+        bindings: &BTreeMap<String, Dim>,
+    ) {
+        let input = &sig.inputs[i];
+        let (Some(expected), Some(value)) = (&input.ty, value) else {
+            return;
+        };
+        let Some(found) = &value.ty else {
+            return;
+        };
+        let shown = substitute(expected, bindings);
+        let d = match (&value.param_def, arg) {
+            (Some(def), ast::Expr::Name(name)) => models::param_shape_mismatch(
+                self.c.loc(&arg.span()),
+                &sig.name,
+                &name.name,
+                (&shown.to_string(), &found.to_string()),
+                self.c.loc(def),
+            ),
+            _ => models::shape_mismatch(
+                self.c.loc(&arg.span()),
+                &sig.name,
+                &input.name,
+                &shown.to_string(),
+                &found.to_string(),
+                input.def.clone(),
+                &expected.to_string(),
+            ),
+        };
+        self.c.report(d);
     }
 }
 
@@ -635,32 +680,46 @@ impl ModelChecker<'_> {
     }
 }
 
-/// Unifies a layer input type with an argument type, extending `bindings`. Returns false on a
-/// conflict (element type, rank, or a dimension).
-fn unify(expected: &TensorType, found: &TensorType, bindings: &mut BTreeMap<String, Dim>) -> bool {
+/// Unifies a layer input type with an argument type, extending `bindings`. On a conflict
+/// (element type, rank, or a dimension) gives the dimension variables in conflict: every
+/// variable of `expected` when the element type or rank differs.
+fn unify(
+    expected: &TensorType,
+    found: &TensorType,
+    bindings: &mut BTreeMap<String, Dim>,
+) -> Result<(), Vec<String>> {
+    let vars = || {
+        expected
+            .dims
+            .iter()
+            .filter_map(|d| match d {
+                Dim::Var(v) => Some(v.clone()),
+                Dim::Known(_) => None,
+            })
+            .collect()
+    };
     if expected.elem != found.elem || expected.dims.len() != found.dims.len() {
-        return false;
+        return Err(vars());
     }
+    let mut conflicts = Vec::new();
+    let mut constant_conflict = false;
     for (e, f) in expected.dims.iter().zip(&found.dims) {
         match e {
-            Dim::Known(_) => {
-                if e != f {
-                    return false;
-                }
-            }
+            Dim::Known(_) => constant_conflict |= e != f,
             Dim::Var(v) => match bindings.get(v) {
-                Some(bound) => {
-                    if bound != f {
-                        return false;
-                    }
-                }
+                Some(bound) if bound != f => conflicts.push(v.clone()),
+                Some(_) => {}
                 None => {
                     bindings.insert(v.clone(), f.clone());
                 }
             },
         }
     }
-    true
+    if conflicts.is_empty() && !constant_conflict {
+        Ok(())
+    } else {
+        Err(conflicts)
+    }
 }
 
 /// `ty` with its bound dimension variables replaced.

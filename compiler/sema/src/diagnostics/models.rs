@@ -40,6 +40,31 @@ pub fn shape_mismatch(
     )
 }
 
+/// E0402 (a model `param`): a parameter whose declared shape does not fit the call, given
+/// the shapes of the activations (and of the other parameters). `shapes` is the shape the call
+/// needs and the declared one; `param_def` is where the parameter is declared.
+pub fn param_shape_mismatch(
+    at: Location,
+    layer: &str,
+    param: &str,
+    shapes: (&str, &str),
+    param_def: Location,
+) -> Diagnostic {
+    let (needed, declared) = shapes;
+    Diagnostic::error(
+        "E0402",
+        format!(
+            "mismatched shapes in call to `{layer}`: parameter `{param}` is declared `{declared}`, but the call needs `{needed}`"
+        ),
+        at,
+        format!("this is `{declared}`"),
+    )
+    .with_secondary(param_def, format!("`{param}` is declared here"))
+    .with_note(format!(
+        "the activations passed to `{layer}` (and the weights before this one) decide the shape it needs"
+    ))
+}
+
 /// E0402 (element type): an argument whose shape fits the layer input but whose element type
 /// differs. `elems` is the expected and the found element type.
 pub fn elem_mismatch(

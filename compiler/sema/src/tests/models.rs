@@ -20,12 +20,14 @@ fn e0402_shape_mismatch_names_both_shapes() {
         E0406 main.wse:38:12 `dense(dense(x, w1, b1), w1, b1)`: the model returns `f32[B, 32]`, but declares `f32[B, 10]`
             [this is `f32[B, 32]`]
             + main.wse:35:32 `f32[B, 10]`: declared output type
-        E0402 main.wse:38:18 `dense(x, w1, b1)`: mismatched shapes in call to `dense`: expected `f32[B, 64]`, found `f32[B, 32]`
-            [this is `f32[B, 32]`]
-            + main.wse:20:16 `f32[B, N]`: `x` is declared as `f32[B, N]` here
-        E0402 main.wse:38:24 `x`: mismatched shapes in call to `dense`: expected `f32[B, 64]`, found `f32[B, 32]`
-            [this is `f32[B, 32]`]
-            + main.wse:20:16 `f32[B, N]`: `x` is declared as `f32[B, N]` here
+        E0402 main.wse:38:27 `w1`: mismatched shapes in call to `dense`: parameter `w1` is declared `f32[64, 32]`, but the call needs `f32[32, 32]`
+            [this is `f32[64, 32]`]
+            + main.wse:36:11 `w1`: `w1` is declared here
+            note: the activations passed to `dense` (and the weights before this one) decide the shape it needs
+        E0402 main.wse:38:36 `w1`: mismatched shapes in call to `dense`: parameter `w1` is declared `f32[64, 32]`, but the call needs `f32[32, 32]`
+            [this is `f32[64, 32]`]
+            + main.wse:36:11 `w1`: `w1` is declared here
+            note: the activations passed to `dense` (and the weights before this one) decide the shape it needs
     "#]]
     .assert_eq(&out);
 }

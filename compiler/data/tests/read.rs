@@ -1,0 +1,133 @@
+//! Reading data as NumPy writes it: `.npy` files of every dtype the conversions know, `.npz`
+//! archives by name (stored and deflated), float64 inputs rounded with a note, labels of any
+//! integer width, and the errors with their codes. The files are made by NumPy's format,
+//! written here with npyz (a `.npy` file) and the zip crate (an archive of them).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use npyz::WriterBuilder;
+use wsel_data::convert::Float64;
+use wsel_data::{DataRef, TensorError, read_labels, read_tensor};
+use wsel_ir::kernel::ScalarTy;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wsel-data-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(shape: &[u64], values: &[T]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut writer = npyz::WriteOptions::<T>::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(&mut out)
+        .begin_nd()
+        .expect("npy header");
+    writer.extend(values.iter().copied()).expect("npy values");
+    writer.finish().expect("npy end");
+    out
+}
+
+fn npz(path: &Path, members: &[(&str, Vec<u8>)], method: zip::CompressionMethod) {
+    let file = std::fs::File::create(path).expect("npz file");
+    let mut zip = zip::ZipWriter::new(file);
+    let options = zip::write::SimpleFileOptions::default().compression_method(method);
+    for (name, bytes) in members {
+        zip.start_file(format!("{name}.npy"), options)
+            .expect("member");
+        zip.write_all(bytes).expect("member bytes");
+    }
+    zip.finish().expect("npz end");
+}
+
+#[test]
+fn npz_members_are_read_by_the_tensors_name() {
+    let dir = temp_dir("npz");
+    let w = npy(&[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let b = npy(&[3], &[0.5f32, 0.25, 0.125]);
+    for method in [
+        zip::CompressionMethod::Stored,
+        zip::CompressionMethod::Deflated,
+    ] {
+        let path = dir.join(format!("params-{method:?}.npz"));
+        npz(&path, &[("w", w.clone()), ("b", b.clone())], method);
+        let read = read_tensor(
+            &DataRef::new(&path, "w"),
+            ScalarTy::F32,
+            &[Some(2), Some(3)],
+            Float64::Refuse,
+        )
+        .expect("w");
+        assert_eq!(read.tensor.to_f32(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let missing = read_tensor(
+            &DataRef::new(&path, "w3"),
+            ScalarTy::F32,
+            &[Some(2), Some(3)],
+            Float64::Refuse,
+        )
+        .expect_err("no w3");
+        assert_eq!(missing.code(), "E0801");
+        assert!(
+            missing
+                .to_string()
+                .contains("the archive has no array `w3` (it has `w`, `b`)"),
+            "{missing}"
+        );
+    }
+}
+
+#[test]
+fn float64_is_rounded_for_inputs_and_refused_for_params() {
+    let dir = temp_dir("f64");
+    let path = dir.join("x.npy");
+    std::fs::write(&path, npy(&[2, 2], &[0.1f64, 0.2, 0.3, 0.4])).expect("write");
+    let data = DataRef::new(&path, "x");
+    let read = read_tensor(&data, ScalarTy::F32, &[None, Some(2)], Float64::Convert).expect("x");
+    assert_eq!(read.converted_from.as_deref(), Some("float64"));
+    assert_eq!(read.tensor.to_f32(), [0.1f32, 0.2, 0.3, 0.4]);
+    let refused =
+        read_tensor(&data, ScalarTy::F32, &[Some(2), Some(2)], Float64::Refuse).expect_err("param");
+    assert!(matches!(refused, TensorError::Dtype { .. }), "{refused}");
+}
+
+#[test]
+fn labels_of_any_integer_width() {
+    let dir = temp_dir("labels");
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("u8", npy(&[3], &[1u8, 2, 3])),
+        ("i16", npy(&[3], &[1i16, 2, 3])),
+        ("i64", npy(&[3], &[1i64, 2, 3])),
+        ("u64", npy(&[3], &[1u64, 2, 3])),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.join(format!("{name}.npy"));
+        std::fs::write(&path, bytes).expect("write");
+        assert_eq!(read_labels(&path, 2).expect(name), [1, 2]);
+    }
+    let floats = dir.join("floats.npy");
+    std::fs::write(&floats, npy(&[3], &[1.0f32, 2.0, 3.0])).expect("write");
+    assert_eq!(read_labels(&floats, 3).expect_err("floats").code(), "E0802");
+}
+
+#[test]
+fn a_transposed_shape_is_said_to_look_transposed() {
+    let dir = temp_dir("reversed");
+    let path = dir.join("w.npy");
+    std::fs::write(&path, npy(&[3, 2], &[0f32; 6])).expect("write");
+    let data = DataRef::new(&path, "w");
+    let error =
+        read_tensor(&data, ScalarTy::F32, &[Some(2), Some(3)], Float64::Refuse).expect_err("shape");
+    assert_eq!(error.code(), "E0803");
+    assert!(
+        error
+            .to_string()
+            .ends_with("it looks transposed: its `.T` has the needed shape"),
+        "{error}"
+    );
+    let other =
+        read_tensor(&data, ScalarTy::F32, &[Some(3), Some(3)], Float64::Refuse).expect_err("shape");
+    assert!(!other.to_string().contains("transposed"), "{other}");
+}
