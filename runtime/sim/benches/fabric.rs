@@ -11,8 +11,12 @@
 //!
 //! And (e) weight rows scattered along every row of wse2 by ramp filters, in closed form.
 //!
+//! And (f) determinism on the full fabric: one halo-exchange round on all of wse2 with 1, 2,
+//! 3 and 8 threads, each outcome hashed (cycles, host outputs, the JSON report with every
+//! PE's and link's figures, every PE's final SRAM): the hashes must be equal.
+//!
 //! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small`, `full`,
-//! `streams`, `balance` or `scatter` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
+//! `streams`, `balance`, `scatter` or `determinism` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
 //! side of the small halo exchange (rounds scale so the wavelet count stays about the same),
 //! `ROUNDS=n` its number of rounds, `RUNS=n` the number of runs of `small1` (for instruction
 //! counts under callgrind: `RUNS=1 ROUNDS=5`).
@@ -223,6 +227,33 @@ fn scatter() {
     }
 }
 
+/// (f) One full-wse2 halo round on 1, 2, 3 and 8 threads: the same outcome, by hash.
+fn determinism() {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let target = Target::wse2();
+    let program = halo_exchange(Coord::new(0, 0), target.width, target.height, 16, 1);
+    for threads in [1, 2, 3, 8] {
+        let opts = SimOptions {
+            threads,
+            ..SimOptions::default()
+        };
+        let start = Instant::now();
+        let out = simulate(&target, &program, &opts).expect("full-fabric round runs");
+        let secs = start.elapsed().as_secs_f64();
+        let mut h = DefaultHasher::new();
+        (out.cycles, &out.outputs, out.report.to_json()).hash(&mut h);
+        for pe in &program.pes {
+            out.sram(pe.at).hash(&mut h);
+        }
+        println!(
+            "(f) halo full wse2, n=16, 1 round, {threads} thread(s): {} wavelet-hops, {} cycles, {secs:.2} s; outcome hash {:016x}",
+            out.report.wavelet_hops,
+            out.cycles,
+            h.finish()
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -248,5 +279,8 @@ fn main() {
     }
     if want("scatter") {
         scatter();
+    }
+    if want("determinism") {
+        determinism();
     }
 }

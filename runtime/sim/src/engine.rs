@@ -15,8 +15,8 @@ use wsel_target::{Coord, Port, Target};
 /// How to run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimOptions {
-    /// Worker threads (the fabric is split into that many bands of rows). Results do not
-    /// depend on it.
+    /// Worker threads (the fabric is split into that many partitions of interleaved row
+    /// blocks balanced by work, `bands.rs`). Results do not depend on it.
     pub threads: usize,
     /// Stop with [`SimError::CycleBudget`] if anything is still happening at this cycle.
     pub max_cycles: Option<u64>,
