@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use wsel_diagnostic::Location;
 use wsel_sema::Db;
 use wsel_sema::analysis::FileAnalysis;
-use wsel_sema::diagnostic::Location;
 use wsel_sema::{SourceFile, db::lookup_file};
 use wsel_syntax::ast::{self, Span};
 

@@ -1,7 +1,7 @@
 //! Go to definition and find references, as locations (a file path and a byte span).
 //! Definitions in the stdlib are `<std>/...` paths; the server turns them into files.
 
-use wsel_sema::diagnostic::Location;
+use wsel_diagnostic::Location;
 
 use crate::context::{FileCtx, target_at};
 

@@ -5,7 +5,7 @@
 //! (columns count characters).
 
 use serde::Serialize;
-use wsel_sema::diagnostic::{Diagnostic, Label, Severity};
+use wsel_diagnostic::{Diagnostic, Label, Severity};
 
 use crate::render::SourceTexts;
 

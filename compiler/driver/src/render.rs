@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::ops::Range;
 
 use ariadne::{Config, IndexType, Label, Report, ReportKind};
-use wsel_sema::diagnostic::{Diagnostic, Severity};
+use wsel_diagnostic::{Diagnostic, Severity};
 
 /// The text of every file a diagnostic may point into, by the path the diagnostic names.
 pub type SourceTexts = BTreeMap<PathBuf, String>;

@@ -6,10 +6,10 @@
 //! call as secondary labels, and lists the PEs concerned: by logical row and column in the
 //! layer's region, and where they are on the fabric.
 
+use wsel_diagnostic::{Diagnostic, Location, Severity};
 use wsel_ir::graph::{LayerInstance, SourceSpan};
 use wsel_ir::kernel::TaskId;
 use wsel_map::PlacedLayer;
-use wsel_sema::{Diagnostic, Location, Severity};
 
 use crate::reach::PortOp;
 use crate::streams::side_name;

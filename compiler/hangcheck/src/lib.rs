@@ -46,10 +46,10 @@ mod streams;
 #[cfg(test)]
 mod tests;
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::LayerGraph;
 use wsel_ir::kernel::{KernelIr, KernelSpans, PortDirection, PortId};
 use wsel_map::Placement;
-use wsel_sema::Diagnostic;
 
 pub use diagnostics::{E0701, E0702, E0703, E0704, E0705, codes};
 

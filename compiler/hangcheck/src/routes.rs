@@ -11,9 +11,9 @@
 
 use std::collections::HashMap;
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::LayerGraph;
 use wsel_map::{Color, Endpoint, Placement, Transfer};
-use wsel_sema::Diagnostic;
 use wsel_target::Coord;
 
 use crate::diagnostics::{E0704, at};
@@ -116,7 +116,7 @@ fn conflict(
     let primary = call(a_layer)
         .or_else(|| call(b_layer))
         .or_else(|| graph.layers.first().map(|g| at(&g.call)))
-        .unwrap_or(wsel_sema::Location {
+        .unwrap_or(wsel_diagnostic::Location {
             file: std::path::PathBuf::new(),
             span: 0..0,
         });

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use wsel_sema::Diagnostic;
+use wsel_diagnostic::Diagnostic;
 use wsel_target::Coord;
 
 use crate::diagnostics as diag;

@@ -15,8 +15,8 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{LayerGraph, Mode, SourceSpan};
-use wsel_sema::Diagnostic;
 use wsel_target::{Coord, Target};
 
 use crate::diagnostics as diag;

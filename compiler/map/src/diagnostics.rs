@@ -5,8 +5,8 @@
 //! implementation or the `bind`), and its message carries the numbers: bytes needed against
 //! bytes available, colors needed against colors available, the part counts that disagree.
 
+use wsel_diagnostic::{Diagnostic, Location};
 use wsel_ir::graph::SourceSpan;
-use wsel_sema::{Diagnostic, Location};
 
 /// A layer fits no region: at every region size its `where` conditions allow on this target,
 /// the kernel's SRAM per PE exceeds the target's. The message gives the bytes needed at the

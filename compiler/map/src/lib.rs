@@ -35,8 +35,8 @@ mod search;
 mod streaming;
 pub mod svg;
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{LayerGraph, Mode};
-use wsel_sema::Diagnostic;
 use wsel_target::Target;
 
 pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};

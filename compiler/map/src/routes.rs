@@ -13,8 +13,8 @@
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::TensorRef;
-use wsel_sema::Diagnostic;
 use wsel_target::{Coord, Dir, Port, PortSet, Rect, multicast_tree, shortest_path};
 
 use crate::diagnostics as diag;

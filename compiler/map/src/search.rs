@@ -22,8 +22,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{CExpr, LayerGraph, LayerInstance, Mode, RegionSide, TensorRef};
-use wsel_sema::Diagnostic;
 use wsel_target::{Rect, Target};
 
 use crate::MapOptions;

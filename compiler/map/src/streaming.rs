@@ -20,11 +20,11 @@
 //! kernel arguments; the phases' placements are merged into one [`Placement`] whose layers
 //! carry their phase.
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{
     BindTarget, LayerGraph, LayerImpl, LayerInstance, Mode, ParamDecl, SplitAxis, TensorDecl,
     TensorRef,
 };
-use wsel_sema::Diagnostic;
 use wsel_target::{Rect, Target};
 
 use crate::diagnostics as diag;

@@ -3,10 +3,10 @@
 //! cuts, part counts that cannot agree, a mode without implementation. Every code is
 //! documented in `docs/diagnostics.md`.
 
+use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{BindTarget, CExpr, LayerGraph, Mode, RegionSide, Side, SplitAxis, TensorRef};
 use wsel_ir::kernel::PortDirection;
 use wsel_map::{MapOptions, fixtures, map};
-use wsel_sema::Diagnostic;
 use wsel_target::{Coord, Target};
 
 /// Fixes a fixture layer's region at `rows × cols` (with constant kernel arguments and SRAM).

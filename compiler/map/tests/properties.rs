@@ -84,7 +84,7 @@ proptest! {
     }
 }
 
-fn assert_known_codes(diagnostics: &[wsel_sema::Diagnostic]) -> Result<(), TestCaseError> {
+fn assert_known_codes(diagnostics: &[wsel_diagnostic::Diagnostic]) -> Result<(), TestCaseError> {
     prop_assert!(!diagnostics.is_empty(), "no placement and no diagnostic");
     let known: Vec<&str> = wsel_map::codes().iter().map(|(c, _)| *c).collect();
     for d in diagnostics {

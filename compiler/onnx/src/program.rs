@@ -91,49 +91,6 @@ fn tensor(constant: &Constant) -> Tensor {
     }
 }
 
-/// The language's keywords, which an identifier must not be.
-const KEYWORDS: &[&str] = &[
-    "import",
-    "as",
-    "const",
-    "kernel",
-    "layer",
-    "model",
-    "param",
-    "let",
-    "var",
-    "in",
-    "out",
-    "stream",
-    "task",
-    "then",
-    "recv",
-    "send",
-    "activate",
-    "if",
-    "else",
-    "for",
-    "while",
-    "return",
-    "true",
-    "false",
-    "cost",
-    "pipelined",
-    "streaming",
-    "on",
-    "where",
-    "run",
-    "bind",
-    "to",
-    "split",
-    "from",
-    "f32",
-    "f16",
-    "i32",
-    "u32",
-    "bool",
-];
-
 /// `name` as a `.wse` identifier (letters, digits and `_`, not starting with a digit, not a
 /// keyword), or `fallback` when nothing of it is left.
 fn identifier(name: &str, fallback: &str) -> String {
@@ -145,7 +102,7 @@ fn identifier(name: &str, fallback: &str) -> String {
     match cleaned.chars().next() {
         None => identifier(fallback, "model"),
         Some(c) if c.is_ascii_digit() => format!("m_{cleaned}"),
-        Some(_) if KEYWORDS.contains(&cleaned) => format!("{cleaned}_"),
+        Some(_) if wsel_syntax::KEYWORDS.contains(&cleaned) => format!("{cleaned}_"),
         Some(_) => cleaned.to_string(),
     }
 }

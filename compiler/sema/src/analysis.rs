@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use wsel_syntax::ast::{PortDirection, ScalarType, Span};
 
-use crate::diagnostic::Location;
 use crate::ty::{Dim, TensorType, Value};
+use wsel_diagnostic::Location;
 
 /// A name written at `span` that refers to the definition at `def` (go-to-definition,
 /// references).

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::diagnostic::Diagnostic;
+use wsel_diagnostic::Diagnostic;
 
 /// One `.wse` file: its path as given to the compiler (stdlib files are `<std>/nn.wse`) and
 /// its text. The text is the only thing an editor changes.

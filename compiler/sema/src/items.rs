@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use wsel_syntax::ast;
 
 use crate::db::{Db, FileSet, SourceFile};
-use crate::diagnostic::Location;
 use crate::syntax::parse;
+use wsel_diagnostic::Location;
 
 /// What kind of top-level item an [`ItemId`] names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

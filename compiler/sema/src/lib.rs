@@ -13,7 +13,6 @@ pub mod builtins;
 pub mod check;
 pub mod consteval;
 pub mod db;
-pub mod diagnostic;
 pub mod diagnostics;
 pub mod items;
 pub mod load;
@@ -29,10 +28,10 @@ pub use check::layer::{check_layer, layer_signature};
 pub use check::model::{ModelCheck, check_model};
 pub use check::run::check_run;
 pub use db::{Database, Db, FileSet, Reported, SourceFile};
-pub use diagnostic::{Diagnostic, Label, Location, Severity};
 pub use items::{ItemId, ItemKind, item_ast, item_index, module_scope};
 pub use load::{load_program, set_file};
 pub use syntax::parse;
+pub use wsel_diagnostic::{Diagnostic, Label, Location, Severity};
 
 /// The folder name under which stdlib modules appear: `std.nn` is `<std>/nn.wse`.
 pub const STD_PREFIX: &str = "<std>";

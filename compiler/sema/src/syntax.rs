@@ -5,7 +5,7 @@ use salsa::Accumulator;
 use wsel_syntax::ast;
 
 use crate::db::{Db, Reported, SourceFile};
-use crate::diagnostic::{Diagnostic, Location};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// The syntax tree of `file`. Syntax errors (E0001–E0007) are reported here.
 #[salsa::tracked(returns(ref))]

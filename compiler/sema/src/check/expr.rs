@@ -11,12 +11,12 @@ use crate::analysis::{Declared, DeclaredKind, ItemAnalysis, NameUse};
 use crate::builtins::{BUILTINS, PART_FUNCTIONS, builtin, part};
 use crate::consteval::{self, Elem, EvalError, unify};
 use crate::db::{Db, SourceFile};
-use crate::diagnostic::{Diagnostic, Location};
 use crate::diagnostics::{did_you_mean, resolve, types};
 use crate::items::{
     ItemId, ItemKind, ModuleScope, item_ast, item_location, module_scope, unresolved_imports,
 };
 use crate::ty::{Ty, Value, describe, is_float, is_int, is_numeric, scalar_name};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// What a local name (anything below module level) refers to.
 #[derive(Debug, Clone)]

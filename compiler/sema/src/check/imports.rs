@@ -10,13 +10,13 @@ use wsel_syntax::ast::{self, Span};
 
 use crate::analysis::NameUse;
 use crate::db::{Db, Reported, SourceFile};
-use crate::diagnostic::Location;
 use crate::diagnostics::{did_you_mean, resolve, run};
 use crate::items::{
     ItemKind, file_imports, import_target_path, importable_item, item_index, item_location,
     resolve_module,
 };
 use crate::syntax::parse;
+use wsel_diagnostic::Location;
 
 /// Reports the module-level problems of `file`.
 #[salsa::tracked]

@@ -668,7 +668,7 @@ fn port_use(
     port: &ast::Ident,
     need: PortDirection,
     op: &str,
-) -> Option<(ScalarType, crate::diagnostic::Location)> {
+) -> Option<(ScalarType, wsel_diagnostic::Location)> {
     let Some(b) = c.lookup(&port.name).cloned() else {
         let ports: Vec<String> = c
             .scopes

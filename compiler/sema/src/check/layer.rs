@@ -810,9 +810,9 @@ fn direction_word(direction: PortDirection) -> &'static str {
 
 /// `d` with a secondary label at the written type of the bound tensor.
 fn with_tensor_def(
-    d: crate::diagnostic::Diagnostic,
+    d: wsel_diagnostic::Diagnostic,
     tensor: Option<&LayerTensor>,
-) -> crate::diagnostic::Diagnostic {
+) -> wsel_diagnostic::Diagnostic {
     match tensor {
         Some(t) => {
             let ty = t.ty.as_ref().map(|t| t.to_string()).unwrap_or_default();

@@ -15,10 +15,10 @@ use crate::analysis::{CallBinding, ItemAnalysis, LayerSig, ModelGraph, ModelNode
 use crate::check::expr::{Checker, Local, written_type};
 use crate::check::layer::{layer_signature, tensor_type};
 use crate::db::{Db, Reported};
-use crate::diagnostic::Diagnostic;
 use crate::diagnostics::{did_you_mean, layers, models, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
 use crate::ty::{Dim, TensorType, Ty, Value, scalar_name};
+use wsel_diagnostic::Diagnostic;
 
 /// What `check_model` found: name uses and types, and the model graph.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -87,7 +87,7 @@ pub fn check_run<'db>(db: &'db dyn Db, item: crate::items::ItemId<'db>) -> ItemA
                 };
                 match list.iter().find(|(n, _)| n == &name.name) {
                     Some((_, def)) => {
-                        let def = crate::diagnostic::Location {
+                        let def = wsel_diagnostic::Location {
                             file: file.clone(),
                             span: def.clone(),
                         };

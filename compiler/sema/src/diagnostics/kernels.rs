@@ -1,6 +1,6 @@
 //! E03xx: kernels — tasks, ports, receives and sends.
 
-use crate::diagnostic::{Diagnostic, Location};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// E0301: a kernel has no task named `main` (every kernel has exactly one; a second one is a
 /// duplicate name, E0106).

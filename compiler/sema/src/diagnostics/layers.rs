@@ -1,6 +1,6 @@
 //! E04xx (layers): signatures, cost, implementations, `run` and `bind`.
 
-use crate::diagnostic::{Diagnostic, Location};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// E0408: an activation tensor (non-`param` input, layer output, model input) whose first
 /// dimension is not a dimension variable, activations of one layer with different sample

@@ -1,6 +1,6 @@
 //! E04xx (models): layer calls, shapes, parameters and the result.
 
-use crate::diagnostic::{Diagnostic, Location};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// E0401: a call in a model whose callee is not a layer.
 pub fn not_a_layer(at: Location, name: &str, found: &str, def: Option<Location>) -> Diagnostic {

@@ -1,6 +1,6 @@
 //! E01xx: name resolution — imports, duplicates, unresolved names, names of the wrong kind.
 
-use crate::diagnostic::{Diagnostic, Location};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// E0101: an `import` names a module that is neither in the stdlib (`std.a.b`) nor a file
 /// `a/b.wse` beside the importing file.

@@ -1,6 +1,6 @@
 //! E043x: the `run` configuration item.
 
-use crate::diagnostic::{Diagnostic, Location};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// E0430: `run m { ... }` where `m` is not a model.
 pub fn not_a_model(at: Location, name: &str, found: &str, def: Option<Location>) -> Diagnostic {

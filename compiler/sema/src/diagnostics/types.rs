@@ -1,6 +1,6 @@
 //! E02xx: types and compile-time constants.
 
-use crate::diagnostic::{Diagnostic, Location};
+use wsel_diagnostic::{Diagnostic, Location};
 
 /// A type or value as shown in a message: a type in backticks (`f32`), a phrase as it is
 /// ("a slice of `f32`", "an expression").

@@ -1,5 +1,6 @@
-//! The renderer-neutral diagnostic: what every phase reports, and what the CLI (ariadne, JSON)
-//! and the language server render. It knows nothing about terminals or LSP.
+//! The renderer-neutral diagnostic: what every phase reports (the front end, the mapper, the
+//! hang checks), and what the CLI (ariadne, JSON) and the language server render. It knows
+//! nothing about terminals, LSP or the salsa database.
 
 use std::ops::Range;
 use std::path::PathBuf;
