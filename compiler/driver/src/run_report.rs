@@ -51,6 +51,9 @@ pub struct RunReport {
     pub bottleneck: Option<String>,
     /// Fill and drain latency, when the run had host inputs and outputs.
     pub latency: Option<Latency>,
+    /// The span of the PEs' work, `max end − min start` over all PEs (the CSL examples'
+    /// timing convention); `None` in streaming mode or when no task ran.
+    pub task_span: Option<TaskSpan>,
     /// The weight store's bandwidth and latency (the figures streaming mode runs against).
     pub weight_store_bytes_per_cycle: u32,
     pub weight_store_latency_cycles: u32,
@@ -64,6 +67,26 @@ pub struct RunReport {
     pub phases: Vec<PhaseRow>,
     /// Weight streaming in micro-batches, when the batch does not fit at once.
     pub micro_batches: Option<MicroBatches>,
+}
+
+/// When the PEs worked: the earliest cycle any PE started a task, the latest cycle any PE
+/// ended one, and the difference (`cycles`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TaskSpan {
+    pub first_start: u64,
+    pub last_end: u64,
+    pub cycles: u64,
+}
+
+impl TaskSpan {
+    fn of(report: &wsel_sim::Report) -> Option<TaskSpan> {
+        let (first_start, last_end) = report.task_span()?;
+        Some(TaskSpan {
+            first_start,
+            last_end,
+            cycles: last_end - first_start,
+        })
+    }
 }
 
 /// One layer of the report.
@@ -198,6 +221,7 @@ impl RunReport {
             utilisation: outcome.report.utilisation(),
             bottleneck,
             latency: latency(program, outcome),
+            task_span: TaskSpan::of(&outcome.report),
             weight_store_bytes_per_cycle: target.weight_store.bandwidth_bytes_per_cycle,
             weight_store_latency_cycles: target.weight_store.latency_cycles,
             wall_seconds: wall.as_secs_f64(),

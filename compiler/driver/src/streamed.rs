@@ -395,6 +395,9 @@ impl ReportSum {
                 busy_cycles: 0,
                 tasks: 0,
                 waits: Vec::new(),
+                // Each phase counts cycles from its own start: no span across phases.
+                first_task_start: None,
+                last_task_end: None,
                 ..pe.clone()
             });
             sum.busy_cycles += pe.busy_cycles;

@@ -118,6 +118,7 @@ impl RunReport {
             utilisation: run.report.utilisation(),
             bottleneck,
             latency,
+            task_span: None,
             weight_store_bytes_per_cycle: target.weight_store.bandwidth_bytes_per_cycle,
             weight_store_latency_cycles: target.weight_store.latency_cycles,
             wall_seconds: context.wall.as_secs_f64(),

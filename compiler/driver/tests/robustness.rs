@@ -107,6 +107,26 @@ fn a_long_misspelt_name_is_reported_without_a_suggestion() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_long_operator_chain_is_a_syntax_error_not_a_stack_overflow() {
+    // Found by fuzzing (seed 2): `wsel check` overflowed its stack (SIGABRT) walking a chain
+    // of 2,000 `*`s, a tree 2,000 deep, which the 4,096-token statement limit let through.
+    let dir = scratch("operator-chain");
+    let file = dir.join("chain.wse");
+    let chain = " * COL".repeat(2_000);
+    std::fs::write(
+        &file,
+        format!("const ROWS: u32 = 2;\nconst COL: u32 = 3;\nconst AREA: u32 = ROWS{chain};\n"),
+    )
+    .expect("write source");
+    let output = run(&["check", "--color", "never", file.to_str().expect("utf-8")]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert!(text.contains("[E0007] Error"), "{text}");
+    assert!(text.contains("nested more than 256 deep"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A `.npy` file of `words` with element type `elem` and shape `shape`.
 fn write_npy(path: &Path, elem: ScalarTy, shape: &[u64], words: Vec<u32>) {
     let tensor = Tensor {

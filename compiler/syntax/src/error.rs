@@ -180,10 +180,11 @@ pub(crate) enum Cut {
 /// Stop reporting after this many errors.
 pub(crate) const MAX_ERRORS: usize = 100;
 /// The deepest nesting of `(`, `[` and `{` the parser accepts, counting each `else if` of a
-/// chain as a level (its `if` sits in the `else` before it): the AST is recursive, and later
-/// passes walk it recursively.
+/// chain as a level (its `if` sits in the `else` before it) and each operator of an expression
+/// (it nests the expression before it): the AST is recursive, and later passes walk it
+/// recursively.
 pub(crate) const MAX_NESTING: usize = 256;
-/// The most tokens between two `;`, `{` or `}`: bounds the depth of operator chains.
+/// The most tokens between two `;`, `{` or `}`: bounds the length of a statement.
 pub(crate) const MAX_RUN: usize = 4096;
 
 /// Facts about the token feed that the error report needs.
@@ -286,7 +287,7 @@ pub(crate) fn collect(
             }
             Cut::Nesting => {
                 format!(
-                    "brackets (or `else if`s) nested more than {MAX_NESTING} deep; stopped parsing here"
+                    "brackets, operators or `else if`s nested more than {MAX_NESTING} deep; stopped parsing here"
                 )
             }
             Cut::Length => format!(

@@ -64,11 +64,14 @@ struct TokenFeed<'a> {
     eof: usize,
     missing_braces: usize,
     synthetic_left: usize,
-    /// Open `(`, `[` and `{`, and `else if`s in the open blocks (each nests its `if` in the
-    /// `else` before it).
+    /// Open `(`, `[` and `{`, `else if`s in the open blocks (each nests its `if` in the `else`
+    /// before it), and operators in the open expressions (each nests the expression before it).
     nesting: usize,
     /// Per open `{`: the `else if`s directly in it, released with its `}`.
     else_ifs: Vec<usize>,
+    /// Per open bracket, and one for the top level: the operators since its last `,`, `;`,
+    /// `=`, `{` or `}`, released with them.
+    operators: Vec<usize>,
     /// Whether the last token was `else`.
     after_else: bool,
     /// Tokens since the last `;`, `{` or `}`.
@@ -97,6 +100,7 @@ impl<'a> TokenFeed<'a> {
             synthetic_left: depth,
             nesting: 0,
             else_ifs: Vec::new(),
+            operators: vec![0],
             after_else: false,
             run: 0,
         }
@@ -106,15 +110,19 @@ impl<'a> TokenFeed<'a> {
 impl TokenFeed<'_> {
     fn track_nesting(&mut self, tok: &Token) {
         match tok {
-            Token::LParen | Token::LBracket => self.nesting += 1,
+            Token::LParen | Token::LBracket => self.open(),
             Token::LBrace => {
-                self.nesting += 1;
+                // A block ends the expression before it (an `if`'s condition) and its own.
+                self.end_expression();
+                self.open();
                 self.else_ifs.push(0);
             }
-            Token::RParen | Token::RBracket => self.nesting = self.nesting.saturating_sub(1),
+            Token::RParen | Token::RBracket => self.close(),
             Token::RBrace => {
+                self.close();
+                self.end_expression();
                 let chain = self.else_ifs.pop().unwrap_or(0);
-                self.nesting = self.nesting.saturating_sub(1 + chain);
+                self.nesting = self.nesting.saturating_sub(chain);
             }
             Token::If if self.after_else => {
                 self.nesting += 1;
@@ -122,10 +130,63 @@ impl TokenFeed<'_> {
                     *chain += 1;
                 }
             }
+            Token::Comma | Token::Semi | Token::Assign => self.end_expression(),
+            tok if is_operator(tok) => {
+                self.nesting += 1;
+                if let Some(count) = self.operators.last_mut() {
+                    *count += 1;
+                }
+            }
             _ => {}
         }
         self.after_else = matches!(tok, Token::Else);
     }
+
+    fn open(&mut self) {
+        self.nesting += 1;
+        self.operators.push(0);
+    }
+
+    fn close(&mut self) {
+        self.end_expression();
+        if self.operators.len() > 1 {
+            self.operators.pop();
+        }
+        self.nesting = self.nesting.saturating_sub(1);
+    }
+
+    /// The operators of the expression that ends here no longer nest what follows.
+    fn end_expression(&mut self) {
+        if let Some(count) = self.operators.last_mut() {
+            self.nesting = self.nesting.saturating_sub(*count);
+            *count = 0;
+        }
+    }
+}
+
+/// Whether `tok` is an operator, which nests the expression before it (a chain of `n` binary
+/// operators, or `n` unary ones, is a tree `n` deep). Conservative: `<` and `>` of a type count
+/// too.
+fn is_operator(tok: &Token) -> bool {
+    matches!(
+        tok,
+        Token::Plus
+            | Token::Minus
+            | Token::Star
+            | Token::Slash
+            | Token::Percent
+            | Token::EqEq
+            | Token::NotEq
+            | Token::Lt
+            | Token::Gt
+            | Token::Le
+            | Token::Ge
+            | Token::AndAnd
+            | Token::OrOr
+            | Token::Bang
+            | Token::As
+            | Token::DotDot
+    )
 }
 
 impl Iterator for TokenFeed<'_> {

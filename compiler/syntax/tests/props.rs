@@ -197,6 +197,24 @@ fn deep_nesting_and_long_chains_stop_cleanly() {
     assert_eq!(parsed.errors.last().map(|e| e.code), Some("E0007"));
     assert!(parse(&chain(200)).errors.is_empty());
 
+    // Found by fuzzing: a chain of 2,000 `*`s (under the 4,096-token limit) is a tree 2,000
+    // deep, and `wsel check` overflowed its stack walking it. Operators nest like brackets;
+    // they are released at the end of their expression, so many short ones are fine.
+    let chain = format!("const A: u32 = 2{};", " * 3".repeat(2_000));
+    let parsed = parse(&chain);
+    assert_eq!(parsed.errors.last().map(|e| e.code), Some("E0007"));
+    assert!(
+        parse(&format!("const A: u32 = 2{};", " * 3".repeat(200)))
+            .errors
+            .is_empty()
+    );
+    let statements = "if a > b + 1 { x = -y * 2; } ".repeat(1_000);
+    let many = format!("kernel k() {{ task main() {{ {statements}}} }}");
+    assert!(parse(&many).errors.is_empty(), "{:?}", parse(&many).errors);
+    let arguments = vec!["a + 1"; 1_000].join(", ");
+    let call = format!("kernel k() {{ task main() {{ f({arguments}); }} }}");
+    assert!(parse(&call).errors.is_empty());
+
     let garbage = "@ ".repeat(1000);
     let parsed = parse(&garbage);
     assert_eq!(parsed.errors.len(), 101);

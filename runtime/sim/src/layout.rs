@@ -352,6 +352,7 @@ impl<'p> Builder<'_, 'p> {
             max_cycles: u64::MAX,
             livelock_tasks: u64::MAX,
             closed_tasks: vec![0; pes],
+            first_task: vec![u64::MAX; pes],
             phases: parts.phases,
             errors: Vec::new(),
             stats: Stats::new(target.colors as usize),

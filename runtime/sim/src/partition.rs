@@ -144,6 +144,9 @@ pub(crate) struct Partition<'p> {
     /// row that only activated tasks while nothing of its own was open.
     pub livelock_tasks: u64,
     pub closed_tasks: Vec<u64>,
+    /// Per PE, the cycle its first task started (`u64::MAX` until one has): with `busy_until`,
+    /// the PE's span of work (`PeActivity::first_task_start`).
+    pub first_task: Vec<u64>,
     /// Weight-store phases.
     pub phases: Phases,
 }

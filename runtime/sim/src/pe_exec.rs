@@ -157,6 +157,8 @@ impl Partition<'_> {
         }
         p.busy_until = t + busy;
         p.busy_cycles += busy;
+        let first = &mut self.first_task[pe as usize];
+        *first = (*first).min(t);
         p.tasks_run += 1;
         let issue0 = t + switch;
         let mut slots = Slots {

@@ -18,6 +18,10 @@ pub struct PeActivity {
     pub idle_cycles: u64,
     /// Tasks run.
     pub tasks: u64,
+    /// The cycle its first task started; `None` when it ran none.
+    pub first_task_start: Option<u64>,
+    /// The cycle its last task ended (switch included); `None` when it ran none.
+    pub last_task_end: Option<u64>,
     /// Idle cycles spent waiting for data, per color the PE posted receives on (sorted by
     /// color).
     pub waits: Vec<ColorWait>,
@@ -108,6 +112,16 @@ impl Report {
     /// The report as JSON text.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The span of the program's work in the vendor SDK's timing convention: the latest
+    /// `last_task_end` minus the earliest `first_task_start` over all PEs (every PE's tasks
+    /// between its first start and its last end, in the CSL examples' `max end − min start`
+    /// sense); `None` when no task ran.
+    pub fn task_span(&self) -> Option<(u64, u64)> {
+        let start = self.pes.iter().filter_map(|p| p.first_task_start).min()?;
+        let end = self.pes.iter().filter_map(|p| p.last_task_end).max()?;
+        Some((start, end))
     }
 
     /// Mean fraction of cycles the PEs were busy.

@@ -34,6 +34,27 @@ fn report_counts_busy_idle_links_and_colors() {
     assert!(r.utilisation() > 0.0 && r.utilisation() < 1.0);
 }
 
+/// Every PE's span of work, and the run's (`Report::task_span`, the CSL examples' max end −
+/// min start): every PE starts at 0 (its `start` task), works at least its busy cycles
+/// between its first start and its last end, and ends within the run.
+#[test]
+fn report_gives_each_pes_first_start_and_last_end() {
+    let t = target(1, 2, 4);
+    let p = halo_exchange(Coord::new(2, 2), 4, 3, 5, 2);
+    let out = simulate(&t, &p, &SimOptions::default()).expect("runs");
+    let r = &out.report;
+    for pe in &r.pes {
+        let (start, end) = (pe.first_task_start, pe.last_task_end);
+        assert_eq!(start, Some(0));
+        let end = end.expect("a PE that ran tasks has an end");
+        assert!(end >= pe.busy_cycles && end <= r.cycles, "{pe:?}");
+    }
+    let last = r.pes.iter().filter_map(|p| p.last_task_end).max();
+    assert_eq!(r.task_span(), last.map(|l| (0, l)));
+    let json: Value = serde_json::from_str(&r.to_json()).expect("report is JSON");
+    assert_eq!(json["pes"][0]["first_task_start"], 0);
+}
+
 #[test]
 fn trace_has_task_slices_tracks_and_link_counters() {
     let t = target(1, 2, 4);
