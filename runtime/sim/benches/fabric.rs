@@ -30,8 +30,15 @@ use std::time::Instant;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use wsel_sim::workloads::{halo_exchange, phased_rows, scatter_rows};
-use wsel_sim::{Program, SimOptions, TaskContext, simulate, task};
+use wsel_sim::{Outcome, Program, SimOptions, TaskContext, simulate, task};
 use wsel_target::{Coord, Port, PortSet, Target, shortest_path};
+
+/// Simulate `program`, panicking with `what` on an error; the outcome and the seconds taken.
+fn timed(target: &Target, program: &Program, opts: &SimOptions, what: &str) -> (Outcome, f64) {
+    let start = Instant::now();
+    let out = simulate(target, program, opts).expect(what);
+    (out, start.elapsed().as_secs_f64())
+}
 
 /// Peak resident set size of this process so far, in bytes (Linux; 0 elsewhere).
 fn peak_rss() -> u64 {
@@ -56,9 +63,7 @@ fn small(threads: usize, runs: usize) {
     let mut rates = Vec::new();
     let mut last = None;
     for _ in 0..runs {
-        let start = Instant::now();
-        let out = simulate(&target, &program, &opts).expect("halo exchange runs");
-        let secs = start.elapsed().as_secs_f64();
+        let (out, secs) = timed(&target, &program, &opts, "halo exchange runs");
         rates.push(out.report.wavelet_hops as f64 / secs);
         last = Some((out.report.wavelet_hops, out.cycles, secs));
     }
@@ -82,9 +87,7 @@ fn full(threads: usize) {
         threads,
         ..SimOptions::default()
     };
-    let start = Instant::now();
-    let out = simulate(&target, &program, &opts).expect("full-fabric round runs");
-    let secs = start.elapsed().as_secs_f64();
+    let (out, secs) = timed(&target, &program, &opts, "full-fabric round runs");
     println!(
         "(b) halo {}x{} (full wse2), n={n}, 1 round, {threads} thread(s): {} wavelet-hops, {} cycles; \
          program built in {built:.2} s, simulated (incl. layout) in {secs:.2} s = {:.1} M wavelet-hops/s; peak RSS {:.2} GiB",
@@ -148,9 +151,7 @@ fn streams() {
         let mut rates = Vec::new();
         let mut last = None;
         for _ in 0..3 {
-            let start = Instant::now();
-            let out = simulate(&target, &program, &opts).expect("streams run");
-            let secs = start.elapsed().as_secs_f64();
+            let (out, secs) = timed(&target, &program, &opts, "streams run");
             rates.push(out.report.wavelet_hops as f64 / secs);
             last = Some((out.report.wavelet_hops, out.cycles, out.express, secs));
         }
@@ -173,9 +174,7 @@ fn balance() {
             threads,
             ..SimOptions::default()
         };
-        let start = Instant::now();
-        let out = simulate(&target, &program, &opts).expect("phased rows run");
-        let secs = start.elapsed().as_secs_f64();
+        let (out, secs) = timed(&target, &program, &opts, "phased rows run");
         let steps: Vec<u64> = out
             .loads
             .iter()
@@ -210,9 +209,7 @@ fn scatter() {
             express_streams,
             ..SimOptions::default()
         };
-        let start = Instant::now();
-        let out = simulate(&target, &program, &opts).expect("scatter runs");
-        let secs = start.elapsed().as_secs_f64();
+        let (out, secs) = timed(&target, &program, &opts, "scatter runs");
         println!(
             "(e) scatter {rows} rows x {width} PEs x {chunk} words x {repeats} weight rows (wse2), express {}: \
              {} wavelet-hops, {} delivered, {} cycles, {secs:.2} s (layout included) = {:.1} M wavelet-hops/s; {:?}; peak RSS {:.2} GiB",
@@ -237,9 +234,7 @@ fn determinism() {
             threads,
             ..SimOptions::default()
         };
-        let start = Instant::now();
-        let out = simulate(&target, &program, &opts).expect("full-fabric round runs");
-        let secs = start.elapsed().as_secs_f64();
+        let (out, secs) = timed(&target, &program, &opts, "full-fabric round runs");
         let mut h = DefaultHasher::new();
         (out.cycles, &out.outputs, out.report.to_json()).hash(&mut h);
         for pe in &program.pes {
