@@ -3,6 +3,7 @@ BENCHMARKS.md.
 
 Usage (from the repository root, after `cargo build --release -p wsel`):
     python3 benches/trace_report.py [RUNS]
+(`WSEL=path` measures another build of the binary.)
 
 1. heat (examples/heat: a 64 x 64 plate, 500 Jacobi steps) on wse2 (64 x 64 PEs) and on dev
    (16 x 16 PEs), one thread: without a trace, with the whole trace, and (wse2) with a
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WSEL = ROOT / "target" / "release" / "wsel"
+WSEL = Path(os.environ.get("WSEL", ROOT / "target" / "release" / "wsel"))
 
 
 def once(command):

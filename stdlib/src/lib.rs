@@ -9,6 +9,7 @@ const MODULES: &[(&str, &str)] = &[
     ("collectives", include_str!("../collectives.wse")),
     ("stencil", include_str!("../stencil.wse")),
     ("resident", include_str!("../resident.wse")),
+    ("loss", include_str!("../loss.wse")),
 ];
 
 /// The source of the standard-library module at `path` (the segments after `std`), if any.

@@ -12,6 +12,8 @@ Usage: python3 tests/reference/forward.py MODEL OUT.npy [BATCH]
                                                                       (examples/residual/data)
          mlp_streaming  softmax(relu(relu(x W1 + b1) W2 + b2) W3 + b3) (examples/mlp_streaming/data)
          ragged         (x W1 + b1) W2 + b2, 257 -> 131 -> 10         (examples/ragged/data)
+         transformer    the GPT-style decoder's logits for every token of the held-out
+                        batch (examples/transformer/data; train.py describes the model)
 The MODEL name is the example's folder name. Computes in float32, as the fabric does, and
 saves the result as float32. BATCH keeps the first BATCH samples (default: all).
 """
@@ -100,6 +102,46 @@ def ragged(batch):
     return h
 
 
+def layernorm(x, g, b, eps=F32(1e-5)):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * g + b
+
+
+def gelu(x):
+    c = F32(np.sqrt(2.0 / np.pi))
+    return F32(0.5) * x * (F32(1) + np.tanh(c * (x + F32(0.044715) * x**3)))
+
+
+def attention(q, k, v, heads, context, causal=True):
+    """Multi-head attention over each sequence of `context` consecutive rows of q, k, v."""
+    b, d = q.shape
+    dh = d // heads
+    split = lambda t: t.reshape(b // context, context, heads, dh).transpose(0, 2, 1, 3)
+    q, k, v = split(q), split(k), split(v)
+    s = (q @ k.transpose(0, 1, 3, 2)) / np.sqrt(F32(dh))
+    if causal:
+        s = np.where(np.tril(np.ones((context, context), dtype=bool)), s, F32(-np.inf))
+    return (softmax(s) @ v).transpose(0, 2, 1, 3).reshape(b, d).astype(F32)
+
+
+def transformer(batch):
+    def w(name):
+        return load("transformer", name)
+
+    ids = w("ids")[:batch, 0].astype(np.int64)
+    context = w("wpe").shape[0]
+    h = w("wte")[ids] + w("wpe")[np.arange(len(ids)) % context]
+    for i in (1, 2):
+        a = layernorm(h, w(f"ln1_g{i}"), w(f"ln1_b{i}"))
+        q, k, v = (a @ w(f"w{n}{i}") + w(f"b{n}{i}") for n in "qkv")
+        h = h + (attention(q, k, v, 4, context) @ w(f"wo{i}") + w(f"bo{i}"))
+        m = layernorm(h, w(f"ln2_g{i}"), w(f"ln2_b{i}"))
+        f = gelu(m @ w(f"wfc1{i}") + w(f"bfc1{i}"))
+        h = h + (f @ w(f"wfc2{i}") + w(f"bfc2{i}"))
+    return layernorm(h, w("lnf_g"), w("lnf_b")) @ w("whead") + w("bhead")
+
+
 MODELS = {
     "gemv": gemv,
     "digits": digits,
@@ -110,6 +152,7 @@ MODELS = {
     "residual": residual,
     "mlp_streaming": mlp_streaming,
     "ragged": ragged,
+    "transformer": transformer,
 }
 
 

@@ -88,6 +88,115 @@ pub enum Command {
         after_help = "Examples:\n  wsel import model.onnx\n  wsel import model.onnx -o models/mlp.wse"
     )]
     Import(ImportArgs),
+    /// Train a model on the simulated fabric: forward, loss and backward layer by layer with
+    /// the batch's activations in SRAM, the weights streamed from the weight store (again for
+    /// the backward pass), the gradients streamed back to the store, which applies the
+    /// optimizer (docs/running.md, "Training").
+    ///
+    /// Writes the trained weights (<param>.npy), the loss per step (loss.csv) and its curve
+    /// (loss.svg) into the output folder, all or none, and prints a report per step. Every
+    /// loss, gradient and cycle count comes from executing the training graph on the fabric.
+    #[command(
+        after_help = "Examples:\n  wsel train examples/digits/train.wse --steps 50 --optimizer adam --lr 0.01\n  wsel train model.wse --input x=data/x.npy --labels data/y.npy --batch 32 --epochs 2"
+    )]
+    Train(Box<TrainArgs>),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TrainArgs {
+    /// The .wse file with the model (and usually a `run` item naming its data).
+    pub file: PathBuf,
+    /// The machine: `dev`, `wse2`, `wse3`, or a target .toml file [default: the `run` item's,
+    /// else dev].
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Training runs as weight streaming runs (one layer at a time); pipelined training is not
+    /// built yet.
+    #[arg(long, value_enum, default_value_t = ModeArg::Streaming)]
+    pub mode: ModeArg,
+    /// A model input's training data, as NAME=PATH (overrides the `run` item's `input`).
+    #[arg(long = "input", value_name = "NAME=PATH")]
+    pub inputs: Vec<String>,
+    /// The training labels: class indices (.npy, integers) for `cross_entropy`, target
+    /// values shaped like the model's result for `mse` [default: the `run` item's `labels`].
+    #[arg(long)]
+    pub labels: Option<PathBuf>,
+    /// The loss layer of std.loss applied to the model's result.
+    #[arg(long, default_value = "cross_entropy")]
+    pub loss: String,
+    /// The optimizer the weight store applies.
+    #[arg(long, value_enum, default_value_t = OptimizerArg::Sgd)]
+    pub optimizer: OptimizerArg,
+    /// The learning rate.
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
+    pub lr: f32,
+    /// SGD's momentum, in [0, 1).
+    #[arg(long, default_value_t = 0.9, allow_negative_numbers = true)]
+    pub momentum: f32,
+    /// Adam's beta1, in [0, 1).
+    #[arg(long, default_value_t = 0.9, allow_negative_numbers = true)]
+    pub beta1: f32,
+    /// Adam's beta2, in [0, 1).
+    #[arg(long, default_value_t = 0.999, allow_negative_numbers = true)]
+    pub beta2: f32,
+    /// Adam's epsilon, positive.
+    #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
+    pub eps: f32,
+    /// Optimizer steps (one batch each) [default: one epoch's worth].
+    #[arg(long, conflicts_with = "epochs")]
+    pub steps: Option<u64>,
+    /// Passes over the training data (the last incomplete batch of each is dropped).
+    #[arg(long)]
+    pub epochs: Option<u64>,
+    /// Samples per step [default: the `run` item's batch, else 32].
+    #[arg(long)]
+    pub batch: Option<u64>,
+    /// Seed of the batch order (a new permutation of the samples every epoch).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Take the samples in file order instead of shuffling them.
+    #[arg(long)]
+    pub no_shuffle: bool,
+    /// The folder for the trained weights, loss.csv and loss.svg [default: out/train beside
+    /// the file].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Allow the trained weights to replace the files the model's parameters are read from.
+    #[arg(long)]
+    pub overwrite_params: bool,
+    /// Test data for the accuracy printed after training, as NAME=PATH, with `--test-labels`.
+    #[arg(
+        long = "test-input",
+        value_name = "NAME=PATH",
+        requires = "test_labels"
+    )]
+    pub test_inputs: Vec<String>,
+    /// Class labels of the test data.
+    #[arg(long, requires = "test_inputs")]
+    pub test_labels: Option<PathBuf>,
+    /// The code generator for per-PE code.
+    #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
+    pub backend: BackendArg,
+    /// Worker threads of the simulator (results do not depend on it).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Stop a phase still running after this many simulated cycles.
+    #[arg(long, default_value_t = DEFAULT_MAX_CYCLES, value_name = "CYCLES")]
+    pub max_cycles: u64,
+    /// Print only the summary, not a line per step.
+    #[arg(long)]
+    pub quiet: bool,
+    /// When to colour diagnostics.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OptimizerArg {
+    /// SGD with momentum (`--momentum 0` for plain SGD).
+    Sgd,
+    /// Adam with bias correction.
+    Adam,
 }
 
 #[derive(Debug, clap::Args)]
@@ -172,6 +281,13 @@ pub struct RunArgs {
     /// The code generator for per-PE code.
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,
+    /// Simulate a cluster of N systems in data parallel: each a whole fabric running the
+    /// model on its share of the batch (consecutive blocks, the first `batch mod N` one sample
+    /// longer); in weight streaming the weights reach them through the target's
+    /// broadcast/reduce tree. Under `mpirun -np K` (a build with the `mpi` feature) the systems
+    /// are spread over the K processes; the outputs do not depend on K (docs/running.md).
+    #[arg(long, value_name = "N")]
+    pub systems: Option<u32>,
     /// Worker threads of the simulator (results do not depend on it). At most the number of
     /// cores: more threads than cores only wait on each other, so larger values are capped.
     #[arg(long, default_value_t = 1)]

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Command::Lsp => wsel::commands::lsp::run(),
         Command::Map(args) => wsel::commands::map::run(&args),
         Command::Import(args) => wsel::commands::import::run(&args),
+        Command::Train(args) => wsel::commands::train::run(&args),
     };
     ExitCode::from(status.code())
 }

@@ -28,6 +28,13 @@ pub const E0807: &str = "E0807";
 /// its part of the output tensor holds.
 pub const E0808: &str = "E0808";
 
+/// `--systems` cannot run as asked: no systems, more systems than samples, or a flag a
+/// cluster run does not support yet (`--trace`, `--map`, `--timeline`, `--report-detail`).
+pub const E0809: &str = "E0809";
+/// The processes of a cluster simulation cannot work together: an MPI launcher started
+/// several processes of a `wsel` built without the `mpi` feature, or MPI cannot start.
+pub const E0810: &str = "E0810";
+
 /// Every code of running a program, with a one-line summary, in code order.
 pub const CODES: &[(&str, &str)] = &[
     (E0801, "data file cannot be read"),
@@ -38,6 +45,8 @@ pub const CODES: &[(&str, &str)] = &[
     (E0806, "the program failed on the fabric"),
     (E0807, "a trace flag names nothing on the fabric"),
     (E0808, "the result stream has the wrong number of values"),
+    (E0809, "the cluster cannot run as asked"),
+    (E0810, "the cluster's processes cannot work together"),
 ];
 
 /// One paragraph describing `error`, naming the layer, PE, task and array where known.

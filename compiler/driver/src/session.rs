@@ -78,14 +78,40 @@ pub fn simulate(
     options: &SimOptions,
     trace: Option<&TraceFile>,
 ) -> Result<Simulation, BuildError> {
+    let system = System {
+        target: &built.target,
+        inputs: &built.inputs,
+    };
+    simulate_system(built, system, params, options, trace, &mut |cycles| {
+        Some(cycles)
+    })
+}
+
+/// What one system of a cluster (`crate::cluster`) runs `built` with: its target (whose
+/// weight store is the broadcast fabric's feed) and its share of the inputs.
+#[derive(Clone, Copy)]
+pub struct System<'a> {
+    pub target: &'a wsel_target::Target,
+    pub inputs: &'a [Tensor],
+}
+
+/// [`simulate`] as one system of a cluster: on `system`'s target and inputs, waiting at
+/// `gate` between the phases of weight streaming.
+pub fn simulate_system(
+    built: &Built,
+    system: System<'_>,
+    params: &[Tensor],
+    options: &SimOptions,
+    trace: Option<&TraceFile>,
+    gate: &mut crate::streamed::PhaseGate<'_>,
+) -> Result<Simulation, BuildError> {
     let Built {
         graph,
         placement,
         compiled,
-        target,
-        inputs,
         ..
     } = built;
+    let System { target, inputs } = system;
     let data = HostData { inputs, params };
     let options = &SimOptions {
         trace: trace.map(|file| file.options.clone()),
@@ -93,7 +119,13 @@ pub fn simulate(
     };
     let started = std::time::Instant::now();
     let simulated = if placement.phases > 1 {
-        let run = crate::streamed::run(graph, placement, compiled, &data, target, options, trace)
+        let program = crate::streamed::Streamed {
+            graph,
+            placement,
+            compiled,
+            target,
+        };
+        let run = crate::streamed::run_gated(program, &data, options, trace, gate)
             .map_err(|f| phase_failure(f, trace, placement, compiled))?;
         Simulated::Streamed(Box::new(run))
     } else {
@@ -153,7 +185,7 @@ impl Simulation {
 }
 
 /// A failed phase of a weight-streaming run as a run error.
-fn phase_failure(
+pub(crate) fn phase_failure(
     failure: PhaseFailure,
     trace: Option<&TraceFile>,
     placement: &Placement,
@@ -161,6 +193,7 @@ fn phase_failure(
 ) -> BuildError {
     match failure.error {
         PhaseError::Assemble(text) => BuildError::Message(text),
+        PhaseError::Aborted => BuildError::Message("another system of the cluster failed".into()),
         PhaseError::Trace(e) => BuildError::Run {
             code: E0804,
             message: format!(

@@ -72,6 +72,8 @@ pub struct PhaseFailure {
 
 pub enum PhaseError {
     Assemble(String),
+    /// Another system of the cluster failed (`crate::cluster`): this one stopped with it.
+    Aborted,
     Simulate(SimError),
     /// The phase's part of the trace could not be set up or spliced.
     Trace(std::io::Error),
@@ -89,13 +91,36 @@ pub fn run(
     options: &SimOptions,
     trace: Option<&TraceFile>,
 ) -> Result<StreamedRun, PhaseFailure> {
+    let program = Streamed {
+        graph,
+        placement,
+        compiled,
+        target,
+    };
+    run_gated(program, data, options, trace, &mut |cycles| Some(cycles))
+}
+
+/// A cluster's gate between the phases of one of its systems (`crate::cluster`): given the
+/// cycles this system's phase took, the cycles the cluster's slowest system took for it (the
+/// next layer's weights are broadcast to every system at once), or `None` when another
+/// system failed and this one must stop.
+pub type PhaseGate<'g> = dyn FnMut(u64) -> Option<u64> + 'g;
+
+/// [`run`] for one system of a cluster: after every phase the system waits at `gate` for the
+/// cluster's slowest system, so its next phase starts when the cluster's does.
+pub fn run_gated(
+    program: Streamed<'_>,
+    data: &HostData<'_>,
+    options: &SimOptions,
+    trace: Option<&TraceFile>,
+    gate: &mut PhaseGate<'_>,
+) -> Result<StreamedRun, PhaseFailure> {
+    let Streamed {
+        placement, target, ..
+    } = program;
     let mut runner = Runner {
-        program: Streamed {
-            graph,
-            placement,
-            compiled,
-            target,
-        },
+        gate,
+        program,
         options,
         trace,
         run: StreamedRun {
@@ -132,15 +157,16 @@ pub fn run(
 /// What a streamed run runs: the staged graph (lowered for a micro-batch), its placement and
 /// code, on a target.
 #[derive(Clone, Copy)]
-struct Streamed<'a> {
-    graph: &'a LayerGraph,
-    placement: &'a Placement,
-    compiled: &'a Compiled,
-    target: &'a Target,
+pub struct Streamed<'a> {
+    pub graph: &'a LayerGraph,
+    pub placement: &'a Placement,
+    pub compiled: &'a Compiled,
+    pub target: &'a Target,
 }
 
 /// A streamed run in progress.
-struct Runner<'a> {
+struct Runner<'a, 'g> {
+    gate: &'a mut PhaseGate<'g>,
     program: Streamed<'a>,
     options: &'a SimOptions,
     trace: Option<&'a TraceFile>,
@@ -153,7 +179,7 @@ struct Runner<'a> {
     warm: u64,
 }
 
-impl Runner<'_> {
+impl Runner<'_, '_> {
     /// Every phase, in order, for micro-batch `micro` (whose inputs `data` holds).
     fn pass(&mut self, data: &HostData<'_>, micro: u32) -> Result<(), PhaseFailure> {
         let Streamed {
@@ -162,7 +188,13 @@ impl Runner<'_> {
         let mut resident = Resident::new();
         let mut consumers = consumer_counts(graph);
         for phase in 0..placement.phases {
-            let cycles = self.phase(phase, micro, data, &mut resident)?;
+            let own = self.phase(phase, micro, data, &mut resident)?;
+            // In a cluster the next phase starts when the slowest system's phase has ended.
+            let cycles = (self.gate)(own).ok_or(PhaseFailure {
+                phase,
+                error: PhaseError::Aborted,
+            })?;
+            self.run.cycles += cycles.saturating_sub(own);
             for l in (0..placement.layers.len()).filter(|&l| placement.layers[l].phase == phase) {
                 for arg in &graph.layers[placement.instance(l)].args {
                     if let TensorRef::Layer(p) = *arg {

@@ -122,6 +122,39 @@ model m(x: f32[B, 16]) -> f32[B, 8, 16] { return copies8(x); }",
         "import std.stencil.{jacobi};
 model m(x: f32[B, 16, 16]) -> f32[B, 16, 16] { return jacobi(x); }",
     ),
+    (
+        "transformer_elementwise",
+        "import std.nn.{gelu, add, layernorm};
+model m(x: f32[B, 37]) -> f32[B, 37] {
+    param g: f32[37];
+    param b: f32[37];
+    return layernorm(add(x, gelu(x)), g, b, eps = 0.001);
+}",
+    ),
+    (
+        "embedding",
+        "import std.nn.{embedding};
+model m(ids: f32[B, 1]) -> f32[B, 19] {
+    param table: f32[13, 19];
+    param pos: f32[4, 19];
+    return embedding(ids, table, pos);
+}",
+    ),
+    // context 1, so that every batch of the test has whole sequences.
+    (
+        "attention",
+        "import std.nn.{attention};
+model m(q: f32[B, 24], k: f32[B, 24], v: f32[B, 24]) -> f32[B, 24] {
+    return attention(q, k, v, heads = 4, context = 1);
+}",
+    ),
+    (
+        "attention_full",
+        "import std.nn.{attention};
+model m(q: f32[B, 24], k: f32[B, 24], v: f32[B, 24]) -> f32[B, 24] {
+    return attention(q, k, v, heads = 2, context = 1, causal = false);
+}",
+    ),
 ];
 
 #[test]

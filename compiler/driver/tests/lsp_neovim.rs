@@ -35,7 +35,8 @@ fn neovim_sees_diagnostics_hover_and_stdlib_definition() {
     std::fs::create_dir_all(dir.join("data")).expect("a data folder");
     for entry in std::fs::read_dir(root.join("examples/digits/data")).expect("digits data") {
         let path = entry.expect("a data file").path();
-        if let Some(name) = path.file_name() {
+        // Files only: `data/init/` holds the initial weights of `train.wse`.
+        if let Some(name) = path.file_name().filter(|_| path.is_file()) {
             std::fs::copy(&path, dir.join("data").join(name)).expect("a weight file");
         }
     }

@@ -18,6 +18,19 @@ use wsel_target::Coord;
 
 use crate::diagnostics::{E0704, at};
 
+/// The phase of the layer a transfer starts or ends at (`None` for a transfer between the
+/// host and the store only, which no placement makes).
+fn transfer_phase(placement: &Placement, transfer: &Transfer) -> Option<u32> {
+    std::iter::once(&transfer.source)
+        .chain(&transfer.destinations)
+        .find_map(|e| match e {
+            Endpoint::LayerOutput { layer, .. } | Endpoint::LayerInput { layer, .. } => {
+                placement.layers.get(*layer).map(|l| l.phase)
+            }
+            _ => None,
+        })
+}
+
 /// Every pair of router entries with one color at one router.
 pub(crate) fn check(graph: &LayerGraph, placement: &Placement) -> Vec<Diagnostic> {
     let mut out = Vec::new();
@@ -45,10 +58,13 @@ pub(crate) fn check(graph: &LayerGraph, placement: &Placement) -> Vec<Diagnostic
             }
         }
     }
-    let mut hops: HashMap<(Coord, Color), usize> = HashMap::new();
+    // Weight streaming's phases are programs of their own, one after another: only streams
+    // of one phase can meet.
+    let mut hops: HashMap<(Coord, Color, Option<u32>), usize> = HashMap::new();
     for (t, transfer) in placement.transfers.iter().enumerate() {
+        let phase = transfer_phase(placement, transfer);
         for hop in &transfer.hops {
-            if let Some(&other) = hops.get(&(hop.at, transfer.color))
+            if let Some(&other) = hops.get(&(hop.at, transfer.color, phase))
                 && other != t
             {
                 report(
@@ -59,8 +75,11 @@ pub(crate) fn check(graph: &LayerGraph, placement: &Placement) -> Vec<Diagnostic
                     &mut out,
                 );
             }
-            hops.insert((hop.at, transfer.color), t);
+            hops.insert((hop.at, transfer.color, phase), t);
             for (l, layer) in placement.layers.iter().enumerate() {
+                if phase.is_some_and(|p| p != layer.phase) {
+                    continue;
+                }
                 let Some((row, col)) = layer.orientation.logical(layer.rect, hop.at) else {
                     continue;
                 };

@@ -28,7 +28,90 @@ pub const CODES: &[(&str, &str)] = &[
         "E0505",
         "kernel instance cannot be lowered with the arguments chosen for it",
     ),
+    (
+        "E1101",
+        "training names a loss that std.loss does not define",
+    ),
+    (
+        "E1102",
+        "a layer in the training graph has no backward layer",
+    ),
+    ("E1103", "a layer's parameter has no gradient layer"),
+    (
+        "E1104",
+        "a backward layer takes an input the forward layer does not have",
+    ),
+    (
+        "E1105",
+        "a layer takes two activations, or an activation feeds two layers: training cannot split or add gradients yet",
+    ),
 ];
+
+/// E1101: the `loss` of a training run names no layer of `std.loss`.
+pub fn unknown_loss(at: Location, loss: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E1101",
+        format!("`{loss}` is not a loss layer of std.loss"),
+        at,
+        "the loss would apply to this result",
+    )
+    .with_help(
+        "the losses are `cross_entropy` (a probability vector against one-hot targets) and `mse`",
+    )
+}
+
+/// E1102: a layer whose input needs a gradient (or a loss) has no `<layer>_backward` layer in
+/// the module that defines it: it cannot be trained through.
+pub fn no_backward(call: Location, layer: &str, backward: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E1102",
+        format!("`{layer}` has no backward layer, so training cannot pass gradients through it"),
+        call,
+        "used in training here",
+    )
+    .with_help(format!(
+        "define a layer `{backward}` beside `{layer}` (docs/language.md §11)"
+    ))
+}
+
+/// E1103: a layer called with a weight has no `<layer>_grad_<param>` layer for it.
+pub fn no_gradient(call: Location, layer: &str, param: &str, grad: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E1103",
+        format!("`{layer}` has no gradient layer for its parameter `{param}`"),
+        call,
+        "trained here",
+    )
+    .with_help(format!(
+        "define a layer `{grad}` beside `{layer}` (docs/language.md §11)"
+    ))
+}
+
+/// E1104: a backward layer's input is named after nothing the forward call has (its inputs,
+/// its result, or `d` + its result).
+pub fn backward_input_unknown(call: Location, backward: &str, input: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E1104",
+        format!(
+            "the backward layer `{backward}` takes `{input}`, which is neither an input of the \
+             forward layer, its result, nor the gradient of its result"
+        ),
+        call,
+        "differentiated here",
+    )
+}
+
+/// E1105: a layer takes two activations (each would need its own gradient), or an
+/// activation is the input of two layers (its gradient would be the sum of both backward
+/// layers' results): the training graph builds neither yet.
+pub fn gradient_fan_out(call: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E1105",
+        "this layer takes more than one activation, or its input feeds another layer too; training cannot split or add gradients yet",
+        call,
+        "differentiated here",
+    )
+}
 
 /// E0501: a cost entry of a layer overflows, is negative or divides by zero when evaluated at
 /// the shapes of one call (the checker sees only the symbolic dimensions).

@@ -18,6 +18,7 @@ pub mod value;
 
 pub use error::LowerError;
 pub use graph::cost::{CostEntry, CostKey, cost_at, layer_cost};
+pub use graph::training::{TrainGraph, training_graph};
 pub use graph::{GraphKey, kernel_item, layer_graph, model_graph, staged_graph};
 pub use kernel::{
     KernelInstanceKey, instance_key, kernel_instance, lower_kernel, lower_kernel_with_spans,

@@ -45,3 +45,4 @@ example_graph!(mlp_streaming, "mlp_streaming");
 example_graph!(residual, "residual");
 example_graph!(rowsum, "rowsum");
 example_graph!(ragged, "ragged");
+example_graph!(transformer, "transformer");

@@ -387,6 +387,8 @@ fn allowed(
     sram_bytes(layer, imp, rows, cols).is_some_and(|bytes| {
         bytes + u64::from(options.reserved_sram_bytes) <= u64::from(target.sram_bytes)
     }) && kernel_args(layer, imp, rows, cols).is_ok()
+        && fixed_side_holds(layer, &imp.rows, rows)
+        && fixed_side_holds(layer, &imp.cols, cols)
         && {
             let (rn, cn) = side_names(imp);
             let env = Env {
@@ -400,6 +402,24 @@ fn allowed(
                 .iter()
                 .all(|c| c.eval_bool(&|s| env.lookup(s)) == Ok(true))
         }
+}
+
+/// Whether a side the implementation fixes (`on [1, C]`) has that size; a free side always
+/// does.
+fn fixed_side_holds(layer: &LayerInstance, side: &wsel_ir::graph::RegionSide, size: u32) -> bool {
+    match side {
+        wsel_ir::graph::RegionSide::Free(_) => true,
+        wsel_ir::graph::RegionSide::Fixed(e) => {
+            let env = Env {
+                dims: &layer.dims,
+                rows_name: None,
+                cols_name: None,
+                rows: 1,
+                cols: 1,
+            };
+            e.eval_int(&|s| env.lookup(s)) == Ok(i64::from(size))
+        }
+    }
 }
 
 /// The SRAM bytes per PE `imp`'s kernel needs on a `rows × cols` region.

@@ -32,7 +32,7 @@ pub fn set_file(db: &mut Database, path: &Path, text: String) -> SourceFile {
 }
 
 /// Stdlib modules in every program's file set, imported or not.
-pub const ALWAYS_LOADED: &[&str] = &["resident"];
+pub const ALWAYS_LOADED: &[&str] = &["resident", "loss"];
 
 /// The source of a stdlib pseudo-path such as `<std>/nn.wse`, if it names a stdlib module.
 pub fn stdlib_source(path: &Path) -> Option<&'static str> {

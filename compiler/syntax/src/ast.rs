@@ -338,6 +338,9 @@ pub struct Layer {
     pub inputs: Vec<Param>,
     pub output: Ident,
     pub output_ty: Type,
+    /// `-> param dw: T`: the result is summed over the batch (a gradient, a loss) and has no
+    /// sample dimension (docs/language.md §11).
+    pub output_is_param: bool,
     pub cost: Option<Cost>,
     pub impls: Vec<LayerImpl>,
     pub span: Span,

@@ -474,6 +474,7 @@ fn layer_snapshot() {
                                 ],
                                 span: 49..58,
                             },
+                            output_is_param: false,
                             cost: Some(
                                 Cost {
                                     entries: [

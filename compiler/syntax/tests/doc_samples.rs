@@ -35,7 +35,7 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        16,
+        17,
         "a sample was added to or removed from the doc"
     );
 }
@@ -298,5 +298,33 @@ fn collect_wse(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         } else if path.extension().is_some_and(|e| e == "wse") {
             out.push(path);
         }
+    }
+}
+
+#[test]
+fn a_backward_layer() {
+    check(
+        "/// The gradient of relu's input: dy where relu's result is positive, else 0.
+layer relu_backward(y: f32[B, N], dy: f32[B, N]) -> dx: f32[B, N] {
+    cost { flops = N; weights = 0; activations = 4 * (3 * N); }
+    streaming on [R, C] where C <= B {
+        run relu_backward_resident(N = N, S = B, R = R, C = C,
+            len = ((N + R - 1) / R) * ((B + C - 1) / C));
+        bind y to array yv split [cols, rows];
+        bind dy to array g split [cols, rows];
+        bind dx to array g split [cols, rows];
+    }
+}",
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn a_result_summed_over_the_batch_parses() {
+    let parsed = parse("layer g(x: f32[B, N], dy: f32[B, M]) -> param dw: f32[N, M] {}");
+    assert!(parsed.errors.is_empty(), "{:#?}", parsed.errors);
+    match &parsed.module.items[0] {
+        wsel_syntax::ast::Item::Layer(layer) => assert!(layer.output_is_param),
+        other => panic!("not a layer: {other:?}"),
     }
 }

@@ -5,8 +5,18 @@
 //! Also (c): long uncontended streams (one per row of a 64 × 64 region, west edge to east
 //! edge, repeated), with and without express streams (one event per stream).
 //!
-//! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small`, `full` or
-//! `streams` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
+//! And (d) the balance of the partitions (`PartitionLoad`) when the activity moves down the
+//! fabric band by band (`workloads::phased_rows`: 4 weight phases of 64 rows, 256 PEs wide, on
+//! wse2), for 1 to 16 threads.
+//!
+//! And (e) weight rows scattered along every row of wse2 by ramp filters, in closed form.
+//!
+//! And (f) determinism on the full fabric: one halo-exchange round on all of wse2 with 1, 2,
+//! 3 and 8 threads, each outcome hashed (cycles, host outputs, the JSON report with every
+//! PE's and link's figures, every PE's final SRAM): the hashes must be equal.
+//!
+//! Run with `cargo bench -p wsel-sim --bench fabric`. Optional arguments: `small`, `full`,
+//! `streams`, `balance`, `scatter` or `determinism` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
 //! side of the small halo exchange (rounds scale so the wavelet count stays about the same),
 //! `ROUNDS=n` its number of rounds, `RUNS=n` the number of runs of `small1` (for instruction
 //! counts under callgrind: `RUNS=1 ROUNDS=5`).
@@ -19,9 +29,16 @@ use std::time::Instant;
 /// The allocator the `wsel` binary uses, so that these figures are what `wsel run` gets.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use wsel_sim::workloads::halo_exchange;
-use wsel_sim::{Program, SimOptions, TaskContext, simulate, task};
+use wsel_sim::workloads::{halo_exchange, phased_rows, scatter_rows};
+use wsel_sim::{Outcome, Program, SimOptions, TaskContext, simulate, task};
 use wsel_target::{Coord, Port, PortSet, Target, shortest_path};
+
+/// Simulate `program`, panicking with `what` on an error; the outcome and the seconds taken.
+fn timed(target: &Target, program: &Program, opts: &SimOptions, what: &str) -> (Outcome, f64) {
+    let start = Instant::now();
+    let out = simulate(target, program, opts).expect(what);
+    (out, start.elapsed().as_secs_f64())
+}
 
 /// Peak resident set size of this process so far, in bytes (Linux; 0 elsewhere).
 fn peak_rss() -> u64 {
@@ -46,9 +63,7 @@ fn small(threads: usize, runs: usize) {
     let mut rates = Vec::new();
     let mut last = None;
     for _ in 0..runs {
-        let start = Instant::now();
-        let out = simulate(&target, &program, &opts).expect("halo exchange runs");
-        let secs = start.elapsed().as_secs_f64();
+        let (out, secs) = timed(&target, &program, &opts, "halo exchange runs");
         rates.push(out.report.wavelet_hops as f64 / secs);
         last = Some((out.report.wavelet_hops, out.cycles, secs));
     }
@@ -72,9 +87,7 @@ fn full(threads: usize) {
         threads,
         ..SimOptions::default()
     };
-    let start = Instant::now();
-    let out = simulate(&target, &program, &opts).expect("full-fabric round runs");
-    let secs = start.elapsed().as_secs_f64();
+    let (out, secs) = timed(&target, &program, &opts, "full-fabric round runs");
     println!(
         "(b) halo {}x{} (full wse2), n={n}, 1 round, {threads} thread(s): {} wavelet-hops, {} cycles; \
          program built in {built:.2} s, simulated (incl. layout) in {secs:.2} s = {:.1} M wavelet-hops/s; peak RSS {:.2} GiB",
@@ -138,9 +151,7 @@ fn streams() {
         let mut rates = Vec::new();
         let mut last = None;
         for _ in 0..3 {
-            let start = Instant::now();
-            let out = simulate(&target, &program, &opts).expect("streams run");
-            let secs = start.elapsed().as_secs_f64();
+            let (out, secs) = timed(&target, &program, &opts, "streams run");
             rates.push(out.report.wavelet_hops as f64 / secs);
             last = Some((out.report.wavelet_hops, out.cycles, out.express, secs));
         }
@@ -151,6 +162,89 @@ fn streams() {
             side - 1,
             if express_streams { "on" } else { "off" },
             median(rates) / 1e6,
+        );
+    }
+}
+
+fn balance() {
+    let target = Target::wse2();
+    let program = phased_rows(4, 64, 256, 512, 2);
+    for threads in [1, 2, 4, 8, 16] {
+        let opts = SimOptions {
+            threads,
+            ..SimOptions::default()
+        };
+        let (out, secs) = timed(&target, &program, &opts, "phased rows run");
+        let steps: Vec<u64> = out
+            .loads
+            .iter()
+            .map(|l| l.router_steps + l.pe_wakes)
+            .collect();
+        let busy: Vec<f64> = out.loads.iter().map(|l| l.busy.as_secs_f64()).collect();
+        let ratio = |v: &[f64]| {
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            v.iter().copied().fold(0.0, f64::max) / mean
+        };
+        let steps_f: Vec<f64> = steps.iter().map(|&s| s as f64).collect();
+        println!(
+            "(d) phased rows (4 x 64 rows x 256 PEs, wse2), {threads} thread(s): {} wavelet-hops, {} cycles, {secs:.2} s; \
+             {} partitions, work (router steps + PE wakes) max/mean {:.2}, busy time max/mean {:.2}; work per partition {steps:?}",
+            out.report.wavelet_hops,
+            out.cycles,
+            out.loads.len(),
+            ratio(&steps_f),
+            ratio(&busy),
+        );
+    }
+}
+
+/// (e) Weight rows scattered along every row of wse2 by ramp filters (a weight-streaming
+/// layer's delivery): with express streams on and, on a smaller share, off.
+fn scatter() {
+    let target = Target::wse2();
+    for (rows, express_streams) in [(994, true), (16, false), (16, true)] {
+        let (width, chunk, repeats) = (750, 16, 4);
+        let program = scatter_rows(rows, width, chunk, repeats);
+        let opts = SimOptions {
+            express_streams,
+            ..SimOptions::default()
+        };
+        let (out, secs) = timed(&target, &program, &opts, "scatter runs");
+        println!(
+            "(e) scatter {rows} rows x {width} PEs x {chunk} words x {repeats} weight rows (wse2), express {}: \
+             {} wavelet-hops, {} delivered, {} cycles, {secs:.2} s (layout included) = {:.1} M wavelet-hops/s; {:?}; peak RSS {:.2} GiB",
+            if express_streams { "on" } else { "off" },
+            out.report.wavelet_hops,
+            out.report.wavelets_delivered,
+            out.cycles,
+            out.report.wavelet_hops as f64 / secs / 1e6,
+            out.express,
+            peak_rss() as f64 / (1u64 << 30) as f64
+        );
+    }
+}
+
+/// (f) One full-wse2 halo round on 1, 2, 3 and 8 threads: the same outcome, by hash.
+fn determinism() {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let target = Target::wse2();
+    let program = halo_exchange(Coord::new(0, 0), target.width, target.height, 16, 1);
+    for threads in [1, 2, 3, 8] {
+        let opts = SimOptions {
+            threads,
+            ..SimOptions::default()
+        };
+        let (out, secs) = timed(&target, &program, &opts, "full-fabric round runs");
+        let mut h = DefaultHasher::new();
+        (out.cycles, &out.outputs, out.report.to_json()).hash(&mut h);
+        for pe in &program.pes {
+            out.sram(pe.at).hash(&mut h);
+        }
+        println!(
+            "(f) halo full wse2, n=16, 1 round, {threads} thread(s): {} wavelet-hops, {} cycles, {secs:.2} s; outcome hash {:016x}",
+            out.report.wavelet_hops,
+            out.cycles,
+            h.finish()
         );
     }
 }
@@ -174,5 +268,14 @@ fn main() {
     }
     if want("full") {
         full(2);
+    }
+    if want("balance") {
+        balance();
+    }
+    if want("scatter") {
+        scatter();
+    }
+    if want("determinism") {
+        determinism();
     }
 }

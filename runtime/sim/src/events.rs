@@ -1,73 +1,49 @@
-//! Pending events of one partition: a ring of per-cycle buckets for wavelet arrivals and
-//! credit returns (which always land exactly one hop latency ahead), node timers (task
+//! Pending events of one partition: the set of routers to step in the next cycle, a ring of
+//! per-cycle buckets for routers to step and remote credits at most one hop latency ahead
+//! (wavelets and credits themselves are in the queues, see `queue.rs`), and node timers (task
 //! activations, delayed runtime calls, paced edge streams: a calendar of per-cycle buckets for
-//! the next cycles, a heap beyond), and the set of routers to step.
-//!
-//! Within one cycle the order in which arrivals and credits are applied does not matter, as
-//! long as each comes before its router's step: each arrival goes to a different queue (one
-//! wavelet per link per cycle) and credits add up.
+//! the next cycles, a heap beyond).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// An arrival or credit a router step caused, due at a router of this partition: a wavelet for
-/// local queue `index` or (with [`Due::CREDIT`] set in `index`) a credit for local output
-/// channel `index`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Due {
-    pub node: u32,
-    pub index: u32,
-    pub data: u32,
-}
-
-impl Due {
-    /// Marks a credit in `index`.
-    pub(crate) const CREDIT: u32 = 1 << 31;
-}
-
-/// Arrivals and credits due in one cycle.
-///
-/// Those router steps caused are kept apart: the partition applies each router's share right
-/// before the router steps (one visit per router and cycle) instead of in a pass of their own.
-/// The rest (messages from other partitions, streams rebuilt from their closed form) are
-/// applied before anything else.
+/// What is due at one future cycle: routers to step (a wavelet arrives for them, or a credit
+/// they wait for returns) and credits coming back over links from other partitions.
 #[derive(Default, Debug)]
-pub(crate) struct Bucket {
-    /// Caused by router steps.
-    pub steps: Vec<Due>,
-    /// Other arrivals: (local queue, wavelet).
-    pub arrivals: Vec<(u32, u32)>,
-    /// Other credits: local output channels getting one credit back.
+pub(crate) struct WakeBucket {
+    /// Routers to step.
+    pub routers: Vec<u32>,
+    /// Local output channels into other partitions getting one credit back.
     pub credits: Vec<u32>,
 }
 
-impl Bucket {
+impl WakeBucket {
     fn len(&self) -> usize {
-        self.steps.len() + self.arrivals.len() + self.credits.len()
+        self.routers.len() + self.credits.len()
     }
 
-    /// Empty every list, keeping the allocations.
+    /// Empty both lists, keeping the allocations.
     pub(crate) fn clear(&mut self) {
-        self.steps.clear();
-        self.arrivals.clear();
+        self.routers.clear();
         self.credits.clear();
     }
 }
 
-/// The ring of buckets; bucket `t & mask` holds events of cycle `t`, for `t` in
-/// `(now, now + latency]` (the ring has a power-of-two length above the latency).
+/// The ring of buckets; bucket `t & mask` holds what is due at cycle `t`, for `t` in
+/// `(now, now + latency]` (everything a cycle causes lands at most one hop latency later;
+/// the ring has a power-of-two length above the latency).
 #[derive(Debug)]
-pub(crate) struct Wheel {
-    buckets: Vec<Bucket>,
+pub(crate) struct Wakes {
+    buckets: Vec<WakeBucket>,
     mask: u64,
     pending: usize,
 }
 
-impl Wheel {
-    pub(crate) fn new(latency: u64) -> Wheel {
+impl Wakes {
+    pub(crate) fn new(latency: u64) -> Wakes {
         let len = (latency + 1).next_power_of_two();
-        Wheel {
-            buckets: (0..len).map(|_| Bucket::default()).collect(),
+        Wakes {
+            buckets: (0..len).map(|_| WakeBucket::default()).collect(),
             mask: len - 1,
             pending: 0,
         }
@@ -78,16 +54,15 @@ impl Wheel {
         (t & self.mask) as usize
     }
 
-    /// A wavelet for local queue `queue` at cycle `t`, from elsewhere than a router step.
+    /// Step router `node` at cycle `t`.
     #[inline]
-    pub(crate) fn arrival(&mut self, t: u64, queue: u32, data: u32) {
+    pub(crate) fn router(&mut self, t: u64, node: u32) {
         let s = self.slot(t);
-        self.buckets[s].arrivals.push((queue, data));
+        self.buckets[s].routers.push(node);
         self.pending += 1;
     }
 
-    /// A credit for local output channel `och` at cycle `t`, from elsewhere than a router
-    /// step.
+    /// A credit for local output channel `och` at cycle `t`.
     #[inline]
     pub(crate) fn credit(&mut self, t: u64, och: u32) {
         let s = self.slot(t);
@@ -95,22 +70,14 @@ impl Wheel {
         self.pending += 1;
     }
 
-    /// An arrival or credit a router step caused, due at cycle `t`.
-    #[inline]
-    pub(crate) fn step(&mut self, t: u64, d: Due) {
-        let s = self.slot(t);
-        self.buckets[s].steps.push(d);
-        self.pending += 1;
-    }
-
     /// Take the bucket of cycle `t` (leaving an empty one with the same capacity behind).
-    pub(crate) fn take(&mut self, t: u64, into: &mut Bucket) {
+    pub(crate) fn take(&mut self, t: u64, into: &mut WakeBucket) {
         let s = self.slot(t);
         std::mem::swap(&mut self.buckets[s], into);
         self.pending -= into.len();
     }
 
-    /// The earliest cycle after `now` with events, if any.
+    /// The earliest cycle after `now` with something due, if any.
     pub(crate) fn next_after(&self, now: u64) -> Option<u64> {
         if self.pending == 0 {
             return None;
@@ -118,6 +85,101 @@ impl Wheel {
         (1..=self.buckets.len() as u64)
             .map(|d| now + d)
             .find(|&t| self.buckets[self.slot(t)].len() > 0)
+    }
+}
+
+/// Entries keyed by cycle, taken a cycle at a time (those of one cycle in the order they
+/// were pushed): a bucket per cycle for the next [`SPAN`] cycles, found through a bitmap, and
+/// an ordered map beyond.
+#[derive(Debug)]
+pub(crate) struct Calendar<T> {
+    buckets: Vec<Vec<T>>,
+    /// Bit per bucket that holds entries.
+    occupied: [u64; (SPAN / 64) as usize],
+    /// Buckets hold the cycles `base .. base + SPAN`.
+    base: u64,
+    far: std::collections::BTreeMap<u64, Vec<T>>,
+    len: usize,
+}
+
+/// Cycles a [`Calendar`] keeps in buckets.
+const SPAN: u64 = 1024;
+
+impl<T> Default for Calendar<T> {
+    fn default() -> Self {
+        Calendar {
+            buckets: (0..SPAN).map(|_| Vec::new()).collect(),
+            occupied: [0; (SPAN / 64) as usize],
+            base: 0,
+            far: Default::default(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Calendar<T> {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Add `e` at cycle `t` (not before the last cycle taken).
+    pub(crate) fn push(&mut self, t: u64, e: T) {
+        debug_assert!(t >= self.base, "an entry for a cycle already taken");
+        if t < self.base + SPAN {
+            let s = (t % SPAN) as usize;
+            self.buckets[s].push(e);
+            self.occupied[s / 64] |= 1 << (s % 64);
+        } else {
+            self.far.entry(t).or_default().push(e);
+        }
+        self.len += 1;
+    }
+
+    /// The earliest cycle with entries.
+    pub(crate) fn next(&self) -> Option<u64> {
+        let start = self.base % SPAN;
+        let words = self.occupied.len() as u64;
+        let near = (0..=words).find_map(|k| {
+            // Bits from `start` on, word by word around the ring.
+            let w = ((start / 64 + k) % words) as usize;
+            let mut bits = self.occupied[w];
+            if k == 0 {
+                bits &= u64::MAX << (start % 64);
+            } else if k == words {
+                bits &= !(u64::MAX << (start % 64));
+            }
+            (bits != 0).then(|| {
+                let s = w as u64 * 64 + u64::from(bits.trailing_zeros());
+                self.base + (s + SPAN - start) % SPAN
+            })
+        });
+        let far = self.far.keys().next().copied();
+        match (near, far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Move every entry of cycle `t` (the earliest there is, or later) to `out`.
+    pub(crate) fn take(&mut self, t: u64, out: &mut Vec<T>) {
+        if t > self.base {
+            self.base = t;
+            while let Some(entry) = self.far.first_entry() {
+                if *entry.key() >= self.base + SPAN {
+                    break;
+                }
+                let (at, es) = entry.remove_entry();
+                let s = (at % SPAN) as usize;
+                self.occupied[s / 64] |= 1 << (s % 64);
+                self.buckets[s].extend(es);
+            }
+        }
+        let s = (t % SPAN) as usize;
+        if self.occupied[s / 64] & (1 << (s % 64)) != 0 {
+            self.occupied[s / 64] &= !(1 << (s % 64));
+            self.len -= self.buckets[s].len();
+            out.append(&mut self.buckets[s]);
+        }
     }
 }
 
@@ -303,6 +365,35 @@ impl NodeSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calendar_gives_each_cycle_its_entries_in_push_order() {
+        let mut c = Calendar::default();
+        let mut seed = 7u64;
+        let mut rand = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut want: std::collections::BTreeMap<u64, Vec<u32>> = Default::default();
+        let mut now = 0u64;
+        let mut k = 0u32;
+        for _ in 0..5_000 {
+            for _ in 0..rand(3) {
+                let t = now + 1 + if rand(10) == 0 { rand(5_000) } else { rand(40) };
+                c.push(t, k);
+                want.entry(t).or_default().push(k);
+                k += 1;
+            }
+            assert_eq!(c.next(), want.keys().next().copied());
+            let Some(t) = c.next() else { continue };
+            let mut got = Vec::new();
+            c.take(t, &mut got);
+            assert_eq!(Some(got), want.remove(&t));
+            now = t;
+        }
+    }
 
     #[test]
     fn timers_pop_in_the_order_of_a_heap() {

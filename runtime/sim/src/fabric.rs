@@ -1,41 +1,42 @@
-//! The fabric's state inside one partition: nodes (router + optional PE), router queues,
-//! output channels with their flow-control credits, PEs, edge streams. Plain data that the
-//! engine modules act on, but for a PE's receives: posting one and delivering a wavelet into
-//! one ([`Pe::post_recv`], [`Pe::deliver`]) keep its mask of open colors.
+//! The fabric's state inside one partition, as plain records: routers, their input queues,
+//! output channels, edge streams and cross-partition messages. The PEs are in `pe.rs`; the
+//! hop mechanics that act on queues are in `queue.rs` and `router.rs`.
 //!
-//! Hot state is compact and flat: all queues of a partition share one buffer of wavelets, and
-//! a router is touched only when something arrives, a credit returns, or its PE acts.
+//! Hot state is compact and contiguous in processing order: routers are numbered row-major,
+//! each router's queues are a contiguous range of one-line records, and a router is touched
+//! only when a wavelet arrives, a credit it waits for returns, or its PE acts.
 
 use crate::pacer::Pacer;
-use crate::program::{Color, Program, TaskId};
-use crate::waits::PeWaits;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
 use wsel_target::Coord;
 
 /// "None" for u32 indices.
 pub(crate) const NONE: u32 = u32::MAX;
+/// "None" for u8 port and slot numbers.
+pub(crate) const NONE8: u8 = u8::MAX;
 
 /// Output ports in the order routers serve them: the four links, then the ramp.
 pub(crate) const OUTPUTS: usize = 5;
 /// Index of the ramp among outputs and in port masks.
 pub(crate) const RAMP: usize = 4;
+/// The link ports (N, S, E, W) in a port mask.
+pub(crate) const LINK_PORTS: u8 = 0b1111;
 
 /// The most router input queues (color, receive port pairs) one router may have; the
 /// router keeps them in 64-bit masks.
 pub(crate) const MAX_QUEUES_PER_ROUTER: u32 = 64;
 
-/// A router and, if the program places code there, its PE: the one cache line a router step
-/// reads. Cold per-node data is in [`NodeInfo`].
+/// A router: the one cache line a router step reads first. Cold per-router data is in
+/// [`RouterInfo`].
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
-pub(crate) struct Node {
+pub(crate) struct Router {
     /// Per output port (N, S, E, W, ramp): local queues (bit i = queue `q_start + i`) whose
-    /// head wavelet still has to go there. A queue holds wavelets exactly when it has a bit in
-    /// one of these masks.
+    /// head wavelet still has to go there. A queue holds present wavelets exactly when it has
+    /// a bit in one of these masks.
     pub want: [u64; OUTPUTS],
-    /// Colors whose ramp queue is full (the PE cannot inject on them).
-    pub ramp_full: u64,
+    /// Queues with wavelets in flight toward them (arrived at a later cycle than the
+    /// router's last step, or still on the link): the step absorbs those that are due.
+    pub incoming: u64,
     /// Local queue range.
     pub q_start: u32,
     /// Local PE index or NONE.
@@ -43,24 +44,24 @@ pub(crate) struct Node {
     /// Per output port: the queue bit after the one served last (round-robin).
     pub rr: [u8; OUTPUTS],
     pub q_len: u8,
-    /// [`SOURCES`] | [`SENDING`].
+    /// [`SOURCES`] | [`SENDING`] | [`EXPRESS`].
     pub flags: u8,
     /// Bit per output port whose `want` mask is not 0 (so a step tests one byte): not 0
-    /// exactly when a queue of the router holds a wavelet.
+    /// exactly when a queue of the router holds a present wavelet.
     pub ports: u8,
 }
 
-// A router step reads one cache line of its node.
-const _: () = assert!(std::mem::size_of::<Node>() == 64);
+// A router step reads one cache line of its router.
+const _: () = assert!(std::mem::size_of::<Router>() == 64);
 
-/// `Node::flags`: edge sources feed this router.
+/// `Router::flags`: edge sources feed this router.
 pub(crate) const SOURCES: u8 = 1;
-/// `Node::flags`: the PE may have sends in progress.
+/// `Router::flags`: the PE has sends in progress.
 pub(crate) const SENDING: u8 = 2;
-/// `Node::flags`: an express stream reserves a port here (see `express.rs`).
+/// `Router::flags`: an express stream reserves a port here (see `express.rs`).
 pub(crate) const EXPRESS: u8 = 4;
 
-impl Node {
+impl Router {
     /// The output ports whose `want` mask is not 0, computed from the masks (for checking
     /// `ports`).
     pub(crate) fn want_ports(&self) -> u8 {
@@ -74,326 +75,174 @@ impl Node {
 
 /// What a router step does not need.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct NodeInfo {
-    /// Cycle of the pending timer, or u64::MAX.
+pub(crate) struct RouterInfo {
+    /// Cycle of the pending node timer (PE wake or paced edge stream), or u64::MAX.
     pub wake: u64,
     pub at: Coord,
     /// Local range of edge sources feeding this router.
     pub src_start: u32,
     pub src_len: u32,
-    /// The express stream reserving an output port here, or NONE.
+    /// The express stream reserving an output port here, or NONE, and this router's index
+    /// in its chain.
     pub express: u32,
+    pub xhop: u32,
     /// The reserved port (bit mask).
     pub reserved: u8,
 }
 
-/// A router input queue: wavelets of one color that came in through one port. The wavelets
-/// are in a ring of `Partition::qstride` slots: in the record itself (`slots`) when the
-/// queue depth is at most [`INLINE_SLOTS`], so that a push or a pop touches one cache line,
-/// else in `Partition::qdata`.
+/// A router input queue: wavelets of one color that come in through one port, in a ring of
+/// `queue_depth` slots — in the record itself (`slots`, `time`) when the depth is at most
+/// [`INLINE_SLOTS`], so that a push or a pop touches one cache line, else in the
+/// partition's `Rings` storage (see `queue.rs`).
+///
+/// From `head` on, the ring holds `len` present wavelets, then `fly` wavelets in flight
+/// (written by the upstream router when it forwarded them, with their arrival cycle), then
+/// the free slots: each free slot holds the cycle its credit returns upstream (one hop
+/// latency after the wavelet that used it left the queue), the oldest first. So the upstream
+/// router reads its credits from this record (see `queue.rs`): no credit events inside a
+/// partition.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Queue {
+    /// Wavelets (inline ring).
+    pub slots: [u32; INLINE_SLOTS],
+    /// Per inline slot: the arrival cycle of an in-flight wavelet, or the credit-due cycle
+    /// of a free slot, relative to the partition's epoch (see `queue.rs`).
+    pub time: [u32; INLINE_SLOTS],
     /// Output channel per link direction (N, S, E, W) in `tx`, else NONE.
-    pub och: [u32; 4],
-    /// The upstream output channel (in partition `up_part`) that gets a credit back, one hop
-    /// latency after a wavelet leaves; NONE for the ramp or an edge source, which look at the
-    /// queue's length directly.
-    pub up_och: u32,
-    /// The node of `up_och` (when it is in this partition).
-    pub up_node: u32,
+    pub out: [u32; 4],
+    /// The router.
     pub node: u32,
-    pub up_part: u16,
-    pub color: Color,
-    /// The port the wavelets came in through (0..5).
-    pub rx: u8,
-    /// Ports to forward to (bit mask, ramp = bit 4).
-    pub tx: u8,
-    /// Ports the head wavelet has already gone to.
-    pub sent: u8,
-    /// The link port (0..4) this queue forwards to when it is its only port and no other
-    /// queue of the router forwards there; otherwise 0xFF.
-    pub solo: u8,
+    /// The local router upstream (to wake when a credit it waits for returns); NONE for
+    /// the ramp or an edge source; for a router in another partition, [`REMOTE_UP`] | the
+    /// index of its channel in `Partition::remote_ups`.
+    pub up: u32,
     pub head: u8,
     pub len: u8,
-    /// The ring of wavelets when the depth is at most [`INLINE_SLOTS`].
-    pub slots: [u32; INLINE_SLOTS],
+    pub fly: u8,
+    /// Ports the head wavelet has already gone to.
+    pub sent: u8,
+    /// Ports to forward to (bit mask, ramp = bit 4).
+    pub tx: u8,
+    pub color: u8,
+    /// The PE's send slot (ramp queues) or receive slot (queues delivering to the ramp).
+    pub slot: u8,
+    /// The receive port (bits 0..2, [`RAMP`] for the ramp), the solo port (bits 4..6, 7 for
+    /// none) and the flags [`FILTERED`] and [`UP_WAITS`].
+    pub bits: u8,
 }
 
 /// Queue depths up to this keep their wavelets in the queue record.
 pub(crate) const INLINE_SLOTS: usize = 4;
 
-/// Whether queues of `qstride` slots keep their wavelets in their records.
-pub(crate) fn inline_slots(qstride: u32) -> bool {
-    qstride as usize <= INLINE_SLOTS
-}
-
 // A queue record is one cache line.
 const _: () = assert!(std::mem::size_of::<Queue>() == 64);
+
+/// `Queue::bits`: the upstream router found no credit and waits for one (the next pop wakes
+/// it when the credit returns).
+pub(crate) const UP_WAITS: u8 = 0x80;
+/// `Queue::bits`: the route has a ramp filter (see [`Filter`]): the ports the head wavelet
+/// goes to depend on its position in the stream.
+pub(crate) const FILTERED: u8 = 0x08;
+/// `Queue::up`: the upstream router is in another partition (credits go back as messages).
+pub(crate) const REMOTE_UP: u32 = 1 << 31;
+
+/// The state of a queue whose route has a ramp filter (`program::RampFilter`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Filter {
+    /// The queue.
+    pub queue: u32,
+    pub keep: u32,
+    pub period: u32,
+    /// The head wavelet's position in the period (wavelets that left the queue, modulo the
+    /// period).
+    pub count: u32,
+}
+
+impl Filter {
+    /// The ports the head wavelet of a queue forwarding to `tx` goes to.
+    pub(crate) fn head_tx(&self, tx: u8) -> u8 {
+        if self.count < self.keep {
+            1 << RAMP
+        } else {
+            tx & LINK_PORTS
+        }
+    }
+}
+
+/// The ports the head wavelet of local queue `qi` goes to (its route's, or what its ramp
+/// filter sends it to).
+#[inline(always)]
+pub(crate) fn head_tx(q: &Queue, qi: u32, filters: &[Filter]) -> u8 {
+    if q.bits & FILTERED == 0 {
+        return q.tx;
+    }
+    match filters.binary_search_by_key(&qi, |f| f.queue) {
+        Ok(f) => filters[f].head_tx(q.tx),
+        Err(_) => q.tx,
+    }
+}
+
+impl Queue {
+    /// The port its wavelets come in through (0..5).
+    #[inline(always)]
+    pub(crate) fn rx(&self) -> u8 {
+        self.bits & 0x7
+    }
+
+    /// The link port (0..4) this queue forwards to when it is its only port and no other
+    /// queue of the router forwards there; otherwise [`NONE8`].
+    #[inline(always)]
+    pub(crate) fn solo(&self) -> u8 {
+        match (self.bits >> 4) & 0x7 {
+            7 => NONE8,
+            s => s,
+        }
+    }
+
+    /// A queue of `color` from port `rx` to the ports `tx`, at `node`, empty.
+    pub(crate) fn new(node: u32, color: u8, rx: u8, tx: u8) -> Queue {
+        Queue {
+            slots: [0; INLINE_SLOTS],
+            time: [0; INLINE_SLOTS],
+            out: [NONE; 4],
+            node,
+            up: NONE,
+            head: 0,
+            len: 0,
+            fly: 0,
+            sent: 0,
+            tx,
+            color,
+            slot: NONE8,
+            bits: rx | 0x70,
+        }
+    }
+
+    /// Mark `port` (0..4) as the queue's solo port.
+    pub(crate) fn set_solo(&mut self, port: u8) {
+        self.bits = (self.bits & !0x70) | (port << 4);
+    }
+}
 
 /// One router output for one color: a link to a neighbour's queue, or a host output.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct OutChannel {
-    /// Free slots in the downstream queue as far as this router knows.
-    pub credits: u32,
     /// Local queue downstream (links only), in partition `dest_part`.
     pub dest_queue: u32,
-    /// Its node.
+    /// Its router.
     pub dest_node: u32,
     pub dest_part: u32,
     /// Local sink index for host outputs, else NONE.
     pub sink: u32,
-    /// The local node this channel leaves from.
+    /// Credits (links into another partition only: a local link's credits are read from the
+    /// downstream queue).
+    pub credits: u32,
+    /// The local router this channel leaves from.
     pub node: u32,
     /// Wavelets sent through it (the report's link and color counts come from these).
     pub sent: u64,
-    /// Credits returned early (see `Hot::sent_head`) are all due by this cycle.
-    pub early_until: u64,
 }
-
-/// A posted receive, and as many identical ones posted right after it on its color.
-#[derive(Clone, Debug)]
-pub(crate) struct RecvState {
-    pub color: Color,
-    /// Identical receives (same color, size, offset and task) that follow this one: std.nn's
-    /// `dense_stream` posts one per region column per weight row, most of them alike.
-    pub repeat: u16,
-    pub n: u32,
-    pub done: u32,
-    pub offset: u32,
-    pub then: TaskId,
-}
-
-impl RecvState {
-    /// How many wavelets it and each of its repeats still take.
-    fn missing(&self) -> impl Iterator<Item = u32> {
-        std::iter::once(self.n - self.done).chain(std::iter::repeat_n(self.n, self.repeat.into()))
-    }
-}
-
-/// A send in progress.
-#[derive(Clone, Debug)]
-pub(crate) struct SendState {
-    pub color: Color,
-    /// The router's ramp queue for `color` (NONE until first looked up).
-    pub queue: u32,
-    /// The output channel of that queue's solo link port (`Queue::solo`), NONE if it has
-    /// none; looked up with `queue`, so injection need not read the queue record.
-    pub och: u32,
-    pub data: Vec<u32>,
-    pub pos: u32,
-    pub then: Option<TaskId>,
-    /// That solo link port (0..4), else 0xFF.
-    pub solo: u8,
-}
-
-impl Pe {
-    /// Post receive `r` (n > 0, no repeats); whether a receive on its color was open already
-    /// (then it waits behind those, as a repeat of the last if it is identical to it).
-    pub(crate) fn post_recv(&mut self, r: RecvState) -> bool {
-        let bit = 1u64 << r.color;
-        if self.open_recvs & bit == 0 {
-            self.open_recvs |= bit;
-            self.recvs.push(r);
-            return false;
-        }
-        let same = |o: &RecvState| {
-            (o.color, o.n, o.offset, o.then) == (r.color, r.n, r.offset, r.then)
-                && o.repeat < u16::MAX
-        };
-        // The receive it would follow: the last queued on its color, else the open one.
-        let queued = (self.queued_colors & bit != 0)
-            .then(|| self.queued_recvs.iter().rposition(|o| o.color == r.color))
-            .flatten();
-        let last = match queued {
-            Some(at) => &mut self.queued_recvs[at],
-            None => {
-                self.queued_colors &= !bit;
-                let at = self.recvs.iter().position(|o| o.color == r.color);
-                &mut self.recvs[at.expect("the color has an open receive")]
-            }
-        };
-        if same(last) {
-            last.repeat += 1;
-        } else {
-            self.queued_colors |= bit;
-            self.queued_recvs.push_back(r);
-        }
-        true
-    }
-
-    /// How many wavelets each of the PE's posted receives on `color` still takes, in the
-    /// order wavelets fill them.
-    pub(crate) fn recvs_on(&self, color: Color) -> impl Iterator<Item = u32> {
-        let queued = self.queued_recvs.iter().filter(move |r| r.color == color);
-        self.recvs
-            .iter()
-            .filter(move |r| r.color == color)
-            .chain(queued)
-            .flat_map(RecvState::missing)
-    }
-
-    /// All of the PE's posted receives, by color, each color's in the order they fill:
-    /// (color, wavelets missing, wavelets requested).
-    pub(crate) fn posted_recvs(&self) -> Vec<(Color, u32, u32)> {
-        let mut all: Vec<&RecvState> = self.recvs.iter().chain(&self.queued_recvs).collect();
-        // Stable: a color's open receive comes before its queued ones, which are in order.
-        all.sort_by_key(|r| r.color);
-        all.into_iter()
-            .flat_map(|r| r.missing().map(|missing| (r.color, missing, r.n)))
-            .collect()
-    }
-
-    /// Receive `ri` of `recvs` completed: a repeat of it, else the next one queued on its
-    /// color takes its place, or the color closes. Returns the completed receive's task.
-    fn complete_recv(&mut self, ri: usize, waits: &mut PeWaits, t: u64) -> TaskId {
-        let r = &mut self.recvs[ri];
-        let (color, then) = (r.color, r.then);
-        if r.repeat > 0 {
-            r.repeat -= 1;
-            r.done = 0;
-            return then;
-        }
-        let bit = 1u64 << color;
-        if self.queued_colors & bit != 0 {
-            // Usually at the front: a PE that queues many receives queues them on one color.
-            let next = self.queued_recvs.iter().position(|r| r.color == color);
-            if let Some(next) = next.and_then(|at| self.queued_recvs.remove(at)) {
-                if self.queued_recvs.is_empty() {
-                    self.queued_colors = 0;
-                }
-                self.recvs[ri] = next;
-                return then;
-            }
-            // The last one on the color was taken before (the bit is cleared lazily).
-            self.queued_colors &= !bit;
-        }
-        self.open_recvs &= !bit;
-        waits.closed(color, t, self.busy_until);
-        self.recvs.swap_remove(ri);
-        then
-    }
-
-    /// Write wavelet `data` of `color`, arriving at cycle `t`, into the PE's first receive on
-    /// that color (allocating the SRAM on first use); a receive it completes queues its task
-    /// for `t + 1`. Both ways a wavelet reaches a PE — a router's ramp and an express stream's
-    /// closed form — come here.
-    #[inline(always)]
-    pub(crate) fn deliver(
-        &mut self,
-        program: &Program,
-        waits: &mut PeWaits,
-        color: Color,
-        data: u32,
-        t: u64,
-    ) -> Delivery {
-        let Some(ri) = self.recvs.iter().position(|r| r.color == color) else {
-            return Delivery::NoReceive;
-        };
-        if self.sram.is_empty() {
-            let prog = &program.pes[self.prog as usize];
-            crate::pe_exec::materialize(&mut self.sram, prog.sram_bytes, &prog.sram_init);
-        }
-        let r = &mut self.recvs[ri];
-        let at = r.offset as usize + 4 * r.done as usize;
-        // The receive's range was checked against the SRAM size when it was posted.
-        if let Some(dst) = self.sram.get_mut(at..at + 4) {
-            dst.copy_from_slice(&data.to_le_bytes());
-        }
-        r.done += 1;
-        if self.delivered & (1u64 << color) == 0 {
-            self.delivered |= 1u64 << color;
-            waits.first_delivery(color, t);
-        }
-        if r.done < r.n {
-            return Delivery::Written;
-        }
-        let then = self.complete_recv(ri, waits, t);
-        self.ready.push(Reverse((t + 1, self.seq, then)));
-        self.seq += 1;
-        Delivery::Completed
-    }
-}
-
-/// What [`Pe::deliver`] did with a wavelet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Delivery {
-    /// No receive on its color is posted: the wavelet stays where it is.
-    NoReceive,
-    Written,
-    /// It completed a receive, whose task is now ready: the PE must wake at `t + 1`.
-    Completed,
-}
-
-impl SendState {
-    /// A send of `data` on `color`, its ramp queue not looked up yet.
-    pub(crate) fn new(color: Color, data: Vec<u32>, then: Option<TaskId>) -> SendState {
-        SendState {
-            color,
-            queue: NONE,
-            och: NONE,
-            data,
-            pos: 0,
-            then,
-            solo: 0xFF,
-        }
-    }
-}
-
-/// A runtime call whose issue time has not come yet.
-#[derive(Debug)]
-pub(crate) enum Pending {
-    Send(SendState),
-    Recv(RecvState),
-}
-
-/// A PE. The fields a router step reads come first, in the record's first two cache lines
-/// (which `prefetch.rs` fetches ahead on large partitions).
-#[derive(Debug)]
-#[repr(C, align(64))]
-pub(crate) struct Pe {
-    pub sends: Vec<SendState>,
-    /// The first open receive of each color (in no particular order); the rest wait in
-    /// `queued_recvs`.
-    pub recvs: Vec<RecvState>,
-    /// Colors with a send in `sends`.
-    pub send_mask: u64,
-    /// Colors of which a wavelet has been delivered (see `waits.rs`).
-    pub delivered: u64,
-    /// Colors with a receive in `recvs` (so that a task start or a post need not walk them).
-    pub open_recvs: u64,
-    /// Lazily allocated: empty until first used.
-    pub sram: Vec<u8>,
-    pub busy_until: u64,
-    pub node: u32,
-    /// The express stream this PE is sending, or NONE.
-    pub express: u32,
-    pub seq: u32,
-    /// Last color the ramp injected (round-robin among colors).
-    pub last_color: u8,
-    /// Activations: (ready cycle, sequence number, task), earliest first.
-    pub ready: BinaryHeap<Reverse<(u64, u32, TaskId)>>,
-    /// Future runtime calls, (issue cycle, sequence number) order. Calls only ever join at
-    /// the back: a task starts no earlier than the last one ended, so its calls are issued no
-    /// earlier than any of the last one's.
-    pub pending: VecDeque<(u64, u32, Pending)>,
-    /// Index into `Program::pes`.
-    pub prog: u32,
-    pub send_colors: u64,
-    pub recv_colors: u64,
-    /// Receives posted while one on their color was open, in post order: `recvs` holds the
-    /// first open receive of each color only, so that a PE may post hundreds (on one color:
-    /// then each completes in constant time).
-    pub queued_recvs: VecDeque<RecvState>,
-    /// Colors that may have a receive in `queued_recvs` (a superset: cleared when a
-    /// completion finds none).
-    pub queued_colors: u64,
-    pub busy_cycles: u64,
-    pub tasks_run: u64,
-}
-
-// Four cache lines per PE: a full wafer holds 745,500 of them.
-const _: () = assert!(std::mem::size_of::<Pe>() == 256);
 
 /// A stream from the host or weight store into an edge router.
 #[derive(Debug)]
@@ -417,13 +266,19 @@ pub(crate) struct Source {
     pub last: Option<u64>,
     /// Cycles released wavelets waited for room in the edge queue (`StreamTiming::held_back`).
     pub held_back: u64,
+    /// An express stream carries its wavelets (the router does not inject them).
+    pub express: bool,
+    /// Releases to let pass before the next try to start an express stream (it failed).
+    pub xskip: u32,
+    /// Tries that failed in a row.
+    pub xfail: u8,
 }
 
 impl Source {
     /// Whether the source has wavelets to move once its pacer allows.
     #[inline]
     pub(crate) fn live(&self) -> bool {
-        !self.waiting && self.pos < self.data.len()
+        !self.waiting && !self.express && self.pos < self.data.len()
     }
 }
 
@@ -439,7 +294,7 @@ pub(crate) struct Sink {
     pub last: Option<u64>,
 }
 
-/// A message to another partition, delivered at `time` (≥ one hop latency later).
+/// A message to another partition, taking effect at `time` (≥ one hop latency later).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Msg {
     pub time: u64,

@@ -1,60 +1,175 @@
-//! Turning a [`Program`] into partition state: validation (every problem becomes a
-//! [`SimError`] naming PE and color), node and queue numbering, and the split of the fabric
-//! into bands of rows, one per worker thread.
+//! Turning a [`Program`] into partition state: numbering the routers, queues and output
+//! channels, then building each partition's records.
 //!
-//! Numbering is global and row-major, so it does not depend on the number of partitions;
-//! each partition holds a contiguous range of nodes, queues and output channels.
+//! Numbering is global and row-major (every coordinate with a PE program or a route is a
+//! router, in fabric order; its queues follow its routes by color, one per receive port; its
+//! output channels one per route and forward link), so it does not depend on the number of
+//! partitions; each partition holds a contiguous range of routers, queues and output
+//! channels (`bands.rs` chooses the ranges).
 
 use crate::error::SimError;
-use crate::events::{NodeSet, Timers, Wheel};
-use crate::fabric::Msg;
+use crate::events::{NodeSet, Timers, Wakes};
 use crate::fabric::{
-    INLINE_SLOTS, MAX_QUEUES_PER_ROUTER, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue,
-    RAMP, SOURCES, Sink, Source,
+    MAX_QUEUES_PER_ROUTER, NONE, NONE8, OutChannel, Queue, RAMP, REMOTE_UP, Router, RouterInfo,
+    SOURCES, Sink, Source,
 };
 use crate::pacer::Pacer;
-use crate::partition::{Partition, Stats};
+use crate::partition::{Fabric, Partition, Stats};
+use crate::pe::{Pe, RecvSlot, SendSlot};
 use crate::phases::Phases;
 use crate::program::{Color, EdgeSource, Program, Route};
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use crate::queue::Rings;
+use crate::router::RemoteUp;
+use crate::validate::{check_edge, check_pe, check_route, check_routes, program_error};
+use std::collections::{BTreeMap, BTreeSet};
 use wsel_target::{Coord, Dir, Port, Target};
 
-fn program_error(at: Option<Coord>, message: String) -> SimError {
-    SimError::Program { at, message }
+/// The global numbering of routers, queues and output channels.
+pub(crate) struct Numbering<'p> {
+    pub target: &'p Target,
+    pub program: &'p Program,
+    /// Per global router: its fabric index (row-major), ascending.
+    pub keys: Vec<u32>,
+    /// Per fabric index: its global router, or NONE.
+    node_of: Vec<u32>,
+    /// The routes, sorted by (fabric index, color).
+    routes: Vec<Route>,
+    /// Per global router: the start of its routes in `routes` (one more entry at the end).
+    route_start: Vec<u32>,
+    /// Fabric index → index in `Program::pes`.
+    pub pe_at: BTreeMap<u32, u32>,
+    /// (fabric index, side, color) → index in `Program::outputs`.
+    pub outputs_at: BTreeMap<(u32, Dir, Color), u32>,
+    /// Per global router: its first queue and output channel (one more entry at the end).
+    pub q_base: Vec<u32>,
+    pub o_base: Vec<u32>,
 }
 
-fn dir_bit(d: Dir) -> u8 {
-    1 << d.index()
-}
-
-/// Validate `program` against `target` and build `parts` partitions.
-pub(crate) fn build<'p>(
-    target: &'p Target,
-    program: &'p Program,
-    parts: usize,
-) -> Result<Vec<Partition<'p>>, SimError> {
-    target
-        .validate()
-        .map_err(|e| SimError::Target(e.to_string()))?;
-    let width = target.width;
-    let pe_count = target.pe_count() as usize;
-    let idx = |c: Coord| (c.y as usize) * width as usize + c.x as usize;
-
-    // PEs.
-    let mut pe_at: BTreeMap<u32, u32> = BTreeMap::new();
-    for (i, p) in program.pes.iter().enumerate() {
-        check_pe(target, program, p)?;
-        if pe_at.insert(target.pe_index(p.at), i as u32).is_some() {
-            return Err(program_error(
-                Some(p.at),
-                "two programs are placed on this PE".into(),
-            ));
+impl<'p> Numbering<'p> {
+    /// Validate `program` against `target` and number it.
+    pub(crate) fn new(target: &'p Target, program: &'p Program) -> Result<Self, SimError> {
+        let mut pe_at = BTreeMap::new();
+        for (i, p) in program.pes.iter().enumerate() {
+            check_pe(target, program, p)?;
+            if pe_at.insert(target.pe_index(p.at), i as u32).is_some() {
+                return Err(program_error(
+                    Some(p.at),
+                    "two programs are placed on this PE".into(),
+                ));
+            }
         }
+        let routes = sorted_routes(target, program)?;
+        let mut keys: Vec<u32> = pe_at.keys().copied().collect();
+        keys.extend(routes.iter().map(|r| target.pe_index(r.at)));
+        keys.sort_unstable();
+        keys.dedup();
+        let mut node_of = vec![NONE; target.pe_count() as usize];
+        for (g, &k) in keys.iter().enumerate() {
+            node_of[k as usize] = g as u32;
+        }
+        let mut route_start = Vec::with_capacity(keys.len() + 1);
+        let mut i = 0;
+        for &k in &keys {
+            route_start.push(i as u32);
+            while i < routes.len() && target.pe_index(routes[i].at) == k {
+                i += 1;
+            }
+        }
+        route_start.push(routes.len() as u32);
+        let mut n = Numbering {
+            target,
+            program,
+            keys,
+            node_of,
+            routes,
+            route_start,
+            pe_at,
+            outputs_at: BTreeMap::new(),
+            q_base: Vec::new(),
+            o_base: Vec::new(),
+        };
+        n.outputs_at = edge_streams(&n)?;
+        check_routes(target, &n)?;
+        n.count_queues()?;
+        Ok(n)
     }
 
-    // Routes, sorted by (PE index, color).
-    let mut routes: Vec<Route> = program.routes.clone();
+    /// The coordinate of fabric index `k`.
+    pub(crate) fn coord_of(&self, k: u32) -> Coord {
+        Coord::new(k % self.target.width, k / self.target.width)
+    }
+
+    /// The global router at `c`, or NONE.
+    pub(crate) fn node_at(&self, c: Coord) -> u32 {
+        self.node_of[self.target.pe_index(c) as usize]
+    }
+
+    /// The routes of global router `g`, by color.
+    pub(crate) fn node_routes(&self, g: usize) -> &[Route] {
+        &self.routes[self.route_start[g] as usize..self.route_start[g + 1] as usize]
+    }
+
+    /// The route of global router `g` for `color`.
+    pub(crate) fn find_route(&self, g: usize, color: Color) -> Option<&Route> {
+        let rs = self.node_routes(g);
+        rs.binary_search_by_key(&color, |r| r.color)
+            .ok()
+            .map(|i| &rs[i])
+    }
+
+    /// Global prefix sums of queues (one per route and receive port) and output channels (one
+    /// per route and forward link direction).
+    fn count_queues(&mut self) -> Result<(), SimError> {
+        let n = self.keys.len();
+        self.q_base = vec![0; n + 1];
+        self.o_base = vec![0; n + 1];
+        for g in 0..n {
+            let rs = self.node_routes(g);
+            let queues: u32 = rs.iter().map(|r| r.rx.0.count_ones()).sum();
+            let links: u32 = rs.iter().map(|r| (r.tx.0 & 0xf).count_ones()).sum();
+            if queues > MAX_QUEUES_PER_ROUTER {
+                return Err(program_error(
+                    Some(self.coord_of(self.keys[g])),
+                    format!(
+                        "the router has {queues} (color, receive port) pairs; at most {MAX_QUEUES_PER_ROUTER} are supported"
+                    ),
+                ));
+            }
+            self.q_base[g + 1] = self.q_base[g] + queues;
+            self.o_base[g + 1] = self.o_base[g] + links;
+        }
+        Ok(())
+    }
+
+    /// Global index of the queue of router `g` for `color` from `port`.
+    pub(crate) fn queue_of(&self, g: usize, color: Color, port: Port) -> u32 {
+        let mut q = self.q_base[g];
+        for r in self.node_routes(g) {
+            if r.color == color {
+                return q + (r.rx.0 & ((1u8 << port.index()) - 1)).count_ones();
+            }
+            q += r.rx.0.count_ones();
+        }
+        NONE
+    }
+
+    /// Global index of the output channel of router `g` for `color` toward `d`.
+    pub(crate) fn channel_of(&self, g: usize, color: Color, d: Dir) -> u32 {
+        let mut o = self.o_base[g];
+        for r in self.node_routes(g) {
+            let links = r.tx.0 & 0xf;
+            if r.color == color {
+                return o + (links & ((1u8 << d.index()) - 1)).count_ones();
+            }
+            o += links.count_ones();
+        }
+        NONE
+    }
+}
+
+/// The routes, checked one by one and sorted by (fabric index, color), one per pair.
+fn sorted_routes(target: &Target, program: &Program) -> Result<Vec<Route>, SimError> {
+    let mut routes = program.routes.clone();
     for r in &routes {
         check_route(target, r)?;
     }
@@ -67,43 +182,13 @@ pub(crate) fn build<'p>(
             ));
         }
     }
+    Ok(routes)
+}
 
-    // Nodes: every coordinate with a PE program or a route, row-major.
-    let mut keys: Vec<u32> = pe_at.keys().copied().collect();
-    keys.extend(routes.iter().map(|r| target.pe_index(r.at)));
-    keys.sort_unstable();
-    keys.dedup();
-    let n_nodes = keys.len();
-    let mut node_of = vec![NONE; pe_count];
-    for (g, &k) in keys.iter().enumerate() {
-        node_of[k as usize] = g as u32;
-    }
-    let coord_of = |k: u32| Coord::new(k % width, k / width);
-    // Routes of each node: range into `routes`.
-    let mut route_start = vec![0u32; n_nodes + 1];
-    {
-        let mut g = 0usize;
-        for (i, r) in routes.iter().enumerate() {
-            let k = target.pe_index(r.at);
-            while keys[g] != k {
-                g += 1;
-                route_start[g] = i as u32;
-            }
-        }
-        for s in route_start.iter_mut().skip(g + 1) {
-            *s = routes.len() as u32;
-        }
-    }
-    let node_routes = |g: usize| &routes[route_start[g] as usize..route_start[g + 1] as usize];
-    let find_route = |g: usize, color: Color| -> Option<(usize, &Route)> {
-        let rs = node_routes(g);
-        rs.binary_search_by_key(&color, |r| r.color)
-            .ok()
-            .map(|i| (i, &rs[i]))
-    };
-
-    // Edge streams.
-    let mut outputs_at: BTreeMap<(u32, Dir, Color), u32> = BTreeMap::new();
+/// Check the edge streams; the outputs by (fabric index, side, color).
+fn edge_streams(n: &Numbering<'_>) -> Result<BTreeMap<(u32, Dir, Color), u32>, SimError> {
+    let (target, program) = (n.target, n.program);
+    let mut outputs_at = BTreeMap::new();
     for (i, o) in program.outputs.iter().enumerate() {
         check_edge(target, o.at, o.side)?;
         if outputs_at
@@ -116,7 +201,7 @@ pub(crate) fn build<'p>(
             ));
         }
     }
-    let mut inputs_at: BTreeSet<(u32, Dir, Color)> = BTreeSet::new();
+    let mut inputs_at = BTreeSet::new();
     let mut weight_bytes = 0u64;
     for i in &program.inputs {
         check_edge(target, i.at, i.side)?;
@@ -126,9 +211,10 @@ pub(crate) fn build<'p>(
                 format!("two inputs enter from {} on color {}", i.side, i.color),
             ));
         }
-        let g = node_of[idx(i.at)];
+        let g = n.node_at(i.at);
         let ok = g != NONE
-            && find_route(g as usize, i.color).is_some_and(|(_, r)| r.rx.contains(i.side.port()));
+            && n.find_route(g as usize, i.color)
+                .is_some_and(|r| r.rx.contains(i.side.port()));
         if !ok {
             return Err(program_error(
                 Some(i.at),
@@ -153,602 +239,417 @@ pub(crate) fn build<'p>(
             ),
         ));
     }
+    Ok(outputs_at)
+}
 
-    // Route consistency: links, defects, neighbours, ramps, edges.
-    for (g, &k) in keys.iter().enumerate() {
-        let at = coord_of(k);
-        for r in node_routes(g) {
-            let has_pe = pe_at.contains_key(&k);
-            if (r.rx.contains(Port::Ramp) || r.tx.contains(Port::Ramp)) && !has_pe {
-                return Err(program_error(
-                    Some(at),
-                    format!(
-                        "the route for color {} uses the ramp, but no program runs on this PE",
-                        r.color
-                    ),
-                ));
-            }
-            for d in Dir::ALL {
-                let (rx, tx) = (r.rx.contains(d.port()), r.tx.contains(d.port()));
-                if !rx && !tx {
-                    continue;
-                }
-                match target.neighbor(at, d) {
-                    None => {
-                        if tx && !outputs_at.contains_key(&(k, d, r.color)) {
-                            return Err(program_error(
-                                Some(at),
-                                format!(
-                                    "the route for color {} forwards {d} off the fabric, but no output is declared there",
-                                    r.color
-                                ),
-                            ));
-                        }
-                    }
-                    Some(n) => {
-                        if target.defects.link_dead(at, d) {
-                            return Err(SimError::DeadRoute {
-                                at,
-                                color: r.color,
-                                element: format!("the dead {d} link between PE {at} and PE {n}"),
-                            });
-                        }
-                        if target.defects.pe_dead(n) {
-                            return Err(SimError::DeadRoute {
-                                at,
-                                color: r.color,
-                                element: format!("the dead PE {n}"),
-                            });
-                        }
-                        if tx {
-                            let ng = node_of[idx(n)];
-                            let port = d.opposite().port();
-                            let ok = ng != NONE
-                                && find_route(ng as usize, r.color)
-                                    .is_some_and(|(_, nr)| nr.rx.contains(port));
-                            if !ok {
-                                return Err(SimError::RouteMismatch {
-                                    at,
-                                    color: r.color,
-                                    to: n,
-                                    port,
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-        }
+/// Validate `program` against `target` and build `parts` partitions.
+pub(crate) fn build<'p>(
+    target: &'p Target,
+    program: &'p Program,
+    parts: usize,
+) -> Result<Vec<Partition<'p>>, SimError> {
+    target
+        .validate()
+        .map_err(|e| SimError::Target(e.to_string()))?;
+    let n = Numbering::new(target, program)?;
+    let split = crate::bands::split(&n, parts);
+    let parts = split.members.len();
+    let phases = Phases::of(program, target, parts == 1);
+    let mut partitions = Vec::with_capacity(parts);
+    for p in 0..parts {
+        let builder = Builder {
+            n: &n,
+            split: &split,
+            p,
+            host_streams: host_streams(program),
+        };
+        partitions.push(builder.partition(phases.clone()));
     }
+    Ok(partitions)
+}
 
-    // Bands of rows, balanced by node count.
-    let parts = parts.clamp(1, usize::from(u16::MAX));
-    let mut part_base = vec![0u32];
-    {
-        let per = n_nodes.div_ceil(parts).max(1);
-        let mut g = 0usize;
-        while part_base.len() < parts {
-            // Advance by `per` nodes, then to the end of that row so bands are whole rows.
-            let mut end = (g + per).min(n_nodes);
-            if end < n_nodes && end > 0 {
-                let row = keys[end - 1] / width;
-                while end < n_nodes && keys[end] / width == row {
-                    end += 1;
-                }
-            }
-            part_base.push(end as u32);
-            g = end;
-        }
-        part_base.push(n_nodes as u32);
-    }
-    let part_of = |g: u32| part_base.partition_point(|&b| b <= g) - 1;
-
-    // Global prefix sums of queues (one per route and receive port) and output channels (one
-    // per route and forward link direction).
-    let mut q_base = vec![0u32; n_nodes + 1];
-    let mut o_base = vec![0u32; n_nodes + 1];
-    for g in 0..n_nodes {
-        let rs = node_routes(g);
-        q_base[g + 1] = q_base[g] + rs.iter().map(|r| r.rx.0.count_ones()).sum::<u32>();
-        o_base[g + 1] = o_base[g] + rs.iter().map(|r| (r.tx.0 & 0xf).count_ones()).sum::<u32>();
-        if q_base[g + 1] - q_base[g] > MAX_QUEUES_PER_ROUTER {
-            return Err(program_error(
-                Some(coord_of(keys[g])),
-                format!(
-                    "the router has {} (color, receive port) pairs; at most {MAX_QUEUES_PER_ROUTER} are supported",
-                    q_base[g + 1] - q_base[g]
-                ),
-            ));
-        }
-    }
-    // Global index of the queue of node `g`, color, receive port.
-    let queue_of = |g: usize, color: Color, port: Port| -> u32 {
-        let rs = node_routes(g);
-        let mut q = q_base[g];
-        for r in rs {
-            if r.color == color {
-                return q + (r.rx.0 & ((1u8 << port.index()) - 1)).count_ones();
-            }
-            q += r.rx.0.count_ones();
-        }
-        NONE
-    };
-    let och_of = |g: usize, color: Color, d: Dir| -> u32 {
-        let rs = node_routes(g);
-        let mut o = o_base[g];
-        for r in rs {
-            let links = r.tx.0 & 0xf;
-            if r.color == color {
-                return o + (links & (dir_bit(d) - 1)).count_ones();
-            }
-            o += links.count_ones();
-        }
-        NONE
-    };
-
-    let depth = target.queue_depth;
-    let host_streams = program
+/// Host streams in and out: they share the host I/O bandwidth.
+fn host_streams(program: &Program) -> usize {
+    program
         .inputs
         .iter()
         .filter(|i| i.source == EdgeSource::Host)
         .count()
-        + program.outputs.len();
-    // Weight phases: the distinct phases in ascending order are the groups (see `phases.rs`).
-    let mut groups: Vec<u32> = program
-        .inputs
-        .iter()
-        .filter(|i| i.source == EdgeSource::WeightStore)
-        .map(|i| i.phase)
-        .collect();
-    groups.sort_unstable();
-    groups.dedup();
-    let group_of = |phase: u32| groups.partition_point(|&g| g < phase) as u32;
-    let mut group_streams = vec![0u32; groups.len()];
-    let mut group_nonempty = vec![0u32; groups.len()];
-    for i in program.inputs.iter() {
-        if i.source == EdgeSource::WeightStore {
-            let g = group_of(i.phase) as usize;
-            group_streams[g] += 1;
-            group_nonempty[g] += u32::from(!i.data.is_empty());
-        }
-    }
+        + program.outputs.len()
+}
 
-    let mut partitions = Vec::with_capacity(parts);
-    for p in 0..parts {
-        let (n0, n1) = (part_base[p] as usize, part_base[p + 1] as usize);
-        let (qb, ob) = (q_base[n0], o_base[n0]);
-        let mut nodes = Vec::with_capacity(n1 - n0);
-        let mut info = Vec::with_capacity(n1 - n0);
-        let mut queues = Vec::with_capacity((q_base[n1] - qb) as usize);
-        let mut outch = Vec::with_capacity((o_base[n1] - ob) as usize);
-        let mut pes = Vec::new();
-        let mut sources = Vec::new();
-        let mut sinks = Vec::new();
-        let mut wakes: Vec<(u64, u32)> = Vec::new();
-        let mut phases = Phases {
-            streams: group_streams.clone(),
-            nonempty: group_nonempty.clone(),
-            members: vec![Vec::new(); groups.len()],
-            done: vec![0; groups.len()],
-            last: vec![None; groups.len()],
-            requested: 0,
-            end: None,
-            local: parts == 1,
-            pool: target.weight_store.bandwidth_bytes_per_cycle,
-            latency: u64::from(target.weight_store.latency_cycles)
-                .saturating_sub(program.weight_store_warm),
+/// Builds partition `p`: the global routers `split.members[p]`.
+struct Builder<'a, 'p> {
+    n: &'a Numbering<'p>,
+    split: &'a crate::bands::Split,
+    p: usize,
+    host_streams: usize,
+}
+
+/// A partition's records while they are built, and the node timers to set.
+struct Parts {
+    fab: Fabric,
+    wakes: Vec<(u64, u32)>,
+    phases: Phases,
+}
+
+impl<'p> Builder<'_, 'p> {
+    fn partition(&self, phases: Phases) -> Partition<'p> {
+        let members = &self.split.members[self.p];
+        let target = self.n.target;
+        let queues = members
+            .iter()
+            .map(|&g| (self.n.q_base[g as usize + 1] - self.n.q_base[g as usize]) as usize)
+            .sum();
+        let mut parts = Parts {
+            fab: Fabric {
+                rings: Rings::new(target.queue_depth, queues),
+                ..Fabric::default()
+            },
+            wakes: Vec::new(),
+            phases,
         };
-        for g in n0..n1 {
-            let k = keys[g];
-            let at = coord_of(k);
-            let local = (g - n0) as u32;
-            let q_start = q_base[g] - qb;
-            let mut send_colors = 0u64;
-            let mut recv_colors = 0u64;
-            for r in node_routes(g) {
-                if r.rx.contains(Port::Ramp) {
-                    send_colors |= 1 << r.color;
-                }
-                if r.tx.contains(Port::Ramp) {
-                    recv_colors |= 1 << r.color;
-                }
-                // Output channels of this route, N, S, E, W order.
-                for d in Dir::ALL {
-                    if !r.tx.contains(d.port()) {
-                        continue;
-                    }
-                    let ch = match target.neighbor(at, d) {
-                        Some(n) => {
-                            let ng = node_of[idx(n)] as usize;
-                            let dq = queue_of(ng, r.color, d.opposite().port());
-                            let dp = part_of(ng as u32);
-                            OutChannel {
-                                credits: depth,
-                                dest_part: dp as u32,
-                                dest_queue: dq - q_base[part_base[dp] as usize],
-                                dest_node: ng as u32 - part_base[dp],
-                                sink: NONE,
-                                node: local,
-                                sent: 0,
-                                early_until: 0,
-                            }
-                        }
-                        None => {
-                            let output = outputs_at.get(&(k, d, r.color)).copied().unwrap_or(NONE);
-                            sinks.push(Sink {
-                                output,
-                                data: Vec::new(),
-                                pacer: Pacer::new(
-                                    target.host_io.bandwidth_bytes_per_cycle,
-                                    host_streams,
-                                    0,
-                                ),
-                                first: None,
-                                last: None,
-                            });
-                            OutChannel {
-                                credits: depth,
-                                dest_part: p as u32,
-                                dest_queue: NONE,
-                                dest_node: NONE,
-                                sink: (sinks.len() - 1) as u32,
-                                node: local,
-                                sent: 0,
-                                early_until: 0,
-                            }
-                        }
-                    };
-                    outch.push(ch);
-                }
-                // Queues of this route, one per receive port. A wavelet never leaves by the
-                // port it arrived on: a queue forwards to the route's ports but its own.
-                for port in r.rx.iter() {
-                    let tx = r.tx.0 & !(1u8 << port.index());
-                    let mut och = [NONE; 4];
-                    for d in Dir::ALL {
-                        if tx & (1 << d.port().index()) != 0 {
-                            och[d.index()] = och_of(g, r.color, d) - ob;
-                        }
-                    }
-                    let (up_och, up_node, up_part) = match port
-                        .dir()
-                        .and_then(|d| target.neighbor(at, d).map(|n| (d, n)))
-                    {
-                        Some((d, n)) => {
-                            let ng = node_of[idx(n)];
-                            let back = d.opposite();
-                            let has = ng != NONE
-                                && find_route(ng as usize, r.color)
-                                    .is_some_and(|(_, nr)| nr.tx.contains(back.port()));
-                            if has {
-                                let up_part = part_of(ng);
-                                (
-                                    och_of(ng as usize, r.color, back)
-                                        - o_base[part_base[up_part] as usize],
-                                    ng - part_base[up_part],
-                                    up_part as u16,
-                                )
-                            } else {
-                                (NONE, NONE, 0)
-                            }
-                        }
-                        None => (NONE, NONE, 0),
-                    };
-                    queues.push(Queue {
-                        node: local,
-                        och,
-                        up_och,
-                        up_node,
-                        up_part,
-                        color: r.color,
-                        rx: port.index() as u8,
-                        tx,
-                        sent: 0,
-                        solo: 0xFF,
-                        head: 0,
-                        len: 0,
-                        slots: [0; INLINE_SLOTS],
-                    });
-                }
-            }
-            // Queues that alone forward through their one link port.
-            let mine = (q_start as usize)..queues.len();
-            for q in mine.clone() {
-                let tx = queues[q].tx;
-                let alone = tx.count_ones() == 1
-                    && usize::from(tx.trailing_zeros() as u8) < RAMP
-                    && mine.clone().all(|o| o == q || queues[o].tx & tx == 0);
-                if alone {
-                    queues[q].solo = tx.trailing_zeros() as u8;
-                }
-            }
-            let q_len = q_base[g + 1] - q_base[g];
-            // Edge sources into this node.
-            let src_start = sources.len() as u32;
-            for (index, i) in program
-                .inputs
-                .iter()
-                .enumerate()
-                .filter(|(_, i)| i.at == at)
-            {
-                // Host streams move from their start; weight streams when their phase is
-                // requested (`Phases::advance`, below).
-                let group = match i.source {
-                    EdgeSource::Host => {
-                        wakes.push((i.start, local));
-                        NONE
-                    }
-                    EdgeSource::WeightStore => {
-                        let group = group_of(i.phase);
-                        phases.members[group as usize].push(sources.len() as u32);
-                        group
-                    }
-                };
-                sources.push(Source {
-                    queue: queue_of(g, i.color, i.side.port()) - qb,
-                    data: i.data.clone(),
-                    pos: 0,
-                    pacer: Pacer::new(
-                        target.host_io.bandwidth_bytes_per_cycle,
-                        host_streams,
-                        i.start,
-                    ),
-                    input: index as u32,
-                    group,
-                    waiting: group != NONE,
-                    requested: i.start,
-                    first: None,
-                    last: None,
-                    held_back: 0,
-                });
-            }
-            let src_len = sources.len() as u32 - src_start;
-            let pe = match pe_at.get(&k) {
-                Some(&prog) => {
-                    let pp = &program.pes[prog as usize];
-                    let mut pe = Pe {
-                        node: local,
-                        prog,
-                        sram: Vec::new(),
-                        busy_until: 0,
-                        ready: Default::default(),
-                        seq: 0,
-                        pending: Default::default(),
-                        recvs: Vec::new(),
-                        sends: Vec::new(),
-                        send_mask: 0,
-                        express: NONE,
-                        last_color: u8::MAX,
-                        send_colors,
-                        recv_colors,
-                        delivered: 0,
-                        open_recvs: 0,
-                        queued_recvs: VecDeque::new(),
-                        queued_colors: 0,
-                        busy_cycles: 0,
-                        tasks_run: 0,
-                    };
-                    for &t in &pp.launch {
-                        pe.ready.push(Reverse((0, pe.seq, t)));
-                        pe.seq += 1;
-                    }
-                    if !pp.launch.is_empty() {
-                        wakes.push((0, local));
-                    }
-                    pes.push(pe);
-                    (pes.len() - 1) as u32
-                }
-                None => NONE,
-            };
-            nodes.push(Node {
-                want: [0; OUTPUTS],
-                ramp_full: 0,
-                q_start,
-                pe,
-                rr: [0; OUTPUTS],
-                q_len: q_len as u8,
-                flags: if src_len > 0 { SOURCES } else { 0 },
-                ports: 0,
-            });
-            info.push(NodeInfo {
-                wake: u64::MAX,
-                at,
-                src_start,
-                src_len,
-                express: NONE,
-                reserved: 0,
-            });
+        for &g in members {
+            self.router(&mut parts, g as usize);
         }
         // The first weight group (and any empty groups after it) is requested now.
         let mut requests = Vec::new();
-        phases.advance(&|_| (0, None), program, &mut sources, &mut requests);
+        let fab = &mut parts.fab;
+        parts.phases.advance(
+            &|_| (0, None),
+            self.n.program,
+            &mut fab.sources,
+            &mut requests,
+        );
         for (s, t) in requests {
-            let q = sources[s as usize].queue;
-            wakes.push((t, queues[q as usize].node));
+            let q = fab.sources[s as usize].queue;
+            parts.wakes.push((t, fab.queues[q as usize].node));
         }
-        let qstride = depth.max(1).next_power_of_two();
-        let pes_len = pes.len();
+        self.finish(parts, members.len())
+    }
+
+    /// The partition around its records.
+    fn finish(&self, parts: Parts, nodes: usize) -> Partition<'p> {
+        let target = self.n.target;
+        let latency = u64::from(target.hop_latency);
+        let pes = parts.fab.pes.len();
         let mut part = Partition {
-            id: p as u32,
-            program,
-            depth,
-            latency: u64::from(target.hop_latency),
+            id: self.p as u32,
+            program: self.n.program,
+            latency,
             switch: u64::from(target.task_switch_cycles),
-            // Depths up to `INLINE_SLOTS` keep their wavelets in the queue records.
-            qdata: if crate::fabric::inline_slots(qstride) {
-                Vec::new()
-            } else {
-                vec![0; queues.len() * qstride as usize]
-            },
-            qstride,
-            qmask: qstride - 1,
-            nodes,
-            info,
-            queues,
-            outch,
-            pes,
-            sources,
-            sinks,
-            wheel: Wheel::new(u64::from(target.hop_latency)),
-            timers: Timers::new(n1 - n0),
-            pending: NodeSet::new(n1 - n0),
+            fab: parts.fab,
+            wakes: Wakes::new(latency),
+            timers: Timers::new(nodes),
+            pending: NodeSet::new(nodes),
             list: Vec::new(),
-            due_head: vec![NONE; n1 - n0],
-            due_next: Vec::new(),
             now: 0,
             floor: 0,
+            epoch: 0,
             bucket: Default::default(),
-            outbox: (0..parts).map(|_| Vec::<Msg>::new()).collect(),
-            express: Vec::new(),
-            xevents: Default::default(),
-            express_on: false,
-            defer: false,
-            early_credits: true,
+            outbox: (0..self.split.members.len()).map(|_| Vec::new()).collect(),
+            streams: Default::default(),
             max_cycles: u64::MAX,
             livelock_tasks: u64::MAX,
-            closed_tasks: vec![0; pes_len],
-            xcandidates: Vec::new(),
-            waits: vec![Default::default(); pes_len],
-            first_task: vec![u64::MAX; pes_len],
-            phases,
+            closed_tasks: vec![0; pes],
+            first_task: vec![u64::MAX; pes],
+            phases: parts.phases,
             errors: Vec::new(),
             stats: Stats::new(target.colors as usize),
             trace: None,
             ops: Vec::new(),
             spare: Default::default(),
-            node_base: part_base[p],
+            globals: self.split.members[self.p].clone(),
         };
-        for (t, node) in wakes {
+        for (t, node) in parts.wakes {
             part.schedule(node, t);
         }
-        partitions.push(part);
+        part
     }
-    Ok(partitions)
-}
 
-fn check_pe(
-    target: &Target,
-    program: &Program,
-    p: &crate::program::PeProgram,
-) -> Result<(), SimError> {
-    let at = Some(p.at);
-    if !target.contains(p.at) {
-        return Err(program_error(
+    /// The records of global router `g`.
+    fn router(&self, parts: &mut Parts, g: usize) {
+        let n = self.n;
+        let k = n.keys[g];
+        let at = n.coord_of(k);
+        let local = self.split.local[g];
+        let q_start = parts.fab.queues.len() as u32;
+        for r in n.node_routes(g) {
+            self.channels(parts, g, r);
+            self.queues(parts, g, r);
+        }
+        let q_len = parts.fab.queues.len() as u32 - q_start;
+        mark_solo(&mut parts.fab.queues[q_start as usize..]);
+        let src_start = parts.fab.sources.len() as u32;
+        self.sources(parts, at, g, local);
+        let src_len = parts.fab.sources.len() as u32 - src_start;
+        let pe = match n.pe_at.get(&k) {
+            Some(&prog) => self.pe(parts, g, local, prog, q_start),
+            None => NONE,
+        };
+        parts.fab.routers.push(Router {
+            want: [0; crate::fabric::OUTPUTS],
+            incoming: 0,
+            q_start,
+            pe,
+            rr: [0; crate::fabric::OUTPUTS],
+            q_len: q_len as u8,
+            flags: if src_len > 0 { SOURCES } else { 0 },
+            ports: 0,
+        });
+        parts.fab.info.push(RouterInfo {
+            wake: u64::MAX,
             at,
-            format!(
-                "the PE is outside the {}×{} fabric",
-                target.width, target.height
-            ),
-        ));
-    }
-    if target.defects.pe_dead(p.at) {
-        return Err(program_error(
-            at,
-            "this PE is dead in the target's defect map; nothing may run on it".into(),
-        ));
-    }
-    let Some(kernel) = program.kernels.get(p.kernel as usize) else {
-        return Err(program_error(
-            at,
-            format!("kernel {} does not exist", p.kernel),
-        ));
-    };
-    if let Some(&t) = p.launch.iter().find(|&&t| t as usize >= kernel.tasks.len()) {
-        return Err(program_error(
-            at,
-            format!("launch task {t} does not exist in kernel `{}`", kernel.name),
-        ));
-    }
-    if p.sram_bytes > target.sram_bytes {
-        return Err(SimError::SramOverflow {
-            at: p.at,
-            needed: p.sram_bytes.into(),
-            capacity: target.sram_bytes,
+            src_start,
+            src_len,
+            express: NONE,
+            xhop: NONE,
+            reserved: 0,
         });
     }
-    if p.sram_init.len() > p.sram_bytes as usize {
-        return Err(SimError::SramOverflow {
-            at: p.at,
-            needed: p.sram_init.len() as u64,
-            capacity: p.sram_bytes.min(target.sram_bytes),
+
+    /// The output channels of route `r` at global router `g`, in N, S, E, W order.
+    fn channels(&self, parts: &mut Parts, g: usize, r: &Route) {
+        let n = self.n;
+        let target = n.target;
+        let k = n.keys[g];
+        let at = n.coord_of(k);
+        let local = self.split.local[g];
+        for d in Dir::ALL {
+            if !r.tx.contains(d.port()) {
+                continue;
+            }
+            let mut ch = OutChannel {
+                dest_queue: NONE,
+                dest_node: NONE,
+                dest_part: self.p as u32,
+                sink: NONE,
+                credits: target.queue_depth,
+                node: local,
+                sent: 0,
+            };
+            match target.neighbor(at, d) {
+                Some(nb) => {
+                    let ng = n.node_at(nb);
+                    let dq = n.queue_of(ng as usize, r.color, d.opposite().port());
+                    let (dp, dq) = self.split.queue(n, ng, dq);
+                    ch.dest_part = dp as u32;
+                    ch.dest_queue = dq;
+                    ch.dest_node = self.split.local[ng as usize];
+                }
+                None => {
+                    let output = n.outputs_at.get(&(k, d, r.color)).copied().unwrap_or(NONE);
+                    parts.fab.sinks.push(Sink {
+                        output,
+                        data: Vec::new(),
+                        pacer: Pacer::new(
+                            target.host_io.bandwidth_bytes_per_cycle,
+                            self.host_streams,
+                            0,
+                        ),
+                        first: None,
+                        last: None,
+                    });
+                    ch.sink = (parts.fab.sinks.len() - 1) as u32;
+                }
+            }
+            parts.fab.outch.push(ch);
+        }
+    }
+
+    /// The queues of route `r` at global router `g`, one per receive port.
+    fn queues(&self, parts: &mut Parts, g: usize, r: &Route) {
+        let n = self.n;
+        let local = self.split.local[g];
+        for port in r.rx.iter() {
+            // A wavelet never leaves by the port it arrived on: a queue forwards to the
+            // route's ports but its own (so a bus's route may receive from and forward to
+            // the same ports).
+            let tx = r.tx.0 & !(1u8 << port.index());
+            let mut q = Queue::new(local, r.color, port.index() as u8, tx);
+            for d in Dir::ALL {
+                if tx & (1 << d.port().index()) != 0 {
+                    let ch = n.channel_of(g, r.color, d);
+                    q.out[d.index()] = self.split.channel(n, g as u32, ch);
+                }
+            }
+            q.up = self.upstream(parts, g, r.color, port);
+            if let Some(f) = r.filter {
+                q.bits |= crate::fabric::FILTERED;
+                parts.fab.filters.push(crate::fabric::Filter {
+                    queue: parts.fab.queues.len() as u32,
+                    keep: f.keep,
+                    period: f.period,
+                    count: 0,
+                });
+            }
+            parts.fab.queues.push(q);
+        }
+    }
+
+    /// What a queue of `color` from `port` at global router `g` returns credits to (see
+    /// `Queue::up`).
+    fn upstream(&self, parts: &mut Parts, g: usize, color: Color, port: Port) -> u32 {
+        let n = self.n;
+        let at = n.coord_of(n.keys[g]);
+        let Some((d, nb)) = port
+            .dir()
+            .and_then(|d| n.target.neighbor(at, d).map(|nb| (d, nb)))
+        else {
+            return NONE;
+        };
+        let ng = n.node_at(nb);
+        let back = d.opposite();
+        let forwards = ng != NONE
+            && n.find_route(ng as usize, color)
+                .is_some_and(|nr| nr.tx.contains(back.port()));
+        if !forwards {
+            return NONE;
+        }
+        let up_part = self.split.part[ng as usize] as usize;
+        if up_part == self.p {
+            return self.split.local[ng as usize];
+        }
+        let channel = self
+            .split
+            .channel(n, ng, n.channel_of(ng as usize, color, back));
+        parts.fab.remote_ups.push(RemoteUp {
+            part: up_part as u32,
+            channel,
         });
+        REMOTE_UP | (parts.fab.remote_ups.len() - 1) as u32
     }
-    if let Some(&c) = p.ports.iter().find(|&&c| u32::from(c) >= target.colors) {
-        return Err(program_error(
-            at,
-            format!(
-                "a port is bound to color {c}, but the target has {} colors",
-                target.colors
-            ),
-        ));
+
+    /// The edge sources into global router `g` (local `local`) at `at`.
+    fn sources(&self, parts: &mut Parts, at: Coord, g: usize, local: u32) {
+        let n = self.n;
+        let target = n.target;
+        for (index, i) in n
+            .program
+            .inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.at == at)
+        {
+            // Host streams move from their start; weight streams when their phase is
+            // requested (`Phases::advance`).
+            let group = match i.source {
+                EdgeSource::Host => {
+                    parts.wakes.push((i.start, local));
+                    NONE
+                }
+                EdgeSource::WeightStore => {
+                    let group = parts.phases.group_of(i.phase);
+                    parts.phases.members[group as usize].push(parts.fab.sources.len() as u32);
+                    group
+                }
+            };
+            parts.fab.sources.push(Source {
+                queue: self
+                    .split
+                    .queue(n, g as u32, n.queue_of(g, i.color, i.side.port()))
+                    .1,
+                data: i.data.clone(),
+                pos: 0,
+                pacer: Pacer::new(
+                    target.host_io.bandwidth_bytes_per_cycle,
+                    self.host_streams,
+                    i.start,
+                ),
+                input: index as u32,
+                group,
+                waiting: group != NONE,
+                requested: i.start,
+                first: None,
+                last: None,
+                held_back: 0,
+                express: false,
+                xskip: 0,
+                xfail: 0,
+            });
+        }
     }
-    if !p.region.contains(p.at) {
-        return Err(program_error(at, "the PE is outside its own region".into()));
+
+    /// The PE of global router `g` running `Program::pes[prog]`, with its send and receive
+    /// slots (the router's queues start at local `q_start`); its local index.
+    fn pe(&self, parts: &mut Parts, g: usize, local: u32, prog: u32, q_start: u32) -> u32 {
+        let fab = &mut parts.fab;
+        let pe_index = fab.pes.len() as u32;
+        let (send_base, recv_base) = (fab.sends.len() as u32, fab.recvs.len() as u32);
+        let (mut send_colors, mut recv_colors) = (0u64, 0u64);
+        let mut q = q_start;
+        for r in self.n.node_routes(g) {
+            let route_queues = r.rx.0.count_ones();
+            if r.tx.contains(Port::Ramp) {
+                recv_colors |= 1 << r.color;
+                let slot = (fab.recvs.len() as u32 - recv_base) as u8;
+                for queue in &mut fab.queues[q as usize..(q + route_queues) as usize] {
+                    queue.slot = slot;
+                }
+                fab.recvs.push(RecvSlot::new(r.color));
+            }
+            if r.rx.contains(Port::Ramp) {
+                send_colors |= 1 << r.color;
+                // The ramp is the last receive port of the route.
+                let ramp_q = q + route_queues - 1;
+                let queue = &mut fab.queues[ramp_q as usize];
+                queue.slot = (fab.sends.len() as u32 - send_base) as u8;
+                let solo = queue.solo();
+                let out = if usize::from(solo) < RAMP {
+                    queue.out[usize::from(solo)]
+                } else {
+                    NONE
+                };
+                let (down, down_node) = match fab.outch.get(out as usize) {
+                    Some(ch) if ch.sink == NONE && ch.dest_part == self.p as u32 => {
+                        (ch.dest_queue, ch.dest_node)
+                    }
+                    _ => (NONE, NONE),
+                };
+                fab.sends.push(SendSlot {
+                    data: Vec::new(),
+                    pos: 0,
+                    then: NONE,
+                    seq: 0,
+                    queue: ramp_q,
+                    out,
+                    down,
+                    down_node,
+                    color: r.color,
+                    solo,
+                });
+            }
+            q += route_queues;
+        }
+        let sends = (send_base, (fab.sends.len() as u32 - send_base) as u8);
+        let recvs = (recv_base, (fab.recvs.len() as u32 - recv_base) as u8);
+        let mut pe = Pe::new(local, prog, sends, recvs);
+        pe.send_colors = send_colors;
+        pe.recv_colors = recv_colors;
+        let launch = &self.n.program.pes[prog as usize].launch;
+        for &t in launch {
+            pe.ready.push((0, pe.seq, t));
+            pe.seq += 1;
+        }
+        if !launch.is_empty() {
+            parts.wakes.push((0, local));
+        }
+        fab.pes.push(pe);
+        pe_index
     }
-    Ok(())
 }
 
-fn check_route(target: &Target, r: &Route) -> Result<(), SimError> {
-    let at = Some(r.at);
-    if !target.contains(r.at) {
-        return Err(program_error(
-            at,
-            format!("a route for color {} is outside the fabric", r.color),
-        ));
+/// Mark the queues of one router that alone forward through their one link port.
+fn mark_solo(queues: &mut [Queue]) {
+    for q in 0..queues.len() {
+        let tx = queues[q].tx;
+        let alone = tx.count_ones() == 1
+            && usize::from(tx.trailing_zeros() as u8) < RAMP
+            && (0..queues.len()).all(|o| o == q || queues[o].tx & tx == 0);
+        if alone {
+            queues[q].set_solo(tx.trailing_zeros() as u8);
+        }
     }
-    if u32::from(r.color) >= target.colors {
-        return Err(program_error(
-            at,
-            format!(
-                "color {} does not exist: the target has {} colors",
-                r.color, target.colors
-            ),
-        ));
-    }
-    if target.defects.pe_dead(r.at) {
-        return Err(SimError::DeadRoute {
-            at: r.at,
-            color: r.color,
-            element: format!("the dead PE {}", r.at),
-        });
-    }
-    if r.rx.is_empty() || r.tx.is_empty() {
-        return Err(program_error(
-            at,
-            format!(
-                "the route for color {} needs at least one receive and one forward port",
-                r.color
-            ),
-        ));
-    }
-    // A port may both receive and forward (a bus: every PE of a line sends and receives on
-    // one color); each receive port's queue forwards to the others, so some must be left.
-    if r.rx.iter().any(|p| r.tx.0 & !(1u8 << p.index()) == 0) {
-        return Err(program_error(
-            at,
-            format!(
-                "the route for color {} forwards what one of its receive ports takes nowhere but back",
-                r.color
-            ),
-        ));
-    }
-    Ok(())
 }
 
-fn check_edge(target: &Target, at: Coord, side: Dir) -> Result<(), SimError> {
-    if !target.contains(at) || target.neighbor(at, side).is_some() {
-        return Err(program_error(
-            Some(at),
-            format!(
-                "an edge stream uses the {side} side, but the PE is not on the fabric's {side} edge"
-            ),
-        ));
-    }
-    if target.defects.pe_dead(at) {
-        return Err(program_error(
-            Some(at),
-            "an edge stream uses a dead PE".into(),
-        ));
-    }
-    Ok(())
-}
+const _: () = assert!(NONE8 == u8::MAX);

@@ -13,34 +13,40 @@
 #![doc = include_str!("../README.md")]
 
 mod abi_task;
+mod bands;
 mod engine;
 mod error;
 mod events;
 mod express;
+mod express_start;
 mod fabric;
+mod finish;
 mod layout;
 mod materialize;
 mod pacer;
 mod parallel;
 mod partition;
+mod pe;
 mod pe_exec;
 mod phases;
 mod prefetch;
 mod program;
 mod progress;
+mod queue;
 mod report;
 mod router;
 mod task;
 mod trace;
+mod validate;
 mod waits;
 pub mod workloads;
 
 pub use abi_task::{AbiEntry, AbiTask};
-pub use engine::{ExpressStats, Outcome, SimOptions, simulate};
+pub use engine::{ExpressStats, Outcome, PartitionLoad, SimOptions, simulate};
 pub use error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, TaskFault, WaitingRecv};
 pub use program::{
-    Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, Route, Task,
-    TaskId,
+    Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, RampFilter,
+    Route, Task, TaskId,
 };
 pub use progress::Progress;
 pub use report::{ColorTraffic, ColorWait, LinkTraffic, PeActivity, Report, StreamTiming};

@@ -1,182 +1,427 @@
 //! The closed form of an express stream (see `express.rs`) at work: the router steps that
-//! complete its send and receives, writing delivered wavelets into the receiver's SRAM, and
-//! turning the stream back into wavelets — queues, links, credits, counters and round-robin
-//! positions exactly as the hop-by-hop simulation would have them at that cycle.
+//! end its feed and complete its receives, writing delivered wavelets into the receivers'
+//! SRAM, and turning the stream back into wavelets — queues (present and in-flight wavelets,
+//! the credit cycles of free slots), counters, round-robin and filter positions, the feed's
+//! position and pacer — exactly as the hop-by-hop simulation would have them at that cycle.
 
-use crate::fabric::{Delivery, EXPRESS, NONE, SENDING, SendState};
+use crate::express::{COMPETE, FED, Feed};
+use crate::fabric::{EXPRESS, NONE, NONE8, RAMP, SENDING};
+use crate::pe::{Delivery, SendState};
+use crate::queue::Rel;
 use crate::router::Hot;
-use std::cmp::Reverse;
 
 impl Hot<'_> {
-    /// The router step of an express stream's router at this cycle (after the PE's injection,
-    /// before the ports are served): the sender's send completes, the receiver's wavelets land.
+    /// The router step of a chain router at this cycle (after the PE's injection, before the
+    /// ports are served): the feed's last wavelet enters, the receivers' wavelets land.
     pub(crate) fn express_step(&mut self, node: u32) {
         let x = self.info[node as usize].express;
         let t = self.t;
-        let s = &mut self.express[x as usize];
-        if s.hops[0].node == node && !s.send_done && t == s.t0 + s.n() - 1 {
-            s.send_done = true;
-            let color = s.send.color;
-            let then = s.send.then;
-            let p = &mut self.pes[s.pe_a as usize];
-            p.express = NONE;
-            p.last_color = color;
-            if let Some(then) = then {
-                p.ready.push(Reverse((t + 1, p.seq, then)));
-                p.seq += 1;
-                self.schedule(node, t + 1);
-            }
+        let s = &self.streams.list[x as usize];
+        if s.hops[0].node == node && !s.fed && t == s.sched.at(s.n - 1) {
+            self.feed_done(x);
         }
-        if self.express[x as usize]
-            .hops
-            .last()
-            .is_some_and(|h| h.node == node)
-        {
-            self.flush(x, t);
+        let s = &self.streams.list[x as usize];
+        let r = s.hops[self.info[node as usize].xhop as usize].receiver;
+        if r == NONE {
+            return;
+        }
+        self.flush(x, r, t);
+        // Its receive due now completed: schedule the next one's completion.
+        let s = &self.streams.list[x as usize];
+        let rc = &s.receivers[r as usize];
+        if rc.done_at <= t {
+            let slot = &self.recvs[rc.slot as usize];
+            let next = s.completion(r, slot, rc.covered, self.latency);
+            self.streams.list[x as usize].receivers[r as usize].done_at = next.unwrap_or(u64::MAX);
+            if let Some(d) = next {
+                self.streams.push(d, x, crate::express::RECV_DONE, r);
+            }
         }
     }
 
-    /// Write the wavelets of stream `x` delivered up to cycle `upto` into the receiver.
-    pub(crate) fn flush(&mut self, x: u32, upto: u64) {
-        let s = &mut self.express[x as usize];
-        let hl = s.h() * self.latency;
-        let node_b = s.hops[s.hops.len() - 1].node;
-        let color = s.send.color;
-        while u64::from(s.flushed) < s.n() && s.t0 + u64::from(s.flushed) + hl <= upto {
-            let d = s.t0 + u64::from(s.flushed) + hl;
-            let data = s.send.data[s.flushed as usize];
-            s.flushed += 1;
-            let waits = &mut self.waits[s.pe_b as usize];
-            let delivery = self.pes[s.pe_b as usize].deliver(self.program, waits, color, data, d);
-            if delivery == Delivery::NoReceive {
-                continue;
+    /// The last wavelet of stream `x`'s feed entered at this cycle.
+    fn feed_done(&mut self, x: u32) {
+        let t = self.t;
+        let s = &mut self.streams.list[x as usize];
+        s.fed = true;
+        let (first_at, node0) = (s.sched.at(0), s.hops[0].node);
+        match &s.feed {
+            Feed::Send { pe, slot, send, .. } => {
+                let p = &mut self.pes[*pe as usize];
+                p.last_slot = (slot - p.send_base) as u8;
+                if let Some(then) = send.then {
+                    p.ready.push((t + 1, p.seq, then));
+                    p.seq += 1;
+                    self.schedule(node0, t + 1);
+                }
+                self.next_part(x);
             }
-            self.stats.color_delivered[color as usize] += 1;
-            if delivery == Delivery::Completed {
-                let t = d + 1;
-                // Inline `schedule` (the stream is borrowed).
-                let t = t.max(self.floor);
-                let info = &mut self.info[node_b as usize];
-                if t < info.wake {
-                    info.wake = t;
-                    self.timers.push(t, node_b);
+            &Feed::Edge { source } => {
+                let from_start = s.first == 0;
+                let src = &mut self.sources[source as usize];
+                src.pos = src.data.len();
+                src.express = false;
+                if from_start && src.first.is_none() {
+                    src.first = Some(first_at);
+                }
+                src.last = Some(t);
+                let group = src.group;
+                if group != NONE {
+                    self.weight_stream_done(group);
                 }
             }
         }
     }
 
-    /// Turn express stream `x` back into wavelets at the current cycle `t`: the state after
-    /// the arrivals and credits of `t`, before the PEs wake and the routers step.
-    pub(crate) fn materialize(&mut self, x: u32) {
+    /// Stream `x`'s send ended at this cycle: the next send its PE issued on the color joins
+    /// it back to back (its first wavelet enters in the next cycle), else the feed is done.
+    fn next_part(&mut self, x: u32) {
         let t = self.t;
-        self.flush(x, t.saturating_sub(1));
-        let latency = self.latency;
-        let depth = self.depth;
-        let s = &mut self.express[x as usize];
-        s.alive = false;
-        let (t0, n, h) = (s.t0, s.n(), s.h());
-        if t <= t0 + n - 1 + h * latency {
-            self.stats.express_interrupted += 1;
-        }
-        let hops = std::mem::take(&mut s.hops);
-        let color = s.send.color;
-        // Wavelets injected before `t`.
-        let m = t.saturating_sub(t0).min(n);
-        // Injection cycles of the wavelets in a range of times, clipped to the stream.
-        let count = |lo: u64, hi: u64| -> u64 {
-            // #{i < n : lo <= t0 + i <= hi}
-            if hi < t0 || hi < lo {
-                return 0;
-            }
-            let lo = lo.max(t0);
-            let hi = hi.min(t0 + n - 1);
-            if hi < lo { 0 } else { hi - lo + 1 }
+        let s = &mut self.streams.list[x as usize];
+        let Feed::Send { pe, send, part, .. } = &mut s.feed else {
+            return;
         };
-        // Wavelets that reached cycle `c` cycles after their injection before `t`.
-        let upto = |c: u64| -> u64 { if t < 1 + c { 0 } else { count(0, t - 1 - c) } };
-        let mut last_move = None;
-        for (k, hop) in hops.iter().enumerate() {
-            let k = k as u64;
-            let info = &mut self.info[hop.node as usize];
-            info.express = NONE;
-            info.reserved = 0;
-            let node = &mut self.nodes[hop.node as usize];
-            node.flags &= !EXPRESS;
-            // Wavelets that left router k before t.
-            let left = upto(k * latency);
-            if left > 0 {
-                let bit = hop.queue - node.q_start;
-                node.rr[usize::from(hop.port)] = ((bit + 1) % 64) as u8;
-                last_move = last_move.max(Some(t0 + left - 1 + k * latency));
+        let p = &mut self.pes[*pe as usize];
+        let next = p.waiting_sends.iter().position(|w| w.color == send.color);
+        let Some(w) = next.and_then(|at| p.waiting_sends.remove(at)) else {
+            p.express = NONE;
+            p.xslot = crate::fabric::NONE8;
+            return;
+        };
+        s.fed = false;
+        *part = s.n;
+        send.data.extend_from_slice(&w.data);
+        (send.then, send.seq) = (w.then, w.seq);
+        self.spare.give(w.data);
+        s.n += send.data.len() as u64 - *part;
+        let latency = self.latency;
+        let end = (0..s.hops.len())
+            .filter_map(|k| {
+                let hop = &s.hops[k];
+                let c = s.period.count(hop.reach, s.n);
+                (c > 0).then(|| s.leaves(s.period.nth(hop.reach, c - 1), k, latency))
+            })
+            .max()
+            .unwrap_or(t);
+        s.end = end;
+        let last_in = s.sched.at(s.n - 1);
+        for r in &mut s.receivers {
+            r.total = s.period.count(r.window, s.n);
+        }
+        let receivers = s.receivers.len() as u32;
+        self.streams.push(last_in, x, FED, 0);
+        self.streams.push(end + 1, x, crate::express::END, 0);
+        self.streams.recover.extend((0..receivers).map(|r| (x, r)));
+    }
+
+    /// Feed wavelet of stream index `i` of stream `x`.
+    fn word(&self, x: u32, i: u64) -> u32 {
+        let s = &self.streams.list[x as usize];
+        let at = (s.first + i) as usize;
+        match &s.feed {
+            Feed::Send { send, .. } => send.data[at],
+            &Feed::Edge { source } => self.sources[source as usize].data[at],
+        }
+    }
+
+    /// Write the wavelets receiver `r` of stream `x` got up to cycle `upto` into its PE.
+    pub(crate) fn flush(&mut self, x: u32, r: u32, upto: u64) {
+        loop {
+            let s = &self.streams.list[x as usize];
+            let rc = &s.receivers[r as usize];
+            if rc.flushed >= rc.total {
+                return;
             }
-            if hop.och != NONE {
-                let ch = &mut self.outch[hop.och as usize];
-                ch.sent += left;
-                // Credits out: left router k before t, back after t.
-                let hi = t.checked_sub(1 + k * latency);
-                let lo = (t + 1).saturating_sub((k + 2) * latency);
-                let out = hi.map_or(0, |hi| count(lo, hi));
-                ch.credits = depth - out as u32;
-                // Of those, the ones the next router already forwarded are in the wheel.
-                if let Some(hi) = t.checked_sub(1 + (k + 1) * latency) {
-                    for a in lo.max(t0)..=hi.min(t0 + n - 1) {
-                        self.wheel.credit(a + (k + 2) * latency, hop.och);
+            let i = s.period.nth(rc.window, rc.flushed);
+            let k = rc.hop as usize;
+            let d = s.leaves(i, k, self.latency);
+            if d > upto {
+                return;
+            }
+            let (pe, slot, node) = (rc.pe, rc.slot, s.hops[k].node);
+            if self.flush_run(x, r, i, upto) {
+                continue;
+            }
+            let data = self.word(x, i);
+            self.streams.list[x as usize].receivers[r as usize].flushed += 1;
+            let p = &mut self.pes[pe as usize];
+            let rs = &mut self.recvs[slot as usize];
+            let color = rs.color;
+            match crate::pe::deliver(p, rs, self.program, data, d) {
+                Delivery::NoReceive => continue,
+                Delivery::Written => {}
+                Delivery::Completed => {
+                    // Inline `schedule`: the PE wakes for the receive's task.
+                    let when = (d + 1).max(self.floor);
+                    let info = &mut self.info[node as usize];
+                    if when < info.wake {
+                        info.wake = when;
+                        self.timers.push(when, node);
                     }
                 }
             }
+            self.stats.color_delivered[color as usize] += 1;
         }
-        // Wavelets past the sender but not delivered: in a queue (arrived at t) or on a link.
-        let delivered = upto(h * latency);
-        let mut activate = Vec::new();
-        for i in delivered..m {
-            let e = t - (t0 + i);
-            let k = e / latency;
-            let data = self.express[x as usize].send.data[i as usize];
-            if e.is_multiple_of(latency) {
-                let hop = hops[k as usize];
-                self.push(hop.queue, data);
-                activate.push(hop.node);
-            } else {
-                let hop = hops[k as usize + 1];
-                self.wheel
-                    .arrival(t0 + i + (k + 1) * latency, hop.queue, data);
+    }
+
+    /// Write a run of receiver `r`'s wavelets from stream index `i` on at once, if more than
+    /// one has arrived by `upto` into its open receive without completing it: consecutive
+    /// in the stream (and in one period's window); whether it wrote any.
+    fn flush_run(&mut self, x: u32, r: u32, i: u64, upto: u64) -> bool {
+        let s = &self.streams.list[x as usize];
+        let rc = &s.receivers[r as usize];
+        let rs = &self.recvs[rc.slot as usize];
+        if !rs.open || rs.n - rs.done < 3 {
+            return false;
+        }
+        let k = rc.hop as usize;
+        let arrived = s
+            .period
+            .count(rc.window, s.moved(k, upto + 1, self.latency))
+            - rc.flushed;
+        let in_window = if s.period.p == 0 {
+            u64::MAX
+        } else {
+            rc.window.1 - (s.period.phase + i) % s.period.p
+        };
+        let run = arrived
+            .min(in_window)
+            .min(u64::from(rs.n - rs.done - 1))
+            .min(rc.total - rc.flushed);
+        if run < 2 {
+            return false;
+        }
+        let t = s.leaves(i, k, self.latency);
+        let (pe, slot) = (rc.pe, rc.slot);
+        let from = (s.first + i) as usize;
+        let words = match &s.feed {
+            Feed::Send { send, .. } => &send.data[from..from + run as usize],
+            &Feed::Edge { source } => {
+                &self.sources[source as usize].data[from..from + run as usize]
             }
+        };
+        let rs = &mut self.recvs[slot as usize];
+        crate::pe::deliver_run(&mut self.pes[pe as usize], rs, self.program, words, t);
+        self.stats.color_delivered[rs.color as usize] += run;
+        self.streams.list[x as usize].receivers[r as usize].flushed += run;
+        true
+    }
+
+    /// Turn stream `x` back into wavelets at the current cycle `t`: the state after the
+    /// arrivals of `t`, before the routers step.
+    pub(crate) fn materialize(&mut self, x: u32) {
+        let t = self.t;
+        let receivers = self.streams.list[x as usize].receivers.len() as u32;
+        for r in 0..receivers {
+            self.flush(x, r, t.saturating_sub(1));
+            let slot = self.streams.list[x as usize].receivers[r as usize].slot;
+            self.recvs[slot as usize].express = NONE;
         }
-        for node in activate {
-            self.activate(node);
+        let s = &mut self.streams.list[x as usize];
+        s.alive = false;
+        if t <= s.end {
+            self.stats.express_interrupted += 1;
+        }
+        let mut last_move = None;
+        for k in 0..self.streams.list[x as usize].hops.len() {
+            last_move = last_move.max(self.restore_hop(x, k));
         }
         if let Some(l) = last_move {
             self.stats.event(l);
         }
-        // The rest of the send goes back to the sender.
-        let s = &mut self.express[x as usize];
-        let pe_a = s.pe_a;
-        let mut send = std::mem::replace(&mut s.send, SendState::new(color, Vec::new(), None));
-        let a = &mut self.pes[pe_a as usize];
-        if m >= 1 {
-            a.last_color = color;
+        self.return_feed(x);
+    }
+
+    /// Router `k` of stream `x` back to wavelets: counters, round-robin and filter positions,
+    /// its queue; the last cycle the stream moved anything there.
+    fn restore_hop(&mut self, x: u32, k: usize) -> Option<u64> {
+        let t = self.t;
+        let s = &self.streams.list[x as usize];
+        let hop = &s.hops[k];
+        let moved = s.moved(k, t, self.latency);
+        let left = s.period.count(hop.reach, moved);
+        let kept = s.period.count(hop.keep, moved);
+        let passed = s.period.count(hop.pass, moved);
+        let info = &mut self.info[hop.node as usize];
+        info.express = NONE;
+        info.xhop = NONE;
+        info.reserved = 0;
+        let r = &mut self.routers[hop.node as usize];
+        r.flags &= !EXPRESS;
+        let bit = hop.queue - r.q_start;
+        if passed > hop.passed0 {
+            r.rr[usize::from(hop.link)] = ((bit + 1) % 64) as u8;
+            self.outch[hop.och as usize].sent += passed - hop.passed0;
+        }
+        if kept > hop.kept0 {
+            r.rr[RAMP] = ((bit + 1) % 64) as u8;
+        }
+        if let Some(c0) = hop.filter0
+            && let Ok(f) = self.filters.binary_search_by_key(&hop.queue, |f| f.queue)
+        {
+            let f = &mut self.filters[f];
+            f.count = ((u64::from(c0) + left - hop.left0) % u64::from(f.period)) as u32;
+        }
+        let last = (left > hop.left0)
+            .then(|| s.leaves(s.period.nth(hop.reach, left - 1), k, self.latency));
+        if k > 0 {
+            self.rebuild_queue(x, k);
+        }
+        last
+    }
+
+    /// Rebuild the queue of stream `x`'s router `k` (≥ 1): the wavelet that arrived at `t`
+    /// (present), those on the link toward it (in flight), and the free slots with the credits
+    /// not yet back upstream, oldest first.
+    fn rebuild_queue(&mut self, x: u32, k: usize) {
+        let (t, latency, epoch) = (self.t, self.latency, self.epoch);
+        let rel = |c: u64| -> Rel { (c - epoch) as Rel };
+        let s = &self.streams.list[x as usize];
+        let hop = &s.hops[k];
+        let (q, node) = (hop.queue, hop.node);
+        let here = |i: &u64| s.period.contains(hop.reach, *i);
+        // Past router k − 1 before t, not past router k.
+        let (lo, hi) = (s.moved(k, t, latency), s.moved(k - 1, t, latency));
+        let wavelets: Vec<(u64, u64)> = (lo..hi)
+            .filter(here)
+            .map(|i| (i, s.leaves(i, k, latency)))
+            .collect();
+        // Out of router k in [t − L + 1, t − 1]: their credits are on the way.
+        let since = (t + 1)
+            .checked_sub(latency + 1)
+            .map_or(0, |c| s.moved(k, c, latency));
+        let mut dues: Vec<u64> = (since..lo)
+            .filter(here)
+            .map(|i| s.leaves(i, k, latency) + latency)
+            .chain(hop.credits0.iter().copied())
+            .filter(|&due| due > t)
+            .collect();
+        dues.sort_unstable();
+        let data: Vec<u32> = wavelets.iter().map(|&(i, _)| self.word(x, i)).collect();
+        let depth = self.rings.depth;
+        let queue = &mut self.queues[q as usize];
+        (queue.head, queue.len, queue.fly, queue.sent) = (0, 0, 0, 0);
+        debug_assert!(
+            wavelets.len() + dues.len() <= depth as usize,
+            "an express stream fits its queues (Q ≥ 2L)"
+        );
+        let credited = depth - dues.len() as u32;
+        for j in 0..depth {
+            let due = j.checked_sub(credited).map_or(0, |d| rel(dues[d as usize]));
+            self.rings.set_slot(queue, q, j, 0, due);
+        }
+        let mut arrivals = Vec::new();
+        for (&(_, arrive), &word) in wavelets.iter().zip(&data) {
+            if arrive == t {
+                self.rings.push_present(queue, q, word);
+            } else {
+                self.rings.push_flight(queue, q, word, rel(arrive));
+                arrivals.push(arrive);
+            }
+        }
+        let r = &mut self.routers[node as usize];
+        let bit = 1u64 << (q - r.q_start);
+        if queue.len > 0 {
+            let tx = crate::fabric::head_tx(queue, q, self.filters);
+            crate::router::set_want(r, tx, bit);
+            self.pending.insert(node);
+        }
+        if queue.fly > 0 {
+            r.incoming |= bit;
+        }
+        for arrive in arrivals {
+            self.wake_at(node, arrive);
+        }
+    }
+
+    /// Stream `x`'s feed takes over again: the part not entered before `t` goes back to the
+    /// sender's slot (ahead of any send issued after it) or the edge source.
+    fn return_feed(&mut self, x: u32) {
+        let t = self.t;
+        let s = &mut self.streams.list[x as usize];
+        let m = t.checked_sub(1).map_or(0, |c| s.sched.count_le(c, s.n));
+        let (first, n, sched, fed, node0) = (s.first, s.n, s.sched, s.fed, s.hops[0].node);
+        let feed = std::mem::replace(&mut s.feed, Feed::Edge { source: NONE });
+        match feed {
+            Feed::Send {
+                pe,
+                slot,
+                mut send,
+                part,
+            } => {
+                if fed {
+                    self.spare.give(send.data);
+                    return;
+                }
+                // The current send, from its first wavelet not entered.
+                send.data.drain(..part as usize);
+                self.resume_send(pe, slot, send, first + m - part, node0, m > 0);
+            }
+            Feed::Edge { source } => {
+                if fed {
+                    return;
+                }
+                let src = &mut self.sources[source as usize];
+                src.express = false;
+                src.pos = (first + m) as usize;
+                if let crate::express::Schedule::Paced { next0, num, .. } = sched {
+                    src.pacer.set_next(next0 + u128::from(m) * u128::from(num));
+                }
+                if m > 0 {
+                    if first == 0 && src.first.is_none() {
+                        src.first = Some(sched.at(0));
+                    }
+                    src.last = Some(sched.at(m - 1));
+                }
+                let _ = n;
+                let ready = src.pacer.ready_at();
+                if ready <= t {
+                    self.activate(node0);
+                } else {
+                    self.schedule(node0, ready);
+                }
+            }
+        }
+    }
+
+    /// PE `pe`'s send taken by a stream goes back to slot `slot` from wavelet `pos` on.
+    fn resume_send(
+        &mut self,
+        pe: u32,
+        slot: u32,
+        send: SendState,
+        pos: u64,
+        node: u32,
+        moved: bool,
+    ) {
+        let a = &mut self.pes[pe as usize];
+        let k = slot - a.send_base;
+        if moved {
+            a.last_slot = k as u8;
         }
         a.express = NONE;
-        if m < n {
-            send.pos = m as u32;
-            a.sends.insert(0, send);
-            a.send_mask |= 1u64 << color;
-            let node_a = hops[0].node;
-            self.nodes[node_a as usize].flags |= SENDING;
-            self.activate(node_a);
+        a.xslot = crate::fabric::NONE8;
+        let bit = 1u64 << k;
+        let sl = &mut self.sends[slot as usize];
+        sl.data = send.data;
+        sl.pos = pos as u32;
+        sl.then = send.then.unwrap_or(NONE);
+        sl.seq = send.seq;
+        a.sending |= bit;
+        self.routers[node as usize].flags |= SENDING;
+        self.activate(node);
+    }
+
+    /// A wavelet arriving at cycle `arrive` in queue `q` of `node`, whose router an express
+    /// stream reserves a port of: if the queue wants that port, the stream turns back into
+    /// wavelets at that cycle, before the PEs wake.
+    pub(crate) fn express_arrival(&mut self, node: u32, q: u32, arrive: u64) {
+        let info = &self.info[node as usize];
+        if self.queues[q as usize].tx & info.reserved != 0 {
+            let x = info.express;
+            self.streams.push(arrive, x, COMPETE, 0);
         }
     }
 }
 
-impl Hot<'_> {
-    /// A wavelet arrives at cycle `t` in queue `q` of a router an express stream reserves a
-    /// port of: if the queue wants that port, the stream turns back into wavelets first.
-    pub(crate) fn express_arrival(&mut self, q: u32) {
-        let node = self.queues[q as usize].node;
-        let info = &self.info[node as usize];
-        if self.queues[q as usize].tx & info.reserved != 0 {
-            let x = info.express;
-            self.materialize(x);
-        }
-    }
-}
+const _: () = assert!(NONE8 == u8::MAX);

@@ -35,6 +35,19 @@ impl Pacer {
         u128::from(t) * u128::from(self.den) >= self.next
     }
 
+    /// The release of the next wavelet, in units of `1 / den` cycle, and the period `num /
+    /// den` (for the closed form of a stream that moves every wavelet at its release, see
+    /// `express.rs`).
+    pub(crate) fn parts(&self) -> (u128, u64, u64) {
+        (self.next, self.num, self.den)
+    }
+
+    /// Set the release of the next wavelet (in units of `1 / den` cycle), as `moved` at each
+    /// release time would have.
+    pub(crate) fn set_next(&mut self, next: u128) {
+        self.next = next;
+    }
+
     /// Record a wavelet moved at cycle `t`. A wavelet that moves within a cycle of its
     /// (fractional) release time was only rounded up to a whole cycle: the next release keeps
     /// the exact period from the release time. One that moved later waited (for the fabric,

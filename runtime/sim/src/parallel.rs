@@ -197,10 +197,14 @@ fn advance_phases(part: &mut Partition<'_>, shared: &Shared) {
         }
     }
     let mut wakes = Vec::new();
-    part.phases
-        .advance(&|g| total[g], part.program, &mut part.sources, &mut wakes);
+    part.phases.advance(
+        &|g| total[g],
+        part.program,
+        &mut part.fab.sources,
+        &mut wakes,
+    );
     for (s, when) in wakes {
-        let node = part.queues[part.sources[s as usize].queue as usize].node;
+        let node = part.fab.queues[part.fab.sources[s as usize].queue as usize].node;
         part.schedule(node, when);
     }
 }

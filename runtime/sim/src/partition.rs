@@ -1,42 +1,38 @@
-//! One partition of the fabric (a band of rows) and its event loop.
+//! One partition of the fabric (a set of whole rows) and its event loop.
 //!
 //! # The cycle
 //!
 //! Time advances only to cycles in which something happens (idle time is skipped). In a cycle
 //! `t`, in this order:
 //!
-//! 1. wavelets due at `t` join their router queues and credits due at `t` return to their
-//!    output channels (both were sent exactly one hop latency earlier);
+//! 1. credits due at `t` return to output channels into other partitions, and the routers due
+//!    to step at `t` (a wavelet arrives for them, or a credit they wait for returns) join the
+//!    pass;
 //! 2. nodes whose timer is due wake: their PE applies runtime calls issued at `t` and, if idle,
 //!    starts its next ready task;
-//! 3. every active router takes one step: its PE injects at most one wavelet through the
-//!    ramp, edge sources inject, and each output port (N, S, E, W, ramp) moves at most one
-//!    wavelet, chosen round-robin among the queues that want it.
+//! 3. every active router takes one step: it absorbs the wavelets that have arrived, its PE
+//!    injects at most one wavelet through the ramp, edge sources inject, and each output port
+//!    (N, S, E, W, ramp) moves at most one wavelet, chosen round-robin among the queues that
+//!    want it.
 //!
-//! Nothing in step 2 looks at queues or credits unless an express stream is alive or about to
-//! start, so on a large fabric (`SimOptions::defer_arrivals`) the arrivals and credits that
-//! router steps caused are applied in step 3 instead, each router's right before it steps: a
-//! router's memory is then visited once per cycle instead of twice (the result is the same,
-//! as it only changes that router's state).
-//!
-//! A router only changes its own queues, credits and PE; everything it does to another router
-//! arrives at least one cycle later. So the routers of one cycle may be stepped in any order
-//! with the same result, which is what makes partitions (and threads) invisible in the
-//! results.
+//! A router only changes its own queues' present wavelets, round-robin positions and PE;
+//! what it does to another router (a wavelet, a credit) takes effect at least one cycle later
+//! and is written where that router reads it only from that cycle on. So the routers of one
+//! cycle may be stepped in any order with the same result, which is what makes partitions
+//! (and threads) invisible in the results.
 
 use crate::error::SimError;
-use crate::events::{Bucket, Due, NodeSet, Timers, Wheel};
-use crate::express::Express;
-use crate::fabric::{Msg, NONE, Node, NodeInfo, OutChannel, Pe, Queue, Sink, Source};
+use crate::events::{NodeSet, Timers, WakeBucket, Wakes};
+use crate::express::Streams;
+use crate::fabric::{Msg, NONE, OutChannel, Queue, Router, RouterInfo, Sink, Source};
+use crate::pe::{Pe, RecvSlot, SendSlot};
 use crate::phases::Phases;
 use crate::prefetch::{Ahead, Distances, Large, Small};
 use crate::program::Program;
-use crate::router::Hot;
+use crate::queue::{Rel, Rings};
+use crate::router::{Hot, RemoteUp};
 use crate::task::Op;
 use crate::trace::TraceBuf;
-use crate::waits::PeWaits;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Counters kept while running (link traffic is counted on the output channels).
 #[derive(Debug)]
@@ -50,6 +46,10 @@ pub(crate) struct Stats {
     /// Express streams started, and turned back into wavelets before their end.
     pub express_started: u64,
     pub express_interrupted: u64,
+    /// How much the partition worked: router steps, PE wakes, time in its cycles.
+    pub router_steps: u64,
+    pub pe_wakes: u64,
+    pub busy: std::time::Duration,
 }
 
 impl Stats {
@@ -60,6 +60,9 @@ impl Stats {
             max_busy: 0,
             express_started: 0,
             express_interrupted: 0,
+            router_steps: 0,
+            pe_wakes: 0,
+            busy: std::time::Duration::ZERO,
         }
     }
 
@@ -81,40 +84,45 @@ pub(crate) enum Stop {
     Error,
 }
 
-/// The state of one band of rows.
+/// The fabric state of a partition: the records router steps and PE wakes act on.
+#[derive(Default)]
+pub(crate) struct Fabric {
+    pub routers: Vec<Router>,
+    pub info: Vec<RouterInfo>,
+    pub queues: Vec<Queue>,
+    pub rings: Rings,
+    pub outch: Vec<OutChannel>,
+    /// Channels in other partitions that the queues with `REMOTE_UP` return credits to.
+    pub remote_ups: Vec<RemoteUp>,
+    /// The state of the queues with a ramp filter, by queue.
+    pub filters: Vec<crate::fabric::Filter>,
+    pub pes: Vec<Pe>,
+    pub sends: Vec<SendSlot>,
+    pub recvs: Vec<RecvSlot>,
+    pub sources: Vec<Source>,
+    pub sinks: Vec<Sink>,
+}
+
+/// The state of one partition.
 pub(crate) struct Partition<'p> {
     pub id: u32,
     pub program: &'p Program,
-    pub depth: u32,
     pub latency: u64,
     pub switch: u64,
-    pub nodes: Vec<Node>,
-    pub info: Vec<NodeInfo>,
-    pub queues: Vec<Queue>,
-    /// Wavelets in queues: `qstride` slots per queue (the queue depth rounded up to a power
-    /// of two, so ring positions wrap with `qmask`).
-    pub qdata: Vec<u32>,
-    pub qstride: u32,
-    pub qmask: u32,
-    pub outch: Vec<OutChannel>,
-    pub pes: Vec<Pe>,
-    pub sources: Vec<Source>,
-    pub sinks: Vec<Sink>,
-    pub wheel: Wheel,
+    pub fab: Fabric,
+    pub wakes: Wakes,
     pub timers: Timers,
     /// Routers to step in the next router pass.
     pub pending: NodeSet,
     /// Scratch list of the routers of a pass.
     pub list: Vec<u32>,
-    /// Per node: the first of its arrivals and credits due in this cycle's router pass (an
-    /// index into the bucket's `steps`), or NONE; `due_next` chains the rest.
-    pub due_head: Vec<u32>,
-    pub due_next: Vec<u32>,
     /// The last cycle processed (or the end of the last window, minus one).
     pub now: u64,
     /// The earliest cycle a new timer may be set for.
     pub floor: u64,
-    pub bucket: Bucket,
+    /// The cycle queue records count from (see `queue.rs`).
+    pub epoch: u64,
+    pub bucket: WakeBucket,
     /// Messages for other partitions, by destination.
     pub outbox: Vec<Vec<Msg>>,
     /// Errors of the current cycle: (cycle, global node, error).
@@ -125,18 +133,10 @@ pub(crate) struct Partition<'p> {
     pub ops: Vec<Op>,
     /// Data buffers of finished sends, reused by new ones (see `TaskRuntime::buffer`).
     pub spare: crate::task::SpareBuffers,
-    /// Global id of the first node.
-    pub node_base: u32,
-    /// Express streams (uncontended streams in closed form), by id.
-    pub express: Vec<Express>,
-    /// Their events: (cycle, stream, generation, kind).
-    pub xevents: BinaryHeap<Reverse<(u64, u32, u32, u8)>>,
-    /// Whether new express streams may start.
-    pub express_on: bool,
-    /// Whether router steps apply their own arrivals and credits (`SimOptions::defer_arrivals`).
-    pub defer: bool,
-    /// Whether credits may be counted before they are due (`SimOptions::early_credits`).
-    pub early_credits: bool,
+    /// Per local router: its global id (row-major over the whole fabric).
+    pub globals: Vec<u32>,
+    /// Express streams (streams along chains in closed form) and their events.
+    pub streams: Streams,
     /// The cycle budget (`SimOptions::max_cycles`; `u64::MAX` for none), which tasks' loops
     /// check too.
     pub max_cycles: u64,
@@ -144,10 +144,6 @@ pub(crate) struct Partition<'p> {
     /// row that only activated tasks while nothing of its own was open.
     pub livelock_tasks: u64,
     pub closed_tasks: Vec<u64>,
-    /// PEs that began a send in this cycle.
-    pub xcandidates: Vec<u32>,
-    /// Receive waits, per PE.
-    pub waits: Vec<PeWaits>,
     /// Per PE, the cycle its first task started (`u64::MAX` until one has): with `busy_until`,
     /// the PE's span of work (`PeActivity::first_task_start`).
     pub first_task: Vec<u64>,
@@ -155,12 +151,15 @@ pub(crate) struct Partition<'p> {
     pub phases: Phases,
 }
 
+/// How far the epoch may fall behind the current cycle before it moves (see `queue.rs`).
+const EPOCH_SPAN: u64 = 1 << 30;
+
 impl<'p> Partition<'p> {
     /// Wake `node` at cycle `t` (or at the earliest allowed cycle). A node keeps only its
     /// earliest timer; whatever a later timer was for is found again when the node wakes.
     pub(crate) fn schedule(&mut self, node: u32, t: u64) {
         let t = t.max(self.floor);
-        let n = &mut self.info[node as usize];
+        let n = &mut self.fab.info[node as usize];
         if t < n.wake {
             n.wake = t;
             self.timers.push(t, node);
@@ -172,6 +171,11 @@ impl<'p> Partition<'p> {
         self.pending.insert(node);
     }
 
+    /// `t` relative to the epoch.
+    pub(crate) fn rel(&self, t: u64) -> Rel {
+        (t - self.epoch) as Rel
+    }
+
     /// The next cycle with anything to do.
     pub(crate) fn next_time(&self) -> Option<u64> {
         let mut best = if self.pending.is_empty() {
@@ -179,8 +183,12 @@ impl<'p> Partition<'p> {
         } else {
             Some(self.now + 1)
         };
-        let express = self.xevents.peek().map(|Reverse((t, ..))| *t);
-        for t in [self.wheel.next_after(self.now), self.timers.peek(), express]
+        // Stream events are never due before the next cycle (a safety net: never a cycle twice).
+        let express = self.streams.next().map(|t| {
+            debug_assert!(t > self.now, "a stream event for a cycle already processed");
+            t.max(self.now + 1)
+        });
+        for t in [self.wakes.next_after(self.now), self.timers.peek(), express]
             .into_iter()
             .flatten()
         {
@@ -193,6 +201,13 @@ impl<'p> Partition<'p> {
 
     /// Process every cycle before `end`; stop early when nothing is left or a cycle fails.
     pub(crate) fn run(&mut self, end: u64) -> Stop {
+        let started = std::time::Instant::now();
+        let stop = self.run_until(end);
+        self.stats.busy += started.elapsed();
+        stop
+    }
+
+    fn run_until(&mut self, end: u64) -> Stop {
         loop {
             let Some(t) = self.next_time() else {
                 return Stop::Quiet;
@@ -211,127 +226,126 @@ impl<'p> Partition<'p> {
     pub(crate) fn ingest(&mut self, msgs: &mut Vec<Msg>) {
         for m in msgs.drain(..) {
             if m.is_credit {
-                self.wheel.credit(m.time, m.index);
+                self.wakes.credit(m.time, m.index);
             } else {
-                self.wheel.arrival(m.time, m.index, m.data);
+                self.arrive_remote(m.time, m.index, m.data);
             }
         }
+    }
+
+    /// A wavelet from another partition lands in local queue `q` at cycle `t`.
+    fn arrive_remote(&mut self, t: u64, q: u32, data: u32) {
+        let rel = self.rel(t);
+        let fab = &mut self.fab;
+        let queue = &mut fab.queues[q as usize];
+        fab.rings.push_flight(queue, q, data, rel);
+        let node = queue.node;
+        let r = &mut fab.routers[node as usize];
+        r.incoming |= 1u64 << (q - r.q_start);
+        if r.flags & crate::fabric::EXPRESS != 0 {
+            self.hot(self.now).express_arrival(node, q, t);
+        }
+        self.wakes.router(t, node);
     }
 
     fn cycle(&mut self, t: u64) {
         self.now = t;
         self.floor = t + 1;
+        if t - self.epoch >= EPOCH_SPAN {
+            let delta = (t - self.epoch) as Rel;
+            self.fab.rings.rebase(&mut self.fab.queues, delta);
+            self.epoch = t;
+        }
         let mut bucket = std::mem::take(&mut self.bucket);
-        self.wheel.take(t, &mut bucket);
-        // Router steps apply their own arrivals and credits (each router's memory is then
-        // visited once per cycle), unless an express stream is alive: its closed form looks at
-        // other routers' queues and credits before the router pass. Each router's share is
-        // chained from `due_head`, through `due_next`.
-        let mut deferred = self.defer && self.xevents.is_empty();
-        {
-            let mut hot = self.hot(t);
-            hot.apply_other(&bucket);
-            if !deferred {
-                hot.apply_steps(&bucket.steps);
+        self.wakes.take(t, &mut bucket);
+        for &node in &bucket.routers {
+            self.pending.insert(node);
+        }
+        for &och in &bucket.credits {
+            let ch = &mut self.fab.outch[och as usize];
+            ch.credits += 1;
+            // A router with credits left on this channel was not waiting for it.
+            if ch.credits == 1 {
+                let node = ch.node;
+                self.pending.insert(node);
             }
         }
-        if deferred {
-            self.due_next.clear();
-            for (i, d) in bucket.steps.iter().enumerate() {
-                let head = &mut self.due_head[d.node as usize];
-                self.due_next.push(*head);
-                *head = i as u32;
-                self.pending.insert(d.node);
-            }
-        }
+        bucket.clear();
+        self.bucket = bucket;
 
-        if !self.xevents.is_empty() {
+        if self.streams.busy() {
             self.express_events(t);
+        }
+        if !self.streams.next_sources.is_empty() {
+            let next = std::mem::take(&mut self.streams.next_sources);
+            self.streams.sources.extend(&next);
+            self.streams.next_sources = next;
+            self.streams.next_sources.clear();
         }
         while let Some((when, node)) = self.timers.pop_due(t) {
             crate::prefetch::wakes_ahead(self);
-            if self.info[node as usize].wake != when {
+            if self.fab.info[node as usize].wake != when {
                 continue;
             }
-            self.info[node as usize].wake = u64::MAX;
-            let pe = self.nodes[node as usize].pe;
+            self.fab.info[node as usize].wake = u64::MAX;
+            let r = &self.fab.routers[node as usize];
+            let (pe, sources) = (r.pe, r.flags & crate::fabric::SOURCES != 0);
             if pe != NONE {
+                self.stats.pe_wakes += 1;
                 self.wake_pe(pe, t);
+            }
+            if sources && self.streams.on {
+                self.express_sources(node, t);
             }
             self.activate(node);
         }
-
-        if !self.xcandidates.is_empty() {
-            if deferred {
-                for d in &bucket.steps {
-                    self.due_head[d.node as usize] = NONE;
-                }
-                self.hot(t).apply_steps(&bucket.steps);
-                deferred = false;
-            }
+        if !self.streams.late.is_empty() {
+            self.express_late(t);
+        }
+        if !self.streams.sends.is_empty() || !self.streams.sources.is_empty() {
             self.express_start(t);
         }
 
         let mut list = std::mem::take(&mut self.list);
         self.pending.drain_into(&mut list);
+        self.stats.router_steps += list.len() as u64;
         let moved = {
-            let mut due_head = std::mem::take(&mut self.due_head);
-            let due_next = std::mem::take(&mut self.due_next);
             let mut hot = self.hot(t);
-            let dues = deferred.then_some(Dues {
-                head: &mut due_head,
-                next: &due_next,
-                steps: &bucket.steps,
-            });
-            let moved = if crate::prefetch::large(&hot) {
-                router_pass::<Large>(&mut hot, &list, dues)
+            if crate::prefetch::large(&hot) {
+                router_pass::<Large>(&mut hot, &list)
             } else {
-                router_pass::<Small>(&mut hot, &list, dues)
-            };
-            self.due_head = due_head;
-            self.due_next = due_next;
-            moved
+                router_pass::<Small>(&mut hot, &list)
+            }
         };
         if moved {
             self.stats.event(t);
         }
         list.clear();
         self.list = list;
-        bucket.clear();
-        self.bucket = bucket;
+        if !self.streams.recover.is_empty() {
+            for (x, r) in std::mem::take(&mut self.streams.recover) {
+                if self.streams.list[x as usize].alive {
+                    self.cover(x, r, None);
+                }
+            }
+        }
     }
 
     /// Record an error at cycle `t` for local `node`.
     pub(crate) fn fail(&mut self, t: u64, node: u32, e: SimError) {
-        self.errors.push((t, self.node_base + node, e));
+        self.errors.push((t, self.globals[node as usize], e));
     }
 }
 
-/// A cycle's deferred arrivals and credits, chained per router (see `Partition::cycle`).
-struct Dues<'a> {
-    head: &'a mut [u32],
-    next: &'a [u32],
-    steps: &'a [Due],
-}
-
-/// Step the routers of `list` in order, prefetching ahead by `D`'s distances and applying
-/// each router's deferred arrivals and credits right before its step; whether any moved a
-/// wavelet.
+/// Step the routers of `list` in order, prefetching ahead by `D`'s distances; whether any
+/// moved a wavelet.
 #[inline(never)]
-fn router_pass<D: Distances>(hot: &mut Hot<'_>, list: &[u32], mut dues: Option<Dues<'_>>) -> bool {
+fn router_pass<D: Distances>(hot: &mut Hot<'_>, list: &[u32]) -> bool {
+    hot.pending_at = hot.t + 1;
     let mut moved = false;
     let mut ahead = Ahead::<D>::start(hot, list);
     for (i, &node) in list.iter().enumerate() {
         ahead.step(hot, list, i);
-        if let Some(dues) = &mut dues {
-            ahead.dues(hot, list, i, dues.head, dues.next, dues.steps);
-            ahead.arrival_credits(hot, list, i, dues.head, dues.next, dues.steps);
-            let mut d = std::mem::replace(&mut dues.head[node as usize], NONE);
-            while d != NONE {
-                hot.apply_due(dues.steps[d as usize]);
-                d = dues.next[d as usize];
-            }
-        }
         let (m, stay) = hot.step_router(node);
         moved |= m;
         if stay {

@@ -3,28 +3,29 @@
 //! one cycle in all) to the PE's clock.
 
 use crate::error::SimError;
-use crate::fabric::{Pe, Pending, RecvState, SendState};
+use crate::fabric::NONE;
 use crate::partition::Partition;
+use crate::pe::{Pe, Pending, RecvSlot, RecvState, SendSlot, SendState};
 use crate::task::{Budget, Op, TaskContext, TaskRuntime};
-use crate::waits::PeWaits;
-use std::cmp::Reverse;
 
 impl Partition<'_> {
     /// The PE `pe` wakes at cycle `t`.
     pub(crate) fn wake_pe(&mut self, pe: u32, t: u64) {
         self.apply_due(pe, t);
-        let p = &self.pes[pe as usize];
-        let runnable =
-            p.busy_until <= t && p.ready.peek().is_some_and(|Reverse((r, _, _))| *r <= t);
+        let p = &self.fab.pes[pe as usize];
+        let runnable = p.busy_until <= t && p.ready.peek().is_some_and(|(r, _, _)| r <= t);
         if runnable {
             self.express_before_task(pe, t);
             self.run_task(pe, t);
         }
-        let p = &mut self.pes[pe as usize];
-        p.send_mask = p.sends.iter().fold(0, |m, s| m | 1u64 << s.color);
-        if p.send_mask != 0 {
+        let p = &self.fab.pes[pe as usize];
+        if p.xposted != 0 {
+            self.express_posted(pe);
+        }
+        let p = &self.fab.pes[pe as usize];
+        if p.sending != 0 {
             let node = p.node;
-            self.nodes[node as usize].flags |= crate::fabric::SENDING;
+            self.fab.routers[node as usize].flags |= crate::fabric::SENDING;
             self.express_after_wake(pe, t);
         }
         self.schedule_pe(pe);
@@ -32,10 +33,10 @@ impl Partition<'_> {
 
     /// Set the PE's node timer for its next pending call or runnable task.
     pub(crate) fn schedule_pe(&mut self, pe: u32) {
-        let p = &self.pes[pe as usize];
+        let p = &self.fab.pes[pe as usize];
         let mut next = p.pending.front().map(|(when, _, _)| *when);
-        if let Some(Reverse((ready, _, _))) = p.ready.peek() {
-            let start = (*ready).max(p.busy_until);
+        if let Some((ready, _, _)) = p.ready.peek() {
+            let start = ready.max(p.busy_until);
             next = Some(next.map_or(start, |n| n.min(start)));
         }
         if let Some(when) = next {
@@ -46,13 +47,17 @@ impl Partition<'_> {
 
     /// Carry out the PE's delayed runtime calls issued at or before `t`, in issue order.
     fn apply_due(&mut self, pe: u32, t: u64) {
-        let p = &mut self.pes[pe as usize];
+        let fab = &mut self.fab;
+        let p = &mut fab.pes[pe as usize];
         if p.pending.front().is_none_or(|(when, _, _)| *when > t) {
             return;
         }
-        let waits = &mut self.waits[pe as usize];
+        let mut slots = Slots {
+            sends: &mut fab.sends,
+            recvs: &mut fab.recvs,
+        };
         while let Some((when, _, op)) = p.pending.pop_front_if(|(when, _, _)| *when <= t) {
-            issue(p, waits, when, op);
+            issue(p, &mut slots, when, op);
         }
         self.stats.event(t);
     }
@@ -60,8 +65,9 @@ impl Partition<'_> {
     fn run_task(&mut self, pe: u32, t: u64) {
         let program = self.program;
         let switch = self.switch;
-        let p = &mut self.pes[pe as usize];
-        let Some(Reverse((_, _, task))) = p.ready.pop() else {
+        let fab = &mut self.fab;
+        let p = &mut fab.pes[pe as usize];
+        let Some((_, _, task)) = p.ready.pop() else {
             return;
         };
         let prog = &program.pes[p.prog as usize];
@@ -142,7 +148,12 @@ impl Partition<'_> {
         }
         let busy = switch.saturating_add(cost).max(1);
         if p.open_recvs != 0 {
-            self.waits[pe as usize].task_start(t, p.busy_until, p.open_recvs);
+            let base = p.recv_base as usize;
+            for s in &mut fab.recvs[base..base + usize::from(p.n_recvs)] {
+                if p.open_recvs & (1u64 << s.color) != 0 {
+                    s.wait.task_start(t, p.busy_until);
+                }
+            }
         }
         p.busy_until = t + busy;
         p.busy_cycles += busy;
@@ -150,11 +161,14 @@ impl Partition<'_> {
         *first = (*first).min(t);
         p.tasks_run += 1;
         let issue0 = t + switch;
-        let waits = &mut self.waits[pe as usize];
+        let mut slots = Slots {
+            sends: &mut fab.sends,
+            recvs: &mut fab.recvs,
+        };
         for op in ops.drain(..) {
             match op {
                 Op::Activate { at, task } => {
-                    p.ready.push(Reverse((issue0 + at, p.seq, task)));
+                    p.ready.push((issue0 + at, p.seq, task));
                     p.seq += 1;
                 }
                 Op::Send {
@@ -163,8 +177,13 @@ impl Partition<'_> {
                     data,
                     then,
                 } => {
-                    let s = SendState::new(color, data, then);
-                    push_pending(p, waits, issue0 + at, t, Pending::Send(s));
+                    let s = SendState {
+                        color,
+                        data,
+                        then,
+                        seq: 0,
+                    };
+                    push_pending(p, &mut slots, issue0 + at, t, Pending::Send(s));
                 }
                 Op::Recv {
                     at,
@@ -181,7 +200,7 @@ impl Partition<'_> {
                         offset,
                         then,
                     };
-                    push_pending(p, waits, issue0 + at, t, Pending::Recv(r));
+                    push_pending(p, &mut slots, issue0 + at, t, Pending::Recv(r));
                 }
             }
         }
@@ -192,7 +211,7 @@ impl Partition<'_> {
         }
         self.stats.event(t);
         if let Some(trace) = &mut self.trace {
-            trace.task(self.node_base + node, task, t, busy);
+            trace.task(node, task, t, busy);
         }
     }
 }
@@ -203,16 +222,23 @@ fn is_closed(p: &Pe, ops: &[Op]) -> bool {
     ops.iter().all(|op| matches!(op, Op::Activate { .. }))
         && p.open_recvs == 0
         && p.queued_recvs.is_empty()
-        && p.sends.is_empty()
+        && p.sending == 0
+        && p.waiting_sends.is_empty()
         && p.express == crate::fabric::NONE
         && p.pending.is_empty()
 }
 
+/// The partition's slot arrays, which carrying out a runtime call updates.
+struct Slots<'a> {
+    sends: &'a mut [SendSlot],
+    recvs: &'a mut [RecvSlot],
+}
+
 /// Queue a runtime call issued at `when` (calls issued at the current cycle `now` take effect
 /// at once, in order).
-fn push_pending(p: &mut Pe, waits: &mut PeWaits, when: u64, now: u64, op: Pending) {
+fn push_pending(p: &mut Pe, slots: &mut Slots<'_>, when: u64, now: u64, op: Pending) {
     if when <= now {
-        issue(p, waits, when, op);
+        issue(p, slots, when, op);
         return;
     }
     let seq = p.seq;
@@ -225,17 +251,26 @@ fn push_pending(p: &mut Pe, waits: &mut PeWaits, when: u64, now: u64, op: Pendin
 }
 
 /// Carry out a runtime call at its issue cycle `when`.
-fn issue(p: &mut Pe, waits: &mut PeWaits, when: u64, op: Pending) {
+fn issue(p: &mut Pe, slots: &mut Slots<'_>, when: u64, op: Pending) {
     match op {
-        Pending::Send(s) => p.sends.push(s),
+        Pending::Send(mut s) => {
+            s.seq = p.seq;
+            p.seq += 1;
+            p.issue_send(slots.sends, s);
+        }
         Pending::Recv(r) if r.n == 0 => {
-            p.ready.push(Reverse((when, p.seq, r.then)));
+            p.ready.push((when, p.seq, r.then));
             p.seq += 1;
         }
         Pending::Recv(r) => {
-            let color = r.color;
-            let open = p.post_recv(r);
-            waits.posted(color, when, open);
+            let (color, n) = (r.color, r.n);
+            let open = p.post_recv(slots.recvs, r);
+            let slot = &mut slots.recvs[p.recv_slot(slots.recvs, color)];
+            slot.wait.posted(when, open);
+            if slot.express != NONE {
+                slot.xwords += n;
+                p.xposted |= 1u64 << color;
+            }
         }
     }
 }

@@ -15,15 +15,18 @@
 
 use crate::fabric::Source;
 use crate::pacer::Pacer;
-use crate::program::Program;
+use crate::program::{EdgeSource, Program};
+use wsel_target::Target;
 
 /// Progress of one group: streams whose last wavelet has entered, and the latest cycle one
 /// did.
 pub(crate) type Progress = (u32, Option<u64>);
 
 /// The weight phases as one partition sees them.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Phases {
+    /// The distinct `phase` values of the weight streams, ascending: the groups.
+    pub values: Vec<u32>,
     /// Per group: its weight streams in the whole program (the store's bandwidth is shared
     /// among them).
     pub streams: Vec<u32>,
@@ -41,12 +44,52 @@ pub(crate) struct Phases {
     pub end: Option<u64>,
     /// The partition is the only one: advance as soon as a group completes.
     pub local: bool,
-    /// The store's bandwidth and latency.
+    /// The store's bandwidth, and its latency less `Program::weight_store_warm`.
     pub pool: u32,
     pub latency: u64,
 }
 
 impl Phases {
+    /// The phases of `program` on `target`, before any stream is requested; `local` when
+    /// there is one partition.
+    pub(crate) fn of(program: &Program, target: &Target, local: bool) -> Phases {
+        let weights = || {
+            program
+                .inputs
+                .iter()
+                .filter(|i| i.source == EdgeSource::WeightStore)
+        };
+        let mut values: Vec<u32> = weights().map(|i| i.phase).collect();
+        values.sort_unstable();
+        values.dedup();
+        let groups = values.len();
+        let mut phases = Phases {
+            values,
+            streams: vec![0; groups],
+            nonempty: vec![0; groups],
+            members: vec![Vec::new(); groups],
+            done: vec![0; groups],
+            last: vec![None; groups],
+            requested: 0,
+            end: None,
+            local,
+            pool: target.weight_store.bandwidth_bytes_per_cycle,
+            latency: u64::from(target.weight_store.latency_cycles)
+                .saturating_sub(program.weight_store_warm),
+        };
+        for i in weights() {
+            let g = phases.group_of(i.phase) as usize;
+            phases.streams[g] += 1;
+            phases.nonempty[g] += u32::from(!i.data.is_empty());
+        }
+        phases
+    }
+
+    /// The group of weight phase `phase`.
+    pub(crate) fn group_of(&self, phase: u32) -> u32 {
+        self.values.partition_point(|&g| g < phase) as u32
+    }
+
     /// Whether some group still waits to be requested.
     pub(crate) fn pending(&self) -> bool {
         self.requested < self.streams.len()

@@ -1,17 +1,17 @@
 //! Software prefetching for the router steps of a cycle, and for the PE wakes before them.
 //!
 //! A large fabric's per-cycle state does not fit in the caches, and a router step chases
-//! pointers (router → PE → its sends → the send's data; PE → its receives → SRAM) whose
-//! targets the hardware prefetcher cannot guess. The active list is sorted, so the routers a
-//! few steps ahead are known: a pipeline ([`Ahead`]) reads each router's PE index far ahead
-//! (on large partitions also fetching the router record before that and the PE record
-//! there), fetches the PE's send and receive arrays and the queue the ramp serves closer, and
-//! the data words and SRAM lines the step will touch just before it (on large partitions also
-//! the channel its early credit updates), looking each router's PE up once; the stages and
-//! their distances are the constants of a [`Distances`] type. Phase 1 likewise fetches the
-//! queue, router and slot of arrivals ahead, and the timer pass the records of the PEs it is
-//! about to wake ([`wakes_ahead`]). The distances are long because a wse2-size fabric misses
-//! all the way to memory. Prefetches are hints only: they never change results.
+//! pointers (router → PE → its send slot → the send's data; queue → its receive slot → SRAM)
+//! whose targets the hardware prefetcher cannot guess. The active list is sorted, so the
+//! routers a few steps ahead are known: a pipeline ([`Ahead`]) reads each router's PE index
+//! far ahead (on large partitions also fetching the router record before that and the PE
+//! record there), fetches the PE's send and receive slots and the queue the ramp serves
+//! closer, and the data word and SRAM line the step will touch just before it (on large
+//! partitions also the downstream queue the injection will write), looking each router's PE
+//! up once; the stages and their distances are the constants of a [`Distances`] type. The
+//! timer pass likewise fetches the records of the PEs it is about to wake ([`wakes_ahead`]).
+//! The distances are long because a wse2-size fabric misses all the way to memory.
+//! Prefetches are hints only: they never change results.
 
 use crate::fabric::NONE;
 use crate::router::Hot;
@@ -25,9 +25,10 @@ pub(crate) trait Distances {
     const FAR: usize;
     const MID: usize;
     const NEAR: usize;
-    /// At `NEAR`, also the upstream output channels that the queues served next will return
-    /// credits to.
-    const CREDITS: bool;
+    /// At `NEAR`, also the downstream queue the injection will write.
+    const DOWNSTREAM: bool;
+    /// At `NEAR`, also the output channels the queues with arrivals forward to.
+    const CHANNELS: bool;
     /// At `FAR`, also the PE record (else only its index is read there).
     const PE_LINES: bool;
 }
@@ -40,7 +41,8 @@ impl Distances for Large {
     const FAR: usize = 40;
     const MID: usize = 20;
     const NEAR: usize = 6;
-    const CREDITS: bool = true;
+    const DOWNSTREAM: bool = true;
+    const CHANNELS: bool = true;
     const PE_LINES: bool = true;
 }
 
@@ -48,24 +50,27 @@ impl Distances for Large {
 /// lines are still in the first-level cache when the step comes (40 routers ahead is about
 /// the whole L1 at ≈ 12 lines per step). Measured on the 64×64 halo, the same run takes twice
 /// as long without the near stage and 20% longer without the middle one; fetching the PE
-/// records at the far stage made no difference, so that stage only reads their indices.
+/// records at the far stage made no difference, so that stage only reads their indices. The
+/// near stage is 3 routers ahead, not 2, since a send's data word became the step's largest
+/// stall (64×64 halo: −6% CPU time in 4 of 4 pairs; 4 ahead was slower again).
 pub(crate) struct Small;
 
 impl Distances for Small {
     const NODE: usize = 0;
     const FAR: usize = 10;
     const MID: usize = 5;
-    const NEAR: usize = 2;
-    const CREDITS: bool = false;
+    const NEAR: usize = 3;
+    const DOWNSTREAM: bool = true;
+    const CHANNELS: bool = false;
     const PE_LINES: bool = false;
 }
 
 /// Partitions with at least this many routers are large.
-const LARGE_ROUTERS: usize = crate::SimOptions::DEFER_MIN_ROUTERS;
+const LARGE_ROUTERS: usize = 16_384;
 
 /// Whether the partition `hot` works on takes the [`Large`] distances.
 pub(crate) fn large(hot: &Hot<'_>) -> bool {
-    hot.nodes.len() >= LARGE_ROUTERS
+    hot.routers.len() >= LARGE_ROUTERS
 }
 
 #[inline(always)]
@@ -115,10 +120,10 @@ impl<D: Distances> Ahead<D> {
             d: PhantomData,
         };
         for &node in list.iter().take(D::NODE).skip(D::FAR) {
-            fetch(std::ptr::from_ref(&hot.nodes[node as usize]));
+            fetch(std::ptr::from_ref(&hot.routers[node as usize]));
         }
         for (i, &node) in list.iter().take(D::FAR).enumerate() {
-            ahead.pes[i] = hot.nodes[node as usize].pe;
+            ahead.pes[i] = hot.routers[node as usize].pe;
             if D::PE_LINES {
                 hot.prefetch_pe(ahead.pes[i]);
             }
@@ -133,10 +138,10 @@ impl<D: Distances> Ahead<D> {
         if D::NODE > D::FAR
             && let Some(&node) = list.get(i + D::NODE)
         {
-            fetch(std::ptr::from_ref(&hot.nodes[node as usize]));
+            fetch(std::ptr::from_ref(&hot.routers[node as usize]));
         }
         if let Some(&node) = list.get(i + D::FAR) {
-            let pe = hot.nodes[node as usize].pe;
+            let pe = hot.routers[node as usize].pe;
             self.pes[(i + D::FAR) % 64] = pe;
             if D::PE_LINES {
                 hot.prefetch_pe(pe);
@@ -144,71 +149,14 @@ impl<D: Distances> Ahead<D> {
         }
         if let Some(&node) = list.get(i + D::MID) {
             hot.prefetch_arrays(self.pes[(i + D::MID) % 64]);
+            hot.prefetch_incoming(node);
             hot.prefetch_served(node);
         }
         if let Some(&node) = list.get(i + D::NEAR) {
-            hot.prefetch_words(node, self.pes[(i + D::NEAR) % 64]);
-            if D::CREDITS {
-                hot.prefetch_credit(hot.served(node));
+            hot.prefetch_words(node, self.pes[(i + D::NEAR) % 64], D::DOWNSTREAM);
+            if D::CHANNELS {
+                hot.prefetch_channels(node);
             }
-        }
-    }
-
-    /// With deferred arrivals, before the step of `list[i]`: the queue records and output
-    /// channels that the arrivals and credits of the router `mid` ahead go to (`due_head` and
-    /// `due_next` chain them, as in `Partition::cycle`).
-    #[inline(always)]
-    pub(crate) fn dues(
-        &self,
-        hot: &Hot<'_>,
-        list: &[u32],
-        i: usize,
-        due_head: &[u32],
-        due_next: &[u32],
-        steps: &[crate::events::Due],
-    ) {
-        let Some(&node) = list.get(i + D::MID) else {
-            return;
-        };
-        let mut d = due_head[node as usize];
-        while let Some(due) = steps.get(d as usize) {
-            if due.index & crate::events::Due::CREDIT == 0 {
-                hot.prefetch_queue(due.index);
-            } else if let Some(ch) = hot
-                .outch
-                .get((due.index & !crate::events::Due::CREDIT) as usize)
-            {
-                fetch(std::ptr::from_ref(ch));
-            }
-            d = due_next[d as usize];
-        }
-    }
-
-    /// With deferred arrivals and `D::CREDITS`, before the step of `list[i]`: the upstream
-    /// channels that the arrivals of the router `near` ahead will return credits to (their
-    /// queue records came at `mid`).
-    #[inline(always)]
-    pub(crate) fn arrival_credits(
-        &self,
-        hot: &Hot<'_>,
-        list: &[u32],
-        i: usize,
-        due_head: &[u32],
-        due_next: &[u32],
-        steps: &[crate::events::Due],
-    ) {
-        if !D::CREDITS {
-            return;
-        }
-        let Some(&node) = list.get(i + D::NEAR) else {
-            return;
-        };
-        let mut d = due_head[node as usize];
-        while let Some(due) = steps.get(d as usize) {
-            if due.index & crate::events::Due::CREDIT == 0 {
-                hot.prefetch_credit(due.index);
-            }
-            d = due_next[d as usize];
         }
     }
 }
@@ -222,23 +170,18 @@ impl<D: Distances> Ahead<D> {
 #[inline(always)]
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
     if let Some(node) = p.timers.ahead(8) {
-        fetch(std::ptr::from_ref(&p.nodes[node as usize]));
-        fetch(std::ptr::from_ref(&p.info[node as usize]));
+        fetch(std::ptr::from_ref(&p.fab.routers[node as usize]));
+        fetch(std::ptr::from_ref(&p.fab.info[node as usize]));
     }
     let pe_of = |k: usize| {
         let node = p.timers.ahead(k)?;
-        let pe = p.nodes[node as usize].pe as usize;
-        Some((p.pes.get(pe)?, &p.waits[pe]))
+        let pe = p.fab.routers[node as usize].pe as usize;
+        p.fab.pes.get(pe)
     };
-    if let Some((pe, waits)) = pe_of(4) {
-        let pe = std::ptr::from_ref(pe);
-        fetch(pe);
-        fetch(pe.cast::<u8>().wrapping_add(64));
-        fetch(pe.cast::<u8>().wrapping_add(128));
-        fetch(pe.cast::<u8>().wrapping_add(192));
-        fetch(std::ptr::from_ref(waits));
+    if let Some(pe) = pe_of(4) {
+        fetch_lines::<_, 5>(std::slice::from_ref(pe));
     }
-    if let Some((pe, waits)) = pe_of(2) {
+    if let Some(pe) = pe_of(2) {
         if let Some(call) = pe.pending.front() {
             fetch(std::ptr::from_ref(call));
             // A receive posted behind an open one looks at the last one queued.
@@ -246,43 +189,23 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
                 fetch(std::ptr::from_ref(last));
             }
         }
-        if let Some(task) = pe.ready.peek() {
-            fetch(std::ptr::from_ref(task));
-            // A task will start: its PE's program record.
+        if !pe.ready.is_empty() {
+            // A task may start: its PE's program record.
             if let Some(prog) = p.program.pes.get(pe.prog as usize) {
                 fetch_lines::<_, 3>(std::slice::from_ref(prog));
             }
         }
-        waits.prefetch();
+        fetch_lines::<_, 2>(pe.recv_slots(&p.fab.recvs));
+        fetch_lines::<_, 2>(pe.send_slots(&p.fab.sends));
     }
 }
 
 const _: () = assert!(Large::FAR < 64 && Large::MID < Large::FAR && Large::NEAR < Large::MID);
 const _: () = assert!(Small::FAR < 64 && Small::MID < Small::FAR && Small::NEAR < Small::MID);
 
-/// Arrivals ahead of the current one (phase 1): the queue record at twice this distance,
-/// its router's record and wavelet slot at this distance.
-pub(crate) const ARRIVALS: usize = 8;
-
 impl Hot<'_> {
-    /// The record of local queue `q`.
-    #[inline(always)]
-    pub(crate) fn prefetch_queue(&self, q: u32) {
-        fetch(std::ptr::from_ref(&self.queues[q as usize]));
-    }
-
-    /// The router `node` of local queue `q` and the slot its next wavelet goes to.
-    #[inline(always)]
-    pub(crate) fn prefetch_arrival(&self, node: u32, q: u32) {
-        fetch(std::ptr::from_ref(&self.nodes[node as usize]));
-        if let Some(slot) = self.qslot(q) {
-            fetch(slot);
-        }
-    }
-
-    /// Stage 2: the record of the queue that the ramp port of router `node` tries first: with
-    /// inline slots (`Queue::slots`) the one line holds the wavelet and everything popping
-    /// it reads and writes. Nothing else the step reads shares that line.
+    /// Stage 2: the record of the queue that the ramp port of router `node` tries first: the
+    /// one line holds the wavelet and everything popping it reads and writes.
     #[inline(always)]
     fn prefetch_served(&self, node: u32) {
         if let Some(queue) = self.queues.get(self.served(node) as usize) {
@@ -290,70 +213,99 @@ impl Hot<'_> {
         }
     }
 
-    /// Stage 3: the upstream output channel that local queue `q` (NONE: none) returns a
-    /// credit to when its head leaves (its record was fetched at stage 2).
-    #[inline(always)]
-    fn prefetch_credit(&self, q: u32) {
-        if let Some(queue) = self.queues.get(q as usize)
-            && let Some(ch) = self.outch.get(queue.up_och as usize)
-        {
-            fetch(std::ptr::from_ref(ch));
-        }
-    }
-
-    /// The queue the ramp port of router `node` tries first, or NONE.
+    /// The queue the ramp port of router `node` tries first, or NONE (a guess: queues with
+    /// arrivals not yet absorbed count as wanting the ramp).
     #[inline(always)]
     fn served(&self, node: u32) -> u32 {
-        let n = &self.nodes[node as usize];
-        let want = n.want[crate::fabric::RAMP];
+        let r = &self.routers[node as usize];
+        let want = r.want[crate::fabric::RAMP] | r.incoming;
         if want == 0 {
             return NONE;
         }
-        let after = want & (u64::MAX << n.rr[crate::fabric::RAMP]);
-        n.q_start + if after != 0 { after } else { want }.trailing_zeros()
+        let after = want & (u64::MAX << r.rr[crate::fabric::RAMP]);
+        r.q_start + if after != 0 { after } else { want }.trailing_zeros()
     }
 
     /// Stage 1: the record of PE `pe` (NONE: none).
     #[inline(always)]
     fn prefetch_pe(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {
-            let p = std::ptr::from_ref(p);
-            fetch(p);
-            fetch(p.cast::<u8>().wrapping_add(64));
+            fetch_lines::<_, 2>(std::slice::from_ref(p));
         }
     }
 
-    /// Stage 2: the arrays of sends and receives of PE `pe` (NONE: none).
+    /// Stage 3: the output channels the queues with arrivals at router `node` forward to (their
+    /// records came at stage 2).
+    #[inline(always)]
+    fn prefetch_channels(&self, node: u32) {
+        let r = &self.routers[node as usize];
+        let mut incoming = r.incoming;
+        while incoming != 0 {
+            let q = r.q_start + incoming.trailing_zeros();
+            incoming &= incoming - 1;
+            if let Some(queue) = self.queues.get(q as usize) {
+                let mut links = queue.tx & crate::fabric::LINK_PORTS;
+                while links != 0 {
+                    let d = links.trailing_zeros() as usize;
+                    links &= links - 1;
+                    if let Some(ch) = self.outch.get(queue.out[d] as usize) {
+                        fetch(std::ptr::from_ref(ch));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stage 2: the queues of router `node` with arrivals to absorb.
+    #[inline(always)]
+    fn prefetch_incoming(&self, node: u32) {
+        let r = &self.routers[node as usize];
+        let mut incoming = r.incoming;
+        while incoming != 0 {
+            let q = r.q_start + incoming.trailing_zeros();
+            incoming &= incoming - 1;
+            if let Some(queue) = self.queues.get(q as usize) {
+                fetch(std::ptr::from_ref(queue));
+            }
+        }
+    }
+
+    /// Stage 2: the send and receive slots of PE `pe` (NONE: none): up to six lines each, so
+    /// that a PE sending and receiving on four colors (a halo exchange: 4 x 64-byte send
+    /// slots, 4 x 80-byte receive slots) has all of them in cache when its step comes.
     #[inline(always)]
     fn prefetch_arrays(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {
-            // Every line of the two arrays (a few entries each).
-            fetch_lines::<_, 4>(p.sends.as_slice());
-            fetch_lines::<_, 2>(p.recvs.as_slice());
+            fetch_lines::<_, 6>(p.send_slots(self.sends));
+            fetch_lines::<_, 6>(p.recv_slots(self.recvs));
         }
     }
 
     /// Stage 3: the next data word of the send router `node`'s PE `pe` (NONE: none) injects
-    /// next and the next SRAM word of each of its receives.
+    /// next (with `downstream`, also the queue it goes to) and the SRAM word the queue the
+    /// ramp serves first would be written to.
     #[inline(always)]
-    fn prefetch_words(&self, node: u32, pe: u32) {
+    fn prefetch_words(&self, node: u32, pe: u32, downstream: bool) {
         let Some(p) = self.pes.get(pe as usize) else {
             return;
         };
-        let n = &self.nodes[node as usize];
-        // Only the send the ramp serves next (see `Hot::inject`).
-        if let Some(color) = crate::router::next_color(p.send_mask & !n.ramp_full, p.last_color)
-            && let Some(s) = p.sends.iter().find(|s| s.color == color)
-        {
-            fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
-        }
-        // Only when a wavelet may be delivered: one wants the ramp, or the router's
-        // arrivals are applied right before its step.
-        if n.want[crate::fabric::RAMP] != 0 || self.defer {
-            for r in p.recvs.iter().take(4) {
-                let at = r.offset as usize + 4 * r.done as usize;
-                fetch(p.sram.as_ptr().wrapping_add(at));
+        let avail = p.sending & !p.full;
+        if avail != 0 {
+            let k = crate::router::next_bit(avail, p.last_slot);
+            if let Some(s) = self.sends.get((p.send_base + u32::from(k)) as usize) {
+                fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
+                if downstream && let Some(q) = self.queues.get(s.down as usize) {
+                    fetch(std::ptr::from_ref(q));
+                    fetch(std::ptr::from_ref(&self.routers[s.down_node as usize]));
+                    fetch(std::ptr::from_ref(&self.outch[s.out as usize]));
+                }
             }
+        }
+        if let Some(q) = self.queues.get(self.served(node) as usize)
+            && let Some(r) = self.recvs.get((p.recv_base + u32::from(q.slot)) as usize)
+        {
+            let at = r.offset as usize + 4 * r.done as usize;
+            fetch(p.sram.as_ptr().wrapping_add(at));
         }
     }
 }

@@ -68,6 +68,26 @@ pub struct Route {
     /// Ports they are forwarded to (several = multicast, the ramp = deliver to the PE). A link
     /// port facing off the fabric sends to a host output declared there.
     pub tx: PortSet,
+    /// Split the stream between the ramp and the link ports instead of multicasting it
+    /// (see [`RampFilter`]).
+    pub filter: Option<RampFilter>,
+}
+
+/// A router's ramp filter for one color: of the wavelets of the color passing the router,
+/// counted from the start of the run, the one at position `p` goes to the ramp alone when
+/// `p % period < keep`, and to the route's link ports alone otherwise. So a PE keeps its part
+/// of a stream and passes the rest on: along a row of `C` PEs each taking `m` wavelets of
+/// every `C·m`, PE `c` (counted from the stream's side) filters with `keep = m`,
+/// `period = (C − c)·m` (the last one needs no filter: it keeps all that reaches it).
+///
+/// A filtered route receives from one port and forwards to the ramp and to at least one link
+/// port; `1 ≤ keep ≤ period`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RampFilter {
+    /// Wavelets of each period that go to the ramp (the first ones).
+    pub keep: u32,
+    /// The period.
+    pub period: u32,
 }
 
 /// Where an edge input stream comes from; each has its own bandwidth pool in the target.
@@ -181,7 +201,30 @@ impl Program {
 
     /// Add one router entry.
     pub fn add_route(&mut self, at: Coord, color: Color, rx: PortSet, tx: PortSet) {
-        self.routes.push(Route { at, color, rx, tx });
+        self.routes.push(Route {
+            at,
+            color,
+            rx,
+            tx,
+            filter: None,
+        });
+    }
+
+    /// Set the ramp filter of the route for `color` at `at` (added before); whether there was
+    /// such a route. Routes are searched from the last added on.
+    pub fn set_filter(&mut self, at: Coord, color: Color, filter: RampFilter) -> bool {
+        match self
+            .routes
+            .iter_mut()
+            .rev()
+            .find(|r| r.at == at && r.color == color)
+        {
+            Some(r) => {
+                r.filter = Some(filter);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Add the entries the routing helper computed for `color`.

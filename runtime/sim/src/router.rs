@@ -1,112 +1,134 @@
-//! One router step: the PE's ramp injects at most one wavelet, edge sources inject, and each
-//! output port moves at most one wavelet per cycle.
-//!
-//! Flow control is credit based: an output channel may send only while it holds a credit for
-//! a free slot in the downstream queue; the slot's credit comes back one hop latency after
-//! the downstream router forwards the wavelet. A full queue therefore stalls its upstream
-//! router (backpressure), which can propagate and, in a bad program, deadlock. Inside a
-//! partition a credit is counted at once, without an event, when its channel holds so many
-//! that neither its sends nor its wake-up can tell the difference (see `sent_head`).
+//! One router step: the router absorbs the wavelets that have arrived, the PE's ramp injects
+//! at most one wavelet, edge sources inject, and each output port moves at most one wavelet.
 //!
 //! A queue's head wavelet goes to every port of its route (multicast); it leaves the queue
 //! once all have taken it. Each output port serves the queues that want it round-robin, so
 //! streams sharing a link share its bandwidth equally.
 //!
+//! Flow control is credit based: a router forwards over a link only while it holds a credit
+//! for a free slot in the downstream queue; the credit comes back one hop latency after the
+//! downstream router passes the wavelet on. Inside a partition both the wavelet and the
+//! credit live in the downstream queue's record (see `queue.rs`): forwarding writes the
+//! wavelet there with its arrival cycle and wakes the downstream router for that cycle; a
+//! router that finds no credit either wakes itself when the next one is due or marks the
+//! queue, so that its next pop wakes it. Over a link into another partition the wavelet and
+//! the credit go as messages, and the upstream channel counts its credits itself. A full
+//! queue therefore stalls its upstream (backpressure), which can propagate and, in a bad
+//! program, deadlock.
+//!
 //! The step works on a [`Hot`] view: the partition's arrays borrowed apart, so that their
 //! addresses stay in registers across a whole cycle of router steps.
 
-use crate::events::{Bucket, Due, NodeSet, Timers, Wheel};
-use crate::express::Express;
+use crate::events::{NodeSet, Timers, Wakes};
+use crate::express::Streams;
 use crate::fabric::{
-    Delivery, EXPRESS, INLINE_SLOTS, Msg, NONE, Node, NodeInfo, OUTPUTS, OutChannel, Pe, Queue,
-    RAMP, SENDING, SOURCES, Sink, Source,
+    EXPRESS, FILTERED, Filter, LINK_PORTS, Msg, NONE, OUTPUTS, OutChannel, Queue, RAMP, REMOTE_UP,
+    Router, RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS, head_tx,
 };
-use crate::partition::{Partition, Stats};
+use crate::partition::{Fabric, Partition, Stats};
+use crate::pe::{Delivery, Pe, RecvSlot, SendSlot};
 use crate::phases::Phases;
 use crate::program::Program;
+use crate::queue::{Rel, Rings};
 use crate::trace::TraceBuf;
-use crate::waits::PeWaits;
-use std::cmp::Reverse;
+
+/// A link into another partition: where a queue's credits go (`Queue::up` with
+/// `REMOTE_UP`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RemoteUp {
+    pub part: u32,
+    pub channel: u32,
+}
 
 /// The state router steps of one cycle work on.
 pub(crate) struct Hot<'a> {
     pub t: u64,
-    pub(crate) depth: u32,
-    qstride: u32,
-    qmask: u32,
-    /// The queues keep their wavelets in their records (`Queue::slots`), not in `qdata`.
-    inline_slots: bool,
+    /// `t` relative to the epoch (see `queue.rs`).
+    pub rel: Rel,
+    pub epoch: u64,
     pub(crate) latency: u64,
     id: u32,
     pub(crate) floor: u64,
-    node_base: u32,
     pub(crate) program: &'a Program,
-    pub(crate) nodes: &'a mut [Node],
-    pub(crate) info: &'a mut [NodeInfo],
+    pub(crate) routers: &'a mut [Router],
+    pub(crate) info: &'a mut [RouterInfo],
     pub queues: &'a mut [Queue],
-    qdata: &'a mut [u32],
+    pub(crate) rings: &'a mut Rings,
     pub outch: &'a mut [OutChannel],
+    remote_ups: &'a [RemoteUp],
+    pub(crate) filters: &'a mut [Filter],
     pub(crate) pes: &'a mut [Pe],
-    sources: &'a mut [Source],
+    pub(crate) sends: &'a mut [SendSlot],
+    pub(crate) recvs: &'a mut [RecvSlot],
+    pub(crate) sources: &'a mut [Source],
     sinks: &'a mut [Sink],
-    pub(crate) wheel: &'a mut Wheel,
+    pub(crate) wakes: &'a mut Wakes,
     pub(crate) timers: &'a mut Timers,
+    pub pending: &'a mut NodeSet,
+    /// The cycle whose router pass `pending` is for: this one before the pass, the next one
+    /// during it.
+    pub(crate) pending_at: u64,
     outbox: &'a mut [Vec<Msg>],
     trace: Option<&'a mut TraceBuf>,
     pub(crate) stats: &'a mut Stats,
-    pub(crate) express: &'a mut [Express],
-    /// An express stream may be alive (else no router has the `EXPRESS` flag).
-    express_alive: bool,
-    pub pending: &'a mut NodeSet,
-    pub(crate) waits: &'a mut [PeWaits],
+    pub(crate) streams: &'a mut Streams,
     phases: &'a mut Phases,
-    spare: &'a mut crate::task::SpareBuffers,
-    /// Router steps apply their own arrivals (`Partition::defer`).
-    pub(crate) defer: bool,
-    early_credits: bool,
+    pub(crate) spare: &'a mut crate::task::SpareBuffers,
 }
 
 impl<'p> Partition<'p> {
     /// Borrow the partition's arrays for the router work of cycle `t`.
     pub(crate) fn hot(&mut self, t: u64) -> Hot<'_> {
+        let Fabric {
+            routers,
+            info,
+            queues,
+            rings,
+            outch,
+            remote_ups,
+            filters,
+            pes,
+            sends,
+            recvs,
+            sources,
+            sinks,
+        } = &mut self.fab;
         Hot {
             t,
-            depth: self.depth,
-            qstride: self.qstride,
-            qmask: self.qmask,
-            inline_slots: crate::fabric::inline_slots(self.qstride),
+            rel: (t - self.epoch) as Rel,
+            epoch: self.epoch,
             latency: self.latency,
             id: self.id,
             floor: self.floor,
-            node_base: self.node_base,
             program: self.program,
-            nodes: &mut self.nodes,
-            info: &mut self.info,
-            queues: &mut self.queues,
-            qdata: &mut self.qdata,
-            outch: &mut self.outch,
-            pes: &mut self.pes,
-            sources: &mut self.sources,
-            sinks: &mut self.sinks,
-            wheel: &mut self.wheel,
+            routers,
+            info,
+            queues,
+            rings,
+            outch,
+            remote_ups,
+            filters,
+            pes,
+            sends,
+            recvs,
+            sources,
+            sinks,
+            wakes: &mut self.wakes,
             timers: &mut self.timers,
+            pending: &mut self.pending,
+            pending_at: t,
             outbox: &mut self.outbox,
             trace: self.trace.as_mut(),
             stats: &mut self.stats,
-            express: &mut self.express,
-            express_alive: !self.xevents.is_empty(),
-            pending: &mut self.pending,
-            waits: &mut self.waits,
+            streams: &mut self.streams,
             phases: &mut self.phases,
             spare: &mut self.spare,
-            defer: self.defer,
-            early_credits: self.early_credits,
         }
     }
 }
 
 impl Hot<'_> {
-    /// Wake `node` at cycle `t` (see `Partition::schedule`).
+    /// Wake `node`'s PE (and step its router) at cycle `t` (see `Partition::schedule`).
     pub(crate) fn schedule(&mut self, node: u32, t: u64) {
         let t = t.max(self.floor);
         let n = &mut self.info[node as usize];
@@ -116,8 +138,18 @@ impl Hot<'_> {
         }
     }
 
+    /// Step `node`'s router at cycle `when` (after this one, at most a hop latency ahead).
+    #[inline(always)]
+    pub(crate) fn wake_at(&mut self, node: u32, when: u64) {
+        if when == self.pending_at {
+            self.pending.insert(node);
+        } else {
+            self.wakes.router(when, node);
+        }
+    }
+
     /// Step `node`'s router in the next router pass (this cycle's before the pass, else the
-    /// next cycle's).
+    /// next cycle's: see `pending_at`).
     #[inline]
     pub(crate) fn activate(&mut self, node: u32) {
         self.pending.insert(node);
@@ -125,12 +157,15 @@ impl Hot<'_> {
 
     /// Step the router of `node`; returns (whether it moved anything, whether it should stay
     /// active: it moved something and still has work). Inlined into the router pass, with
-    /// injection: a call costs more than it saves here (−8% instructions on the 64×64 halo).
+    /// injection: a call costs more than it saves here.
     #[inline(always)]
     pub(crate) fn step_router(&mut self, node: u32) -> (bool, bool) {
+        if self.routers[node as usize].incoming != 0 {
+            self.absorb(node);
+        }
         let mut moved = false;
-        let n = &self.nodes[node as usize];
-        let (pe, flags) = (n.pe, n.flags);
+        let r = &self.routers[node as usize];
+        let (pe, flags) = (r.pe, r.flags);
         if flags & SENDING != 0 {
             moved |= self.inject(node, pe, flags);
         }
@@ -144,15 +179,15 @@ impl Hot<'_> {
         // The ports with wanting queues, in order: serving a port changes the want masks only
         // when it moves a wavelet, and they are read again then. The link ports share one
         // copy of `serve`, the ramp has its own.
-        let mut ports = self.nodes[node as usize].ports;
-        debug_assert_eq!(ports, self.nodes[node as usize].want_ports());
+        let mut ports = self.routers[node as usize].ports;
+        debug_assert_eq!(ports, self.routers[node as usize].want_ports());
         let mut links = ports & LINK_PORTS;
         while links != 0 {
             let o = links.trailing_zeros() as usize;
             links &= links - 1;
             if self.serve(node, o) {
                 moved = true;
-                ports = self.nodes[node as usize].ports;
+                ports = self.routers[node as usize].ports;
                 links = ports & LINK_PORTS & (u8::MAX << (o + 1));
             }
         }
@@ -162,69 +197,68 @@ impl Hot<'_> {
         if !moved {
             return (false, false);
         }
-        let queued = self.nodes[node as usize].ports != 0;
-        let sending = self.nodes[node as usize].flags & SENDING != 0;
+        let r = &self.routers[node as usize];
+        let stay = r.ports != 0 || r.flags & SENDING != 0;
         let sourcing = has_sources && {
             let info = &self.info[node as usize];
             self.sources[info.src_start as usize..(info.src_start + info.src_len) as usize]
                 .iter()
                 .any(Source::live)
         };
-        (true, queued || sending || sourcing)
+        (true, stay || sourcing)
     }
 
-    /// Move one wavelet from the PE's sends into the router, round-robin over colors (the
-    /// first color after the one injected last, among those whose ramp queue has room);
-    /// within a color, sends go in issue order.
+    /// Make the wavelets that have arrived at `node`'s queues by now present.
+    #[inline(always)]
+    fn absorb(&mut self, node: u32) {
+        let r = &mut self.routers[node as usize];
+        let mut incoming = r.incoming;
+        while incoming != 0 {
+            let bit = incoming.trailing_zeros();
+            incoming &= incoming - 1;
+            let q = r.q_start + bit;
+            let queue = &mut self.queues[q as usize];
+            let was = queue.len;
+            self.rings.absorb(queue, q, self.rel);
+            if queue.fly == 0 {
+                r.incoming &= !(1u64 << bit);
+            }
+            if was == 0 && queue.len > 0 {
+                set_want(r, head_tx(queue, q, self.filters), 1u64 << bit);
+            }
+        }
+    }
+
+    /// Move one wavelet from the PE's sends into the router, round-robin over send slots
+    /// (that is, over colors: the first after the one injected last, among those whose ramp
+    /// queue has room); within a color, sends go in issue order.
     #[inline(always)]
     fn inject(&mut self, node: u32, pe: u32, flags: u8) -> bool {
-        let n = &mut self.nodes[node as usize];
         let p = &mut self.pes[pe as usize];
-        let avail = p.send_mask & !n.ramp_full;
+        let avail = p.sending & !p.full;
         if avail == 0 {
-            if p.send_mask == 0 {
-                n.flags &= !SENDING;
+            if p.sending == 0 {
+                self.routers[node as usize].flags &= !SENDING;
             }
             return false;
         }
-        let Some(color) = next_color(avail, p.last_color) else {
-            return false;
-        };
-        let Some(i) = p.sends.iter().position(|s| s.color == color) else {
-            return false;
-        };
-        p.last_color = color;
-        let s = &mut p.sends[i];
-        if s.queue == NONE {
-            s.queue = (n.q_start..n.q_start + u32::from(n.q_len))
-                .find(|&q| {
-                    let queue = &self.queues[q as usize];
-                    queue.color == color && queue.rx == RAMP as u8
-                })
-                .unwrap_or(NONE);
-            let queue = &self.queues[s.queue as usize];
-            if usize::from(queue.solo) < RAMP {
-                s.solo = queue.solo;
-                s.och = queue.och[usize::from(queue.solo)];
-            }
-        }
-        let (q, solo, och) = (s.queue, s.solo, s.och);
+        let k = next_bit(avail, p.last_slot);
+        p.last_slot = k;
+        let s = &mut self.sends[(p.send_base + u32::from(k)) as usize];
+        let (q, solo, och) = (s.queue, s.solo, s.out);
         let data = s.data[s.pos as usize];
         s.pos += 1;
         if s.pos as usize == s.data.len() {
-            let done = p.sends.remove(i);
-            if !p.sends.iter().any(|s| s.color == color) {
-                p.send_mask &= !(1u64 << color);
-                if p.send_mask == 0 {
-                    n.flags &= !SENDING;
-                }
+            let (buf, then) = p.finish_send(s, 1u64 << k);
+            if p.sending == 0 {
+                self.routers[node as usize].flags &= !SENDING;
             }
-            if let Some(then) = done.then {
-                p.ready.push(Reverse((self.t + 1, p.seq, then)));
+            if then != NONE {
+                p.ready.push((self.t + 1, p.seq, then));
                 p.seq += 1;
                 self.schedule(node, self.t + 1);
             }
-            self.spare.give(done.data);
+            self.spare.give(buf);
         }
         // The ramp queue is empty and the only one that ever forwards through its port: the
         // wavelet goes straight on (what pushing it and serving the port would do, without
@@ -232,23 +266,27 @@ impl Hot<'_> {
         // the router, which act between injection and the ports. The queue forwards through
         // `solo` alone, so it is empty exactly when its bit is not in that port's want mask
         // (its head leaves as soon as it has gone there): the queue record is not read.
+        let bit = q - self.routers[node as usize].q_start;
         if usize::from(solo) < RAMP && flags & (SOURCES | EXPRESS) == 0 {
             let o = usize::from(solo);
-            let bit = q - self.nodes[node as usize].q_start;
             debug_assert_eq!(
-                self.nodes[node as usize].want[o] & (1u64 << bit) == 0,
+                self.routers[node as usize].want[o] & (1u64 << bit) == 0,
                 self.queues[q as usize].len == 0
             );
-            if self.nodes[node as usize].want[o] & (1u64 << bit) == 0
+            if self.routers[node as usize].want[o] & (1u64 << bit) == 0
                 && self.emit(node, och, o, data)
             {
-                self.nodes[node as usize].rr[o] = ((bit + 1) % 64) as u8;
+                self.routers[node as usize].rr[o] = ((bit + 1) % 64) as u8;
                 return true;
             }
         }
-        self.push(q, data);
-        if u32::from(self.queues[q as usize].len) >= self.depth {
-            self.nodes[node as usize].ramp_full |= 1u64 << color;
+        let queue = &mut self.queues[q as usize];
+        self.rings.push_present(queue, q, data);
+        if queue.len == 1 {
+            set_want(&mut self.routers[node as usize], queue.tx, 1u64 << bit);
+        }
+        if u32::from(queue.len) >= self.rings.depth {
+            self.pes[pe as usize].full |= 1u64 << k;
         }
         true
     }
@@ -268,7 +306,7 @@ impl Hot<'_> {
                 continue;
             }
             let q = src.queue;
-            if u32::from(self.queues[q as usize].len) >= self.depth {
+            if u32::from(self.queues[q as usize].len) >= self.rings.depth {
                 continue;
             }
             let src = &mut self.sources[s as usize];
@@ -284,8 +322,23 @@ impl Hot<'_> {
                 let group = src.group;
                 self.weight_stream_done(group);
             }
-            self.push(q, data);
+            let queue = &mut self.queues[q as usize];
+            self.rings.push_present(queue, q, data);
+            if queue.len == 1 {
+                let bit = q - self.routers[node as usize].q_start;
+                let tx = head_tx(queue, q, self.filters);
+                set_want(&mut self.routers[node as usize], tx, 1u64 << bit);
+            }
             moved = true;
+            let src = &mut self.sources[s as usize];
+            if self.streams.on && src.live() && src.pacer.ready_at() == t + 1 {
+                // It releases again in the next cycle, while this router stays active.
+                if src.xskip > 0 {
+                    src.xskip -= 1;
+                } else {
+                    self.streams.next_sources.push(s);
+                }
+            }
         }
         moved
     }
@@ -293,7 +346,7 @@ impl Hot<'_> {
     /// The last wavelet of a weight stream of `group` entered in this cycle: with one
     /// partition, request the next phase if this completed the current one.
     #[cold]
-    fn weight_stream_done(&mut self, group: u32) {
+    pub(crate) fn weight_stream_done(&mut self, group: u32) {
         self.phases.stream_done(group, self.t);
         if !self.phases.local {
             return;
@@ -307,141 +360,14 @@ impl Hot<'_> {
         }
     }
 
-    /// Apply the arrivals and credits of this cycle that came from elsewhere than a router
-    /// step (other partitions, rebuilt express streams).
-    pub(crate) fn apply_other(&mut self, b: &Bucket) {
-        for &(q, data) in &b.arrivals {
-            let node = self.queues[q as usize].node;
-            self.arrive(node, q, data);
-        }
-        for &och in &b.credits {
-            self.credit(och);
-        }
-    }
-
-    /// Apply the arrivals and credits of this cycle that router steps caused, all at once
-    /// (see `Partition::cycle`).
-    pub(crate) fn apply_steps(&mut self, steps: &[Due]) {
-        for (i, d) in steps.iter().enumerate() {
-            if let Some(ahead) = steps.get(i + 2 * crate::prefetch::ARRIVALS)
-                && ahead.index & Due::CREDIT == 0
-            {
-                self.prefetch_queue(ahead.index);
-            }
-            if let Some(ahead) = steps.get(i + crate::prefetch::ARRIVALS)
-                && ahead.index & Due::CREDIT == 0
-            {
-                self.prefetch_arrival(ahead.node, ahead.index);
-            }
-            if d.index & Due::CREDIT == 0 {
-                self.arrive(d.node, d.index, d.data);
-            } else {
-                self.credit(d.index & !Due::CREDIT);
-            }
-        }
-    }
-
-    /// Apply the arrival or credit `d` right before its router steps.
-    #[inline]
-    pub(crate) fn apply_due(&mut self, d: Due) {
-        if d.index & Due::CREDIT == 0 {
-            debug_assert!(
-                u32::from(self.queues[d.index as usize].len) < self.depth,
-                "credit flow control overflowed a queue"
-            );
-            self.push(d.index, d.data);
-        } else {
-            self.outch[(d.index & !Due::CREDIT) as usize].credits += 1;
-        }
-    }
-
-    /// A wavelet arrives in local queue `q` of `node` before the PEs wake and the routers step.
-    #[inline(always)]
-    fn arrive(&mut self, node: u32, q: u32, data: u32) {
-        debug_assert!(
-            u32::from(self.queues[q as usize].len) < self.depth,
-            "credit flow control overflowed a queue"
-        );
-        debug_assert_eq!(self.queues[q as usize].node, node);
-        if self.express_alive && self.nodes[node as usize].flags & EXPRESS != 0 {
-            self.express_arrival(q);
-        }
-        self.push(q, data);
-        self.activate(node);
-    }
-
-    /// A credit returns to local output channel `och` before the routers step.
-    #[inline]
-    fn credit(&mut self, och: u32) {
-        let ch = &mut self.outch[och as usize];
-        ch.credits += 1;
-        // A router with credits left on this channel was not waiting for it.
-        if ch.credits == 1 {
-            let node = ch.node;
-            self.activate(node);
-        }
-    }
-
-    /// Where the next wavelet of local queue `q` goes (for prefetching): in the queue record
-    /// itself when the slots are inline (`None`).
-    #[inline(always)]
-    pub(crate) fn qslot(&self, q: u32) -> Option<*const u32> {
-        if self.inline_slots {
-            return None;
-        }
-        let queue = &self.queues[q as usize];
-        let slot = (u32::from(queue.head) + u32::from(queue.len)) & self.qmask;
-        Some(
-            self.qdata
-                .as_ptr()
-                .wrapping_add((q * self.qstride + slot) as usize),
-        )
-    }
-
-    /// Slot `slot` (< `qstride`) of local queue `q`.
-    #[inline(always)]
-    fn slot(&mut self, q: u32, slot: u32) -> &mut u32 {
-        if self.inline_slots {
-            &mut self.queues[q as usize].slots[slot as usize % INLINE_SLOTS]
-        } else {
-            &mut self.qdata[(q * self.qstride + slot) as usize]
-        }
-    }
-
-    /// The wavelet in slot `slot` (< `qstride`) of local queue `q`.
-    #[inline(always)]
-    fn read_slot(&self, q: u32, slot: u32) -> u32 {
-        if self.inline_slots {
-            self.queues[q as usize].slots[slot as usize % INLINE_SLOTS]
-        } else {
-            self.qdata[(q * self.qstride + slot) as usize]
-        }
-    }
-
-    /// Append a wavelet to local queue `q` (the caller checked there is room).
-    #[inline(always)]
-    pub(crate) fn push(&mut self, q: u32, data: u32) {
-        let queue = &mut self.queues[q as usize];
-        let slot = (u32::from(queue.head) + u32::from(queue.len)) & self.qmask;
-        let len = queue.len;
-        queue.len += 1;
-        let (node, tx) = (queue.node, queue.tx);
-        *self.slot(q, slot) = data;
-        if len == 0 {
-            let n = &mut self.nodes[node as usize];
-            let bit = 1u64 << (q - n.q_start);
-            set_want(n, tx, bit);
-        }
-    }
-
     /// Output port `o` of `node` moves at most one wavelet: the first queue after the one
     /// served last (in queue order, wrapping around) whose head wants `o` and can go.
     #[inline(always)]
     fn serve(&mut self, node: u32, o: usize) -> bool {
-        let n = &self.nodes[node as usize];
-        let mut want = n.want[o];
-        let q_start = n.q_start;
-        let rr = u32::from(n.rr[o]);
+        let r = &self.routers[node as usize];
+        let mut want = r.want[o];
+        let q_start = r.q_start;
+        let rr = u32::from(r.rr[o]);
         // Queues at or after the round-robin position first, then the rest.
         let mut pass = want & (u64::MAX << rr);
         loop {
@@ -456,13 +382,13 @@ impl Hot<'_> {
             want &= !(1u64 << bit);
             let q = q_start + bit;
             let queue = &self.queues[q as usize];
-            let (head, color, ch) = (u32::from(queue.head), queue.color, queue.och[o % 4]);
-            let data = self.read_slot(q, head);
+            let (slot, ch) = (queue.slot, queue.out[o % 4]);
+            let data = self.rings.head(queue, q);
             if o < RAMP {
                 if !self.emit(node, ch, o, data) {
                     continue;
                 }
-            } else if !self.deliver(node, color, data) {
+            } else if !self.deliver(node, slot, data) {
                 continue;
             }
             self.sent_head(node, q, bit, o);
@@ -491,101 +417,99 @@ impl Hot<'_> {
             }
             sink.last = Some(t);
             out.sent += 1;
-        } else {
+        } else if out.dest_part != self.id {
             if out.credits == 0 {
                 return false;
             }
             out.credits -= 1;
             out.sent += 1;
-            let (dest_part, dest_queue) = (out.dest_part, out.dest_queue);
-            let when = t + self.latency;
-            if dest_part == self.id {
-                let a = Due {
-                    node: out.dest_node,
-                    index: dest_queue,
-                    data,
-                };
-                self.wheel.step(when, a);
-            } else {
-                self.outbox[dest_part as usize].push(Msg {
-                    time: when,
-                    index: dest_queue,
-                    data,
-                    is_credit: false,
-                });
+            self.outbox[out.dest_part as usize].push(Msg {
+                time: t + self.latency,
+                index: out.dest_queue,
+                data,
+                is_credit: false,
+            });
+        } else {
+            let (dq, dn) = (out.dest_queue, out.dest_node);
+            let queue = &mut self.queues[dq as usize];
+            if let Err(due) = self.rings.credit(queue, dq, self.rel) {
+                match due {
+                    Some(due) => self.wake_at(node, self.epoch + u64::from(due)),
+                    None => queue.bits |= UP_WAITS,
+                }
+                return false;
             }
+            out.sent += 1;
+            let arrive = t + self.latency;
+            self.rings
+                .push_flight(queue, dq, data, self.rel + self.latency as Rel);
+            let down = &mut self.routers[dn as usize];
+            down.incoming |= 1u64 << (dq - down.q_start);
+            if down.flags & EXPRESS != 0 {
+                self.express_arrival(dn, dq, arrive);
+            }
+            self.wake_at(dn, arrive);
         }
         if let Some(trace) = &mut self.trace {
-            trace.link(self.node_base + node, o as u8, t);
+            trace.link(node, o as u8, t);
         }
         true
     }
 
-    /// The head of local queue `q` (bit `bit` of its node) went to port `o`; it leaves the
+    /// The head of local queue `q` (bit `bit` of its router) went to port `o`; it leaves the
     /// queue once every port of the route has taken it, and its slot's credit goes upstream.
     #[inline(always)]
     fn sent_head(&mut self, node: u32, q: u32, bit: u32, o: usize) {
         let queue = &mut self.queues[q as usize];
-        let n = &mut self.nodes[node as usize];
-        n.rr[o] = ((bit + 1) % 64) as u8;
-        n.want[o] &= !(1u64 << bit);
-        if n.want[o] == 0 {
-            n.ports &= !(1 << o);
+        let r = &mut self.routers[node as usize];
+        r.rr[o] = ((bit + 1) % 64) as u8;
+        r.want[o] &= !(1u64 << bit);
+        if r.want[o] == 0 {
+            r.ports &= !(1 << o);
         }
         queue.sent |= 1 << o;
-        if queue.sent != queue.tx {
+        if queue.sent != head_tx(queue, q, self.filters) {
             return;
         }
         queue.sent = 0;
-        queue.head = ((u32::from(queue.head) + 1) & self.qmask) as u8;
-        if queue.rx == RAMP as u8 {
-            n.ramp_full &= !(1u64 << queue.color);
+        let due = self.t + self.latency;
+        self.rings.pop(queue, q, self.rel + self.latency as Rel);
+        if usize::from(queue.rx()) == RAMP {
+            self.pes[r.pe as usize].full &= !(1u64 << queue.slot);
         }
-        queue.len -= 1;
+        if queue.bits & FILTERED != 0 {
+            advance_filter(self.filters, q);
+        }
         if queue.len > 0 {
-            set_want(n, queue.tx, 1u64 << bit);
+            set_want(r, head_tx(queue, q, self.filters), 1u64 << bit);
         }
-        let (up, part) = (queue.up_och, u32::from(queue.up_part));
-        if up != NONE {
-            let when = self.t + self.latency;
-            if part == self.id {
-                // An upstream channel holding at least 2L credits cannot run out before this
-                // one is due (it spends at most one per cycle, and at most L − 1 of its
-                // credits are early ones not yet due), and its return would not wake the
-                // router (that happens only on 0 → 1): count it now, without an event.
-                let ch = &mut self.outch[up as usize];
-                if self.early_credits && u64::from(ch.credits) >= 2 * self.latency {
-                    ch.credits += 1;
-                    ch.early_until = when;
-                    return;
-                }
-                let c = Due {
-                    node: queue.up_node,
-                    index: up | Due::CREDIT,
-                    data: 0,
-                };
-                self.wheel.step(when, c);
-            } else {
-                self.outbox[part as usize].push(Msg {
-                    time: when,
-                    index: up,
-                    data: 0,
-                    is_credit: true,
-                });
-            }
+        let up = queue.up;
+        if up == NONE {
+            return;
+        }
+        if up & REMOTE_UP != 0 {
+            let to = self.remote_ups[(up & !REMOTE_UP) as usize];
+            self.outbox[to.part as usize].push(Msg {
+                time: due,
+                index: to.channel,
+                data: 0,
+                is_credit: true,
+            });
+        } else if queue.bits & UP_WAITS != 0 {
+            queue.bits &= !UP_WAITS;
+            self.wake_at(up, due);
         }
     }
 
-    /// Write a wavelet of `color` into the PE's first posted receive for that color.
+    /// Write a wavelet into receive slot `slot` of `node`'s PE.
     #[inline(always)]
-    fn deliver(&mut self, node: u32, color: u8, data: u32) -> bool {
-        let pe = self.nodes[node as usize].pe;
-        if pe == NONE {
-            return false;
-        }
+    fn deliver(&mut self, node: u32, slot: u8, data: u32) -> bool {
+        let pe = self.routers[node as usize].pe;
         let t = self.t;
-        let waits = &mut self.waits[pe as usize];
-        match self.pes[pe as usize].deliver(self.program, waits, color, data, t) {
+        let p = &mut self.pes[pe as usize];
+        let s = &mut self.recvs[(p.recv_base + u32::from(slot)) as usize];
+        let color = s.color;
+        match crate::pe::deliver(p, s, self.program, data, t) {
             Delivery::NoReceive => return false,
             Delivery::Written => {}
             Delivery::Completed => self.schedule(node, t + 1),
@@ -595,18 +519,24 @@ impl Hot<'_> {
     }
 }
 
-/// The link ports (N, S, E, W) in a port mask.
-const LINK_PORTS: u8 = 0b1111;
+/// The head of filtered queue `q` left: the next one is one further in the filter's period.
+#[cold]
+fn advance_filter(filters: &mut [Filter], q: u32) {
+    if let Ok(f) = filters.binary_search_by_key(&q, |f| f.queue) {
+        let f = &mut filters[f];
+        f.count = (f.count + 1) % f.period;
+    }
+}
 
 /// Mark queue `bit` in the want masks of the ports in `tx` (not empty).
 #[inline(always)]
-fn set_want(n: &mut Node, tx: u8, bit: u64) {
-    n.ports |= tx;
+pub(crate) fn set_want(r: &mut Router, tx: u8, bit: u64) {
+    r.ports |= tx;
     if tx & tx.wrapping_sub(1) == 0 {
         // One port: the common case.
-        n.want[tx.trailing_zeros() as usize % OUTPUTS] |= bit;
+        r.want[tx.trailing_zeros() as usize % OUTPUTS] |= bit;
     } else {
-        for (o, w) in n.want.iter_mut().enumerate() {
+        for (o, w) in r.want.iter_mut().enumerate() {
             if tx & (1 << o) != 0 {
                 *w |= bit;
             }
@@ -614,21 +544,18 @@ fn set_want(n: &mut Node, tx: u8, bit: u64) {
     }
 }
 
-/// The color a PE's ramp injects next: the first of `avail` after `last` (round-robin).
+/// The bit of `avail` (not 0) that comes first after bit `last` (round-robin).
 #[inline(always)]
-pub(crate) fn next_color(avail: u64, last: u8) -> Option<u8> {
-    if avail == 0 {
-        return None;
-    }
+pub(crate) fn next_bit(avail: u64, last: u8) -> u8 {
     let last = u32::from(last);
     let above = if last >= 63 {
         0
     } else {
         avail & (u64::MAX << (last + 1))
     };
-    Some(if above != 0 {
-        above.trailing_zeros()
+    if above != 0 {
+        above.trailing_zeros() as u8
     } else {
-        avail.trailing_zeros()
-    } as u8)
+        avail.trailing_zeros() as u8
+    }
 }

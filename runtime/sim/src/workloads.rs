@@ -2,6 +2,8 @@
 //!
 //! [`halo_exchange`]: every PE of a `width × height` region repeatedly swaps an `n`-word
 //! boundary with each of its four neighbours, the classic stencil communication pattern.
+//! [`phased_rows`]: weight-store streams multicast along rows, one band of rows per phase.
+//! [`scatter_rows`]: weight rows scattered along rows of PEs by ramp filters.
 
 use crate::program::{Color, Program};
 use crate::task::{TaskContext, task};
@@ -108,6 +110,99 @@ pub fn halo_exchange(origin: Coord, width: u32, height: u32, n: u32, rounds: u32
                 );
                 let from = send_color(nb.x, nb.y, d.opposite());
                 p.add_route(at, from, PortSet::only(d.port()), PortSet::only(Port::Ramp));
+            }
+        }
+    }
+    p
+}
+
+/// Streams that reach one band of rows after another, like weight-streaming layers: `phases`
+/// weight-store phases, phase `p` feeding rows `p·rows .. (p + 1)·rows` from the west edge,
+/// each row's `n` wavelets multicast along `width` PEs that each take them all, `piece` at a
+/// time (a receive, then its task posts the next). So the activity moves down the fabric
+/// phase by phase — what the partitioning must spread over the threads.
+pub fn phased_rows(phases: u32, rows: u32, width: u32, n: u32, piece: u32) -> Program {
+    let mut p = Program::new();
+    let piece = piece.clamp(1, n.max(1));
+    let got = task(move |ctx: &mut TaskContext<'_>| {
+        let done = ctx.read_u32(4 * piece)? + piece;
+        ctx.write_u32(4 * piece, done)?;
+        ctx.add_cycles(1);
+        if done < n {
+            ctx.recv(0, piece.min(n - done), 0, 0)?;
+        }
+        Ok(())
+    });
+    let main = task(move |ctx: &mut TaskContext<'_>| ctx.recv(0, piece, 0, 0));
+    let kernel = p.add_kernel("rows", vec![("got", got), ("main", main)]);
+    for phase in 0..phases {
+        for y in phase * rows..(phase + 1) * rows {
+            p.inputs.push(crate::program::EdgeInput {
+                at: Coord::new(0, y),
+                side: Dir::West,
+                color: 0,
+                data: (0..n).map(|i| y * 100_000 + i).collect(),
+                source: crate::program::EdgeSource::WeightStore,
+                start: 0,
+                phase,
+            });
+            for x in 0..width {
+                let at = Coord::new(x, y);
+                p.add_pe(at, kernel, 4 * piece + 4, &[0], &[1]);
+                let rx = PortSet::only(Port::W);
+                let tx = if x + 1 == width {
+                    PortSet::only(Port::Ramp)
+                } else {
+                    PortSet::only(Port::Ramp).with(Port::E)
+                };
+                p.add_route(at, 0, rx, tx);
+            }
+        }
+    }
+    p
+}
+
+/// Weight rows scattered along rows of PEs, as a weight-streaming layer takes them: row `y` of
+/// `rows` gets `repeats` weight rows of `width · chunk` wavelets from the weight store at its
+/// west edge, and PE `x` keeps `chunk` of each (ramp filters: `keep = chunk`,
+/// `period = (width − x)·chunk`), one receive per weight row. The hops grow with the square of
+/// the width; in closed form the cost follows the receives (see `express.rs`).
+pub fn scatter_rows(rows: u32, width: u32, chunk: u32, repeats: u32) -> Program {
+    let mut p = Program::new();
+    let got = task(move |ctx: &mut TaskContext<'_>| {
+        let done = ctx.read_u32(4 * chunk)? + 1;
+        ctx.write_u32(4 * chunk, done)?;
+        ctx.add_cycles(u64::from(chunk));
+        if done < repeats {
+            ctx.recv(0, chunk, 0, 0)?;
+        }
+        Ok(())
+    });
+    let main = task(move |ctx: &mut TaskContext<'_>| ctx.recv(0, chunk, 0, 0));
+    let kernel = p.add_kernel("scatter", vec![("got", got), ("main", main)]);
+    for y in 0..rows {
+        p.inputs.push(crate::program::EdgeInput {
+            at: Coord::new(0, y),
+            side: Dir::West,
+            color: 0,
+            data: (0..width * chunk * repeats).map(|i| y ^ i).collect(),
+            source: crate::program::EdgeSource::WeightStore,
+            start: 0,
+            phase: 0,
+        });
+        for x in 0..width {
+            let at = Coord::new(x, y);
+            p.add_pe(at, kernel, 4 * chunk + 4, &[0], &[1]);
+            if x + 1 == width {
+                p.add_route(at, 0, PortSet::only(Port::W), PortSet::only(Port::Ramp));
+            } else {
+                let tx = PortSet::only(Port::Ramp).with(Port::E);
+                p.add_route(at, 0, PortSet::only(Port::W), tx);
+                let filter = crate::program::RampFilter {
+                    keep: chunk,
+                    period: (width - x) * chunk,
+                };
+                p.set_filter(at, 0, filter);
             }
         }
     }

@@ -13,7 +13,7 @@ use wsel_target::{Coord, Dir, Port, PortSet};
 
 /// A 12 × 12 halo exchange (4 rounds, uneven task costs) plus a host stream crossing the
 /// fabric on row 5 through the exchange's traffic.
-fn run(threads: usize, latency: u32, defer_arrivals: Option<bool>) -> Outcome {
+fn run(threads: usize, latency: u32) -> Outcome {
     let mut t = target(latency, 3, 4);
     (t.width, t.height) = (12, 12);
     let mut p = halo_exchange(Coord::new(0, 0), 12, 12, 8, 4);
@@ -69,7 +69,6 @@ fn run(threads: usize, latency: u32, defer_arrivals: Option<bool>) -> Outcome {
     }
     let opts = SimOptions {
         threads,
-        defer_arrivals,
         trace: Some(TraceOptions {
             window: 16,
             ..TraceOptions::new(TraceOut::Memory)
@@ -97,7 +96,7 @@ fn assert_same(a: &Outcome, b: &Outcome) {
 #[test]
 fn one_two_and_four_threads_agree_exactly() {
     for latency in [1, 3] {
-        let one = run(1, latency, None);
+        let one = run(1, latency);
         assert!(one.report.wavelet_hops > 10_000, "a nontrivial run");
         assert_eq!(
             one.outputs[0],
@@ -111,11 +110,8 @@ fn one_two_and_four_threads_agree_exactly() {
             phase1.max(one.input_timing[2].last.expect("phase 0 entered")) + 1
         );
         for threads in [2, 3, 4, 8] {
-            assert_same(&one, &run(threads, latency, None));
+            assert_same(&one, &run(threads, latency));
         }
-        // Routers applying their own arrivals and credits (the large-fabric default).
-        assert_same(&one, &run(1, latency, Some(true)));
-        assert_same(&one, &run(2, latency, Some(true)));
     }
 }
 
@@ -137,15 +133,11 @@ fn random_stream_programs_agree_across_threads() {
         if phases.len() > 1 && !one.starts_with("error") {
             phased += 1;
         }
-        for (threads, defer_arrivals) in [(2, None), (4, None), (1, Some(true)), (2, Some(true))] {
-            let opts = SimOptions {
-                defer_arrivals,
-                ..common::threads(threads)
-            };
+        for threads in [2, 3, 4, 8] {
             assert_eq!(
                 one,
-                observe(&t, &p, &opts),
-                "seed {seed}, {threads} threads, deferred arrivals {defer_arrivals:?}"
+                observe(&t, &p, &common::threads(threads)),
+                "seed {seed}, {threads} threads"
             );
         }
     }

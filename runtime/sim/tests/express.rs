@@ -1,10 +1,7 @@
 //! Express streams — an uncontended stream simulated as one event in closed form — change
 //! nothing: outputs, cycle counts, reports, SRAM and errors are identical with the shortcut
 //! on and off (`SimOptions::express_streams`), on random stream programs where contention
-//! often starts in the middle of a stream (which turns it back into wavelets). Applying
-//! arrivals and credits in the router pass (`SimOptions::defer_arrivals`) changes nothing
-//! either, nor does an event for every credit instead of counting credits early
-//! (`SimOptions::early_credits`).
+//! often starts in the middle of a stream (which turns it back into wavelets).
 
 mod common;
 
@@ -22,33 +19,11 @@ fn options(threads: usize, express_streams: bool) -> SimOptions {
     }
 }
 
-/// Runs with the shortcut on and off agree, and so do runs where router steps apply their
-/// own arrivals and credits (`SimOptions::defer_arrivals`) and runs where every credit is an
-/// event (`SimOptions::early_credits` off); returns how the shortcut was used.
+/// Runs with the shortcut on and off agree; returns how the shortcut was used.
 fn check(t: &Target, p: &Program, threads: usize) -> ExpressStats {
     let slow = observe(t, p, &options(threads, false));
     let fast = observe(t, p, &options(threads, true));
     assert_eq!(fast, slow, "express streams changed the outcome");
-    for express_streams in [false, true] {
-        let deferred = SimOptions {
-            defer_arrivals: Some(true),
-            ..options(threads, express_streams)
-        };
-        assert_eq!(
-            observe(t, p, &deferred),
-            slow,
-            "deferred arrivals changed the outcome"
-        );
-        let eager = SimOptions {
-            early_credits: false,
-            ..options(threads, express_streams)
-        };
-        assert_eq!(
-            observe(t, p, &eager),
-            slow,
-            "counting credits early changed the outcome"
-        );
-    }
     simulate(t, p, &options(threads, true)).map_or(ExpressStats::default(), |o| o.express)
 }
 

@@ -5,6 +5,8 @@
 //!   ([`Target::load`], [`Target::from_toml_str`]); a bad or missing field, or a value outside
 //!   the documented limits ([`MAX_FABRIC_SIDE`], [`MAX_HOP_LATENCY`], [`MAX_SRAM_BYTES`], ...), is
 //!   an error naming it, with a stable code ([`TargetError::code`]).
+//! - [`Swarm`]: the broadcast/reduce fabric between the weight store and a cluster of
+//!   systems (`wsel run --systems N`).
 //! - [`DefectMap`]: dead PEs and dead links.
 //! - Geometry: [`Coord`] (x = column eastward, y = row southward), [`Dir`], [`Port`], [`PortSet`],
 //!   [`Rect`].
@@ -17,6 +19,7 @@ mod defects;
 mod geometry;
 mod presets;
 mod routing;
+mod swarm;
 mod target;
 
 pub use defects::{DeadLink, DefectMap};
@@ -26,6 +29,7 @@ pub use routing::{
     Path, RouteEntry, RouteError, RouteTree, dir_between, multicast_tree, path_to_edge,
     shortest_path,
 };
+pub use swarm::{MAX_FAN_OUT, Swarm};
 pub use target::{
     CODES, E0901, E0902, HostIo, MAX_COLORS, MAX_FABRIC_SIDE, MAX_HOP_LATENCY, MAX_QUEUE_DEPTH,
     MAX_SRAM_BYTES, Target, TargetError, Throughput, WAVELET_BYTES, WeightStore,

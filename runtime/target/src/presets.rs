@@ -7,9 +7,16 @@
 //! ends can print them beside the numbers.
 
 use crate::defects::DefectMap;
+use crate::swarm::Swarm;
 use crate::target::{HostIo, Target, TargetError, Throughput, WeightStore};
 
 /// Names of the built-in presets.
+/// The store's inbound bandwidth for gradients and its optimizer throughput: not public for
+/// any machine; defaults chosen by wsel (as the outbound 64 B/cycle of `dev`, and 16
+/// parameter updates per cycle), the same for every preset.
+const GRAD_BW: u32 = 64;
+const UPDATE_RATE: u32 = 16;
+
 pub const PRESET_NAMES: [&str; 3] = ["dev", "wse2", "wse3"];
 
 impl Target {
@@ -54,10 +61,13 @@ impl Target {
                 capacity_bytes: 1 << 30,
                 bandwidth_bytes_per_cycle: 64,
                 latency_cycles: 100,
+                gradient_bandwidth_bytes_per_cycle: GRAD_BW,
+                update_elements_per_cycle: UPDATE_RATE,
             },
             host_io: HostIo {
                 bandwidth_bytes_per_cycle: 64,
             },
+            swarm: Swarm::dev(),
             defects: DefectMap::new(),
         }
     }
@@ -108,12 +118,16 @@ impl Target {
                 bandwidth_bytes_per_cycle: 128,
                 // Default (wsel): latency is not public; 1,000 cycles.
                 latency_cycles: 1000,
+                gradient_bandwidth_bytes_per_cycle: GRAD_BW,
+                update_elements_per_cycle: UPDATE_RATE,
             },
             // Default (wsel): 176 bytes per cycle, our reading of the CS-2 system's published
             // 1.2 Tb/s of I/O at 850 MHz; how the edge shares it is our assumption.
             host_io: HostIo {
                 bandwidth_bytes_per_cycle: 176,
             },
+            // The SwarmX figures: see `Swarm::wse2` (public and default figures marked there).
+            swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
     }
@@ -157,11 +171,15 @@ impl Target {
                 // Default (wsel), as for WSE-2.
                 bandwidth_bytes_per_cycle: 128,
                 latency_cycles: 1000,
+                gradient_bandwidth_bytes_per_cycle: GRAD_BW,
+                update_elements_per_cycle: UPDATE_RATE,
             },
             // Default (wsel), as for WSE-2.
             host_io: HostIo {
                 bandwidth_bytes_per_cycle: 176,
             },
+            // The SwarmX figures: see `Swarm::wse2` (public and default figures marked there).
+            swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
     }
@@ -243,8 +261,28 @@ const WSE2_SOURCES: &[Source] = &[
     ),
     default("weight_store.latency_cycles", "not public; 1,000 cycles"),
     default(
+        "weight_store.gradient_bandwidth_bytes_per_cycle",
+        "not public; 64 bytes/cycle",
+    ),
+    default(
+        "weight_store.update_elements_per_cycle",
+        "not public; 16 parameters/cycle",
+    ),
+    default(
         "host_io.bandwidth_bytes_per_cycle",
         "not public; 176 B/cycle ≈ CS-2's 1.2 Tb/s at 850 MHz",
+    ),
+    public(
+        "swarm",
+        "Cerebras SwarmX: a broadcast/reduce tree from MemoryX to up to 192 CS-2 systems",
+    ),
+    default(
+        "swarm.link_bytes_per_cycle",
+        "our reading: a CS-2's 12 × 100 GbE (1.2 Tb/s) ≈ 176 B/cycle at 850 MHz",
+    ),
+    default(
+        "swarm.fan_out/latencies/packet_bytes/reduce",
+        "not public; fan-out 4, 850 cycles per link, 425 per switch, 4 KiB packets, sums at line rate",
     ),
 ];
 
@@ -281,9 +319,18 @@ const WSE3_SOURCES: &[Source] = &[
     ),
     default("weight_store.latency_cycles", "not public; 1,000 cycles"),
     default(
+        "weight_store.gradient_bandwidth_bytes_per_cycle",
+        "not public; 64 bytes/cycle",
+    ),
+    default(
+        "weight_store.update_elements_per_cycle",
+        "not public; 16 parameters/cycle",
+    ),
+    default(
         "host_io.bandwidth_bytes_per_cycle",
         "not public; 176 bytes/cycle as WSE-2",
     ),
+    default("swarm", "not public for CS-3 clusters; the WSE-2 figures"),
 ];
 
 const DEV_SOURCES: &[Source] = &[default(

@@ -3,6 +3,7 @@
 
 use crate::defects::DefectMap;
 use crate::geometry::{Coord, Dir};
+use crate::swarm::Swarm;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -46,7 +47,8 @@ pub const CODES: &[(&str, &str)] = &[
     (E0902, "target description invalid"),
 ];
 
-/// One machine. Every field is required in a target file; only `defects` may be left out.
+/// One machine. Every field is required in a target file; only `swarm` and `defects` may be
+/// left out.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
@@ -85,6 +87,10 @@ pub struct Target {
     pub weight_store: WeightStore,
     /// Host I/O through the fabric edges.
     pub host_io: HostIo,
+    /// The broadcast/reduce fabric between the weight store and a cluster of systems (the
+    /// SwarmX role), used by `wsel run --systems N`; optional in a target file.
+    #[serde(default)]
+    pub swarm: Swarm,
     /// Dead PEs and links.
     #[serde(default, skip_serializing_if = "DefectMap::is_empty")]
     pub defects: DefectMap,
@@ -112,6 +118,23 @@ pub struct WeightStore {
     pub bandwidth_bytes_per_cycle: u32,
     /// Cycles from a request until the first wavelet reaches the fabric edge.
     pub latency_cycles: u32,
+    /// Bandwidth from the fabric edge into the store, bytes per cycle: the gradients of
+    /// training (`wsel train`) arrive at this rate.
+    #[serde(default = "default_gradient_bandwidth")]
+    pub gradient_bandwidth_bytes_per_cycle: u32,
+    /// Parameters the store's optimizer updates per cycle (an SGD or Adam step per element).
+    #[serde(default = "default_update_rate")]
+    pub update_elements_per_cycle: u32,
+}
+
+/// The default inbound bandwidth of the store: as outbound in the presets (not public).
+fn default_gradient_bandwidth() -> u32 {
+    64
+}
+
+/// The default optimizer throughput of the store (not public).
+fn default_update_rate() -> u32 {
+    16
 }
 
 /// Host I/O through the fabric edges.
@@ -235,11 +258,14 @@ impl Target {
         if !self.sram_bytes.is_multiple_of(self.sram_banks) {
             return Err(field_error("sram_banks", "must divide sram_bytes evenly"));
         }
+        if let Some((field, message)) = self.swarm.problem() {
+            return Err(field_error(&format!("swarm.{field}"), &message));
+        }
         self.check_defects()
     }
 
     fn check_positive(&self) -> Result<(), TargetError> {
-        let positive: [(&str, u64); 16] = [
+        let positive: [(&str, u64); 18] = [
             ("width", self.width.into()),
             ("height", self.height.into()),
             ("sram_bytes", self.sram_bytes.into()),
@@ -257,6 +283,14 @@ impl Target {
             (
                 "weight_store.bandwidth_bytes_per_cycle",
                 self.weight_store.bandwidth_bytes_per_cycle.into(),
+            ),
+            (
+                "weight_store.gradient_bandwidth_bytes_per_cycle",
+                self.weight_store.gradient_bandwidth_bytes_per_cycle.into(),
+            ),
+            (
+                "weight_store.update_elements_per_cycle",
+                self.weight_store.update_elements_per_cycle.into(),
             ),
             (
                 "host_io.bandwidth_bytes_per_cycle",

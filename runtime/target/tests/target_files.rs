@@ -199,3 +199,26 @@ fn a_fabric_with_every_pe_dead_is_rejected() {
     t.defects.dead_pes.remove(&Coord::new(3, 3));
     t.validate().expect("one live PE is a (small) fabric");
 }
+
+#[test]
+fn a_target_file_without_a_swarm_gets_the_default_one() {
+    let text = dev_text();
+    let start = text.find("[swarm]").expect("dev has a [swarm] table");
+    let end = text[start + 1..]
+        .find("\n[")
+        .map_or(text.len(), |i| start + 1 + i);
+    let without = format!("{}{}", &text[..start], &text[end..]);
+    assert!(!without.contains("fan_out"));
+    let t = Target::from_toml_str(&without).expect("loads");
+    assert_eq!(t.swarm, wsel_target::Swarm::default());
+    assert_eq!(t.swarm, Target::wse2().swarm);
+}
+
+#[test]
+fn a_swarm_fan_out_of_one_is_named() {
+    let text = dev_text().replace("fan_out = 2", "fan_out = 1");
+    let message = error_for(&text);
+    assert!(message.contains("swarm.fan_out"), "{message}");
+    let text = dev_text().replace("packet_bytes = 256", "packet_bytes = 6");
+    assert!(error_for(&text).contains("swarm.packet_bytes"));
+}

@@ -7,3 +7,4 @@ pub mod import;
 pub mod lsp;
 pub mod map;
 pub mod run;
+pub mod train;

@@ -25,6 +25,9 @@ use crate::stdout::StdoutError;
 use crate::tensor::{encode_npy, read_labels};
 
 pub fn run(args: &RunArgs) -> Status {
+    if crate::cluster::wanted(args) {
+        return crate::cluster::run(args);
+    }
     let color = args.color.use_color_on_stderr();
     // Before the build, which may take long: flags that cannot be read.
     let trace = match crate::run_trace::request(args) {

@@ -8,6 +8,7 @@ pub mod cost;
 mod implementation;
 mod instance;
 mod staging;
+pub mod training;
 
 pub use staging::staged_graph;
 

@@ -15,7 +15,7 @@ use super::shape_of;
 
 /// The `std.resident` module, which every program's file set holds
 /// (`wsel_sema::load::ALWAYS_LOADED`).
-const RESIDENT: &str = "<std>/resident.wse";
+pub(super) const RESIDENT: &str = "<std>/resident.wse";
 
 /// `graph` staged for weight streaming: `stage_in#k` for model input `k` (in input order),
 /// then the model's layers, then `stage_out#1` on the result. `None` when `std.resident` is

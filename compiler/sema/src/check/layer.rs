@@ -209,6 +209,7 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
         .map(|(p, t)| (&p.ty, t))
         .chain(
             std::iter::once((&layer.output_ty, sig.output.as_ref()))
+                .filter(|_| !layer.output_is_param)
                 .filter_map(|(w, t)| t.map(|t| (w, t))),
         );
     for (written, tensor) in activations {

@@ -17,7 +17,7 @@ fn e0101_unknown_module() {
         E0101 main.wse:2:8 `std.nope`: cannot find module `std.nope`
             [module not found]
             note: looked for `<std>/nope.wse`
-            help: the standard library has `std.nn`, `std.collectives`, `std.stencil`, `std.resident`
+            help: the standard library has `std.nn`, `std.collectives`, `std.stencil`, `std.resident`, `std.loss`
     "#]]
     .assert_eq(&out);
 }

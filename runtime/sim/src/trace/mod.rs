@@ -181,18 +181,12 @@ impl Tracer {
         })
     }
 
-    /// The recorder of partition `part`, whose nodes (global ids from `node_base`) are the
-    /// routers at `nodes`, in order.
-    pub(crate) fn recorder(
-        &self,
-        part: u32,
-        node_base: u32,
-        nodes: impl Iterator<Item = Coord>,
-    ) -> TraceBuf {
-        let tracks = nodes.map(|at| self.tracks.track(at)).collect();
+    /// The recorder of partition `part`, whose routers (local ids from 0) are at `routers`,
+    /// in order.
+    pub(crate) fn recorder(&self, part: u32, routers: impl Iterator<Item = Coord>) -> TraceBuf {
+        let tracks = routers.map(|at| self.tracks.track(at)).collect();
         TraceBuf::new(
             part,
-            node_base,
             tracks,
             self.window,
             self.cycles.clone(),

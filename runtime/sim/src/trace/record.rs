@@ -28,9 +28,7 @@ const SPAN: u64 = 64;
 /// One partition's recorder.
 pub(crate) struct TraceBuf {
     part: u32,
-    /// The global id of the partition's first node.
-    node_base: u32,
-    /// Per local node: its track, or NONE when the trace leaves the router out.
+    /// Per local router: its track, or NONE when the trace leaves the router out.
     tracks: Vec<u32>,
     window: u64,
     cycles: Range<u64>,
@@ -48,7 +46,6 @@ pub(crate) struct TraceBuf {
 impl TraceBuf {
     pub(super) fn new(
         part: u32,
-        node_base: u32,
         tracks: Vec<u32>,
         window: u64,
         cycles: Range<u64>,
@@ -56,7 +53,6 @@ impl TraceBuf {
     ) -> TraceBuf {
         TraceBuf {
             part,
-            node_base,
             tracks,
             window,
             cycles,
@@ -68,7 +64,7 @@ impl TraceBuf {
         }
     }
 
-    /// Global node `node` started task `task` at cycle `start`, busy for `dur` cycles.
+    /// Local router `node`'s PE started task `task` at cycle `start`, busy for `dur` cycles.
     pub(crate) fn task(&mut self, node: u32, task: u32, start: u64, dur: u64) {
         let track = self.track(node);
         if track != NONE && start < self.cycles.end && start + dur > self.cycles.start {
@@ -82,7 +78,7 @@ impl TraceBuf {
         }
     }
 
-    /// Global node `node` forwarded a wavelet through its link towards `dir` (`Dir::index`)
+    /// Local router `node` forwarded a wavelet through its link towards `dir` (`Dir::index`)
     /// at cycle `t`.
     pub(crate) fn link(&mut self, node: u32, dir: u8, t: u64) {
         let track = self.track(node);
@@ -114,8 +110,7 @@ impl TraceBuf {
     }
 
     fn track(&self, node: u32) -> u32 {
-        let local = node.wrapping_sub(self.node_base) as usize;
-        self.tracks.get(local).copied().unwrap_or(NONE)
+        self.tracks.get(node as usize).copied().unwrap_or(NONE)
     }
 
     /// Make the counters of the windows before window `upto`: each link's wavelets at its

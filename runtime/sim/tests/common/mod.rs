@@ -48,6 +48,8 @@ pub fn run_agreeing(t: &Target, p: &Program) -> Outcome {
     out
 }
 
+pub mod chains;
+
 /// Random stream programs (see `random_body.rs`).
 pub mod random {
     use wsel_sim as sim;

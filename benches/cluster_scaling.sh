@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The cluster's scaling table in BENCHMARKS.md ("Cluster"): streaming inference of a
+# 256 → 256 → 256 → 10 MLP (0.5 MB of weights) on `dev` fabrics, batch 128, on 1, 2, 4 and 8
+# systems, with the broadcast tree's links at 16 and at 256 B/cycle (a store of 256 B/cycle
+# behind both, so that the links decide); then the wall time of the 8-system simulation in
+# one process and over 2 MPI processes. Prints the Markdown rows.
+# Usage: benches/cluster_scaling.sh [path/to/wsel]   (default target/release/wsel, built with
+# `cargo build --release -p wsel --features mpi`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+wsel="$(realpath "${1:-target/release/wsel}")"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+cat > m.wse <<'WSE'
+import std.nn.{dense, relu};
+
+model m(x: f32[B, 256]) -> f32[B, 10] {
+    param w1: f32[256, 256] from "w1.npy";
+    param b1: f32[256] from "b1.npy";
+    param w2: f32[256, 256] from "w2.npy";
+    param b2: f32[256] from "b2.npy";
+    param w3: f32[256, 10] from "w3.npy";
+    param b3: f32[10] from "b3.npy";
+    let h1 = relu(dense(x, w1, b1));
+    let h2 = relu(dense(h1, w2, b2));
+    return dense(h2, w3, b3);
+}
+WSE
+python3 - <<'PY'
+import numpy as np
+r = np.random.default_rng(22)
+for name, shape in [("x", (128, 256)), ("w1", (256, 256)), ("b1", (256,)), ("w2", (256, 256)),
+                    ("b2", (256,)), ("w3", (256, 10)), ("b3", (10,))]:
+    np.save(f"{name}.npy", (r.standard_normal(shape) / 16).astype(np.float32))
+PY
+for link in 16 256; do
+    cat > "link$link.toml" <<TOML
+name = "dev-link-$link"
+width = 16
+height = 16
+sram_bytes = 4096
+sram_banks = 2
+colors = 24
+queue_depth = 4
+hop_latency = 2
+link_bytes_per_cycle = 4
+task_switch_cycles = 2
+reconfigure_cycles = 100
+clock_hz = 850000000
+[fp32]
+add = 2
+mul = 1
+fma = 1
+[fp16]
+add = 4
+mul = 4
+fma = 4
+[weight_store]
+capacity_bytes = 1073741824
+bandwidth_bytes_per_cycle = 256
+latency_cycles = 100
+[host_io]
+bandwidth_bytes_per_cycle = 64
+[swarm]
+fan_out = 2
+link_bytes_per_cycle = $link
+link_latency_cycles = 20
+switch_latency_cycles = 10
+reduce_bytes_per_cycle = $link
+packet_bytes = 256
+TOML
+done
+python3 - "$wsel" <<'PY'
+import json, os, subprocess, sys, time
+wsel = sys.argv[1]
+def run(link, systems, launcher=()):
+    started, cpu = time.monotonic(), os.times()
+    subprocess.run([*launcher, wsel, "run", "m.wse", "--input", "x=x.npy", "--mode", "streaming",
+                    "--target", f"link{link}.toml", "--systems", str(systems),
+                    "--output", "out.npy", "--report", "r.json"],
+                   check=True, capture_output=True)
+    wall, after = time.monotonic() - started, os.times()
+    cpu = after.children_user + after.children_system - cpu.children_user - cpu.children_system
+    return json.load(open("r.json"))["cluster"], (wall, cpu)
+print("| link B/cycle | systems | step cycles | simulated samples/s | speed-up | efficiency | limited by (feed that lifts it) |")
+print("|---|---|---|---|---|---|---|")
+for link in (256, 16):
+    one = None
+    for n in (1, 2, 4, 8):
+        r, _ = run(link, n)
+        one = one or r["samples_per_second"]
+        eff = r["samples_per_second"] / n / one
+        limit = r["limit"]
+        lim = f'{limit["by"]}: {", ".join(limit["layers"])} ({limit["bytes_per_cycle"]:.1f} B/cycle)' if limit else "—"
+        print(f'| {link} | {n} | {r["step_cycles"]:,} | {r["samples_per_second"]:,.0f} | {r["speedup"] or 1:.2f} | {100*eff:.1f}% | {lim} |')
+print()
+mpirun = ("mpirun", "--allow-run-as-root", "--oversubscribe", "-np")
+for ranks in (1, 2):
+    times = sorted(run(16, 8, (*mpirun, str(ranks)))[1] for _ in range(3))
+    wall, cpu = times[1]
+    print(f"8 systems, links 16 B/cycle, {ranks} MPI process(es): wall {wall:.2f} s, CPU {cpu:.2f} s"
+          f" (median of 3; walls {', '.join(f'{w:.2f}' for w, _ in times)})")
+PY

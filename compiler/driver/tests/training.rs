@@ -1,0 +1,196 @@
+//! `wsel train` against the independent NumPy reference trainer (`tests/reference/train.py`):
+//! the digits MLP (examples/digits/train.wse) from the same initial weights, in the same batch
+//! order, for 50 steps with SGD (momentum 0.9) and with Adam, in weight-streaming mode.
+//!
+//! Tolerance. The fabric computes in float32, the reference in float64. Each step's loss and
+//! gradients are sums of at most 64 products (a dense layer's dot products) and of at most
+//! 16 samples (the batch sums), each rounded at float32's unit roundoff u = 6e-8, so a
+//! gradient's relative error is of order sqrt(n)·u ≈ 5e-7 (at most n·u ≈ 4e-6); the
+//! optimizer at these learning rates does not amplify it over 50 steps (measured: losses
+//! within 6e-7 relative, weights within 4e-7 absolute, for |w| up to 1.3). The tests allow
+//! 1e-5 relative on every loss and 1e-5 absolute on every weight: ten times the worst-case
+//! bound, while a change of seed (another batch order) moves the losses by more than 1e-2,
+//! which the last check shows the comparison would catch.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wsel-train-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+const NAMES: [&str; 6] = ["w1", "b1", "w2", "b2", "w3", "b3"];
+
+/// Reads a .npy of float32 or float64 values as f64 (a minimal reader: little-endian, C order).
+fn read_npy(path: &Path) -> Vec<f64> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = String::from_utf8_lossy(&bytes[10..10 + header_len]).to_string();
+    let data = &bytes[10 + header_len..];
+    if header.contains("<f8") {
+        data.chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect()
+    } else {
+        assert!(header.contains("<f4"), "{header}");
+        data.chunks_exact(4)
+            .map(|b| f64::from(f32::from_le_bytes(b.try_into().expect("4 bytes"))))
+            .collect()
+    }
+}
+
+fn losses_of_csv(path: &Path) -> Vec<f64> {
+    std::fs::read_to_string(path)
+        .expect("loss.csv")
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .nth(1)
+                .expect("loss column")
+                .parse()
+                .expect("a number")
+        })
+        .collect()
+}
+
+fn wsel_train(out: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(repo_root())
+        .arg("train")
+        .arg("examples/digits/train.wse")
+        .args(["--color", "never", "--quiet", "--out"])
+        .arg(out)
+        .args(args)
+        .output()
+        .expect("wsel runs")
+}
+
+fn reference(out: &Path, args: &[&str]) {
+    let status = Command::new("python3")
+        .current_dir(repo_root())
+        .arg("tests/reference/train.py")
+        .arg(out)
+        .args(args)
+        .status()
+        .expect("python3 runs (pip install -r requirements.txt)");
+    assert!(status.success(), "the reference trainer failed");
+}
+
+/// Trains with wsel and with the reference; checks every loss and every final weight.
+fn matches_reference(name: &str, args: &[&str]) {
+    let out = temp_dir(name);
+    let run = wsel_train(&out, args);
+    assert!(
+        run.status.success(),
+        "wsel train failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let ours = losses_of_csv(&out.join("loss.csv"));
+    let ref_dir = out.join("reference");
+    reference(&ref_dir, args);
+    let theirs = read_npy(&ref_dir.join("losses.npy"));
+    assert_eq!(ours.len(), 50);
+    assert_eq!(ours.len(), theirs.len());
+    for (step, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-5 * b.abs(),
+            "step {}: loss {a} on the fabric, {b} in the reference",
+            step + 1
+        );
+    }
+    assert!(ours[49] < 0.7 * ours[0], "the loss goes down: {ours:?}");
+    for n in NAMES {
+        let a = read_npy(&out.join(format!("{n}.npy")));
+        let b = read_npy(&ref_dir.join(format!("{n}.npy")));
+        assert_eq!(a.len(), b.len());
+        let worst = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        assert!(worst <= 1e-5, "{n}: {worst} from the reference");
+    }
+    // Another batch order gives other losses: the comparison above can fail.
+    let other = out.join("other-seed");
+    let mut shifted: Vec<&str> = args.to_vec();
+    let seed = shifted.iter().position(|a| *a == "--seed").expect("a seed") + 1;
+    shifted[seed] = "2";
+    reference(&other, &shifted);
+    let moved = read_npy(&other.join("losses.npy"));
+    assert!(
+        ours.iter().zip(&moved).any(|(a, b)| (a - b).abs() > 1e-2),
+        "another seed should change the losses"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn sgd_with_momentum_matches_the_numpy_reference_for_50_steps() {
+    matches_reference(
+        "sgd",
+        &[
+            "--optimizer",
+            "sgd",
+            "--momentum",
+            "0.9",
+            "--lr",
+            "0.05",
+            "--steps",
+            "50",
+            "--batch",
+            "16",
+            "--seed",
+            "1",
+        ],
+    );
+}
+
+#[test]
+fn adam_matches_the_numpy_reference_for_50_steps() {
+    matches_reference(
+        "adam",
+        &[
+            "--optimizer",
+            "adam",
+            "--lr",
+            "0.005",
+            "--steps",
+            "50",
+            "--batch",
+            "16",
+            "--seed",
+            "1",
+        ],
+    );
+}
+
+#[test]
+fn a_bad_setting_writes_no_weights() {
+    let out = temp_dir("bad");
+    let run = wsel_train(&out, &["--lr", "-1", "--steps", "1"]);
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("error[E1106]"), "{stderr}");
+    assert!(!out.exists(), "no output folder after an error");
+}
+
+#[test]
+fn trained_weights_never_overwrite_the_inputs_unless_asked() {
+    let run = wsel_train(
+        &repo_root().join("examples/digits/data/init"),
+        &["--steps", "1", "--batch", "4"],
+    );
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("error[E0804]") && stderr.contains("--overwrite-params"),
+        "{stderr}"
+    );
+}

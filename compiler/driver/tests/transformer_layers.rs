@@ -1,0 +1,326 @@
+//! std.nn's transformer layers (`stdlib/nn.wse`, "Transformer layers") end to end on `dev`:
+//! each layer alone in a model, run with `wsel run` in pipelined and in streaming mode,
+//! against its NumPy reference (`tests/reference/layers.py`, written independently of the
+//! kernels), on shapes chosen so that the mapper's regions split the features unevenly
+//! (prime widths) and, for attention, several sequences per batch.
+//!
+//! Tolerance: 1e-5 of the reference's largest magnitude. Both sides compute in float32; they
+//! differ in summation order (per-PE partial sums, layernorm's Chan merge of per-column
+//! means, attention's dot products of dh ≤ 8 terms and its normalisation after the weighted
+//! sum instead of before) and in the last ulp or two of `exp` and `tanh`: a few float32 ulps
+//! of values of order 1 (observed: below 1e-6). A wrong mask, head, position or sequence
+//! boundary moves values by order 1 and fails.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use wsel::tensor::{Tensor, read_npy, write_npy_atomic};
+use wsel_ir::kernel::ScalarTy;
+
+const TOLERANCE: f32 = 1e-5;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wsel-tfl-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// Deterministic values in [-1, 1) (a 64-bit LCG's top bits).
+struct Values(u64);
+
+impl Values {
+    fn next(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 11) as f64 / (1u64 << 52) as f64 - 1.0) as f32
+    }
+}
+
+/// Writes `name.npy` in `dir`: `shape`, values from `values` times `scale` plus `offset`, or
+/// whole numbers below `ids` when given.
+fn write(dir: &Path, name: &str, shape: &[u64], values: &mut Values, scale: f32, ids: Option<u32>) {
+    let len: u64 = shape.iter().product();
+    let words = (0..len)
+        .map(|_| {
+            let v = values.next();
+            match ids {
+                Some(n) => (((v + 1.0) * 0.5 * n as f32) as u32).min(n - 1) as f32,
+                None => v * scale,
+            }
+            .to_bits()
+        })
+        .collect();
+    let tensor = Tensor {
+        elem: ScalarTy::F32,
+        shape: shape.to_vec(),
+        words,
+    };
+    write_npy_atomic(&dir.join(format!("{name}.npy")), &tensor).expect("write .npy");
+}
+
+fn read(path: &Path) -> Vec<f32> {
+    read_npy(path, ScalarTy::F32, &[None; 2])
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .to_f32()
+}
+
+/// One layer test: a model calling the layer once, its inputs written to a fresh folder.
+struct Case {
+    name: &'static str,
+    layer: &'static str,
+    /// The model's inputs (name, features), all `f32[B, features]`.
+    inputs: Vec<(&'static str, u64)>,
+    /// The model's params (name, shape), declared in this order.
+    params: Vec<(&'static str, Vec<u64>)>,
+    /// The call's arguments after the tensors (`heads = 4, context = 5`).
+    scalars: &'static str,
+    /// The same for the NumPy reference (`heads=4 context=5`).
+    reference_args: &'static [&'static str],
+    out_features: u64,
+    batch: u64,
+    /// Token ids below this for an input called `ids`.
+    vocab: u32,
+}
+
+impl Case {
+    fn source(&self) -> String {
+        let inputs: Vec<String> = self
+            .inputs
+            .iter()
+            .map(|(n, f)| format!("{n}: f32[B, {f}]"))
+            .collect();
+        let params: String = self
+            .params
+            .iter()
+            .map(|(n, s)| {
+                let dims: Vec<String> = s.iter().map(u64::to_string).collect();
+                format!(
+                    "    param {n}: f32[{}] from \"{n}.npy\";\n",
+                    dims.join(", ")
+                )
+            })
+            .collect();
+        let mut args: Vec<String> = self.inputs.iter().map(|(n, _)| n.to_string()).collect();
+        args.extend(self.params.iter().map(|(n, _)| n.to_string()));
+        if !self.scalars.is_empty() {
+            args.push(self.scalars.to_string());
+        }
+        let run_inputs: String = self
+            .inputs
+            .iter()
+            .map(|(n, _)| format!("    input {n} = \"{n}.npy\";\n"))
+            .collect();
+        format!(
+            "import std.nn.{{{layer}}};\n\nmodel m({inputs}) -> f32[B, {out}] {{\n{params}    \
+             return {layer}({args});\n}}\n\nrun m {{\n{run_inputs}    target = \"dev\";\n}}\n",
+            layer = self.layer,
+            inputs = inputs.join(", "),
+            out = self.out_features,
+            args = args.join(", "),
+        )
+    }
+
+    /// Writes the model and its data; returns the folder.
+    fn write(&self, seed: u64) -> PathBuf {
+        let dir = temp_dir(self.name);
+        let mut values = Values(seed);
+        for (name, features) in &self.inputs {
+            let ids = (*name == "ids").then_some(self.vocab);
+            write(&dir, name, &[self.batch, *features], &mut values, 2.0, ids);
+        }
+        for (name, shape) in &self.params {
+            write(&dir, name, shape, &mut values, 1.0, None);
+        }
+        std::fs::write(dir.join("m.wse"), self.source()).expect("model");
+        dir
+    }
+
+    /// Runs the layer in both modes and checks both against NumPy.
+    fn check(&self, seed: u64) {
+        let dir = self.write(seed);
+        let status = Command::new("python3")
+            .arg(repo_root().join("tests/reference/layers.py"))
+            .arg(self.layer)
+            .arg(&dir)
+            .args(self.reference_args)
+            .status()
+            .expect("python3 runs (CI installs requirements.txt)");
+        assert!(
+            status.success(),
+            "{}: tests/reference/layers.py failed",
+            self.name
+        );
+        let reference = read(&dir.join("ref.npy"));
+        assert_eq!(reference.len() as u64, self.batch * self.out_features);
+        let scale = reference
+            .iter()
+            .fold(0f32, |m, v| m.max(v.abs()))
+            .max(1e-30);
+        for mode in ["pipelined", "streaming"] {
+            let out = dir.join(format!("{mode}.npy"));
+            let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
+                .current_dir(&dir)
+                .args([
+                    "run", "m.wse", "--color", "never", "--mode", mode, "--output",
+                ])
+                .arg(&out)
+                .output()
+                .expect("wsel runs");
+            assert!(
+                output.status.success(),
+                "{} ({mode}): wsel run failed:\n{}{}",
+                self.name,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let result = read(&out);
+            assert_eq!(result.len(), reference.len(), "{} ({mode})", self.name);
+            for (i, (a, b)) in result.iter().zip(&reference).enumerate() {
+                let err = (a - b).abs() / scale;
+                assert!(
+                    err <= TOLERANCE,
+                    "{} ({mode}): element {i} (sample {}, feature {}) is {a}, NumPy says {b} \
+                     (error {err:e} of the largest value {scale})",
+                    self.name,
+                    i as u64 / self.out_features,
+                    i as u64 % self.out_features,
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+fn elementwise(
+    name: &'static str,
+    layer: &'static str,
+    inputs: &[&'static str],
+    n: u64,
+    batch: u64,
+) -> Case {
+    Case {
+        name,
+        layer,
+        inputs: inputs.iter().map(|i| (*i, n)).collect(),
+        params: Vec::new(),
+        scalars: "",
+        reference_args: &[],
+        out_features: n,
+        batch,
+        vocab: 0,
+    }
+}
+
+#[test]
+fn gelu_matches_numpy() {
+    elementwise("gelu37", "gelu", &["x"], 37, 6).check(1);
+    elementwise("gelu8", "gelu", &["x"], 8, 3).check(2);
+}
+
+#[test]
+fn add_matches_numpy() {
+    elementwise("add29", "add", &["a", "b"], 29, 5).check(3);
+    elementwise("add16", "add", &["a", "b"], 16, 4).check(4);
+}
+
+fn layernorm(
+    name: &'static str,
+    n: u64,
+    batch: u64,
+    scalars: &'static str,
+    reference_args: &'static [&'static str],
+) -> Case {
+    Case {
+        name,
+        layer: "layernorm",
+        inputs: vec![("x", n)],
+        params: vec![("g", vec![n]), ("b", vec![n])],
+        scalars,
+        reference_args,
+        out_features: n,
+        batch,
+        vocab: 0,
+    }
+}
+
+#[test]
+fn layernorm_matches_numpy() {
+    layernorm("ln37", 37, 6, "", &[]).check(5);
+    layernorm("ln24", 24, 4, "eps = 0.25", &["eps=0.25"]).check(6);
+}
+
+#[test]
+fn embedding_matches_numpy() {
+    let case = |name, v: u64, d: u64, t: u64, batch: u64| Case {
+        name,
+        layer: "embedding",
+        inputs: vec![("ids", 1)],
+        params: vec![("table", vec![v, d]), ("pos", vec![t, d])],
+        scalars: "",
+        reference_args: &[],
+        out_features: d,
+        batch,
+        vocab: v as u32,
+    };
+    case("emb19", 13, 19, 4, 12).check(7);
+    case("emb8", 5, 8, 3, 7).check(8);
+}
+
+fn attention(
+    name: &'static str,
+    n: u64,
+    batch: u64,
+    scalars: &'static str,
+    reference_args: &'static [&'static str],
+) -> Case {
+    Case {
+        name,
+        layer: "attention",
+        inputs: vec![("q", n), ("k", n), ("v", n)],
+        params: Vec::new(),
+        scalars,
+        reference_args,
+        out_features: n,
+        batch,
+        vocab: 0,
+    }
+}
+
+#[test]
+fn causal_attention_matches_numpy() {
+    attention(
+        "att24",
+        24,
+        10,
+        "heads = 4, context = 5",
+        &["heads=4", "context=5"],
+    )
+    .check(9);
+    attention(
+        "att12",
+        12,
+        9,
+        "heads = 3, context = 3",
+        &["heads=3", "context=3"],
+    )
+    .check(10);
+}
+
+#[test]
+fn full_attention_matches_numpy() {
+    attention(
+        "attfull",
+        16,
+        8,
+        "heads = 2, context = 4, causal = false",
+        &["heads=2", "context=4", "causal=0"],
+    )
+    .check(11);
+}

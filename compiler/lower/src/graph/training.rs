@@ -1,0 +1,261 @@
+//! The training graph (`docs/language.md` §11): a model's staged graph with, after the forward
+//! layers, the targets staged in, the loss layer, and the backward layers in reverse order.
+//!
+//! The compiler knows no layer by name here either. A layer `L`'s backward is found by a
+//! naming rule, in the module that defines `L`: `L_backward` gives the gradient of `L`'s
+//! activation input, and `L_grad_P` the gradient of its parameter `P`. A backward layer's
+//! inputs are named after what they take: one of `L`'s inputs (`x`, `w`), `L`'s result (`y`),
+//! or `d` + the result's name (`dy`, the gradient flowing back into `L`). Its result is named
+//! `d` + the input whose gradient it is (`dx`). A loss layer `F(p, t)` of `std.loss` gives the
+//! batch's mean loss, and `F_backward(p, t) -> dp` the gradient the backward pass starts from.
+//!
+//! The graph runs as weight streaming runs (`docs/running.md`): one layer at a time on one
+//! region, activations resident in SRAM. The loss layer and the parameter gradient layers send
+//! their results out of the fabric (the loss to the host, the gradients to the weight store);
+//! every other result stays resident.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use wsel_ir::graph::{LayerGraph, SourceSpan, TensorDecl, TensorRef};
+use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_signature};
+
+use super::instance::{CallArgs, lower_instance};
+use super::{find_item, shape_of, staged_graph};
+use crate::diagnostics;
+
+/// The `std.loss` module, which every program's file set holds
+/// (`wsel_sema::load::ALWAYS_LOADED`).
+pub const LOSS_MODULE: &str = "<std>/loss.wse";
+
+/// The name of the training graph's targets input.
+pub const TARGETS: &str = "targets";
+
+/// A training graph and what its layers are for.
+#[derive(Debug, Clone)]
+pub struct TrainGraph {
+    /// Staged inputs (the model's, then the targets), forward layers, loss, backward layers.
+    /// `graph.output` is the loss layer.
+    pub graph: LayerGraph,
+    /// The index of the targets among `graph.inputs`.
+    pub targets: usize,
+    /// The loss layer (its result, f32[1, 1], leaves the fabric).
+    pub loss: usize,
+    /// The layers whose results are parameter gradients: (graph layer, model parameter).
+    pub grads: Vec<(usize, usize)>,
+    /// The number of forward layers (from `stage_in`s to the model's last layer).
+    pub forward: usize,
+}
+
+/// The training graph of `model`, lowered as `graph` (for one batch), with the loss layer
+/// `loss` of `std.loss` (`loss_at` is where the loss is named, for diagnostics).
+pub fn training_graph(
+    db: &dyn Db,
+    model: ItemId<'_>,
+    graph: &LayerGraph,
+    loss: &str,
+    loss_at: Location,
+) -> Result<TrainGraph, Vec<Diagnostic>> {
+    let Some(loss_item) = find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss) else {
+        return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
+    };
+    let (mut out, mut diags) = staged_graph(db, graph).ok_or_else(Vec::new)?;
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    // Drop `stage_out`: training sends the loss and the gradients out, not the result.
+    let stage_out = out.layers.pop().ok_or_else(Vec::new)?;
+    let result = stage_out.args[0];
+    let inputs = graph.inputs.len();
+    let forward = out.layers.len();
+    let result_shape = shape_of(&out, result);
+    let result_call = stage_out.call.clone();
+    let located = |span: &SourceSpan| Location {
+        file: span.file.clone(),
+        span: span.span.clone(),
+    };
+
+    // The targets: an input of the result's shape, staged in like the model's inputs.
+    let targets = out.inputs.len();
+    out.inputs.push(TensorDecl {
+        name: TARGETS.to_string(),
+        elem: wsel_ir::kernel::ScalarTy::F32,
+        shape: result_shape.clone(),
+        span: result_call.clone(),
+    });
+    let stage_in = find_item(
+        db,
+        Path::new(super::staging::RESIDENT),
+        ItemKind::Layer,
+        "stage_in",
+    )
+    .ok_or_else(Vec::new)?;
+    let name = format!("stage_in#{}", targets + 1);
+    let args = CallArgs {
+        tensors: vec![TensorRef::Input(targets)],
+        shapes: std::slice::from_ref(&result_shape),
+        scalars: &[],
+    };
+    let staged_t = lower_instance(db, stage_in, name, located(&result_call), args, &mut diags)
+        .ok_or_else(|| diags.clone())?;
+    out.layers.push(staged_t);
+    let t = TensorRef::Layer(out.layers.len() - 1);
+
+    let mut counters: BTreeMap<String, usize> = BTreeMap::new();
+    let mut push = |out: &mut LayerGraph,
+                    item: ItemId<'_>,
+                    call: &SourceSpan,
+                    tensors: Vec<TensorRef>,
+                    diags: &mut Vec<Diagnostic>|
+     -> Option<usize> {
+        let sig = layer_signature(db, item);
+        let counter = counters.entry(sig.name.clone()).or_insert(0);
+        *counter += 1;
+        let name = format!("{}#{}", sig.name, counter);
+        let shapes: Vec<Vec<u64>> = tensors.iter().map(|a| shape_of(out, *a)).collect();
+        let args = CallArgs {
+            tensors,
+            shapes: &shapes,
+            scalars: &[],
+        };
+        let instance = lower_instance(db, item, name, located(call), args, diags)?;
+        out.layers.push(instance);
+        Some(out.layers.len() - 1)
+    };
+
+    // The loss and the gradient it starts the backward pass with.
+    let loss_call = result_call.clone();
+    let loss_layer = push(&mut out, loss_item, &loss_call, vec![result, t], &mut diags)
+        .ok_or_else(|| diags.clone())?;
+    let mut grads_of: HashMap<TensorRef, TensorRef> = HashMap::new();
+    let loss_sig = layer_signature(db, loss_item);
+    let loss_bw_name = format!("{loss}_backward");
+    let Some(loss_bw) = find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, &loss_bw_name)
+    else {
+        return Err(vec![diagnostics::no_backward(
+            located(&loss_call),
+            loss,
+            &loss_bw_name,
+        )]);
+    };
+    let fwd_names: Vec<String> = loss_sig.inputs.iter().map(|i| i.name.clone()).collect();
+    let loss_args = [result, t];
+    let bw_sig = layer_signature(db, loss_bw);
+    let mut tensors = Vec::new();
+    for input in &bw_sig.inputs {
+        match fwd_names.iter().position(|n| *n == input.name) {
+            Some(k) => tensors.push(loss_args[k]),
+            None => {
+                return Err(vec![diagnostics::backward_input_unknown(
+                    located(&loss_call),
+                    &loss_bw_name,
+                    &input.name,
+                )]);
+            }
+        }
+    }
+    let l =
+        push(&mut out, loss_bw, &loss_call, tensors, &mut diags).ok_or_else(|| diags.clone())?;
+    grads_of.insert(result, TensorRef::Layer(l));
+
+    // The backward pass, last forward layer first.
+    let files = layer_files(db, model);
+    let mut grads = Vec::new();
+    for f in (inputs..forward).rev() {
+        let fwd = out.layers[f].clone();
+        let Some(&dy) = grads_of.get(&TensorRef::Layer(f)) else {
+            continue;
+        };
+        let file = files.get(f - inputs).cloned().unwrap_or_default();
+        let call = located(&fwd.call);
+        let lookup = |name: &str| find_item(db, &file, ItemKind::Layer, name);
+        let dy_name = format!("d{}", fwd.output_name);
+        let bind = |item: ItemId<'_>, bw_name: &str| -> Result<Vec<TensorRef>, Vec<Diagnostic>> {
+            let sig = layer_signature(db, item);
+            sig.inputs
+                .iter()
+                .map(|input| {
+                    if input.name == dy_name {
+                        Ok(dy)
+                    } else if input.name == fwd.output_name {
+                        Ok(TensorRef::Layer(f))
+                    } else if let Some(k) = fwd.arg_names.iter().position(|n| *n == input.name) {
+                        Ok(fwd.args[k])
+                    } else {
+                        Err(vec![diagnostics::backward_input_unknown(
+                            call.clone(),
+                            bw_name,
+                            &input.name,
+                        )])
+                    }
+                })
+                .collect()
+        };
+        let activations = fwd
+            .args
+            .iter()
+            .filter(|a| matches!(a, TensorRef::Layer(j) if *j >= inputs))
+            .count();
+        if activations > 1 {
+            return Err(vec![diagnostics::gradient_fan_out(call.clone())]);
+        }
+        for (arg, arg_name) in fwd.args.iter().zip(&fwd.arg_names) {
+            match *arg {
+                TensorRef::Param(p) => {
+                    let grad_name = format!("{}_grad_{arg_name}", fwd.layer);
+                    let Some(item) = lookup(&grad_name) else {
+                        return Err(vec![diagnostics::no_gradient(
+                            call.clone(),
+                            &fwd.layer,
+                            arg_name,
+                            &grad_name,
+                        )]);
+                    };
+                    let tensors = bind(item, &grad_name)?;
+                    let g = push(&mut out, item, &fwd.call, tensors, &mut diags)
+                        .ok_or_else(|| diags.clone())?;
+                    grads.push((g, p));
+                }
+                // A model input (its `stage_in`) needs no gradient.
+                TensorRef::Layer(j) if j >= inputs => {
+                    let bw_name = format!("{}_backward", fwd.layer);
+                    let Some(item) = lookup(&bw_name) else {
+                        return Err(vec![diagnostics::no_backward(
+                            call.clone(),
+                            &fwd.layer,
+                            &bw_name,
+                        )]);
+                    };
+                    let tensors = bind(item, &bw_name)?;
+                    let g = push(&mut out, item, &fwd.call, tensors, &mut diags)
+                        .ok_or_else(|| diags.clone())?;
+                    if grads_of.insert(*arg, TensorRef::Layer(g)).is_some() {
+                        return Err(vec![diagnostics::gradient_fan_out(call.clone())]);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    out.output = TensorRef::Layer(loss_layer);
+    Ok(TrainGraph {
+        graph: out,
+        targets,
+        loss: loss_layer,
+        grads,
+        forward,
+    })
+}
+
+/// The file defining the layer of each call of `model`, in graph order.
+fn layer_files(db: &dyn Db, model: ItemId<'_>) -> Vec<PathBuf> {
+    check_model(db, model)
+        .graph
+        .nodes
+        .iter()
+        .map(|n| n.layer_file.clone())
+        .collect()
+}

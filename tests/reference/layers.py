@@ -1,0 +1,51 @@
+"""NumPy references of std.nn's transformer layers, written independently of wsel.
+
+Usage: python3 tests/reference/layers.py LAYER DIR [KEY=VALUE ...]
+Reads the layer's inputs from DIR/NAME.npy and writes its result to DIR/ref.npy (float32):
+  gelu       x                          GPT-2's tanh approximation
+  add        a, b                       a + b
+  layernorm  x, g, b   eps=1e-5         (x - mean) / sqrt(var + eps) * g + b
+  embedding  ids, table, pos            table[ids[:, 0]] + pos[s % T]
+  attention  q, k, v   heads=H context=T causal=1
+             per sequence of T consecutive rows and per head: softmax(q kᵀ / sqrt(dh),
+             keys j <= i when causal) v
+Computes in float32, as the fabric does. Used by compiler/driver/tests/transformer_layers.rs.
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import forward  # noqa: E402  (its layernorm, gelu, attention, softmax)
+
+F32 = np.float32
+
+
+def main():
+    layer, folder = sys.argv[1], Path(sys.argv[2])
+    opts = dict(a.split("=", 1) for a in sys.argv[3:])
+
+    def arg(name):
+        return np.load(folder / f"{name}.npy")
+
+    if layer == "gelu":
+        y = forward.gelu(arg("x"))
+    elif layer == "add":
+        y = arg("a") + arg("b")
+    elif layer == "layernorm":
+        y = forward.layernorm(arg("x"), arg("g"), arg("b"), F32(opts.get("eps", "1e-5")))
+    elif layer == "embedding":
+        ids, pos = arg("ids")[:, 0].astype(np.int64), arg("pos")
+        y = arg("table")[ids] + pos[np.arange(len(ids)) % pos.shape[0]]
+    elif layer == "attention":
+        y = forward.attention(arg("q"), arg("k"), arg("v"), int(opts["heads"]),
+                              int(opts["context"]), opts.get("causal", "1") == "1")
+    else:
+        raise SystemExit(f"unknown layer {layer}")
+    np.save(folder / "ref.npy", y.astype(F32))
+
+
+if __name__ == "__main__":
+    main()
