@@ -159,10 +159,68 @@ fn an_mlp_becomes_a_checked_program_with_its_weights() {
     );
 }
 
+fn attribute(name: &str, kind: i32) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(kind),
+        ..AttributeProto::default()
+    }
+}
+
+/// The tiny MLP with a transformer block's pieces before its softmax: h2 → LayerNormalization
+/// (epsilon 1e-3) → Gelu (tanh) → Add of h2 (a residual).
+fn block() -> ModelProto {
+    let mut ln = node("LayerNormalization", "ln", &["h2", "g", "s"], "n");
+    ln.attribute.push(AttributeProto {
+        f: Some(1e-3),
+        ..attribute("epsilon", 1)
+    });
+    let mut gelu = node("Gelu", "act", &["n"], "a");
+    gelu.attribute.push(AttributeProto {
+        s: Some(b"tanh".to_vec()),
+        ..attribute("approximate", 3)
+    });
+    let mut model = mlp(Some(node("Add", "skip", &["a", "h2"], "e")));
+    let graph = model.graph.as_mut().expect("graph");
+    let add = graph.node.len() - 2;
+    graph.node.splice(add..add, [ln, gelu]);
+    graph.initializer.push(weight("g", &[2], &[1.5, 0.5]));
+    graph.initializer.push(weight("s", &[2], &[0.25, -0.25]));
+    model
+}
+
+#[test]
+fn layernorm_gelu_and_a_residual_add_become_std_nn_calls() {
+    let dir = temp_dir("block");
+    let (status, _, stderr) = import(&dir, &block().encode_to_vec());
+    assert_eq!(status, 0, "{stderr}");
+    let program = std::fs::read_to_string(dir.join("tiny.wse")).expect("program");
+    for line in [
+        "import std.nn.{dense, relu, layernorm, gelu, add, softmax};",
+        "param ln1_g: f32[2] from \"tiny_weights/ln1_g.npy\";",
+        "let h4 = layernorm(h3, ln1_g, ln1_b, eps = 0.001); // `ln`",
+        "let h5 = gelu(h4); // `act`",
+        "let h6 = add(h5, h3); // `skip`",
+    ] {
+        assert!(program.contains(line), "{line}\n{program}");
+    }
+    let check = Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .args(["check", "--color", "never"])
+        .arg(dir.join("tiny.wse"))
+        .output()
+        .expect("wsel check");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
 #[test]
 fn each_error_has_its_code_and_writes_nothing() {
-    let gelu = mlp(Some(node("Gelu", "act3", &["h2"], "e"))).encode_to_vec();
-    let residual = mlp(Some(node("Add", "skip", &["h2", "h2"], "e"))).encode_to_vec();
+    let sigmoid = mlp(Some(node("Sigmoid", "act3", &["h2"], "e"))).encode_to_vec();
+    let erf_gelu = mlp(Some(node("Gelu", "act3", &["h2"], "e"))).encode_to_vec();
+    let mismatch = mlp(Some(node("Add", "skip", &["x", "h2"], "e"))).encode_to_vec();
     let mut trans_a = mlp(None);
     if let Some(graph) = trans_a.graph.as_mut() {
         graph.node[0].attribute.push(AttributeProto {
@@ -172,16 +230,21 @@ fn each_error_has_its_code_and_writes_nothing() {
             ..AttributeProto::default()
         });
     }
-    let cases: [(&str, Vec<u8>, &str); 4] = [
+    let cases: [(&str, Vec<u8>, &str); 5] = [
         (
-            "gelu",
-            gelu,
-            "error[E1002]: node `act3` is a `Gelu`, and std.nn has no layer for it yet (it has dense, relu and softmax)",
+            "sigmoid",
+            sigmoid,
+            "error[E1002]: node `act3` is a `Sigmoid`, and std.nn has no layer for it yet (it has dense, relu, softmax, gelu, layernorm and add)",
         ),
         (
-            "residual",
-            residual,
-            "error[E1002]: node `skip` adds two tensors (a residual `Add`)",
+            "erf_gelu",
+            erf_gelu,
+            "error[E1002]: node `act3` is the exact (erf) `Gelu`, and std.nn's gelu is the tanh approximation",
+        ),
+        (
+            "mismatch",
+            mismatch,
+            "error[E1003]: node `skip` adds 3 features to 2; std.nn's add takes two values of one width",
         ),
         (
             "trans_a",

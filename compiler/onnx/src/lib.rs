@@ -2,10 +2,11 @@
 //! tensors for `.npy` files beside it. Reads the protobuf with prost (the schema vendored in
 //! `proto/`); writes nothing itself: the driver owns the files.
 //!
-//! Mapped today, because std.nn has exactly these layers: `Gemm` and `MatMul` (with the `Add`
-//! of a constant bias that follows it) → `dense`, `Relu` → `relu`, `Softmax` over the last
-//! axis → `softmax`. Every other operator — `Gelu`, `LayerNormalization`, a residual `Add` of
-//! two tensors among them — is error E1002 naming the node, until std.nn grows the layer.
+//! Mapped: `Gemm` and `MatMul` (with the `Add` of a constant bias that follows it) → `dense`,
+//! `Relu` → `relu`, `Softmax` over the last axis → `softmax`, `Gelu` with
+//! `approximate = "tanh"` → `gelu`, `LayerNormalization` over the last axis → `layernorm`,
+//! the `Add` of two values (a residual) → `add`. Every other operator — the exact (erf)
+//! `Gelu` among them — is error E1002 naming the node, until std.nn grows the layer.
 
 mod errors;
 mod program;

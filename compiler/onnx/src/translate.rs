@@ -1,5 +1,7 @@
 //! The graph's nodes as std.nn layer calls, in the graph's order (ONNX nodes are sorted
-//! topologically): `Gemm`, `MatMul` with the bias `Add` after it, `Relu`, `Softmax`.
+//! topologically): `Gemm`, `MatMul` with the bias `Add` after it, `Relu`, `Softmax`, `Gelu`
+//! (the tanh approximation), `LayerNormalization` over the features and the residual `Add`
+//! of two values.
 
 use std::collections::HashMap;
 
@@ -13,8 +15,8 @@ pub struct Layer {
     /// The ONNX node (or nodes, for `MatMul` + `Add`) it comes from, for a comment.
     pub nodes: String,
     pub op: Op,
-    /// Index of its argument: `None` is the model input, `Some(i)` the result of layer `i`.
-    pub input: Option<usize>,
+    /// Its arguments, in order: `None` is the model input, `Some(i)` the result of layer `i`.
+    pub inputs: Vec<Option<usize>>,
     /// Features of its result.
     pub width: u64,
 }
@@ -29,6 +31,16 @@ pub enum Op {
     },
     Relu,
     Softmax,
+    /// `gelu(x)`, the tanh approximation.
+    Gelu,
+    /// `layernorm(x, g, b, eps)` over the features.
+    LayerNorm {
+        g: Constant,
+        b: Constant,
+        eps: f32,
+    },
+    /// `add(a, b)` of two values of the same width.
+    Add,
 }
 
 /// The model: its input's name and width, and its layers (the last gives the result).
@@ -101,9 +113,9 @@ impl Translator<'_> {
                 }
                 self.activation(node, Op::Softmax)
             }
-            "Add" if node.input.iter().all(|i| self.values.contains_key(i)) => {
-                Err(unsupported(node, "adds two tensors (a residual `Add`)"))
-            }
+            "Gelu" => self.gelu(node),
+            "LayerNormalization" => self.layernorm(node),
+            "Add" if node.input.iter().all(|i| self.values.contains_key(i)) => self.add(node),
             "Add" => Err(unsupported(
                 node,
                 "adds a constant that follows no `MatMul`",
@@ -181,6 +193,62 @@ impl Translator<'_> {
         self.push(node_name(node), op, input, width, output(node)?)
     }
 
+    /// ONNX's `Gelu` is the exact (erf) form unless `approximate = "tanh"`; std.nn's is the
+    /// tanh approximation, so only that one is imported: the two differ by up to 5e-4.
+    fn gelu(&mut self, node: &NodeProto) -> Result<(), ImportError> {
+        let approximate = attribute(node, "approximate").map_or(&b"none"[..], |a| a.s());
+        if approximate != b"tanh" {
+            return Err(ImportError::new(
+                E1002,
+                format!(
+                    "node {} is the exact (erf) `Gelu`, and std.nn's gelu is the tanh \
+                     approximation (they differ by up to 5e-4): export the model with \
+                     `approximate='tanh'`",
+                    node_name(node)
+                ),
+            ));
+        }
+        self.activation(node, Op::Gelu)
+    }
+
+    fn layernorm(&mut self, node: &NodeProto) -> Result<(), ImportError> {
+        let axis = attribute(node, "axis").map_or(-1, |a| a.i());
+        if axis != -1 && axis != 1 {
+            return Err(shape_error(format!(
+                "node {} normalises over axis {axis}; std.nn's layernorm is over the features (axis -1)",
+                node_name(node)
+            )));
+        }
+        let (input, width) = self.value(node, 0)?;
+        let g = self.bias(node, 1, width)?;
+        let b = match node.input.get(2).filter(|n| !n.is_empty()) {
+            Some(_) => self.bias(node, 2, width)?,
+            None => zeros(width),
+        };
+        let eps = attribute(node, "epsilon").map_or(1e-5, |a| a.f());
+        let op = Op::LayerNorm { g, b, eps };
+        self.push(node_name(node), op, input, width, output(node)?)
+    }
+
+    /// The residual `Add` of two values computed before it, of the same width.
+    fn add(&mut self, node: &NodeProto) -> Result<(), ImportError> {
+        let [(a, width), (b, other)] = [self.value(node, 0)?, self.value(node, 1)?];
+        if width != other || node.input.len() != 2 {
+            return Err(shape_error(format!(
+                "node {} adds {width} features to {other}; std.nn's add takes two values of one width",
+                node_name(node)
+            )));
+        }
+        self.layers.push(Layer {
+            nodes: node_name(node),
+            op: Op::Add,
+            inputs: vec![a, b],
+            width,
+        });
+        self.record(output(node)?, width);
+        Ok(())
+    }
+
     fn push(
         &mut self,
         nodes: String,
@@ -192,12 +260,17 @@ impl Translator<'_> {
         self.layers.push(Layer {
             nodes,
             op,
-            input,
+            inputs: vec![input],
             width,
         });
+        self.record(result, width);
+        Ok(())
+    }
+
+    /// `result` is the value of the last layer pushed.
+    fn record(&mut self, result: &str, width: u64) {
         self.values
             .insert(result.to_string(), (Some(self.layers.len() - 1), width));
-        Ok(())
     }
 
     /// Input `slot` of `node`: a value computed before it.
@@ -233,7 +306,8 @@ impl Translator<'_> {
         }
     }
 
-    /// Input `slot` of `node` as a bias of `width` features (`[width]` or `[1, width]`).
+    /// Input `slot` of `node` as a vector of `width` features (`[width]` or `[1, width]`): a
+    /// bias, or a layer normalisation's scale or shift.
     fn bias(&self, node: &NodeProto, slot: usize, width: u64) -> Result<Constant, ImportError> {
         let name = node.input.get(slot).map_or("", String::as_str);
         match self.constants.get(name) {
@@ -242,7 +316,7 @@ impl Translator<'_> {
                 values: c.values.clone(),
             }),
             _ => Err(shape_error(format!(
-                "the bias `{name}` of node {} is not a constant of {width} values",
+                "input `{name}` of node {} is not a constant of {width} values",
                 node_name(node)
             ))),
         }
@@ -334,7 +408,8 @@ fn unsupported(node: &NodeProto, what: &str) -> ImportError {
     ImportError::new(
         E1002,
         format!(
-            "node {} {what}, and std.nn has no layer for it yet (it has dense, relu and softmax)",
+            "node {} {what}, and std.nn has no layer for it yet (it has dense, relu, softmax, \
+             gelu, layernorm and add)",
             node_name(node)
         ),
     )
