@@ -40,86 +40,138 @@ pub const FONT: &str = "DejaVu Sans";
 
 /// The picture as SVG text.
 pub fn render(p: &Placement, options: SvgOptions) -> String {
-    let (w, h) = (p.fabric_width.max(1), p.fabric_height.max(1));
-    // Pixels per PE: the longer side about 1,000 px, at most 48 px per PE.
-    let scale = (1000.0 / f64::from(w.max(h))).clamp(0.5, 48.0);
     let detailed = |i: usize| p.layers.get(i).is_some_and(|l| l.copy == 0);
     let bottleneck = p.bottleneck().map(|b| p.instance(b));
-
-    // The header's lines and the legend's marks decide the canvas width and the fabric's top.
-    let heading = heading(p, bottleneck);
-    let marks = marks(p, options);
-    let header_width = heading
-        .iter()
-        .map(|(s, size, bold)| width(s, *size, *bold))
-        .fold(0.0, f64::max)
-        + 32.0;
-    // Margins: arrows and their labels outside the coordinate ticks on every side.
-    let label_room = |side: Dir| {
-        edge_labels(p)
-            .iter()
-            .filter(|(_, d, _)| *d == side)
-            .map(|(s, _, _)| width(s, 11.0, true))
-            .fold(0.0, f64::max)
-    };
-    let left = 60.0 + label_room(Dir::West).max(30.0);
-    let fabric_right = 60.0 + label_room(Dir::East).max(30.0);
-    let width_px = (f64::from(w) * scale + left + fabric_right)
-        .max(header_width)
-        .max(760.0);
-    let legend_top = 24.0 + 20.0 * heading.len() as f64;
-    let legend_rows = legend::layout(&marks, width_px - 32.0);
-    let top = legend_top + legend::height(&legend_rows) + 60.0;
-    let fabric_bottom = top + f64::from(h) * scale;
-    let frame = Frame {
-        left,
-        top,
-        scale,
-        w,
-        h,
-    };
-    let px = |c: u32| f64::from(c) * scale;
-
+    let canvas = Canvas::new(p, options, bottleneck);
     // Labels: every text's box, so that none is placed over another.
-    let mut taken = Labels::new((width_px, f64::INFINITY));
+    let mut taken = Labels::new((canvas.width, f64::INFINITY));
 
-    let mut doc = Group::new();
-    for (k, (s, size, bold)) in heading.iter().enumerate() {
-        let y = 24.0 + 20.0 * k as f64;
-        taken.claim(labels::text_box(s, 16.0, y, *size, *bold, "start"));
-        doc = doc.add(text(
-            s,
-            16.0,
-            y,
-            *size,
-            if *bold { "bold" } else { "normal" },
-            "#111",
-            "start",
-        ));
+    let mut doc = canvas.header(&mut taken);
+    doc = doc.add(fabric(&canvas.frame, &mut taken));
+    let (regions, region_px) = regions(p, &canvas.frame, &detailed, bottleneck);
+    doc = doc.add(regions);
+    if options.routes {
+        doc = doc.add(routes(p, &canvas.frame));
     }
-    let (legend_group, legend_boxes) = legend::draw(&legend_rows, 16.0, legend_top);
-    legend_boxes.into_iter().for_each(|b| taken.claim(b));
-    doc = doc.add(legend_group);
+    doc = doc.add(defects(p, &canvas.frame));
+    doc = doc.add(edge_streams(p, &canvas.frame, &mut taken));
+    if p.copies > 1 {
+        doc = doc.add(copies_badge(p, &region_px, &detailed, &mut taken));
+    }
 
-    // The fabric, with coordinate ticks.
-    doc = doc.add(
-        Rectangle::new()
-            .set("x", left)
-            .set("y", top)
-            .set("width", px(w))
-            .set("height", px(h))
-            .set("fill", "#f4f4f4")
-            .set("stroke", "#888")
-            .set("stroke-width", 1),
-    );
-    doc = doc.add(ticks(&frame, &mut taken));
+    // Region labels, last so that nothing covers them; a key for those that are numbered.
+    let (label_group, key) = labels::regions(p, &region_px, &detailed, bottleneck, &mut taken);
+    doc = doc.add(label_group);
+    let key_top = canvas.fabric_bottom() + 70.0;
+    let (key_group, key_height) = labels::key(&key, 16.0, key_top, canvas.width - 32.0, &mut taken);
+    doc = doc.add(key_group);
+    let height = (key_top + key_height + 16.0).max(taken.bottom() + 16.0);
+    document(doc, canvas.width, height)
+}
 
-    // Regions: copy 0 (or the only copy) filled, further copies as outlines.
+/// The picture's layout: the heading's lines and the legend above the fabric, the margins
+/// around it for the edge streams' labels, the scale.
+struct Canvas {
+    heading: Vec<(String, f64, bool)>,
+    legend_top: f64,
+    legend_rows: Vec<Vec<Mark>>,
+    frame: Frame,
+    width: f64,
+}
+
+impl Canvas {
+    fn new(p: &Placement, options: SvgOptions, bottleneck: Option<usize>) -> Canvas {
+        let (w, h) = (p.fabric_width.max(1), p.fabric_height.max(1));
+        // Pixels per PE: the longer side about 1,000 px, at most 48 px per PE.
+        let scale = (1000.0 / f64::from(w.max(h))).clamp(0.5, 48.0);
+        // The header's lines and the legend's marks decide the canvas width and the top.
+        let heading = heading(p, bottleneck);
+        let header_width = heading
+            .iter()
+            .map(|(s, size, bold)| width(s, *size, *bold))
+            .fold(0.0, f64::max)
+            + 32.0;
+        // Margins: arrows and their labels outside the coordinate ticks on every side.
+        let label_room = |side: Dir| {
+            edge_labels(p)
+                .iter()
+                .filter(|(_, d, _)| *d == side)
+                .map(|(s, _, _)| width(s, 11.0, true))
+                .fold(0.0, f64::max)
+        };
+        let left = 60.0 + label_room(Dir::West).max(30.0);
+        let right = 60.0 + label_room(Dir::East).max(30.0);
+        let width = (f64::from(w) * scale + left + right)
+            .max(header_width)
+            .max(760.0);
+        let legend_top = 24.0 + 20.0 * heading.len() as f64;
+        let legend_rows = legend::layout(&marks(p, options), width - 32.0);
+        let top = legend_top + legend::height(&legend_rows) + 60.0;
+        Canvas {
+            heading,
+            legend_top,
+            legend_rows,
+            frame: Frame {
+                left,
+                top,
+                scale,
+                w,
+                h,
+            },
+            width,
+        }
+    }
+
+    fn fabric_bottom(&self) -> f64 {
+        self.frame.top + f64::from(self.frame.h) * self.frame.scale
+    }
+
+    /// The heading's lines and the legend.
+    fn header(&self, taken: &mut Labels) -> Group {
+        let mut doc = Group::new();
+        for (k, (s, size, bold)) in self.heading.iter().enumerate() {
+            let y = 24.0 + 20.0 * k as f64;
+            taken.claim(labels::text_box(s, 16.0, y, *size, *bold, "start"));
+            let weight = if *bold { "bold" } else { "normal" };
+            doc = doc.add(text(s, 16.0, y, *size, weight, "#111", "start"));
+        }
+        let (legend_group, legend_boxes) = legend::draw(&self.legend_rows, 16.0, self.legend_top);
+        legend_boxes.into_iter().for_each(|b| taken.claim(b));
+        doc.add(legend_group)
+    }
+}
+
+/// The fabric, with coordinate ticks.
+fn fabric(f: &Frame, taken: &mut Labels) -> Group {
+    let px = |c: u32| f64::from(c) * f.scale;
+    Group::new()
+        .add(
+            Rectangle::new()
+                .set("x", f.left)
+                .set("y", f.top)
+                .set("width", px(f.w))
+                .set("height", px(f.h))
+                .set("fill", "#f4f4f4")
+                .set("stroke", "#888")
+                .set("stroke-width", 1),
+        )
+        .add(ticks(f, taken))
+}
+
+/// Regions: copy 0 (or the only copy) filled, the bottleneck outlined, further copies as
+/// outlines. Also gives every region's box in pixels.
+fn regions(
+    p: &Placement,
+    f: &Frame,
+    detailed: &dyn Fn(usize) -> bool,
+    bottleneck: Option<usize>,
+) -> (Group, Vec<Box2>) {
+    let px = |c: u32| f64::from(c) * f.scale;
     let mut boxes = Group::new();
     let mut outlines = Group::new().set("fill", "#dcdcdc").set("stroke", "#8a8a8a");
     let mut region_px: Vec<Box2> = Vec::with_capacity(p.layers.len());
     for (i, l) in p.layers.iter().enumerate() {
-        let (x, y) = (left + px(l.rect.x), top + px(l.rect.y));
+        let (x, y) = (f.left + px(l.rect.x), f.top + px(l.rect.y));
         let (rw, rh) = (px(l.rect.width).max(1.0), px(l.rect.height).max(1.0));
         region_px.push((x, y, rw, rh));
         let rect = Rectangle::new()
@@ -137,43 +189,38 @@ pub fn render(p: &Placement, options: SvgOptions) -> String {
                     .add(Title::new(tooltip(p, i))),
             );
         } else {
-            outlines = outlines.add(rect.set("stroke-width", if scale >= 4.0 { 1.0 } else { 0.5 }));
+            let stroke = if f.scale >= 4.0 { 1.0 } else { 0.5 };
+            outlines = outlines.add(rect.set("stroke-width", stroke));
         }
     }
-    doc = doc.add(outlines).add(boxes);
+    (Group::new().add(outlines).add(boxes), region_px)
+}
 
-    if options.routes {
-        doc = doc.add(routes(p, &frame));
-    }
-    doc = doc.add(defects(p, &frame));
-    doc = doc.add(edge_streams(p, &frame, &mut taken));
+/// The copies badge (`copy 0 × 60`), above copy 0's regions.
+fn copies_badge(
+    p: &Placement,
+    region_px: &[Box2],
+    detailed: &dyn Fn(usize) -> bool,
+    taken: &mut Labels,
+) -> Text {
+    let (x0, y0) = region_px
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| detailed(*i))
+        .fold((f64::MAX, f64::MAX), |(x, y), (_, b)| {
+            (x.min(b.0), y.min(b.1))
+        });
+    let s = format!("copy 0 × {}", p.copies);
+    let b = taken.place_near(&s, 12.0, true, (x0, y0 - 2.0, 0.0, 0.0), region_px);
+    labels::halo(&s, b, 12.0, true)
+}
 
-    // The copies badge, above copy 0's regions.
-    if p.copies > 1 {
-        let (x0, y0) = region_px
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| detailed(*i))
-            .fold((f64::MAX, f64::MAX), |(x, y), (_, b)| {
-                (x.min(b.0), y.min(b.1))
-            });
-        let s = format!("copy 0 × {}", p.copies);
-        let b = taken.place_near(&s, 12.0, true, (x0, y0 - 2.0, 0.0, 0.0), &region_px);
-        doc = doc.add(labels::halo(&s, b, 12.0, true));
-    }
-
-    // Region labels, last so that nothing covers them; a key for those that are numbered.
-    let (label_group, key) = labels::regions(p, &region_px, &detailed, bottleneck, &mut taken);
-    doc = doc.add(label_group);
-    let key_top = fabric_bottom + 70.0;
-    let (key_group, key_height) = labels::key(&key, 16.0, key_top, width_px - 32.0, &mut taken);
-    doc = doc.add(key_group);
-    let height_px = (key_top + key_height + 16.0).max(taken.bottom() + 16.0);
-
+/// The SVG document of `width` × `height` px: a white page under the drawing.
+fn document(drawing: Group, width: f64, height: f64) -> String {
     Document::new()
-        .set("viewBox", (0, 0, width_px.ceil(), height_px.ceil()))
-        .set("width", width_px.ceil())
-        .set("height", height_px.ceil())
+        .set("viewBox", (0, 0, width.ceil(), height.ceil()))
+        .set("width", width.ceil())
+        .set("height", height.ceil())
         .set(
             "font-family",
             format!("{FONT}, Helvetica, Arial, sans-serif"),
@@ -184,7 +231,7 @@ pub fn render(p: &Placement, options: SvgOptions) -> String {
                 .set("height", "100%")
                 .set("fill", "white"),
         )
-        .add(doc)
+        .add(drawing)
         .to_string()
 }
 
