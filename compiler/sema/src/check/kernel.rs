@@ -292,136 +292,24 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
     match s {
         ast::Stmt::Let {
             name, ty, value, ..
-        } => {
-            let ty = match ty {
-                Some(written) => {
-                    let ty = c.storage_type(written, "a `let`", false);
-                    if let Ty::Scalar(t) = ty {
-                        c.expect(value, t, false);
-                    }
-                    ty
-                }
-                None => {
-                    let typed = c.expr(value, None);
-                    match typed.ty {
-                        Ty::IntLiteral => {
-                            let i32_ty = Ty::Scalar(ScalarType::I32);
-                            c.check_range(typed.value, &i32_ty, &value.span());
-                            i32_ty
-                        }
-                        Ty::FloatLiteral => Ty::Scalar(ScalarType::F32),
-                        Ty::Vector(..) | Ty::Array(..) => {
-                            let d = types::vector_not_allowed(
-                                c.loc(&value.span()),
-                                &c.type_text(&typed.ty, value),
-                            );
-                            c.report(d);
-                            Ty::Error
-                        }
-                        other => other,
-                    }
-                }
-            };
-            c.record_type(&name.span, &ty);
-            let local = Local::Value {
-                kind: LocalKind::Let,
-                ty,
-                value: None,
-            };
-            let n = task_scopes(c);
-            c.define(name, local, n);
-        }
+        } => let_stmt(c, name, ty.as_ref(), value),
         ast::Stmt::Var(v) => {
             let ty = c.storage_type(&v.ty, "a task-local variable", false);
             if let (Some(init), Ty::Scalar(t)) = (&v.init, &ty) {
                 c.expect(init, *t, false);
             }
-            c.record_type(&v.name.span, &ty);
-            let local = Local::Value {
-                kind: LocalKind::Var,
-                ty,
-                value: None,
-            };
-            let n = task_scopes(c);
-            c.define(&v.name, local, n);
+            define_value(c, &v.name, LocalKind::Var, ty);
         }
         ast::Stmt::Assign {
             place, op, value, ..
-        } => {
-            let Some((elem, vector)) = assign_place(c, place) else {
-                c.expr(value, None);
-                return;
-            };
-            if *op != AssignOp::Set && elem == ScalarType::Bool {
-                let d = types::bad_operands(
-                    c.loc(&place.span()),
-                    assign_symbol(*op),
-                    "bool",
-                    Some("bool"),
-                );
-                c.report(d);
-                return;
-            }
-            c.expect(value, elem, vector);
-        }
+        } => assign(c, place, *op, value),
         ast::Stmt::For {
             var, lo, hi, body, ..
         } => {
-            let l = c.expr(lo, None);
-            let lo_value = l.value;
-            let t = match l.ty {
-                Ty::Scalar(t) if is_int(t) => Some(t),
-                Ty::IntLiteral => None,
-                Ty::Error => Some(ScalarType::I32),
-                ref other => {
-                    let d = types::mismatched_types(
-                        c.loc(&lo.span()),
-                        "an integer",
-                        &c.type_text(other, lo),
-                    );
-                    c.report(d);
-                    Some(ScalarType::I32)
-                }
-            };
-            let t = match t {
-                Some(t) => {
-                    c.expect(hi, t, false);
-                    t
-                }
-                None => {
-                    let h = c.expr(hi, None);
-                    match h.ty {
-                        Ty::Scalar(t) if is_int(t) => t,
-                        // Both bounds untyped: the loop counts in `i32`, which both must fit.
-                        Ty::IntLiteral => {
-                            let i32_ty = Ty::Scalar(ScalarType::I32);
-                            c.check_range(lo_value, &i32_ty, &lo.span());
-                            c.check_range(h.value, &i32_ty, &hi.span());
-                            ScalarType::I32
-                        }
-                        Ty::Error => ScalarType::I32,
-                        other => {
-                            let d = types::mismatched_types(
-                                c.loc(&hi.span()),
-                                "an integer",
-                                &c.type_text(&other, hi),
-                            );
-                            c.report(d);
-                            ScalarType::I32
-                        }
-                    }
-                }
-            };
+            let t = loop_counter_type(c, lo, hi);
             c.finish_statement();
             c.push_scope();
-            c.record_type(&var.span, &Ty::Scalar(t));
-            let local = Local::Value {
-                kind: LocalKind::Loop,
-                ty: Ty::Scalar(t),
-                value: None,
-            };
-            let n = task_scopes(c);
-            c.define(var, local, n);
+            define_value(c, var, LocalKind::Loop, Ty::Scalar(t));
             block(c, body);
             c.pop_scope();
         }
@@ -446,54 +334,13 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
         ast::Stmt::Recv {
             port, target, then, ..
         } => {
-            let port_info = port_use(c, port, PortDirection::In, "recv");
-            let target_elem = recv_target(c, target);
-            if let (Some((elem, def)), Some(found)) = (port_info, target_elem)
-                && elem != found
-            {
-                let d = kernels::port_type_mismatch(
-                    c.loc(&target.span()),
-                    &port.name,
-                    scalar_name(elem),
-                    scalar_name(found),
-                    def,
-                );
-                c.report(d);
-            }
+            recv(c, port, target);
             task_use(c, then);
         }
         ast::Stmt::Send {
             port, value, then, ..
         } => {
-            let port_info = port_use(c, port, PortDirection::Out, "send");
-            let hint = port_info.as_ref().map(|(e, _)| *e);
-            let typed = c.expr(value, hint);
-            let found = match &typed.ty {
-                Ty::Scalar(t) | Ty::Vector(t, _) => Some(*t),
-                Ty::IntLiteral => Some(ScalarType::I32),
-                Ty::FloatLiteral => Some(ScalarType::F32),
-                Ty::Array(..) => {
-                    let d = types::vector_not_allowed(
-                        c.loc(&value.span()),
-                        &c.type_text(&typed.ty, value),
-                    );
-                    c.report(d);
-                    None
-                }
-                _ => None,
-            };
-            if let (Some((elem, def)), Some(found)) = (port_info, found)
-                && elem != found
-            {
-                let d = kernels::port_type_mismatch(
-                    c.loc(&value.span()),
-                    &port.name,
-                    scalar_name(elem),
-                    scalar_name(found),
-                    def,
-                );
-                c.report(d);
-            }
+            send(c, port, value);
             if let Some(t) = then {
                 task_use(c, t);
             }
@@ -505,6 +352,159 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
             let d = types::useless_expression(c.loc(&e.span()));
             c.report(d);
         }
+    }
+}
+
+/// `let name[: ty] = value;` — an untyped integer literal is an `i32`, a float literal an
+/// `f32`; a vector needs its type written.
+fn let_stmt(c: &mut Checker<'_>, name: &ast::Ident, ty: Option<&ast::Type>, value: &ast::Expr) {
+    let ty = match ty {
+        Some(written) => {
+            let ty = c.storage_type(written, "a `let`", false);
+            if let Ty::Scalar(t) = ty {
+                c.expect(value, t, false);
+            }
+            ty
+        }
+        None => {
+            let typed = c.expr(value, None);
+            match typed.ty {
+                Ty::IntLiteral => {
+                    let i32_ty = Ty::Scalar(ScalarType::I32);
+                    c.check_range(typed.value, &i32_ty, &value.span());
+                    i32_ty
+                }
+                Ty::FloatLiteral => Ty::Scalar(ScalarType::F32),
+                Ty::Vector(..) | Ty::Array(..) => {
+                    let d = types::vector_not_allowed(
+                        c.loc(&value.span()),
+                        &c.type_text(&typed.ty, value),
+                    );
+                    c.report(d);
+                    Ty::Error
+                }
+                other => other,
+            }
+        }
+    };
+    define_value(c, name, LocalKind::Let, ty);
+}
+
+/// Records `name`'s type and defines it as a value in the current scope.
+fn define_value(c: &mut Checker<'_>, name: &ast::Ident, kind: LocalKind, ty: Ty) {
+    c.record_type(&name.span, &ty);
+    let local = Local::Value {
+        kind,
+        ty,
+        value: None,
+    };
+    let n = task_scopes(c);
+    c.define(name, local, n);
+}
+
+/// `place op value;` — compound assignments need numbers.
+fn assign(c: &mut Checker<'_>, place: &ast::Expr, op: AssignOp, value: &ast::Expr) {
+    let Some((elem, vector)) = assign_place(c, place) else {
+        c.expr(value, None);
+        return;
+    };
+    if op != AssignOp::Set && elem == ScalarType::Bool {
+        let d = types::bad_operands(
+            c.loc(&place.span()),
+            assign_symbol(op),
+            "bool",
+            Some("bool"),
+        );
+        c.report(d);
+        return;
+    }
+    c.expect(value, elem, vector);
+}
+
+/// The type a `for` loop counts in: the bounds' integer type; `i32` when both are untyped
+/// literals (which must then fit it) or in error.
+fn loop_counter_type(c: &mut Checker<'_>, lo: &ast::Expr, hi: &ast::Expr) -> ScalarType {
+    let l = c.expr(lo, None);
+    let t = match l.ty {
+        Ty::Scalar(t) if is_int(t) => Some(t),
+        Ty::IntLiteral => None,
+        Ty::Error => Some(ScalarType::I32),
+        ref other => {
+            let d =
+                types::mismatched_types(c.loc(&lo.span()), "an integer", &c.type_text(other, lo));
+            c.report(d);
+            Some(ScalarType::I32)
+        }
+    };
+    if let Some(t) = t {
+        c.expect(hi, t, false);
+        return t;
+    }
+    let h = c.expr(hi, None);
+    match h.ty {
+        Ty::Scalar(t) if is_int(t) => t,
+        // Both bounds untyped: the loop counts in `i32`, which both must fit.
+        Ty::IntLiteral => {
+            let i32_ty = Ty::Scalar(ScalarType::I32);
+            c.check_range(l.value, &i32_ty, &lo.span());
+            c.check_range(h.value, &i32_ty, &hi.span());
+            ScalarType::I32
+        }
+        Ty::Error => ScalarType::I32,
+        other => {
+            let d =
+                types::mismatched_types(c.loc(&hi.span()), "an integer", &c.type_text(&other, hi));
+            c.report(d);
+            ScalarType::I32
+        }
+    }
+}
+
+/// `recv(port, target)`: the target's element type is the port's.
+fn recv(c: &mut Checker<'_>, port: &ast::Ident, target: &ast::Expr) {
+    let port_info = port_use(c, port, PortDirection::In, "recv");
+    let target_elem = recv_target(c, target);
+    if let (Some((elem, def)), Some(found)) = (port_info, target_elem)
+        && elem != found
+    {
+        let d = kernels::port_type_mismatch(
+            c.loc(&target.span()),
+            &port.name,
+            scalar_name(elem),
+            scalar_name(found),
+            def,
+        );
+        c.report(d);
+    }
+}
+
+/// `send(port, value)`: a scalar or vector of the port's element type.
+fn send(c: &mut Checker<'_>, port: &ast::Ident, value: &ast::Expr) {
+    let port_info = port_use(c, port, PortDirection::Out, "send");
+    let hint = port_info.as_ref().map(|(e, _)| *e);
+    let typed = c.expr(value, hint);
+    let found = match &typed.ty {
+        Ty::Scalar(t) | Ty::Vector(t, _) => Some(*t),
+        Ty::IntLiteral => Some(ScalarType::I32),
+        Ty::FloatLiteral => Some(ScalarType::F32),
+        Ty::Array(..) => {
+            let d = types::vector_not_allowed(c.loc(&value.span()), &c.type_text(&typed.ty, value));
+            c.report(d);
+            None
+        }
+        _ => None,
+    };
+    if let (Some((elem, def)), Some(found)) = (port_info, found)
+        && elem != found
+    {
+        let d = kernels::port_type_mismatch(
+            c.loc(&value.span()),
+            &port.name,
+            scalar_name(elem),
+            scalar_name(found),
+            def,
+        );
+        c.report(d);
     }
 }
 
