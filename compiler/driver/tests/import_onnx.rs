@@ -119,6 +119,20 @@ fn import(dir: &Path, model: &[u8]) -> (i32, String, String) {
     )
 }
 
+/// `wsel check` accepts the program at `path`.
+fn assert_checks(path: &Path) {
+    let check = Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .args(["check", "--color", "never"])
+        .arg(path)
+        .output()
+        .expect("wsel check");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
 #[test]
 fn an_mlp_becomes_a_checked_program_with_its_weights() {
     let dir = temp_dir("mlp");
@@ -147,16 +161,7 @@ fn an_mlp_becomes_a_checked_program_with_its_weights() {
     )
     .expect("w1");
     assert_eq!(w1.to_f32(), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
-    let check = Command::new(env!("CARGO_BIN_EXE_wsel"))
-        .args(["check", "--color", "never"])
-        .arg(dir.join("tiny.wse"))
-        .output()
-        .expect("wsel check");
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_checks(&dir.join("tiny.wse"));
 }
 
 fn attribute(name: &str, kind: i32) -> AttributeProto {
@@ -204,16 +209,7 @@ fn layernorm_gelu_and_a_residual_add_become_std_nn_calls() {
     ] {
         assert!(program.contains(line), "{line}\n{program}");
     }
-    let check = Command::new(env!("CARGO_BIN_EXE_wsel"))
-        .args(["check", "--color", "never"])
-        .arg(dir.join("tiny.wse"))
-        .output()
-        .expect("wsel check");
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_checks(&dir.join("tiny.wse"));
 }
 
 #[test]

@@ -32,7 +32,18 @@ pub(crate) struct Env<'a> {
     pub cols: u32,
 }
 
-impl Env<'_> {
+impl<'a> Env<'a> {
+    /// The layer's dimensions alone, for expressions that mention no region side.
+    pub(crate) fn dims_only(dims: &'a BTreeMap<String, u64>) -> Env<'a> {
+        Env {
+            dims,
+            rows_name: None,
+            cols_name: None,
+            rows: 1,
+            cols: 1,
+        }
+    }
+
     pub(crate) fn lookup(&self, name: &str) -> Option<CValue> {
         if self.rows_name == Some(name) {
             return Some(CValue::Int(i64::from(self.rows)));

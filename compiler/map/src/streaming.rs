@@ -410,13 +410,7 @@ fn fixed_side_holds(layer: &LayerInstance, side: &wsel_ir::graph::RegionSide, si
     match side {
         wsel_ir::graph::RegionSide::Free(_) => true,
         wsel_ir::graph::RegionSide::Fixed(e) => {
-            let env = Env {
-                dims: &layer.dims,
-                rows_name: None,
-                cols_name: None,
-                rows: 1,
-                cols: 1,
-            };
+            let env = Env::dims_only(&layer.dims);
             e.eval_int(&|s| env.lookup(s)) == Ok(i64::from(size))
         }
     }

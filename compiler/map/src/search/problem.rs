@@ -392,13 +392,7 @@ fn check_constant_conditions(
         if mentioned {
             continue;
         }
-        let env = Env {
-            dims: &layer.dims,
-            rows_name: None,
-            cols_name: None,
-            rows: 1,
-            cols: 1,
-        };
+        let env = Env::dims_only(&layer.dims);
         if cond.eval_bool(&|s| env.lookup(s)) != Ok(true) {
             diagnostics.push(diag::no_allowed_size(
                 &layer.name,
@@ -575,13 +569,7 @@ fn side_domain(
 ) -> Vec<u32> {
     match side {
         RegionSide::Fixed(e) => {
-            let env = Env {
-                dims: &layer.dims,
-                rows_name: None,
-                cols_name: None,
-                rows: 1,
-                cols: 1,
-            };
+            let env = Env::dims_only(&layer.dims);
             match e.eval_int(&|s| env.lookup(s)) {
                 Ok(v) if v >= 1 && v <= i64::from(max_side) => vec![v as u32],
                 _ => Vec::new(),

@@ -464,18 +464,7 @@ fn loop_counter_type(c: &mut Checker<'_>, lo: &ast::Expr, hi: &ast::Expr) -> Sca
 fn recv(c: &mut Checker<'_>, port: &ast::Ident, target: &ast::Expr) {
     let port_info = port_use(c, port, PortDirection::In, "recv");
     let target_elem = recv_target(c, target);
-    if let (Some((elem, def)), Some(found)) = (port_info, target_elem)
-        && elem != found
-    {
-        let d = kernels::port_type_mismatch(
-            c.loc(&target.span()),
-            &port.name,
-            scalar_name(elem),
-            scalar_name(found),
-            def,
-        );
-        c.report(d);
-    }
+    check_element(c, port, port_info, target_elem, target);
 }
 
 /// `send(port, value)`: a scalar or vector of the port's element type.
@@ -494,11 +483,22 @@ fn send(c: &mut Checker<'_>, port: &ast::Ident, value: &ast::Expr) {
         }
         _ => None,
     };
+    check_element(c, port, port_info, found, value);
+}
+
+/// A port's element type (and its declaration) against the one found at `at`.
+fn check_element(
+    c: &mut Checker<'_>,
+    port: &ast::Ident,
+    port_info: Option<(ScalarType, wsel_diagnostic::Location)>,
+    found: Option<ScalarType>,
+    at: &ast::Expr,
+) {
     if let (Some((elem, def)), Some(found)) = (port_info, found)
         && elem != found
     {
         let d = kernels::port_type_mismatch(
-            c.loc(&value.span()),
+            c.loc(&at.span()),
             &port.name,
             scalar_name(elem),
             scalar_name(found),
