@@ -62,11 +62,11 @@ impl Wakes {
         self.pending += 1;
     }
 
-    /// A credit for local output channel `och` at cycle `t`.
+    /// A credit for local output channel `out_channel` at cycle `t`.
     #[inline]
-    pub(crate) fn credit(&mut self, t: u64, och: u32) {
+    pub(crate) fn credit(&mut self, t: u64, out_channel: u32) {
         let s = self.slot(t);
-        self.buckets[s].credits.push(och);
+        self.buckets[s].credits.push(out_channel);
         self.pending += 1;
     }
 

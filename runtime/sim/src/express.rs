@@ -56,7 +56,7 @@ pub(crate) struct Hop {
     /// The link port it forwards through, or `NONE8` (the chain's end).
     pub link: u8,
     /// That port's output channel, or NONE.
-    pub och: u32,
+    pub out_channel: u32,
     /// Whether the router delivers to its PE (a receiver: see `Express::receivers`).
     pub ramp: bool,
     /// Period offsets of the wavelets that reach this router, of those it delivers to its PE

@@ -243,7 +243,7 @@ impl Partition<'_> {
             } else {
                 links.trailing_zeros() as u8
             };
-            let och = if links == 0 {
+            let out_channel = if links == 0 {
                 NONE
             } else {
                 queue.out[usize::from(link)]
@@ -252,7 +252,7 @@ impl Partition<'_> {
                 node,
                 queue: q,
                 link,
-                och,
+                out_channel,
                 ramp,
                 reach: (lo, OPEN),
                 keep,
@@ -267,7 +267,7 @@ impl Partition<'_> {
             if links == 0 {
                 break;
             }
-            let out = &fab.outch[och as usize];
+            let out = &fab.outch[out_channel as usize];
             if out.sink != NONE || out.dest_part != self.id {
                 return None;
             }

@@ -2,7 +2,7 @@
 //! output channels, edge streams and cross-partition messages. The PEs are in `pe.rs`; the
 //! hop mechanics that act on queues are in `queue.rs` and `router.rs`.
 //!
-//! Hot state is compact and contiguous in processing order: routers are numbered row-major,
+//! The state a cycle works on is compact and contiguous in processing order: routers are numbered row-major,
 //! each router's queues are a contiguous range of one-line records, and a router is touched
 //! only when a wavelet arrives, a credit it waits for returns, or its PE acts.
 

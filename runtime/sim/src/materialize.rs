@@ -8,9 +8,9 @@ use crate::express::{COMPETE, FED, Feed};
 use crate::fabric::{EXPRESS, NONE, NONE8, RAMP, SENDING};
 use crate::pe::{Delivery, SendState};
 use crate::queue::Rel;
-use crate::router::Hot;
+use crate::router::CycleState;
 
-impl Hot<'_> {
+impl CycleState<'_> {
     /// The router step of a chain router at this cycle (after the PE's injection, before the
     /// ports are served): the feed's last wavelet enters, the receivers' wavelets land.
     pub(crate) fn express_step(&mut self, node: u32) {
@@ -251,7 +251,7 @@ impl Hot<'_> {
         let bit = hop.queue - r.q_start;
         if passed > hop.passed0 {
             r.rr[usize::from(hop.link)] = ((bit + 1) % 64) as u8;
-            self.outch[hop.och as usize].sent += passed - hop.passed0;
+            self.outch[hop.out_channel as usize].sent += passed - hop.passed0;
         }
         if kept > hop.kept0 {
             r.rr[RAMP] = ((bit + 1) % 64) as u8;

@@ -30,7 +30,7 @@ use crate::phases::Phases;
 use crate::prefetch::{Ahead, Distances, Large, Small};
 use crate::program::Program;
 use crate::queue::{Rel, Rings};
-use crate::router::{Hot, RemoteUp};
+use crate::router::{CycleState, RemoteUp};
 use crate::task::Op;
 use crate::trace::TraceBuf;
 
@@ -261,8 +261,8 @@ impl<'p> Partition<'p> {
         for &node in &bucket.routers {
             self.pending.insert(node);
         }
-        for &och in &bucket.credits {
-            let ch = &mut self.fab.outch[och as usize];
+        for &out_channel in &bucket.credits {
+            let ch = &mut self.fab.outch[out_channel as usize];
             ch.credits += 1;
             // A router with credits left on this channel was not waiting for it.
             if ch.credits == 1 {
@@ -340,7 +340,7 @@ impl<'p> Partition<'p> {
 /// Step the routers of `list` in order, prefetching ahead by `D`'s distances; whether any
 /// moved a wavelet.
 #[inline(never)]
-fn router_pass<D: Distances>(hot: &mut Hot<'_>, list: &[u32]) -> bool {
+fn router_pass<D: Distances>(hot: &mut CycleState<'_>, list: &[u32]) -> bool {
     hot.pending_at = hot.t + 1;
     let mut moved = false;
     let mut ahead = Ahead::<D>::start(hot, list);

@@ -14,7 +14,7 @@
 //! Prefetches are hints only: they never change results.
 
 use crate::fabric::NONE;
-use crate::router::Hot;
+use crate::router::CycleState;
 use std::marker::PhantomData;
 
 /// Steps ahead of the current router for each stage of [`Ahead`] (constants, so that the
@@ -69,7 +69,7 @@ impl Distances for Small {
 const LARGE_ROUTERS: usize = 16_384;
 
 /// Whether the partition `hot` works on takes the [`Large`] distances.
-pub(crate) fn large(hot: &Hot<'_>) -> bool {
+pub(crate) fn large(hot: &CycleState<'_>) -> bool {
     hot.routers.len() >= LARGE_ROUTERS
 }
 
@@ -114,7 +114,7 @@ pub(crate) struct Ahead<D> {
 impl<D: Distances> Ahead<D> {
     /// Before the pass: the PEs of the first routers, and their records (with `PE_LINES`).
     #[inline(always)]
-    pub(crate) fn start(hot: &Hot<'_>, list: &[u32]) -> Ahead<D> {
+    pub(crate) fn start(hot: &CycleState<'_>, list: &[u32]) -> Ahead<D> {
         let mut ahead = Ahead {
             pes: [NONE; 64],
             d: PhantomData,
@@ -134,7 +134,7 @@ impl<D: Distances> Ahead<D> {
     /// Before the step of `list[i]`: the stages for the routers `node`, `far`, `mid` and `near`
     /// ahead.
     #[inline(always)]
-    pub(crate) fn step(&mut self, hot: &Hot<'_>, list: &[u32], i: usize) {
+    pub(crate) fn step(&mut self, hot: &CycleState<'_>, list: &[u32], i: usize) {
         if D::NODE > D::FAR
             && let Some(&node) = list.get(i + D::NODE)
         {
@@ -203,7 +203,7 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
 const _: () = assert!(Large::FAR < 64 && Large::MID < Large::FAR && Large::NEAR < Large::MID);
 const _: () = assert!(Small::FAR < 64 && Small::MID < Small::FAR && Small::NEAR < Small::MID);
 
-impl Hot<'_> {
+impl CycleState<'_> {
     /// Stage 2: the record of the queue that the ramp port of router `node` tries first: the
     /// one line holds the wavelet and everything popping it reads and writes.
     #[inline(always)]

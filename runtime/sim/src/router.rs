@@ -16,7 +16,7 @@
 //! queue therefore stalls its upstream (backpressure), which can propagate and, in a bad
 //! program, deadlock.
 //!
-//! The step works on a [`Hot`] view: the partition's arrays borrowed apart, so that their
+//! The step works on a [`CycleState`] view: the partition's arrays borrowed apart, so that their
 //! addresses stay in registers across a whole cycle of router steps.
 
 use crate::events::{NodeSet, Timers, Wakes};
@@ -41,7 +41,7 @@ pub(crate) struct RemoteUp {
 }
 
 /// The state router steps of one cycle work on.
-pub(crate) struct Hot<'a> {
+pub(crate) struct CycleState<'a> {
     pub t: u64,
     /// `t` relative to the epoch (see `queue.rs`).
     pub rel: Rel,
@@ -78,7 +78,7 @@ pub(crate) struct Hot<'a> {
 
 impl<'p> Partition<'p> {
     /// Borrow the partition's arrays for the router work of cycle `t`.
-    pub(crate) fn hot(&mut self, t: u64) -> Hot<'_> {
+    pub(crate) fn hot(&mut self, t: u64) -> CycleState<'_> {
         let Fabric {
             routers,
             info,
@@ -93,7 +93,7 @@ impl<'p> Partition<'p> {
             sources,
             sinks,
         } = &mut self.fab;
-        Hot {
+        CycleState {
             t,
             rel: (t - self.epoch) as Rel,
             epoch: self.epoch,
@@ -127,7 +127,7 @@ impl<'p> Partition<'p> {
     }
 }
 
-impl Hot<'_> {
+impl CycleState<'_> {
     /// Wake `node`'s PE (and step its router) at cycle `t` (see `Partition::schedule`).
     pub(crate) fn schedule(&mut self, node: u32, t: u64) {
         let t = t.max(self.floor);
@@ -245,7 +245,7 @@ impl Hot<'_> {
         let k = next_bit(avail, p.last_slot);
         p.last_slot = k;
         let s = &mut self.sends[(p.send_base + u32::from(k)) as usize];
-        let (q, solo, och) = (s.queue, s.solo, s.out);
+        let (q, solo, out_channel) = (s.queue, s.solo, s.out);
         let data = s.data[s.pos as usize];
         s.pos += 1;
         if s.pos as usize == s.data.len() {
@@ -274,7 +274,7 @@ impl Hot<'_> {
                 self.queues[q as usize].len == 0
             );
             if self.routers[node as usize].want[o] & (1u64 << bit) == 0
-                && self.emit(node, och, o, data)
+                && self.emit(node, out_channel, o, data)
             {
                 self.routers[node as usize].rr[o] = ((bit + 1) % 64) as u8;
                 return true;
