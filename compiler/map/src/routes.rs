@@ -140,6 +140,7 @@ pub(crate) fn route_all(
         regions: choice.regions.iter().map(|r| r.0).collect(),
         class_layers: &class_layers,
         used: vec![CoordSet::default(); class_count],
+        reserved: CoordSet::default(),
     };
     let mut transfers = Vec::new();
     let mut inputs = Vec::new();
@@ -342,12 +343,31 @@ pub(crate) fn route_all(
                 break;
             }
             router.used[class] = before.clone();
+            // Where each part must start and end: no other part's route may take those PEs.
+            let ends: Vec<Vec<Coord>> = tried
+                .iter()
+                .enumerate()
+                .map(|(j, (sp, goals, _, _))| {
+                    let mut at: Vec<Coord> = goals.iter().map(|(g, _)| g.at).collect();
+                    at.extend(target.neighbor(*sp, dout));
+                    at.extend(passes_of(j as u32).into_iter().map(|(_, beyond)| beyond));
+                    at
+                })
+                .collect();
             let result = router.in_some_order(class, parts, |router, j| {
                 let (sp, goals, _, _) = &tried[j as usize];
                 if goals.len() < consumers.len() {
                     return Err("a consumer's input edge faces off the fabric".to_string());
                 }
-                router.between(class, *sp, dout, goals, &passes_of(j))
+                router.reserved = ends
+                    .iter()
+                    .enumerate()
+                    .filter(|&(k, _)| k != j as usize)
+                    .flat_map(|(_, at)| at.iter().copied())
+                    .collect();
+                let hops = router.between(class, *sp, dout, goals, &passes_of(j));
+                router.reserved.clear();
+                hops
             });
             match result {
                 Ok(hops) => {
@@ -441,6 +461,9 @@ struct Router<'p, 'a> {
     class_layers: &'p [Vec<usize>],
     /// Routers each class already uses outside its regions.
     used: Vec<CoordSet>,
+    /// PEs where the other parts of the tensor being routed start or end, which its part
+    /// must leave to them.
+    reserved: CoordSet,
 }
 
 impl Router<'_, '_> {
@@ -483,11 +506,12 @@ impl Router<'_, '_> {
         Err(first_failure.unwrap_or((0, String::new())))
     }
 
-    /// Whether `c` may carry a hop of `class`: a live PE outside the class's regions and not
-    /// yet used by the class.
+    /// Whether `c` may carry a hop of `class`: a live PE outside the class's regions, not
+    /// yet used by the class and not reserved for another part.
     fn free_for(&self, class: usize, c: Coord) -> bool {
         !self.dead.pe_dead(c)
             && !self.used[class].contains(&c)
+            && !self.reserved.contains(&c)
             && !self.class_layers[class]
                 .iter()
                 .any(|&l| self.regions[l].contains(c))
