@@ -9,6 +9,9 @@ Reads the layer's inputs from DIR/NAME.npy and writes its result to DIR/ref.npy 
   attention  q, k, v   heads=H context=T causal=1
              per sequence of T consecutive rows and per head: softmax(q kᵀ / sqrt(dh),
              keys j <= i when causal) v
+  fanout     x, w0, b0, g, b, wq, bq, wk, bk, wv, bv
+             h = x w0 + b0; a = layernorm(h, g, b); h + (a wq + bq) + (a wk + bk) + (a wv + bv)
+             (a result read by two layers, and one read by three)
 Computes in float32, as the fabric does. Used by compiler/driver/tests/transformer_layers.rs.
 """
 
@@ -42,6 +45,11 @@ def main():
     elif layer == "attention":
         y = forward.attention(arg("q"), arg("k"), arg("v"), int(opts["heads"]),
                               int(opts["context"]), opts.get("causal", "1") == "1")
+    elif layer == "fanout":
+        h = arg("x") @ arg("w0") + arg("b0")
+        a = forward.layernorm(h, arg("g"), arg("b"))
+        q, k, v = (a @ arg(f"w{n}") + arg(f"b{n}") for n in "qkv")
+        y = h + ((q + k) + v)
     else:
         raise SystemExit(f"unknown layer {layer}")
     np.save(folder / "ref.npy", y.astype(F32))

@@ -1,22 +1,18 @@
 //! `examples/transformer`, the GPT-style decoder trained by its `train.py` (PyTorch, run once),
 //! against what PyTorch saved: on the held-out batch (4 sequences of 32 characters) the
-//! fabric's logits equal the NumPy forward of `tests/reference/forward.py` (written
-//! independently of wsel and of PyTorch) and PyTorch's own logits within the tolerance below,
-//! and their argmax is PyTorch's on every one of the 128 tokens; greedy generation on the
-//! fabric (`generate.py`, one `wsel run` per character) gives PyTorch's text.
+//! fabric's logits, in weight-streaming and in pipelined mode, equal the NumPy forward of
+//! `tests/reference/forward.py` (written independently of wsel and of PyTorch) and PyTorch's
+//! own logits within the tolerance below, and their argmax is PyTorch's on every one of the
+//! 128 tokens; greedy generation on the fabric (`generate.py`, one `wsel run` per character)
+//! gives PyTorch's text.
 //!
 //! Tolerance: 2e-5 of the largest logit (about 4e-4 here). The fabric, NumPy and PyTorch all
 //! compute in float32 and differ only in summation order: a dot product of n terms in any
 //! order is within n·2⁻²⁴·Σ|xᵢwᵢ| of exact, 1.5e-5·Σ|xᵢwᵢ| for the widest layer (n = 256),
 //! and with the model's activations of order 1 and weights of order 0.1 the 13 dense layers,
 //! 5 layernorms and 2 attentions stay far below it (observed: 9e-7 against NumPy, 1e-6
-//! against PyTorch). 4e-4 is a tenth of the smallest gap between PyTorch's two largest logits
-//! on the batch (4.3e-3), so logits within it have PyTorch's argmax.
-//!
-//! Pipelined mode does not map yet: the residual stream feeds two layers (the next
-//! layernorm and the residual `add`), and the mapper cannot route a layer's multi-part result
-//! to two consumers (E0603); `run_all_examples.rs` pins that refusal, so that it tells when
-//! it changes.
+//! against PyTorch, in either mode). 4e-4 is a tenth of the smallest gap between PyTorch's
+//! two largest logits on the batch (4.3e-3), so logits within it have PyTorch's argmax.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -91,27 +87,6 @@ fn argmax(row: &[f32]) -> usize {
 #[test]
 fn held_out_logits_match_numpy_and_pytorch() {
     let dir = temp_dir("logits");
-    let out = dir.join("logits.npy");
-    let run = wsel(&[
-        "run",
-        "examples/transformer/main.wse",
-        "--mode",
-        "streaming",
-        "--output",
-        out.to_str().expect("utf-8"),
-    ]);
-    assert!(run.status.success(), "wsel run failed:\n{}", text(&run));
-    let printed = text(&run);
-    assert!(
-        printed.contains(
-            "accuracy: 100.00% (128/128) against examples/transformer/data/torch_pred.npy"
-        ),
-        "the run should print full top-1 agreement with PyTorch:\n{printed}"
-    );
-    let logits = read(&out, 2);
-    let vocab = 60;
-    assert_eq!(logits.len(), 128 * vocab);
-
     let reference = dir.join("numpy.npy");
     let status = Command::new("python3")
         .arg(repo_root().join("tests/reference/forward.py"))
@@ -124,28 +99,52 @@ fn held_out_logits_match_numpy_and_pytorch() {
         "tests/reference/forward.py transformer failed"
     );
     let numpy = read(&reference, 2);
-    let err = relative_error(&logits, &numpy);
-    assert!(
-        err <= TOLERANCE,
-        "logits differ from NumPy by {err:e} of the largest"
-    );
-
     let torch = read(&data("torch_logits.npy"), 2);
-    let err = relative_error(&logits, &torch);
-    assert!(
-        err <= TOLERANCE,
-        "logits differ from PyTorch by {err:e} of the largest"
-    );
-
     let predicted = read_npy(&data("torch_pred.npy"), ScalarTy::I32, &[None])
         .expect("torch_pred.npy")
         .words;
-    for (t, row) in logits.chunks(vocab).enumerate() {
-        assert_eq!(
-            argmax(row) as u32,
-            predicted[t],
-            "token {t}: the fabric's top-1 differs from PyTorch's"
+    let (tokens, vocab) = (128, 60);
+    for mode in ["streaming", "pipelined"] {
+        let out = dir.join(format!("{mode}.npy"));
+        let run = wsel(&[
+            "run",
+            "examples/transformer/main.wse",
+            "--mode",
+            mode,
+            "--output",
+            out.to_str().expect("utf-8"),
+        ]);
+        assert!(
+            run.status.success(),
+            "wsel run ({mode}) failed:\n{}",
+            text(&run)
         );
+        let printed = text(&run);
+        assert!(
+            printed.contains(
+                "accuracy: 100.00% (128/128) against examples/transformer/data/torch_pred.npy"
+            ),
+            "the {mode} run should print full top-1 agreement with PyTorch:\n{printed}"
+        );
+        let logits = read(&out, 2);
+        assert_eq!(logits.len(), tokens * vocab);
+        let err = relative_error(&logits, &numpy);
+        assert!(
+            err <= TOLERANCE,
+            "{mode}: logits differ from NumPy by {err:e} of the largest"
+        );
+        let err = relative_error(&logits, &torch);
+        assert!(
+            err <= TOLERANCE,
+            "{mode}: logits differ from PyTorch by {err:e} of the largest"
+        );
+        for (t, row) in logits.chunks(vocab).enumerate() {
+            assert_eq!(
+                argmax(row) as u32,
+                predicted[t],
+                "{mode}, token {t}: the fabric's top-1 differs from PyTorch's"
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -87,6 +87,9 @@ struct Case {
     batch: u64,
     /// Token ids below this for an input called `ids`.
     vocab: u32,
+    /// A model of several layers instead of one call: its import list and its body (`layer`
+    /// then names the reference only).
+    model: Option<(&'static str, &'static str)>,
 }
 
 impl Case {
@@ -117,13 +120,18 @@ impl Case {
             .iter()
             .map(|(n, _)| format!("    input {n} = \"{n}.npy\";\n"))
             .collect();
+        let (imports, body) = match self.model {
+            Some((imports, body)) => (imports.to_string(), body.to_string()),
+            None => (
+                self.layer.to_string(),
+                format!("    return {}({});\n", self.layer, args.join(", ")),
+            ),
+        };
         format!(
-            "import std.nn.{{{layer}}};\n\nmodel m({inputs}) -> f32[B, {out}] {{\n{params}    \
-             return {layer}({args});\n}}\n\nrun m {{\n{run_inputs}    target = \"dev\";\n}}\n",
-            layer = self.layer,
+            "import std.nn.{{{imports}}};\n\nmodel m({inputs}) -> f32[B, {out}] {{\n{params}\
+             {body}}}\n\nrun m {{\n{run_inputs}    target = \"dev\";\n}}\n",
             inputs = inputs.join(", "),
             out = self.out_features,
-            args = args.join(", "),
         )
     }
 
@@ -215,6 +223,7 @@ fn elementwise(
         out_features: n,
         batch,
         vocab: 0,
+        model: None,
     }
 }
 
@@ -247,6 +256,7 @@ fn layernorm(
         out_features: n,
         batch,
         vocab: 0,
+        model: None,
     }
 }
 
@@ -268,6 +278,7 @@ fn embedding_matches_numpy() {
         out_features: d,
         batch,
         vocab: v as u32,
+        model: None,
     };
     case("emb19", 13, 19, 4, 12).check(7);
     // Whole sequences: 2 of context 3.
@@ -291,6 +302,7 @@ fn attention(
         out_features: n,
         batch,
         vocab: 0,
+        model: None,
     }
 }
 
@@ -324,4 +336,43 @@ fn full_attention_matches_numpy() {
         &["heads=2", "context=4", "causal=0"],
     )
     .check(11);
+}
+
+/// A result read by several layers, pipelined as well as streamed: `h` feeds `layernorm` and
+/// the residual `add` (the consumer placed beside `h`'s producer passes each part on to the
+/// other), and `a` feeds three `dense` layers; 13 features split unevenly over the regions.
+#[test]
+fn results_read_by_several_layers_match_numpy() {
+    let n = 13;
+    let params: Vec<(&'static str, Vec<u64>)> = [
+        ("w0", vec![n, n]),
+        ("b0", vec![n]),
+        ("g", vec![n]),
+        ("b", vec![n]),
+        ("wq", vec![n, n]),
+        ("bq", vec![n]),
+        ("wk", vec![n, n]),
+        ("bk", vec![n]),
+        ("wv", vec![n, n]),
+        ("bv", vec![n]),
+    ]
+    .into();
+    Case {
+        name: "fanout",
+        layer: "fanout",
+        inputs: vec![("x", n)],
+        params,
+        scalars: "",
+        reference_args: &[],
+        out_features: n,
+        batch: 5,
+        vocab: 0,
+        model: Some((
+            "dense, layernorm, add",
+            "    let h = dense(x, w0, b0);\n    let a = layernorm(h, g, b);\n    \
+             let s = add(add(dense(a, wq, bq), dense(a, wk, bk)), dense(a, wv, bv));\n    \
+             return add(h, s);\n",
+        )),
+    }
+    .check(12);
 }

@@ -49,6 +49,7 @@ fn port(name: &str, input: bool, side: Dir, multicast: bool, bound: bool) -> Pla
         bound: bound.then(|| "t".to_string()),
         parts: 0,
         bus: None,
+        passes_on: false,
     }
 }
 

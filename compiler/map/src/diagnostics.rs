@@ -335,8 +335,8 @@ pub(crate) fn resident_mismatch(
     )
 }
 
-/// E0612 at the call of `layer`, whose kernel needs `needed` bytes per PE even on the whole
-/// `rows × cols` fabric.
+/// E0612 at the call of `layer`, whose kernel needs `needed` bytes per PE at the least: on
+/// `rows × cols`, the region of the fabric where its conditions hold that needs the fewest.
 pub(crate) fn working_set_too_big(
     layer: &str,
     call: &SourceSpan,
@@ -349,7 +349,8 @@ pub(crate) fn working_set_too_big(
         E0612,
         format!(
             "layer `{layer}` does not fit the fabric even streamed: its working set needs \
-             {needed} bytes of SRAM per PE on all {rows} × {cols} PEs, the target has {available}"
+             {needed} bytes of SRAM per PE on the best region its conditions allow ({rows} × \
+             {cols} PEs), the target has {available}"
         ),
         at(call),
         format!("needs {needed} bytes per PE, {available} available"),

@@ -366,6 +366,32 @@ pub fn relu(index: usize, x: TensorRef, n: u64, batch: u64) -> LayerInstance {
     }
 }
 
+/// `y = a + b`: `std.nn.add`'s pipelined implementation (one row of PEs, both operands in at
+/// the north edge, the sum out of the south edge).
+pub fn add(index: usize, a: TensorRef, b: TensorRef, n: u64, batch: u64) -> LayerInstance {
+    let mut layer = relu(index, a, n, batch);
+    layer.impls.truncate(1);
+    let pipelined = &mut layer.impls[0];
+    pipelined.kernel.name = "add_tile".into();
+    pipelined.ports = vec![
+        port("a_in", PortDirection::In, Side::North, false),
+        port("b_in", PortDirection::In, Side::North, false),
+        port("ys", PortDirection::Out, Side::South, false),
+    ];
+    pipelined.binds = vec![
+        bind("a", BindTarget::Port, "a_in", &[SplitAxis::Cols]),
+        bind("b", BindTarget::Port, "b_in", &[SplitAxis::Cols]),
+        bind("y", BindTarget::Port, "ys", &[SplitAxis::Cols]),
+    ];
+    LayerInstance {
+        name: format!("add#{index}"),
+        layer: "add".into(),
+        args: vec![a, b],
+        arg_names: vec!["a".into(), "b".into()],
+        ..layer
+    }
+}
+
 fn tensor(name: &str, shape: Vec<u64>) -> TensorDecl {
     TensorDecl {
         name: name.to_string(),

@@ -13,7 +13,8 @@
 //!   and the balanced choice of sizes (smallest per-stage cycle target `T`);
 //! - `estimate`: the analytic cycles per sample of `docs/mapping.md` §5;
 //! - `place`: the staircase placement around dead PEs, with transposed regions;
-//! - `routes`: routes between regions and from and to the fabric's edges;
+//! - `routes`: routes between regions and from and to the fabric's edges; `fan_out`: the
+//!   consumers that pass a result read by several layers on to the others;
 //! - `colors`: colors for every stream, reused where routes do not meet;
 //! - `batch`: the estimate of a whole batch (fill, period, copies side by side);
 //! - `copies`: replication of the whole pipeline for data parallelism, and the choice of the
@@ -28,6 +29,7 @@ mod copies;
 pub mod diagnostics;
 mod estimate;
 mod expr;
+mod fan_out;
 pub mod fixtures;
 mod io_routes;
 mod place;

@@ -225,6 +225,10 @@ pub struct PlacedPort {
     /// `Some` for a bus port: every PE of the line sends and receives on one color.
     #[serde(default)]
     pub bus: Option<Bus>,
+    /// An `in` port whose stream other layers read too: the far end of each line forwards it
+    /// on out of the region, straight on, toward them (`docs/mapping.md` §4, "Fan-out").
+    #[serde(default)]
+    pub passes_on: bool,
 }
 
 /// A port's color on the PEs of a region.
@@ -448,9 +452,10 @@ impl PlacedLayer {
                 if !bound {
                     continue;
                 }
-                // Enters from `toward`, forwarded away from it.
+                // Enters from `toward`, forwarded away from it (past the far edge too when
+                // the stream passes on).
                 let mut tx = PortSet::only(Port::Ramp);
-                if !self.at_edge(row, col, opposite_side(p.side)) {
+                if p.passes_on || !self.at_edge(row, col, opposite_side(p.side)) {
                     tx = tx.with(toward.opposite().port());
                 }
                 (PortSet::only(toward.port()), tx)
@@ -459,7 +464,12 @@ impl PlacedLayer {
                     continue;
                 }
                 if p.input {
-                    (PortSet::only(toward.port()), PortSet::only(Port::Ramp))
+                    // A stream passed on crosses a region one PE deep on its way out.
+                    let mut tx = PortSet::only(Port::Ramp);
+                    if p.passes_on {
+                        tx = tx.with(toward.opposite().port());
+                    }
+                    (PortSet::only(toward.port()), tx)
                 } else {
                     (PortSet::only(Port::Ramp), PortSet::only(toward.port()))
                 }
@@ -760,6 +770,7 @@ pub(crate) fn assemble(
                     },
                     bound,
                     bus: imp.ports.get(i).and_then(|info| info.bus),
+                    passes_on: routed.passes_on.contains(&(l, i)),
                 }
             })
             .collect();

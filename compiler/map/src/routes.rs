@@ -18,6 +18,7 @@ use wsel_ir::graph::TensorRef;
 use wsel_target::{Coord, Dir, Port, PortSet, Rect, multicast_tree, shortest_path};
 
 use crate::diagnostics as diag;
+use crate::fan_out;
 use crate::place::{DeadIndex, edge_pe};
 use crate::placement::{EdgeSource, Endpoint, Hop};
 use crate::ports::{BoundTensor, lines_on};
@@ -33,6 +34,8 @@ pub(crate) struct Routed {
     pub transfers: Vec<RawTransfer>,
     pub inputs: Vec<RawEdge>,
     pub outputs: Vec<RawEdge>,
+    /// The `(layer, port)` inputs that pass their stream on to other readers (`fan_out`).
+    pub passes_on: Vec<(usize, usize)>,
 }
 
 /// A transfer before colors.
@@ -137,10 +140,12 @@ pub(crate) fn route_all(
         regions: choice.regions.iter().map(|r| r.0).collect(),
         class_layers: &class_layers,
         used: vec![CoordSet::default(); class_count],
+        reserved: CoordSet::default(),
     };
     let mut transfers = Vec::new();
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
+    let mut passes_on = Vec::new();
 
     // Host inputs and weights: each consumer port gets its own stream per part, entering
     // the fabric edge straight out from the part's PE.
@@ -244,6 +249,14 @@ pub(crate) fn route_all(
         let dout = phys(p, out);
         let class = slot_class[slot(p, out)];
         let tensor = format!("{}.{}", layer.name, layer.output_name);
+        let passes =
+            fan_out::passing_consumers(problem, choice, p, consumers, dout, parts, is_result);
+        let passes_of = |j: u32| -> Vec<(usize, Coord)> {
+            passes
+                .iter()
+                .map(|pass| (pass.consumer, pass.beyond[j as usize]))
+                .collect()
+        };
         // Per part: the sending PE, the goals, the destinations and the host exit, for the
         // result leaving toward `side` (`None`: not the result).
         let specs_for = |router: &Router<'_, '_>, side: Option<Dir>| -> Option<Vec<PartSpec>> {
@@ -330,12 +343,31 @@ pub(crate) fn route_all(
                 break;
             }
             router.used[class] = before.clone();
+            // Where each part must start and end: no other part's route may take those PEs.
+            let ends: Vec<Vec<Coord>> = tried
+                .iter()
+                .enumerate()
+                .map(|(j, (sp, goals, _, _))| {
+                    let mut at: Vec<Coord> = goals.iter().map(|(g, _)| g.at).collect();
+                    at.extend(target.neighbor(*sp, dout));
+                    at.extend(passes_of(j as u32).into_iter().map(|(_, beyond)| beyond));
+                    at
+                })
+                .collect();
             let result = router.in_some_order(class, parts, |router, j| {
                 let (sp, goals, _, _) = &tried[j as usize];
                 if goals.len() < consumers.len() {
                     return Err("a consumer's input edge faces off the fabric".to_string());
                 }
-                router.between(class, *sp, dout, goals)
+                router.reserved = ends
+                    .iter()
+                    .enumerate()
+                    .filter(|&(k, _)| k != j as usize)
+                    .flat_map(|(_, at)| at.iter().copied())
+                    .collect();
+                let hops = router.between(class, *sp, dout, goals, &passes_of(j));
+                router.reserved.clear();
+                hops
             });
             match result {
                 Ok(hops) => {
@@ -360,7 +392,10 @@ pub(crate) fn route_all(
             }
         };
         let (specs, hops_per_part) = match routed {
-            Ok(found) => found,
+            Ok(found) => {
+                passes_on.extend(passes.iter().map(|pass| consumers[pass.consumer]));
+                found
+            }
             Err((j, why)) => {
                 let blame = consumers.first().map_or(p, |&(l, _)| l);
                 blamed.push(blame);
@@ -415,6 +450,7 @@ pub(crate) fn route_all(
         transfers,
         inputs,
         outputs,
+        passes_on,
     })
 }
 
@@ -425,6 +461,9 @@ struct Router<'p, 'a> {
     class_layers: &'p [Vec<usize>],
     /// Routers each class already uses outside its regions.
     used: Vec<CoordSet>,
+    /// PEs where the other parts of the tensor being routed start or end, which its part
+    /// must leave to them.
+    reserved: CoordSet,
 }
 
 impl Router<'_, '_> {
@@ -467,11 +506,12 @@ impl Router<'_, '_> {
         Err(first_failure.unwrap_or((0, String::new())))
     }
 
-    /// Whether `c` may carry a hop of `class`: a live PE outside the class's regions and not
-    /// yet used by the class.
+    /// Whether `c` may carry a hop of `class`: a live PE outside the class's regions, not
+    /// yet used by the class and not reserved for another part.
     fn free_for(&self, class: usize, c: Coord) -> bool {
         !self.dead.pe_dead(c)
             && !self.used[class].contains(&c)
+            && !self.reserved.contains(&c)
             && !self.class_layers[class]
                 .iter()
                 .any(|&l| self.regions[l].contains(c))
@@ -603,16 +643,18 @@ impl Router<'_, '_> {
         })
     }
 
-    /// Hops from `sp` (sending toward `dout`) to every goal, as one tree.
+    /// Hops from `sp` (sending toward `dout`) to every goal: straight on through the
+    /// consumers that pass the part on (`passes`: the goal's index and the PE just past its
+    /// line, nearest first), then as one tree from past the last of them to the other goals.
     fn between(
         &mut self,
         class: usize,
         sp: Coord,
         dout: Dir,
         goals: &[(Goal, Coord)],
+        passes: &[(usize, Coord)],
     ) -> Result<Vec<Hop>, String> {
-        let target = self.problem.target;
-        let Some(a) = target.neighbor(sp, dout) else {
+        let Some(a) = self.problem.target.neighbor(sp, dout) else {
             return if goals.is_empty() {
                 // The result leaves the fabric straight from `sp`.
                 Ok(Vec::new())
@@ -620,24 +662,62 @@ impl Router<'_, '_> {
                 Err(format!("PE {sp} sends {dout}, off the fabric"))
             };
         };
-        // Neighbouring regions: the part goes straight from `sp` into the consumer.
+        let (mut from, mut start) = (sp, a);
+        let mut hops = Vec::new();
+        for &(k, beyond) in passes {
+            let Some(&(goal, cp)) = goals.get(k) else {
+                continue;
+            };
+            hops.extend(self.tree_from(class, from, start, dout, &[(goal, cp)])?);
+            from = self
+                .problem
+                .target
+                .neighbor(beyond, dout.opposite())
+                .unwrap_or(beyond);
+            start = beyond;
+        }
+        let rest: Vec<(Goal, Coord)> = goals
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !passes.iter().any(|&(passed, _)| passed == *k))
+            .map(|(_, g)| *g)
+            .collect();
+        if !rest.is_empty() {
+            hops.extend(self.tree_from(class, from, start, dout, &rest)?);
+        }
+        Ok(hops)
+    }
+
+    /// Hops from `a`, which receives from `from` on its side opposite `dout`, to every goal,
+    /// as one tree.
+    fn tree_from(
+        &mut self,
+        class: usize,
+        from: Coord,
+        a: Coord,
+        dout: Dir,
+        goals: &[(Goal, Coord)],
+    ) -> Result<Vec<Hop>, String> {
+        let target = self.problem.target;
+        // Neighbouring regions: the part goes straight from `from` into the consumer.
         if let [(goal, cp)] = goals
             && a == *cp
-            && goal.at == sp
+            && goal.at == from
         {
             return Ok(Vec::new());
         }
         if goals.iter().any(|(_, cp)| *cp == a) {
             return Err(format!(
-                "it feeds {} layers, and the first sits right beside the producer (PE {a}), so \
-                 the part cannot branch to the others: a result split into several parts can \
-                 feed only one layer for now",
+                "it feeds {} layers, and one sits right beside PE {from} (PE {a}) but cannot \
+                 pass the part on (its input line must be a multicast line, or the region one \
+                 PE deep, with a live PE past it), so the part cannot branch to the others",
                 goals.len()
             ));
         }
         if !self.free_for(class, a) {
             return Err(format!(
-                "the PE beside the producer's edge, {a}, is dead or already carries this color"
+                "the PE beside the edge the part leaves by, {a}, is dead or already carries \
+                 this color"
             ));
         }
         let rx = dout.opposite().port();

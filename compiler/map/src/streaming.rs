@@ -122,7 +122,8 @@ pub(crate) fn map_streamed(graph: &LayerGraph, target: &Target, options: &MapOpt
 /// Maps a model for weight streaming, in micro-batches when the whole batch does not fit:
 /// `staged(b)` lowers and stages the model for a batch of `b` samples. The whole batch first;
 /// when a layer's working set does not fit even the whole fabric (E0612), the largest
-/// micro-batch that divides the batch and maps. The graph returned is the one the placement
+/// micro-batch that divides the batch and maps; when none maps, the whole batch's E0612 with
+/// a note on the largest micro-batch's failure. The graph returned is the one the placement
 /// runs (lowered for a micro-batch).
 pub fn map_micro_batches(
     graph: &LayerGraph,
@@ -139,6 +140,7 @@ pub fn map_micro_batches(
             graph: graph.clone(),
         };
     }
+    let mut first_micro_failure: Option<(u64, Diagnostic)> = None;
     for size in (1..batch).rev().filter(|s| batch.is_multiple_of(*s)) {
         let lowered = match staged(size) {
             Ok(g) => g,
@@ -169,12 +171,28 @@ pub fn map_micro_batches(
                 graph: lowered,
             };
         }
-        if !too_big(&result) {
-            return crate::Mapped {
-                result,
-                graph: lowered,
-            };
+        // A micro-batch may fail for reasons of its own (a layer's conditions on the batch):
+        // the whole batch's E0612 stays the reason, with the largest micro-batch's failure.
+        if first_micro_failure.is_none() {
+            first_micro_failure = result.diagnostics.first().map(|d| (size, d.clone()));
         }
+    }
+    let mut whole = whole;
+    if let Some((size, d)) = first_micro_failure {
+        whole.diagnostics = whole
+            .diagnostics
+            .into_iter()
+            .map(|e| {
+                if e.code != diag::E0612 {
+                    return e;
+                }
+                e.with_note(format!(
+                    "no micro-batch that divides the batch of {batch} maps either: the largest, \
+                     {size}, fails with {}: {}",
+                    d.code, d.message
+                ))
+            })
+            .collect();
     }
     crate::Mapped {
         result: whole,
@@ -386,7 +404,13 @@ fn allowed(
 ) -> bool {
     sram_bytes(layer, imp, rows, cols).is_some_and(|bytes| {
         bytes + u64::from(options.reserved_sram_bytes) <= u64::from(target.sram_bytes)
-    }) && kernel_args(layer, imp, rows, cols).is_ok()
+    }) && meets_conditions(layer, imp, rows, cols)
+}
+
+/// Whether the implementation may run on `rows × cols`, SRAM aside: its kernel arguments
+/// evaluate, its fixed sides have those sizes and its `where` conditions hold.
+fn meets_conditions(layer: &LayerInstance, imp: &LayerImpl, rows: u32, cols: u32) -> bool {
+    kernel_args(layer, imp, rows, cols).is_ok()
         && fixed_side_holds(layer, &imp.rows, rows)
         && fixed_side_holds(layer, &imp.cols, cols)
         && {
@@ -505,33 +529,47 @@ fn phase_estimate(
     }
 }
 
-/// E0605 (no region fits every phase), or E0601 at the first layer whose SRAM fits nowhere.
+/// Why no region suits every phase: at the first layer that no region of the fabric suits on
+/// its own, E0605 when its implementation's conditions hold on no region, else E0612 with the
+/// least SRAM per PE it needs on a region where they hold (and that region's size); E0605 for
+/// the model when every layer has regions but no one region suits them all.
 fn no_region(
     graph: &LayerGraph,
     impls: &[usize],
     target: &Target,
     options: &MapOptions,
 ) -> Diagnostic {
-    let whole = (target.height, target.width.min(graph.batch.max(1) as u32));
+    let max_cols = target.width.min(graph.batch.max(1) as u32);
     for (l, layer) in graph.layers.iter().enumerate() {
         let imp = &layer.impls[impls[l]];
-        let fits_somewhere = (1..=whole.0).any(|r| {
-            [1, whole.1]
-                .iter()
-                .any(|&c| allowed(layer, imp, r, c, target, options))
-        });
-        if !fits_somewhere {
-            let need = sram_bytes(layer, imp, whole.0, whole.1).unwrap_or(0)
-                + u64::from(options.reserved_sram_bytes);
-            return diag::working_set_too_big(
+        let sizes = || (1..=target.height).flat_map(|r| (1..=max_cols).map(move |c| (r, c)));
+        if sizes().any(|(r, c)| allowed(layer, imp, r, c, target, options)) {
+            continue;
+        }
+        let least = sizes()
+            .filter(|&(r, c)| meets_conditions(layer, imp, r, c))
+            .filter_map(|(r, c)| Some((sram_bytes(layer, imp, r, c)?, r, c)))
+            .min();
+        return match least {
+            Some((bytes, rows, cols)) => diag::working_set_too_big(
                 &layer.name,
                 &layer.call,
-                need,
-                whole.0,
-                whole.1,
+                bytes + u64::from(options.reserved_sram_bytes),
+                rows,
+                cols,
                 target.sram_bytes,
-            );
-        }
+            ),
+            None => diag::no_allowed_size(
+                &layer.name,
+                &layer.call,
+                &format!(
+                    "its streaming implementation's conditions hold on no region of at most \
+                     {} × {max_cols} PEs (rows × columns, the columns at most the batch of {})",
+                    target.height,
+                    graph.batch.max(1)
+                ),
+            ),
+        };
     }
     let first = &graph.layers[0];
     diag::no_allowed_size(

@@ -158,35 +158,52 @@ proptest! {
     }
 }
 
-/// A layer's result consumed by two layers travels as one multicast tree per part — or,
-/// where the first consumer sits right beside the producer so that no part can branch (the
-/// current placement always puts it there), mapping fails with E0603 instead of producing
-/// routes that cross.
+/// A layer's result consumed by several layers reaches every one of them: the consumers
+/// placed straight on from the producer pass each part on through their input lines (a row
+/// of PEs, or a multicast line), and the routes go on from there. A residual block's shape
+/// (`relu#1` read by `relu#2` and by `add#9`, which adds it to `relu#3(relu#2)`), and three
+/// readers (and `add#10`, which adds it to `add#9`), each tensor's parts on one color, every
+/// route followed hop by hop by `check_placement`.
 #[test]
-fn a_result_feeding_two_layers() {
+fn a_result_feeding_several_layers() {
     use wsel_ir::graph::TensorRef;
-    let mut graph = fixtures::mlp(&[16, 16, 16], 1, true);
-    // mlp: dense#1, relu#1, dense#2; add relu#9 reading relu#1 too.
-    graph
-        .layers
-        .push(fixtures::relu(9, TensorRef::Layer(1), 16, 1));
-    for size in [16u32, 24] {
-        let target = target_with_defects(size, &[], &[]);
-        let result = map(&graph, &target, Mode::Pipelined, &MapOptions::default());
-        match &result.placement {
-            Some(p) => {
-                common::check_placement(p, &target);
-                let fan_out = p
-                    .transfers
-                    .iter()
-                    .filter(|t| t.destinations.len() == 2)
-                    .count();
-                assert!(fan_out > 0, "no transfer reaches both consumers");
+    let relu = |i: usize, x: usize| fixtures::relu(i, TensorRef::Layer(x), 16, 1);
+    let add = |i: usize, a: usize, b: usize| {
+        fixtures::add(i, TensorRef::Layer(a), TensorRef::Layer(b), 16, 1)
+    };
+    // mlp: dense#1, relu#1; then relu#2, relu#3 and the sum.
+    let mut two = fixtures::mlp(&[16, 16], 1, true);
+    two.layers
+        .push(fixtures::relu(1, TensorRef::Layer(0), 16, 1));
+    two.layers.extend([relu(2, 1), relu(3, 2), add(9, 1, 3)]);
+    two.output = TensorRef::Layer(4);
+    let mut three = two.clone();
+    three.layers.push(add(10, 1, 4));
+    three.output = TensorRef::Layer(5);
+    for (graph, readers) in [(&two, 2), (&three, 3)] {
+        for size in [16u32, 24] {
+            let target = target_with_defects(size, &[], &[]);
+            let result = map(graph, &target, Mode::Pipelined, &MapOptions::default());
+            let p = result
+                .placement
+                .unwrap_or_else(|| panic!("{size}: {:#?}", result.diagnostics));
+            common::check_placement(&p, &target);
+            let fan_out: Vec<_> = p
+                .transfers
+                .iter()
+                .filter(|t| t.tensor == "relu#1.y")
+                .collect();
+            assert!(!fan_out.is_empty());
+            for t in fan_out {
+                assert_eq!(t.destinations.len(), readers, "{t:?}");
             }
-            None => {
-                let codes: Vec<&str> = result.diagnostics.iter().map(|d| d.code).collect();
-                assert_eq!(codes, ["E0603"], "{:#?}", result.diagnostics);
-            }
+            let passing = p
+                .layers
+                .iter()
+                .flat_map(|l| &l.ports)
+                .filter(|port| port.passes_on)
+                .count();
+            assert!(passing > 0, "no consumer passes relu#1.y on");
         }
     }
 }
