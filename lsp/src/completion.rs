@@ -237,7 +237,7 @@ fn module_items(ctx: &FileCtx<'_>, segments: &[String]) -> Vec<Completion> {
     if let Some(module) = resolve_module(db, ctx.file, segments) {
         return item_index(db, module)
             .iter()
-            .filter(|i| i.kind(db) != ItemKind::Run)
+            .filter(|i| !i.kind(db).is_config())
             .map(|i| simple(i.name(db), item_kind(i.kind(db)), i.kind(db).keyword()))
             .collect();
     }
@@ -260,7 +260,7 @@ fn stdlib_items(dotted: &str) -> Vec<Completion> {
     // Items only: what dimension and region names declare does not matter here.
     file_defs(&module, &[])
         .into_iter()
-        .filter(|d| d.kind.is_item() && d.kind != DefKind::Run)
+        .filter(|d| d.kind.is_item() && !matches!(d.kind, DefKind::Run | DefKind::Train))
         .map(|d| Completion {
             label: d.name.clone(),
             kind: def_kind(d.kind),
@@ -452,7 +452,7 @@ fn item_kind(kind: ItemKind) -> CompletionKind {
         ItemKind::Const => CompletionKind::Constant,
         ItemKind::Kernel => CompletionKind::Kernel,
         ItemKind::Layer => CompletionKind::Layer,
-        ItemKind::Model | ItemKind::Run => CompletionKind::Model,
+        ItemKind::Model | ItemKind::Run | ItemKind::Train => CompletionKind::Model,
     }
 }
 
@@ -461,7 +461,7 @@ fn def_kind(kind: DefKind) -> CompletionKind {
         DefKind::Const | DefKind::LocalConst => CompletionKind::Constant,
         DefKind::Kernel => CompletionKind::Kernel,
         DefKind::Layer => CompletionKind::Layer,
-        DefKind::Model | DefKind::Run => CompletionKind::Model,
+        DefKind::Model | DefKind::Run | DefKind::Train => CompletionKind::Model,
         DefKind::InPort | DefKind::OutPort => CompletionKind::Port,
         DefKind::Task => CompletionKind::Task,
         _ => CompletionKind::Variable,

@@ -18,6 +18,8 @@ pub enum DefKind {
     Model,
     /// A `run` item (named after the model it runs).
     Run,
+    /// A `train` item (named after the model it trains).
+    Train,
     KernelParam,
     /// A kernel `var` member: an SRAM array or scalar.
     Storage,
@@ -52,6 +54,7 @@ impl DefKind {
             DefKind::Layer => "layer",
             DefKind::Model => "model",
             DefKind::Run => "run configuration",
+            DefKind::Train => "training configuration",
             DefKind::KernelParam => "kernel parameter",
             DefKind::Storage => "SRAM variable",
             DefKind::LocalConst => "kernel constant",
@@ -77,7 +80,12 @@ impl DefKind {
     pub fn is_item(self) -> bool {
         matches!(
             self,
-            DefKind::Const | DefKind::Kernel | DefKind::Layer | DefKind::Model | DefKind::Run
+            DefKind::Const
+                | DefKind::Kernel
+                | DefKind::Layer
+                | DefKind::Model
+                | DefKind::Run
+                | DefKind::Train
         )
     }
 }
@@ -122,7 +130,9 @@ pub fn def_named_at<'d>(defs: &'d [Def], span: &Span) -> Option<&'d Def> {
 /// the cursor sits after typing it).
 pub fn def_name_at(defs: &[Def], offset: usize) -> Option<&Def> {
     defs.iter().find(|d| {
-        d.name_span.start <= offset && offset <= d.name_span.end && d.kind != DefKind::Run
+        d.name_span.start <= offset
+            && offset <= d.name_span.end
+            && !matches!(d.kind, DefKind::Run | DefKind::Train)
     })
 }
 
@@ -174,6 +184,9 @@ impl Collector<'_> {
             ast::Item::Model(m) => self.model(m),
             ast::Item::Run(r) => {
                 self.push(&r.model, DefKind::Run, &r.span, None);
+            }
+            ast::Item::Train(t) => {
+                self.push(&t.model, DefKind::Train, &t.span, None);
             }
             ast::Item::Import(_) | ast::Item::Error(_) => {}
         }

@@ -111,6 +111,7 @@ pub fn describe_def(
         DefKind::LoopVar => format!("{}: {}", def.name, ty.unwrap_or("u32")),
         DefKind::DimVar | DefKind::RegionSize => format!("{}: u32", def.name),
         DefKind::Run => format!("run {}", def.name),
+        DefKind::Train => format!("train {}", def.name),
     };
     if def.kind == DefKind::Const
         && let Some(value) = const_item_value(ctx, &def.name)

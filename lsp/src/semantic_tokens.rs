@@ -157,7 +157,9 @@ fn ident_class(
 
 fn def_class(kind: DefKind) -> (Class, u32) {
     match kind {
-        DefKind::Kernel | DefKind::Layer | DefKind::Model | DefKind::Run => (Class::Function, 0),
+        DefKind::Kernel | DefKind::Layer | DefKind::Model | DefKind::Run | DefKind::Train => {
+            (Class::Function, 0)
+        }
         DefKind::Task => (Class::Method, 0),
         DefKind::Const | DefKind::LocalConst => (Class::Variable, READONLY),
         DefKind::KernelParam => (Class::Parameter, READONLY),

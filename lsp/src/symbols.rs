@@ -21,6 +21,7 @@ pub fn document_symbols(text: &str, defs: &[Def]) -> Vec<Symbol> {
     let symbol = |d: &Def| Symbol {
         name: match d.kind {
             DefKind::Run => format!("run {}", d.name),
+            DefKind::Train => format!("train {}", d.name),
             _ => d.name.clone(),
         },
         kind: d.kind,
@@ -56,9 +57,12 @@ fn in_outline(kind: DefKind) -> bool {
 fn detail(text: &str, d: &Def) -> Option<String> {
     let after = text.get(d.name_span.end..d.decl_span.end)?;
     let cut = match d.kind {
-        DefKind::Kernel | DefKind::Layer | DefKind::Model | DefKind::Run | DefKind::Task => {
-            after.find('{').unwrap_or(after.len())
-        }
+        DefKind::Kernel
+        | DefKind::Layer
+        | DefKind::Model
+        | DefKind::Run
+        | DefKind::Train
+        | DefKind::Task => after.find('{').unwrap_or(after.len()),
         _ => after.trim_end().trim_end_matches(';').len(),
     };
     let line = crate::context::one_line(&after[..cut]);

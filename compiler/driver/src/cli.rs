@@ -97,7 +97,7 @@ pub enum Command {
     /// (loss.svg) into the output folder, all or none, and prints a report per step. Every
     /// loss, gradient and cycle count comes from executing the training graph on the fabric.
     #[command(
-        after_help = "Examples:\n  wsel train examples/digits/train.wse --steps 50 --optimizer adam --lr 0.01\n  wsel train model.wse --input x=data/x.npy --labels data/y.npy --batch 32 --epochs 2"
+        after_help = "Examples:\n  wsel train examples/digits/train.wse                 (as its `train` item says)\n  wsel train examples/digits/train.wse --steps 50 --optimizer adam --lr 0.01\n  wsel train model.wse --input x=data/x.npy --labels data/y.npy --batch 32 --epochs 2"
     )]
     Train(Box<TrainArgs>),
 }
@@ -111,54 +111,65 @@ pub struct TrainArgs {
     #[arg(long)]
     pub target: Option<String>,
     /// Training runs as weight streaming runs (one layer at a time); pipelined training is not
-    /// built yet.
-    #[arg(long, value_enum, default_value_t = ModeArg::Streaming)]
-    pub mode: ModeArg,
-    /// A model input's training data, as NAME=PATH (overrides the `run` item's `input`).
+    /// built yet [default: the `train` item's, else streaming].
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// A model input's training data, as NAME=PATH (overrides the item's `input`).
     #[arg(long = "input", value_name = "NAME=PATH")]
     pub inputs: Vec<String>,
     /// The training labels: class indices (.npy, integers) for `cross_entropy`, target
-    /// values shaped like the model's result for `mse` [default: the `run` item's `labels`].
+    /// values shaped like the model's result for `mse` [default: the item's `labels`].
     #[arg(long)]
     pub labels: Option<PathBuf>,
-    /// The loss layer of std.loss applied to the model's result.
-    #[arg(long, default_value = "cross_entropy")]
-    pub loss: String,
-    /// The optimizer the weight store applies.
-    #[arg(long, value_enum, default_value_t = OptimizerArg::Sgd)]
-    pub optimizer: OptimizerArg,
-    /// The learning rate.
-    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
-    pub lr: f32,
-    /// SGD's momentum, in [0, 1).
-    #[arg(long, default_value_t = 0.9, allow_negative_numbers = true)]
-    pub momentum: f32,
-    /// Adam's beta1, in [0, 1).
-    #[arg(long, default_value_t = 0.9, allow_negative_numbers = true)]
-    pub beta1: f32,
-    /// Adam's beta2, in [0, 1).
-    #[arg(long, default_value_t = 0.999, allow_negative_numbers = true)]
-    pub beta2: f32,
-    /// Adam's epsilon, positive.
-    #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
-    pub eps: f32,
-    /// Optimizer steps (one batch each) [default: one epoch's worth].
+    /// The loss layer of std.loss applied to the model's result [default: the `train`
+    /// item's, else cross_entropy].
+    #[arg(long)]
+    pub loss: Option<String>,
+    /// The optimizer [default: the `train` item's, else sgd].
+    #[arg(long, value_enum)]
+    pub optimizer: Option<OptimizerArg>,
+    /// The learning rate [default: the `train` item's, else 0.01].
+    #[arg(long, allow_negative_numbers = true)]
+    pub lr: Option<f32>,
+    /// SGD's momentum, in [0, 1) [default: the `train` item's, else 0.9].
+    #[arg(long, allow_negative_numbers = true)]
+    pub momentum: Option<f32>,
+    /// Adam's beta1, in [0, 1) [default: the `train` item's, else 0.9].
+    #[arg(long, allow_negative_numbers = true)]
+    pub beta1: Option<f32>,
+    /// Adam's beta2, in [0, 1) [default: the `train` item's, else 0.999].
+    #[arg(long, allow_negative_numbers = true)]
+    pub beta2: Option<f32>,
+    /// Adam's epsilon, positive [default: the `train` item's, else 1e-8].
+    #[arg(long, allow_negative_numbers = true)]
+    pub eps: Option<f32>,
+    /// Optimizer steps (one batch each) [default: the `train` item's, else one epoch's worth].
     #[arg(long, conflicts_with = "epochs")]
     pub steps: Option<u64>,
     /// Passes over the training data (the last incomplete batch of each is dropped).
     #[arg(long)]
     pub epochs: Option<u64>,
-    /// Samples per step [default: the `run` item's batch, else 32].
+    /// Samples per step [default: the item's batch, else 32].
     #[arg(long)]
     pub batch: Option<u64>,
-    /// Seed of the batch order (a new permutation of the samples every epoch).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Take the samples in file order instead of shuffling them.
+    /// Samples per micro-batch, a divisor of the batch: each step runs the micro-batches'
+    /// forward and backward passes one after the other and the store accumulates their
+    /// gradients before its one update [default: the `train` item's, else the whole batch,
+    /// or the largest divisor of it whose activations fit the SRAM].
+    #[arg(long, value_name = "N")]
+    pub micro_batch: Option<u64>,
+    /// Seed of the batch order (a new permutation of the samples every epoch) [default: the
+    /// `train` item's, else 0].
     #[arg(long)]
+    pub seed: Option<u64>,
+    /// Take the samples in file order instead of shuffling them.
+    #[arg(long, conflicts_with = "shuffle")]
     pub no_shuffle: bool,
-    /// The folder for the trained weights, loss.csv and loss.svg [default: out/train beside
-    /// the file].
+    /// Shuffle the samples even where the `train` item says `shuffle = false;`.
+    #[arg(long)]
+    pub shuffle: bool,
+    /// The folder for the trained weights, loss.csv and loss.svg [default: the `train` item's
+    /// `out_dir`, else out/train beside the file].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Allow the trained weights to replace the files the model's parameters are read from.

@@ -31,11 +31,15 @@ pub const E1107: &str = "E1107";
 /// outside 0 .. classes, or another number of samples than the inputs.
 pub const E1108: &str = "E1108";
 
+/// The micro-batch is not a positive divisor of the batch.
+pub const E1113: &str = "E1113";
+
 /// Every code of `wsel train`'s settings and data, with a one-line summary.
 pub const CODES: &[(&str, &str)] = &[
     (E1106, "the learning rate is not a finite positive number"),
     (E1107, "an optimizer setting is out of range"),
     (E1108, "the labels do not fit the model"),
+    (E1113, "the micro-batch does not divide the batch"),
 ];
 
 /// The optimizer the weight store applies.
@@ -55,6 +59,9 @@ pub struct Settings {
     pub lr: f32,
     pub steps: u64,
     pub batch: u64,
+    /// Samples per micro-batch: `batch` runs as `batch / micro_batch` forward and backward
+    /// passes whose gradients the store accumulates before the one update.
+    pub micro_batch: u64,
     pub seed: u64,
     pub shuffle: bool,
 }
@@ -90,6 +97,15 @@ pub fn check_settings(settings: &Settings) -> Result<(), BuildError> {
                 ));
             }
         }
+    }
+    let (batch, micro) = (settings.batch, settings.micro_batch);
+    if micro == 0 || !batch.is_multiple_of(micro) {
+        return Err(run_error(
+            E1113,
+            format!(
+                "a micro-batch of {micro} samples does not divide the batch of {batch}: the micro-batches of a step must be equal"
+            ),
+        ));
     }
     if settings.steps == 0 {
         return Err(run_error(E1107, "the run would take no step: give `--steps` or `--epochs` of at least 1 (and at least one full batch of data)".into()));
@@ -199,6 +215,14 @@ impl GradientSink {
         }
     }
 
+    /// Scales every sum by `factor`: the mean of a step's micro-batches' gradients (each the
+    /// gradient of its own micro-batch's mean loss) is the gradient of the batch's mean loss.
+    pub fn scale(&mut self, factor: f32) {
+        for sum in self.sums.iter_mut().flatten() {
+            sum.iter_mut().for_each(|s| *s *= factor);
+        }
+    }
+
     /// Adds one gradient stream of parameter `param`.
     pub fn add(&mut self, param: usize, grad: &[f32]) {
         self.bytes_in += 4 * grad.len() as u64;
@@ -271,7 +295,7 @@ pub fn update_cycles(target: &Target, bytes_in: u64, elements: u64) -> u64 {
 }
 
 /// What one step did, in the fabric's and the store's time.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct StepRecord {
     pub step: u64,
     /// The batch's mean loss, as the loss layer computed it on the fabric.
@@ -289,6 +313,20 @@ pub struct StepRecord {
     pub cycles: u64,
     /// Gradient bytes that entered the store.
     pub gradient_bytes: u64,
+}
+
+impl StepRecord {
+    /// Adds the fabric's part of a micro-batch's pass to this step: its loss (the caller
+    /// divides the sum by the number of micro-batches) and its cycles, which follow the
+    /// micro-batches before it.
+    pub fn add(&mut self, micro: &StepRecord) {
+        self.loss += micro.loss;
+        self.forward_cycles += micro.forward_cycles;
+        self.loss_cycles += micro.loss_cycles;
+        self.backward_cycles += micro.backward_cycles;
+        self.stall_cycles += micro.stall_cycles;
+        self.cycles += micro.cycles;
+    }
 }
 
 /// The phase kind of graph layer `instance` of a training graph.
@@ -483,6 +521,7 @@ mod tests {
             lr: 0.1,
             steps: 1,
             batch: 4,
+            micro_batch: 2,
             seed: 0,
             shuffle: true,
         };
@@ -521,6 +560,13 @@ mod tests {
                 ..ok.clone()
             }),
             E1107
+        );
+        assert_eq!(
+            code(Settings {
+                micro_batch: 3,
+                ..ok.clone()
+            }),
+            E1113
         );
         assert_eq!(code(Settings { steps: 0, ..ok }), E1107);
     }

@@ -14,6 +14,7 @@ mod error;
 pub mod graph;
 pub mod kernel;
 pub mod run_config;
+pub mod train_config;
 pub mod value;
 
 pub use error::LowerError;
@@ -24,6 +25,7 @@ pub use kernel::{
     KernelInstanceKey, instance_key, kernel_instance, lower_kernel, lower_kernel_with_spans,
 };
 pub use run_config::{RunConfig, RunMode, TargetSpec, find_model, lower_run_config};
+pub use train_config::{OptimizerName, TrainConfig, lower_train_config};
 pub use value::ArgValue;
 
 /// Every diagnostic code lowering reports, with a one-line summary, in code order.

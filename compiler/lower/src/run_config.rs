@@ -49,14 +49,29 @@ pub const TARGET_PRESETS: &[&str] = &["dev", "wse2", "wse3"];
 /// The first `run` item of `file`, if it has one. Settings with values of the wrong kind
 /// (reported by the checker) are left out.
 pub fn lower_run_config(db: &dyn Db, file: SourceFile) -> Option<RunConfig> {
+    let run = config_item(db, file, ItemKind::Run)?;
+    Some(lower_data(file.path(db), run))
+}
+
+/// The syntax of the first configuration item of `kind` (`run` or `train`) in `file`.
+pub(crate) fn config_item(
+    db: &dyn Db,
+    file: SourceFile,
+    kind: ItemKind,
+) -> Option<&ast::RunConfig> {
     let item = item_index(db, file)
         .iter()
         .copied()
-        .find(|i| i.kind(db) == ItemKind::Run)?;
-    let Some(ast::Item::Run(run)) = item_ast(db, item) else {
-        return None;
-    };
-    let path = file.path(db);
+        .find(|i| i.kind(db) == kind)?;
+    match item_ast(db, item) {
+        Some(ast::Item::Run(config) | ast::Item::Train(config)) => Some(config),
+        _ => None,
+    }
+}
+
+/// The settings a `run` and a `train` item share (model, inputs, labels, target, mode,
+/// batch, output) of `run`, written in the file at `path`; other keys are left out.
+pub(crate) fn lower_data(path: &Path, run: &ast::RunConfig) -> RunConfig {
     let mut config = RunConfig {
         model: run.model.name.clone(),
         inputs: Vec::new(),
@@ -66,7 +81,7 @@ pub fn lower_run_config(db: &dyn Db, file: SourceFile) -> Option<RunConfig> {
         mode: None,
         batch: None,
         span: SourceSpan {
-            file: path.clone(),
+            file: path.to_path_buf(),
             span: run.span.clone(),
         },
     };
@@ -80,7 +95,7 @@ pub fn lower_run_config(db: &dyn Db, file: SourceFile) -> Option<RunConfig> {
             ast::RunSetting::Key { key, value, .. } => apply(&mut config, path, &key.name, value),
         }
     }
-    Some(config)
+    config
 }
 
 /// The model named `name` in the scope of `file` (defined there or imported).

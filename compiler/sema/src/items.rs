@@ -22,6 +22,7 @@ pub enum ItemKind {
     Layer,
     Model,
     Run,
+    Train,
 }
 
 impl ItemKind {
@@ -33,7 +34,14 @@ impl ItemKind {
             ItemKind::Layer => "layer",
             ItemKind::Model => "model",
             ItemKind::Run => "run configuration",
+            ItemKind::Train => "training configuration",
         }
+    }
+
+    /// Whether the item is a configuration (`run`, `train`): it has no name of its own, so it
+    /// is neither in scope nor importable.
+    pub fn is_config(self) -> bool {
+        matches!(self, ItemKind::Run | ItemKind::Train)
     }
 }
 
@@ -108,7 +116,7 @@ impl<'db> ModuleScope<'db> {
 pub fn module_scope<'db>(db: &'db dyn Db, file: SourceFile) -> ModuleScope<'db> {
     let mut names = BTreeMap::new();
     for &item in item_index(db, file) {
-        if item.kind(db) != ItemKind::Run {
+        if !item.kind(db).is_config() {
             names.entry(item.name(db).clone()).or_insert(item);
         }
     }
@@ -146,7 +154,7 @@ pub fn unresolved_imports(db: &dyn Db, file: SourceFile) -> BTreeSet<String> {
 }
 
 /// The item an import of `name` from `module` names: the first item so named that is not a
-/// `run` item (only those can be imported).
+/// `run` or `train` item (only those can be imported).
 pub fn importable_item<'db>(
     db: &'db dyn Db,
     module: SourceFile,
@@ -155,7 +163,7 @@ pub fn importable_item<'db>(
     item_index(db, module)
         .iter()
         .copied()
-        .find(|i| i.kind(db) != ItemKind::Run && i.name(db) == name)
+        .find(|i| !i.kind(db).is_config() && i.name(db) == name)
 }
 
 /// One `import` with its module path as strings (no spans, so it is stable across edits).
@@ -236,7 +244,7 @@ pub fn item_location(db: &dyn Db, item: ItemId<'_>) -> Option<Location> {
         ast::Item::Kernel(k) => k.name.span.clone(),
         ast::Item::Layer(l) => l.name.span.clone(),
         ast::Item::Model(m) => m.name.span.clone(),
-        ast::Item::Run(r) => r.model.span.clone(),
+        ast::Item::Run(r) | ast::Item::Train(r) => r.model.span.clone(),
         ast::Item::Import(_) | ast::Item::Error(_) => return None,
     };
     Some(Location {
@@ -253,6 +261,7 @@ fn item_key(item: &ast::Item) -> Option<(ItemKind, String)> {
         ast::Item::Layer(l) => Some((ItemKind::Layer, l.name.name.clone())),
         ast::Item::Model(m) => Some((ItemKind::Model, m.name.name.clone())),
         ast::Item::Run(_) => Some((ItemKind::Run, String::new())),
+        ast::Item::Train(_) => Some((ItemKind::Train, String::new())),
         ast::Item::Import(_) | ast::Item::Error(_) => None,
     }
 }

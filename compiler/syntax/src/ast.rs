@@ -32,6 +32,8 @@ pub enum Item {
     Layer(Layer),
     Model(Model),
     Run(RunConfig),
+    /// `train model { ... }` (docs/language.md §11): what `wsel train` does.
+    Train(RunConfig),
     /// An item the parser skipped after a syntax error.
     Error(Span),
 }
@@ -444,7 +446,7 @@ pub enum ModelStmt {
     Error(Span),
 }
 
-/// `run model { setting; ... }`
+/// `run model { setting; ... }`, or `train model { setting; ... }` (the same shape).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunConfig {
     pub model: Ident,
@@ -460,6 +462,7 @@ pub enum RunSetting {
         path: String,
         span: Span,
     },
-    /// `key = value;` for `output`, `labels`, `target`, `mode`, `batch`.
+    /// `key = value;`: for `run`, `output`, `labels`, `target`, `mode`, `batch`; for `train`,
+    /// also the training settings (docs/language.md §11).
     Key { key: Ident, value: Expr, span: Span },
 }

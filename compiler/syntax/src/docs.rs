@@ -40,7 +40,7 @@ pub(crate) fn attach(module: &mut Module, tokens: &[(Token, Span)]) {
             }
             Item::Layer(l) => l.doc = take(&l.span),
             Item::Model(m) => m.doc = take(&m.span),
-            Item::Import(_) | Item::Run(_) | Item::Error(_) => {}
+            Item::Import(_) | Item::Run(_) | Item::Train(_) | Item::Error(_) => {}
         }
     }
 }

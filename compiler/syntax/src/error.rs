@@ -516,7 +516,7 @@ const STATEMENTS: &[&str] = &[
     "`return`",
 ];
 const ITEMS: &[&str] = &[
-    "`import`", "`const`", "`kernel`", "`layer`", "`model`", "`run`",
+    "`import`", "`const`", "`kernel`", "`layer`", "`model`", "`run`", "`train`",
 ];
 const TYPES: &[&str] = &[
     "`f32`", "`f16`", "`i32`", "`u32`", "`bool`", "`stream`", "`[`",

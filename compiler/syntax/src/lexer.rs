@@ -124,6 +124,8 @@ pub enum Token {
     Where,
     #[token("run")]
     Run,
+    #[token("train")]
+    Train,
     #[token("bind")]
     Bind,
     #[token("to")]
@@ -281,6 +283,7 @@ impl Token {
             T::On => "on",
             T::Where => "where",
             T::Run => "run",
+            T::Train => "train",
             T::Bind => "bind",
             T::To => "to",
             T::Split => "split",
@@ -610,6 +613,7 @@ pub const KEYWORDS: &[&str] = &[
     "on",
     "where",
     "run",
+    "train",
     "bind",
     "to",
     "split",

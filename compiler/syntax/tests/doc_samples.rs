@@ -35,7 +35,7 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        17,
+        18,
         "a sample was added to or removed from the doc"
     );
 }
@@ -327,4 +327,26 @@ fn a_result_summed_over_the_batch_parses() {
         wsel_syntax::ast::Item::Layer(layer) => assert!(layer.output_is_param),
         other => panic!("not a layer: {other:?}"),
     }
+}
+
+#[test]
+fn train_item() {
+    check(
+        r#"train digits {
+    input x = "data/x_train.npy";    // one per model input
+    labels = "data/y_train.npy";     // class indices (cross_entropy) or target values (mse)
+    loss = "cross_entropy";          // a loss layer of std.loss; default cross_entropy
+    optimizer = "sgd";               // "sgd" (default) or "adam"
+    momentum = 0.9;                  // SGD: in [0, 1), default 0.9
+    lr = 0.05;                       // a finite positive number, default 0.01
+    steps = 50;                      // or `epochs = 2;` (not both); default one epoch
+    batch = 16;                      // samples per step, default 32
+    seed = 1;                        // the batch order's seed, default 0
+    shuffle = true;                  // false: the samples in file order
+    target = "wse2";                 // as in `run`; default dev
+    mode = "streaming";              // "streaming" (default) or "pipelined"
+    out_dir = "out/train";           // the trained weights, loss.csv, loss.svg
+}"#,
+        Wrap::Module,
+    );
 }

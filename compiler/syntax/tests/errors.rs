@@ -36,6 +36,7 @@ fn item_kinds(parsed: &Parsed) -> Vec<&'static str> {
             Item::Layer(_) => "layer",
             Item::Model(_) => "model",
             Item::Run(_) => "run",
+            Item::Train(_) => "train",
             Item::Error(_) => "error",
         })
         .collect()
@@ -442,4 +443,22 @@ fn a_broken_string_still_gives_its_declaration_a_value() {
         "{shown:?}"
     );
     assert!(shown[1].contains(r#"Str("out.npy""#), "{shown:?}");
+}
+
+#[test]
+fn a_train_item_parses_like_a_run_item_and_recovers_alike() {
+    let parsed = check(
+        "train m {\n    input x = \"x.npy\";\n    lr = 0.05;\n    optimizer = ;\n    shuffle = false;\n}\nrun m { batch = 8; }\n",
+        expect![[r#"
+            E0002 64..65: expected an expression, found `;` [unexpected `;`]
+        "#]],
+    );
+    assert_eq!(item_kinds(&parsed), ["train", "run"]);
+    let Item::Train(train) = &parsed.module.items[0] else {
+        panic!("{:?}", parsed.module)
+    };
+    let keys: Vec<String> = train.settings.iter().map(|s| format!("{s:?}")).collect();
+    assert_eq!(train.settings.len(), 3, "{keys:?}");
+    assert!(keys[1].contains("Float(0.05"), "{keys:?}");
+    assert!(keys[2].contains("Bool(false"), "{keys:?}");
 }

@@ -5,7 +5,7 @@ endif
 
 syntax keyword wseKeyword import as const kernel layer model param let var in out task then
 syntax keyword wseKeyword recv send activate if else for while return cost pipelined streaming
-syntax keyword wseKeyword on where run bind to split from
+syntax keyword wseKeyword on where run train bind to split from
 syntax keyword wseBoolean true false
 syntax keyword wseType f32 f16 i32 u32 bool stream
 syntax match wseNumber "\<\d[0-9_]*\(\.\d\+\)\=\([eE][+-]\=\d\+\)\=\>"

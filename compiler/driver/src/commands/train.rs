@@ -14,7 +14,7 @@ use wsel_target::Target;
 
 use crate::atomic::Outputs;
 use crate::built::BuildRequest;
-use crate::cli::{BackendArg, ModeArg, OptimizerArg, TrainArgs};
+use crate::cli::{BackendArg, ModeArg, TrainArgs};
 use crate::inputs::{NamedInput, parse_input_flags, read_inputs, read_params};
 use crate::pipeline::{
     BuildError, Compiled, Loaded, choose_backend, choose_target, compile_layers, hang_checks,
@@ -24,19 +24,15 @@ use crate::run_errors::{E0804, E0805};
 use crate::status::Status;
 use crate::tensor::{Tensor, encode_npy, read_labels, read_npy};
 use crate::train_outputs::{csv, samples_per_second, svg, table_header, table_line};
+use crate::train_settings::{self, LossChoice};
 use crate::training::{
-    E1108, GradientSink, Optimizer, Settings, StepRecord, Store, batch_order, check_settings,
-    f32_tensor, gather_rows, one_hot, simulate_step, update_cycles,
+    E1108, GradientSink, Settings, StepRecord, Store, batch_order, check_settings, f32_tensor,
+    gather_rows, one_hot, simulate_step, update_cycles,
 };
 use wsel_estimate::cost_model;
 
 pub fn run(args: &TrainArgs) -> Status {
     let color = args.color.use_color_on_stderr();
-    if args.mode == ModeArg::Pipelined {
-        let message = "pipelined training is not built yet: `wsel train` runs one layer at a time \
-                       as weight streaming does (`--mode streaming`)";
-        return report_build_failure(None, BuildError::Message(message.into()), color);
-    }
     let loaded = match load_and_check(&args.file) {
         Ok(loaded) => loaded,
         Err(failure) => return report_build_error(failure.db.as_ref(), failure.error, color),
@@ -58,21 +54,26 @@ struct Program {
 
 fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
     let db = &loaded.db;
-    let config = wsel_lower::lower_run_config(db, loaded.file);
-    let model = pick_model(db, loaded.file, config.as_ref()).map_err(BuildError::Message)?;
+    let item = wsel_lower::lower_train_config(db, loaded.file);
+    let item = item.as_ref();
+    if train_settings::pipelined(args, item) {
+        let message = "pipelined training is not built yet: `wsel train` runs one layer at a time \
+                       as weight streaming does (`--mode streaming`)";
+        return Err(BuildError::Message(message.into()));
+    }
+    let run_config = wsel_lower::lower_run_config(db, loaded.file);
+    let config = train_settings::data_config(item, run_config.as_ref());
+    let model = pick_model(db, loaded.file, config).map_err(BuildError::Message)?;
 
     // The data: the model's inputs and the labels, all of the training set.
     let (shape_graph, _) = wsel_lower::layer_graph(db, model, 1);
     let overrides = parse_input_flags(&args.inputs)?;
-    let (data, warnings) = read_inputs(&shape_graph, config.as_ref(), &overrides)?;
+    let (data, warnings) = read_inputs(&shape_graph, config, &overrides)?;
     for warning in &warnings {
         eprintln!("warning: {warning}");
     }
     let samples = data.first().map_or(0, |t| t.shape[0]);
-    let batch = args
-        .batch
-        .or(config.as_ref().and_then(|c| c.batch))
-        .unwrap_or(32);
+    let batch = args.batch.or(config.and_then(|c| c.batch)).unwrap_or(32);
     if batch == 0 || batch > samples {
         return Err(BuildError::Run {
             code: E0805,
@@ -81,29 +82,7 @@ fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
             ),
         });
     }
-    let per_epoch = samples / batch;
-    let steps = match (args.steps, args.epochs) {
-        (Some(steps), _) => steps,
-        (None, Some(epochs)) => epochs * per_epoch,
-        (None, None) => per_epoch,
-    };
-    let settings = Settings {
-        optimizer: match args.optimizer {
-            OptimizerArg::Sgd => Optimizer::Sgd {
-                momentum: args.momentum,
-            },
-            OptimizerArg::Adam => Optimizer::Adam {
-                beta1: args.beta1,
-                beta2: args.beta2,
-                eps: args.eps,
-            },
-        },
-        lr: args.lr,
-        steps,
-        batch,
-        seed: args.seed,
-        shuffle: !args.no_shuffle,
-    };
+    let settings = train_settings::settings(args, item, batch, samples / batch);
     check_settings(&settings)?;
 
     let (graph, diagnostics) = wsel_lower::layer_graph(db, model, batch);
@@ -113,19 +92,20 @@ fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
     let labels_path = args
         .labels
         .clone()
-        .or(config.as_ref().and_then(|c| c.labels.clone()))
+        .or(config.and_then(|c| c.labels.clone()))
         .ok_or_else(|| BuildError::Run {
             code: E1108,
-            message: "no labels to train against: pass `--labels PATH` or add `labels = \"...\";` to the `run` item".into(),
+            message: "no labels to train against: pass `--labels PATH` or add `labels = \"...\";` to the `train` item".into(),
         })?;
     let result_shape = match graph.output {
         TensorRef::Layer(l) => graph.layers[l].output_shape.clone(),
         TensorRef::Input(i) => graph.inputs[i].shape.clone(),
         TensorRef::Param(p) => graph.params[p].tensor.shape.clone(),
     };
-    let train = training_graph(loaded, model, &graph, args)?;
-    let targets = read_targets(&labels_path, &result_shape, &args.loss, samples)?;
-    let program = build(loaded, train, &graph, args, config.as_ref())?;
+    let loss = train_settings::loss(args, item);
+    let chosen = args.micro_batch.is_some() || item.and_then(|t| t.micro_batch).is_some();
+    let (program, settings) = build_fitting(loaded, model, &loss, settings, chosen, args, config)?;
+    let targets = read_targets(&labels_path, &result_shape, &loss.name, samples)?;
     let params = read_params(&graph, &[])?;
     let trained = run_steps(&program, &graph, &data, &targets, params, &settings, args)?;
 
@@ -134,57 +114,94 @@ fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
         Some(labels) => Some(test_accuracy(args, &graph, &trained.store, labels)?),
         None => None,
     };
-    write_outputs(args, &graph, &trained, &program.target, batch)?;
-    print_summary(args, &trained, &program, batch, accuracy);
+    let dir = train_settings::out_dir(args, item);
+    write_outputs(args, &dir, &graph, &trained, &program.target, batch)?;
+    print_summary(&trained, &program, &settings, accuracy);
     Ok(())
 }
 
-/// The training graph of `model` (lowered as `graph`) with the loss of `--loss`.
+/// The training graph of `model` (lowered as `graph`) with the chosen loss; an unknown loss
+/// is reported at the item's `loss` setting, else at the model's last call.
 fn training_graph(
     loaded: &Loaded,
     model: wsel_sema::ItemId<'_>,
     graph: &LayerGraph,
-    args: &TrainArgs,
+    loss: &LossChoice,
 ) -> Result<TrainGraph, BuildError> {
-    let loss_at = graph.layers.last().map_or_else(
-        || Location {
-            file: args.file.clone(),
-            span: 0..0,
-        },
-        |l| Location {
-            file: l.call.file.clone(),
-            span: l.call.span.clone(),
-        },
-    );
-    wsel_lower::training_graph(&loaded.db, model, graph, &args.loss, loss_at)
+    let loss_at = loss.at.clone().unwrap_or_else(|| {
+        graph.layers.last().map_or_else(
+            || Location {
+                file: loaded.file.path(&loaded.db).clone(),
+                span: 0..0,
+            },
+            |l| Location {
+                file: l.call.file.clone(),
+                span: l.call.span.clone(),
+            },
+        )
+    });
+    wsel_lower::training_graph(&loaded.db, model, graph, &loss.name, loss_at)
         .map_err(BuildError::Diagnostics)
 }
 
-/// The training graph mapped for weight streaming and compiled, with the static hang checks.
+/// The training graph at the settings' micro-batch, mapped for weight streaming and compiled.
+/// When the micro-batch's activations do not fit the SRAM (the mapper would split it), a
+/// micro-batch that was not `chosen` becomes the largest divisor of the batch that fits;
+/// a chosen one is an error asking for a smaller one.
+fn build_fitting(
+    loaded: &Loaded,
+    model: wsel_sema::ItemId<'_>,
+    loss: &LossChoice,
+    mut settings: Settings,
+    chosen: bool,
+    args: &TrainArgs,
+    config: Option<&wsel_lower::RunConfig>,
+) -> Result<(Program, Settings), BuildError> {
+    let target = choose_target(args.target.as_deref(), config)?;
+    loop {
+        let micro = settings.micro_batch;
+        let (graph, diagnostics) = wsel_lower::layer_graph(&loaded.db, model, micro);
+        if !diagnostics.is_empty() {
+            return Err(BuildError::Diagnostics(diagnostics));
+        }
+        let train = training_graph(loaded, model, &graph, loss)?;
+        let mapped = wsel_map::map(
+            &train.graph,
+            &target,
+            Mode::Streaming,
+            &MapOptions::default(),
+        );
+        let placement = mapped
+            .placement
+            .ok_or(BuildError::Diagnostics(mapped.diagnostics))?;
+        let parts = u64::from(placement.micro_batches.max(1));
+        if parts == 1 {
+            let program = build(loaded, train, placement, target, args)?;
+            return Ok((program, settings));
+        }
+        let smaller = (1..=micro / parts)
+            .rev()
+            .find(|d| settings.batch.is_multiple_of(*d));
+        match smaller {
+            Some(fits) if !chosen => settings.micro_batch = fits,
+            _ => {
+                return Err(BuildError::Message(format!(
+                    "a micro-batch of {micro} samples does not fit the fabric's SRAM for training (the mapper would split it in {parts}): use a smaller `--micro-batch`, a divisor of the batch"
+                )));
+            }
+        }
+    }
+}
+
+/// The training graph placed for weight streaming, compiled, with the static hang checks.
 fn build(
     loaded: &Loaded,
     train: TrainGraph,
-    graph: &LayerGraph,
+    placement: Placement,
+    target: Target,
     args: &TrainArgs,
-    config: Option<&wsel_lower::RunConfig>,
 ) -> Result<Program, BuildError> {
     let db = &loaded.db;
-    let target = choose_target(args.target.as_deref(), config)?;
-    let mapped = wsel_map::map(
-        &train.graph,
-        &target,
-        Mode::Streaming,
-        &MapOptions::default(),
-    );
-    let placement = mapped
-        .placement
-        .ok_or(BuildError::Diagnostics(mapped.diagnostics))?;
-    if placement.micro_batches > 1 {
-        return Err(BuildError::Message(format!(
-            "a batch of {} samples does not fit the fabric's SRAM for training (it would run in {} micro-batches, which training does not do yet): use a smaller `--batch`",
-            graph.batch, placement.micro_batches
-        )));
-    }
     let backend = choose_backend(match args.backend {
         BackendArg::Cranelift => BackendArg::Cranelift,
         other => other,
@@ -286,31 +303,39 @@ fn run_steps(
         print!("{}", table_header());
     }
     for (k, rows) in order.iter().enumerate() {
-        let mut inputs: Vec<Tensor> = data.iter().map(|t| gather_rows(t, rows)).collect();
-        inputs.push(gather_rows(targets, rows));
         let weights: Vec<Tensor> = store
             .params
             .iter()
             .zip(&shapes)
             .map(|(w, shape)| f32_tensor(shape.clone(), w))
             .collect();
-        let (outputs, mut record) = simulate_step(
-            train, placement, compiled, target, &inputs, &weights, &options,
-        )?;
-        if !outputs.loss.is_finite() {
+        let mut sink = GradientSink::new(store.params.len());
+        let mut record = StepRecord::default();
+        // The batch's micro-batches, one after the other with the same weights.
+        for part in rows.chunks(settings.micro_batch as usize) {
+            let mut inputs: Vec<Tensor> = data.iter().map(|t| gather_rows(t, part)).collect();
+            inputs.push(gather_rows(targets, part));
+            let (outputs, micro) = simulate_step(
+                train, placement, compiled, target, &inputs, &weights, &options,
+            )?;
+            for (param, grad) in &outputs.grads {
+                sink.add(*param, grad);
+            }
+            record.add(&micro);
+        }
+        let parts = settings.batch / settings.micro_batch;
+        sink.scale(1.0 / parts as f32);
+        record.loss /= parts as f32;
+        if !record.loss.is_finite() {
             return Err(BuildError::Run {
                 code: crate::run_errors::E0806,
                 message: format!(
                     "the loss is {} at step {} of `{}`: lower the learning rate",
-                    outputs.loss,
+                    record.loss,
                     k + 1,
                     graph.model
                 ),
             });
-        }
-        let mut sink = GradientSink::new(store.params.len());
-        for (param, grad) in &outputs.grads {
-            sink.add(*param, grad);
         }
         let elements = store.apply(settings.optimizer, settings.lr, &sink);
         record.step = k as u64 + 1;
@@ -384,18 +409,12 @@ fn test_accuracy(
 /// The output folder's files: every trained parameter, loss.csv, loss.svg; all or none.
 fn write_outputs(
     args: &TrainArgs,
+    dir: &Path,
     graph: &LayerGraph,
     trained: &Trained,
     target: &Target,
     batch: u64,
 ) -> Result<(), BuildError> {
-    let dir = args.out.clone().unwrap_or_else(|| {
-        args.file
-            .parent()
-            .unwrap_or(Path::new("."))
-            .join("out")
-            .join("train")
-    });
     let mut outputs = Outputs::default();
     for (p, w) in graph.params.iter().zip(&trained.store.params) {
         let path = dir.join(format!("{}.npy", p.tensor.name));
@@ -473,12 +492,12 @@ fn kept_bytes(train: &TrainGraph, placement: &Placement) -> u64 {
 }
 
 fn print_summary(
-    args: &TrainArgs,
     trained: &Trained,
     program: &Program,
-    batch: u64,
+    settings: &Settings,
     accuracy: Option<(u64, u64)>,
 ) {
+    let batch = settings.batch;
     let target = &program.target;
     let total: u64 = trained.steps.iter().map(|s| s.cycles).sum();
     let samples = batch * trained.steps.len() as u64;
@@ -488,9 +507,18 @@ fn print_summary(
         .layers
         .first()
         .map_or((0, 0), |l| (l.rows, l.cols));
+    let parts = batch / settings.micro_batch.max(1);
+    let split = if parts > 1 {
+        format!(
+            " in {parts} micro-batches of {} (gradients accumulated in the store)",
+            settings.micro_batch
+        )
+    } else {
+        String::new()
+    };
     let mut out = String::new();
     out.push_str(&format!(
-        "  {} steps of {batch} samples on {} ({} phases a step, one layer at a time on {}×{} PEs, weights streamed in twice, gradients out to the store)\n",
+        "  {} steps of {batch} samples{split} on {} ({} phases a pass, one layer at a time on {}×{} PEs, weights streamed in twice, gradients out to the store)\n",
         trained.steps.len(),
         target.name,
         phases,
@@ -525,6 +553,5 @@ fn print_summary(
             100.0 * correct as f64 / of.max(1) as f64
         ));
     }
-    let _ = args;
     print!("{out}");
 }

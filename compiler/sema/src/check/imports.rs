@@ -1,5 +1,5 @@
 //! Module-level checks of one file: imports (unknown module, unknown name, cycles),
-//! duplicate top-level names, and at most one `run` item; and the name uses an import list
+//! duplicate top-level names, and at most one `run` item and one `train` item; and the name uses an import list
 //! makes (`import_uses`).
 
 use std::collections::BTreeMap;
@@ -10,10 +10,9 @@ use wsel_syntax::ast::{self, Span};
 
 use crate::analysis::NameUse;
 use crate::db::{Db, Reported, SourceFile};
-use crate::diagnostics::{did_you_mean, resolve, run};
+use crate::diagnostics::{did_you_mean, resolve, run, train};
 use crate::items::{
-    ItemKind, file_imports, import_target_path, importable_item, item_index, item_location,
-    resolve_module,
+    file_imports, import_target_path, importable_item, item_index, item_location, resolve_module,
 };
 use crate::syntax::parse;
 use wsel_diagnostic::Location;
@@ -31,6 +30,7 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
     // first definition is the one written first.
     let mut names: Vec<&ast::Ident> = Vec::new();
     let mut first_run: Option<Span> = None;
+    let mut first_train: Option<Span> = None;
     for item in &module.items {
         let name = match item {
             ast::Item::Const(c) => &c.name,
@@ -43,6 +43,15 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
                         Reported(run::second_run(loc(&r.span), loc(first))).accumulate(db)
                     }
                     None => first_run = Some(r.span.clone()),
+                }
+                continue;
+            }
+            ast::Item::Train(t) => {
+                match &first_train {
+                    Some(first) => {
+                        Reported(train::second_train(loc(&t.span), loc(first))).accumulate(db)
+                    }
+                    None => first_train = Some(t.span.clone()),
                 }
                 continue;
             }
@@ -113,7 +122,7 @@ pub fn check_imports(db: &dyn Db, file: SourceFile) {
             if importable_item(db, target, &n.name.name).is_none() {
                 let names = item_index(db, target)
                     .iter()
-                    .filter(|i| i.kind(db) != ItemKind::Run)
+                    .filter(|i| !i.kind(db).is_config())
                     .map(|i| i.name(db).as_str());
                 let suggestion = did_you_mean(&n.name.name, names);
                 Reported(resolve::unknown_import(

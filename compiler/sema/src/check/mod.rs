@@ -1,6 +1,7 @@
 //! The checks: one tracked query per item kind, and `check_file` that runs them all for a
 //! file and collects their results.
 
+pub mod config;
 pub mod consts;
 pub mod expr;
 pub mod imports;
@@ -8,6 +9,7 @@ pub mod kernel;
 pub mod layer;
 pub mod model;
 pub mod run;
+pub mod train;
 
 use crate::analysis::FileAnalysis;
 use crate::db::{Db, SourceFile};
@@ -33,6 +35,7 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> FileAnalysis {
             ItemKind::Layer => layer::check_layer(db, item),
             ItemKind::Model => &model::check_model(db, item).analysis,
             ItemKind::Run => run::check_run(db, item),
+            ItemKind::Train => train::check_train(db, item),
         };
         out.uses.extend(analysis.uses.iter().cloned());
         out.types.extend(analysis.types.iter().cloned());

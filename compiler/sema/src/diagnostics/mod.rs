@@ -7,6 +7,7 @@ pub mod layers;
 pub mod models;
 pub mod resolve;
 pub mod run;
+pub mod train;
 pub mod types;
 
 /// Every code this crate reports, with a one-line summary (the parser's E0001–E0007 come
@@ -119,6 +120,10 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     ("E0440", "resident activation in a pipelined implementation"),
     ("E0441", "`tiles` with the wrong number of counts"),
+    ("E1109", "unknown or repeated train setting"),
+    ("E1110", "invalid train setting value"),
+    ("E1111", "more than one `train` item in a file"),
+    ("E1112", "train settings that exclude each other"),
 ];
 
 /// The longest name, in characters, that gets a "did you mean" suggestion. Comparing two names

@@ -8,6 +8,7 @@ mod layers;
 mod models;
 mod resolve;
 mod runs;
+mod trains;
 mod types;
 
 use std::collections::BTreeMap;
@@ -169,6 +170,7 @@ fn every_code_has_a_test() {
         include_str!("models.rs"),
         include_str!("resolve.rs"),
         include_str!("runs.rs"),
+        include_str!("trains.rs"),
         include_str!("types.rs"),
     ]
     .concat();

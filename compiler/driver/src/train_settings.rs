@@ -1,0 +1,125 @@
+//! `wsel train`'s settings: each flag, else the file's `train` item, else its default
+//! (docs/running.md, "Training"). The item's data settings (inputs, labels, target, batch)
+//! replace the `run` item's when the file has a `train` item.
+
+use std::path::{Path, PathBuf};
+
+use wsel_lower::{OptimizerName, RunConfig, RunMode, TrainConfig};
+use wsel_sema::Location;
+
+use crate::cli::{ModeArg, OptimizerArg, TrainArgs};
+use crate::training::{Optimizer, Settings};
+
+/// The loss layer's name and where an unknown one is reported (E1101).
+pub struct LossChoice {
+    pub name: String,
+    /// The item's `loss = "...";` value, if the name comes from there.
+    pub at: Option<Location>,
+}
+
+/// The configuration the data comes from: the `train` item's, else the `run` item's.
+pub fn data_config<'a>(
+    train: Option<&'a TrainConfig>,
+    run: Option<&'a RunConfig>,
+) -> Option<&'a RunConfig> {
+    train.map(|t| &t.data).or(run)
+}
+
+/// Whether training runs pipelined: `--mode`, else the item's `mode`, else streaming.
+pub fn pipelined(args: &TrainArgs, item: Option<&TrainConfig>) -> bool {
+    match args.mode {
+        Some(mode) => mode == ModeArg::Pipelined,
+        None => item.and_then(|t| t.data.mode) == Some(RunMode::Pipelined),
+    }
+}
+
+/// The loss: `--loss`, else the item's, else `cross_entropy`.
+pub fn loss(args: &TrainArgs, item: Option<&TrainConfig>) -> LossChoice {
+    if let Some(name) = &args.loss {
+        return LossChoice {
+            name: name.clone(),
+            at: None,
+        };
+    }
+    match item.and_then(|t| t.loss.as_ref()) {
+        Some((name, at)) => LossChoice {
+            name: name.clone(),
+            at: Some(Location {
+                file: at.file.clone(),
+                span: at.span.clone(),
+            }),
+        },
+        None => LossChoice {
+            name: "cross_entropy".into(),
+            at: None,
+        },
+    }
+}
+
+/// The optimizer, learning rate, step count and batch order; `per_epoch` is the number of
+/// whole batches in the data, `batch` the samples per step.
+pub fn settings(
+    args: &TrainArgs,
+    item: Option<&TrainConfig>,
+    batch: u64,
+    per_epoch: u64,
+) -> Settings {
+    let pick = |flag: Option<f32>, of: fn(&TrainConfig) -> Option<f32>, default: f32| {
+        flag.or(item.and_then(of)).unwrap_or(default)
+    };
+    let adam = match args.optimizer {
+        Some(choice) => choice == OptimizerArg::Adam,
+        None => item.and_then(|t| t.optimizer) == Some(OptimizerName::Adam),
+    };
+    let optimizer = if adam {
+        Optimizer::Adam {
+            beta1: pick(args.beta1, |t| t.beta1, 0.9),
+            beta2: pick(args.beta2, |t| t.beta2, 0.999),
+            eps: pick(args.eps, |t| t.eps, 1e-8),
+        }
+    } else {
+        Optimizer::Sgd {
+            momentum: pick(args.momentum, |t| t.momentum, 0.9),
+        }
+    };
+    // Flags win over the item as a pair: `--epochs` replaces the item's `steps`.
+    let (steps, epochs) = match (args.steps, args.epochs) {
+        (None, None) => (item.and_then(|t| t.steps), item.and_then(|t| t.epochs)),
+        flags => flags,
+    };
+    let shuffle = if args.no_shuffle || args.shuffle {
+        args.shuffle
+    } else {
+        item.and_then(|t| t.shuffle).unwrap_or(true)
+    };
+    Settings {
+        optimizer,
+        lr: pick(args.lr, |t| t.lr, 0.01),
+        steps: match (steps, epochs) {
+            (Some(steps), _) => steps,
+            (None, Some(epochs)) => epochs * per_epoch,
+            (None, None) => per_epoch,
+        },
+        batch,
+        micro_batch: args
+            .micro_batch
+            .or(item.and_then(|t| t.micro_batch))
+            .unwrap_or(batch),
+        seed: args.seed.or(item.and_then(|t| t.seed)).unwrap_or(0),
+        shuffle,
+    }
+}
+
+/// The output folder: `--out`, else the item's `out_dir`, else `out/train` beside the file.
+pub fn out_dir(args: &TrainArgs, item: Option<&TrainConfig>) -> PathBuf {
+    args.out
+        .clone()
+        .or_else(|| item.and_then(|t| t.out_dir.clone()))
+        .unwrap_or_else(|| {
+            args.file
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join("out")
+                .join("train")
+        })
+}
