@@ -30,6 +30,8 @@ mod estimate;
 mod expr;
 pub mod fixtures;
 mod io_routes;
+mod links;
+mod pairing;
 mod place;
 mod placement;
 mod ports;
@@ -47,6 +49,7 @@ use wsel_target::Target;
 pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
 pub use expr::kernel_args;
+pub use pairing::pairing;
 pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
     PlacedPort, Placement, Transfer,

@@ -225,6 +225,10 @@ pub struct PlacedPort {
     /// `Some` for a bus port: every PE of the line sends and receives on one color.
     #[serde(default)]
     pub bus: Option<Bus>,
+    /// `by k`: the PE the stream goes to or comes from is `k` away on the port's side, the
+    /// routers between passing it through (`None`: the neighbour; `links`).
+    #[serde(default)]
+    pub distance: Option<u32>,
 }
 
 /// A port's color on the PEs of a region.
@@ -239,6 +243,9 @@ pub enum ColorRule {
         along_rows: bool,
         even: Color,
         odd: Color,
+        /// The port's distance `k`: the parity is that of the index divided by `k`.
+        #[serde(default = "one")]
+        stride: u32,
     },
 }
 
@@ -251,9 +258,14 @@ impl ColorRule {
                 along_rows,
                 even,
                 odd,
+                stride,
             } => {
                 let k = if along_rows { row } else { col };
-                if k % 2 == 0 { even } else { odd }
+                if (k / stride.max(1)) % 2 == 0 {
+                    even
+                } else {
+                    odd
+                }
             }
         }
     }
@@ -409,11 +421,12 @@ impl PlacedLayer {
     /// and the boundary entries of bound ports. A boundary port that no bind feeds or drains
     /// gets no entry.
     pub fn region_routes(&self) -> Vec<(Color, RouteEntry)> {
+        let paired = crate::pairing(&self.ports);
         let mut out = Vec::new();
         for row in 0..self.rows {
             for col in 0..self.cols {
                 out.extend(
-                    self.entries_at(row, col)
+                    self.entries_paired(row, col, &paired)
                         .into_iter()
                         .map(|(_, c, e)| (c, e)),
                 );
@@ -423,7 +436,20 @@ impl PlacedLayer {
     }
 
     /// The router entries at logical `(row, col)`, each with the port whose rule made it.
+    /// A neighbour port without a partner (an `out ... to east` with no `in ... from west`)
+    /// is routed only where it crosses the region's edge: inside the region no neighbour
+    /// takes its stream, so a send there is an error the hang checks report (E0702).
     pub fn entries_at(&self, row: u32, col: u32) -> Vec<(usize, Color, RouteEntry)> {
+        self.entries_paired(row, col, &crate::pairing(&self.ports))
+    }
+
+    /// [`PlacedLayer::entries_at`] with the ports' pairs already known.
+    fn entries_paired(
+        &self,
+        row: u32,
+        col: u32,
+        paired: &[Option<usize>],
+    ) -> Vec<(usize, Color, RouteEntry)> {
         let at = self.pe(row, col);
         let mut out = Vec::new();
         for (i, p) in self.ports.iter().enumerate() {
@@ -455,14 +481,12 @@ impl PlacedLayer {
                 }
                 (PortSet::only(toward.port()), tx)
             } else {
-                if self.at_edge(row, col, p.side) && !bound {
-                    continue;
+                if let Some((color, rx, tx)) =
+                    crate::links::link_entry(self, row, col, i, paired[i].is_some())
+                {
+                    out.push((i, color, RouteEntry { at, rx, tx }));
                 }
-                if p.input {
-                    (PortSet::only(toward.port()), PortSet::only(Port::Ramp))
-                } else {
-                    (PortSet::only(Port::Ramp), PortSet::only(toward.port()))
-                }
+                continue;
             };
             out.push((i, color, RouteEntry { at, rx, tx }));
         }
@@ -481,6 +505,10 @@ impl PlacedLayer {
 }
 
 fn one_phase() -> u32 {
+    1
+}
+
+fn one() -> u32 {
     1
 }
 
@@ -711,6 +739,10 @@ pub(crate) fn assemble(
         let (rect, orientation) = choice.regions[l];
         // The search evaluated every argument for this size (`search::Problem::build`).
         let kernel_args = crate::expr::kernel_args(layer, imp, rows, cols).unwrap_or_default();
+        let env = crate::expr::region_env(layer, imp, rows, cols);
+        // The search allowed only sizes where every distance is at least 1.
+        let distances = crate::expr::port_distances(imp, &env).unwrap_or_default();
+        let distance = |i: usize| distances.get(i).copied().flatten();
         let base = lp.slot_base;
         let links = lp.plan.links.len();
         let ports = lp
@@ -739,6 +771,7 @@ pub(crate) fn assemble(
                             along_rows,
                             even,
                             odd,
+                            stride: distance(i).unwrap_or(1),
                         }
                     }
                 };
@@ -760,6 +793,7 @@ pub(crate) fn assemble(
                     },
                     bound,
                     bus: imp.ports.get(i).and_then(|info| info.bus),
+                    distance: distance(i),
                 }
             })
             .collect();

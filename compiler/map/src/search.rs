@@ -29,7 +29,7 @@ use wsel_target::{Rect, Target};
 use crate::MapOptions;
 use crate::diagnostics as diag;
 use crate::estimate::CostInputs;
-use crate::expr::{Env, kernel_args, mentions, show, side_names};
+use crate::expr::{Env, kernel_args, mentions, port_distances, show, side_names};
 use crate::place::{self, DeadIndex};
 use crate::placement::{Estimate, Orientation};
 use crate::ports::{ImplPlan, Parts, parts_for_side, side_name};
@@ -368,6 +368,18 @@ impl<'a> Problem<'a> {
                             "the kernel argument `{name}` cannot be evaluated ({e:?})"
                         ));
                         continue;
+                    }
+                    match port_distances(imp, &env) {
+                        Ok(d) => {
+                            if let Some(why) = plan.distance_mismatch(&d) {
+                                failed_eval = Some(why);
+                                continue;
+                            }
+                        }
+                        Err(why) => {
+                            failed_eval = Some(why);
+                            continue;
+                        }
                     }
                     let sram = words * 4 + reserve;
                     if sram > sram_available {

@@ -35,8 +35,25 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        17,
+        18,
         "a sample was added to or removed from the doc"
+    );
+}
+
+#[test]
+fn pass_through_ports() {
+    check(
+        "  kernel swap_ends(half: u32, n: u32) {   // on a 1 × (2·half + 1) row: PEs 0, half, 2·half
+      var x: [f32; n];
+      out to_mid: stream<f32> to east by half;
+      in  at_mid: stream<f32> from west by half;
+      task main() {
+          if pe.col == 0 { send(to_mid, x[0..n]); }
+          if pe.col == half { recv(at_mid, x[0..n]) then got; }
+      }
+      task got() { }
+  }",
+        Wrap::Module,
     );
 }
 

@@ -119,6 +119,7 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     ("E0440", "resident activation in a pipelined implementation"),
     ("E0441", "`tiles` with the wrong number of counts"),
+    ("E0450", "`by k` on a bus port"),
 ];
 
 /// The longest name, in characters, that gets a "did you mean" suggestion. Comparing two names
