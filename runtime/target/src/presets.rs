@@ -257,6 +257,10 @@ const WSE2_SOURCES: &[Source] = &[
     default("hop_latency", "not public; 1 cycle per hop"),
     default("task_switch_cycles", "not public; 4 cycles"),
     default(
+        "launch.cycles_per_column",
+        "not public; 0: every program starts at cycle 0 (a CS-2 fit, 1.2: examples/fidelity)",
+    ),
+    default(
         "reconfigure_cycles",
         "not public; 1,000 cycles between weight-streaming phases",
     ),
@@ -314,6 +318,10 @@ const WSE3_SOURCES: &[Source] = &[
     default("queue_depth", "not public; 4 wavelets"),
     default("hop_latency", "not public; 1 cycle per hop"),
     default("task_switch_cycles", "not public; 4 cycles"),
+    default(
+        "launch.cycles_per_column",
+        "not public; 0: every program starts at cycle 0 (a CS-2 fit, 1.2: examples/fidelity)",
+    ),
     default(
         "reconfigure_cycles",
         "not public; 1,000 cycles between weight-streaming phases",

@@ -47,8 +47,8 @@ pub const CODES: &[(&str, &str)] = &[
     (E0902, "target description invalid"),
 ];
 
-/// One machine. Every field is required in a target file; only `swarm` and `defects` may be
-/// left out.
+/// One machine. Every field is required in a target file; only `launch`, `swarm` and
+/// `defects` may be left out.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
