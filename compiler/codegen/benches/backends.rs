@@ -113,6 +113,7 @@ fn activate(compiled: &CompiledKernel, sram: &mut [u32], runtime: &mut Counter) 
         runtime: (runtime as *mut Counter).cast::<c_void>(),
         calls: &CALLS,
         cycle_limit: wsel_abi::NO_CYCLE_LIMIT,
+        clock: 0,
     };
     // SAFETY: the context points at live SRAM of `sram_len` bytes, a valid call table and a
     // live runtime, all outliving the call.

@@ -207,6 +207,8 @@ impl DryRunner {
                 runtime: (&mut pe as *mut DryPe).cast::<c_void>(),
                 calls: &CALLS,
                 cycle_limit: work_limit,
+                // A dry run has no fabric clock: `pe.cycle` reads the work done so far.
+                clock: 0,
             };
             // SAFETY: the context points at this PE's SRAM (`sram.len()` words, u32-aligned),
             // the call table and the dry-run state, all of which outlive the call; `args` is

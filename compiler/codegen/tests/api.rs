@@ -99,6 +99,7 @@ fn native_task_pointers_run_without_the_wrapper() {
             runtime: (&mut fake as *mut FakeRuntime).cast(),
             calls: &CALLS,
             cycle_limit: wsel_abi::NO_CYCLE_LIMIT,
+            clock: 0,
         };
         // SAFETY: the context points at live SRAM of `sram_len` bytes, the fake runtime and
         // its call table; `compiled` (which owns the code) outlives the call.

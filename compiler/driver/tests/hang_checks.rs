@@ -8,10 +8,9 @@
 //!    and show what the file's `// unchecked:` line says: `deadlock` (the simulator's deadlock
 //!    report, naming the waiting PEs or the router queues holding wavelets), `unrouted-recv`
 //!    or `unrouted-send` (the simulator stops at a receive or send on a color with no route
-//!    at that PE: on hardware, a receive that never completes or a send that never leaves),
-//!    `no-route` (the simulator refuses the program before it starts, because a route
-//!    forwards into a router with no route for the color: the mapper lays out the route of an
-//!    `out` port that no `in` port pairs with), `budget` (the program never ends: the cycle
+//!    at that PE: on hardware, a receive that never completes or a send that never leaves;
+//!    the mapper routes a neighbour port without partner only across the region's edge),
+//!    `budget` (the program never ends: the cycle
 //!    budget, a small one here, stops it), `livelock` (a PE keeps activating its own tasks
 //!    with nothing open on the fabric: the simulator's livelock limit stops it), or `runs` (a
 //!    warning-level check: the run succeeds).
@@ -177,7 +176,6 @@ fn hang_checks_report_each_program_and_the_simulator_confirms_the_hang() {
             }
             "unrouted-recv" => unchecked.contains("does not deliver to the ramp"),
             "unrouted-send" => unchecked.contains("does not take wavelets from the ramp"),
-            "no-route" => unchecked.contains("does not receive from its"),
             "budget" => unchecked.contains("after the budget of") || unchecked.contains("ran out"),
             "livelock" => unchecked.contains("tasks in a row that only activate tasks"),
             "runs" => status == Some(0),

@@ -141,6 +141,8 @@ pub(crate) fn range(expr: &Expr, ctx: &Ctx<'_>) -> Option<Range> {
                 Coord::PeCol => env.col,
                 Coord::RegionRows => env.rows,
                 Coord::RegionCols => env.cols,
+                // The PE's clock may be anything.
+                Coord::Cycle => return Some(full),
             })),
             None => full,
         },
@@ -338,7 +340,9 @@ fn visit_reads(expr: &Expr, scalars: &Scalars, follow: bool, r: &mut Reads) {
                 }
             }
         }
-        Expr::Local(_) | Expr::Reduce { .. } | Expr::Math { .. } => r.data = true,
+        Expr::Local(_) | Expr::Reduce { .. } | Expr::Math { .. } | Expr::Coord(Coord::Cycle) => {
+            r.data = true
+        }
         Expr::Coord(Coord::PeRow) => r.row = true,
         Expr::Coord(Coord::PeCol) => r.col = true,
         Expr::Coord(Coord::RegionRows | Coord::RegionCols) => {}

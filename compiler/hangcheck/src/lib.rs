@@ -55,7 +55,8 @@ pub use diagnostics::{E0701, E0702, E0703, E0704, E0705, codes};
 
 use crate::classes::{Classes, PeSet, classes};
 use crate::reach::{PortOp, Reach, StmtRef, reach};
-use crate::streams::{pairing, side_index};
+use crate::streams::side_index;
+use wsel_map::pairing;
 
 /// The kernel of one placed layer: its IR and, when lowering recorded them, its spans.
 #[derive(Debug, Clone, Copy)]
@@ -238,6 +239,11 @@ fn op_problem(
 ) -> Option<Problem> {
     let (PortOp::Recv(port) | PortOp::Send(port)) = op;
     let p = port.0 as usize;
+    // A port with a distance (`by k`) links PEs `k` apart, which the groups of neighbours
+    // do not describe: the checks leave it to the simulator's deadlock report.
+    if placed.ports.get(p)?.distance.is_some() {
+        return None;
+    }
     if let Some(bus) = placed.ports.get(p)?.bus {
         let recv = matches!(op, PortOp::Recv(_));
         let size = (placed.rows, placed.cols);

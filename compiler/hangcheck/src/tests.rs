@@ -17,7 +17,8 @@ use crate::classes::{NORTH, classes};
 use crate::eval::CoordEnv;
 use crate::facts::Facts;
 use crate::reach::{PortOp, Reach, reach};
-use crate::streams::{pairing, side_index};
+use crate::streams::side_index;
+use wsel_map::pairing;
 
 /// Lowers kernel `name` of `src` with integer arguments.
 fn lower(src: &str, name: &str, args: &[(&str, i64)]) -> (KernelIr, KernelSpans) {
@@ -50,6 +51,7 @@ fn port(name: &str, input: bool, side: Dir, multicast: bool, bound: bool) -> Pla
         parts: 0,
         bus: None,
         passes_on: false,
+        distance: None,
     }
 }
 
@@ -391,6 +393,7 @@ fn alternating(even: u8, odd: u8) -> ColorRule {
         along_rows: false,
         even,
         odd,
+        stride: 1,
     }
 }
 

@@ -207,6 +207,10 @@ pub struct PortInfo {
     pub multicast: bool,
     /// `Some` for a bus port (`to row`, `from col`, ...).
     pub bus: Option<Bus>,
+    /// `by k`: the distance to the PE the stream goes to or comes from, as an expression over
+    /// the dims and the region size like the kernel's arguments (`None`: the neighbour).
+    #[serde(default)]
+    pub distance: Option<CExpr>,
     pub span: SourceSpan,
 }
 

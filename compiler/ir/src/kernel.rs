@@ -286,6 +286,11 @@ pub enum Coord {
     PeCol,
     RegionRows,
     RegionCols,
+    /// `pe.cycle`: the PE's cycle counter (low 32 bits) when the expression is evaluated —
+    /// the task's start plus the task switch plus every cycle the task charged so far,
+    /// including the cost of the statement that reads it (the cycle a runtime call made there
+    /// would be issued at).
+    Cycle,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -300,6 +300,7 @@ fn coord_text(coord: Coord) -> &'static str {
         Coord::PeCol => "pe.col",
         Coord::RegionRows => "region.rows",
         Coord::RegionCols => "region.cols",
+        Coord::Cycle => "pe.cycle",
     }
 }
 

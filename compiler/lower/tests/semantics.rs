@@ -125,6 +125,7 @@ fn run(sram: &Sram<'_>, task: &str, pe: Pe) -> (Vec<u32>, Vec<Event>) {
             runtime: (&mut fake as *mut Fake).cast::<c_void>(),
             calls: &CALLS,
             cycle_limit: wsel_abi::NO_CYCLE_LIMIT,
+            clock: 0,
         };
         // SAFETY: the context points at live SRAM of `sram_len` bytes, the call table and the
         // fake runtime, all outliving the call.

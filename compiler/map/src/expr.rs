@@ -77,20 +77,63 @@ pub fn kernel_args(
     rows: u32,
     cols: u32,
 ) -> Result<Vec<(String, CValue)>, (String, CEvalError)> {
-    let names = side_names(imp);
-    let env = Env {
-        dims: &layer.dims,
-        rows_name: names.0,
-        cols_name: names.1,
-        rows,
-        cols,
-    };
+    let env = region_env(layer, imp, rows, cols);
     imp.kernel_args
         .iter()
         .map(|(name, e)| {
             e.eval(&|s| env.lookup(s))
                 .map(|v| (name.clone(), v))
                 .map_err(|err| (name.clone(), err))
+        })
+        .collect()
+}
+
+/// The names of `layer`'s expressions bound for implementation `imp` on a `rows × cols`
+/// region.
+pub(crate) fn region_env<'a>(
+    layer: &'a LayerInstance,
+    imp: &'a LayerImpl,
+    rows: u32,
+    cols: u32,
+) -> Env<'a> {
+    let names = side_names(imp);
+    Env {
+        dims: &layer.dims,
+        rows_name: names.0,
+        cols_name: names.1,
+        rows,
+        cols,
+    }
+}
+
+/// Every port's distance (`by k`; `None` for a neighbour port) on the region `env`
+/// describes, or why one has none: it cannot be evaluated, or it is not at least 1.
+pub(crate) fn port_distances(imp: &LayerImpl, env: &Env<'_>) -> Result<Vec<Option<u32>>, String> {
+    imp.ports
+        .iter()
+        .map(|p| {
+            let Some(e) = &p.distance else {
+                return Ok(None);
+            };
+            match e.eval_int(&|s| env.lookup(s)) {
+                Ok(d) if d >= 1 => u32::try_from(d).map(Some).map_err(|_| {
+                    format!(
+                        "the distance `{}` of port `{}` is {d}, too far",
+                        show(e),
+                        p.name
+                    )
+                }),
+                Ok(d) => Err(format!(
+                    "the distance `{}` of port `{}` is {d}: a port's distance is at least 1",
+                    show(e),
+                    p.name
+                )),
+                Err(err) => Err(format!(
+                    "the distance `{}` of port `{}` cannot be evaluated ({err:?})",
+                    show(e),
+                    p.name
+                )),
+            }
         })
         .collect()
 }

@@ -42,6 +42,7 @@ pub fn port(name: &str, direction: PortDirection, side: Side, multicast: bool) -
         side,
         multicast,
         bus: None,
+        distance: None,
         span: span(0),
     }
 }

@@ -32,6 +32,8 @@ mod expr;
 mod fan_out;
 pub mod fixtures;
 mod io_routes;
+mod links;
+mod pairing;
 mod place;
 mod placement;
 mod ports;
@@ -49,6 +51,7 @@ use wsel_target::Target;
 pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
 pub use expr::kernel_args;
+pub use pairing::pairing;
 pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
     PlacedPort, Placement, Transfer,

@@ -229,6 +229,10 @@ pub struct PlacedPort {
     /// on out of the region, straight on, toward them (`docs/mapping.md` §4, "Fan-out").
     #[serde(default)]
     pub passes_on: bool,
+    /// `by k`: the PE the stream goes to or comes from is `k` away on the port's side, the
+    /// routers between passing it through (`None`: the neighbour; `links`).
+    #[serde(default)]
+    pub distance: Option<u32>,
 }
 
 /// A port's color on the PEs of a region.
@@ -243,6 +247,9 @@ pub enum ColorRule {
         along_rows: bool,
         even: Color,
         odd: Color,
+        /// The port's distance `k`: the parity is that of the index divided by `k`.
+        #[serde(default = "one")]
+        stride: u32,
     },
 }
 
@@ -255,9 +262,14 @@ impl ColorRule {
                 along_rows,
                 even,
                 odd,
+                stride,
             } => {
                 let k = if along_rows { row } else { col };
-                if k % 2 == 0 { even } else { odd }
+                if (k / stride.max(1)) % 2 == 0 {
+                    even
+                } else {
+                    odd
+                }
             }
         }
     }
@@ -413,11 +425,12 @@ impl PlacedLayer {
     /// and the boundary entries of bound ports. A boundary port that no bind feeds or drains
     /// gets no entry.
     pub fn region_routes(&self) -> Vec<(Color, RouteEntry)> {
+        let paired = crate::pairing(&self.ports);
         let mut out = Vec::new();
         for row in 0..self.rows {
             for col in 0..self.cols {
                 out.extend(
-                    self.entries_at(row, col)
+                    self.entries_paired(row, col, &paired)
                         .into_iter()
                         .map(|(_, c, e)| (c, e)),
                 );
@@ -427,7 +440,20 @@ impl PlacedLayer {
     }
 
     /// The router entries at logical `(row, col)`, each with the port whose rule made it.
+    /// A neighbour port without a partner (an `out ... to east` with no `in ... from west`)
+    /// is routed only where it crosses the region's edge: inside the region no neighbour
+    /// takes its stream, so a send there is an error the hang checks report (E0702).
     pub fn entries_at(&self, row: u32, col: u32) -> Vec<(usize, Color, RouteEntry)> {
+        self.entries_paired(row, col, &crate::pairing(&self.ports))
+    }
+
+    /// [`PlacedLayer::entries_at`] with the ports' pairs already known.
+    fn entries_paired(
+        &self,
+        row: u32,
+        col: u32,
+        paired: &[Option<usize>],
+    ) -> Vec<(usize, Color, RouteEntry)> {
         let at = self.pe(row, col);
         let mut out = Vec::new();
         for (i, p) in self.ports.iter().enumerate() {
@@ -460,19 +486,16 @@ impl PlacedLayer {
                 }
                 (PortSet::only(toward.port()), tx)
             } else {
-                if self.at_edge(row, col, p.side) && !bound {
-                    continue;
-                }
-                if p.input {
+                if let Some((color, rx, mut tx)) =
+                    crate::links::link_entry(self, row, col, i, paired[i].is_some())
+                {
                     // A stream passed on crosses a region one PE deep on its way out.
-                    let mut tx = PortSet::only(Port::Ramp);
-                    if p.passes_on {
+                    if p.input && p.passes_on {
                         tx = tx.with(toward.opposite().port());
                     }
-                    (PortSet::only(toward.port()), tx)
-                } else {
-                    (PortSet::only(Port::Ramp), PortSet::only(toward.port()))
+                    out.push((i, color, RouteEntry { at, rx, tx }));
                 }
+                continue;
             };
             out.push((i, color, RouteEntry { at, rx, tx }));
         }
@@ -491,6 +514,10 @@ impl PlacedLayer {
 }
 
 fn one_phase() -> u32 {
+    1
+}
+
+fn one() -> u32 {
     1
 }
 
@@ -721,6 +748,10 @@ pub(crate) fn assemble(
         let (rect, orientation) = choice.regions[l];
         // The search evaluated every argument for this size (`search::Problem::build`).
         let kernel_args = crate::expr::kernel_args(layer, imp, rows, cols).unwrap_or_default();
+        let env = crate::expr::region_env(layer, imp, rows, cols);
+        // The search allowed only sizes where every distance is at least 1.
+        let distances = crate::expr::port_distances(imp, &env).unwrap_or_default();
+        let distance = |i: usize| distances.get(i).copied().flatten();
         let base = lp.slot_base;
         let links = lp.plan.links.len();
         let ports = lp
@@ -749,6 +780,7 @@ pub(crate) fn assemble(
                             along_rows,
                             even,
                             odd,
+                            stride: distance(i).unwrap_or(1),
                         }
                     }
                 };
@@ -771,6 +803,7 @@ pub(crate) fn assemble(
                     bound,
                     bus: imp.ports.get(i).and_then(|info| info.bus),
                     passes_on: routed.passes_on.contains(&(l, i)),
+                    distance: distance(i),
                 }
             })
             .collect();

@@ -78,6 +78,9 @@ pub(crate) enum Parts {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LinkClass {
     pub dir: Side,
+    /// Its `out` and `in` ports (indices into the implementation's ports).
+    pub out_port: Option<usize>,
+    pub in_port: Option<usize>,
 }
 
 impl ImplPlan {
@@ -97,26 +100,34 @@ impl ImplPlan {
             .collect();
         let buses = pair_buses(imp, &mut ports);
         let mut links = Vec::new();
-        for dir in [Side::North, Side::South, Side::East, Side::West] {
-            let side_port = |i: usize| imp.ports[i].bus.is_none() && ports[i].side == dir;
-            let outs: Vec<usize> = (0..ports.len())
-                .filter(|&i| ports[i].direction == PortDirection::Out && side_port(i))
-                .collect();
-            let ins: Vec<usize> = (0..ports.len())
-                .filter(|&i| {
-                    ports[i].direction == PortDirection::In
+        // Ports with a distance (`by k`) pair among themselves, like `wsel_map::pairing`.
+        for far in [false, true] {
+            for dir in [Side::North, Side::South, Side::East, Side::West] {
+                let link_port = |i: usize, direction: PortDirection, side: Side| {
+                    ports[i].direction == direction
                         && !ports[i].multicast
                         && imp.ports[i].bus.is_none()
-                        && ports[i].side == dir.opposite()
-                })
-                .collect();
-            for k in 0..outs.len().max(ins.len()) {
-                let class = links.len();
-                let (out_port, in_port) = (outs.get(k).copied(), ins.get(k).copied());
-                for p in out_port.into_iter().chain(in_port) {
-                    ports[p].slot = SlotOf::Link(class);
+                        && imp.ports[i].distance.is_some() == far
+                        && ports[i].side == side
+                };
+                let outs: Vec<usize> = (0..ports.len())
+                    .filter(|&i| link_port(i, PortDirection::Out, dir))
+                    .collect();
+                let ins: Vec<usize> = (0..ports.len())
+                    .filter(|&i| link_port(i, PortDirection::In, dir.opposite()))
+                    .collect();
+                for k in 0..outs.len().max(ins.len()) {
+                    let class = links.len();
+                    let (out_port, in_port) = (outs.get(k).copied(), ins.get(k).copied());
+                    for p in out_port.into_iter().chain(in_port) {
+                        ports[p].slot = SlotOf::Link(class);
+                    }
+                    links.push(LinkClass {
+                        dir,
+                        out_port,
+                        in_port,
+                    });
                 }
-                links.push(LinkClass { dir });
             }
         }
         let mut multicasts = Vec::new();
@@ -166,6 +177,24 @@ impl ImplPlan {
             multicasts,
             buses,
         }
+    }
+
+    /// Why two paired ports cannot link on a region where their distances are `distances`
+    /// (per port, from `expr::port_distances`), if they cannot: the distances differ.
+    pub(crate) fn distance_mismatch(&self, distances: &[Option<u32>]) -> Option<String> {
+        self.links.iter().find_map(|link| {
+            let (o, i) = (link.out_port?, link.in_port?);
+            let (a, b) = (distances.get(o).copied()?, distances.get(i).copied()?);
+            (a != b).then(|| {
+                format!(
+                    "ports `{}` and `{}` pair but their distances differ ({} and {})",
+                    self.ports[o].name,
+                    self.ports[i].name,
+                    a.unwrap_or(1),
+                    b.unwrap_or(1)
+                )
+            })
+        })
     }
 
     /// Number of slots (color variables) of this implementation.

@@ -353,10 +353,12 @@ fn recolor_rule(rule: ColorRule, recolor: &impl Fn(u8) -> u8) -> ColorRule {
             along_rows,
             even,
             odd,
+            stride,
         } => ColorRule::Alternating {
             along_rows,
             even: recolor(even),
             odd: recolor(odd),
+            stride,
         },
     }
 }

@@ -132,13 +132,16 @@ pub struct KernelArray {
     pub def: Location,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KernelPort {
     pub name: String,
     pub direction: PortDirection,
     pub elem: Option<ScalarType>,
     pub side: String,
     pub multicast: bool,
+    /// `by k`: the distance to the PE the stream goes to or comes from, to evaluate once the
+    /// parameters are known (`None`: the neighbour).
+    pub distance: Option<wsel_syntax::ast::Expr>,
     pub def: Location,
 }
 

@@ -140,7 +140,8 @@ pub enum PortDirection {
     Out,
 }
 
-/// `in p: stream<T> from west [multicast];` or `out p: stream<T> to south;`
+/// `in p: stream<T> from west [multicast];`, `out p: stream<T> to south;` or
+/// `out p: stream<T> to east by k;`
 #[derive(Debug, Clone, PartialEq)]
 pub struct PortDecl {
     pub direction: PortDirection,
@@ -149,6 +150,9 @@ pub struct PortDecl {
     /// The side named after `from`/`to`, checked by the resolver (`north`, `south`, ...).
     pub side: Ident,
     pub multicast: bool,
+    /// `by k`: the stream goes to the PE `k` away on the port's side, through the routers
+    /// between (`None`: the neighbour).
+    pub distance: Option<Expr>,
     pub span: Span,
 }
 

@@ -155,6 +155,20 @@ pub(crate) fn out_word(sink: &Sink, word: Option<Ident>) {
     }
 }
 
+/// `by k` after a port's side (a pass-through stream to the PE `k` away): the word must be
+/// `by`.
+pub(crate) fn distance(sink: &Sink, word: Ident, distance: Expr) -> Option<Expr> {
+    if word.name == "by" {
+        return Some(distance);
+    }
+    sink.custom(SyntaxError::unexpected_word(
+        &word,
+        &["by", ";"],
+        "a port's side is followed by `;`, or by `by` and a distance",
+    ));
+    None
+}
+
 /// A port declaration that broke after its name: the port is declared, with the error type
 /// and an empty side (the checker reports nothing more about it).
 pub(crate) fn broken_port(
@@ -172,6 +186,7 @@ pub(crate) fn broken_port(
             span: error,
         },
         multicast: false,
+        distance: None,
         span,
     }
 }

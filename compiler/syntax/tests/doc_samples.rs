@@ -41,6 +41,23 @@ fn every_sample_of_the_doc_is_tested() {
 }
 
 #[test]
+fn pass_through_ports() {
+    check(
+        "  kernel swap_ends(half: u32, n: u32) {   // on a 1 × (2·half + 1) row: PEs 0, half, 2·half
+      var x: [f32; n];
+      out to_mid: stream<f32> to east by half;
+      in  at_mid: stream<f32> from west by half;
+      task main() {
+          if pe.col == 0 { send(to_mid, x[0..n]); }
+          if pe.col == half { recv(at_mid, x[0..n]) then got; }
+      }
+      task got() { }
+  }",
+        Wrap::Module,
+    );
+}
+
+#[test]
 fn data_routed_sends_in_software() {
     check(
         "  task own_group() {          // this PE's group from the sender: `left` values, in chunks

@@ -155,6 +155,9 @@ pub struct TaskCtx {
     /// A loop iteration that finds `cycles` past this stops the task with
     /// [`STATUS_CYCLE_LIMIT`] ([`NO_CYCLE_LIMIT`]: never).
     pub cycle_limit: u64,
+    /// The PE's cycle when the activation's `cycles` were 0 (its start plus the task
+    /// switch): `clock + cycles` is the PE's cycle counter, which `pe.cycle` reads.
+    pub clock: u64,
 }
 
 /// Byte offset of [`TaskCtx::sram`], for code generators.
@@ -183,6 +186,8 @@ pub const CTX_RUNTIME: usize = offset_of!(TaskCtx, runtime);
 pub const CTX_CALLS: usize = offset_of!(TaskCtx, calls);
 /// Byte offset of [`TaskCtx::cycle_limit`].
 pub const CTX_CYCLE_LIMIT: usize = offset_of!(TaskCtx, cycle_limit);
+/// Byte offset of [`TaskCtx::clock`].
+pub const CTX_CLOCK: usize = offset_of!(TaskCtx, clock);
 
 /// Byte offset of [`RuntimeCalls::send`].
 pub const CALLS_SEND: usize = offset_of!(RuntimeCalls, send);
@@ -218,7 +223,8 @@ mod tests {
         assert_eq!(CTX_RUNTIME, 56);
         assert_eq!(CTX_CALLS, 64);
         assert_eq!(CTX_CYCLE_LIMIT, 72);
-        assert_eq!(size_of::<TaskCtx>(), 80);
+        assert_eq!(CTX_CLOCK, 80);
+        assert_eq!(size_of::<TaskCtx>(), 88);
         assert_eq!(align_of::<TaskCtx>(), 8);
         assert_eq!(size_of::<RuntimeCalls>(), 5 * 8);
         assert_eq!(

@@ -90,6 +90,7 @@ impl TaskCode for AbiTask {
             runtime: (rt as *mut TaskRuntime<'_>).cast::<c_void>(),
             calls: &CALLS,
             cycle_limit: rt.budget.left,
+            clock: rt.clock,
         };
         // SAFETY: `abi` describes this PE's SRAM (exclusively borrowed for the call), the
         // argument words and a runtime pointer that the calls below cast back to the

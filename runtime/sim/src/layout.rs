@@ -38,6 +38,8 @@ pub(crate) struct Numbering<'p> {
     route_start: Vec<u32>,
     /// Fabric index → index in `Program::pes`.
     pub pe_at: BTreeMap<u32, u32>,
+    /// The westernmost column with a PE program, where the launch starts.
+    pub first_column: u32,
     /// (fabric index, side, color) → index in `Program::outputs`.
     pub outputs_at: BTreeMap<(u32, Dir, Color), u32>,
     /// Per global router: its first queue and output channel (one more entry at the end).
@@ -84,6 +86,7 @@ impl<'p> Numbering<'p> {
             routes,
             route_start,
             pe_at,
+            first_column: program.pes.iter().map(|p| p.at.x).min().unwrap_or(0),
             outputs_at: BTreeMap::new(),
             q_base: Vec::new(),
             o_base: Vec::new(),
@@ -626,13 +629,16 @@ impl<'p> Builder<'_, 'p> {
         let mut pe = Pe::new(local, prog, sends, recvs);
         pe.send_colors = send_colors;
         pe.recv_colors = recv_colors;
-        let launch = &self.n.program.pes[prog as usize].launch;
-        for &t in launch {
-            pe.ready.push((0, pe.seq, t));
+        let program = &self.n.program.pes[prog as usize];
+        // The launch reaches the PE `columns` columns east of the first that runs a program.
+        let columns = program.at.x.saturating_sub(self.n.first_column);
+        let start = self.n.target.launch.start(columns);
+        for &t in &program.launch {
+            pe.ready.push((start, pe.seq, t));
             pe.seq += 1;
         }
-        if !launch.is_empty() {
-            parts.wakes.push((0, local));
+        if !program.launch.is_empty() {
+            parts.wakes.push((start, local));
         }
         fab.pes.push(pe);
         pe_index

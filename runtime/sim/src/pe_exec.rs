@@ -102,6 +102,7 @@ impl Partition<'_> {
                 n_tasks: kernel.tasks.len() as u32,
                 task,
                 cycles: 0,
+                clock: t + switch,
                 budget: Budget {
                     max_cycles: self.max_cycles,
                     left: self.max_cycles.saturating_sub(t + switch),

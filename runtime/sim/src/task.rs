@@ -75,6 +75,9 @@ pub(crate) struct TaskRuntime<'a> {
     pub(crate) n_tasks: u32,
     pub(crate) task: TaskId,
     pub(crate) cycles: u64,
+    /// The cycle the task's own work starts (its start plus the task switch): the PE's clock
+    /// is `clock + cycles` (`wsel_abi::TaskCtx::clock`).
+    pub(crate) clock: u64,
     /// The cycle budget of the run, and how many cycles of it are left when this activation
     /// starts: compiled loops stop past the latter (`wsel_abi::TaskCtx::cycle_limit`).
     pub(crate) budget: Budget,

@@ -8,7 +8,7 @@
 
 use crate::defects::DefectMap;
 use crate::swarm::Swarm;
-use crate::target::{HostIo, Target, TargetError, Throughput, WeightStore};
+use crate::target::{HostIo, Launch, Target, TargetError, Throughput, WeightStore};
 
 /// Names of the built-in presets.
 /// The store's inbound bandwidth for gradients and its optimizer throughput: not public for
@@ -67,6 +67,7 @@ impl Target {
             host_io: HostIo {
                 bandwidth_bytes_per_cycle: 64,
             },
+            launch: Launch::default(),
             swarm: Swarm::dev(),
             defects: DefectMap::new(),
         }
@@ -127,6 +128,8 @@ impl Target {
                 bandwidth_bytes_per_cycle: 176,
             },
             // The SwarmX figures: see `Swarm::wse2` (public and default figures marked there).
+            // Default (wsel): every program starts at cycle 0.
+            launch: Launch::default(),
             swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
@@ -179,6 +182,8 @@ impl Target {
                 bandwidth_bytes_per_cycle: 176,
             },
             // The SwarmX figures: see `Swarm::wse2` (public and default figures marked there).
+            // Default (wsel): every program starts at cycle 0.
+            launch: Launch::default(),
             swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
@@ -252,6 +257,10 @@ const WSE2_SOURCES: &[Source] = &[
     default("hop_latency", "not public; 1 cycle per hop"),
     default("task_switch_cycles", "not public; 4 cycles"),
     default(
+        "launch.cycles_per_column",
+        "not public; 0: every program starts at cycle 0 (a CS-2 fit, 1.2: examples/fidelity)",
+    ),
+    default(
         "reconfigure_cycles",
         "not public; 1,000 cycles between weight-streaming phases",
     ),
@@ -309,6 +318,10 @@ const WSE3_SOURCES: &[Source] = &[
     default("queue_depth", "not public; 4 wavelets"),
     default("hop_latency", "not public; 1 cycle per hop"),
     default("task_switch_cycles", "not public; 4 cycles"),
+    default(
+        "launch.cycles_per_column",
+        "not public; 0: every program starts at cycle 0 (a CS-2 fit, 1.2: examples/fidelity)",
+    ),
     default(
         "reconfigure_cycles",
         "not public; 1,000 cycles between weight-streaming phases",

@@ -47,8 +47,8 @@ pub const CODES: &[(&str, &str)] = &[
     (E0902, "target description invalid"),
 ];
 
-/// One machine. Every field is required in a target file; only `swarm` and `defects` may be
-/// left out.
+/// One machine. Every field is required in a target file; only `launch`, `swarm` and
+/// `defects` may be left out.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
@@ -87,6 +87,10 @@ pub struct Target {
     pub weight_store: WeightStore,
     /// Host I/O through the fabric edges.
     pub host_io: HostIo,
+    /// How the host's launch reaches the PEs; optional in a target file (by default every
+    /// program starts at cycle 0).
+    #[serde(default)]
+    pub launch: Launch,
     /// The broadcast/reduce fabric between the weight store and a cluster of systems (the
     /// SwarmX role), used by `wsel run --systems N`; optional in a target file.
     #[serde(default)]
@@ -135,6 +139,36 @@ fn default_gradient_bandwidth() -> u32 {
 /// The default optimizer throughput of the store (not public).
 fn default_update_rate() -> u32 {
     16
+}
+
+/// The host's launch of a program (CSL's memcpy `launch`): a command that travels along
+/// every row from the west, so that PEs further east start later. A PE `d` columns east of
+/// the westernmost column that runs a program runs its launch tasks from cycle
+/// `floor(d · cycles_per_column)`; every row is reached at once.
+#[derive(Clone, Copy, PartialEq, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Launch {
+    /// Cycles the launch takes per PE column (0: every program starts at cycle 0); at most
+    /// [`MAX_LAUNCH_CYCLES_PER_COLUMN`].
+    pub cycles_per_column: f64,
+}
+
+/// The most cycles per column a launch may take.
+pub const MAX_LAUNCH_CYCLES_PER_COLUMN: f64 = 1024.0;
+
+impl Launch {
+    /// The cycle the launch reaches a PE `columns` columns east of the first.
+    pub fn start(&self, columns: u32) -> u64 {
+        (f64::from(columns) * self.cycles_per_column).floor() as u64
+    }
+
+    /// What is wrong with the figure, if anything.
+    fn problem(&self) -> Option<String> {
+        let c = self.cycles_per_column;
+        (!(0.0..=MAX_LAUNCH_CYCLES_PER_COLUMN).contains(&c)).then(|| {
+            format!("{c} is not between 0 and {MAX_LAUNCH_CYCLES_PER_COLUMN} cycles per column")
+        })
+    }
 }
 
 /// Host I/O through the fabric edges.
@@ -257,6 +291,9 @@ impl Target {
         }
         if !self.sram_bytes.is_multiple_of(self.sram_banks) {
             return Err(field_error("sram_banks", "must divide sram_bytes evenly"));
+        }
+        if let Some(message) = self.launch.problem() {
+            return Err(field_error("launch.cycles_per_column", &message));
         }
         if let Some((field, message)) = self.swarm.problem() {
             return Err(field_error(&format!("swarm.{field}"), &message));

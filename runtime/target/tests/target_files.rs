@@ -222,3 +222,29 @@ fn a_swarm_fan_out_of_one_is_named() {
     let text = dev_text().replace("packet_bytes = 256", "packet_bytes = 6");
     assert!(error_for(&text).contains("swarm.packet_bytes"));
 }
+
+#[test]
+fn the_launch_is_optional_and_checked() {
+    let text = dev_text();
+    assert!(text.contains("cycles_per_column = 0.0"), "{text}");
+    let without: String = text
+        .lines()
+        .filter(|l| !l.starts_with("[launch]") && !l.starts_with("cycles_per_column"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let target = Target::from_toml_str(&without).expect("a target without [launch]");
+    assert_eq!(target.launch.start(700), 0);
+    for bad in ["-1.0", "nan", "2000.0"] {
+        let msg = error_for(&text.replace(
+            "cycles_per_column = 0.0",
+            &format!("cycles_per_column = {bad}"),
+        ));
+        assert!(msg.contains("launch.cycles_per_column"), "{bad}: {msg}");
+    }
+    // PE d columns east of the first starts at floor(d · 1.5).
+    let launch = wsel_target::Launch {
+        cycles_per_column: 1.5,
+    };
+    let starts: Vec<u64> = (0..5).map(|d| launch.start(d)).collect();
+    assert_eq!(starts, [0, 1, 3, 4, 6]);
+}

@@ -74,6 +74,7 @@ impl Translator<'_, '_> {
             Coord::PeCol => abi::CTX_X,
             Coord::RegionRows => abi::CTX_HEIGHT,
             Coord::RegionCols => abi::CTX_WIDTH,
+            Coord::Cycle => return self.clock(),
         };
         self.b
             .ins()

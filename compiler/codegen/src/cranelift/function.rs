@@ -266,6 +266,19 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.def_var(self.cycles, next);
     }
 
+    /// `pe.cycle`: the context's clock plus the cycles charged so far, low 32 bits.
+    pub(super) fn clock(&mut self) -> Value {
+        let clock = self.b.ins().load(
+            types::I64,
+            MemFlagsData::trusted(),
+            self.ctx,
+            abi::CTX_CLOCK as i32,
+        );
+        let now = self.b.use_var(self.cycles);
+        let sum = self.b.ins().iadd(clock, now);
+        self.b.ins().ireduce(types::I32, sum)
+    }
+
     fn flush_cycles(&mut self) {
         let now = self.b.use_var(self.cycles);
         self.b.ins().store(

@@ -95,6 +95,8 @@ impl<'k> Frame<'k> {
             Coord::PeCol => ctx.x,
             Coord::RegionRows => ctx.height,
             Coord::RegionCols => ctx.width,
+            // The low 32 bits, as the kernel's `u32` reads them.
+            Coord::Cycle => ctx.clock.wrapping_add(self.cycles) as u32,
         }
     }
 

@@ -83,6 +83,7 @@ impl<'ctx> Gen<'_, 'ctx> {
             Coord::PeCol => abi::CTX_X,
             Coord::RegionRows => abi::CTX_HEIGHT,
             Coord::RegionCols => abi::CTX_WIDTH,
+            Coord::Cycle => return self.clock(),
         };
         self.ctx_field(offset, self.t.i32.into())
     }

@@ -326,6 +326,16 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
+    /// `pe.cycle`: the context's clock plus the cycles charged so far, low 32 bits.
+    pub(super) fn clock(&mut self) -> Tr<BasicValueEnum<'ctx>> {
+        let clock = self.ctx_field(abi::CTX_CLOCK, self.t.i64.into())?;
+        let now = self.b.build_load(self.t.i64, self.cycles, "")?;
+        let sum = self
+            .b
+            .build_int_add(clock.into_int_value(), now.into_int_value(), "")?;
+        Ok(self.b.build_int_truncate(sum, self.t.i32, "")?.into())
+    }
+
     fn flush_cycles(&mut self) -> Tr {
         let now = self.b.build_load(self.t.i64, self.cycles, "")?;
         let field = self.ctx_address(abi::CTX_CYCLES)?;

@@ -102,6 +102,7 @@ impl FakeRuntime {
             runtime: (self as *mut FakeRuntime).cast::<c_void>(),
             calls: &CALLS,
             cycle_limit,
+            clock: 0,
         };
         // SAFETY: the context points at live memory of `sram_words` words, a valid table and
         // this runtime, all outliving the call.

@@ -95,17 +95,22 @@ pub(super) fn lower_impl(
         }
         kernel_args.push((param.name.clone(), arg));
     }
-    let sram_words = match item_ast(db, kernel_item) {
+    let module = module_scope(db, kernel_file);
+    let (sram_words, names) = match item_ast(db, kernel_item) {
         Some(ast::Item::Kernel(kernel)) => {
-            let module = module_scope(db, kernel_file);
-            sram_words(db, module, kernel, &kernel_args)
+            let names = kernel_names(db, module, kernel, &kernel_args);
+            (sram_words(db, module, kernel, &names), names)
         }
-        _ => CExpr::Int(0),
+        _ => (CExpr::Int(0), BTreeMap::new()),
     };
     let ports = ksig
         .ports
         .iter()
         .filter_map(|p| {
+            let distance = p
+                .distance
+                .as_ref()
+                .map(|d| convert_member(db, module, d, &names).unwrap_or(CExpr::Int(0)));
             Some(PortInfo {
                 name: p.name.clone(),
                 direction: match p.direction {
@@ -116,6 +121,7 @@ pub(super) fn lower_impl(
                 side: side_of(&p.side)?,
                 multicast: p.multicast,
                 bus: bus_of(&p.side),
+                distance,
                 span: SourceSpan {
                     file: p.def.file.clone(),
                     span: p.def.span.clone(),
@@ -207,40 +213,59 @@ fn check_arg(
     None
 }
 
-/// The kernel's SRAM words (its arrays' lengths plus one per SRAM scalar) with its parameters
-/// replaced by `args`.
-fn sram_words(
+/// The kernel's parameters (replaced by `args`) and its constants, as expressions over the
+/// dims and the region size.
+fn kernel_names(
     db: &dyn wsel_sema::Db,
     module: &wsel_sema::items::ModuleScope<'_>,
     kernel: &ast::Kernel,
     args: &[(String, CExpr)],
-) -> CExpr {
+) -> BTreeMap<String, CExpr> {
     let mut names: BTreeMap<String, CExpr> = args.iter().cloned().collect();
+    for member in &kernel.members {
+        if let ast::KernelMember::Const(c) = member
+            && let Ok(value) = convert_member(db, module, &c.value, &names)
+        {
+            names.insert(c.name.name.clone(), value);
+        }
+    }
+    names
+}
+
+/// A kernel member's compile-time expression (an array length, a port's distance) over the
+/// dims and the region size, given the kernel's `names`.
+fn convert_member(
+    db: &dyn wsel_sema::Db,
+    module: &wsel_sema::items::ModuleScope<'_>,
+    expr: &ast::Expr,
+    names: &BTreeMap<String, CExpr>,
+) -> Result<CExpr, String> {
+    let lookup = |n: &str| names.get(n).cloned();
+    let converter = Converter {
+        db,
+        module,
+        names: &lookup,
+        values: &|_| None,
+    };
+    converter.convert(expr).map(|e| simplify(&e))
+}
+
+/// The kernel's SRAM words (its arrays' lengths plus one per SRAM scalar), given its `names`.
+fn sram_words(
+    db: &dyn wsel_sema::Db,
+    module: &wsel_sema::items::ModuleScope<'_>,
+    kernel: &ast::Kernel,
+    names: &BTreeMap<String, CExpr>,
+) -> CExpr {
     let mut terms = Vec::new();
     for member in &kernel.members {
-        let convert = |expr: &ast::Expr, names: &BTreeMap<String, CExpr>| {
-            let lookup = |n: &str| names.get(n).cloned();
-            let converter = Converter {
-                db,
-                module,
-                names: &lookup,
-                values: &|_| None,
-            };
-            converter.convert(expr).map(|e| simplify(&e))
-        };
-        match member {
-            ast::KernelMember::Const(c) => {
-                if let Ok(value) = convert(&c.value, &names) {
-                    names.insert(c.name.name.clone(), value);
-                }
-            }
-            ast::KernelMember::Var(v) => match &v.ty {
+        if let ast::KernelMember::Var(v) = member {
+            terms.push(match &v.ty {
                 ast::Type::Array { len, .. } => {
-                    terms.push(convert(len, &names).unwrap_or(CExpr::Int(0)));
+                    convert_member(db, module, len, names).unwrap_or(CExpr::Int(0))
                 }
-                _ => terms.push(CExpr::Int(1)),
-            },
-            _ => {}
+                _ => CExpr::Int(1),
+            });
         }
     }
     sum(&terms)

@@ -328,6 +328,7 @@ fn coord(base: &ast::Expr, field: &ast::Ident) -> Option<Coord> {
         ("pe", "col") => Some(Coord::PeCol),
         ("region", "rows") => Some(Coord::RegionRows),
         ("region", "cols") => Some(Coord::RegionCols),
+        ("pe", "cycle") => Some(Coord::Cycle),
         _ => None,
     }
 }

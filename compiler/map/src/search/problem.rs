@@ -11,7 +11,7 @@ use super::{UnionFind, mode_name, sample};
 use crate::MapOptions;
 use crate::diagnostics as diag;
 use crate::estimate::CostInputs;
-use crate::expr::{Env, kernel_args, mentions, show, side_names};
+use crate::expr::{Env, kernel_args, mentions, port_distances, show, side_names};
 use crate::place::DeadIndex;
 use crate::placement::Estimate;
 use crate::ports::{ImplPlan, Parts, parts_for_side, side_name};
@@ -105,7 +105,7 @@ impl<'a> Problem<'a> {
                 live_pes,
                 options,
             };
-            let (table, rejections) = candidate_table(graph, l, k, &cost, &sizes, &fabric);
+            let (table, rejections) = candidate_table(graph, l, k, &plan, &cost, &sizes, &fabric);
             if table.iter().all(Option::is_none) {
                 let layer = &graph.layers[l];
                 diagnostics.push(no_candidate(layer, &layer.impls[k], rejections, &fabric));
@@ -434,6 +434,7 @@ fn candidate_table(
     graph: &LayerGraph,
     l: usize,
     k: usize,
+    plan: &ImplPlan,
     cost: &CostInputs,
     sizes: &Sizes<'_>,
     fabric: &Fabric<'_>,
@@ -492,6 +493,18 @@ fn candidate_table(
                     "the kernel argument `{name}` cannot be evaluated ({e:?})"
                 ));
                 continue;
+            }
+            match port_distances(imp, &env) {
+                Ok(d) => {
+                    if let Some(mismatch) = plan.distance_mismatch(&d) {
+                        why.failed_eval = Some(mismatch);
+                        continue;
+                    }
+                }
+                Err(mismatch) => {
+                    why.failed_eval = Some(mismatch);
+                    continue;
+                }
             }
             let sram = words * 4 + reserve;
             if sram > sram_available {

@@ -444,7 +444,7 @@ impl<'db> Checker<'db> {
             None => {
                 if ident.name == "pe" || ident.name == "region" {
                     let fields: &[&str] = if ident.name == "pe" {
-                        &["row", "col"]
+                        &["row", "col", "cycle"]
                     } else {
                         &["rows", "cols"]
                     };
@@ -505,7 +505,7 @@ impl<'db> Checker<'db> {
             _ => None,
         };
         let fields: &[&str] = match base_name {
-            Some("pe") => &["row", "col"],
+            Some("pe") => &["row", "col", "cycle"],
             Some("region") => &["rows", "cols"],
             _ => {
                 let printed = match base {

@@ -79,6 +79,7 @@ pub fn kernel_signature<'db>(db: &'db dyn Db, item: ItemId<'db>) -> KernelSig {
                 },
                 side: p.side.name.clone(),
                 multicast: p.multicast,
+                distance: p.distance.clone(),
                 def: checker.loc(&p.name.span),
             }),
             _ => {}
@@ -254,6 +255,13 @@ fn check_ports(c: &mut Checker<'_>, kernel: &ast::Kernel) {
         }
         // `multicast` after `to` is a syntax error (the grammar accepts it only after
         // `from`), so an `out` port is never multicast here.
+        if let Some(distance) = &p.distance {
+            if BUS_SIDES.contains(&p.side.name.as_str()) {
+                let d = kernels::distance_on_bus(c.loc(&distance.span()), &p.side.name);
+                c.report(d);
+            }
+            c.expect_const(distance, ScalarType::U32, "a port's distance");
+        }
     }
 }
 

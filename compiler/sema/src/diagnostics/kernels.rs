@@ -73,6 +73,21 @@ pub fn multicast_bus(at: Location, side: &str) -> Diagnostic {
     ))
 }
 
+/// E0450: `by k` on a bus port: a bus reaches every PE of its line already, so it has no
+/// distance.
+pub fn distance_on_bus(at: Location, side: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0450",
+        format!("a port on the `{side}` bus has no distance"),
+        at,
+        "not for a bus",
+    )
+    .with_help(format!(
+        "remove `by ...`: what a PE sends `to {side}` reaches every other PE of its {side} already; \
+         `by` is for a stream to the PE k away on one side (`to east by k`)"
+    ))
+}
+
 /// E0305: the element type of a `recv` target or `send` value differs from the port's.
 pub fn port_type_mismatch(
     at: Location,

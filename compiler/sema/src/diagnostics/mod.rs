@@ -124,6 +124,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E1110", "invalid train setting value"),
     ("E1111", "more than one `train` item in a file"),
     ("E1112", "train settings that exclude each other"),
+    ("E0450", "`by k` on a bus port"),
 ];
 
 /// The longest name, in characters, that gets a "did you mean" suggestion. Comparing two names

@@ -119,9 +119,18 @@ pub fn unknown_field(at: Location, base: &str, field: &str, fields: &[&str]) -> 
         "unknown field",
     );
     if fields.is_empty() {
-        d.with_note("only `pe.row`, `pe.col`, `region.rows` and `region.cols` have fields")
+        d.with_note(
+            "only `pe.row`, `pe.col`, `pe.cycle`, `region.rows` and `region.cols` have fields",
+        )
     } else {
         let list: Vec<String> = fields.iter().map(|f| format!("`{base}.{f}`")).collect();
-        d.with_help(format!("use {}", list.join(" or ")))
+        let (last, rest) = list
+            .split_last()
+            .map_or(("", &[][..]), |(l, r)| (l.as_str(), r));
+        if rest.is_empty() {
+            d.with_help(format!("use {last}"))
+        } else {
+            d.with_help(format!("use {} or {last}", rest.join(", ")))
+        }
     }
 }

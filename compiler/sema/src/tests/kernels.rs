@@ -64,6 +64,25 @@ fn e0304_unknown_side_and_multicast_out_is_a_syntax_error() {
 }
 
 #[test]
+fn e0450_distance_on_a_bus_and_a_distance_that_is_not_a_constant() {
+    let out = check(
+        "kernel k(h: u32) {\n    var a: [u32; 1];\n    out p: stream<f32> to row by 2;\n    in q: stream<f32> from row;\n    out r: stream<f32> to east by h + 1;\n    in s: stream<f32> from west by a[0];\n    out t: stream<f32> to east sideways 2;\n    task main() {}\n}\n",
+    );
+    expect![[r#"
+        E0450 main.wse:3:34 `2`: a port on the `row` bus has no distance
+            [not for a bus]
+            help: remove `by ...`: what a PE sends `to row` reaches every other PE of its row already; `by` is for a stream to the PE k away on one side (`to east by k`)
+        E0205 main.wse:6:36 `a[0]`: a port's distance must be known at compile time
+            [not a compile-time value]
+            note: compile-time values are literals, constants, kernel parameters and dimensions
+        E0002 main.wse:7:32 `sideways`: expected `by` or `;`, found identifier `sideways`
+            [a port's side is followed by `;`, or by `by` and a distance]
+            note: expected one of `by`, `;`
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
 fn e0305_port_element_type() {
     let out = check(
         "kernel k() {\n    var a: [i32; 4];\n    in xs: stream<f32> from west;\n    out ys: stream<f32> to east;\n    task main() { recv(xs, a[0..4]) then main; send(ys, a[0..4]); }\n}\n",

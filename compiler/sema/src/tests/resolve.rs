@@ -138,10 +138,10 @@ fn e0108_unknown_field() {
     expect![[r#"
         E0108 main.wse:3:26 `x`: `pe` has no field `x`
             [unknown field]
-            help: use `pe.row` or `pe.col`
+            help: use `pe.row`, `pe.col` or `pe.cycle`
         E0108 main.wse:3:50 `pe`: `pe` is not a value on its own
             [needs a field]
-            help: use `pe.row` or `pe.col`
+            help: use `pe.row`, `pe.col` or `pe.cycle`
     "#]]
     .assert_eq(&out);
 }
