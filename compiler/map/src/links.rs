@@ -107,6 +107,7 @@ mod tests {
             bound: None,
             parts: 0,
             bus: None,
+            passes_on: false,
             distance: Some(3),
         }
     }
