@@ -627,7 +627,10 @@ impl Router<'_, '_> {
         {
             return Ok(Vec::new());
         }
-        if goals.iter().any(|(_, cp)| *cp == a) {
+        // A consumer right beside `sp` takes the part on its own input edge, so it cannot
+        // be a branch of a tree toward others. (An exit onto the fabric's edge at `a` itself,
+        // `cp == goal.at`, is a goal like any other: the part turns off the fabric there.)
+        if goals.iter().any(|(goal, cp)| *cp == a && goal.at != *cp) {
             return Err(format!(
                 "it feeds {} layers, and the first sits right beside the producer (PE {a}), so \
                  the part cannot branch to the others: a result split into several parts can \
