@@ -39,6 +39,8 @@ pub struct RunConfig {
     pub target: Option<TargetSpec>,
     pub mode: Option<RunMode>,
     pub batch: Option<u64>,
+    /// `systems = N;`: a cluster of N systems in data parallel (`--systems` overrides it).
+    pub systems: Option<u32>,
     /// The whole `run` item.
     pub span: SourceSpan,
 }
@@ -65,6 +67,7 @@ pub fn lower_run_config(db: &dyn Db, file: SourceFile) -> Option<RunConfig> {
         target: None,
         mode: None,
         batch: None,
+        systems: None,
         span: SourceSpan {
             file: path.clone(),
             span: run.span.clone(),
@@ -110,6 +113,7 @@ fn apply(config: &mut RunConfig, file: &Path, key: &str, value: &ast::Expr) {
             };
         }
         ("batch", ast::Expr::Int(n, _)) if *n > 0 => config.batch = Some(*n),
+        ("systems", ast::Expr::Int(n, _)) if *n > 0 => config.systems = u32::try_from(*n).ok(),
         _ => {}
     }
 }

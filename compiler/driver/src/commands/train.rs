@@ -37,10 +37,18 @@ pub fn run(args: &TrainArgs) -> Status {
                        as weight streaming does (`--mode streaming`)";
         return report_build_failure(None, BuildError::Message(message.into()), color);
     }
+    if crate::cluster::train::wanted(args) {
+        return crate::cluster::train::run(args);
+    }
     let loaded = match load_and_check(&args.file) {
         Ok(loaded) => loaded,
         Err(failure) => return report_build_error(failure.db.as_ref(), failure.error, color),
     };
+    let config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
+    if config.is_some_and(|c| c.systems.is_some()) {
+        // The `run` item asks for a cluster (`systems = N;`).
+        return crate::cluster::train::run(args);
+    }
     let sources = crate::source::source_texts(&loaded.db);
     match train(&loaded, args) {
         Ok(()) => Status::Success,
@@ -49,14 +57,40 @@ pub fn run(args: &TrainArgs) -> Status {
 }
 
 /// A training graph mapped and compiled.
-struct Program {
-    train: TrainGraph,
-    placement: Placement,
-    compiled: Compiled,
-    target: Target,
+pub(crate) struct Program {
+    pub train: TrainGraph,
+    pub placement: Placement,
+    pub compiled: Compiled,
+    pub target: Target,
 }
 
 fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
+    let setup = setup(loaded, args)?;
+    let trained = run_steps(
+        &setup.program,
+        &setup.graph,
+        &setup.data,
+        &setup.targets,
+        setup.params.clone(),
+        &setup.settings,
+        args,
+    )?;
+    finish(args, &setup, &setup.program, &trained)
+}
+
+/// What a training run needs before its first step: the model lowered for the batch, the
+/// training data and targets, the training graph built, the initial parameters, the settings.
+pub(crate) struct Setup {
+    pub graph: LayerGraph,
+    pub data: Vec<Tensor>,
+    pub targets: Tensor,
+    pub program: Program,
+    pub params: Vec<Tensor>,
+    pub settings: Settings,
+}
+
+/// Reads the data and the settings, checks them, and builds the training graph for the batch.
+pub(crate) fn setup(loaded: &Loaded, args: &TrainArgs) -> Result<Setup, BuildError> {
     let db = &loaded.db;
     let config = wsel_lower::lower_run_config(db, loaded.file);
     let model = pick_model(db, loaded.file, config.as_ref()).map_err(BuildError::Message)?;
@@ -127,15 +161,50 @@ fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
     let targets = read_targets(&labels_path, &result_shape, &args.loss, samples)?;
     let program = build(loaded, train, &graph, args, config.as_ref())?;
     let params = read_params(&graph, &[])?;
-    let trained = run_steps(&program, &graph, &data, &targets, params, &settings, args)?;
+    Ok(Setup {
+        graph,
+        data,
+        targets,
+        program,
+        params,
+        settings,
+    })
+}
 
+/// The training graph of the file's model lowered for `batch` samples, mapped and compiled:
+/// what one system of a cluster runs on its share of the batch (`crate::cluster::train`).
+pub(crate) fn program_for(
+    loaded: &Loaded,
+    args: &TrainArgs,
+    batch: u64,
+) -> Result<Program, BuildError> {
+    let db = &loaded.db;
+    let config = wsel_lower::lower_run_config(db, loaded.file);
+    let model = pick_model(db, loaded.file, config.as_ref()).map_err(BuildError::Message)?;
+    let (graph, diagnostics) = wsel_lower::layer_graph(db, model, batch);
+    if !diagnostics.is_empty() {
+        return Err(BuildError::Diagnostics(diagnostics));
+    }
+    let train = training_graph(loaded, model, &graph, args)?;
+    build(loaded, train, &graph, args, config.as_ref())
+}
+
+/// After the last step: the accuracy on test data, the output files and the summary of
+/// `program` (what one system ran).
+pub(crate) fn finish(
+    args: &TrainArgs,
+    setup: &Setup,
+    program: &Program,
+    trained: &Trained,
+) -> Result<(), BuildError> {
+    let batch = setup.settings.batch;
     // Accuracy on test data, with the trained weights, by inference on the fabric.
     let accuracy = match &args.test_labels {
-        Some(labels) => Some(test_accuracy(args, &graph, &trained.store, labels)?),
+        Some(labels) => Some(test_accuracy(args, &setup.graph, &trained.store, labels)?),
         None => None,
     };
-    write_outputs(args, &graph, &trained, &program.target, batch)?;
-    print_summary(args, &trained, &program, batch, accuracy);
+    write_outputs(args, &setup.graph, trained, &program.target, batch)?;
+    print_summary(args, trained, program, batch, accuracy);
     Ok(())
 }
 
@@ -248,10 +317,10 @@ fn read_targets(
 }
 
 /// What the steps left: their records and the store with the trained weights.
-struct Trained {
-    steps: Vec<StepRecord>,
-    store: Store,
-    wall: std::time::Duration,
+pub(crate) struct Trained {
+    pub steps: Vec<StepRecord>,
+    pub store: Store,
+    pub wall: std::time::Duration,
 }
 
 fn run_steps(

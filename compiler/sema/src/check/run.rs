@@ -13,7 +13,7 @@ use crate::db::{Db, Reported};
 use crate::diagnostics::{did_you_mean, resolve, run};
 use crate::items::{ItemKind, item_ast, item_location};
 
-const KEYS: &[&str] = &["output", "labels", "target", "mode", "batch"];
+const KEYS: &[&str] = &["output", "labels", "target", "mode", "batch", "systems"];
 const MODES: &[&str] = &["pipelined", "streaming", "auto"];
 
 /// Checks one `run` item and reports its diagnostics.
@@ -169,6 +169,8 @@ fn check_value(c: &mut Checker<'_>, key: &str, value: &ast::Expr) {
     let ok = match (key, value) {
         ("batch", ast::Expr::Int(n, _)) => *n > 0,
         ("batch", _) => false,
+        ("systems", ast::Expr::Int(n, _)) => (1..=u64::from(u32::MAX)).contains(n),
+        ("systems", _) => false,
         ("mode", ast::Expr::Str(s, _)) => MODES.contains(&s.as_str()),
         (_, ast::Expr::Str(..)) => key != "mode",
         _ => false,
@@ -176,6 +178,7 @@ fn check_value(c: &mut Checker<'_>, key: &str, value: &ast::Expr) {
     if !ok {
         let expected = match key {
             "batch" => "a positive integer",
+            "systems" => "a positive integer (the systems of a cluster)",
             "mode" => "\"pipelined\", \"streaming\" or \"auto\"",
             "target" => "a string: \"dev\", \"wse2\", \"wse3\" or a path to a target .toml",
             _ => "a string path",
