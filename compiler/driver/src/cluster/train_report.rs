@@ -289,7 +289,7 @@ fn limit_lines(out: &mut String, prepared: &Prepared, first: &StepFigures) {
             .collect();
         let _ = writeln!(
             out,
-            "  the broadcast limits scaling: {} wait for weights; a feed of {needed:.1} B/cycle would remove the waits",
+            "  the broadcast limits scaling: phases waiting for the tree's feed: {}; a feed of {needed:.1} B/cycle would remove the waits",
             names.join(", ")
         );
     } else if prepared.feed.is_some() {
@@ -314,9 +314,10 @@ fn limit_lines(out: &mut String, prepared: &Prepared, first: &StepFigures) {
         ),
         (late, Some(rate)) => writeln!(
             out,
-            "  the reduction limits scaling: the last gradient sum reaches the store {} cycles after the fabric is done, {} of them the tree's latency; links (and sums) of {rate} B/cycle would leave only the latency",
+            "  the reduction limits scaling: the last gradient sum reaches the store {} cycles after the fabric is done, {} of them the tree's latency, {} its bandwidth; links (and sums) of {rate} B/cycle would leave only the latency",
             group(late),
-            group(tail.latency_cycles)
+            group(tail.latency_cycles),
+            group(late - tail.latency_cycles)
         ),
     };
 }
