@@ -137,7 +137,6 @@ pub(crate) fn route_all(
         regions: choice.regions.iter().map(|r| r.0).collect(),
         class_layers: &class_layers,
         used: vec![CoordSet::default(); class_count],
-        exit_beside: false,
     };
     let mut transfers = Vec::new();
     let mut inputs = Vec::new();
@@ -326,39 +325,30 @@ pub(crate) fn route_all(
         let before = router.used[class].clone();
         let mut best: Option<(usize, Vec<Vec<Hop>>, CoordSet, usize)> = None;
         let mut first_failure = None;
-        // The result leaves from the PE beside its producer only when no side routes
-        // otherwise (a second round), so that the routes that did route stay as they were.
-        for exit_beside in [false, true] {
-            if best.is_some() {
+        for (least, k, tried) in tries {
+            if best.as_ref().is_some_and(|b| least >= b.0) {
                 break;
             }
-            router.exit_beside = exit_beside;
-            for (least, k, tried) in &tries {
-                if best.as_ref().is_some_and(|b| *least >= b.0) {
-                    break;
+            router.used[class] = before.clone();
+            let result = router.in_some_order(class, parts, |router, j| {
+                let (sp, goals, _, _) = &tried[j as usize];
+                if goals.len() < consumers.len() {
+                    return Err("a consumer's input edge faces off the fabric".to_string());
                 }
-                router.used[class] = before.clone();
-                let result = router.in_some_order(class, parts, |router, j| {
-                    let (sp, goals, _, _) = &tried[j as usize];
-                    if goals.len() < consumers.len() {
-                        return Err("a consumer's input edge faces off the fabric".to_string());
+                router.between(class, *sp, dout, goals)
+            });
+            match result {
+                Ok(hops) => {
+                    let total = hops.iter().map(Vec::len).sum();
+                    if best.as_ref().is_none_or(|b| total < b.0) {
+                        best = Some((total, hops, router.used[class].clone(), k));
                     }
-                    router.between(class, *sp, dout, goals)
-                });
-                match result {
-                    Ok(hops) => {
-                        let total = hops.iter().map(Vec::len).sum();
-                        if best.as_ref().is_none_or(|b| total < b.0) {
-                            best = Some((total, hops, router.used[class].clone(), *k));
-                        }
-                    }
-                    Err(failure) => {
-                        first_failure.get_or_insert(failure);
-                    }
+                }
+                Err(failure) => {
+                    first_failure.get_or_insert(failure);
                 }
             }
         }
-        router.exit_beside = false;
         let routed = match best {
             Some((_, hops, used, k)) => {
                 router.used[class] = used;
@@ -435,9 +425,6 @@ struct Router<'p, 'a> {
     class_layers: &'p [Vec<usize>],
     /// Routers each class already uses outside its regions.
     used: Vec<CoordSet>,
-    /// Whether the model's result may leave the fabric from the PE beside its producer
-    /// (`route_all`'s second round).
-    exit_beside: bool,
 }
 
 impl Router<'_, '_> {
@@ -640,13 +627,17 @@ impl Router<'_, '_> {
         {
             return Ok(Vec::new());
         }
-        // A consumer right beside `sp` takes the part on its own input edge, so it cannot
-        // be a branch of a tree toward others. An exit onto the fabric's edge at `a` itself
-        // (`cp == goal.at`) is a goal like any other, in the router's second round.
-        if goals
-            .iter()
-            .any(|(goal, cp)| *cp == a && (goal.at != *cp || !self.exit_beside))
-        {
+        // The model's result would leave the fabric at `a` itself (an exit goal is recorded
+        // with its own PE as `cp`): not routed yet, and not a consumer beside the producer.
+        if goals.iter().any(|(goal, cp)| *cp == a && goal.at == a) {
+            return Err(format!(
+                "the result's nearest exit from the fabric is the PE right beside the \
+                 producer's edge, {a}, on the fabric's edge, and the router cannot turn a part \
+                 off the fabric there yet: another batch size (or target) places the layer \
+                 elsewhere"
+            ));
+        }
+        if goals.iter().any(|(_, cp)| *cp == a) {
             return Err(format!(
                 "it feeds {} layers, and the first sits right beside the producer (PE {a}), so \
                  the part cannot branch to the others: a result split into several parts can \
