@@ -3,7 +3,9 @@
 # the `mpi` feature runs the same `--systems 3` in one process and under
 # `mpirun -np 2`, and the result and the report (but for its wall time) must be the same
 # bytes; then one process of two cannot read its input (it runs in a folder without it), and
-# process 0 must print that one error while every process exits, within a time limit.
+# process 0 must print that one error while every process exits, within a time limit; last,
+# `wsel train --systems 2` for two steps must write the same weights, losses and table (but
+# for its wall times) in one process and on two.
 # Usage: .ci/cluster-mpi.sh [path/to/wsel]   (default target/debug/wsel)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +32,7 @@ import sys, numpy as np
 d, r = sys.argv[1], np.random.default_rng(22)
 for name, shape in [("x", (12, 64)), ("w1", (64, 24)), ("b1", (24,)), ("w2", (24, 10)), ("b2", (10,))]:
     np.save(f"{d}/{name}.npy", (r.standard_normal(shape) / 4).astype(np.float32))
+np.save(f"{d}/y.npy", r.integers(0, 10, 12).astype(np.int64))
 PY
 
 run() {  # run LAUNCHER... : the cluster run, its result and report left in $tmp/model/out.*
@@ -61,3 +64,20 @@ if [ "$errors" -ne 1 ] || ! grep -q 'note: on process 1 of 2' "$tmp/fail.err" ||
     echo "expected one E0801 from process 1, reported by process 0:"; cat "$tmp/fail.err"; exit 1
 fi
 echo "cluster: a process that cannot read its input stops the job with one error"
+
+# Training on 2 systems: the gradients summed through the tree, the weights broadcast back;
+# the same layers with a softmax for cross_entropy.
+sed -e 's/import std.nn.{dense, relu};/import std.nn.{dense, relu, softmax};/' \
+    -e 's/return dense(relu(dense(x, w1, b1)), w2, b2);/return softmax(dense(relu(dense(x, w1, b1)), w2, b2));/' \
+    "$tmp/model/m.wse" > "$tmp/model/t.wse"
+train() {  # train DIR LAUNCHER... : two steps on 2 systems, the outputs left in DIR
+    local out="$1"; shift
+    (cd "$tmp/model" && "$@" "$wsel" train t.wse --input x=x.npy --labels y.npy --target wse2 \
+        --batch 4 --steps 2 --systems 2 --out "$out" | grep -v -e 'wall' -e 'written to' > "$out.txt")
+}
+train "$tmp/train-one"
+train "$tmp/train-two" "${mpirun[@]}" -np 2
+for f in w1.npy b1.npy w2.npy b2.npy loss.csv; do cmp "$tmp/train-one/$f" "$tmp/train-two/$f"; done
+cmp "$tmp/train-one.txt" "$tmp/train-two.txt"
+grep -q 'cluster: 2 systems in data parallel' "$tmp/train-one.txt"
+echo "cluster: training on 2 systems gives the same weights, losses and table on 1 and 2 processes"

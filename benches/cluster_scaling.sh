@@ -3,7 +3,11 @@
 # 256 → 256 → 256 → 10 MLP (0.5 MB of weights) on `dev` fabrics, batch 128, on 1, 2, 4 and 8
 # systems, with the broadcast tree's links at 16 and at 256 B/cycle (a store of 256 B/cycle
 # behind both, so that the links decide); then the wall time of the 8-system simulation in
-# one process and over 2 MPI processes. Prints the Markdown rows.
+# one process and over 2 MPI processes. Then the same for streaming training (`wsel train
+# --systems N`): the digits MLP (examples/digits/train.wse), a global batch of 128, one step,
+# on a 16-column fabric with 48 KiB per PE, the tree's links at 64 and at 2 B/cycle (the
+# fabric takes weights in at one wavelet, 4 B, per cycle, so only a tree narrower than that
+# can starve it). Prints the Markdown rows.
 # Usage: benches/cluster_scaling.sh [path/to/wsel]   (default target/release/wsel, built with
 # `cargo build --release -p wsel --features mpi`)
 set -euo pipefail
@@ -11,6 +15,7 @@ cd "$(dirname "$0")/.."
 wsel="$(realpath "${1:-target/release/wsel}")"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+repo="$(pwd)"
 cd "$tmp"
 cat > m.wse <<'WSE'
 import std.nn.{dense, relu};
@@ -34,9 +39,9 @@ for name, shape in [("x", (128, 256)), ("w1", (256, 256)), ("b1", (256,)), ("w2"
                     ("b2", (256,)), ("w3", (256, 10)), ("b3", (10,))]:
     np.save(f"{name}.npy", (r.standard_normal(shape) / 16).astype(np.float32))
 PY
-for link in 16 256; do
-    cat > "link$link.toml" <<TOML
-name = "dev-link-$link"
+target() {  # target NAME LINK: a dev-sized fabric whose tree links carry LINK B/cycle
+    cat > "$1.toml" <<TOML
+name = "$1"
 width = 16
 height = 16
 sram_bytes = 4096
@@ -64,25 +69,34 @@ latency_cycles = 100
 bandwidth_bytes_per_cycle = 64
 [swarm]
 fan_out = 2
-link_bytes_per_cycle = $link
+link_bytes_per_cycle = $2
 link_latency_cycles = 20
 switch_latency_cycles = 10
-reduce_bytes_per_cycle = $link
+reduce_bytes_per_cycle = $2
 packet_bytes = 256
 TOML
+}
+for link in 16 256; do target "link$link" "$link"; done
+# Training: the test suite's tree target (48 KiB per PE, links of 16 B/cycle), other links.
+for link in 2 64; do
+    sed -e "s/^link_bytes_per_cycle = 16$/link_bytes_per_cycle = $link/" \
+        -e "s/^reduce_bytes_per_cycle = 16$/reduce_bytes_per_cycle = $link/" \
+        "$repo/tests/targets/train-tree.toml" > "train$link.toml"
 done
-python3 - "$wsel" <<'PY'
-import json, os, subprocess, sys, time
-wsel = sys.argv[1]
-def run(link, systems, launcher=()):
+python3 - "$wsel" "$repo/examples/digits/train.wse" <<'PY'
+import csv, json, os, subprocess, sys, time
+wsel, digits = sys.argv[1], sys.argv[2]
+def timed(command):
+    """Runs `command` (it must succeed): its standard output, wall and CPU seconds."""
     started, cpu = time.monotonic(), os.times()
-    subprocess.run([*launcher, wsel, "run", "m.wse", "--input", "x=x.npy", "--mode", "streaming",
-                    "--target", f"link{link}.toml", "--systems", str(systems),
-                    "--output", "out.npy", "--report", "r.json"],
-                   check=True, capture_output=True)
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     wall, after = time.monotonic() - started, os.times()
-    cpu = after.children_user + after.children_system - cpu.children_user - cpu.children_system
-    return json.load(open("r.json"))["cluster"], (wall, cpu)
+    return out, (wall, after.children_user + after.children_system - cpu.children_user - cpu.children_system)
+def run(link, systems, launcher=()):
+    _, times = timed([*launcher, wsel, "run", "m.wse", "--input", "x=x.npy", "--mode", "streaming",
+                      "--target", f"link{link}.toml", "--systems", str(systems),
+                      "--output", "out.npy", "--report", "r.json"])
+    return json.load(open("r.json"))["cluster"], times
 print("| link B/cycle | systems | step cycles | simulated samples/s | speed-up | efficiency | limited by (feed that lifts it) |")
 print("|---|---|---|---|---|---|---|")
 for link in (256, 16):
@@ -96,9 +110,31 @@ for link in (256, 16):
         print(f'| {link} | {n} | {r["step_cycles"]:,} | {r["samples_per_second"]:,.0f} | {r["speedup"] or 1:.2f} | {100*eff:.1f}% | {lim} |')
 print()
 mpirun = ("mpirun", "--allow-run-as-root", "--oversubscribe", "-np")
-for ranks in (1, 2):
-    times = sorted(run(16, 8, (*mpirun, str(ranks)))[1] for _ in range(3))
-    wall, cpu = times[1]
-    print(f"8 systems, links 16 B/cycle, {ranks} MPI process(es): wall {wall:.2f} s, CPU {cpu:.2f} s"
-          f" (median of 3; walls {', '.join(f'{w:.2f}' for w, _ in times)})")
+def on_ranks(label, job):
+    """The median of 3 runs of `job(launcher)` (wall, CPU) on 1 and on 2 MPI processes."""
+    for ranks in (1, 2):
+        times = sorted(job((*mpirun, str(ranks))) for _ in range(3))
+        wall, cpu = times[1]
+        print(f"{label}, {ranks} MPI process(es): wall {wall:.2f} s, CPU {cpu:.2f} s"
+              f" (median of 3; walls {', '.join(f'{w:.2f}' for w, _ in times)})")
+on_ranks("8 systems, links 16 B/cycle", lambda launcher: run(16, 8, launcher)[1])
+def train(link, systems, launcher=()):
+    out, times = timed([*launcher, wsel, "train", digits, "--target", f"train{link}.toml",
+                        "--batch", "128", "--steps", "1", "--systems", str(systems),
+                        "--out", "trained", "--quiet"])
+    step = next(csv.DictReader(open("trained/loss.csv")))
+    limits = [l.strip() for l in out.splitlines() if "limits scaling" in l]
+    return int(step["cycles"]), float(step["samples_per_second"]), limits, times
+print()
+print("| tree links | systems | step cycles | simulated training samples/s | speed-up | efficiency | what limits it |")
+print("|---|---|---|---|---|---|---|")
+for link in (64, 2):
+    one = None
+    for n in (1, 2, 4, 8):
+        cycles, rate, limits, _ = train(link, n)
+        one = one or cycles
+        speedup = one / cycles
+        print(f'| {link} B/cycle | {n} | {cycles:,} | {rate:,.0f} | {speedup:.2f} | {100*speedup/n:.1f}% | {"; ".join(limits) or "—"} |')
+print()
+on_ranks("training, 8 systems, links 2 B/cycle", lambda launcher: train(2, 8, launcher)[3])
 PY

@@ -194,6 +194,13 @@ pub struct TrainArgs {
     /// Stop a phase still running after this many simulated cycles.
     #[arg(long, default_value_t = DEFAULT_MAX_CYCLES, value_name = "CYCLES")]
     pub max_cycles: u64,
+    /// Train on a cluster of N systems in data parallel: each system runs the step on its
+    /// equal share of the batch, the gradients are summed through the target's
+    /// broadcast/reduce tree on their way to the weight store. Under `mpirun -np K` (a build
+    /// with the `mpi` feature) the systems are spread over the K processes; the trained
+    /// weights do not depend on K (docs/running.md, "Training on a cluster").
+    #[arg(long, value_name = "N")]
+    pub systems: Option<u32>,
     /// Print only the summary, not a line per step.
     #[arg(long)]
     pub quiet: bool,

@@ -34,6 +34,9 @@ pub const E0809: &str = "E0809";
 /// The processes of a cluster simulation cannot work together: an MPI launcher started
 /// several processes of a `wsel` built without the `mpi` feature, or MPI cannot start.
 pub const E0810: &str = "E0810";
+/// `wsel train --systems N` cannot train as asked: no systems, or a batch that does not split
+/// into equal shares over the systems.
+pub const E0811: &str = "E0811";
 
 /// Every code of running a program, with a one-line summary, in code order.
 pub const CODES: &[(&str, &str)] = &[
@@ -47,6 +50,7 @@ pub const CODES: &[(&str, &str)] = &[
     (E0808, "the result stream has the wrong number of values"),
     (E0809, "the cluster cannot run as asked"),
     (E0810, "the cluster's processes cannot work together"),
+    (E0811, "the cluster cannot train as asked"),
 ];
 
 /// One paragraph describing `error`, naming the layer, PE, task and array where known.

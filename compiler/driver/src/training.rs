@@ -351,6 +351,11 @@ pub struct StepOutputs {
     pub loss: f32,
     /// (model parameter, gradient).
     pub grads: Vec<(usize, Vec<f32>)>,
+    /// Per gradient, the cycle its phase ended: when the whole gradient had left the fabric
+    /// (a cluster's reduction starts from it).
+    pub ready: Vec<u64>,
+    /// What each phase of the step did (filled by [`simulate_step`]).
+    pub phases: Vec<crate::streamed::PhaseRecord>,
 }
 
 /// Splits the edge outputs of a streamed step by the layer that sent them and reads the loss
@@ -402,7 +407,24 @@ pub fn step_outputs(
         .iter()
         .map(|&(layer, param)| Ok((param, result_of(layer)?)))
         .collect::<Result<_, BuildError>>()?;
-    Ok(StepOutputs { loss, grads })
+    let ready = graph
+        .grads
+        .iter()
+        .map(|&(layer, _)| {
+            run.phases
+                .iter()
+                .filter(|p| placement.instance(p.layer) == layer)
+                .map(|p| p.start + p.cycles)
+                .max()
+                .unwrap_or(run.cycles)
+        })
+        .collect();
+    Ok(StepOutputs {
+        loss,
+        grads,
+        ready,
+        phases: Vec::new(),
+    })
 }
 
 /// Simulates one step with `inputs` (the model's, then the targets) and the store's current
@@ -416,18 +438,36 @@ pub fn simulate_step(
     params: &[Tensor],
     options: &SimOptions,
 ) -> Result<(StepOutputs, StepRecord), BuildError> {
-    let data = HostData { inputs, params };
-    let run = crate::streamed::run(
-        &graph.graph,
+    let program = crate::streamed::Streamed {
+        graph: &graph.graph,
         placement,
         compiled,
-        &data,
         target,
-        options,
-        None,
-    )
-    .map_err(|f| crate::session::phase_failure(f, None, placement, compiled))?;
-    let outputs = step_outputs(graph, placement, &run)?;
+    };
+    let mut alone = |cycles| Some(cycles);
+    simulate_step_gated(graph, program, inputs, params, options, &mut alone)
+}
+
+/// [`simulate_step`] of `program` (the training graph `graph`, placed and compiled) on one
+/// system of a cluster, waiting at `gate` between phases for the slowest system
+/// (`crate::cluster::train`).
+pub fn simulate_step_gated(
+    graph: &TrainGraph,
+    program: crate::streamed::Streamed<'_>,
+    inputs: &[Tensor],
+    params: &[Tensor],
+    options: &SimOptions,
+    gate: &mut crate::streamed::PhaseGate<'_>,
+) -> Result<(StepOutputs, StepRecord), BuildError> {
+    let crate::streamed::Streamed {
+        placement,
+        compiled,
+        ..
+    } = program;
+    let data = HostData { inputs, params };
+    let run = crate::streamed::run_gated(program, &data, options, None, gate)
+        .map_err(|f| crate::session::phase_failure(f, None, placement, compiled))?;
+    let mut outputs = step_outputs(graph, placement, &run)?;
     let mut record = StepRecord {
         step: 0,
         loss: outputs.loss,
@@ -454,6 +494,7 @@ pub fn simulate_step(
             record.stall_cycles += w.stall_cycles;
         }
     }
+    outputs.phases = run.phases;
     Ok((outputs, record))
 }
 

@@ -291,3 +291,26 @@ fn a_wsel_without_mpi_under_an_mpi_launcher_stops() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("error[E0810]"), "{stderr}");
 }
+
+/// `systems = 3;` in the `run` item runs the cluster as `--systems 3` does, and the flag
+/// overrides it; a flag a cluster cannot honour is refused for the item's cluster too.
+#[test]
+fn the_run_item_asks_for_systems_and_the_flag_overrides_it() {
+    let dir = setup("run-item");
+    let text = std::fs::read_to_string(dir.join("m.wse")).expect("model");
+    let item =
+        "run m {\n    input x = \"x.npy\";\n    mode = \"streaming\";\n    systems = 3;\n}\n";
+    std::fs::write(dir.join("m.wse"), format!("{text}{item}")).expect("model");
+    ok(run(&dir, "item", &[]));
+    assert_eq!(report(&dir, "item")["cluster"]["systems"], 3);
+    ok(run(&dir, "flag", &["--systems", "2"]));
+    assert_eq!(report(&dir, "flag")["cluster"]["systems"], 2);
+    assert_eq!(bytes(&dir, "item"), bytes(&dir, "flag"));
+    let traced = run(&dir, "traced", &["--trace", "t.json"]);
+    assert_eq!(traced.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&traced.stderr);
+    assert!(
+        stderr.contains("error[E0809]") && stderr.contains("--trace"),
+        "{stderr}"
+    );
+}

@@ -39,6 +39,8 @@ pub struct RunConfig {
     pub target: Option<TargetSpec>,
     pub mode: Option<RunMode>,
     pub batch: Option<u64>,
+    /// `systems = N;`: a cluster of N systems in data parallel (`--systems` overrides it).
+    pub systems: Option<u32>,
     /// The whole `run` item.
     pub span: SourceSpan,
 }
@@ -80,6 +82,7 @@ pub(crate) fn lower_data(path: &Path, run: &ast::RunConfig) -> RunConfig {
         target: None,
         mode: None,
         batch: None,
+        systems: None,
         span: SourceSpan {
             file: path.to_path_buf(),
             span: run.span.clone(),
@@ -125,6 +128,7 @@ fn apply(config: &mut RunConfig, file: &Path, key: &str, value: &ast::Expr) {
             };
         }
         ("batch", ast::Expr::Int(n, _)) if *n > 0 => config.batch = Some(*n),
+        ("systems", ast::Expr::Int(n, _)) if *n > 0 => config.systems = u32::try_from(*n).ok(),
         _ => {}
     }
 }

@@ -706,6 +706,16 @@ impl Router<'_, '_> {
         {
             return Ok(Vec::new());
         }
+        // The model's result would leave the fabric at `a` itself (an exit goal is recorded
+        // with its own PE as `cp`): not routed yet, and not a consumer beside the producer.
+        if goals.iter().any(|(goal, cp)| *cp == a && goal.at == a) {
+            return Err(format!(
+                "the result's nearest exit from the fabric is the PE right beside the \
+                 producer's edge, {a}, on the fabric's edge, and the router cannot turn a part \
+                 off the fabric there yet: another batch size (or target) places the layer \
+                 elsewhere"
+            ));
+        }
         if goals.iter().any(|(_, cp)| *cp == a) {
             return Err(format!(
                 "it feeds {} layers, and one sits right beside PE {from} (PE {a}) but cannot \

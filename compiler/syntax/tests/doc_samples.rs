@@ -278,6 +278,7 @@ fn run_config() {
     target = "dev";                  // optional: dev, wse2, wse3 or a path to a target .toml
     mode = "auto";                   // optional: pipelined, streaming or auto
     batch = 64;                      // optional: samples per batch
+    systems = 4;                     // optional: a cluster of 4 systems in data parallel
 }
 "#,
         Wrap::Module,

@@ -8,7 +8,8 @@
 //!   over every link of the tree. [`Feed`] is what one system sees of it: its first byte's
 //!   arrival and the rate after it.
 //! - [`reduce`]: the systems' streams (gradients, in training) summed by the switches on
-//!   their way back to the store, values and timing.
+//!   their way back to the store, values and timing; [`reduce_all`] several streams one
+//!   after another on the same links (a training step's gradients).
 //!
 //! The model. Links are FIFO servers, one per direction, of `link_bytes_per_cycle` with
 //! `link_latency_cycles` of flight. Switches cut through: a packet's first byte leaves
@@ -30,7 +31,7 @@ mod reduce;
 mod tree;
 
 pub use events::{Feed, LinkTimes, Ticks, broadcast};
-pub use reduce::{Reduced, reduce};
+pub use reduce::{Reduced, Stream, reduce, reduce_all};
 pub use tree::{Node, Tree};
 
 #[cfg(test)]

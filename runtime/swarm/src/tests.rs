@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use wsel_target::Swarm;
 
-use crate::{Feed, Node, Tree, broadcast, reduce};
+use crate::{Feed, Node, Stream, Tree, broadcast, reduce, reduce_all};
 
 fn swarm(fan_out: u32, link: u32, latency: u32, switch: u32, packet: u32) -> Swarm {
     Swarm {
@@ -118,6 +118,39 @@ fn a_reduction_over_levels_adds_every_system_once() {
     // from link to link: 3·5 + 2·2 + 0.75 = 19.75, by cycle 20.
     assert_eq!(r.last, 19 * r.ticks.per_cycle + 3 * r.ticks.per_cycle / 4);
     assert_eq!(r.cycles(), 20);
+}
+
+/// Two streams on the tree of the test above, one packet each (8 bytes), the first ready
+/// at cycle 0 on both systems, the second at 1. Up the systems' links: A over 0..2 (at the
+/// switch 3..5), B from 2, when the link is free, over 2..4 (5..7). The switch sends A up
+/// from 3 + 1 = 4 at 2 B/cycle over 4..8 (store 7..11), then B from 8 over 8..12 (store
+/// 11..15). Alone, B would have reached the store by 12: it waited 3 cycles behind A.
+#[test]
+fn streams_reduced_in_sequence_queue_on_the_links() {
+    let s = Swarm {
+        reduce_bytes_per_cycle: 2,
+        ..swarm(2, 4, 3, 1, 8)
+    };
+    let a = vec![vec![1.0, 2.0], vec![3.0, 4.0]];
+    let b = vec![vec![5.0, 6.0], vec![7.0, 8.0]];
+    let tree = Tree::new(2, 2);
+    let streams = [
+        Stream {
+            values: &a,
+            ready: &[0, 0],
+        },
+        Stream {
+            values: &b,
+            ready: &[1, 1],
+        },
+    ];
+    let r = reduce_all(&tree, &s, &streams);
+    let per = r[0].ticks.per_cycle;
+    assert_eq!(r[0].values, vec![4.0, 6.0]);
+    assert_eq!(r[1].values, vec![12.0, 14.0]);
+    assert_eq!((r[0].first / per, r[0].last / per), (7, 11));
+    assert_eq!((r[1].first / per, r[1].last / per), (11, 15));
+    assert_eq!(reduce(&tree, &s, &b, &[1, 1]).cycles(), 12);
 }
 
 proptest! {

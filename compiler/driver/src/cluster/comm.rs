@@ -13,6 +13,8 @@ pub trait Comm {
     fn max_all(&self, values: &[u64]) -> Vec<u64>;
     /// Every process's `bytes`, in rank order, at process 0 (`None` at the others).
     fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>>;
+    /// Process 0's `bytes` at every process (the others' `bytes` are replaced).
+    fn broadcast(&self, bytes: &mut Vec<u8>);
 }
 
 /// One process simulating the whole cluster.
@@ -34,6 +36,8 @@ impl Comm for Local {
     fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
         Some(vec![bytes.to_vec()])
     }
+
+    fn broadcast(&self, _bytes: &mut Vec<u8>) {}
 }
 
 /// The size of the MPI job this process was started in, from the launcher's environment
@@ -137,6 +141,14 @@ mod mpi_world {
                     .map(|(&c, &d)| all[d as usize..(d + c) as usize].to_vec())
                     .collect(),
             )
+        }
+
+        fn broadcast(&self, bytes: &mut Vec<u8>) {
+            let root = self.world.process_at_rank(0);
+            let mut count = bytes.len() as u64;
+            root.broadcast_into(&mut count);
+            bytes.resize(count as usize, 0);
+            root.broadcast_into(&mut bytes[..]);
         }
     }
 }

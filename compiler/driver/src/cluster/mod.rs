@@ -16,18 +16,17 @@
 //! depends on how the systems are spread: the same bytes come out for any K. A failure on
 //! any process reaches process 0, which prints it once; every process then exits.
 //!
-//! Training (`wsel train --systems N`) plugs in at two seams. A layer's backward phase on
-//! each system leaves its gradient stream and the cycle it is ready; `wsel_swarm::reduce`
-//! sums those streams through the tree in fixed system order, with the time the sum reaches
-//! the store, which gates the optimizer and the next step's broadcast. Across processes the
-//! streams must first reach one process (a gather in system order, like the results') and
-//! the updated weights go back to all (a broadcast `Comm` does not have yet).
+//! Training (`wsel train --systems N`, `train`) runs the same systems step after step; their
+//! gradients are summed through the tree on the way back to the store (`wsel_swarm`).
 
 pub mod comm;
 pub mod gate;
 pub mod report;
 pub mod split;
 pub mod summary;
+pub mod train;
+mod train_report;
+mod train_steps;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -57,12 +56,9 @@ pub fn wanted(args: &RunArgs) -> bool {
 
 /// `wsel run` for a cluster.
 pub fn run(args: &RunArgs) -> Status {
-    let comm = match comm::open() {
+    let comm = match open() {
         Ok(comm) => comm,
-        Err(message) => {
-            eprintln!("error[{E0810}]: {message}");
-            return Status::Failure;
-        }
+        Err(status) => return status,
     };
     let comm = &*comm;
     let prepared = prepare(args, comm);
@@ -88,6 +84,14 @@ pub fn run(args: &RunArgs) -> Status {
     report::finish(args, &prepared, payloads, comm.size())
 }
 
+/// The processes of this cluster run, or the status to exit with (E0810, printed).
+fn open() -> Result<Box<dyn Comm>, Status> {
+    comm::open().map_err(|message| {
+        eprintln!("error[{E0810}]: {message}");
+        Status::Failure
+    })
+}
+
 /// What every process knows before simulating: the program built for the whole batch (the
 /// one-system run the scaling is measured against), its parameters and labels, the split,
 /// and the programs built for the shares of this process's systems.
@@ -110,7 +114,6 @@ fn prepare(args: &RunArgs, comm: &dyn Comm) -> Result<Prepared, Failure> {
     let started = std::time::Instant::now();
     let fail =
         |sources: Option<&crate::render::SourceTexts>, error| Failure::new(None, sources, error);
-    let systems = args.systems.unwrap_or(1);
     let setting = |message: String| {
         fail(
             None,
@@ -120,7 +123,7 @@ fn prepare(args: &RunArgs, comm: &dyn Comm) -> Result<Prepared, Failure> {
             },
         )
     };
-    if systems == 0 {
+    if args.systems == Some(0) {
         return Err(setting(
             "`--systems 0`: a cluster needs at least one system".into(),
         ));
@@ -140,6 +143,11 @@ fn prepare(args: &RunArgs, comm: &dyn Comm) -> Result<Prepared, Failure> {
     let whole = crate::built::fresh(&request).map_err(|f| fail(f.sources.as_ref(), f.error))?;
     let sources = whole.sources.clone();
     let in_sources = |e| fail(Some(&sources), e);
+    // `--systems`, else the `run` item's `systems`.
+    let systems = args
+        .systems
+        .or(whole.config.as_ref().and_then(|c| c.systems))
+        .unwrap_or(1);
     if u64::from(systems) > whole.batch {
         return Err(setting(format!(
             "{systems} systems but a batch of {} samples: every system needs at least one",
@@ -212,11 +220,20 @@ fn unsupported_flag(args: &RunArgs) -> Option<&'static str> {
 }
 
 /// The target one system of the cluster runs on: in weight streaming with more than one
-/// system, its weight store is the broadcast fabric's feed (first byte, rate), exact for the
-/// tree's event model (`wsel_swarm::Feed::closed_form`).
+/// system, its weight store is the broadcast fabric's feed ([`feed_target`]).
 fn system_target(built: &Built, tree: &wsel_swarm::Tree) -> (Target, Option<(u64, u32)>) {
-    let mut target = built.target.clone();
-    if tree.systems < 2 || built.decision.mode != Mode::Streaming {
+    if built.decision.mode != Mode::Streaming {
+        return (built.target.clone(), None);
+    }
+    feed_target(&built.target, tree)
+}
+
+/// `target` as one system of `tree` sees it in weight streaming: with more than one system,
+/// its weight store is the tree's feed (first byte, rate), exact for the tree's event model
+/// (`wsel_swarm::Feed::closed_form`); the feed, or `None` with one system.
+pub fn feed_target(target: &Target, tree: &wsel_swarm::Tree) -> (Target, Option<(u64, u32)>) {
+    let mut target = target.clone();
+    if tree.systems < 2 {
         return (target, None);
     }
     let store = target.weight_store;

@@ -52,6 +52,17 @@ pub fn run(args: &MapArgs) -> Status {
             return report_build_error(Some(&db), error, args.color.use_color_on_stderr());
         }
     };
+    if let Some(n) = run_config
+        .as_ref()
+        .and_then(|c| c.systems)
+        .filter(|&n| n > 1)
+    {
+        // `wsel map` draws one fabric: say which, rather than ignore the setting.
+        eprintln!(
+            "note: the `run` item asks for {n} systems: this is the placement of one system with the whole batch of {batch}; each system of the cluster maps its own share (`--batch {}` shows system 0's)",
+            batch.div_ceil(u64::from(n))
+        );
+    }
     let target = match choose_target(args.model.target.as_deref(), run_config.as_ref()) {
         Ok(t) => t,
         Err(error) => {

@@ -42,6 +42,10 @@ pub fn run(args: &RunArgs) -> Status {
         Ok(built) => built,
         Err(failure) => return failure.report(color),
     };
+    if built.config.as_ref().is_some_and(|c| c.systems.is_some()) && args.systems.is_none() {
+        // The `run` item asks for a cluster (`systems = N;`).
+        return crate::cluster::run(args);
+    }
     let sources = std::mem::take(&mut built.sources);
     match execute(built, args, trace.as_ref()) {
         Ok(()) => Status::Success,

@@ -33,10 +33,18 @@ use wsel_estimate::cost_model;
 
 pub fn run(args: &TrainArgs) -> Status {
     let color = args.color.use_color_on_stderr();
+    if crate::cluster::train::wanted(args) {
+        return crate::cluster::train::run(args);
+    }
     let loaded = match load_and_check(&args.file) {
         Ok(loaded) => loaded,
         Err(failure) => return report_build_error(failure.db.as_ref(), failure.error, color),
     };
+    let config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
+    if config.is_some_and(|c| c.systems.is_some()) {
+        // The `run` item asks for a cluster (`systems = N;`).
+        return crate::cluster::train::run(args);
+    }
     let sources = crate::source::source_texts(&loaded.db);
     match train(&loaded, args) {
         Ok(()) => Status::Success,
@@ -45,14 +53,42 @@ pub fn run(args: &TrainArgs) -> Status {
 }
 
 /// A training graph mapped and compiled.
-struct Program {
-    train: TrainGraph,
-    placement: Placement,
-    compiled: Compiled,
-    target: Target,
+pub(crate) struct Program {
+    pub train: TrainGraph,
+    pub placement: Placement,
+    pub compiled: Compiled,
+    pub target: Target,
 }
 
 fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
+    let setup = setup(loaded, args)?;
+    let trained = run_steps(
+        &setup.program,
+        &setup.graph,
+        &setup.data,
+        &setup.targets,
+        setup.params.clone(),
+        &setup.settings,
+        args,
+    )?;
+    finish(args, &setup, &setup.program, &trained)
+}
+
+/// What a training run needs before its first step: the model lowered for the batch, the
+/// training data and targets, the training graph built, the initial parameters, the settings.
+pub(crate) struct Setup {
+    pub graph: LayerGraph,
+    pub data: Vec<Tensor>,
+    pub targets: Tensor,
+    pub program: Program,
+    pub params: Vec<Tensor>,
+    pub settings: Settings,
+    /// Where the trained weights, loss.csv and loss.svg go.
+    pub out_dir: PathBuf,
+}
+
+/// Reads the data and the settings, checks them, and builds the training graph for the batch.
+pub(crate) fn setup(loaded: &Loaded, args: &TrainArgs) -> Result<Setup, BuildError> {
     let db = &loaded.db;
     let item = wsel_lower::lower_train_config(db, loaded.file);
     let item = item.as_ref();
@@ -107,16 +143,56 @@ fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
     let (program, settings) = build_fitting(loaded, model, &loss, settings, chosen, args, config)?;
     let targets = read_targets(&labels_path, &result_shape, &loss.name, samples)?;
     let params = read_params(&graph, &[])?;
-    let trained = run_steps(&program, &graph, &data, &targets, params, &settings, args)?;
+    Ok(Setup {
+        graph,
+        data,
+        targets,
+        program,
+        params,
+        settings,
+        out_dir: train_settings::out_dir(args, item),
+    })
+}
 
+/// The training graph of the file's model lowered for `batch` samples, mapped and compiled:
+/// what one system of a cluster runs on its share of the batch (`crate::cluster::train`).
+pub(crate) fn program_for(
+    loaded: &Loaded,
+    args: &TrainArgs,
+    batch: u64,
+) -> Result<Program, BuildError> {
+    let db = &loaded.db;
+    let item = wsel_lower::lower_train_config(db, loaded.file);
+    let item = item.as_ref();
+    let run_config = wsel_lower::lower_run_config(db, loaded.file);
+    let config = train_settings::data_config(item, run_config.as_ref());
+    let model = pick_model(db, loaded.file, config).map_err(BuildError::Message)?;
+    let loss = train_settings::loss(args, item);
+    let settings = Settings {
+        batch,
+        micro_batch: batch,
+        ..train_settings::settings(args, item, batch, 1)
+    };
+    let (program, _) = build_fitting(loaded, model, &loss, settings, true, args, config)?;
+    Ok(program)
+}
+
+/// After the last step: the accuracy on test data, the output files and the summary of
+/// `program` (what one system ran).
+pub(crate) fn finish(
+    args: &TrainArgs,
+    setup: &Setup,
+    program: &Program,
+    trained: &Trained,
+) -> Result<(), BuildError> {
+    let batch = setup.settings.batch;
     // Accuracy on test data, with the trained weights, by inference on the fabric.
     let accuracy = match &args.test_labels {
-        Some(labels) => Some(test_accuracy(args, &graph, &trained.store, labels)?),
+        Some(labels) => Some(test_accuracy(args, &setup.graph, &trained.store, labels)?),
         None => None,
     };
-    let dir = train_settings::out_dir(args, item);
-    write_outputs(args, &dir, &graph, &trained, &program.target, batch)?;
-    print_summary(&trained, &program, &settings, accuracy);
+    write_outputs(args, &setup.out_dir, &setup.graph, trained, &program.target, batch)?;
+    print_summary(trained, program, &setup.settings, accuracy);
     Ok(())
 }
 
@@ -265,10 +341,10 @@ fn read_targets(
 }
 
 /// What the steps left: their records and the store with the trained weights.
-struct Trained {
-    steps: Vec<StepRecord>,
-    store: Store,
-    wall: std::time::Duration,
+pub(crate) struct Trained {
+    pub steps: Vec<StepRecord>,
+    pub store: Store,
+    pub wall: std::time::Duration,
 }
 
 fn run_steps(

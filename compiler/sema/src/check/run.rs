@@ -10,7 +10,7 @@ use crate::check::expr::Checker;
 use crate::db::Db;
 use crate::diagnostics::run;
 
-const KEYS: &[&str] = &["output", "labels", "target", "mode", "batch"];
+const KEYS: &[&str] = &["output", "labels", "target", "mode", "batch", "systems"];
 const MODES: &[&str] = &["pipelined", "streaming", "auto"];
 
 const RULES: Rules = Rules {
@@ -33,6 +33,8 @@ fn check_value(c: &mut Checker<'_>, key: &str, value: &ast::Expr) {
     let ok = match (key, value) {
         ("batch", ast::Expr::Int(n, _)) => *n > 0,
         ("batch", _) => false,
+        ("systems", ast::Expr::Int(n, _)) => (1..=u64::from(u32::MAX)).contains(n),
+        ("systems", _) => false,
         ("mode", ast::Expr::Str(s, _)) => MODES.contains(&s.as_str()),
         (_, ast::Expr::Str(..)) => key != "mode",
         _ => false,
@@ -40,6 +42,7 @@ fn check_value(c: &mut Checker<'_>, key: &str, value: &ast::Expr) {
     if !ok {
         let expected = match key {
             "batch" => "a positive integer",
+            "systems" => "a positive integer (the systems of a cluster)",
             "mode" => "\"pipelined\", \"streaming\" or \"auto\"",
             "target" => "a string: \"dev\", \"wse2\", \"wse3\" or a path to a target .toml",
             _ => "a string path",

@@ -47,7 +47,7 @@ pub fn unknown_setting(at: Location, key: &str, suggestion: Option<String>) -> D
         "E0433",
         format!("unknown run setting `{key}`"),
         at,
-        "expected `output`, `labels`, `target`, `mode` or `batch`",
+        "expected `output`, `labels`, `target`, `mode`, `batch` or `systems`",
     );
     match suggestion {
         Some(s) => d.with_help(format!("did you mean `{s}`?")),

@@ -53,7 +53,7 @@ fn e0433_e0434_settings() {
     );
     expect![[r#"
         E0433 main.wse:44:33 `outptu`: unknown run setting `outptu`
-            [expected `output`, `labels`, `target`, `mode` or `batch`]
+            [expected `output`, `labels`, `target`, `mode`, `batch` or `systems`]
             help: did you mean `output`?
         E0434 main.wse:44:58 `"fast"`: invalid value for `mode`: expected "pipelined", "streaming" or "auto"
             [invalid value]

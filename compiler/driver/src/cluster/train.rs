@@ -1,0 +1,241 @@
+//! `wsel train --systems N`: data-parallel training on a cluster of N systems (DESIGN.md §5,
+//! `docs/running.md`, "Training on a cluster").
+//!
+//! Every step's global batch is cut into N equal shares, in order. System `s` runs the
+//! training step on share `s` with the store's current weights, which reach it through the
+//! broadcast tree (its weight store is the tree's feed, as for `wsel run --systems`), every
+//! system starting each phase with the slowest (`gate`). Each system's gradients leave its
+//! fabric as their phases end; the tree sums them on the way up (`wsel_swarm::reduce_all`:
+//! every gradient in the order the phases sent it, on the same links, in the tree's fixed
+//! order); the store divides the sum by N — each system's gradient is the mean over its
+//! share, so that is the mean over the batch — and applies the optimizer. The step ends when
+//! the fabric is done and the last sum has reached the store, plus the store's update; the
+//! next step's forward pass streams the weights that update wrote. One system is the
+//! ordinary `wsel train`, cycle for cycle.
+//!
+//! Across processes (`mpirun -np K`) each process simulates its block of systems; after a
+//! step their losses and gradients go to process 0 (a gather, put in system order), which
+//! sums them, applies the optimizer and broadcasts the new weights to every process, or the
+//! word to stop. Process 0 alone prints and writes; the bytes are the same for any K.
+
+use wsel_sim::SimOptions;
+use wsel_swarm::Tree;
+
+use super::comm::{self, Comm};
+use super::summary::Failure;
+use super::train_steps::{StepFigures, StepPayload, combine, simulate_mine};
+use crate::cli::TrainArgs;
+use crate::commands::train::{Program, Setup, Trained, finish, program_for, setup};
+use crate::pipeline::{BuildError, load_and_check};
+use crate::render::SourceTexts;
+use crate::run_errors::E0811;
+use crate::status::Status;
+use crate::train_outputs::{table_header, table_line};
+use crate::training::{Store, batch_order, f32_tensor};
+
+/// Whether `wsel train` trains on a cluster: `--systems` given, or started by an MPI launcher
+/// with several processes.
+pub fn wanted(args: &TrainArgs) -> bool {
+    args.systems.is_some() || comm::launched_size().is_some_and(|size| size > 1)
+}
+
+/// What every process knows before the first step.
+pub(crate) struct Prepared {
+    pub setup: Setup,
+    pub sources: SourceTexts,
+    pub systems: u32,
+    /// Samples per system per step.
+    pub share: u64,
+    /// The training graph built for a share, on the system's target (the tree's feed as its
+    /// weight store); `None` with one system, which runs `setup.program`.
+    share_program: Option<Program>,
+    pub tree: Tree,
+    pub feed: Option<(u64, u32)>,
+    pub options: SimOptions,
+}
+
+impl Prepared {
+    /// What every system runs.
+    pub fn system_program(&self) -> &Program {
+        self.share_program.as_ref().unwrap_or(&self.setup.program)
+    }
+}
+
+/// `wsel train` on a cluster.
+pub fn run(args: &TrainArgs) -> Status {
+    let comm = match super::open() {
+        Ok(comm) => comm,
+        Err(status) => return status,
+    };
+    let comm = &*comm;
+    let prepared = prepare(args);
+    if let Some(status) = super::agree(comm, prepared.as_ref().err()) {
+        return status;
+    }
+    let Ok(prepared) = prepared else {
+        return Status::Failure;
+    };
+    match train(args, comm, &prepared) {
+        Ok(None) => Status::Success,
+        Ok(Some((trained, first))) => {
+            let program = prepared.system_program();
+            if let Err(error) = finish(args, &prepared.setup, program, &trained) {
+                return Failure::new(None, Some(&prepared.sources), error).print(0, 1);
+            }
+            let lines = super::train_report::summary(&prepared, &trained.steps, &first);
+            crate::stdout::print_then(&lines, Status::Success)
+        }
+        Err(Some((rank, failure))) => failure.print(rank, comm.size()),
+        Err(None) => Status::Failure,
+    }
+}
+
+fn prepare(args: &TrainArgs) -> Result<Prepared, Failure> {
+    let loaded = load_and_check(&args.file).map_err(|f| {
+        let sources = f.db.as_ref().map(crate::source::source_texts);
+        Failure::new(None, sources.as_ref(), f.error)
+    })?;
+    let sources = crate::source::source_texts(&loaded.db);
+    let fail = |error| Failure::new(None, Some(&sources), error);
+    let setup = setup(&loaded, args).map_err(fail)?;
+    // `--systems`, else the `run` item's `systems`.
+    let config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
+    let systems = args.systems.or(config.and_then(|c| c.systems)).unwrap_or(1);
+    let batch = setup.settings.batch;
+    let micro = setup.settings.micro_batch;
+    if micro != batch {
+        return Err(fail(BuildError::Run {
+            code: E0811,
+            message: format!(
+                "a step of {batch} samples runs in micro-batches of {micro} here, and training on a cluster runs each system's share in one pass: use a batch whose share fits the fabric"
+            ),
+        }));
+    }
+    if systems == 0 || batch % u64::from(systems) != 0 {
+        let message = if systems == 0 {
+            "`--systems 0`: a cluster needs at least one system".to_string()
+        } else {
+            format!(
+                "a batch of {batch} samples does not split evenly over {systems} systems: data-parallel training gives every system the same share (the store's mean of their mean gradients is the batch's only then); use a batch that {systems} divides"
+            )
+        };
+        return Err(fail(BuildError::Run {
+            code: E0811,
+            message,
+        }));
+    }
+    let share = batch / u64::from(systems);
+    let tree = Tree::new(systems, setup.program.target.swarm.fan_out);
+    let (share_program, feed) = if systems > 1 {
+        let mut program = program_for(&loaded, args, share).map_err(fail)?;
+        let (target, feed) = super::feed_target(&program.target, &tree);
+        program.target = target;
+        (Some(program), feed)
+    } else {
+        (None, None)
+    };
+    Ok(Prepared {
+        options: crate::session::sim_options(args.threads, args.max_cycles),
+        setup,
+        sources,
+        systems,
+        share,
+        share_program,
+        tree,
+        feed,
+    })
+}
+
+/// The first step's figures, kept for the summary.
+type Finished = (Trained, StepFigures);
+/// Why the steps stopped: the failure process 0 prints and the process it came from; `None`
+/// at the other processes.
+type Stopped = Option<(usize, Failure)>;
+
+/// Every step, on every process: `Ok(Some(..))` at process 0, `Ok(None)` at the others.
+fn train(
+    args: &TrainArgs,
+    comm: &dyn Comm,
+    prepared: &Prepared,
+) -> Result<Option<Finished>, Stopped> {
+    let setup = &prepared.setup;
+    let settings = &setup.settings;
+    let shapes: Vec<Vec<u64>> = setup.params.iter().map(|p| p.shape.clone()).collect();
+    let mut params: Vec<Vec<f32>> = setup.params.iter().map(|p| p.to_f32()).collect();
+    let root = comm.rank() == 0;
+    let mut store = root.then(|| Store::new(params.clone()));
+    let order = batch_order(
+        setup.targets.shape[0],
+        settings.batch,
+        settings.steps,
+        settings.seed,
+        settings.shuffle,
+    );
+    let baseline_rank = super::split::baseline_rank(comm.size());
+    let started = std::time::Instant::now();
+    let (mut steps, mut first) = (Vec::new(), None);
+    if root && !args.quiet {
+        print!("{}", table_header());
+    }
+    for (k, rows) in order.iter().enumerate() {
+        let weights: Vec<_> = params
+            .iter()
+            .zip(&shapes)
+            .map(|(w, shape)| f32_tensor(shape.clone(), w))
+            .collect();
+        let baseline = k == 0 && prepared.systems > 1 && comm.rank() == baseline_rank;
+        let payload = simulate_mine(prepared, comm, rows, &weights, baseline);
+        let gathered = comm.gather(&postcard::to_allocvec(&payload).unwrap_or_default());
+        let mut failure = None;
+        if let (Some(gathered), Some(store)) = (gathered, store.as_mut()) {
+            let payloads = gathered
+                .iter()
+                .map(|b| postcard::from_bytes(b).unwrap_or_else(|_| unreadable()))
+                .collect();
+            match combine(prepared, store, payloads) {
+                Ok((mut record, figures)) => {
+                    record.step = k as u64 + 1;
+                    if !args.quiet {
+                        print!(
+                            "{}",
+                            table_line(&record, settings.batch, &setup.program.target)
+                        );
+                    }
+                    steps.push(record);
+                    first = first.or(Some(figures));
+                }
+                Err(stopped) => failure = Some(stopped),
+            }
+        }
+        let next = match (&store, &failure) {
+            (Some(store), None) => Some(store.params.clone()),
+            _ => None,
+        };
+        let mut bytes = postcard::to_allocvec(&next).unwrap_or_default();
+        comm.broadcast(&mut bytes);
+        match postcard::from_bytes::<Option<Vec<Vec<f32>>>>(&bytes) {
+            Ok(Some(next)) => params = next,
+            _ => return Err(failure),
+        }
+    }
+    let (Some(store), Some(first)) = (store, first) else {
+        return Ok(None);
+    };
+    let trained = Trained {
+        steps,
+        store,
+        wall: started.elapsed(),
+    };
+    Ok(Some((trained, first)))
+}
+
+/// What stands for a payload process 0 cannot decode.
+fn unreadable() -> StepPayload {
+    StepPayload {
+        systems: vec![Err(Failure::message(
+            0,
+            "a process's step could not be read by process 0",
+        ))],
+        baseline: None,
+    }
+}
