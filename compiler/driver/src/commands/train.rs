@@ -191,7 +191,14 @@ pub(crate) fn finish(
         Some(labels) => Some(test_accuracy(args, &setup.graph, &trained.store, labels)?),
         None => None,
     };
-    write_outputs(args, &setup.out_dir, &setup.graph, trained, &program.target, batch)?;
+    write_outputs(
+        args,
+        &setup.out_dir,
+        &setup.graph,
+        trained,
+        &program.target,
+        batch,
+    )?;
     print_summary(trained, program, &setup.settings, accuracy);
     Ok(())
 }
