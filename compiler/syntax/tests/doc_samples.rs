@@ -35,7 +35,7 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        18,
+        19,
         "a sample was added to or removed from the doc"
     );
 }
