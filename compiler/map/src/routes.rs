@@ -706,15 +706,19 @@ impl Router<'_, '_> {
         {
             return Ok(Vec::new());
         }
-        // The model's result would leave the fabric at `a` itself (an exit goal is recorded
-        // with its own PE as `cp`): not routed yet, and not a consumer beside the producer.
-        if goals.iter().any(|(goal, cp)| *cp == a && goal.at == a) {
-            return Err(format!(
-                "the result's nearest exit from the fabric is the PE right beside the \
-                 producer's edge, {a}, on the fabric's edge, and the router cannot turn a part \
-                 off the fabric there yet: another batch size (or target) places the layer \
-                 elsewhere"
-            ));
+        // The model's result leaves the fabric at `a` itself (an exit goal is recorded with
+        // its own PE as `cp`): one hop, from the producer's side straight off the fabric.
+        if let [(goal, cp)] = goals
+            && *cp == a
+            && goal.at == a
+        {
+            if !self.free_for(class, a) {
+                return Err(format!(
+                    "the result's exit from the fabric, {a}, right beside the producer's \
+                     edge, is dead or already carries this color"
+                ));
+            }
+            return Ok(self.commit(class, &[a], dout.opposite().port(), goal.tx));
         }
         if goals.iter().any(|(_, cp)| *cp == a) {
             return Err(format!(
