@@ -70,12 +70,7 @@ class RunResult:
     def layers(self) -> Any:
         """The per-layer table: a pandas DataFrame when pandas is installed, else a list of
         dicts (``report["run"]["layers"]``)."""
-        rows = [_layer_row(layer) for layer in self.report["run"]["layers"]]
-        try:
-            import pandas
-        except ImportError:
-            return rows
-        return pandas.DataFrame(rows).set_index("layer")
+        return _table([_layer_row(layer) for layer in self.report["run"]["layers"]], "layer")
 
     @property
     def cycles(self) -> int:
@@ -111,12 +106,7 @@ class TrainResult:
         """The per-step table ``wsel train`` prints (loss, forward, loss, backward, update and
         stall cycles, samples per second): a pandas DataFrame indexed by step when pandas is
         installed, else a list of dicts (``report["steps"]``)."""
-        rows = self.report["steps"]
-        try:
-            import pandas
-        except ImportError:
-            return rows
-        return pandas.DataFrame(rows).set_index("step")
+        return _table(self.report["steps"], "step")
 
     @property
     def cycles(self) -> int:
@@ -362,6 +352,16 @@ def _settings(target, mode, batch, backend, copies) -> dict:
         "backend": backend,
         "copies": copies,
     }
+
+
+def _table(rows: list, index: str) -> Any:
+    """Rows as a pandas DataFrame indexed by ``index`` when pandas is installed, else as they
+    are."""
+    try:
+        import pandas
+    except ImportError:
+        return rows
+    return pandas.DataFrame(rows).set_index(index)
 
 
 def _layer_row(layer: dict) -> dict:
