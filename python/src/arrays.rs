@@ -39,7 +39,7 @@ pub fn named_arrays(
 
 /// One NumPy array as a `wsel-data` array, its values in row-major order whatever its
 /// strides.
-fn to_array(array: &Bound<'_, PyUntypedArray>) -> PyResult<Array> {
+pub fn to_array(array: &Bound<'_, PyUntypedArray>) -> PyResult<Array> {
     // NumPy's type code, such as `<f4` (`str(dtype)` would be `float32`).
     let dtype: String = array.dtype().getattr("str")?.extract()?;
     let name = wsel_data::array::dtype_name(&dtype);

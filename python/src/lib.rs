@@ -1,12 +1,13 @@
-//! `wsel._wsel`, the native half of the Python package: builds, maps, checks and runs `.wse`
-//! programs through the driver's library API (`wsel::session`), with NumPy arrays in and out.
+//! `wsel._wsel`, the native half of the Python package: builds, maps, checks, runs and trains
+//! `.wse` programs through the driver's library API (`wsel::session`,
+//! `wsel::train_session`), with NumPy arrays in and out.
 //! The Python half (`python/wsel/__init__.py`) gives it its documented interface; this module
-//! only converts between Python and Rust values. Training (`wsel.train`) will join here when
-//! the compiler can train.
+//! only converts between Python and Rust values.
 
 mod arrays;
 mod errors;
 mod program;
+mod training;
 
 use std::collections::HashMap;
 
@@ -15,6 +16,7 @@ use pyo3::prelude::*;
 
 use crate::errors::{WselError, failure_to_py, message_to_py};
 use crate::program::{Settings, SourceArg};
+use crate::training::TrainSettings;
 
 /// Builds and simulates a program with in-memory inputs and parameters. Returns the result
 /// array, the report as JSON and the warnings.
@@ -44,6 +46,51 @@ fn run<'py>(
     let result = arrays::tensor_to_numpy(py, &run.result)?;
     Ok((result, run.report_json, run.warnings))
 }
+
+/// Trains a program's model on the simulated fabric (`wsel::train_session`) with in-memory
+/// inputs, labels and initial parameters. Returns the trained weights by name (in the model's
+/// order), the loss of every step, the report as JSON and the warnings.
+#[pyfunction]
+#[pyo3(signature = (program, inputs, labels, params, settings))]
+fn train<'py>(
+    py: Python<'py>,
+    program: SourceArg,
+    inputs: HashMap<String, Bound<'py, PyUntypedArray>>,
+    labels: Option<Bound<'py, PyUntypedArray>>,
+    params: HashMap<String, Bound<'py, PyUntypedArray>>,
+    settings: TrainSettings,
+) -> PyResult<TrainReturn<'py>> {
+    let request = wsel::train_session::TrainRequest {
+        file: &program.path,
+        text: program.text.as_deref(),
+        inputs: arrays::named_inputs(inputs)?,
+        labels: labels
+            .map(|l| arrays::to_array(&l).map(wsel::inputs::InputData::Array))
+            .transpose()?,
+        params: arrays::named_arrays(params)?,
+        settings: settings.overrides(),
+    };
+    let outcome = py
+        .detach(|| wsel::train_session::train(&request))
+        .map_err(|f| failure_to_py(py, f))?;
+    let weights = outcome
+        .weights
+        .iter()
+        .map(|(name, w)| Ok((name.clone(), arrays::tensor_to_numpy(py, w)?)))
+        .collect::<PyResult<_>>()?;
+    let losses = numpy::PyArray1::from_vec(py, outcome.losses()).into_any();
+    let report = serde_json::to_string(&outcome.report)
+        .map_err(|e| message_to_py(&format!("cannot serialise the report: {e}")))?;
+    Ok((weights, losses, report, outcome.warnings))
+}
+
+/// What `train` gives the Python half: weights by name, losses, report JSON, warnings.
+type TrainReturn<'py> = (
+    Vec<(String, Bound<'py, PyAny>)>,
+    Bound<'py, PyAny>,
+    String,
+    Vec<String>,
+);
 
 /// Builds and maps a program. Returns the placement table, its SVG picture and the placement
 /// as JSON.
@@ -99,6 +146,7 @@ fn import_onnx(
 #[pymodule]
 fn _wsel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(train, m)?)?;
     m.add_function(wrap_pyfunction!(map, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(import_onnx, m)?)?;

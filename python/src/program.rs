@@ -52,7 +52,7 @@ impl Settings {
     }
 }
 
-fn mode_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<ModeArg>> {
+pub fn mode_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<ModeArg>> {
     let Some(name) = value.extract::<Option<String>>()? else {
         return Ok(None);
     };
@@ -64,7 +64,7 @@ fn mode_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<ModeArg>> {
     }
 }
 
-fn backend_arg(value: &Bound<'_, PyAny>) -> PyResult<BackendArg> {
+pub fn backend_arg(value: &Bound<'_, PyAny>) -> PyResult<BackendArg> {
     match value.extract::<String>()?.as_str() {
         "cranelift" => Ok(BackendArg::Cranelift),
         "interp" => Ok(BackendArg::Interp),
@@ -83,6 +83,6 @@ fn copies_arg(value: &Bound<'_, PyAny>) -> PyResult<Copies> {
         .map_err(|e| invalid("copies", &text, &e.to_string()))
 }
 
-fn invalid(what: &str, value: &str, expected: &str) -> PyErr {
+pub fn invalid(what: &str, value: &str, expected: &str) -> PyErr {
     pyo3::exceptions::PyValueError::new_err(format!("{what} `{value}`: expected {expected}"))
 }

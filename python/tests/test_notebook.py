@@ -1,5 +1,7 @@
 """examples/notebook.ipynb runs headless, every cell, without errors."""
 
+import re
+
 import nbformat
 import pytest
 
@@ -22,3 +24,4 @@ def test_the_example_notebook_runs():
     assert svg, "the placement was not drawn"
     text = "".join(o.get("text", "") for o in outputs)
     assert "E0803" in text and "E0402" in text
+    assert re.search(r"loss \d\.\d{3} → \d\.\d{3} in [\d,]+ cycles", text), "no training line"

@@ -1,18 +1,19 @@
-"""wsel from Python: run, map and check ``.wse`` programs on the simulated wafer-scale fabric,
-with NumPy arrays in and out.
+"""wsel from Python: run, map, check and train ``.wse`` programs on the simulated wafer-scale
+fabric, with NumPy arrays in and out.
 
 >>> import numpy as np, wsel
 >>> probs, report = wsel.run("examples/digits/main.wse", inputs={"x": x_test})
 >>> wsel.map("examples/digits/main.wse")        # renders the placement inline in Jupyter
+>>> trained = wsel.train("examples/digits/train.wse", steps=10)
+>>> trained.weights["w1"], trained.losses       # NumPy arrays; trained.steps: a DataFrame
 
 Every output value and cycle count comes from executing the program on the simulated fabric,
-exactly as ``wsel run`` does. A program that cannot be built or run raises :class:`WselError`
-with the diagnostic's stable code, message and source span.
+exactly as ``wsel run`` and ``wsel train`` do. A program that cannot be built or run raises
+:class:`WselError` with the diagnostic's stable code, message and source span.
 
 ``program`` is a path to a ``.wse`` file, or ``.wse`` source text (any string with a line
 break or a ``{``); source text resolves its imports and data paths against ``base_dir``
-(default: the current folder). Training (``wsel.train``) will come with the compiler's
-training support.
+(default: the current folder).
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ __all__ = [
     "Diagnostic",
     "Placement",
     "RunResult",
+    "TrainResult",
     "check",
     "import_onnx",
     "map",
     "run",
+    "train",
 ]
 
 ProgramLike = Union[str, "os.PathLike[str]"]
@@ -67,17 +70,48 @@ class RunResult:
     def layers(self) -> Any:
         """The per-layer table: a pandas DataFrame when pandas is installed, else a list of
         dicts (``report["run"]["layers"]``)."""
-        rows = [_layer_row(layer) for layer in self.report["run"]["layers"]]
-        try:
-            import pandas
-        except ImportError:
-            return rows
-        return pandas.DataFrame(rows).set_index("layer")
+        return _table([_layer_row(layer) for layer in self.report["run"]["layers"]], "layer")
 
     @property
     def cycles(self) -> int:
         """Simulated cycles of the whole run."""
         return self.report["run"]["cycles"]
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` gives: the trained weights, the loss of every step and the report.
+
+    Unpacks as ``weights, losses = wsel.train(...)``.
+    """
+
+    #: The trained parameters by name, float32, shaped as declared (ready for
+    #: ``wsel.run(..., params=weights)`` or ``np.save``).
+    weights: dict
+    #: The batch's mean loss at each step, before that step's update (float32), as the loss
+    #: layer computed it on the fabric.
+    losses: np.ndarray
+    #: The report: the target, batch, micro-batch, phases, region, the activations kept for
+    #: the backward pass, the total cycles, seconds and samples per second, and ``steps``,
+    #: one dict per step (``docs/running.md``, "Training").
+    report: dict
+    #: One line per warning of the data (e.g. float64 inputs rounded to f32).
+    warnings: list = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.weights, self.losses))
+
+    @property
+    def steps(self) -> Any:
+        """The per-step table ``wsel train`` prints (loss, forward, loss, backward, update and
+        stall cycles, samples per second): a pandas DataFrame indexed by step when pandas is
+        installed, else a list of dicts (``report["steps"]``)."""
+        return _table(self.report["steps"], "step")
+
+    @property
+    def cycles(self) -> int:
+        """Simulated cycles of every step, the store's updates included."""
+        return self.report["cycles"]
 
 
 @dataclass
@@ -162,6 +196,91 @@ def run(
     return RunResult(output=result, report=json.loads(report), warnings=list(notes))
 
 
+def train(
+    program: ProgramLike,
+    inputs: Optional[Mapping[str, Any]] = None,
+    labels: Any = None,
+    params: Optional[Mapping[str, Any]] = None,
+    *,
+    loss: Optional[str] = None,
+    optimizer: Optional[str] = None,
+    lr: Optional[float] = None,
+    momentum: Optional[float] = None,
+    beta1: Optional[float] = None,
+    beta2: Optional[float] = None,
+    eps: Optional[float] = None,
+    steps: Optional[int] = None,
+    epochs: Optional[int] = None,
+    batch: Optional[int] = None,
+    micro_batch: Optional[int] = None,
+    seed: Optional[int] = None,
+    shuffle: Optional[bool] = None,
+    target: Optional[str] = None,
+    mode: Optional[str] = None,
+    systems: Optional[int] = None,
+    backend: str = "cranelift",
+    threads: int = 1,
+    max_cycles: int = DEFAULT_MAX_CYCLES,
+    base_dir: Optional[ProgramLike] = None,
+) -> TrainResult:
+    """Train a model on the simulated fabric, as ``wsel train`` does, with its data in memory
+    and nothing written to disk.
+
+    ``inputs`` maps model input names to the training data, ``labels`` is the class of every
+    sample (any integer dtype) for ``cross_entropy`` or the targets shaped like the model's
+    result for ``mse``, ``params`` maps ``param`` names to initial weights; what is not given
+    comes from the program's ``train`` item (else its ``run`` item) and the ``param`` files.
+    Every setting (``loss``, ``optimizer`` ``"sgd"`` or ``"adam"``, ``lr``, ``momentum``,
+    ``beta1``, ``beta2``, ``eps``, ``steps`` or ``epochs``, ``batch``, ``micro_batch``,
+    ``seed``, ``shuffle``, ``target``, ``mode``, ``systems``) defaults to the ``train``
+    item's, then to ``wsel train``'s default (``docs/running.md``, "Training"). Each step
+    runs the forward and backward passes on the fabric; the store's optimizer updates the
+    weights after it.
+
+    Returns a :class:`TrainResult` (``weights, losses = wsel.train(...)``). Raises
+    :class:`WselError` when the program has errors, a setting is out of range (e.g. E1106 for
+    a learning rate that is not positive), the data does not fit the model, or a step fails
+    on the fabric; no weights are returned then.
+    """
+    if steps is not None and epochs is not None:
+        raise ValueError("give steps or epochs, not both")
+    if optimizer not in (None, "sgd", "adam"):
+        raise ValueError(f"optimizer {optimizer!r}: expected 'sgd' or 'adam'")
+    settings = {
+        "target": target,
+        "mode": mode,
+        "loss": loss,
+        "optimizer": optimizer,
+        "lr": lr,
+        "momentum": momentum,
+        "beta1": beta1,
+        "beta2": beta2,
+        "eps": eps,
+        "steps": steps,
+        "epochs": epochs,
+        "batch": batch,
+        "micro_batch": micro_batch,
+        "seed": seed,
+        "shuffle": shuffle,
+        "systems": systems,
+        "backend": backend,
+        "threads": threads,
+        "max_cycles": max_cycles,
+    }
+    weights, losses, report, notes = _wsel.train(
+        _program(program, base_dir),
+        _arrays(inputs),
+        None if labels is None else np.asarray(labels),
+        _arrays(params),
+        settings,
+    )
+    for note in notes:
+        warnings.warn(note, stacklevel=2)
+    return TrainResult(
+        weights=dict(weights), losses=losses, report=json.loads(report), warnings=list(notes)
+    )
+
+
 def map(
     program: ProgramLike,
     *,
@@ -233,6 +352,16 @@ def _settings(target, mode, batch, backend, copies) -> dict:
         "backend": backend,
         "copies": copies,
     }
+
+
+def _table(rows: list, index: str) -> Any:
+    """Rows as a pandas DataFrame indexed by ``index`` when pandas is installed, else as they
+    are."""
+    try:
+        import pandas
+    except ImportError:
+        return rows
+    return pandas.DataFrame(rows).set_index(index)
 
 
 def _layer_row(layer: dict) -> dict:

@@ -38,6 +38,36 @@ def run(
 ) -> tuple[np.ndarray, str, list[str]]:
     """Result array, report JSON, warnings."""
 
+class _TrainSettings(TypedDict):
+    target: Optional[str]
+    mode: Optional[str]
+    loss: Optional[str]
+    optimizer: Optional[str]
+    lr: Optional[float]
+    momentum: Optional[float]
+    beta1: Optional[float]
+    beta2: Optional[float]
+    eps: Optional[float]
+    steps: Optional[int]
+    epochs: Optional[int]
+    batch: Optional[int]
+    micro_batch: Optional[int]
+    seed: Optional[int]
+    shuffle: Optional[bool]
+    systems: Optional[int]
+    backend: str
+    threads: int
+    max_cycles: int
+
+def train(
+    program: _Program,
+    inputs: dict[str, np.ndarray],
+    labels: Optional[np.ndarray],
+    params: dict[str, np.ndarray],
+    settings: _TrainSettings,
+) -> tuple[list[tuple[str, np.ndarray]], np.ndarray, str, list[str]]:
+    """Trained weights by name (in the model's order), losses, report JSON, warnings."""
+
 def map(program: _Program, settings: _Settings, routes: bool) -> tuple[str, str, str]:
     """Placement table, SVG, placement JSON."""
 

@@ -18,9 +18,9 @@ use wsel_target::Target;
 use crate::cli::{BackendArg, ModeArg, ModelArgs};
 use crate::inputs::{NamedInput, batch_and_inputs};
 use crate::pipeline::{
-    BuildError, Compiled, Lowerings, ModeDecision, ModeRequest, choose_backend, choose_mode,
-    choose_target, compile_layers, hang_checks, load_and_check_source, map_graph, pick_model,
-    stage,
+    BuildError, Compiled, Loaded, Lowerings, ModeDecision, ModeRequest, choose_backend,
+    choose_mode, choose_target, compile_layers, hang_checks, load_and_check_source, map_graph,
+    pick_model, stage,
 };
 use crate::render::SourceTexts;
 use crate::tensor::Tensor;
@@ -115,13 +115,18 @@ impl BuildFailure {
     }
 }
 
+/// Loads and checks the program at `file` (`text`: its source, when in memory); a failure
+/// carries the sources read so far.
+pub fn load(file: &Path, text: Option<&str>) -> Result<Loaded, BuildFailure> {
+    load_and_check_source(file, text).map_err(|failure| BuildFailure {
+        sources: failure.db.as_ref().map(crate::source::source_texts),
+        error: failure.error,
+    })
+}
+
 /// Builds the program from its source: every step, nothing reused.
 pub fn fresh(request: &BuildRequest<'_>) -> Result<Built, BuildFailure> {
-    let loaded =
-        load_and_check_source(request.file, request.text).map_err(|failure| BuildFailure {
-            sources: failure.db.as_ref().map(crate::source::source_texts),
-            error: failure.error,
-        })?;
+    let loaded = load(request.file, request.text)?;
     let sources = crate::source::source_texts(&loaded.db);
     match steps(&loaded.db, loaded.file, request) {
         Ok(built) => Ok(Built { sources, ..built }),

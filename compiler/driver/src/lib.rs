@@ -33,5 +33,6 @@ pub mod streamed_report;
 pub mod tensor;
 pub mod timeline;
 pub mod train_outputs;
+pub mod train_session;
 pub mod train_settings;
 pub mod training;

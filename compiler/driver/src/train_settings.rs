@@ -1,14 +1,68 @@
-//! `wsel train`'s settings: each flag, else the file's `train` item, else its default
-//! (docs/running.md, "Training"). The item's data settings (inputs, labels, target, batch)
-//! replace the `run` item's when the file has a `train` item.
+//! `wsel train`'s settings: each override (a flag, or an argument of the library call),
+//! else the file's `train` item, else its default (docs/running.md, "Training"). The item's
+//! data settings (inputs, labels, target, batch) replace the `run` item's when the file has a
+//! `train` item.
 
 use std::path::{Path, PathBuf};
 
 use wsel_lower::{OptimizerName, RunConfig, RunMode, TrainConfig};
 use wsel_sema::Location;
 
-use crate::cli::{ModeArg, OptimizerArg, TrainArgs};
+use crate::cli::{BackendArg, ModeArg, OptimizerArg, TrainArgs};
 use crate::training::{Optimizer, Settings};
+
+/// The settings a caller gives over the file's `train` item: `None` takes the item's, then
+/// the default. `wsel train`'s flags, or the arguments of `wsel.train` in Python.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainOverrides {
+    pub target: Option<String>,
+    pub mode: Option<ModeArg>,
+    pub loss: Option<String>,
+    pub optimizer: Option<OptimizerArg>,
+    pub lr: Option<f32>,
+    pub momentum: Option<f32>,
+    pub beta1: Option<f32>,
+    pub beta2: Option<f32>,
+    pub eps: Option<f32>,
+    /// At most one of `steps` and `epochs`; either replaces both of the item's.
+    pub steps: Option<u64>,
+    pub epochs: Option<u64>,
+    pub batch: Option<u64>,
+    pub micro_batch: Option<u64>,
+    pub seed: Option<u64>,
+    pub shuffle: Option<bool>,
+    pub systems: Option<u32>,
+    pub backend: BackendArg,
+    pub threads: usize,
+    pub max_cycles: u64,
+}
+
+impl TrainOverrides {
+    /// `wsel train`'s flags.
+    pub fn of_args(args: &TrainArgs) -> TrainOverrides {
+        TrainOverrides {
+            target: args.target.clone(),
+            mode: args.mode,
+            loss: args.loss.clone(),
+            optimizer: args.optimizer,
+            lr: args.lr,
+            momentum: args.momentum,
+            beta1: args.beta1,
+            beta2: args.beta2,
+            eps: args.eps,
+            steps: args.steps,
+            epochs: args.epochs,
+            batch: args.batch,
+            micro_batch: args.micro_batch,
+            seed: args.seed,
+            shuffle: (args.shuffle || args.no_shuffle).then_some(args.shuffle),
+            systems: args.systems,
+            backend: args.backend,
+            threads: args.threads,
+            max_cycles: args.max_cycles,
+        }
+    }
+}
 
 /// The loss layer's name and where an unknown one is reported (E1101).
 pub struct LossChoice {
@@ -26,7 +80,7 @@ pub fn data_config<'a>(
 }
 
 /// Whether training runs pipelined: `--mode`, else the item's `mode`, else streaming.
-pub fn pipelined(args: &TrainArgs, item: Option<&TrainConfig>) -> bool {
+pub fn pipelined(args: &TrainOverrides, item: Option<&TrainConfig>) -> bool {
     match args.mode {
         Some(mode) => mode == ModeArg::Pipelined,
         None => item.and_then(|t| t.data.mode) == Some(RunMode::Pipelined),
@@ -34,7 +88,7 @@ pub fn pipelined(args: &TrainArgs, item: Option<&TrainConfig>) -> bool {
 }
 
 /// The loss: `--loss`, else the item's, else `cross_entropy`.
-pub fn loss(args: &TrainArgs, item: Option<&TrainConfig>) -> LossChoice {
+pub fn loss(args: &TrainOverrides, item: Option<&TrainConfig>) -> LossChoice {
     if let Some(name) = &args.loss {
         return LossChoice {
             name: name.clone(),
@@ -59,7 +113,7 @@ pub fn loss(args: &TrainArgs, item: Option<&TrainConfig>) -> LossChoice {
 /// The optimizer, learning rate, step count and batch order; `per_epoch` is the number of
 /// whole batches in the data, `batch` the samples per step.
 pub fn settings(
-    args: &TrainArgs,
+    args: &TrainOverrides,
     item: Option<&TrainConfig>,
     batch: u64,
     per_epoch: u64,
@@ -87,11 +141,10 @@ pub fn settings(
         (None, None) => (item.and_then(|t| t.steps), item.and_then(|t| t.epochs)),
         flags => flags,
     };
-    let shuffle = if args.no_shuffle || args.shuffle {
-        args.shuffle
-    } else {
-        item.and_then(|t| t.shuffle).unwrap_or(true)
-    };
+    let shuffle = args
+        .shuffle
+        .or(item.and_then(|t| t.shuffle))
+        .unwrap_or(true);
     Settings {
         optimizer,
         lr: pick(args.lr, |t| t.lr, 0.01),
@@ -111,10 +164,10 @@ pub fn settings(
 }
 
 /// The output folder: `--out`, else the item's `out_dir`, else `out/train` beside the file.
-pub fn out_dir(args: &TrainArgs, item: Option<&TrainConfig>) -> PathBuf {
+pub fn out_dir(args: &TrainArgs, item_out_dir: Option<&PathBuf>) -> PathBuf {
     args.out
         .clone()
-        .or_else(|| item.and_then(|t| t.out_dir.clone()))
+        .or_else(|| item_out_dir.cloned())
         .unwrap_or_else(|| {
             args.file
                 .parent()

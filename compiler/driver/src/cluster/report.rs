@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
+use serde::ser::{SerializeStruct, Serializer};
 use wsel_map::report::group;
 
 use super::Prepared;
@@ -19,24 +20,26 @@ use crate::tensor::{Tensor, encode_npy};
 /// The version of the cluster report's layout.
 pub const CLUSTER_SCHEMA: u32 = 1;
 
-/// The cluster's report.
-#[derive(Debug, Clone, Serialize)]
+/// The cluster's report. The figures that follow from the cycles (seconds, samples per
+/// second, the baseline's rate, the speed-up and the scaling efficiency) are methods, and the
+/// JSON gives them under their names, so they cannot disagree with the cycles.
+#[derive(Debug, Clone)]
 pub struct ClusterReport {
     pub file: String,
     pub model: String,
     pub target: String,
+    /// The target's clock, which turns cycles into seconds.
+    pub clock_hz: u64,
     pub mode: &'static str,
     pub systems: u32,
     pub batch: u64,
     pub tree: Tree,
     /// What every system's weight store is in streaming mode: the tree's feed.
     pub feed: Option<Feed>,
+    /// The slowest system's cycles: the step's.
     pub step_cycles: u64,
-    pub seconds: f64,
-    pub samples_per_second: f64,
-    pub baseline: Option<Baseline>,
-    pub speedup: Option<f64>,
-    pub efficiency: Option<f64>,
+    /// The one-system run of the whole batch (with several systems).
+    pub baseline_cycles: Option<u64>,
     pub layers: Vec<LayerRow>,
     pub limit: Option<Limit>,
     pub per_system: Vec<SystemRow>,
@@ -104,6 +107,72 @@ pub struct SystemRow {
     pub cycles: u64,
     pub wait_cycles: u64,
     pub wavelet_hops: u64,
+}
+
+impl ClusterReport {
+    /// The step's time.
+    pub fn seconds(&self) -> f64 {
+        self.step_cycles as f64 / self.clock_hz as f64
+    }
+
+    /// The batch's samples per second at the step's time.
+    pub fn samples_per_second(&self) -> f64 {
+        self.rate(self.step_cycles)
+    }
+
+    /// The one-system run of the whole batch, with its rate.
+    pub fn baseline(&self) -> Option<Baseline> {
+        self.baseline_cycles.map(|cycles| Baseline {
+            cycles,
+            samples_per_second: self.rate(cycles),
+        })
+    }
+
+    /// The baseline's cycles over the step's.
+    pub fn speedup(&self) -> Option<f64> {
+        self.baseline_cycles
+            .map(|b| b as f64 / self.step_cycles.max(1) as f64)
+    }
+
+    /// The speed-up per system.
+    pub fn efficiency(&self) -> Option<f64> {
+        self.speedup().map(|s| s / f64::from(self.systems))
+    }
+
+    /// Samples per second of the batch in `cycles`.
+    fn rate(&self, cycles: u64) -> f64 {
+        let seconds = cycles as f64 / self.clock_hz as f64;
+        self.batch as f64 / seconds.max(f64::MIN_POSITIVE)
+    }
+}
+
+impl Serialize for ClusterReport {
+    /// The report's fields and its derived figures, in the order of the JSON layout.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("ClusterReport", 21)?;
+        out.serialize_field("file", &self.file)?;
+        out.serialize_field("model", &self.model)?;
+        out.serialize_field("target", &self.target)?;
+        out.serialize_field("mode", &self.mode)?;
+        out.serialize_field("systems", &self.systems)?;
+        out.serialize_field("batch", &self.batch)?;
+        out.serialize_field("tree", &self.tree)?;
+        out.serialize_field("feed", &self.feed)?;
+        out.serialize_field("step_cycles", &self.step_cycles)?;
+        out.serialize_field("seconds", &self.seconds())?;
+        out.serialize_field("samples_per_second", &self.samples_per_second())?;
+        out.serialize_field("baseline", &self.baseline())?;
+        out.serialize_field("speedup", &self.speedup())?;
+        out.serialize_field("efficiency", &self.efficiency())?;
+        out.serialize_field("layers", &self.layers)?;
+        out.serialize_field("limit", &self.limit)?;
+        out.serialize_field("per_system", &self.per_system)?;
+        out.serialize_field("output", &self.output)?;
+        out.serialize_field("output_shape", &self.output_shape)?;
+        out.serialize_field("accuracy", &self.accuracy)?;
+        out.serialize_field("wall_seconds", &self.wall_seconds)?;
+        out.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -231,15 +300,6 @@ impl ClusterReport {
         let target = &whole.target;
         let swarm = target.swarm;
         let step_cycles = systems.iter().map(|s| s.cycles).max().unwrap_or(0);
-        let seconds = target.seconds(step_cycles);
-        let rate = |cycles: u64| whole.batch as f64 / target.seconds(cycles).max(f64::MIN_POSITIVE);
-        let samples_per_second = rate(step_cycles);
-        let baseline = baseline.map(|b| Baseline {
-            cycles: b.cycles,
-            samples_per_second: rate(b.cycles),
-        });
-        let n = f64::from(prepared.systems);
-        let speedup = baseline.map(|b| b.cycles as f64 / step_cycles.max(1) as f64);
         let layers = layer_rows(prepared, systems);
         let limit = limit_of(prepared, &layers);
         let accuracy = prepared
@@ -250,6 +310,7 @@ impl ClusterReport {
             file: args.model.file.display().to_string(),
             model: whole.graph.model.clone(),
             target: target.name.clone(),
+            clock_hz: target.clock_hz,
             mode: match whole.decision.mode {
                 wsel_ir::graph::Mode::Pipelined => "pipelined",
                 wsel_ir::graph::Mode::Streaming => "streaming",
@@ -270,11 +331,7 @@ impl ClusterReport {
                 bytes_per_cycle: rate,
             }),
             step_cycles,
-            seconds,
-            samples_per_second,
-            baseline,
-            speedup,
-            efficiency: speedup.map(|s| s / n),
+            baseline_cycles: baseline.map(|b| b.cycles),
             layers,
             limit,
             per_system: systems
@@ -389,10 +446,11 @@ impl ClusterReport {
             out,
             "  step {} cycles = {:.1} µs · {:.0} samples/s",
             group(self.step_cycles),
-            self.seconds * 1e6,
-            self.samples_per_second
+            self.seconds() * 1e6,
+            self.samples_per_second()
         );
-        if let (Some(b), Some(speedup), Some(eff)) = (&self.baseline, self.speedup, self.efficiency)
+        if let (Some(b), Some(speedup), Some(eff)) =
+            (self.baseline(), self.speedup(), self.efficiency())
         {
             let _ = writeln!(
                 out,

@@ -25,12 +25,13 @@ use super::comm::{self, Comm};
 use super::summary::Failure;
 use super::train_steps::{StepFigures, StepPayload, combine, simulate_mine};
 use crate::cli::TrainArgs;
-use crate::commands::train::{Program, Setup, Trained, finish, program_for, setup};
-use crate::pipeline::{BuildError, load_and_check};
+use crate::commands::train::{finish, request};
+use crate::pipeline::{BuildError, Loaded, load_and_check};
 use crate::render::SourceTexts;
 use crate::run_errors::E0811;
 use crate::status::Status;
 use crate::train_outputs::{table_header, table_line};
+use crate::train_session::{Program, Setup, TrainRequest, Trained, program_for, setup};
 use crate::training::{Store, batch_order, f32_tensor};
 
 /// Whether `wsel train` trains on a cluster: `--systems` given, or started by an MPI launcher
@@ -75,7 +76,7 @@ pub fn run(args: &TrainArgs) -> Status {
     let Ok(prepared) = prepared else {
         return Status::Failure;
     };
-    match train(args, comm, &prepared) {
+    match train(args.quiet, comm, &prepared) {
         Ok(None) => Status::Success,
         Ok(Some((trained, first))) => {
             let program = prepared.system_program();
@@ -96,20 +97,38 @@ fn prepare(args: &TrainArgs) -> Result<Prepared, Failure> {
         Failure::new(None, sources.as_ref(), f.error)
     })?;
     let sources = crate::source::source_texts(&loaded.db);
-    let fail = |error| Failure::new(None, Some(&sources), error);
-    let setup = setup(&loaded, args).map_err(fail)?;
+    let prepared = request(args).and_then(|request| prepare_request(&loaded, &request));
+    let prepared = prepared.map_err(|error| Failure::new(None, Some(&sources), error))?;
+    for warning in &prepared.setup.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(prepared)
+}
+
+/// What every process knows before the first step of training `request`'s program, loaded
+/// as `loaded`, on the cluster its settings (else the `run` item) ask for.
+pub(crate) fn prepare_request(
+    loaded: &Loaded,
+    request: &TrainRequest<'_>,
+) -> Result<Prepared, BuildError> {
+    let sources = crate::source::source_texts(&loaded.db);
+    let setup = setup(loaded, request)?;
+    let overrides = &request.settings;
     // `--systems`, else the `run` item's `systems`.
     let config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
-    let systems = args.systems.or(config.and_then(|c| c.systems)).unwrap_or(1);
+    let systems = overrides
+        .systems
+        .or(config.and_then(|c| c.systems))
+        .unwrap_or(1);
     let batch = setup.settings.batch;
     let micro = setup.settings.micro_batch;
     if micro != batch {
-        return Err(fail(BuildError::Run {
+        return Err(BuildError::Run {
             code: E0811,
             message: format!(
                 "a step of {batch} samples runs in micro-batches of {micro} here, and training on a cluster runs each system's share in one pass: use a batch whose share fits the fabric"
             ),
-        }));
+        });
     }
     if systems == 0 || batch % u64::from(systems) != 0 {
         let message = if systems == 0 {
@@ -119,15 +138,15 @@ fn prepare(args: &TrainArgs) -> Result<Prepared, Failure> {
                 "a batch of {batch} samples does not split evenly over {systems} systems: data-parallel training gives every system the same share (the store's mean of their mean gradients is the batch's only then); use a batch that {systems} divides"
             )
         };
-        return Err(fail(BuildError::Run {
+        return Err(BuildError::Run {
             code: E0811,
             message,
-        }));
+        });
     }
     let share = batch / u64::from(systems);
     let tree = Tree::new(systems, setup.program.target.swarm.fan_out);
     let (share_program, feed) = if systems > 1 {
-        let mut program = program_for(&loaded, args, share).map_err(fail)?;
+        let mut program = program_for(loaded, overrides, share)?;
         let (target, feed) = super::feed_target(&program.target, &tree);
         program.target = target;
         (Some(program), feed)
@@ -135,7 +154,7 @@ fn prepare(args: &TrainArgs) -> Result<Prepared, Failure> {
         (None, None)
     };
     Ok(Prepared {
-        options: crate::session::sim_options(args.threads, args.max_cycles),
+        options: crate::session::sim_options(overrides.threads, overrides.max_cycles),
         setup,
         sources,
         systems,
@@ -153,8 +172,8 @@ type Finished = (Trained, StepFigures);
 type Stopped = Option<(usize, Failure)>;
 
 /// Every step, on every process: `Ok(Some(..))` at process 0, `Ok(None)` at the others.
-fn train(
-    args: &TrainArgs,
+pub(crate) fn train(
+    quiet: bool,
     comm: &dyn Comm,
     prepared: &Prepared,
 ) -> Result<Option<Finished>, Stopped> {
@@ -174,7 +193,7 @@ fn train(
     let baseline_rank = super::split::baseline_rank(comm.size());
     let started = std::time::Instant::now();
     let (mut steps, mut first) = (Vec::new(), None);
-    if root && !args.quiet {
+    if root && !quiet {
         print!("{}", table_header());
     }
     for (k, rows) in order.iter().enumerate() {
@@ -195,7 +214,7 @@ fn train(
             match combine(prepared, store, payloads) {
                 Ok((mut record, figures)) => {
                     record.step = k as u64 + 1;
-                    if !args.quiet {
+                    if !quiet {
                         print!(
                             "{}",
                             table_line(&record, settings.batch, &setup.program.target)

@@ -1,0 +1,586 @@
+//! Training as a library call, shared by `wsel train` (`commands::train`, which adds the
+//! flags, the files and the printed table) and the Python package (`wsel.train`): the
+//! settings checked, the training graph built, mapped for weight streaming and compiled, every
+//! step simulated on the fabric with the store's optimizer after it. The data comes from files
+//! or from arrays in memory; nothing here prints or writes files, and a failed run gives no
+//! weights at all.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use wsel_data::Array;
+use wsel_data::convert::{Float64, labels, to_tensor};
+use wsel_data::npz::DataRef;
+use wsel_ir::graph::{LayerGraph, Mode, TensorRef};
+use wsel_lower::TrainGraph;
+use wsel_map::{MapOptions, Placement};
+use wsel_sema::Location;
+use wsel_sim::SimOptions;
+use wsel_target::Target;
+
+use crate::built::BuildFailure;
+use crate::inputs::{InputData, NamedInput, read_inputs, read_params};
+use crate::pipeline::{
+    BuildError, Compiled, Loaded, choose_backend, choose_target, compile_layers, hang_checks,
+    pick_model,
+};
+use crate::run_errors::E0805;
+use crate::tensor::{Tensor, TensorError};
+use crate::train_outputs::samples_per_second;
+use crate::train_settings::{self, LossChoice, TrainOverrides};
+use crate::training::{
+    E1108, GradientSink, Settings, StepRecord, Store, batch_order, check_settings, f32_tensor,
+    gather_rows, one_hot, simulate_step, update_cycles,
+};
+use wsel_estimate::cost_model;
+
+/// What to train: the program (a file, or source text named by `file`), data overriding the
+/// `train` item's (model inputs and labels from files or memory, initial parameters from
+/// memory; the others are read from their files) and the settings over the item's.
+pub struct TrainRequest<'a> {
+    pub file: &'a Path,
+    pub text: Option<&'a str>,
+    pub inputs: Vec<NamedInput>,
+    pub labels: Option<InputData>,
+    pub params: Vec<(String, Array)>,
+    pub settings: TrainOverrides,
+}
+
+/// A finished training run: the trained weights by parameter name (in the model's order),
+/// each step's record, the report and the warnings of reading the data.
+pub struct TrainOutcome {
+    pub weights: Vec<(String, Tensor)>,
+    pub steps: Vec<StepRecord>,
+    pub report: TrainReport,
+    pub warnings: Vec<String>,
+}
+
+impl TrainOutcome {
+    /// The batch's mean loss at every step, before the step's update.
+    pub fn losses(&self) -> Vec<f32> {
+        self.steps.iter().map(|s| s.loss).collect()
+    }
+}
+
+/// Trains the program `request` names, on one system or on the cluster its settings (else
+/// the `run` item) ask for, and gives the trained weights in memory.
+pub fn train(request: &TrainRequest<'_>) -> Result<TrainOutcome, BuildFailure> {
+    let loaded = crate::built::load(request.file, request.text)?;
+    let failure = |error| BuildFailure {
+        sources: Some(crate::source::source_texts(&loaded.db)),
+        error,
+    };
+    let config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
+    if request.settings.systems.is_some() || config.is_some_and(|c| c.systems.is_some()) {
+        return train_on_cluster(&loaded, request).map_err(failure);
+    }
+    let setup = setup(&loaded, request).map_err(failure)?;
+    let options =
+        crate::session::sim_options(request.settings.threads, request.settings.max_cycles);
+    let trained = run_steps(&setup, &options, &mut |_| {}).map_err(failure)?;
+    Ok(outcome(request.file, &setup, &setup.program, trained))
+}
+
+/// [`train`] on a cluster of systems in this process (`crate::cluster::train`).
+fn train_on_cluster(
+    loaded: &Loaded,
+    request: &TrainRequest<'_>,
+) -> Result<TrainOutcome, BuildError> {
+    let prepared = crate::cluster::train::prepare_request(loaded, request)?;
+    let local = crate::cluster::comm::Local;
+    match crate::cluster::train::train(true, &local, &prepared) {
+        Ok(Some((trained, _))) => Ok(outcome(
+            request.file,
+            &prepared.setup,
+            prepared.system_program(),
+            trained,
+        )),
+        // The failure as the command line prints it (`error[E0806]: ...`).
+        Err(Some((_, failure))) => Err(BuildError::Message(
+            failure
+                .text
+                .trim_end()
+                .trim_start_matches("error: ")
+                .to_string(),
+        )),
+        Ok(None) | Err(None) => Err(BuildError::Message(
+            "the cluster's steps ended without a result".into(),
+        )),
+    }
+}
+
+/// The outcome of `trained`, run as `program` (what one system ran) with `setup`'s settings.
+fn outcome(file: &Path, setup: &Setup, program: &Program, trained: Trained) -> TrainOutcome {
+    let report = TrainReport::new(file, setup, program, &trained);
+    let weights = setup
+        .graph
+        .params
+        .iter()
+        .zip(&trained.store.params)
+        .map(|(p, w)| (p.tensor.name.clone(), f32_tensor(p.tensor.shape.clone(), w)))
+        .collect();
+    TrainOutcome {
+        weights,
+        steps: trained.steps,
+        report,
+        warnings: setup.warnings.clone(),
+    }
+}
+
+/// A training graph mapped and compiled.
+pub(crate) struct Program {
+    pub train: TrainGraph,
+    pub placement: Placement,
+    pub compiled: Compiled,
+    pub target: Target,
+}
+
+/// What a training run needs before its first step: the model lowered for the batch, the
+/// training data and targets, the training graph built, the initial parameters, the settings.
+pub(crate) struct Setup {
+    pub graph: LayerGraph,
+    pub data: Vec<Tensor>,
+    pub targets: Tensor,
+    pub program: Program,
+    pub params: Vec<Tensor>,
+    pub settings: Settings,
+    /// The `train` item's `out_dir`, where `wsel train` writes unless `--out` is given.
+    pub item_out_dir: Option<PathBuf>,
+    /// One line for each input converted from float64.
+    pub warnings: Vec<String>,
+}
+
+/// Reads the data and the settings, checks them, and builds the training graph for the batch.
+pub(crate) fn setup(loaded: &Loaded, request: &TrainRequest<'_>) -> Result<Setup, BuildError> {
+    let db = &loaded.db;
+    let overrides = &request.settings;
+    let item = wsel_lower::lower_train_config(db, loaded.file);
+    let item = item.as_ref();
+    if train_settings::pipelined(overrides, item) {
+        let message = "pipelined training is not built yet: `wsel train` runs one layer at a time \
+                       as weight streaming does (`--mode streaming`)";
+        return Err(BuildError::Message(message.into()));
+    }
+    let run_config = wsel_lower::lower_run_config(db, loaded.file);
+    let config = train_settings::data_config(item, run_config.as_ref());
+    let model = pick_model(db, loaded.file, config).map_err(BuildError::Message)?;
+
+    // The data: the model's inputs and the labels, all of the training set.
+    let (shape_graph, _) = wsel_lower::layer_graph(db, model, 1);
+    let (data, warnings) = read_inputs(&shape_graph, config, &request.inputs)?;
+    let samples = data.first().map_or(0, |t| t.shape[0]);
+    let batch = overrides
+        .batch
+        .or(config.and_then(|c| c.batch))
+        .unwrap_or(32);
+    if batch == 0 || batch > samples {
+        return Err(BuildError::Run {
+            code: E0805,
+            message: format!(
+                "a batch of {batch} samples does not fit the training data, which has {samples}"
+            ),
+        });
+    }
+    let settings = train_settings::settings(overrides, item, batch, samples / batch);
+    check_settings(&settings)?;
+
+    let (graph, diagnostics) = wsel_lower::layer_graph(db, model, batch);
+    if !diagnostics.is_empty() {
+        return Err(BuildError::Diagnostics(diagnostics));
+    }
+    let labels = request
+        .labels
+        .clone()
+        .or(config.and_then(|c| c.labels.clone()).map(InputData::File))
+        .ok_or_else(|| BuildError::Run {
+            code: E1108,
+            message: "no labels to train against: pass `--labels PATH` or add `labels = \"...\";` to the `train` item".into(),
+        })?;
+    let result_shape = match graph.output {
+        TensorRef::Layer(l) => graph.layers[l].output_shape.clone(),
+        TensorRef::Input(i) => graph.inputs[i].shape.clone(),
+        TensorRef::Param(p) => graph.params[p].tensor.shape.clone(),
+    };
+    let loss = train_settings::loss(overrides, item);
+    let chosen = overrides.micro_batch.is_some() || item.and_then(|t| t.micro_batch).is_some();
+    let (program, settings) =
+        build_fitting(loaded, model, &loss, settings, chosen, overrides, config)?;
+    let targets = read_targets(labels, &result_shape, &loss.name, samples)?;
+    let params = read_params(&graph, &request.params)?;
+    Ok(Setup {
+        graph,
+        data,
+        targets,
+        program,
+        params,
+        settings,
+        item_out_dir: item.and_then(|t| t.out_dir.clone()),
+        warnings,
+    })
+}
+
+/// The training graph of the file's model lowered for `batch` samples, mapped and compiled:
+/// what one system of a cluster runs on its share of the batch (`crate::cluster::train`).
+pub(crate) fn program_for(
+    loaded: &Loaded,
+    overrides: &TrainOverrides,
+    batch: u64,
+) -> Result<Program, BuildError> {
+    let db = &loaded.db;
+    let item = wsel_lower::lower_train_config(db, loaded.file);
+    let item = item.as_ref();
+    let run_config = wsel_lower::lower_run_config(db, loaded.file);
+    let config = train_settings::data_config(item, run_config.as_ref());
+    let model = pick_model(db, loaded.file, config).map_err(BuildError::Message)?;
+    let loss = train_settings::loss(overrides, item);
+    let settings = Settings {
+        batch,
+        micro_batch: batch,
+        ..train_settings::settings(overrides, item, batch, 1)
+    };
+    let (program, _) = build_fitting(loaded, model, &loss, settings, true, overrides, config)?;
+    Ok(program)
+}
+
+/// The training graph of `model` (lowered as `graph`) with the chosen loss; an unknown loss
+/// is reported at the item's `loss` setting, else at the model's last call.
+fn training_graph(
+    loaded: &Loaded,
+    model: wsel_sema::ItemId<'_>,
+    graph: &LayerGraph,
+    loss: &LossChoice,
+) -> Result<TrainGraph, BuildError> {
+    let loss_at = loss.at.clone().unwrap_or_else(|| {
+        graph.layers.last().map_or_else(
+            || Location {
+                file: loaded.file.path(&loaded.db).clone(),
+                span: 0..0,
+            },
+            |l| Location {
+                file: l.call.file.clone(),
+                span: l.call.span.clone(),
+            },
+        )
+    });
+    wsel_lower::training_graph(&loaded.db, model, graph, &loss.name, loss_at)
+        .map_err(BuildError::Diagnostics)
+}
+
+/// The training graph at the settings' micro-batch, mapped for weight streaming and compiled.
+/// When the micro-batch's activations do not fit the SRAM (the mapper would split it), a
+/// micro-batch that was not `chosen` becomes the largest divisor of the batch that fits;
+/// a chosen one is an error asking for a smaller one.
+fn build_fitting(
+    loaded: &Loaded,
+    model: wsel_sema::ItemId<'_>,
+    loss: &LossChoice,
+    mut settings: Settings,
+    chosen: bool,
+    overrides: &TrainOverrides,
+    config: Option<&wsel_lower::RunConfig>,
+) -> Result<(Program, Settings), BuildError> {
+    let target = choose_target(overrides.target.as_deref(), config)?;
+    loop {
+        let micro = settings.micro_batch;
+        let (graph, diagnostics) = wsel_lower::layer_graph(&loaded.db, model, micro);
+        if !diagnostics.is_empty() {
+            return Err(BuildError::Diagnostics(diagnostics));
+        }
+        let train = training_graph(loaded, model, &graph, loss)?;
+        let mapped = wsel_map::map(
+            &train.graph,
+            &target,
+            Mode::Streaming,
+            &MapOptions::default(),
+        );
+        let placement = mapped
+            .placement
+            .ok_or(BuildError::Diagnostics(mapped.diagnostics))?;
+        let parts = u64::from(placement.micro_batches.max(1));
+        if parts == 1 {
+            let program = build(loaded, train, placement, target, overrides)?;
+            return Ok((program, settings));
+        }
+        let smaller = (1..=micro / parts)
+            .rev()
+            .find(|d| settings.batch.is_multiple_of(*d));
+        match smaller {
+            Some(fits) if !chosen => settings.micro_batch = fits,
+            _ => {
+                return Err(BuildError::Message(format!(
+                    "a micro-batch of {micro} samples does not fit the fabric's SRAM for training (the mapper would split it in {parts}): use a smaller `--micro-batch`, a divisor of the batch"
+                )));
+            }
+        }
+    }
+}
+
+/// The training graph placed for weight streaming, compiled, with the static hang checks.
+fn build(
+    loaded: &Loaded,
+    train: TrainGraph,
+    placement: Placement,
+    target: Target,
+    overrides: &TrainOverrides,
+) -> Result<Program, BuildError> {
+    let db = &loaded.db;
+    let backend = choose_backend(overrides.backend).map_err(BuildError::Message)?;
+    let compiled = compile_layers(db, &train.graph, &placement, backend, &cost_model(&target))?;
+    let hangs = hang_checks(db, &train.graph, &placement);
+    if hangs
+        .iter()
+        .any(|d| d.severity == wsel_sema::Severity::Error)
+    {
+        return Err(BuildError::Diagnostics(hangs));
+    }
+    Ok(Program {
+        train,
+        placement,
+        compiled,
+        target,
+    })
+}
+
+/// The targets for every training sample: one-hot classes for `cross_entropy`, the values
+/// themselves (shaped like the model's result) for any other loss.
+fn read_targets(
+    labels_data: InputData,
+    shape: &[u64],
+    loss: &str,
+    samples: u64,
+) -> Result<Tensor, BuildError> {
+    let label_error = |e: TensorError| BuildError::Run {
+        code: E1108,
+        message: e.to_string(),
+    };
+    // The labels' name in messages: the file's path, or `labels` for an array in memory.
+    let (array, name) = match labels_data {
+        InputData::File(path) => {
+            let data = DataRef { path, member: None };
+            let array = data.array().map_err(|reason| {
+                label_error(TensorError::Read {
+                    file: data.to_string(),
+                    reason,
+                })
+            })?;
+            (array, data.path.display().to_string())
+        }
+        InputData::Array(array) => (array, "labels".to_string()),
+    };
+    let file = format!("`{name}`");
+    if loss == "cross_entropy" {
+        let classes = shape.get(1).copied().unwrap_or(1);
+        if shape.len() != 2 {
+            return Err(BuildError::Run {
+                code: E1108,
+                message: format!(
+                    "cross_entropy needs the model's result to be f32[B, classes], not {shape:?}"
+                ),
+            });
+        }
+        let labels = labels(array, samples, &file).map_err(label_error)?;
+        if labels.len() as u64 != samples {
+            return Err(BuildError::Run {
+                code: E1108,
+                message: format!(
+                    "{file} holds {} labels, but the training data has {samples} samples",
+                    labels.len()
+                ),
+            });
+        }
+        one_hot(&labels, classes, &file)
+    } else {
+        let mut expected: Vec<Option<u64>> = shape.iter().map(|d| Some(*d)).collect();
+        expected[0] = Some(samples);
+        let elem = wsel_ir::kernel::ScalarTy::F32;
+        to_tensor(array, elem, &expected, Float64::Refuse, &file)
+            .map(|c| c.tensor)
+            .map_err(label_error)
+    }
+}
+
+/// What the steps left: their records and the store with the trained weights.
+pub(crate) struct Trained {
+    pub steps: Vec<StepRecord>,
+    pub store: Store,
+    pub wall: std::time::Duration,
+}
+
+/// Every step of `setup` on one system; `on_step` sees each step's record as it ends.
+pub(crate) fn run_steps(
+    setup: &Setup,
+    options: &SimOptions,
+    on_step: &mut dyn FnMut(&StepRecord),
+) -> Result<Trained, BuildError> {
+    let Setup {
+        graph,
+        data,
+        targets,
+        program,
+        params,
+        settings,
+        ..
+    } = setup;
+    let Program {
+        train,
+        placement,
+        compiled,
+        target,
+    } = program;
+    let shapes: Vec<Vec<u64>> = params.iter().map(|p| p.shape.clone()).collect();
+    let mut store = Store::new(params.iter().map(Tensor::to_f32).collect());
+    let samples = targets.shape[0];
+    let order = batch_order(
+        samples,
+        settings.batch,
+        settings.steps,
+        settings.seed,
+        settings.shuffle,
+    );
+    let started = std::time::Instant::now();
+    let mut steps = Vec::new();
+    for (k, rows) in order.iter().enumerate() {
+        let weights: Vec<Tensor> = store
+            .params
+            .iter()
+            .zip(&shapes)
+            .map(|(w, shape)| f32_tensor(shape.clone(), w))
+            .collect();
+        let mut sink = GradientSink::new(store.params.len());
+        let mut record = StepRecord::default();
+        // The batch's micro-batches, one after the other with the same weights.
+        for part in rows.chunks(settings.micro_batch as usize) {
+            let mut inputs: Vec<Tensor> = data.iter().map(|t| gather_rows(t, part)).collect();
+            inputs.push(gather_rows(targets, part));
+            let (outputs, micro) = simulate_step(
+                train, placement, compiled, target, &inputs, &weights, options,
+            )?;
+            for (param, grad) in &outputs.grads {
+                sink.add(*param, grad);
+            }
+            record.add(&micro);
+        }
+        let parts = settings.batch / settings.micro_batch;
+        sink.scale(1.0 / parts as f32);
+        record.loss /= parts as f32;
+        if !record.loss.is_finite() {
+            return Err(BuildError::Run {
+                code: crate::run_errors::E0806,
+                message: format!(
+                    "the loss is {} at step {} of `{}`: lower the learning rate",
+                    record.loss,
+                    k + 1,
+                    graph.model
+                ),
+            });
+        }
+        let elements = store.apply(settings.optimizer, settings.lr, &sink);
+        record.step = k as u64 + 1;
+        record.update_cycles = update_cycles(target, sink.bytes_in, elements);
+        record.gradient_bytes = sink.bytes_in;
+        record.cycles += record.update_cycles;
+        on_step(&record);
+        steps.push(record);
+    }
+    Ok(Trained {
+        steps,
+        store,
+        wall: started.elapsed(),
+    })
+}
+
+/// The training run's report: the machine and the settings, the totals `wsel train` prints
+/// after the steps and the per-step table (`docs/running.md`, "Training").
+#[derive(Debug, Clone, Serialize)]
+pub struct TrainReport {
+    pub file: String,
+    pub model: String,
+    pub target: String,
+    pub clock_hz: u64,
+    pub batch: u64,
+    pub micro_batch: u64,
+    /// Weight-streaming phases of one pass, and the region every layer runs on (rows, cols).
+    pub phases: u32,
+    pub region: (u32, u32),
+    /// Bytes per PE of the activations kept from the forward pass for the backward pass,
+    /// against a PE's SRAM.
+    pub kept_bytes_per_pe: u64,
+    pub sram_bytes_per_pe: u64,
+    pub cycles: u64,
+    pub seconds: f64,
+    pub samples_per_second: f64,
+    /// The host's time for the steps.
+    pub wall_seconds: f64,
+    pub steps: Vec<StepRow>,
+}
+
+/// One step of the report's table: the step's record and its training samples per second.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRow {
+    #[serde(flatten)]
+    pub record: StepRecord,
+    pub samples_per_second: f64,
+}
+
+impl TrainReport {
+    /// The report of `trained`, run as `program` (what one system ran) with `setup`'s settings.
+    pub(crate) fn new(
+        file: &Path,
+        setup: &Setup,
+        program: &Program,
+        trained: &Trained,
+    ) -> TrainReport {
+        let batch = setup.settings.batch;
+        let target = &program.target;
+        let cycles: u64 = trained.steps.iter().map(|s| s.cycles).sum();
+        let samples = batch * trained.steps.len() as u64;
+        let first = program.placement.layers.first();
+        let steps = trained
+            .steps
+            .iter()
+            .map(|s| StepRow {
+                record: s.clone(),
+                samples_per_second: samples_per_second(target, batch, s.cycles),
+            })
+            .collect();
+        TrainReport {
+            file: file.display().to_string(),
+            model: setup.graph.model.clone(),
+            target: target.name.clone(),
+            clock_hz: target.clock_hz,
+            batch,
+            micro_batch: setup.settings.micro_batch,
+            phases: program.placement.phases,
+            region: first.map_or((0, 0), |l| (l.rows, l.cols)),
+            kept_bytes_per_pe: kept_bytes(&program.train, &program.placement),
+            sram_bytes_per_pe: u64::from(target.sram_bytes),
+            cycles,
+            seconds: target.seconds(cycles),
+            samples_per_second: samples_per_second(target, samples, cycles),
+            wall_seconds: trained.wall.as_secs_f64(),
+            steps,
+        }
+    }
+}
+
+/// Bytes per PE of the activations the forward pass leaves resident for the backward pass:
+/// every result produced up to the loss and read after it (all of them are resident at once
+/// when the loss runs). Samples are split over the region's columns, features over its rows.
+fn kept_bytes(train: &TrainGraph, placement: &Placement) -> u64 {
+    let graph = &train.graph;
+    let (rows, cols) = placement.layers.first().map_or((1, 1), |l| {
+        (u64::from(l.rows.max(1)), u64::from(l.cols.max(1)))
+    });
+    let samples = graph.batch.div_ceil(cols);
+    (0..=train.loss.min(graph.layers.len().saturating_sub(1)))
+        .filter(|&i| {
+            graph.layers[train.loss + 1..]
+                .iter()
+                .any(|l| l.args.contains(&TensorRef::Layer(i)))
+        })
+        .map(|i| {
+            let features: u64 = graph.layers[i].output_shape.iter().skip(1).product();
+            4 * samples * features.div_ceil(rows)
+        })
+        .sum()
+}
