@@ -171,6 +171,36 @@ pub(crate) struct Group {
 pub(crate) struct Classes {
     pub bases: Vec<CoordEnv>,
     pub groups: Vec<Group>,
+    /// The base class of any PE (for the ports that link PEs further apart than neighbours).
+    pub base_of: BaseOf,
+}
+
+/// The base class of every PE of a region: by its row's and column's groups, or PE by PE.
+#[derive(Debug, Clone)]
+pub(crate) enum BaseOf {
+    Grid {
+        row_group: Vec<usize>,
+        col_group: Vec<usize>,
+        col_groups: usize,
+    },
+    PerPe {
+        base: Vec<usize>,
+        cols: u32,
+    },
+}
+
+impl BaseOf {
+    /// The base class of the PE at logical `(row, col)` (inside the region).
+    pub(crate) fn at(&self, row: u32, col: u32) -> usize {
+        match self {
+            BaseOf::Grid {
+                row_group,
+                col_group,
+                col_groups,
+            } => row_group[row as usize] * col_groups + col_group[col as usize],
+            BaseOf::PerPe { base, cols } => base[(row * cols + col) as usize],
+        }
+    }
 }
 
 /// A decisive atom and the task it is written in (whose locals it may read).
@@ -241,7 +271,6 @@ fn grid_classes(
     rows: u32,
     cols: u32,
 ) -> Classes {
-    let _ = row_groups;
     let base = |rg: usize, cg: usize| rg * col_groups + cg;
     let first_of = |groups: &[usize], g: usize| groups.iter().position(|&x| x == g).unwrap_or(0);
     let mut bases = Vec::new();
@@ -290,7 +319,16 @@ fn grid_classes(
             });
         }
     }
-    Classes { bases, groups }
+    let base_of = BaseOf::Grid {
+        row_group: row_group.clone(),
+        col_group: col_group.clone(),
+        col_groups: *col_groups,
+    };
+    Classes {
+        bases,
+        groups,
+        base_of,
+    }
 }
 
 fn per_pe_classes(
@@ -349,7 +387,15 @@ fn per_pe_classes(
             }
         }
     }
-    Classes { bases, groups }
+    let base_of = BaseOf::PerPe {
+        base: base_of,
+        cols,
+    };
+    Classes {
+        bases,
+        groups,
+        base_of,
+    }
 }
 
 /// The decisive atoms of every condition in `body`.

@@ -17,13 +17,16 @@ use crate::{Finding, LayerKernel, Problem};
 
 /// A `recv` that may run on some PE where no stream can ever feed its port: the port's side
 /// is the region's edge and the layer binds nothing to it, no `out` port pairs with it, the
-/// neighbour never sends on the paired port, it is a multicast port with nothing bound, or it
-/// is a bus port that no other PE of its line sends on (or whose line is the PE alone).
+/// neighbour never sends on the paired port, it is a multicast port with nothing bound, it
+/// is a bus port that no other PE of its line sends on (or whose line is the PE alone), or
+/// it is a port `by k` used off its stride, with no PE `k` away, or whose PE `k` away never
+/// sends on the paired port.
 pub const E0701: &str = "E0701";
 /// A `send` that may run on some PE where nothing drains its port: the port's side is the
 /// region's edge and the layer binds nothing to it, no `in` port pairs with it, the
-/// neighbour never receives on the paired port, or it is a bus port that no other PE of its
-/// line receives on (or whose line is the PE alone).
+/// neighbour never receives on the paired port, it is a bus port that no other PE of its
+/// line receives on (or whose line is the PE alone), or it is a port `by k` used off its
+/// stride, with no PE `k` away, or whose PE `k` away never receives on the paired port.
 pub const E0702: &str = "E0702";
 /// (Warning.) A task other than `main` that no `then` or `activate` reachable from `main`
 /// names, on any PE of any region: it never runs.
@@ -71,6 +74,7 @@ pub(crate) fn port_finding(
     };
     let name = &ports[port].name;
     let side = ports[port].side;
+    let side_s = side_name(side);
     let n: u64 = finding.pes.iter().map(|s| s.len()).sum();
     let pes_word = if n == 1 { "PE" } else { "PEs" };
     let where_ = finding
@@ -90,19 +94,16 @@ pub(crate) fn port_finding(
             layer.name
         )
     };
-    let side_s = side_name(side);
-    let (they_are, their_neighbours, s_verb) = if n == 1 {
-        (
-            "the PE is",
-            format!("its {} neighbour", side_name(side)),
-            "s",
-        )
-    } else {
-        (
-            "the PEs are",
-            format!("their {} neighbours", side_name(side)),
-            "",
-        )
+    let distance = ports[port].distance.unwrap_or(1);
+    let (they_are, their_neighbours, s_verb) = match (n == 1, distance) {
+        (true, 1) => ("the PE is", format!("its {side_s} neighbour"), "s"),
+        (false, 1) => ("the PEs are", format!("their {side_s} neighbours"), ""),
+        (true, k) => ("the PE is", format!("the PE {k} further {side_s}"), "s"),
+        (false, k) => ("the PEs are", format!("the PEs {k} further {side_s}"), ""),
+    };
+    let partners = match distance {
+        1 => "the neighbours".to_string(),
+        k => format!("the PEs {k} further {side_s}"),
     };
     let opposite = side_name(side.opposite());
     let bus = ports[port].bus.map_or("", |b| b.name());
@@ -150,17 +151,20 @@ pub(crate) fn port_finding(
                 "{their_neighbours} never send{s_verb} on `{}`, the port that pairs with `{name}`",
                 ports[partner].name
             ),
-            "make the neighbours send on the paired port, or run the receive only where they do"
-                .to_string(),
+            format!(
+                "make {partners} send on the paired port, or run the receive only where they do"
+            ),
         ),
         (Problem::NeighbourSilent(partner), false) => (
             format!(
                 "{their_neighbours} never receive{s_verb} on `{}`, the port that pairs with `{name}`, so the wavelets wait in a router forever",
                 ports[partner].name
             ),
-            "make the neighbours receive on the paired port, or send only where they do"
-                .to_string(),
+            format!("make {partners} receive on the paired port, or send only where they do"),
         ),
+        (Problem::OffStride(_) | Problem::BeyondRegion(_), _) => {
+            far_why(finding.problem, recv, &ports[port], n == 1)
+        }
         (Problem::MulticastUnbound, _) => (
             format!("the layer binds no stream to the multicast port `{name}`"),
             format!("bind a tensor to `{name}` in the layer, or do not receive on it"),
@@ -228,6 +232,54 @@ fn bus_why(
                 "declare an `{other_dir}` port `{other_word} {bus}` (the k-th `out ... to {bus}` pairs with the k-th `in ... from {bus}`)"
             ),
         ),
+    }
+}
+
+/// Why an operation on a port with a distance cannot finish, and what to do: the PEs are off
+/// the port's stride, or the PE that far is outside the region.
+fn far_why(
+    problem: Problem,
+    recv: bool,
+    port: &wsel_map::PlacedPort,
+    one: bool,
+) -> (String, String) {
+    let name = &port.name;
+    let (they_are, their_routers_pass) = if one {
+        ("the PE is", "its router passes")
+    } else {
+        ("the PEs are", "their routers pass")
+    };
+    let side = side_name(port.side);
+    let (index, axis) = match port.side {
+        wsel_target::Dir::North | wsel_target::Dir::South => ("pe.row", "row"),
+        _ => ("pe.col", "column"),
+    };
+    let (verb, op) = if recv {
+        ("receive", "the receive")
+    } else {
+        ("send", "the send")
+    };
+    match problem {
+        Problem::OffStride(k) => (
+            format!(
+                "`{name}` links the PEs {k} apart whose {axis} is a multiple of {k}, and {they_are} not among them ({their_routers_pass} the stream through)"
+            ),
+            format!("run {op} only where `{index} % {k} == 0`"),
+        ),
+        _ => {
+            let k = match problem {
+                Problem::BeyondRegion(k) => k,
+                _ => 1,
+            };
+            (
+                format!(
+                    "the PE {k} further {side} is outside the region, and {they_are} not on its {side} edge, so no stream can {verb} there"
+                ),
+                format!(
+                    "run {op} only where a PE {k} further {side} is in the region, or on the region's {side} edge with a tensor bound to `{name}`"
+                ),
+            )
+        }
     }
 }
 

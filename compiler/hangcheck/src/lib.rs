@@ -6,12 +6,15 @@
 //!   side is the region's edge and the layer binds nothing to it; or no `out` port pairs with
 //!   it; or the neighbour that would feed it never sends on the paired port; or it is a
 //!   multicast port the layer binds nothing to; or it is a bus port (`from row`) and no other
-//!   PE of its line may send on the paired port ([`bus`](crate::bus)). The receive never
+//!   PE of its line may send on the paired port ([`bus`](crate::bus)); or it is a port with
+//!   a distance (`from D by k`) on a PE off the port's stride, with no PE `k` away, or whose
+//!   PE `k` away never sends on the paired port ([`far`](crate::far)). The receive never
 //!   completes.
 //! - **E0702** a `send` that may run on a PE where nothing drains its port: the port's side is
 //!   the region's edge and the layer binds nothing to it; or no `in` port pairs with it; or
 //!   the neighbour never receives on the paired port; or it is a bus port and no other PE of
-//!   its line may receive on the paired one. The wavelets never leave the fabric.
+//!   its line may receive on the paired one; or the same for a port `to D by k` as for
+//!   `from D by k` above. The wavelets never leave the fabric.
 //! - **E0703** (warning) a task that no `then`/`activate` reachable from `main` names. A dead
 //!   task cannot hang anything by itself; it is usually a misspelt or forgotten activation.
 //! - **E0704** two router entries for one color at one router: two streams would need
@@ -39,6 +42,9 @@ mod diagnostics;
 mod endless;
 mod eval;
 mod facts;
+mod far;
+#[cfg(test)]
+mod far_tests;
 mod inline;
 mod reach;
 mod routes;
@@ -150,6 +156,12 @@ pub(crate) enum Problem {
     /// A bus port whose paired port (index) no other PE of the line uses in a way that could
     /// match.
     BusSilent(usize),
+    /// A port with a distance `k` used on a PE whose index along its axis is not a multiple
+    /// of `k` ([`far`](crate::far)).
+    OffStride(u32),
+    /// A port with a distance `k` used on a PE that is not on the region's edge on its side
+    /// but has no PE `k` further that way.
+    BeyondRegion(u32),
 }
 
 /// One reachable `recv`/`send` that cannot finish on the PEs listed.
@@ -202,21 +214,29 @@ fn port_findings(
     let mut findings: Vec<Finding> = Vec::new();
     for group in &classes.groups {
         for &(stmt, op) in &reaches[group.base].ops {
-            let problem = op_problem(ir, placed, &paired, classes, reaches, group, op);
-            let Some(problem) = problem else {
-                continue;
+            let found = match far_op(placed, &paired, op) {
+                Some(far) => {
+                    let size = (placed.rows, placed.cols);
+                    far::problems(&far, size, group, &classes.base_of, reaches)
+                }
+                None => op_problem(ir, placed, &paired, classes, reaches, group, op)
+                    .map(|problem| (problem, group.pes.clone()))
+                    .into_iter()
+                    .collect(),
             };
-            match findings
-                .iter_mut()
-                .find(|f| f.stmt == stmt && f.problem == problem)
-            {
-                Some(f) => f.pes.push(group.pes.clone()),
-                None => findings.push(Finding {
-                    stmt,
-                    op,
-                    problem,
-                    pes: vec![group.pes.clone()],
-                }),
+            for (problem, pes) in found {
+                match findings
+                    .iter_mut()
+                    .find(|f| f.stmt == stmt && f.problem == problem)
+                {
+                    Some(f) => f.pes.push(pes),
+                    None => findings.push(Finding {
+                        stmt,
+                        op,
+                        problem,
+                        pes: vec![pes],
+                    }),
+                }
             }
         }
     }
@@ -239,11 +259,6 @@ fn op_problem(
 ) -> Option<Problem> {
     let (PortOp::Recv(port) | PortOp::Send(port)) = op;
     let p = port.0 as usize;
-    // A port with a distance (`by k`) links PEs `k` apart, which the groups of neighbours
-    // do not describe: the checks leave it to the simulator's deadlock report.
-    if placed.ports.get(p)?.distance.is_some() {
-        return None;
-    }
     if let Some(bus) = placed.ports.get(p)?.bus {
         let recv = matches!(op, PortOp::Recv(_));
         let size = (placed.rows, placed.cols);
@@ -253,6 +268,28 @@ fn op_problem(
         PortOp::Recv(port) => recv_problem(ir, placed, paired, reaches, group, port),
         PortOp::Send(port) => send_problem(ir, placed, paired, reaches, group, port),
     }
+}
+
+/// `op` as an operation on a port with a distance (`by k`), if its port has one and is
+/// declared in the operation's direction.
+fn far_op<'a>(
+    placed: &'a wsel_map::PlacedLayer,
+    paired: &[Option<usize>],
+    op: PortOp,
+) -> Option<far::FarOp<'a>> {
+    let (recv, port) = match op {
+        PortOp::Recv(port) => (true, port),
+        PortOp::Send(port) => (false, port),
+    };
+    let p = port.0 as usize;
+    let placed_port = placed.ports.get(p)?;
+    let distance = placed_port.distance?.max(1);
+    (placed_port.input == recv).then(|| far::FarOp {
+        port: placed_port,
+        distance,
+        partner: paired[p],
+        recv,
+    })
 }
 
 fn recv_problem(

@@ -21,7 +21,7 @@ use crate::streams::side_index;
 use wsel_map::pairing;
 
 /// Lowers kernel `name` of `src` with integer arguments.
-fn lower(src: &str, name: &str, args: &[(&str, i64)]) -> (KernelIr, KernelSpans) {
+pub(crate) fn lower(src: &str, name: &str, args: &[(&str, i64)]) -> (KernelIr, KernelSpans) {
     let mut db = Database::default();
     let text = src.to_string();
     let mut read = move |_: &Path| Ok(text.clone());
@@ -39,7 +39,7 @@ fn lower(src: &str, name: &str, args: &[(&str, i64)]) -> (KernelIr, KernelSpans)
     wsel_lower::lower_kernel_with_spans(&db, item, &args).expect("lowers")
 }
 
-fn port(name: &str, input: bool, side: Dir, multicast: bool, bound: bool) -> PlacedPort {
+pub(crate) fn port(name: &str, input: bool, side: Dir, multicast: bool, bound: bool) -> PlacedPort {
     PlacedPort {
         name: name.to_string(),
         input,
@@ -55,7 +55,7 @@ fn port(name: &str, input: bool, side: Dir, multicast: bool, bound: bool) -> Pla
     }
 }
 
-fn layer(rows: u32, cols: u32, ports: Vec<PlacedPort>) -> PlacedLayer {
+pub(crate) fn layer(rows: u32, cols: u32, ports: Vec<PlacedPort>) -> PlacedLayer {
     PlacedLayer {
         name: "l#1".into(),
         layer: "l".into(),
@@ -87,7 +87,7 @@ fn findings(ir: &KernelIr, placed: &PlacedLayer) -> Vec<crate::Finding> {
 }
 
 /// Every (statement, problem, PE) the class-based check reports.
-fn by_classes(ir: &KernelIr, placed: &PlacedLayer) -> BTreeSet<String> {
+pub(crate) fn by_classes(ir: &KernelIr, placed: &PlacedLayer) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for f in findings(ir, placed) {
         for set in &f.pes {
