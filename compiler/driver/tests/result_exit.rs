@@ -8,12 +8,10 @@
 //! it route there changes the placements the mapper picks for other programs, digits
 //! pipelined at batch 1 among them, so that is left for the routing work.)
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::repo_root;
 
 #[test]
 fn a_result_whose_exit_is_the_pe_beside_its_producer_is_diagnosed() {
