@@ -4,12 +4,11 @@
 //! rewrites them all. Each is built for the `run` item's batch, else 1 (passed explicitly:
 //! without `--batch`, `wsel build` counts the samples in the input files, as `wsel run` does).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::repo_root;
 
 /// The batch the example's `run` item names, else 1.
 fn run_item_batch(main: &Path) -> u64 {

@@ -1,15 +1,11 @@
 //! `wsel check` exit statuses and JSON output: 0 when clean, 1 on errors, 2 when a file cannot
 //! be read (missing, not UTF-8) — a sentence, never a panic.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-check-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+mod support;
+use support::temp_dir;
 
 fn check(args: &[&str], file: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wsel"))

@@ -3,9 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::repo_root;
 
 fn wse_files_under(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();

@@ -22,9 +22,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::repo_root;
 
 fn hang_files() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir(repo_root().join("tests/hang"))

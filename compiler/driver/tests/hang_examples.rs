@@ -7,9 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::repo_root;
 
 /// Runs `wsel map` with `args`; returns its exit code and standard error.
 fn map(file: &Path, args: &[&str]) -> (Option<i32>, String) {

@@ -6,15 +6,14 @@
 //! result turns off the fabric at that PE, one hop from its producer. These runs used to
 //! fail with E0603; they must run and agree with the NumPy forward pass.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use wsel::tensor::read_npy;
 use wsel_ir::kernel::ScalarTy;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::{repo_root, temp_dir};
 
 fn npy(path: &Path) -> Vec<f32> {
     read_npy(path, ScalarTy::F32, &[None, None])
@@ -24,8 +23,7 @@ fn npy(path: &Path) -> Vec<f32> {
 
 #[test]
 fn a_result_that_leaves_the_fabric_beside_its_producer_is_routed() {
-    let dir = std::env::temp_dir().join(format!("wsel-result-exit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = temp_dir("batches");
     for batch in ["99", "100"] {
         let out = dir.join(format!("y{batch}.npy"));
         let reference = dir.join(format!("ref{batch}.npy"));

@@ -14,15 +14,16 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use wsel_diagnostic::Diagnostic;
-use wsel_ir::graph::TensorRef;
+use wsel_ir::graph::{LayerGraph, TensorRef};
 use wsel_target::{Coord, Dir, Port, PortSet, Rect, multicast_tree, shortest_path};
 
 use crate::diagnostics as diag;
-use crate::fan_out;
-use crate::place::{DeadIndex, edge_pe};
+use crate::place::DeadIndex;
 use crate::placement::{EdgeSource, Endpoint, Hop};
-use crate::ports::{BoundTensor, lines_on};
 use crate::search::{Choice, Problem, UnionFind};
+
+mod inputs;
+mod results;
 
 /// The routes and the slot classes.
 pub(crate) struct Routed {
@@ -62,16 +63,6 @@ pub(crate) struct RawEdge {
     pub layer: usize,
 }
 
-/// One part of a layer's result: the sending PE, the goals its route must reach (with the PE
-/// each goal serves), its destinations, and where it leaves the fabric (for the model's
-/// result).
-type PartSpec = (
-    Coord,
-    Vec<(Goal, Coord)>,
-    Vec<Endpoint>,
-    Option<(Coord, Dir)>,
-);
-
 /// One place a part must reach: the PE beside the consumer's edge, and the port it forwards
 /// to from there.
 #[derive(Clone, Copy)]
@@ -88,22 +79,104 @@ pub(crate) fn route_all(
     diagnostics: &mut Vec<Diagnostic>,
     blamed: &mut Vec<usize>,
 ) -> Option<Routed> {
-    let graph = problem.graph;
-    let target = problem.target;
     let errors_before = diagnostics.len();
-    let mut uf = UnionFind::new(problem.slot_count());
-    let slot = |l: usize, port: usize| -> usize {
-        let lp = &problem.layers[l];
-        let (r, c) = choice.sizes[l];
-        lp.slot_base + lp.plan.boundary_slot(port, r, c)
+    let wiring = Wiring::new(problem, choice);
+    let mut router = Router {
+        problem,
+        dead: &problem.dead,
+        regions: choice.regions.iter().map(|r| r.0).collect(),
+        class_layers: &wiring.class_layers,
+        used: vec![CoordSet::default(); wiring.class_count],
+        reserved: CoordSet::default(),
     };
-    let phys = |l: usize, port: usize| -> Dir {
-        choice.regions[l]
-            .1
-            .dir(problem.layers[l].plan.ports[port].side)
+    let mut found = Found::default();
+    let mut failed = Failed {
+        diagnostics,
+        blamed,
     };
+    inputs::route_bound_inputs(&mut router, &wiring, &mut found, &mut failed);
+    results::route_results(&mut router, &wiring, &mut found, &mut failed);
+    if diagnostics.len() > errors_before {
+        return None;
+    }
+    let Wiring {
+        slot_class,
+        class_count,
+        class_layers,
+        ..
+    } = wiring;
+    Some(Routed {
+        slot_class,
+        class_count,
+        class_layers,
+        transfers: found.transfers,
+        inputs: found.inputs,
+        outputs: found.outputs,
+        passes_on: found.passes_on,
+    })
+}
 
-    // Merge the slots of every layer-to-layer connection first, so classes are final.
+/// The choice being routed and its slot classes: every layer-to-layer connection's slots
+/// merged into one class, so that classes are final before any route is found.
+struct Wiring<'w, 'a> {
+    problem: &'w Problem<'a>,
+    choice: &'w Choice,
+    /// Per layer, the `(layer, port)` inputs that read its result.
+    consumers_of: Vec<Vec<(usize, usize)>>,
+    /// Class of every slot (program-wide slot numbering).
+    slot_class: Vec<usize>,
+    class_count: usize,
+    /// The layers whose regions each class uses.
+    class_layers: Vec<Vec<usize>>,
+}
+
+impl<'w, 'a> Wiring<'w, 'a> {
+    fn new(problem: &'w Problem<'a>, choice: &'w Choice) -> Self {
+        let consumers_of = consumers_of(problem);
+        let mut uf = UnionFind::new(problem.slot_count());
+        for (p, consumers) in consumers_of.iter().enumerate() {
+            let Some(out) = problem.layers[p].plan.output_port() else {
+                continue;
+            };
+            for &(l, q) in consumers {
+                uf.union(slot(problem, choice, p, out), slot(problem, choice, l, q));
+            }
+        }
+        let (slot_class, class_count) = uf.classes();
+        let mut class_layers: Vec<Vec<usize>> = vec![Vec::new(); class_count];
+        for (l, lp) in problem.layers.iter().enumerate() {
+            for &c in &slot_class[lp.slot_base..lp.slot_base + lp.plan.slot_count()] {
+                if class_layers[c].last() != Some(&l) {
+                    class_layers[c].push(l);
+                }
+            }
+        }
+        Wiring {
+            problem,
+            choice,
+            consumers_of,
+            slot_class,
+            class_count,
+            class_layers,
+        }
+    }
+
+    /// The class of layer `l`'s boundary slot for port `port`.
+    fn class(&self, l: usize, port: usize) -> usize {
+        self.slot_class[slot(self.problem, self.choice, l, port)]
+    }
+
+    /// The physical side of layer `l`'s region that port `port` faces.
+    fn phys(&self, l: usize, port: usize) -> Dir {
+        self.choice.regions[l]
+            .1
+            .dir(self.problem.layers[l].plan.ports[port].side)
+    }
+}
+
+/// Per layer, the `(layer, port)` inputs that read its result.
+fn consumers_of(problem: &Problem<'_>) -> Vec<Vec<(usize, usize)>> {
+    let graph = problem.graph;
     let mut consumers_of: Vec<Vec<(usize, usize)>> = vec![Vec::new(); graph.layers.len()];
     for (l, layer) in graph.layers.iter().enumerate() {
         for (i, arg) in layer.args.iter().enumerate() {
@@ -116,342 +189,39 @@ pub(crate) fn route_all(
             }
         }
     }
-    for (p, consumers) in consumers_of.iter().enumerate() {
-        let Some(out) = problem.layers[p].plan.output_port() else {
-            continue;
-        };
-        for &(l, q) in consumers {
-            uf.union(slot(p, out), slot(l, q));
-        }
-    }
-    let (slot_class, class_count) = uf.classes();
-    let mut class_layers: Vec<Vec<usize>> = vec![Vec::new(); class_count];
-    for (l, lp) in problem.layers.iter().enumerate() {
-        for &c in &slot_class[lp.slot_base..lp.slot_base + lp.plan.slot_count()] {
-            if class_layers[c].last() != Some(&l) {
-                class_layers[c].push(l);
-            }
-        }
-    }
+    consumers_of
+}
 
-    let mut router = Router {
-        problem,
-        dead: &problem.dead,
-        regions: choice.regions.iter().map(|r| r.0).collect(),
-        class_layers: &class_layers,
-        used: vec![CoordSet::default(); class_count],
-        reserved: CoordSet::default(),
-    };
-    let mut transfers = Vec::new();
-    let mut inputs = Vec::new();
-    let mut outputs = Vec::new();
-    let mut passes_on = Vec::new();
+/// The program-wide number of layer `l`'s boundary slot for port `port` at its chosen size.
+fn slot(problem: &Problem<'_>, choice: &Choice, l: usize, port: usize) -> usize {
+    let lp = &problem.layers[l];
+    let (r, c) = choice.sizes[l];
+    lp.slot_base + lp.plan.boundary_slot(port, r, c)
+}
 
-    // Host inputs and weights: each consumer port gets its own stream per part, entering
-    // the fabric edge straight out from the part's PE.
-    for (l, layer) in graph.layers.iter().enumerate() {
-        let plan = &problem.layers[l].plan;
-        for (q, port) in plan.ports.iter().enumerate() {
-            let Some(bind) = &port.bind else { continue };
-            let BoundTensor::Arg(i) = bind.tensor else {
-                continue;
-            };
-            let (index, name, source) = match layer.args.get(i) {
-                Some(TensorRef::Input(k)) => (
-                    *k,
-                    graph.inputs.get(*k).map_or("?", |t| t.name.as_str()),
-                    EdgeSource::Host,
-                ),
-                Some(TensorRef::Param(k)) => (
-                    *k,
-                    graph.params.get(*k).map_or("?", |t| t.tensor.name.as_str()),
-                    EdgeSource::WeightStore,
-                ),
-                _ => continue,
-            };
-            let (rows, cols) = choice.sizes[l];
-            let parts = lines_on(port.side, rows, cols);
-            let din = phys(l, q);
-            let class = slot_class[slot(l, q)];
-            let routed = router.in_some_order(class, parts, |router, j| {
-                let cp = edge_pe(choice.regions[l].0, din, j);
-                router.edge_stream_to(class, cp, din)
-            });
-            let routed = match routed {
-                Ok(r) => r,
-                Err((j, why)) => {
-                    blamed.push(l);
-                    diagnostics.push(diag::unroutable(
-                        &layer.name,
-                        &layer.call,
-                        &format!("part {j} of `{name}`"),
-                        &why,
-                    ));
-                    continue;
-                }
-            };
-            for (j, (entry, side, hops)) in routed.into_iter().enumerate() {
-                let j = j as u32;
-                let cp = edge_pe(choice.regions[l].0, din, j);
-                let endpoint = match source {
-                    EdgeSource::Host => Endpoint::Host {
-                        input: index,
-                        at: entry,
-                        side,
-                    },
-                    EdgeSource::WeightStore => Endpoint::WeightStore {
-                        param: index,
-                        at: entry,
-                        side,
-                    },
-                };
-                inputs.push(RawEdge {
-                    tensor: name.to_string(),
-                    index,
-                    part: j,
-                    parts,
-                    at: entry,
-                    side,
-                    class,
-                    source,
-                    layer: l,
-                });
-                transfers.push(RawTransfer {
-                    tensor: name.to_string(),
-                    part: j,
-                    parts,
-                    class,
-                    source: endpoint,
-                    destinations: vec![Endpoint::LayerInput {
-                        layer: l,
-                        port: q,
-                        at: cp,
-                    }],
-                    hops,
-                });
-            }
-        }
-    }
+/// The streams routed so far.
+#[derive(Default)]
+struct Found {
+    transfers: Vec<RawTransfer>,
+    inputs: Vec<RawEdge>,
+    outputs: Vec<RawEdge>,
+    passes_on: Vec<(usize, usize)>,
+}
 
-    // Layer results: to every consumer, and to the host for the model's result.
-    for (p, consumers) in consumers_of.iter().enumerate() {
-        let is_result = graph.output == TensorRef::Layer(p);
-        if consumers.is_empty() && !is_result {
-            continue;
-        }
-        let layer = &graph.layers[p];
-        let Some(out) = problem.layers[p].plan.output_port() else {
-            continue;
-        };
-        let (rows, cols) = choice.sizes[p];
-        let out_side = problem.layers[p].plan.ports[out].side;
-        let parts = lines_on(out_side, rows, cols);
-        let dout = phys(p, out);
-        let class = slot_class[slot(p, out)];
-        let tensor = format!("{}.{}", layer.name, layer.output_name);
-        let passes =
-            fan_out::passing_consumers(problem, choice, p, consumers, dout, parts, is_result);
-        let passes_of = |j: u32| -> Vec<(usize, Coord)> {
-            passes
-                .iter()
-                .map(|pass| (pass.consumer, pass.beyond[j as usize]))
-                .collect()
-        };
-        // Per part: the sending PE, the goals, the destinations and the host exit, for the
-        // result leaving toward `side` (`None`: not the result).
-        let specs_for = |router: &Router<'_, '_>, side: Option<Dir>| -> Option<Vec<PartSpec>> {
-            let mut specs = Vec::with_capacity(parts as usize);
-            for j in 0..parts {
-                let sp = edge_pe(choice.regions[p].0, dout, j);
-                let mut goals = Vec::new();
-                let mut destinations = Vec::new();
-                for &(l, q) in consumers {
-                    let din = phys(l, q);
-                    let cp = edge_pe(choice.regions[l].0, din, j);
-                    destinations.push(Endpoint::LayerInput {
-                        layer: l,
-                        port: q,
-                        at: cp,
-                    });
-                    if let Some(b) = target.neighbor(cp, din) {
-                        goals.push((
-                            Goal {
-                                at: b,
-                                tx: din.opposite().port(),
-                            },
-                            cp,
-                        ));
-                    }
-                }
-                // The model's result: a goal on the fabric's edge, or straight out of `sp`
-                // when `sp` is on the fabric's edge toward `dout`.
-                let exit = match side {
-                    None => None,
-                    Some(_) if target.neighbor(sp, dout).is_none() => Some((sp, dout)),
-                    Some(side) => {
-                        let goal = router.exit_goal(sp, dout, side, j, parts)?;
-                        goals.push((goal, goal.at));
-                        Some((goal.at, side))
-                    }
-                };
-                if let Some((at, side)) = exit {
-                    destinations.push(Endpoint::HostOutput { at, side });
-                }
-                specs.push((sp, goals, destinations, exit));
-            }
-            Some(specs)
-        };
-        // The result leaves by whichever side of the fabric its parts reach in the fewest hops
-        // (on ties, the usual side: south or east), so its routes stay short and leave room
-        // for other copies of the pipeline.
-        let sides: Vec<Option<Dir>> = if is_result {
-            router
-                .exit_sides(edge_pe(choice.regions[p].0, dout, 0), dout, parts)
-                .into_iter()
-                .map(Some)
-                .collect()
-        } else {
-            vec![None]
-        };
-        // Sides in order of the fewest hops their parts could take (straight lines), so the
-        // search stops at the first side no other can beat.
-        let mut tries: Vec<(usize, usize, Vec<PartSpec>)> = sides
-            .iter()
-            .enumerate()
-            .filter_map(|(k, side)| {
-                let specs = specs_for(&router, *side)?;
-                let least = specs
-                    .iter()
-                    .map(|(sp, goals, _, _)| {
-                        let a = target.neighbor(*sp, dout);
-                        goals
-                            .iter()
-                            .filter_map(|(g, _)| Some(a?.manhattan(g.at) as usize + 1))
-                            .max()
-                            .unwrap_or(0)
-                    })
-                    .sum();
-                Some((least, k, specs))
-            })
-            .collect();
-        tries.sort_by_key(|&(least, k, _)| (least, k));
-        let before = router.used[class].clone();
-        let mut best: Option<(usize, Vec<Vec<Hop>>, CoordSet, usize)> = None;
-        let mut first_failure = None;
-        for (least, k, tried) in tries {
-            if best.as_ref().is_some_and(|b| least >= b.0) {
-                break;
-            }
-            router.used[class] = before.clone();
-            // Where each part must start and end: no other part's route may take those PEs.
-            let ends: Vec<Vec<Coord>> = tried
-                .iter()
-                .enumerate()
-                .map(|(j, (sp, goals, _, _))| {
-                    let mut at: Vec<Coord> = goals.iter().map(|(g, _)| g.at).collect();
-                    at.extend(target.neighbor(*sp, dout));
-                    at.extend(passes_of(j as u32).into_iter().map(|(_, beyond)| beyond));
-                    at
-                })
-                .collect();
-            let result = router.in_some_order(class, parts, |router, j| {
-                let (sp, goals, _, _) = &tried[j as usize];
-                if goals.len() < consumers.len() {
-                    return Err("a consumer's input edge faces off the fabric".to_string());
-                }
-                router.reserved = ends
-                    .iter()
-                    .enumerate()
-                    .filter(|&(k, _)| k != j as usize)
-                    .flat_map(|(_, at)| at.iter().copied())
-                    .collect();
-                let hops = router.between(class, *sp, dout, goals, &passes_of(j));
-                router.reserved.clear();
-                hops
-            });
-            match result {
-                Ok(hops) => {
-                    let total = hops.iter().map(Vec::len).sum();
-                    if best.as_ref().is_none_or(|b| total < b.0) {
-                        best = Some((total, hops, router.used[class].clone(), k));
-                    }
-                }
-                Err(failure) => {
-                    first_failure.get_or_insert(failure);
-                }
-            }
-        }
-        let routed = match best {
-            Some((_, hops, used, k)) => {
-                router.used[class] = used;
-                Ok((specs_for(&router, sides[k]).unwrap_or_default(), hops))
-            }
-            None => {
-                router.used[class] = before;
-                Err(first_failure.unwrap_or((0, String::new())))
-            }
-        };
-        let (specs, hops_per_part) = match routed {
-            Ok(found) => {
-                passes_on.extend(passes.iter().map(|pass| consumers[pass.consumer]));
-                found
-            }
-            Err((j, why)) => {
-                let blame = consumers.first().map_or(p, |&(l, _)| l);
-                blamed.push(blame);
-                diagnostics.push(diag::unroutable(
-                    &graph.layers[blame].name,
-                    &graph.layers[blame].call,
-                    &format!("part {j} of `{tensor}`"),
-                    &why,
-                ));
-                continue;
-            }
-        };
-        for (j, ((sp, _, destinations, exit), hops)) in
-            specs.into_iter().zip(hops_per_part).enumerate()
-        {
-            let j = j as u32;
-            if let Some((at, side)) = exit {
-                outputs.push(RawEdge {
-                    tensor: tensor.clone(),
-                    index: 0,
-                    part: j,
-                    parts,
-                    at,
-                    side,
-                    class,
-                    source: EdgeSource::Host,
-                    layer: p,
-                });
-            }
-            transfers.push(RawTransfer {
-                tensor: tensor.clone(),
-                part: j,
-                parts,
-                class,
-                source: Endpoint::LayerOutput {
-                    layer: p,
-                    port: out,
-                    at: sp,
-                },
-                destinations,
-                hops,
-            });
-        }
+/// Where routing failures go: a diagnostic each, and the layer it blames.
+struct Failed<'d> {
+    diagnostics: &'d mut Vec<Diagnostic>,
+    blamed: &'d mut Vec<usize>,
+}
+
+impl Failed<'_> {
+    /// `what` (a part of a tensor) could not be routed to layer `l` because of `why`.
+    fn unroutable(&mut self, graph: &LayerGraph, l: usize, what: &str, why: &str) {
+        let layer = &graph.layers[l];
+        self.blamed.push(l);
+        self.diagnostics
+            .push(diag::unroutable(&layer.name, &layer.call, what, why));
     }
-    if diagnostics.len() > errors_before {
-        return None;
-    }
-    Some(Routed {
-        slot_class,
-        class_count,
-        class_layers,
-        transfers,
-        inputs,
-        outputs,
-        passes_on,
-    })
 }
 
 struct Router<'p, 'a> {
