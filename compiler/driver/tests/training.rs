@@ -89,8 +89,9 @@ fn reference(out: &Path, args: &[&str]) {
 }
 
 /// Trains with wsel (with `flags` over the file's `train` item) and with the reference (with
-/// `args`, the same settings in full); checks every loss and every final weight.
-fn matches_reference(name: &str, flags: &[&str], args: &[&str]) {
+/// `args`, the same settings in full); checks every loss and every final weight. What wsel
+/// printed.
+fn matches_reference(name: &str, flags: &[&str], args: &[&str]) -> std::process::Output {
     let out = temp_dir(name);
     let run = wsel_train(&out, flags);
     assert!(
@@ -141,6 +142,7 @@ fn matches_reference(name: &str, flags: &[&str], args: &[&str]) {
         "another seed should change the losses"
     );
     let _ = std::fs::remove_dir_all(&out);
+    run
 }
 
 /// The settings come from the `train` item of examples/digits/train.wse alone.
@@ -203,6 +205,45 @@ fn micro_batches_match_the_reference_with_the_same_global_batch() {
         "1",
     ];
     matches_reference("micro", &["--steps", "10", "--micro-batch", "4"], &args);
+}
+
+/// A batch of 256 does not fit tests/targets/train-12k.toml's SRAM for training: with no
+/// micro-batch asked for, `wsel train` runs the largest divisor that fits (128), says so, and
+/// still matches the reference trained with batches of 256.
+#[test]
+fn a_batch_too_big_falls_back_to_the_largest_micro_batch_that_fits() {
+    let args = [
+        "--optimizer",
+        "sgd",
+        "--momentum",
+        "0.9",
+        "--lr",
+        "0.1",
+        "--steps",
+        "3",
+        "--batch",
+        "256",
+        "--seed",
+        "1",
+    ];
+    let target = ["--target", "tests/targets/train-12k.toml"];
+    let flags = [&target[..], &args[4..10]].concat();
+    let run = matches_reference("fall-back", &flags, &args);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("a batch of 256 samples does not fit")
+            && stderr.contains("micro-batches of 128"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("in 2 micro-batches of 128"), "{stdout}");
+    // Asked for, a micro-batch that does not fit is the mapper's error, not a fall-back.
+    let out = temp_dir("fall-back-asked");
+    let asked = wsel_train(&out, &[&flags[..], &["--micro-batch", "256"]].concat());
+    assert_eq!(asked.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&asked.stderr);
+    assert!(stderr.contains("[E0612]"), "{stderr}");
+    assert!(!out.exists(), "no output folder after an error");
 }
 
 #[test]
