@@ -13,6 +13,7 @@ use wsel_data::convert::{Float64, labels, to_tensor};
 use wsel_data::npz::DataRef;
 use wsel_ir::graph::{LayerGraph, Mode, TensorRef};
 use wsel_lower::TrainGraph;
+use wsel_map::diagnostics::E0612;
 use wsel_map::{MapOptions, Placement};
 use wsel_sema::Location;
 use wsel_sim::SimOptions;
@@ -203,8 +204,16 @@ pub(crate) fn setup(loaded: &Loaded, request: &TrainRequest<'_>) -> Result<Setup
     };
     let loss = train_settings::loss(overrides, item);
     let chosen = overrides.micro_batch.is_some() || item.and_then(|t| t.micro_batch).is_some();
+    let asked = settings.micro_batch;
     let (program, settings) =
         build_fitting(loaded, model, &loss, settings, chosen, overrides, config)?;
+    let mut warnings = warnings;
+    if settings.micro_batch != asked {
+        warnings.push(format!(
+            "a batch of {asked} samples does not fit the fabric's SRAM for training: running micro-batches of {}, the largest divisor of the batch that fits",
+            settings.micro_batch
+        ));
+    }
     let targets = read_targets(labels, &result_shape, &loss.name, samples)?;
     let params = read_params(&graph, &request.params)?;
     Ok(Setup {
@@ -267,9 +276,9 @@ fn training_graph(
 }
 
 /// The training graph at the settings' micro-batch, mapped for weight streaming and compiled.
-/// When the micro-batch's activations do not fit the SRAM (the mapper would split it), a
-/// micro-batch that was not `chosen` becomes the largest divisor of the batch that fits;
-/// a chosen one is an error asking for a smaller one.
+/// When a layer's working set does not fit the SRAM at that micro-batch (E0612), a micro-batch
+/// that was not `chosen` becomes the largest divisor of the batch that maps (the caller warns);
+/// when none maps, or the micro-batch was chosen, the first E0612 stands.
 fn build_fitting(
     loaded: &Loaded,
     model: wsel_sema::ItemId<'_>,
@@ -280,6 +289,7 @@ fn build_fitting(
     config: Option<&wsel_lower::RunConfig>,
 ) -> Result<(Program, Settings), BuildError> {
     let target = choose_target(overrides.target.as_deref(), config)?;
+    let mut first_failure = None;
     loop {
         let micro = settings.micro_batch;
         let (graph, diagnostics) = wsel_lower::layer_graph(&loaded.db, model, micro);
@@ -287,30 +297,18 @@ fn build_fitting(
             return Err(BuildError::Diagnostics(diagnostics));
         }
         let train = training_graph(loaded, model, &graph, loss)?;
-        let mapped = wsel_map::map(
-            &train.graph,
-            &target,
-            Mode::Streaming,
-            &MapOptions::default(),
-        );
-        let placement = mapped
-            .placement
-            .ok_or(BuildError::Diagnostics(mapped.diagnostics))?;
-        let parts = u64::from(placement.micro_batches.max(1));
-        if parts == 1 {
+        let options = MapOptions::default();
+        let mapped = wsel_map::map(&train.graph, &target, Mode::Streaming, &options);
+        if let Some(placement) = mapped.placement {
             let program = build(loaded, train, placement, target, overrides)?;
             return Ok((program, settings));
         }
-        let smaller = (1..=micro / parts)
-            .rev()
-            .find(|d| settings.batch.is_multiple_of(*d));
+        let too_big = mapped.diagnostics.iter().any(|d| d.code == E0612);
+        let failure = first_failure.get_or_insert(mapped.diagnostics);
+        let smaller = (1..micro).rev().find(|d| settings.batch.is_multiple_of(*d));
         match smaller {
-            Some(fits) if !chosen => settings.micro_batch = fits,
-            _ => {
-                return Err(BuildError::Message(format!(
-                    "a micro-batch of {micro} samples does not fit the fabric's SRAM for training (the mapper would split it in {parts}): use a smaller `--micro-batch`, a divisor of the batch"
-                )));
-            }
+            Some(next) if too_big && !chosen => settings.micro_batch = next,
+            _ => return Err(BuildError::Diagnostics(std::mem::take(failure))),
         }
     }
 }

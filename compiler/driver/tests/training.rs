@@ -62,10 +62,14 @@ fn losses_of_csv(path: &Path) -> Vec<f64> {
 }
 
 fn wsel_train(out: &Path, args: &[&str]) -> std::process::Output {
+    wsel_train_file(Path::new("examples/digits/train.wse"), out, args)
+}
+
+fn wsel_train_file(file: &Path, out: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_wsel"))
         .current_dir(repo_root())
         .arg("train")
-        .arg("examples/digits/train.wse")
+        .arg(file)
         .args(["--color", "never", "--quiet", "--out"])
         .arg(out)
         .args(args)
@@ -84,39 +88,22 @@ fn reference(out: &Path, args: &[&str]) {
     assert!(status.success(), "the reference trainer failed");
 }
 
-/// Trains with wsel (with `flags` over the file's `train` item) and with the reference (with
-/// `args`, the same settings in full); checks every loss and every final weight.
-fn matches_reference(name: &str, flags: &[&str], args: &[&str]) {
-    let out = temp_dir(name);
-    let run = wsel_train(&out, flags);
-    assert!(
-        run.status.success(),
-        "wsel train failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let ours = losses_of_csv(&out.join("loss.csv"));
-    let ref_dir = out.join("reference");
-    reference(&ref_dir, args);
-    let theirs = read_npy(&ref_dir.join("losses.npy"));
-    let steps: usize = args[args.iter().position(|a| *a == "--steps").expect("steps") + 1]
-        .parse()
-        .expect("a step count");
-    assert_eq!(ours.len(), steps);
-    assert_eq!(ours.len(), theirs.len());
-    for (step, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+/// Checks wsel's outputs in `ours` against the reference's in `theirs`: every step's loss
+/// within 1e-5 relative, every final weight within 1e-5 absolute. wsel's losses.
+fn outputs_match(ours: &Path, theirs: &Path) -> Vec<f64> {
+    let losses = losses_of_csv(&ours.join("loss.csv"));
+    let reference = read_npy(&theirs.join("losses.npy"));
+    assert_eq!(losses.len(), reference.len());
+    for (step, (a, b)) in losses.iter().zip(&reference).enumerate() {
         assert!(
             (a - b).abs() <= 1e-5 * b.abs(),
             "step {}: loss {a} on the fabric, {b} in the reference",
             step + 1
         );
     }
-    assert!(
-        ours[steps - 1] < ours[0] * if steps >= 50 { 0.7 } else { 0.95 },
-        "the loss goes down: {ours:?}"
-    );
     for n in NAMES {
-        let a = read_npy(&out.join(format!("{n}.npy")));
-        let b = read_npy(&ref_dir.join(format!("{n}.npy")));
+        let a = read_npy(&ours.join(format!("{n}.npy")));
+        let b = read_npy(&theirs.join(format!("{n}.npy")));
         assert_eq!(a.len(), b.len());
         let worst = a
             .iter()
@@ -125,6 +112,31 @@ fn matches_reference(name: &str, flags: &[&str], args: &[&str]) {
             .fold(0.0, f64::max);
         assert!(worst <= 1e-5, "{n}: {worst} from the reference");
     }
+    losses
+}
+
+/// Trains with wsel (with `flags` over the file's `train` item) and with the reference (with
+/// `args`, the same settings in full); checks every loss and every final weight. What wsel
+/// printed.
+fn matches_reference(name: &str, flags: &[&str], args: &[&str]) -> std::process::Output {
+    let out = temp_dir(name);
+    let run = wsel_train(&out, flags);
+    assert!(
+        run.status.success(),
+        "wsel train failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let ref_dir = out.join("reference");
+    reference(&ref_dir, args);
+    let ours = outputs_match(&out, &ref_dir);
+    let steps: usize = args[args.iter().position(|a| *a == "--steps").expect("steps") + 1]
+        .parse()
+        .expect("a step count");
+    assert_eq!(ours.len(), steps);
+    assert!(
+        ours[steps - 1] < ours[0] * if steps >= 50 { 0.7 } else { 0.95 },
+        "the loss goes down: {ours:?}"
+    );
     // Another batch order gives other losses: the comparison above can fail.
     let other = out.join("other-seed");
     let mut shifted: Vec<&str> = args.to_vec();
@@ -137,6 +149,7 @@ fn matches_reference(name: &str, flags: &[&str], args: &[&str]) {
         "another seed should change the losses"
     );
     let _ = std::fs::remove_dir_all(&out);
+    run
 }
 
 /// The settings come from the `train` item of examples/digits/train.wse alone.
@@ -201,6 +214,45 @@ fn micro_batches_match_the_reference_with_the_same_global_batch() {
     matches_reference("micro", &["--steps", "10", "--micro-batch", "4"], &args);
 }
 
+/// A batch of 256 does not fit tests/targets/train-12k.toml's SRAM for training: with no
+/// micro-batch asked for, `wsel train` runs the largest divisor that fits (128), says so, and
+/// still matches the reference trained with batches of 256.
+#[test]
+fn a_batch_too_big_falls_back_to_the_largest_micro_batch_that_fits() {
+    let args = [
+        "--optimizer",
+        "sgd",
+        "--momentum",
+        "0.9",
+        "--lr",
+        "0.1",
+        "--steps",
+        "3",
+        "--batch",
+        "256",
+        "--seed",
+        "1",
+    ];
+    let target = ["--target", "tests/targets/train-12k.toml"];
+    let flags = [&target[..], &args[4..10]].concat();
+    let run = matches_reference("fall-back", &flags, &args);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("a batch of 256 samples does not fit")
+            && stderr.contains("micro-batches of 128"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("in 2 micro-batches of 128"), "{stdout}");
+    // Asked for, a micro-batch that does not fit is the mapper's error, not a fall-back.
+    let out = temp_dir("fall-back-asked");
+    let asked = wsel_train(&out, &[&flags[..], &["--micro-batch", "256"]].concat());
+    assert_eq!(asked.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&asked.stderr);
+    assert!(stderr.contains("[E0612]"), "{stderr}");
+    assert!(!out.exists(), "no output folder after an error");
+}
+
 #[test]
 fn a_bad_setting_writes_no_weights() {
     let out = temp_dir("bad");
@@ -223,4 +275,77 @@ fn trained_weights_never_overwrite_the_inputs_unless_asked() {
         stderr.contains("error[E0804]") && stderr.contains("--overwrite-params"),
         "{stderr}"
     );
+}
+
+/// A tiny residual model: `h` feeds the second dense layer and the sum, so its gradient is
+/// the sum of `dense_backward`'s and `add_backward_a`'s, added on the fabric by std.loss's
+/// `gradient_sum`.
+const RESIDUAL: &str = r#"import std.nn.{dense, relu, add};
+
+model residual(x: f32[B, 4]) -> f32[B, 3] {
+    param w1: f32[4, 4] from "w1.npy";
+    param b1: f32[4] from "b1.npy";
+    param w2: f32[4, 4] from "w2.npy";
+    param b2: f32[4] from "b2.npy";
+    param w3: f32[4, 3] from "w3.npy";
+    param b3: f32[3] from "b3.npy";
+    let h = relu(dense(x, w1, b1));
+    let s = add(h, dense(h, w2, b2));
+    return dense(s, w3, b3);
+}
+
+train residual {
+    input x = "x.npy";
+    labels = "y.npy";
+    loss = "mse";
+    optimizer = "sgd";
+    momentum = 0.9;
+    lr = 0.1;
+    steps = 3;
+    batch = 4;
+    shuffle = false;
+    target = "dev";
+}
+"#;
+
+/// Streaming training through a fan-out against `tests/reference/residual.py` (float64, its
+/// hand-written gradients checked by finite differences). The sums here have at most 4
+/// terms, so the float32 error is far below the 1e-5 of the digits tests, which hold here
+/// too; the reference without the skip path's gradient is 4e-2 away from step 2 on.
+#[test]
+fn a_residual_model_trains_through_its_fan_out_like_numpy() {
+    let dir = temp_dir("residual");
+    let status = Command::new("python3")
+        .current_dir(repo_root())
+        .arg("tests/reference/residual.py")
+        .arg(&dir)
+        .args([
+            "--steps",
+            "3",
+            "--batch",
+            "4",
+            "--lr",
+            "0.1",
+            "--momentum",
+            "0.9",
+        ])
+        .status()
+        .expect("python3 runs (pip install -r requirements.txt)");
+    assert!(status.success(), "the reference trainer failed");
+    let file = dir.join("residual.wse");
+    std::fs::write(&file, RESIDUAL).expect("write the model");
+    let out = dir.join("out");
+    let run = wsel_train_file(&file, &out, &[]);
+    assert!(
+        run.status.success(),
+        "wsel train failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let ours = outputs_match(&out, &dir.join("reference"));
+    let without = read_npy(&dir.join("reference/losses_without_sum.npy"));
+    assert_eq!(ours.len(), 3);
+    for (step, (a, c)) in ours.iter().zip(&without).enumerate().skip(1) {
+        assert!((a - c).abs() > 1e-2, "step {}: the sum matters", step + 1);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

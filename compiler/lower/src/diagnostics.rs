@@ -43,7 +43,7 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     (
         "E1105",
-        "a layer takes two activations, or an activation feeds two layers: training cannot split or add gradients yet",
+        "a layer takes several activations but has one `L_backward`, not one per input",
     ),
 ];
 
@@ -101,16 +101,20 @@ pub fn backward_input_unknown(call: Location, backward: &str, input: &str) -> Di
     )
 }
 
-/// E1105: a layer takes two activations (each would need its own gradient), or an
-/// activation is the input of two layers (its gradient would be the sum of both backward
-/// layers' results): the training graph builds neither yet.
-pub fn gradient_fan_out(call: Location) -> Diagnostic {
+/// E1105: a layer takes several activations and has the one-input `L_backward`, but not the
+/// per-input backward layer (`L_backward_<input>`) the training graph needs for each of them.
+pub fn backward_per_input(call: Location, layer: &str, wanted: &str) -> Diagnostic {
     Diagnostic::error(
         "E1105",
-        "this layer takes more than one activation, or its input feeds another layer too; training cannot split or add gradients yet",
+        format!(
+            "`{layer}` takes more than one activation, so each needs its own backward layer; `{layer}_backward` gives only one gradient"
+        ),
         call,
         "differentiated here",
     )
+    .with_help(format!(
+        "define a layer `{wanted}` beside `{layer}`, one `{layer}_backward_<input>` per activation input (docs/language.md §11)"
+    ))
 }
 
 /// E0501: a cost entry of a layer overflows, is negative or divides by zero when evaluated at

@@ -28,6 +28,9 @@ use crate::diagnostics;
 /// (`wsel_sema::load::ALWAYS_LOADED`).
 pub const LOSS_MODULE: &str = "<std>/loss.wse";
 
+/// The layer of `std.loss` that adds two gradients of one activation (at a fan-out).
+pub const GRADIENT_SUM: &str = "gradient_sum";
+
 /// The name of the training graph's targets input.
 pub const TARGETS: &str = "targets";
 
@@ -127,7 +130,7 @@ pub fn training_graph(
     let loss_call = result_call.clone();
     let loss_layer = push(&mut out, loss_item, &loss_call, vec![result, t], &mut diags)
         .ok_or_else(|| diags.clone())?;
-    let mut grads_of: HashMap<TensorRef, TensorRef> = HashMap::new();
+    let mut grads_of: HashMap<TensorRef, Vec<TensorRef>> = HashMap::new();
     let loss_sig = layer_signature(db, loss_item);
     let loss_bw_name = format!("{loss}_backward");
     let Some(loss_bw) = find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, &loss_bw_name)
@@ -156,16 +159,26 @@ pub fn training_graph(
     }
     let l =
         push(&mut out, loss_bw, &loss_call, tensors, &mut diags).ok_or_else(|| diags.clone())?;
-    grads_of.insert(result, TensorRef::Layer(l));
+    grads_of.insert(result, vec![TensorRef::Layer(l)]);
 
-    // The backward pass, last forward layer first.
+    // The backward pass, last forward layer first. Every consumer of a layer's result comes
+    // after it, so when a layer is reached all the gradients of its result are known; two or
+    // more (a fan-out) are added by `gradient_sum` layers first.
     let files = layer_files(db, model);
+    let sum_item = find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, GRADIENT_SUM)
+        .ok_or_else(Vec::new)?;
     let mut grads = Vec::new();
     for f in (inputs..forward).rev() {
         let fwd = out.layers[f].clone();
-        let Some(&dy) = grads_of.get(&TensorRef::Layer(f)) else {
+        let Some(parts) = grads_of.remove(&TensorRef::Layer(f)) else {
             continue;
         };
+        let mut dy = parts[0];
+        for &other in &parts[1..] {
+            let s = push(&mut out, sum_item, &fwd.call, vec![dy, other], &mut diags)
+                .ok_or_else(|| diags.clone())?;
+            dy = TensorRef::Layer(s);
+        }
         let file = files.get(f - inputs).cloned().unwrap_or_default();
         let call = located(&fwd.call);
         let lookup = |name: &str| find_item(db, &file, ItemKind::Layer, name);
@@ -196,9 +209,6 @@ pub fn training_graph(
             .iter()
             .filter(|a| matches!(a, TensorRef::Layer(j) if *j >= inputs))
             .count();
-        if activations > 1 {
-            return Err(vec![diagnostics::gradient_fan_out(call.clone())]);
-        }
         for (arg, arg_name) in fwd.args.iter().zip(&fwd.arg_names) {
             match *arg {
                 TensorRef::Param(p) => {
@@ -218,20 +228,19 @@ pub fn training_graph(
                 }
                 // A model input (its `stage_in`) needs no gradient.
                 TensorRef::Layer(j) if j >= inputs => {
-                    let bw_name = format!("{}_backward", fwd.layer);
+                    let bw_name = backward_name(&fwd.layer, arg_name, activations);
                     let Some(item) = lookup(&bw_name) else {
-                        return Err(vec![diagnostics::no_backward(
+                        return Err(vec![missing_backward(
                             call.clone(),
                             &fwd.layer,
                             &bw_name,
+                            lookup(&format!("{}_backward", fwd.layer)).is_some(),
                         )]);
                     };
                     let tensors = bind(item, &bw_name)?;
                     let g = push(&mut out, item, &fwd.call, tensors, &mut diags)
                         .ok_or_else(|| diags.clone())?;
-                    if grads_of.insert(*arg, TensorRef::Layer(g)).is_some() {
-                        return Err(vec![diagnostics::gradient_fan_out(call.clone())]);
-                    }
+                    grads_of.entry(*arg).or_default().push(TensorRef::Layer(g));
                 }
                 _ => {}
             }
@@ -248,6 +257,26 @@ pub fn training_graph(
         grads,
         forward,
     })
+}
+
+/// The backward layer giving the gradient of `layer`'s activation input `input`: `L_backward`
+/// when the layer takes one activation, `L_backward_<input>` when it takes several.
+fn backward_name(layer: &str, input: &str, activations: usize) -> String {
+    if activations > 1 {
+        format!("{layer}_backward_{input}")
+    } else {
+        format!("{layer}_backward")
+    }
+}
+
+/// The diagnostic for a missing backward layer: E1105 when the layer has the one-input
+/// `L_backward` but takes several activations, E1102 otherwise.
+fn missing_backward(call: Location, layer: &str, wanted: &str, has_single: bool) -> Diagnostic {
+    if has_single {
+        diagnostics::backward_per_input(call, layer, wanted)
+    } else {
+        diagnostics::no_backward(call, layer, wanted)
+    }
 }
 
 /// The file defining the layer of each call of `model`, in graph order.
