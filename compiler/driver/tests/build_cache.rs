@@ -9,16 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-cache-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+mod support;
+use support::{repo_root, temp_dir};
 
 /// Copies `examples/<name>/main.wse` and its data into a new folder.
 fn copy_example(name: &str, test: &str) -> PathBuf {

@@ -2,19 +2,11 @@
 //! run in several copies gives exactly the result of one copy in fewer simulated cycles, a
 //! fabric with room for one copy runs one, and copies that cannot be placed are E0610.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-copies-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+mod support;
+use support::{repo_root, temp_dir};
 
 fn wsel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wsel"))

@@ -8,19 +8,10 @@
 //! Every program runs at the vendor's problem size unless the README's table says otherwise;
 //! each takes well under a second of simulation.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-csl-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+mod support;
+use support::{repo_root, temp_dir};
 
 /// The README table's rows: program name → simulated cycles.
 fn table_cycles() -> Vec<(String, u64)> {

@@ -3,7 +3,7 @@
 //! transposed) in `.npy` files; each E10xx error names what is wrong, exits 1 and writes
 //! nothing. (`python/tests/test_onnx.py` runs an imported model against scikit-learn.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use prost::Message;
@@ -13,12 +13,8 @@ use wsel_onnx::proto::{
     ValueInfoProto, tensor_shape_proto, type_proto,
 };
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-import-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+mod support;
+use support::temp_dir;
 
 fn weight(name: &str, shape: &[i64], values: &[f32]) -> TensorProto {
     TensorProto {

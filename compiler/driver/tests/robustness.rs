@@ -10,12 +10,11 @@ use std::time::Duration;
 use wsel::tensor::Tensor;
 use wsel_ir::kernel::ScalarTy;
 
+mod support;
+use support::repo_root;
+
 /// How long any `wsel` run here may take before it counts as hung.
 const DEADLINE: Duration = Duration::from_secs(120);
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn wsel() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_wsel"));

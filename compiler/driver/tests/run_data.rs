@@ -8,15 +8,11 @@ use std::process::Command;
 
 use npyz::WriterBuilder;
 
+mod support;
+use support::temp_dir;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-data-run-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 fn npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(shape: &[u64], values: &[T]) -> Vec<u8> {

@@ -5,18 +5,14 @@
 //! long enough to get a single slot (`stdlib/nn.wse`, `stdlib/collectives.wse`).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use wsel::tensor::{Tensor, write_npy_atomic};
 use wsel_ir::kernel::ScalarTy;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+mod support;
+use support::temp_dir;
 
 /// Runs the one-layer model `model` (whose input `x` has `shape`, batch first) on `dev` with
 /// one copy, `x[i] = input(i)`; the output and the columns of the layer's region.
