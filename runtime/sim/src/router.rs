@@ -16,21 +16,20 @@
 //! queue therefore stalls its upstream (backpressure), which can propagate and, in a bad
 //! program, deadlock.
 //!
-//! The step works on a [`CycleState`] view: the partition's arrays borrowed apart, so that their
-//! addresses stay in registers across a whole cycle of router steps.
+//! The step works on a [`CycleState`] view: the fabric's arrays borrowed apart, so that their
+//! addresses stay in registers across a whole cycle of router steps, and the partition's other
+//! groups (events, output, task scratch, express streams, weight phases) borrowed whole.
 
-use crate::events::{NodeSet, Timers, Wakes};
 use crate::express::Streams;
 use crate::fabric::{
     EXPRESS, FILTERED, Filter, LINK_PORTS, Msg, NONE, OUTPUTS, OutChannel, Queue, RAMP, REMOTE_UP,
     Router, RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS, head_tx,
 };
-use crate::partition::{Fabric, Partition, Stats};
+use crate::partition::{Events, Fabric, Output, Partition, Tasks};
 use crate::pe::{Delivery, Pe, RecvSlot, SendSlot};
 use crate::phases::Phases;
 use crate::program::Program;
 use crate::queue::{Rel, Rings};
-use crate::trace::TraceBuf;
 
 /// A link into another partition: where a queue's credits go (`Queue::up` with
 /// `REMOTE_UP`).
@@ -62,18 +61,14 @@ pub(crate) struct CycleState<'a> {
     pub(crate) recvs: &'a mut [RecvSlot],
     pub(crate) sources: &'a mut [Source],
     sinks: &'a mut [Sink],
-    pub(crate) wakes: &'a mut Wakes,
-    pub(crate) timers: &'a mut Timers,
-    pub pending: &'a mut NodeSet,
-    /// The cycle whose router pass `pending` is for: this one before the pass, the next one
-    /// during it.
+    pub(crate) events: &'a mut Events,
+    /// The cycle whose router pass `events.pending` is for: this one before the pass, the
+    /// next one during it.
     pub(crate) pending_at: u64,
-    outbox: &'a mut [Vec<Msg>],
-    trace: Option<&'a mut TraceBuf>,
-    pub(crate) stats: &'a mut Stats,
+    pub(crate) out: &'a mut Output,
+    pub(crate) tasks: &'a mut Tasks,
     pub(crate) streams: &'a mut Streams,
     phases: &'a mut Phases,
-    pub(crate) spare: &'a mut crate::task::SpareBuffers,
 }
 
 impl<'p> Partition<'p> {
@@ -93,14 +88,15 @@ impl<'p> Partition<'p> {
             sources,
             sinks,
         } = &mut self.fab;
+        let (setup, clock) = (&self.setup, &self.clock);
         CycleState {
             t,
-            rel: (t - self.epoch) as Rel,
-            epoch: self.epoch,
-            latency: self.latency,
-            id: self.id,
-            floor: self.floor,
-            program: self.program,
+            rel: (t - clock.epoch) as Rel,
+            epoch: clock.epoch,
+            latency: setup.latency,
+            id: setup.id,
+            floor: clock.floor,
+            program: setup.program,
             routers,
             info,
             queues,
@@ -113,16 +109,12 @@ impl<'p> Partition<'p> {
             recvs,
             sources,
             sinks,
-            wakes: &mut self.wakes,
-            timers: &mut self.timers,
-            pending: &mut self.pending,
+            events: &mut self.events,
             pending_at: t,
-            outbox: &mut self.outbox,
-            trace: self.trace.as_mut(),
-            stats: &mut self.stats,
+            out: &mut self.out,
+            tasks: &mut self.tasks,
             streams: &mut self.streams,
             phases: &mut self.phases,
-            spare: &mut self.spare,
         }
     }
 }
@@ -134,7 +126,7 @@ impl CycleState<'_> {
         let n = &mut self.info[node as usize];
         if t < n.wake {
             n.wake = t;
-            self.timers.push(t, node);
+            self.events.timers.push(t, node);
         }
     }
 
@@ -142,9 +134,9 @@ impl CycleState<'_> {
     #[inline(always)]
     pub(crate) fn wake_at(&mut self, node: u32, when: u64) {
         if when == self.pending_at {
-            self.pending.insert(node);
+            self.events.pending.insert(node);
         } else {
-            self.wakes.router(when, node);
+            self.events.wakes.router(when, node);
         }
     }
 
@@ -152,7 +144,7 @@ impl CycleState<'_> {
     /// next cycle's: see `pending_at`).
     #[inline]
     pub(crate) fn activate(&mut self, node: u32) {
-        self.pending.insert(node);
+        self.events.pending.insert(node);
     }
 
     /// Step the router of `node`; returns (whether it moved anything, whether it should stay
@@ -258,7 +250,7 @@ impl CycleState<'_> {
                 p.seq += 1;
                 self.schedule(node, self.t + 1);
             }
-            self.spare.give(buf);
+            self.tasks.spare.give(buf);
         }
         // The ramp queue is empty and the only one that ever forwards through its port: the
         // wavelet goes straight on (what pushing it and serving the port would do, without
@@ -423,7 +415,7 @@ impl CycleState<'_> {
             }
             out.credits -= 1;
             out.sent += 1;
-            self.outbox[out.dest_part as usize].push(Msg {
+            self.out.outbox[out.dest_part as usize].push(Msg {
                 time: t + self.latency,
                 index: out.dest_queue,
                 data,
@@ -450,7 +442,7 @@ impl CycleState<'_> {
             }
             self.wake_at(dn, arrive);
         }
-        if let Some(trace) = &mut self.trace {
+        if let Some(trace) = &mut self.out.trace {
             trace.link(node, o as u8, t);
         }
         true
@@ -489,7 +481,7 @@ impl CycleState<'_> {
         }
         if up & REMOTE_UP != 0 {
             let to = self.remote_ups[(up & !REMOTE_UP) as usize];
-            self.outbox[to.part as usize].push(Msg {
+            self.out.outbox[to.part as usize].push(Msg {
                 time: due,
                 index: to.channel,
                 data: 0,
@@ -514,7 +506,7 @@ impl CycleState<'_> {
             Delivery::Written => {}
             Delivery::Completed => self.schedule(node, t + 1),
         }
-        self.stats.color_delivered[color as usize] += 1;
+        self.out.stats.color_delivered[color as usize] += 1;
         true
     }
 }
