@@ -156,11 +156,11 @@ impl CycleState<'_> {
                     let info = &mut self.info[node as usize];
                     if when < info.wake {
                         info.wake = when;
-                        self.events.timers.push(when, node);
+                        self.timers.push(when, node);
                     }
                 }
             }
-            self.out.stats.color_delivered[color as usize] += 1;
+            self.stats.color_delivered[color as usize] += 1;
         }
     }
 
@@ -202,7 +202,7 @@ impl CycleState<'_> {
         };
         let rs = &mut self.recvs[slot as usize];
         crate::pe::deliver_run(&mut self.pes[pe as usize], rs, self.program, words, t);
-        self.out.stats.color_delivered[rs.color as usize] += run;
+        self.stats.color_delivered[rs.color as usize] += run;
         self.streams.list[x as usize].receivers[r as usize].flushed += run;
         true
     }
@@ -220,14 +220,14 @@ impl CycleState<'_> {
         let s = &mut self.streams.list[x as usize];
         s.alive = false;
         if t <= s.end {
-            self.out.stats.express_interrupted += 1;
+            self.stats.express_interrupted += 1;
         }
         let mut last_move = None;
         for k in 0..self.streams.list[x as usize].hops.len() {
             last_move = last_move.max(self.restore_hop(x, k));
         }
         if let Some(l) = last_move {
-            self.out.stats.event(l);
+            self.stats.event(l);
         }
         self.return_feed(x);
     }
@@ -324,7 +324,7 @@ impl CycleState<'_> {
         if queue.len > 0 {
             let tx = crate::fabric::head_tx(queue, q, self.filters);
             crate::router::set_want(r, tx, bit);
-            self.events.pending.insert(node);
+            self.pending.insert(node);
         }
         if queue.fly > 0 {
             r.incoming |= bit;

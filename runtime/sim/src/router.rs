@@ -16,20 +16,23 @@
 //! queue therefore stalls its upstream (backpressure), which can propagate and, in a bad
 //! program, deadlock.
 //!
-//! The step works on a [`CycleState`] view: the fabric's arrays borrowed apart, so that their
-//! addresses stay in registers across a whole cycle of router steps, and the partition's other
-//! groups (events, output, task scratch, express streams, weight phases) borrowed whole.
+//! The step works on a [`CycleState`] view: the fabric's arrays and the event sets, counters
+//! and trace that each hop or delivery touches borrowed apart, so that their addresses stay in
+//! registers across a whole cycle of router steps; the partition's other groups (task scratch,
+//! express streams, weight phases) borrowed whole.
 
+use crate::events::{NodeSet, Timers, Wakes};
 use crate::express::Streams;
 use crate::fabric::{
     EXPRESS, FILTERED, Filter, LINK_PORTS, Msg, NONE, OUTPUTS, OutChannel, Queue, RAMP, REMOTE_UP,
     Router, RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS, head_tx,
 };
-use crate::partition::{Events, Fabric, Output, Partition, Tasks};
+use crate::partition::{Events, Fabric, Output, Partition, Stats, Tasks};
 use crate::pe::{Delivery, Pe, RecvSlot, SendSlot};
 use crate::phases::Phases;
 use crate::program::Program;
 use crate::queue::{Rel, Rings};
+use crate::trace::TraceBuf;
 
 /// A link into another partition: where a queue's credits go (`Queue::up` with
 /// `REMOTE_UP`).
@@ -61,11 +64,15 @@ pub(crate) struct CycleState<'a> {
     pub(crate) recvs: &'a mut [RecvSlot],
     pub(crate) sources: &'a mut [Source],
     sinks: &'a mut [Sink],
-    pub(crate) events: &'a mut Events,
-    /// The cycle whose router pass `events.pending` is for: this one before the pass, the
-    /// next one during it.
+    pub(crate) wakes: &'a mut Wakes,
+    pub(crate) timers: &'a mut Timers,
+    pub pending: &'a mut NodeSet,
+    /// The cycle whose router pass `pending` is for: this one before the pass, the next one
+    /// during it.
     pub(crate) pending_at: u64,
-    pub(crate) out: &'a mut Output,
+    outbox: &'a mut [Vec<Msg>],
+    trace: Option<&'a mut TraceBuf>,
+    pub(crate) stats: &'a mut Stats,
     pub(crate) tasks: &'a mut Tasks,
     pub(crate) streams: &'a mut Streams,
     phases: &'a mut Phases,
@@ -89,6 +96,18 @@ impl<'p> Partition<'p> {
             sinks,
         } = &mut self.fab;
         let (setup, clock) = (&self.setup, &self.clock);
+        let Events {
+            wakes,
+            timers,
+            pending,
+            ..
+        } = &mut self.events;
+        let Output {
+            outbox,
+            stats,
+            trace,
+            ..
+        } = &mut self.out;
         CycleState {
             t,
             rel: (t - clock.epoch) as Rel,
@@ -109,9 +128,13 @@ impl<'p> Partition<'p> {
             recvs,
             sources,
             sinks,
-            events: &mut self.events,
+            wakes,
+            timers,
+            pending,
             pending_at: t,
-            out: &mut self.out,
+            outbox,
+            trace: trace.as_mut(),
+            stats,
             tasks: &mut self.tasks,
             streams: &mut self.streams,
             phases: &mut self.phases,
@@ -126,7 +149,7 @@ impl CycleState<'_> {
         let n = &mut self.info[node as usize];
         if t < n.wake {
             n.wake = t;
-            self.events.timers.push(t, node);
+            self.timers.push(t, node);
         }
     }
 
@@ -134,9 +157,9 @@ impl CycleState<'_> {
     #[inline(always)]
     pub(crate) fn wake_at(&mut self, node: u32, when: u64) {
         if when == self.pending_at {
-            self.events.pending.insert(node);
+            self.pending.insert(node);
         } else {
-            self.events.wakes.router(when, node);
+            self.wakes.router(when, node);
         }
     }
 
@@ -144,7 +167,7 @@ impl CycleState<'_> {
     /// next cycle's: see `pending_at`).
     #[inline]
     pub(crate) fn activate(&mut self, node: u32) {
-        self.events.pending.insert(node);
+        self.pending.insert(node);
     }
 
     /// Step the router of `node`; returns (whether it moved anything, whether it should stay
@@ -415,7 +438,7 @@ impl CycleState<'_> {
             }
             out.credits -= 1;
             out.sent += 1;
-            self.out.outbox[out.dest_part as usize].push(Msg {
+            self.outbox[out.dest_part as usize].push(Msg {
                 time: t + self.latency,
                 index: out.dest_queue,
                 data,
@@ -442,7 +465,7 @@ impl CycleState<'_> {
             }
             self.wake_at(dn, arrive);
         }
-        if let Some(trace) = &mut self.out.trace {
+        if let Some(trace) = &mut self.trace {
             trace.link(node, o as u8, t);
         }
         true
@@ -481,7 +504,7 @@ impl CycleState<'_> {
         }
         if up & REMOTE_UP != 0 {
             let to = self.remote_ups[(up & !REMOTE_UP) as usize];
-            self.out.outbox[to.part as usize].push(Msg {
+            self.outbox[to.part as usize].push(Msg {
                 time: due,
                 index: to.channel,
                 data: 0,
@@ -506,7 +529,7 @@ impl CycleState<'_> {
             Delivery::Written => {}
             Delivery::Completed => self.schedule(node, t + 1),
         }
-        self.out.stats.color_delivered[color as usize] += 1;
+        self.stats.color_delivered[color as usize] += 1;
         true
     }
 }
