@@ -147,11 +147,11 @@ pub fn simulate(
     for p in &mut parts {
         if let Some(tracer) = &tracer {
             let routers = p.fab.info.iter().map(|info| info.at);
-            p.trace = Some(tracer.recorder(p.id, routers));
+            p.out.trace = Some(tracer.recorder(p.setup.id, routers));
         }
         p.streams.on = options.express_streams && tracer.is_none();
-        p.max_cycles = limit;
-        p.livelock_tasks = options.livelock_tasks.unwrap_or(u64::MAX);
+        p.setup.max_cycles = limit;
+        p.setup.livelock_tasks = options.livelock_tasks.unwrap_or(u64::MAX);
     }
     crate::parallel::run(&mut parts, limit, options.progress.as_ref());
     // The partitions' recorders are closed (or dropped, on failure) by then.
@@ -172,7 +172,7 @@ fn conclude(
     // The first error by (cycle, node), whatever the partitioning.
     if let Some((_, _, e)) = parts
         .iter_mut()
-        .flat_map(|p| p.errors.drain(..))
+        .flat_map(|p| p.out.errors.drain(..))
         .min_by_key(|(t, node, _)| (*t, *node))
     {
         return Err(e);
@@ -195,12 +195,16 @@ fn conclude(
             busy,
         });
     }
-    let last = parts.iter().filter_map(|p| p.stats.last_event).max();
+    let last = parts.iter().filter_map(|p| p.out.stats.last_event).max();
     let report = deadlock_report(&parts, last.unwrap_or(0));
     if !(report.waiting.is_empty() && report.stuck_sends.is_empty() && report.queued.is_empty()) {
         return Err(SimError::Deadlock(Box::new(report)));
     }
-    let max_busy = parts.iter().map(|p| p.stats.max_busy).max().unwrap_or(0);
+    let max_busy = parts
+        .iter()
+        .map(|p| p.out.stats.max_busy)
+        .max()
+        .unwrap_or(0);
     let cycles = last.map_or(0, |l| l + 1).max(max_busy);
     Ok(crate::finish::finish(target, program, parts, cycles))
 }

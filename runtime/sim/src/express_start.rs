@@ -151,7 +151,7 @@ impl Partition<'_> {
     /// Whether `plan`'s chain can run in closed form from cycle `t`: the chain, and the feed
     /// index of the oldest wavelet on it (the stream's index 0).
     fn plan_chain(&self, plan: &Plan, t: u64) -> Option<(Chain, u64)> {
-        if u64::from(self.fab.rings.depth) < 2 * self.latency || plan.pos >= plan.len {
+        if u64::from(self.fab.rings.depth) < 2 * self.setup.latency || plan.pos >= plan.len {
             return None;
         }
         let chain = self.walk(plan.q0, plan.node0, plan.send)?;
@@ -161,7 +161,7 @@ impl Partition<'_> {
         }
         // Feed wavelets that entered before t − h·L are past every router.
         let first = t
-            .checked_sub(1 + h * self.latency)
+            .checked_sub(1 + h * self.setup.latency)
             .map_or(0, |c| plan.sched.count_le(c, plan.pos));
         let phase = self.phase(&chain, plan, t)?;
         let per = Period {
@@ -268,7 +268,7 @@ impl Partition<'_> {
                 break;
             }
             let out = &fab.outch[out_channel as usize];
-            if out.sink != NONE || out.dest_part != self.id {
+            if out.sink != NONE || out.dest_part != self.setup.id {
                 return None;
             }
             lo = next_lo;
@@ -318,7 +318,7 @@ impl Partition<'_> {
 
     /// Feed wavelets (below the plan's position) that left router `k` before cycle `t`.
     fn out_of(&self, plan: &Plan, k: usize, t: u64) -> u64 {
-        t.checked_sub(1 + k as u64 * self.latency)
+        t.checked_sub(1 + k as u64 * self.setup.latency)
             .map_or(0, |c| plan.sched.count_le(c, plan.pos))
     }
 
@@ -337,7 +337,7 @@ impl Partition<'_> {
                     return false;
                 }
                 let slot = fab.rings.pos(queue.head, j);
-                let arrive = plan.sched.at(i) + k as u64 * self.latency;
+                let arrive = plan.sched.at(i) + k as u64 * self.setup.latency;
                 let data = self.feed_word(plan, i);
                 if fab.rings.time(queue, hop.queue, slot) != self.rel(arrive)
                     || fab.rings.data(queue, hop.queue, slot) != data
@@ -423,7 +423,7 @@ impl Partition<'_> {
     /// Start the stream of `feed` along `chain`, adopting the feed's wavelets from `first`
     /// on; its id.
     fn launch(&mut self, feed: Feed, plan: &Plan, chain: Chain, first: u64, t: u64) -> u32 {
-        let latency = self.latency;
+        let latency = self.setup.latency;
         let n = plan.len - first;
         let sched = match plan.sched {
             Schedule::Steady { t0 } => Schedule::Steady { t0: t0 + first },
@@ -485,7 +485,7 @@ impl Partition<'_> {
         } else {
             self.streams.list[id as usize] = x;
         }
-        self.stats.express_started += 1;
+        self.out.stats.express_started += 1;
         if last_in > t {
             self.streams.push(last_in, id, FED, 0);
         }
@@ -499,9 +499,9 @@ impl Partition<'_> {
     /// Stream `x` takes router `k` of its chain at cycle `t`: the port reservation, the
     /// counters at the start, the adopted wavelets out of the queue, the receiver.
     fn take_hop(&mut self, x: &mut Express, k: usize, id: u32, t: u64) {
-        let latency = self.latency;
+        let latency = self.setup.latency;
         let moved = x.moved(k, t, latency);
-        let epoch = self.epoch;
+        let epoch = self.clock.epoch;
         let fab = &mut self.fab;
         let hop = &mut x.hops[k];
         hop.left0 = x.period.count(hop.reach, moved);
@@ -566,16 +566,16 @@ impl Partition<'_> {
         }
         .min(rc.total);
         let starve = (covered < rc.total && (added.is_none() || covered != before))
-            .then(|| s.delivery(r, covered, self.latency));
+            .then(|| s.delivery(r, covered, self.setup.latency));
         let done = (rc.done_at == u64::MAX)
-            .then(|| s.completion(r, slot, covered, self.latency))
+            .then(|| s.completion(r, slot, covered, self.setup.latency))
             .flatten();
         let node = s.hops[rc.hop as usize].node;
         let rc = &mut self.streams.list[x as usize].receivers[r as usize];
         rc.covered = covered;
         if let Some(d) = done {
             rc.done_at = d;
-            if d > self.now {
+            if d > self.clock.now {
                 self.streams.push(d, x, RECV_DONE, r);
             } else {
                 // Completing in this cycle: the receiver's router steps in its pass.
@@ -681,7 +681,7 @@ impl Partition<'_> {
     /// Stream events due at cycle `t`, after the PEs woke: a receiver whose first wavelet
     /// without a posted receive arrives now turns its stream back into wavelets.
     pub(crate) fn express_late(&mut self, t: u64) {
-        let latency = self.latency;
+        let latency = self.setup.latency;
         let mut due = Vec::new();
         self.streams.late.take(t, &mut due);
         for (_, x, generation, _, r) in due {

@@ -31,16 +31,16 @@ pub(crate) fn finish(
     cycles: u64,
 ) -> Outcome {
     let express = ExpressStats {
-        started: parts.iter().map(|p| p.stats.express_started).sum(),
-        interrupted: parts.iter().map(|p| p.stats.express_interrupted).sum(),
+        started: parts.iter().map(|p| p.out.stats.express_started).sum(),
+        interrupted: parts.iter().map(|p| p.out.stats.express_interrupted).sum(),
     };
     let loads = parts
         .iter()
         .map(|p| PartitionLoad {
-            routers: p.globals.len(),
-            router_steps: p.stats.router_steps,
-            pe_wakes: p.stats.pe_wakes,
-            busy: p.stats.busy,
+            routers: p.setup.globals.len(),
+            router_steps: p.out.stats.router_steps,
+            pe_wakes: p.out.stats.pe_wakes,
+            busy: p.out.stats.busy,
         })
         .collect();
     let mut g = Gathered::new(target, program, cycles);
@@ -87,12 +87,12 @@ impl Gathered {
     /// Take what partition `p` holds.
     fn partition(&mut self, mut p: Partition<'_>, program: &Program, cycles: u64) {
         self.traffic(&p);
-        for (c, d) in p.stats.color_delivered.iter().enumerate() {
+        for (c, d) in p.out.stats.color_delivered.iter().enumerate() {
             self.color_delivered[c] += d;
         }
         let fab = &mut p.fab;
         for (i, (router, info)) in fab.routers.iter().zip(&fab.info).enumerate() {
-            let global = p.globals[i];
+            let global = p.setup.globals[i];
             if router.pe == NONE {
                 continue;
             }
@@ -104,7 +104,8 @@ impl Gathered {
                 busy_cycles: pe.busy_cycles,
                 idle_cycles: cycles.saturating_sub(pe.busy_cycles),
                 tasks: pe.tasks_run,
-                first_task_start: Some(p.first_task[router.pe as usize]).filter(|&t| t != u64::MAX),
+                first_task_start: Some(p.tasks.first[router.pe as usize])
+                    .filter(|&t| t != u64::MAX),
                 last_task_end: (pe.tasks_run > 0).then_some(pe.busy_until),
                 waits: pe
                     .recv_slots(&fab.recvs)
@@ -127,7 +128,7 @@ impl Gathered {
             self.pes.push((global, activity, sram));
         }
         self.streams(&mut p);
-        if let Some(t) = p.trace.take() {
+        if let Some(t) = p.out.trace.take() {
             t.close();
         }
     }
@@ -161,7 +162,7 @@ impl Gathered {
                         dir: d,
                         wavelets,
                     };
-                    self.links.push((p.globals[i], link));
+                    self.links.push((p.setup.globals[i], link));
                 }
             }
         }

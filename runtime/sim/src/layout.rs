@@ -14,7 +14,7 @@ use crate::fabric::{
     SOURCES, Sink, Source,
 };
 use crate::pacer::Pacer;
-use crate::partition::{Fabric, Partition, Stats};
+use crate::partition::{Clock, Events, Fabric, Output, Partition, Setup, Stats, Tasks};
 use crate::pe::{Pe, RecvSlot, SendSlot};
 use crate::phases::Phases;
 use crate::program::{Color, EdgeSource, Program, Route};
@@ -337,32 +337,42 @@ impl<'p> Builder<'_, 'p> {
         let latency = u64::from(target.hop_latency);
         let pes = parts.fab.pes.len();
         let mut part = Partition {
-            id: self.p as u32,
-            program: self.n.program,
-            latency,
-            switch: u64::from(target.task_switch_cycles),
+            setup: Setup {
+                id: self.p as u32,
+                program: self.n.program,
+                latency,
+                switch: u64::from(target.task_switch_cycles),
+                max_cycles: u64::MAX,
+                livelock_tasks: u64::MAX,
+                globals: self.split.members[self.p].clone(),
+            },
+            clock: Clock {
+                now: 0,
+                floor: 0,
+                epoch: 0,
+            },
             fab: parts.fab,
-            wakes: Wakes::new(latency),
-            timers: Timers::new(nodes),
-            pending: NodeSet::new(nodes),
-            list: Vec::new(),
-            now: 0,
-            floor: 0,
-            epoch: 0,
-            bucket: Default::default(),
-            outbox: (0..self.split.members.len()).map(|_| Vec::new()).collect(),
+            events: Events {
+                wakes: Wakes::new(latency),
+                timers: Timers::new(nodes),
+                pending: NodeSet::new(nodes),
+                list: Vec::new(),
+                bucket: Default::default(),
+            },
+            out: Output {
+                outbox: (0..self.split.members.len()).map(|_| Vec::new()).collect(),
+                errors: Vec::new(),
+                stats: Stats::new(target.colors as usize),
+                trace: None,
+            },
+            tasks: Tasks {
+                ops: Vec::new(),
+                spare: Default::default(),
+                closed: vec![0; pes],
+                first: vec![u64::MAX; pes],
+            },
             streams: Default::default(),
-            max_cycles: u64::MAX,
-            livelock_tasks: u64::MAX,
-            closed_tasks: vec![0; pes],
-            first_task: vec![u64::MAX; pes],
             phases: parts.phases,
-            errors: Vec::new(),
-            stats: Stats::new(target.colors as usize),
-            trace: None,
-            ops: Vec::new(),
-            spare: Default::default(),
-            globals: self.split.members[self.p].clone(),
         };
         for (t, node) in parts.wakes {
             part.schedule(node, t);

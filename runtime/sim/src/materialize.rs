@@ -92,7 +92,7 @@ impl CycleState<'_> {
         *part = s.n;
         send.data.extend_from_slice(&w.data);
         (send.then, send.seq) = (w.then, w.seq);
-        self.spare.give(w.data);
+        self.tasks.spare.give(w.data);
         s.n += send.data.len() as u64 - *part;
         let latency = self.latency;
         let end = (0..s.hops.len())
@@ -350,7 +350,7 @@ impl CycleState<'_> {
                 part,
             } => {
                 if fed {
-                    self.spare.give(send.data);
+                    self.tasks.spare.give(send.data);
                     return;
                 }
                 // The current send, from its first wavelet not entered.

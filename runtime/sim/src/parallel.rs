@@ -80,7 +80,7 @@ pub(crate) fn run(
             if part.run(end) != Stop::WindowEnd {
                 return;
             }
-            if let Some(trace) = &mut part.trace {
+            if let Some(trace) = &mut part.out.trace {
                 trace.advance(end);
             }
             if let Some(progress) = progress {
@@ -92,7 +92,7 @@ pub(crate) fn run(
     let n = parts.len();
     // A weight phase completed in one window is requested in all partitions after it, so it
     // must not start moving before the next window: windows of at most latency + 1 cycles.
-    let latency = parts[0].latency;
+    let latency = parts[0].setup.latency;
     let window = if parts[0].phases.streams.len() > 1 {
         latency.min(parts[0].phases.latency + 1)
     } else {
@@ -137,7 +137,7 @@ fn worker(
         }
         let next = part.next_time().unwrap_or(u64::MAX);
         shared.next[i].store(next, Ordering::Release);
-        if !part.errors.is_empty() {
+        if !part.out.errors.is_empty() {
             shared.failed.store(true, Ordering::Release);
         }
         shared.barrier.wait();
@@ -151,20 +151,20 @@ fn worker(
             return;
         }
         let end = t.saturating_add(shared.window).min(limit);
-        if part.run(end) != Stop::Error && part.now < end - 1 {
-            part.now = end - 1;
+        if part.run(end) != Stop::Error && part.clock.now < end - 1 {
+            part.clock.now = end - 1;
         }
-        if let Some(trace) = &mut part.trace {
+        if let Some(trace) = &mut part.out.trace {
             trace.advance(end);
         }
         if let Some(progress) = progress {
             progress.reached(end);
         }
         for dst in 0..shared.parts {
-            if !part.outbox[dst].is_empty()
+            if !part.out.outbox[dst].is_empty()
                 && let Ok(mut m) = shared.mail[i * shared.parts + dst].lock()
             {
-                m.append(&mut part.outbox[dst]);
+                m.append(&mut part.out.outbox[dst]);
             }
         }
         if part.phases.pending()
@@ -199,7 +199,7 @@ fn advance_phases(part: &mut Partition<'_>, shared: &Shared) {
     let mut wakes = Vec::new();
     part.phases.advance(
         &|g| total[g],
-        part.program,
+        part.setup.program,
         &mut part.fab.sources,
         &mut wakes,
     );

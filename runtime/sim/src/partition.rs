@@ -103,50 +103,77 @@ pub(crate) struct Fabric {
     pub sinks: Vec<Sink>,
 }
 
-/// The state of one partition.
-pub(crate) struct Partition<'p> {
+/// What a partition is given for the whole run.
+pub(crate) struct Setup<'p> {
     pub id: u32,
     pub program: &'p Program,
     pub latency: u64,
     pub switch: u64,
-    pub fab: Fabric,
-    pub wakes: Wakes,
-    pub timers: Timers,
-    /// Routers to step in the next router pass.
-    pub pending: NodeSet,
-    /// Scratch list of the routers of a pass.
-    pub list: Vec<u32>,
+    /// The cycle budget (`SimOptions::max_cycles`; `u64::MAX` for none), which tasks' loops
+    /// check too.
+    pub max_cycles: u64,
+    /// `SimOptions::livelock_tasks` (`u64::MAX` for none).
+    pub livelock_tasks: u64,
+    /// Per local router: its global id (row-major over the whole fabric).
+    pub globals: Vec<u32>,
+}
+
+/// Where a partition is in simulated time.
+pub(crate) struct Clock {
     /// The last cycle processed (or the end of the last window, minus one).
     pub now: u64,
     /// The earliest cycle a new timer may be set for.
     pub floor: u64,
     /// The cycle queue records count from (see `queue.rs`).
     pub epoch: u64,
+}
+
+/// What is due when: router wakes and credits, node timers, the routers of the next pass.
+pub(crate) struct Events {
+    pub wakes: Wakes,
+    pub timers: Timers,
+    /// Routers to step in the next router pass.
+    pub pending: NodeSet,
+    /// Scratch list of the routers of a pass.
+    pub list: Vec<u32>,
     pub bucket: WakeBucket,
+}
+
+/// What a partition produces besides its fabric state: messages for other partitions,
+/// errors, counters and its part of the trace.
+pub(crate) struct Output {
     /// Messages for other partitions, by destination.
     pub outbox: Vec<Vec<Msg>>,
     /// Errors of the current cycle: (cycle, global node, error).
     pub errors: Vec<(u64, u32, SimError)>,
     pub stats: Stats,
     pub trace: Option<TraceBuf>,
+}
+
+/// Per-PE bookkeeping of task runs, and the scratch space tasks use.
+pub(crate) struct Tasks {
     /// Scratch space for a task's runtime calls.
     pub ops: Vec<Op>,
     /// Data buffers of finished sends, reused by new ones (see `TaskRuntime::buffer`).
     pub spare: crate::task::SpareBuffers,
-    /// Per local router: its global id (row-major over the whole fabric).
-    pub globals: Vec<u32>,
+    /// Per PE the tasks it ran in a row that only activated tasks while nothing of its own
+    /// was open (against `Setup::livelock_tasks`).
+    pub closed: Vec<u64>,
+    /// Per PE, the cycle its first task started (`u64::MAX` until one has): with
+    /// `busy_until`, the PE's span of work (`PeActivity::first_task_start`).
+    pub first: Vec<u64>,
+}
+
+/// The state of one partition, in groups that the cycle's work borrows apart.
+pub(crate) struct Partition<'p> {
+    pub setup: Setup<'p>,
+    pub clock: Clock,
+    pub fab: Fabric,
+    pub events: Events,
+    pub out: Output,
+    pub tasks: Tasks,
     /// Express streams (streams along chains in closed form) and their events.
     pub streams: Streams,
-    /// The cycle budget (`SimOptions::max_cycles`; `u64::MAX` for none), which tasks' loops
-    /// check too.
-    pub max_cycles: u64,
-    /// `SimOptions::livelock_tasks` (`u64::MAX` for none), and per PE the tasks it ran in a
-    /// row that only activated tasks while nothing of its own was open.
-    pub livelock_tasks: u64,
-    pub closed_tasks: Vec<u64>,
-    /// Per PE, the cycle its first task started (`u64::MAX` until one has): with `busy_until`,
-    /// the PE's span of work (`PeActivity::first_task_start`).
-    pub first_task: Vec<u64>,
     /// Weight-store phases.
     pub phases: Phases,
 }
@@ -158,39 +185,46 @@ impl<'p> Partition<'p> {
     /// Wake `node` at cycle `t` (or at the earliest allowed cycle). A node keeps only its
     /// earliest timer; whatever a later timer was for is found again when the node wakes.
     pub(crate) fn schedule(&mut self, node: u32, t: u64) {
-        let t = t.max(self.floor);
+        let t = t.max(self.clock.floor);
         let n = &mut self.fab.info[node as usize];
         if t < n.wake {
             n.wake = t;
-            self.timers.push(t, node);
+            self.events.timers.push(t, node);
         }
     }
 
     /// Step `node`'s router in the next router pass.
     pub(crate) fn activate(&mut self, node: u32) {
-        self.pending.insert(node);
+        self.events.pending.insert(node);
     }
 
     /// `t` relative to the epoch.
     pub(crate) fn rel(&self, t: u64) -> Rel {
-        (t - self.epoch) as Rel
+        (t - self.clock.epoch) as Rel
     }
 
     /// The next cycle with anything to do.
     pub(crate) fn next_time(&self) -> Option<u64> {
-        let mut best = if self.pending.is_empty() {
+        let mut best = if self.events.pending.is_empty() {
             None
         } else {
-            Some(self.now + 1)
+            Some(self.clock.now + 1)
         };
         // Stream events are never due before the next cycle (a safety net: never a cycle twice).
         let express = self.streams.next().map(|t| {
-            debug_assert!(t > self.now, "a stream event for a cycle already processed");
-            t.max(self.now + 1)
+            debug_assert!(
+                t > self.clock.now,
+                "a stream event for a cycle already processed"
+            );
+            t.max(self.clock.now + 1)
         });
-        for t in [self.wakes.next_after(self.now), self.timers.peek(), express]
-            .into_iter()
-            .flatten()
+        for t in [
+            self.events.wakes.next_after(self.clock.now),
+            self.events.timers.peek(),
+            express,
+        ]
+        .into_iter()
+        .flatten()
         {
             if best.is_none_or(|b| t < b) {
                 best = Some(t);
@@ -203,7 +237,7 @@ impl<'p> Partition<'p> {
     pub(crate) fn run(&mut self, end: u64) -> Stop {
         let started = std::time::Instant::now();
         let stop = self.run_until(end);
-        self.stats.busy += started.elapsed();
+        self.out.stats.busy += started.elapsed();
         stop
     }
 
@@ -216,7 +250,7 @@ impl<'p> Partition<'p> {
                 return Stop::WindowEnd;
             }
             self.cycle(t);
-            if !self.errors.is_empty() {
+            if !self.out.errors.is_empty() {
                 return Stop::Error;
             }
         }
@@ -226,7 +260,7 @@ impl<'p> Partition<'p> {
     pub(crate) fn ingest(&mut self, msgs: &mut Vec<Msg>) {
         for m in msgs.drain(..) {
             if m.is_credit {
-                self.wakes.credit(m.time, m.index);
+                self.events.wakes.credit(m.time, m.index);
             } else {
                 self.arrive_remote(m.time, m.index, m.data);
             }
@@ -243,23 +277,23 @@ impl<'p> Partition<'p> {
         let r = &mut fab.routers[node as usize];
         r.incoming |= 1u64 << (q - r.q_start);
         if r.flags & crate::fabric::EXPRESS != 0 {
-            self.hot(self.now).express_arrival(node, q, t);
+            self.hot(self.clock.now).express_arrival(node, q, t);
         }
-        self.wakes.router(t, node);
+        self.events.wakes.router(t, node);
     }
 
     fn cycle(&mut self, t: u64) {
-        self.now = t;
-        self.floor = t + 1;
-        if t - self.epoch >= EPOCH_SPAN {
-            let delta = (t - self.epoch) as Rel;
+        self.clock.now = t;
+        self.clock.floor = t + 1;
+        if t - self.clock.epoch >= EPOCH_SPAN {
+            let delta = (t - self.clock.epoch) as Rel;
             self.fab.rings.rebase(&mut self.fab.queues, delta);
-            self.epoch = t;
+            self.clock.epoch = t;
         }
-        let mut bucket = std::mem::take(&mut self.bucket);
-        self.wakes.take(t, &mut bucket);
+        let mut bucket = std::mem::take(&mut self.events.bucket);
+        self.events.wakes.take(t, &mut bucket);
         for &node in &bucket.routers {
-            self.pending.insert(node);
+            self.events.pending.insert(node);
         }
         for &out_channel in &bucket.credits {
             let ch = &mut self.fab.outch[out_channel as usize];
@@ -267,11 +301,11 @@ impl<'p> Partition<'p> {
             // A router with credits left on this channel was not waiting for it.
             if ch.credits == 1 {
                 let node = ch.node;
-                self.pending.insert(node);
+                self.events.pending.insert(node);
             }
         }
         bucket.clear();
-        self.bucket = bucket;
+        self.events.bucket = bucket;
 
         if self.streams.busy() {
             self.express_events(t);
@@ -282,7 +316,7 @@ impl<'p> Partition<'p> {
             self.streams.next_sources = next;
             self.streams.next_sources.clear();
         }
-        while let Some((when, node)) = self.timers.pop_due(t) {
+        while let Some((when, node)) = self.events.timers.pop_due(t) {
             crate::prefetch::wakes_ahead(self);
             if self.fab.info[node as usize].wake != when {
                 continue;
@@ -291,7 +325,7 @@ impl<'p> Partition<'p> {
             let r = &self.fab.routers[node as usize];
             let (pe, sources) = (r.pe, r.flags & crate::fabric::SOURCES != 0);
             if pe != NONE {
-                self.stats.pe_wakes += 1;
+                self.out.stats.pe_wakes += 1;
                 self.wake_pe(pe, t);
             }
             if sources && self.streams.on {
@@ -306,9 +340,9 @@ impl<'p> Partition<'p> {
             self.express_start(t);
         }
 
-        let mut list = std::mem::take(&mut self.list);
-        self.pending.drain_into(&mut list);
-        self.stats.router_steps += list.len() as u64;
+        let mut list = std::mem::take(&mut self.events.list);
+        self.events.pending.drain_into(&mut list);
+        self.out.stats.router_steps += list.len() as u64;
         let moved = {
             let mut hot = self.hot(t);
             if crate::prefetch::large(&hot) {
@@ -318,10 +352,10 @@ impl<'p> Partition<'p> {
             }
         };
         if moved {
-            self.stats.event(t);
+            self.out.stats.event(t);
         }
         list.clear();
-        self.list = list;
+        self.events.list = list;
         if !self.streams.recover.is_empty() {
             for (x, r) in std::mem::take(&mut self.streams.recover) {
                 if self.streams.list[x as usize].alive {
@@ -333,7 +367,9 @@ impl<'p> Partition<'p> {
 
     /// Record an error at cycle `t` for local `node`.
     pub(crate) fn fail(&mut self, t: u64, node: u32, e: SimError) {
-        self.errors.push((t, self.globals[node as usize], e));
+        self.out
+            .errors
+            .push((t, self.setup.globals[node as usize], e));
     }
 }
 

@@ -59,12 +59,12 @@ impl Partition<'_> {
         while let Some((when, _, op)) = p.pending.pop_front_if(|(when, _, _)| *when <= t) {
             issue(p, &mut slots, when, op);
         }
-        self.stats.event(t);
+        self.out.stats.event(t);
     }
 
     fn run_task(&mut self, pe: u32, t: u64) {
-        let program = self.program;
-        let switch = self.switch;
+        let program = self.setup.program;
+        let switch = self.setup.switch;
         let fab = &mut self.fab;
         let p = &mut fab.pes[pe as usize];
         let Some((_, _, task)) = p.ready.pop() else {
@@ -87,8 +87,8 @@ impl Partition<'_> {
         if p.sram.len() != prog.sram_bytes as usize {
             materialize(&mut p.sram, prog.sram_bytes, &prog.sram_init);
         }
-        let mut ops = std::mem::take(&mut self.ops);
-        let mut spare = std::mem::take(&mut self.spare);
+        let mut ops = std::mem::take(&mut self.tasks.ops);
+        let mut spare = std::mem::take(&mut self.tasks.spare);
         let mut ctx = TaskContext {
             sram: &mut p.sram,
             rt: TaskRuntime {
@@ -104,8 +104,8 @@ impl Partition<'_> {
                 cycles: 0,
                 clock: t + switch,
                 budget: Budget {
-                    max_cycles: self.max_cycles,
-                    left: self.max_cycles.saturating_sub(t + switch),
+                    max_cycles: self.setup.max_cycles,
+                    left: self.setup.max_cycles.saturating_sub(t + switch),
                 },
                 ops: &mut ops,
                 spare: &mut spare,
@@ -118,10 +118,10 @@ impl Partition<'_> {
             Ok(()) => ctx.rt.fault.take(),
         };
         let cost = ctx.rt.cycles;
-        self.spare = spare;
+        self.tasks.spare = spare;
         if let Some(fault) = fault {
             ops.clear();
-            self.ops = ops;
+            self.tasks.ops = ops;
             let e = SimError::Task {
                 at: prog.at,
                 task,
@@ -132,9 +132,9 @@ impl Partition<'_> {
             self.fail(t, node, e);
             return;
         }
-        let closed = &mut self.closed_tasks[pe as usize];
+        let closed = &mut self.tasks.closed[pe as usize];
         *closed = if is_closed(p, &ops) { *closed + 1 } else { 0 };
-        if *closed >= self.livelock_tasks {
+        if *closed >= self.setup.livelock_tasks {
             let e = SimError::Task {
                 at: prog.at,
                 task,
@@ -143,7 +143,7 @@ impl Partition<'_> {
                 fault: crate::error::TaskFault::Livelock { tasks: *closed },
             };
             ops.clear();
-            self.ops = ops;
+            self.tasks.ops = ops;
             self.fail(t, node, e);
             return;
         }
@@ -158,7 +158,7 @@ impl Partition<'_> {
         }
         p.busy_until = t + busy;
         p.busy_cycles += busy;
-        let first = &mut self.first_task[pe as usize];
+        let first = &mut self.tasks.first[pe as usize];
         *first = (*first).min(t);
         p.tasks_run += 1;
         let issue0 = t + switch;
@@ -205,13 +205,13 @@ impl Partition<'_> {
                 }
             }
         }
-        self.ops = ops;
+        self.tasks.ops = ops;
         let end = t + busy;
-        if end > self.stats.max_busy {
-            self.stats.max_busy = end;
+        if end > self.out.stats.max_busy {
+            self.out.stats.max_busy = end;
         }
-        self.stats.event(t);
-        if let Some(trace) = &mut self.trace {
+        self.out.stats.event(t);
+        if let Some(trace) = &mut self.out.trace {
             trace.task(node, task, t, busy);
         }
     }

@@ -169,12 +169,12 @@ impl<D: Distances> Ahead<D> {
 /// to 2 ahead.
 #[inline(always)]
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
-    if let Some(node) = p.timers.ahead(8) {
+    if let Some(node) = p.events.timers.ahead(8) {
         fetch(std::ptr::from_ref(&p.fab.routers[node as usize]));
         fetch(std::ptr::from_ref(&p.fab.info[node as usize]));
     }
     let pe_of = |k: usize| {
-        let node = p.timers.ahead(k)?;
+        let node = p.events.timers.ahead(k)?;
         let pe = p.fab.routers[node as usize].pe as usize;
         p.fab.pes.get(pe)
     };
@@ -191,7 +191,7 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         }
         if !pe.ready.is_empty() {
             // A task may start: its PE's program record.
-            if let Some(prog) = p.program.pes.get(pe.prog as usize) {
+            if let Some(prog) = p.setup.program.pes.get(pe.prog as usize) {
                 fetch_lines::<_, 3>(std::slice::from_ref(prog));
             }
         }

@@ -16,8 +16,10 @@
 //! queue therefore stalls its upstream (backpressure), which can propagate and, in a bad
 //! program, deadlock.
 //!
-//! The step works on a [`CycleState`] view: the partition's arrays borrowed apart, so that their
-//! addresses stay in registers across a whole cycle of router steps.
+//! The step works on a [`CycleState`] view: the fabric's arrays and the event sets, counters
+//! and trace that each hop or delivery touches borrowed apart, so that their addresses stay in
+//! registers across a whole cycle of router steps; the partition's other groups (task scratch,
+//! express streams, weight phases) borrowed whole.
 
 use crate::events::{NodeSet, Timers, Wakes};
 use crate::express::Streams;
@@ -25,7 +27,7 @@ use crate::fabric::{
     EXPRESS, FILTERED, Filter, LINK_PORTS, Msg, NONE, OUTPUTS, OutChannel, Queue, RAMP, REMOTE_UP,
     Router, RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS, head_tx,
 };
-use crate::partition::{Fabric, Partition, Stats};
+use crate::partition::{Events, Fabric, Output, Partition, Stats, Tasks};
 use crate::pe::{Delivery, Pe, RecvSlot, SendSlot};
 use crate::phases::Phases;
 use crate::program::Program;
@@ -71,9 +73,9 @@ pub(crate) struct CycleState<'a> {
     outbox: &'a mut [Vec<Msg>],
     trace: Option<&'a mut TraceBuf>,
     pub(crate) stats: &'a mut Stats,
+    pub(crate) tasks: &'a mut Tasks,
     pub(crate) streams: &'a mut Streams,
     phases: &'a mut Phases,
-    pub(crate) spare: &'a mut crate::task::SpareBuffers,
 }
 
 impl<'p> Partition<'p> {
@@ -93,14 +95,27 @@ impl<'p> Partition<'p> {
             sources,
             sinks,
         } = &mut self.fab;
+        let (setup, clock) = (&self.setup, &self.clock);
+        let Events {
+            wakes,
+            timers,
+            pending,
+            ..
+        } = &mut self.events;
+        let Output {
+            outbox,
+            stats,
+            trace,
+            ..
+        } = &mut self.out;
         CycleState {
             t,
-            rel: (t - self.epoch) as Rel,
-            epoch: self.epoch,
-            latency: self.latency,
-            id: self.id,
-            floor: self.floor,
-            program: self.program,
+            rel: (t - clock.epoch) as Rel,
+            epoch: clock.epoch,
+            latency: setup.latency,
+            id: setup.id,
+            floor: clock.floor,
+            program: setup.program,
             routers,
             info,
             queues,
@@ -113,16 +128,16 @@ impl<'p> Partition<'p> {
             recvs,
             sources,
             sinks,
-            wakes: &mut self.wakes,
-            timers: &mut self.timers,
-            pending: &mut self.pending,
+            wakes,
+            timers,
+            pending,
             pending_at: t,
-            outbox: &mut self.outbox,
-            trace: self.trace.as_mut(),
-            stats: &mut self.stats,
+            outbox,
+            trace: trace.as_mut(),
+            stats,
+            tasks: &mut self.tasks,
             streams: &mut self.streams,
             phases: &mut self.phases,
-            spare: &mut self.spare,
         }
     }
 }
@@ -258,7 +273,7 @@ impl CycleState<'_> {
                 p.seq += 1;
                 self.schedule(node, self.t + 1);
             }
-            self.spare.give(buf);
+            self.tasks.spare.give(buf);
         }
         // The ramp queue is empty and the only one that ever forwards through its port: the
         // wavelet goes straight on (what pushing it and serving the port would do, without
