@@ -81,7 +81,7 @@ pub(crate) fn route_all(
 ) -> Option<Routed> {
     let errors_before = diagnostics.len();
     let wiring = Wiring::new(problem, choice);
-    let mut router = Router {
+    let mut finder = PathFinder {
         problem,
         dead: &problem.dead,
         regions: choice.regions.iter().map(|r| r.0).collect(),
@@ -94,8 +94,8 @@ pub(crate) fn route_all(
         diagnostics,
         blamed,
     };
-    inputs::route_bound_inputs(&mut router, &wiring, &mut found, &mut failed);
-    results::route_results(&mut router, &wiring, &mut found, &mut failed);
+    inputs::route_bound_inputs(&mut finder, &wiring, &mut found, &mut failed);
+    results::route_results(&mut finder, &wiring, &mut found, &mut failed);
     if diagnostics.len() > errors_before {
         return None;
     }
@@ -224,7 +224,9 @@ impl Failed<'_> {
     }
 }
 
-struct Router<'p, 'a> {
+/// Finds the routers' paths for one class of parts at a time, over live links and routers no
+/// other class uses yet.
+struct PathFinder<'p, 'a> {
     problem: &'p Problem<'a>,
     dead: &'p DeadIndex,
     regions: Vec<Rect>,
@@ -236,7 +238,7 @@ struct Router<'p, 'a> {
     reserved: CoordSet,
 }
 
-impl Router<'_, '_> {
+impl PathFinder<'_, '_> {
     /// Routes parts `0..parts` of one class with `route`, first in ascending order, then (if a
     /// part fails, because earlier parts took its way) in descending order. Results are by
     /// part; on failure, the part that failed in the first order and why.

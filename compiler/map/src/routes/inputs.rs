@@ -3,14 +3,14 @@
 
 use wsel_ir::graph::{LayerGraph, TensorRef};
 
-use super::{Failed, Found, RawEdge, RawTransfer, Router, Wiring};
+use super::{Failed, Found, PathFinder, RawEdge, RawTransfer, Wiring};
 use crate::place::edge_pe;
 use crate::placement::{EdgeSource, Endpoint};
 use crate::ports::{BoundTensor, lines_on};
 
 /// Routes every port bound to a model input or a parameter from the fabric's edge.
 pub(super) fn route_bound_inputs(
-    router: &mut Router<'_, '_>,
+    finder: &mut PathFinder<'_, '_>,
     wiring: &Wiring<'_, '_>,
     found: &mut Found,
     failed: &mut Failed<'_>,
@@ -26,7 +26,7 @@ pub(super) fn route_bound_inputs(
             let Some(source) = edge_source(graph, layer.args.get(i)) else {
                 continue;
             };
-            route_bound_port(router, wiring, (l, q), source, found, failed);
+            route_bound_port(finder, wiring, (l, q), source, found, failed);
         }
     }
 }
@@ -54,7 +54,7 @@ fn edge_source<'g>(
 
 /// Routes port `q` of layer `l`, fed from `source`, part by part from the fabric's edge.
 fn route_bound_port(
-    router: &mut Router<'_, '_>,
+    finder: &mut PathFinder<'_, '_>,
     wiring: &Wiring<'_, '_>,
     (l, q): (usize, usize),
     (index, name, source): (usize, &str, EdgeSource),
@@ -67,9 +67,9 @@ fn route_bound_port(
     let parts = lines_on(port.side, rows, cols);
     let din = wiring.phys(l, q);
     let class = wiring.class(l, q);
-    let routed = router.in_some_order(class, parts, |router, j| {
+    let routed = finder.in_some_order(class, parts, |finder, j| {
         let cp = edge_pe(region, din, j);
-        router.edge_stream_to(class, cp, din)
+        finder.edge_stream_to(class, cp, din)
     });
     let routed = match routed {
         Ok(r) => r,

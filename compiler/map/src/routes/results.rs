@@ -5,7 +5,7 @@
 use wsel_ir::graph::TensorRef;
 use wsel_target::{Coord, Dir};
 
-use super::{CoordSet, Failed, Found, Goal, RawEdge, RawTransfer, Router, Wiring};
+use super::{CoordSet, Failed, Found, Goal, PathFinder, RawEdge, RawTransfer, Wiring};
 use crate::fan_out::{self, PassOn};
 use crate::place::edge_pe;
 use crate::placement::{EdgeSource, Endpoint, Hop};
@@ -26,7 +26,7 @@ type Failure = (u32, String);
 
 /// Routes every layer's result that some layer reads or that is the model's result.
 pub(super) fn route_results(
-    router: &mut Router<'_, '_>,
+    finder: &mut PathFinder<'_, '_>,
     wiring: &Wiring<'_, '_>,
     found: &mut Found,
     failed: &mut Failed<'_>,
@@ -41,13 +41,13 @@ pub(super) fn route_results(
             continue;
         };
         let stream = ResultStream::new(wiring, p, out, is_result);
-        let sides = stream.sides(router);
-        match stream.route_best_side(router, &sides) {
+        let sides = stream.sides(finder);
+        match stream.route_best_side(finder, &sides) {
             Ok((k, hops)) => {
                 found
                     .passes_on
                     .extend(stream.passes.iter().map(|pass| consumers[pass.consumer]));
-                let specs = stream.specs(router, sides[k]).unwrap_or_default();
+                let specs = stream.specs(finder, sides[k]).unwrap_or_default();
                 stream.record(specs, hops, found);
             }
             Err((j, why)) => {
@@ -109,7 +109,7 @@ impl<'s, 'a> ResultStream<'s, 'a> {
 
     /// Per part: the sending PE, the goals, the destinations and the host exit, for the result
     /// leaving toward `side` (`None`: not the result).
-    fn specs(&self, router: &Router<'_, '_>, side: Option<Dir>) -> Option<Vec<PartSpec>> {
+    fn specs(&self, finder: &PathFinder<'_, '_>, side: Option<Dir>) -> Option<Vec<PartSpec>> {
         let (choice, target) = (self.wiring.choice, self.wiring.problem.target);
         let mut specs = Vec::with_capacity(self.parts as usize);
         for j in 0..self.parts {
@@ -140,7 +140,7 @@ impl<'s, 'a> ResultStream<'s, 'a> {
                 None => None,
                 Some(_) if target.neighbor(sp, self.dout).is_none() => Some((sp, self.dout)),
                 Some(side) => {
-                    let goal = router.exit_goal(sp, self.dout, side, j, self.parts)?;
+                    let goal = finder.exit_goal(sp, self.dout, side, j, self.parts)?;
                     goals.push((goal, goal.at));
                     Some((goal.at, side))
                 }
@@ -155,12 +155,12 @@ impl<'s, 'a> ResultStream<'s, 'a> {
 
     /// The sides of the fabric the result may leave by, usual first (`[None]` when it is not
     /// the model's result).
-    fn sides(&self, router: &Router<'_, '_>) -> Vec<Option<Dir>> {
+    fn sides(&self, finder: &PathFinder<'_, '_>) -> Vec<Option<Dir>> {
         if !self.is_result {
             return vec![None];
         }
         let region = self.wiring.choice.regions[self.p].0;
-        router
+        finder
             .exit_sides(edge_pe(region, self.dout, 0), self.dout, self.parts)
             .into_iter()
             .map(Some)
@@ -172,22 +172,22 @@ impl<'s, 'a> ResultStream<'s, 'a> {
     /// other copies of the pipeline. The side's index in `sides` and the hops of every part.
     fn route_best_side(
         &self,
-        router: &mut Router<'_, '_>,
+        finder: &mut PathFinder<'_, '_>,
         sides: &[Option<Dir>],
     ) -> Result<(usize, Vec<Vec<Hop>>), Failure> {
-        let before = router.used[self.class].clone();
+        let before = finder.used[self.class].clone();
         let mut best: Option<(usize, Vec<Vec<Hop>>, CoordSet, usize)> = None;
         let mut first_failure = None;
-        for (least, k, tried) in self.tries(router, sides) {
+        for (least, k, tried) in self.tries(finder, sides) {
             if best.as_ref().is_some_and(|b| least >= b.0) {
                 break;
             }
-            router.used[self.class] = before.clone();
-            match self.route_parts(router, &tried) {
+            finder.used[self.class] = before.clone();
+            match self.route_parts(finder, &tried) {
                 Ok(hops) => {
                     let total = hops.iter().map(Vec::len).sum();
                     if best.as_ref().is_none_or(|b| total < b.0) {
-                        best = Some((total, hops, router.used[self.class].clone(), k));
+                        best = Some((total, hops, finder.used[self.class].clone(), k));
                     }
                 }
                 Err(failure) => {
@@ -197,11 +197,11 @@ impl<'s, 'a> ResultStream<'s, 'a> {
         }
         match best {
             Some((_, hops, used, k)) => {
-                router.used[self.class] = used;
+                finder.used[self.class] = used;
                 Ok((k, hops))
             }
             None => {
-                router.used[self.class] = before;
+                finder.used[self.class] = before;
                 Err(first_failure.unwrap_or((0, String::new())))
             }
         }
@@ -212,7 +212,7 @@ impl<'s, 'a> ResultStream<'s, 'a> {
     /// `sides` and its parts.
     fn tries(
         &self,
-        router: &Router<'_, '_>,
+        finder: &PathFinder<'_, '_>,
         sides: &[Option<Dir>],
     ) -> Vec<(usize, usize, Vec<PartSpec>)> {
         let target = self.wiring.problem.target;
@@ -220,7 +220,7 @@ impl<'s, 'a> ResultStream<'s, 'a> {
             .iter()
             .enumerate()
             .filter_map(|(k, side)| {
-                let specs = self.specs(router, *side)?;
+                let specs = self.specs(finder, *side)?;
                 let least = specs
                     .iter()
                     .map(|(sp, goals, _, _)| {
@@ -242,7 +242,7 @@ impl<'s, 'a> ResultStream<'s, 'a> {
     /// Routes every part of `tried`, each kept off the PEs where the other parts start or end.
     fn route_parts(
         &self,
-        router: &mut Router<'_, '_>,
+        finder: &mut PathFinder<'_, '_>,
         tried: &[PartSpec],
     ) -> Result<Vec<Vec<Hop>>, Failure> {
         let target = self.wiring.problem.target;
@@ -260,19 +260,19 @@ impl<'s, 'a> ResultStream<'s, 'a> {
                 at
             })
             .collect();
-        router.in_some_order(self.class, self.parts, |router, j| {
+        finder.in_some_order(self.class, self.parts, |finder, j| {
             let (sp, goals, _, _) = &tried[j as usize];
             if goals.len() < self.consumers.len() {
                 return Err("a consumer's input edge faces off the fabric".to_string());
             }
-            router.reserved = ends
+            finder.reserved = ends
                 .iter()
                 .enumerate()
                 .filter(|&(k, _)| k != j as usize)
                 .flat_map(|(_, at)| at.iter().copied())
                 .collect();
-            let hops = router.between(self.class, *sp, self.dout, goals, &self.passes_of(j));
-            router.reserved.clear();
+            let hops = finder.between(self.class, *sp, self.dout, goals, &self.passes_of(j));
+            finder.reserved.clear();
             hops
         })
     }
