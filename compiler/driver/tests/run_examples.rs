@@ -12,9 +12,8 @@ use std::process::{Command, Output};
 use wsel::tensor::{Tensor, read_npy};
 use wsel_ir::kernel::ScalarTy;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::repo_root;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wsel-run-{name}-{}", std::process::id()));

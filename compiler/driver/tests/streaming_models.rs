@@ -18,9 +18,8 @@ use serde_json::Value;
 use wsel::tensor::{Tensor, read_npy, write_npy_atomic};
 use wsel_ir::kernel::ScalarTy;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::repo_root;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wsel-streamed-{name}-{}", std::process::id()));

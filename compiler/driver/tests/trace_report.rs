@@ -11,9 +11,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::repo_root;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wsel-trace-{name}-{}", std::process::id()));

@@ -22,9 +22,8 @@ use wsel_ir::kernel::ScalarTy;
 
 const TOLERANCE: f32 = 2e-5;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::repo_root;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wsel-gpt-{name}-{}", std::process::id()));
