@@ -492,6 +492,14 @@ impl PathFinder<'_, '_> {
             }
             return Ok(self.commit(class, &[a], dout.opposite().port(), goal.tx));
         }
+        if goals.iter().any(|(goal, cp)| *cp == a && goal.at == a) {
+            return Err(format!(
+                "the result leaves the fabric at {a}, right beside the producer's edge, and \
+                 {} layers read it as well: the part cannot both leave the fabric there and \
+                 branch to them",
+                goals.len() - 1
+            ));
+        }
         if goals.iter().any(|(_, cp)| *cp == a) {
             return Err(format!(
                 "it feeds {} layers, and one sits right beside PE {from} (PE {a}) but cannot \
