@@ -213,6 +213,21 @@ fn micro_batches_match_the_reference_with_the_same_global_batch() {
     matches_reference("micro", &["--steps", "10", "--micro-batch", "4"], &args);
 }
 
+/// On `dev` (4 KiB per PE), where w1's gradient (64 × 32, 8 KiB) fits only because
+/// `dense_grad_w` makes it a row at a time: ten steps with each optimizer, as the reference.
+#[test]
+fn digits_trains_on_dev_like_the_reference() {
+    for (name, optimizer) in [
+        ("dev-sgd", &["sgd", "--momentum", "0.9", "--lr", "0.05"][..]),
+        ("dev-adam", &["adam", "--lr", "0.005"][..]),
+    ] {
+        let steps = ["--steps", "10", "--batch", "16", "--seed", "1"];
+        let args = [&["--optimizer"][..], optimizer, &steps].concat();
+        let flags = [&["--target", "dev"][..], &args].concat();
+        matches_reference(name, &flags, &args);
+    }
+}
+
 /// A batch of 256 does not fit tests/targets/train-12k.toml's SRAM for training: with no
 /// micro-batch asked for, `wsel train` runs the largest divisor that fits (128), says so, and
 /// still matches the reference trained with batches of 256.

@@ -358,6 +358,30 @@ pub(crate) fn working_set_too_big(
     .with_help("use a smaller batch (`--batch`), a target with more SRAM, or a narrower layer")
 }
 
+/// E0612 at the call of `layer`, which fits some region on its own but, on the region every
+/// phase's conditions allow where the largest working set is least (`rows × cols`), needs the
+/// most: `needed` bytes per PE against `available`.
+pub(crate) fn shared_working_set_too_big(
+    layer: &str,
+    call: &SourceSpan,
+    needed: u64,
+    rows: u32,
+    cols: u32,
+    available: u32,
+) -> Diagnostic {
+    Diagnostic::error(
+        E0612,
+        format!(
+            "layer `{layer}` does not fit the region the streamed model's phases share: on the \
+             best region every phase's conditions allow ({rows} × {cols} PEs) its working set \
+             needs {needed} bytes of SRAM per PE, the target has {available}"
+        ),
+        at(call),
+        format!("needs {needed} bytes per PE, {available} available"),
+    )
+    .with_help("use a smaller batch (`--batch`), a target with more SRAM, or a narrower layer")
+}
+
 /// E0613 at the call of `layer`, the first whose weights do not fit the store after those
 /// before it: `needed` bytes up to and with it, `capacity` in the store.
 pub(crate) fn store_too_small(

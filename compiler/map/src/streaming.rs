@@ -531,8 +531,10 @@ fn phase_estimate(
 
 /// Why no region suits every phase: at the first layer that no region of the fabric suits on
 /// its own, E0605 when its implementation's conditions hold on no region, else E0612 with the
-/// least SRAM per PE it needs on a region where they hold (and that region's size); E0605 for
-/// the model when every layer has regions but no one region suits them all.
+/// least SRAM per PE it needs on a region where they hold (and that region's size). When every
+/// layer has regions but no one region suits them all: E0612 when some region meets every
+/// phase's conditions and only SRAM rules them out (the layer that needs the most on the region
+/// where that most is least, see [`shared_working_set`]), else E0605 for the model.
 fn no_region(
     graph: &LayerGraph,
     impls: &[usize],
@@ -540,9 +542,9 @@ fn no_region(
     options: &MapOptions,
 ) -> Diagnostic {
     let max_cols = target.width.min(graph.batch.max(1) as u32);
+    let sizes = || (1..=target.height).flat_map(|r| (1..=max_cols).map(move |c| (r, c)));
     for (l, layer) in graph.layers.iter().enumerate() {
         let imp = &layer.impls[impls[l]];
-        let sizes = || (1..=target.height).flat_map(|r| (1..=max_cols).map(move |c| (r, c)));
         if sizes().any(|(r, c)| allowed(layer, imp, r, c, target, options)) {
             continue;
         }
@@ -571,12 +573,49 @@ fn no_region(
             ),
         };
     }
+    let reserved = u64::from(options.reserved_sram_bytes);
+    if let Some((bytes, rows, cols, l)) = shared_working_set(graph, impls, sizes())
+        && bytes + reserved > u64::from(target.sram_bytes)
+    {
+        let layer = &graph.layers[l];
+        return diag::shared_working_set_too_big(
+            &layer.name,
+            &layer.call,
+            bytes + reserved,
+            rows,
+            cols,
+            target.sram_bytes,
+        );
+    }
     let first = &graph.layers[0];
     diag::no_allowed_size(
         &first.name,
         &first.call,
         "no region of the fabric suits every phase of the streamed model at once",
     )
+}
+
+/// Over the region sizes `sizes` on which every phase's conditions hold, the one whose largest
+/// working set is least: that SRAM per PE, the size, and the layer that needs it.
+fn shared_working_set(
+    graph: &LayerGraph,
+    impls: &[usize],
+    sizes: impl Iterator<Item = (u32, u32)>,
+) -> Option<(u64, u32, u32, usize)> {
+    sizes
+        .filter_map(|(rows, cols)| {
+            let mut largest = None;
+            for (l, layer) in graph.layers.iter().enumerate() {
+                let imp = &layer.impls[impls[l]];
+                if !meets_conditions(layer, imp, rows, cols) {
+                    return None;
+                }
+                let bytes = sram_bytes(layer, imp, rows, cols)?;
+                largest = largest.max(Some((bytes, l)));
+            }
+            largest.map(|(bytes, l)| (bytes, rows, cols, l))
+        })
+        .min()
 }
 
 /// One phase as a graph of its own: the layer, its activation arguments as the graph's inputs
