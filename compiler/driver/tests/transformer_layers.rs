@@ -151,6 +151,11 @@ impl Case {
 
     /// Runs the layer in both modes and checks both against NumPy.
     fn check(&self, seed: u64) {
+        self.check_with(seed, |_, _| {});
+    }
+
+    /// `check`, handing each mode's report (`wsel run`'s stdout) to `inspect` as well.
+    fn check_with(&self, seed: u64, inspect: impl Fn(&str, &str)) {
         let dir = self.write(seed);
         let status = Command::new("python3")
             .arg(repo_root().join("tests/reference/layers.py"))
@@ -187,6 +192,7 @@ impl Case {
                 String::from_utf8_lossy(&output.stdout),
                 String::from_utf8_lossy(&output.stderr)
             );
+            inspect(mode, &String::from_utf8_lossy(&output.stdout));
             let result = read(&out);
             assert_eq!(result.len(), reference.len(), "{} ({mode})", self.name);
             for (i, (a, b)) in result.iter().zip(&reference).enumerate() {
@@ -335,6 +341,64 @@ fn full_attention_matches_numpy() {
         &["heads=2", "context=4", "causal=0"],
     )
     .check(11);
+}
+
+/// The rows of `layer`'s region in a `wsel run` report ("attention#1 … 8×1 …").
+fn region_rows(report: &str, layer: &str) -> u64 {
+    let line = report
+        .lines()
+        .find(|l| l.split_whitespace().any(|w| w == layer))
+        .unwrap_or_else(|| panic!("no {layer} in the report:\n{report}"));
+    let size = line
+        .split_whitespace()
+        .find_map(|w| w.split_once('×'))
+        .unwrap_or_else(|| panic!("no region size in {line:?}"));
+    size.0
+        .parse()
+        .unwrap_or_else(|e| panic!("rows {:?} in {line:?}: {e}", size.0))
+}
+
+/// Attention spread over more PEs per head than one: pipelined, a sequence's keys dealt over
+/// the rows of a column (merged down it); streamed, every head over several rows (partial
+/// scores summed down them) — checked against NumPy, and each run's region checked to be
+/// spread that way. Ragged shapes: contexts that the rows do not divide (6 and 7 over 4 rows),
+/// and a context of 40 whose queries the streamed kernel takes in blocks of 6 (the last of 4).
+#[test]
+fn attention_spread_over_rows_matches_numpy() {
+    let spread = |heads: u64| {
+        move |mode: &str, report: &str| {
+            let rows = region_rows(report, "attention#1");
+            let least = if mode == "pipelined" { 2 } else { 2 * heads };
+            assert!(
+                rows >= least,
+                "{mode}: attention on {rows} rows, not spread (at least {least})"
+            );
+        }
+    };
+    attention(
+        "attrows24",
+        24,
+        12,
+        "heads = 2, context = 6",
+        &["heads=2", "context=6"],
+    )
+    .check_with(13, spread(2));
+    attention(
+        "attrows40",
+        40,
+        14,
+        "heads = 2, context = 7, causal = false",
+        &["heads=2", "context=7", "causal=0"],
+    )
+    .check_with(14, spread(2));
+    attention(
+        "attrows8",
+        8,
+        40,
+        "heads = 2, context = 40",
+        &["heads=2", "context=40"],
+    )
+    .check_with(15, spread(2));
 }
 
 /// A result read by several layers, pipelined as well as streamed: `h` feeds `layernorm` and
