@@ -5,8 +5,8 @@ Usage (from the repository's root or anywhere):
     python3 examples/transformer/generate.py [--steps 50] [--prompt TEXT] [--mode MODE]
                                              [--wsel PATH] [--check]
 
-The context is the last 32 characters (the model's context length) of prompt + generated
-text. It runs as one sequence of 32 tokens, left-aligned and padded with id 0 after its
+The context is the last 64 characters (the model's context length) of prompt + generated
+text. It runs as one sequence of 64 tokens, left-aligned and padded with id 0 after its
 end: attention is causal, so the padding never reaches the positions before it, and the
 logits of the last real position are those of the unpadded sequence. `--check` compares the
 text with PyTorch's greedy generation (data/torch_generated.txt, written by train.py) and
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-CONTEXT = 32
+CONTEXT = 64
 
 
 def main():

@@ -7,16 +7,16 @@ The model (as std.nn computes it, tokens as samples — stdlib/nn.wse, "Transfor
     2 × { a = LN1(h); h = h + Wo·attention(Wq·a, Wk·a, Wv·a) (4 heads, causal)
           m = LN2(h); h = h + W2·gelu_tanh(W1·m) }
     logits = Whead·LNf(h)
-d_model 64, 4 heads, context 32, MLP 256, a character vocabulary of the text's 60
+d_model 128, 4 heads, context 64, MLP 512, a character vocabulary of the text's 60
 characters; trained on the first 90% of data/declaration.txt (the Declaration of
 Independence, public domain), the held-out batch is taken from the last 10%.
 
 Writes into data/:
     vocab.txt            the characters, in id order (no trailing newline)
     *.npy                the weights, float32, dense weights as [inputs, outputs]
-    ids.npy              f32[128, 1]: the held-out batch, 4 sequences of 32 token ids
-    torch_logits.npy     f32[128, 60]: PyTorch's logits for it
-    torch_pred.npy       i32[128]: their argmax
+    ids.npy              f32[256, 1]: the held-out batch, 4 sequences of 64 token ids
+    torch_logits.npy     f32[256, 60]: PyTorch's logits for it
+    torch_pred.npy       i32[256]: their argmax
     prompt.txt           the prompt of the greedy generation
     torch_generated.txt  PyTorch's greedy continuation of it (50 characters)
 """
@@ -30,7 +30,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 SEED = 20
-D, HEADS, T, MLP, BLOCKS = 64, 4, 32, 256, 2
+D, HEADS, T, MLP, BLOCKS = 128, 4, 64, 512, 2
 STEPS, BATCH, LR = 2000, 32, 3e-3
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"

@@ -1,18 +1,19 @@
 //! `examples/transformer`, the GPT-style decoder trained by its `train.py` (PyTorch, run once),
-//! against what PyTorch saved: on the held-out batch (4 sequences of 32 characters) the
+//! against what PyTorch saved: on the held-out batch (4 sequences of 64 characters) the
 //! fabric's logits, in weight-streaming and in pipelined mode, equal the NumPy forward of
 //! `tests/reference/forward.py` (written independently of wsel and of PyTorch) and PyTorch's
 //! own logits within the tolerance below, and their argmax is PyTorch's on every one of the
-//! 128 tokens; greedy generation on the fabric (`generate.py`, one `wsel run` per character)
+//! 256 tokens (streamed; pipelined, the first sequence's 64 in the suite, all 256 in
+//! BENCHMARKS.md); greedy generation on the fabric (`generate.py`, one `wsel run` per character)
 //! gives PyTorch's text.
 //!
-//! Tolerance: 2e-5 of the largest logit (about 4e-4 here). The fabric, NumPy and PyTorch all
+//! Tolerance: 2e-5 of the largest logit (about 5e-4 here). The fabric, NumPy and PyTorch all
 //! compute in float32 and differ only in summation order: a dot product of n terms in any
-//! order is within n·2⁻²⁴·Σ|xᵢwᵢ| of exact, 1.5e-5·Σ|xᵢwᵢ| for the widest layer (n = 256),
+//! order is within n·2⁻²⁴·Σ|xᵢwᵢ| of exact, 3.1e-5·Σ|xᵢwᵢ| for the widest layer (n = 512),
 //! and with the model's activations of order 1 and weights of order 0.1 the 13 dense layers,
-//! 5 layernorms and 2 attentions stay far below it (observed: 9e-7 against NumPy, 1e-6
-//! against PyTorch, in either mode). 4e-4 is a tenth of the smallest gap between PyTorch's
-//! two largest logits on the batch (4.3e-3), so logits within it have PyTorch's argmax.
+//! 5 layernorms and 2 attentions stay far below it (observed: 1.0e-6 against NumPy, 9.5e-7
+//! against PyTorch). 5e-4 is a thirtieth of the smallest gap between PyTorch's two largest
+//! logits on the batch (1.7e-2), so logits within it have PyTorch's argmax.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -102,14 +103,19 @@ fn held_out_logits_match_numpy_and_pytorch() {
     let predicted = read_npy(&data("torch_pred.npy"), ScalarTy::I32, &[None])
         .expect("torch_pred.npy")
         .words;
-    let (tokens, vocab) = (128, 60);
-    for mode in ["streaming", "pipelined"] {
+    let vocab = 60;
+    // Streamed, the whole batch; pipelined, its first sequence (the whole batch's mapping
+    // takes minutes of a debug build; its figures are in BENCHMARKS.md).
+    for (mode, tokens) in [("streaming", 256), ("pipelined", 64)] {
         let out = dir.join(format!("{mode}.npy"));
+        let batch = tokens.to_string();
         let run = wsel(&[
             "run",
             "examples/transformer/main.wse",
             "--mode",
             mode,
+            "--batch",
+            &batch,
             "--output",
             out.to_str().expect("utf-8"),
         ]);
@@ -120,19 +126,20 @@ fn held_out_logits_match_numpy_and_pytorch() {
         );
         let printed = text(&run);
         assert!(
-            printed.contains(
-                "accuracy: 100.00% (128/128) against examples/transformer/data/torch_pred.npy"
-            ),
+            printed.contains(&format!(
+                "accuracy: 100.00% ({tokens}/{tokens}) against \
+                 examples/transformer/data/torch_pred.npy"
+            )),
             "the {mode} run should print full top-1 agreement with PyTorch:\n{printed}"
         );
         let logits = read(&out, 2);
         assert_eq!(logits.len(), tokens * vocab);
-        let err = relative_error(&logits, &numpy);
+        let err = relative_error(&logits, &numpy[..tokens * vocab]);
         assert!(
             err <= TOLERANCE,
             "{mode}: logits differ from NumPy by {err:e} of the largest"
         );
-        let err = relative_error(&logits, &torch);
+        let err = relative_error(&logits, &torch[..tokens * vocab]);
         assert!(
             err <= TOLERANCE,
             "{mode}: logits differ from PyTorch by {err:e} of the largest"
@@ -156,7 +163,7 @@ fn greedy_generation_matches_pytorch() {
         .arg(repo_root().join("examples/transformer/generate.py"))
         .args([
             "--steps",
-            "4",
+            "2",
             "--check",
             "--wsel",
             env!("CARGO_BIN_EXE_wsel"),

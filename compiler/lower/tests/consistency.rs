@@ -57,7 +57,7 @@ fn graphs_and_kernels_agree_on_every_example() {
         let run = lower_run_config(&db, file).expect("run item");
         let model = find_model(&db, file, &run.model).expect("model");
         // Batch 3, except where a layer needs whole sequences of its context (std.nn's
-        // attention: the transformer's 32 tokens): the run item's batch there.
+        // attention: the transformer's 64 tokens): the run item's batch there.
         let batch = if name == "transformer" {
             run.batch
                 .expect("the transformer's run item gives its batch")
