@@ -9,7 +9,8 @@ f32 per edge PE, the cycles the left, middle and right PE measured with their ti
 counters.
 
 Usage (from the repository root):
-    python3 examples/fidelity/sweep.py [--wsel PATH] [--target wse2|FILE] [--widths 3,103]
+    python3 examples/fidelity/sweep.py [--wsel PATH] [--target wse2|FILE]... [--widths 3,103]
+        [--markdown]
 
 Every wsel figure comes from running the program on the simulated fabric; the program
 times itself with `pe.cycle` as the CSL program does.
@@ -75,16 +76,72 @@ def run_pair(wsel, target, work, width, n):
     return tuple(int(v) for v in picked)
 
 
-def main():
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wsel", default=None)
-    parser.add_argument("--target", default="wse2")
+    parser.add_argument("--target", action="append", default=None,
+                        help="wse2, another preset or a .toml file; repeat to run several")
     parser.add_argument("--widths", default=None, help="comma-separated W values to run")
-    args = parser.parse_args()
+    parser.add_argument("--markdown", action="store_true",
+                        help="print the table as README.md's markdown rows")
+    return parser.parse_args()
+
+
+def fmt(figures):
+    return " / ".join(str(v) for v in figures)
+
+
+def print_row(markdown, width, n, c, s, ws):
+    """One pair: the CS-2, Cerebras' simulator, then wsel on each target, and the right
+    PE's ratios to the CS-2 (wsel's on every target, then the simulator's)."""
+    ratios = [w[2] / c[2] for w in ws] + [s[2] / c[2]]
+    if markdown:
+        cells = [str(width), str(n), fmt(c), fmt(s)] + [fmt(w) for w in ws]
+        cells += [f"{r:.2f}" for r in ratios]
+        print("| " + " | ".join(cells) + " |", flush=True)
+    else:
+        cells = [f"{width:>4} {n:>3}", fmt(c), fmt(s)] + [fmt(w) for w in ws]
+        cells += [" ".join(f"{r:.2f}" for r in ratios)]
+        print(" | ".join(cells), flush=True)
+
+
+def summary(rows, pick):
+    """The ratio to the CS-2's figure of one PE (`pick`: 0 left, 1 middle, 2 right) over
+    the pairs run: median, and range for W >= 103."""
+    ratios = [pick_ratio(row, pick) for row in rows]
+    far = [pick_ratio(row, pick) for row in rows if row[0] >= 103]
+    text = f"{statistics.median(ratios):.2f}"
+    if far:
+        text += f" ({min(far):.2f}–{max(far):.2f})"
+    return text
+
+
+def pick_ratio(row, pick):
+    width, n, cs2, wsel = row
+    return wsel[pick] / cs2[pick]
+
+
+def show_target(name, rows, sim_rows):
+    """Issue #26's target for the right PE: within ±10% of the CS-2 for W >= 103, ±20%
+    below; on the median pair (the median of the CS-2's right figures) never further from
+    the CS-2 than Cerebras' simulator."""
+    misses = [(w, n, wsel[2] / c[2]) for w, n, c, wsel in rows
+              if abs(wsel[2] / c[2] - 1) > (0.10 if w >= 103 else 0.20)]
+    mid = sorted(rows, key=lambda r: r[2][2])[len(rows) // 2]
+    sim_mid = next(r for r in sim_rows if r[:2] == mid[:2])
+    own, theirs = abs(mid[3][2] / mid[2][2] - 1), abs(sim_mid[3][2] / sim_mid[2][2] - 1)
+    worst = max(misses, key=lambda m: abs(m[2] - 1)) if misses else None
+    print(f"{name}: right PE outside the band for {len(misses)} of {len(rows)} pairs"
+          + (f" (furthest: W={worst[0]}, n={worst[1]}, {worst[2]:.2f})" if worst else "")
+          + f"; the median pair W={mid[0]}, n={mid[1]}:"
+          f" off by {own:.1%}, Cerebras' simulator by {theirs:.1%}")
+
+
+def main():
+    args = parse_args()
     wsel = args.wsel or default_wsel()
-    target = args.target
-    if os.path.exists(target):
-        target = os.path.abspath(target)
+    targets = args.target or ["wse2"]
+    paths = [os.path.abspath(t) if os.path.exists(t) else t for t in targets]
     cs2 = read_csv("sliding_window_rpc_cs2.csv")
     sim = read_csv("sliding_window_rpc_sim.csv")
     pairs = sorted(cs2)
@@ -93,24 +150,22 @@ def main():
         pairs = [p for p in pairs if p[0] in keep]
     work = tempfile.mkdtemp(prefix="wsel-fidelity-")
     shutil.copy(os.path.join(HERE, "sliding_window_rpc.wse"), work)
-    print(f"target {args.target}; cycles of the left, middle and right PE")
-    print(f"{'W':>4} {'n':>3} | {'CS-2 L':>6} {'M':>5} {'R':>5} | {'sim L':>6} {'M':>5} {'R':>5}"
-          f" | {'wsel L':>6} {'M':>5} {'R':>5} | {'R/CS-2':>6} {'sim R/CS-2':>10}")
-    ratios, sim_ratios, rows = [], [], []
+    print(f"cycles of the left / middle / right PE: W, n, CS-2, Cerebras' simulator, wsel on "
+          f"{', '.join(targets)}; the right PE's ratio to the CS-2 (wsel, then the simulator)")
+    rows = {t: [] for t in targets}
+    sim_rows = []
     for width, n in pairs:
         c, s = cs2[(width, n)], sim.get((width, n), (0, 0, 0))
-        w = run_pair(wsel, target, work, width, n)
-        ratio, sim_ratio = w[2] / c[2], s[2] / c[2]
-        ratios.append(ratio)
-        sim_ratios.append(sim_ratio)
-        rows.append((width, n, c, s, w))
-        print(f"{width:>4} {n:>3} | {c[0]:>6} {c[1]:>5} {c[2]:>5} | {s[0]:>6} {s[1]:>5} {s[2]:>5}"
-              f" | {w[0]:>6} {w[1]:>5} {w[2]:>5} | {ratio:>6.2f} {sim_ratio:>10.2f}", flush=True)
-    far = [r for (width, _, _, _, _), r in zip(rows, ratios) if width >= 103]
-    print(f"\nright PE, wsel / CS-2: median {statistics.median(ratios):.2f}, "
-          f"range {min(ratios):.2f}–{max(ratios):.2f}"
-          + (f"; W >= 103: {min(far):.2f}–{max(far):.2f}" if far else ""))
-    print(f"right PE, Cerebras' simulator / CS-2: median {statistics.median(sim_ratios):.2f}")
+        ws = [run_pair(wsel, path, work, width, n) for path in paths]
+        for t, w in zip(targets, ws):
+            rows[t].append((width, n, c, w))
+        sim_rows.append((width, n, c, s))
+        print_row(args.markdown, width, n, c, s, ws)
+    print("\nratio to the CS-2: median (range for W >= 103); left, middle, right PE")
+    for name, got in [("Cerebras' simulator", sim_rows)] + list(rows.items()):
+        print(f"{name}: " + ", ".join(summary(got, pick) for pick in range(3)))
+    for name, got in rows.items():
+        show_target(name, got, sim_rows)
     shutil.rmtree(work)
 
 

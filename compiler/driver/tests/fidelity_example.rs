@@ -9,6 +9,10 @@
 //! the right PE's by the launch's skew across the row, `floor(1.2 · (W − 1))`, within `n`
 //! cycles: the middle's ramp then takes the two sides' `n` values one side after the other
 //! instead of alternating, which moves each side's turn by up to `n` cycles.
+//!
+//! `wse2`'s task switch is fitted to the CS-2's figures (`runtime/target/src/presets.rs`):
+//! the last test shows the three activations on the round trip and the fit against the
+//! CS-2's measurement of the smallest row.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,8 +20,8 @@ use std::process::Command;
 mod support;
 use support::repo_root;
 
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-fidelity-{}", std::process::id()));
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wsel-fidelity-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
@@ -68,7 +72,7 @@ fn figures(dir: &Path, target: &str, width: u64, n: u32) -> Vec<f32> {
 
 #[test]
 fn the_sliding_window_port_swaps_the_edges_values_and_times_itself() {
-    let dir = temp_dir();
+    let dir = temp_dir("port");
     for (width, n) in [(3_u64, 3_u32), (21, 5)] {
         let half = (width as usize - 1) / 2;
         let flat = figures(&dir, "wse2", width, n);
@@ -91,5 +95,53 @@ fn the_sliding_window_port_swaps_the_edges_values_and_times_itself() {
             "W = {width}: {launched:?}"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The CS-2's (left, middle, right) cycles for a row of `width` PEs moving `n` values
+/// (`examples/fidelity/data/sliding_window_rpc_cs2.csv`, the measurements as published).
+fn cs2(width: u64, n: u32) -> [f32; 3] {
+    let path = repo_root().join("examples/fidelity/data/sliding_window_rpc_cs2.csv");
+    let text = std::fs::read_to_string(path).expect("the CS-2 figures");
+    let key = format!("{width},{n},");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&key))
+        .expect("the pair is in the CSV");
+    let cells: Vec<f32> = line
+        .split(',')
+        .skip(2)
+        .take(3)
+        .map(|c| c.parse().expect("a number"))
+        .collect();
+    [cells[0], cells[1], cells[2]]
+}
+
+#[test]
+fn wse2s_fitted_task_switch_meets_the_cs2_on_the_smallest_row() {
+    let dir = temp_dir("switch");
+    // wse2 as it was before the fit: a task switch of 4 cycles instead of 7.
+    let mut before = wsel_target::Target::wse2();
+    before.task_switch_cycles = 4;
+    let before_file = dir.join("wse2-switch4.toml");
+    std::fs::write(&before_file, before.to_toml_string()).expect("target file");
+    let fitted = figures(&dir, "wse2", 3, 1);
+    let unfitted = figures(&dir, &before_file.display().to_string(), 3, 1);
+    // The right PE's figure runs from `t0` (read in its `main`, after that task's switch)
+    // to `pe.cycle` in its `done`. On the way three tasks start: the middle's `got` for
+    // each side (both sides' values arrive in the same cycle, so its PE runs one `got`
+    // after the other) and the right PE's `done`. Nothing else depends on the switch, so
+    // the fit adds 3 · (7 − 4) cycles.
+    assert_eq!(fitted[2] - unfitted[2], 9.0, "{fitted:?} vs {unfitted:?}");
+    // The CS-2 measured 44 cycles there: the fit is within 10% of it, the default was not.
+    let measured = cs2(3, 1)[2];
+    assert!(
+        (fitted[2] / measured - 1.0).abs() <= 0.10,
+        "{fitted:?} vs {measured}"
+    );
+    assert!(
+        (unfitted[2] / measured - 1.0).abs() > 0.10,
+        "{unfitted:?} vs {measured}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

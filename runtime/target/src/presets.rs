@@ -3,8 +3,9 @@
 //! Figures marked **public** come from Cerebras's public material (the WSE-2 / WSE-3
 //! announcements and the Cerebras SDK / CSL documentation). Figures marked **default** are not
 //! public: they are documented defaults chosen by the wsel project, kept as target fields so
-//! that a target file can change them. [`sources`] returns the same notes as data, so front
-//! ends can print them beside the numbers.
+//! that a target file can change them. Figures marked **fitted** are not public either: wsel
+//! fitted them to published measurements, cited beside them. [`sources`] returns the same
+//! notes as data, so front ends can print them beside the numbers.
 
 use crate::defects::DefectMap;
 use crate::swarm::Swarm;
@@ -92,8 +93,16 @@ impl Target {
             hop_latency: 1,
             // Public (SDK documentation): one 32-bit wavelet per cycle per link direction.
             link_bytes_per_cycle: 4,
-            // Default (wsel): task-switch cost is not public.
-            task_switch_cycles: 4,
+            // Fitted (wsel, `examples/fidelity`): the task-switch cost is not public. The
+            // sliding-window-rpc round trip measured on a CS-2 (n-io/sliding-window, commit
+            // e770efa, `results/out_cs2.csv`) costs 35.2 cycles beyond its hops and elements
+            // (least squares over W ≥ 103); wsel's port costs 25.4 at 4 cycles with three
+            // task activations on the round trip, so 7 (34.4). A transfer issue cost adds to
+            // the same intercept and cannot be told apart from it by this program, so it is
+            // not a field: issuing a send or receive costs what its statement costs. Ramp
+            // sharing needs no field: two streams share a ramp round-robin, 4.00 cycles per
+            // element of the round trip against the CS-2's 4.08.
+            task_switch_cycles: 7,
             // Default (wsel): the time to load a layer's code and routes between two phases of
             // weight streaming is not public; 1,000 cycles.
             reconfigure_cycles: 1000,
@@ -190,13 +199,15 @@ impl Target {
     }
 }
 
-/// Whether a figure is public or a wsel default.
+/// Whether a figure is public, a wsel default or fitted by wsel to measurements.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Provenance {
     /// From Cerebras's public material.
     Public,
     /// Not public: a documented default chosen by wsel.
     Default,
+    /// Not public: fitted by wsel to published measurements (the fit is cited in the note).
+    Fitted,
 }
 
 /// One figure of a preset and where it comes from.
@@ -222,6 +233,14 @@ const fn default(field: &'static str, note: &'static str) -> Source {
     Source {
         field,
         provenance: Provenance::Default,
+        note,
+    }
+}
+
+const fn fitted(field: &'static str, note: &'static str) -> Source {
+    Source {
+        field,
+        provenance: Provenance::Fitted,
         note,
     }
 }
@@ -255,7 +274,10 @@ const WSE2_SOURCES: &[Source] = &[
     ),
     default("queue_depth", "not public; 4 wavelets"),
     default("hop_latency", "not public; 1 cycle per hop"),
-    default("task_switch_cycles", "not public; 4 cycles"),
+    fitted(
+        "task_switch_cycles",
+        "not public; 7 cycles: the CS-2's sliding-window-rpc round trips (examples/fidelity)",
+    ),
     default(
         "launch.cycles_per_column",
         "not public; 0: every program starts at cycle 0 (a CS-2 fit, 1.2: examples/fidelity)",
