@@ -15,7 +15,8 @@
 //! arithmetic spread over the region, its weights through one PE's ramp (a weight row is
 //! multicast to every PE of its row), and its weights through the store, plus a chain latency
 //! down the region's rows; the region minimising the sum over the phases wins, the smaller on
-//! ties. Each phase is then mapped as a graph of its one layer, pinned to that region
+//! ties. So a phase bound by the store takes the fewest rows that keep up with it, not the
+//! whole fabric. Each phase is then mapped as a graph of its one layer, pinned to that region
 //! ([`MapOptions::region`]), which gives its ports colors, its edge streams routes and its
 //! kernel arguments; the phases' placements are merged into one [`Placement`] whose layers
 //! carry their phase.
@@ -66,16 +67,15 @@ pub(crate) fn map_streamed(graph: &LayerGraph, target: &Target, options: &MapOpt
     let Some(mut region) = choose_region(graph, &impls, target, options) else {
         return failed(vec![no_region(graph, &impls, target, options)]);
     };
-    // The chosen region's phases, estimated again with the store's bandwidth and their
-    // kernels' measured work.
-    let store = u64::from(target.weight_store.bandwidth_bytes_per_cycle.max(1));
-    for (l, layer) in graph.layers.iter().enumerate() {
-        let measured = options
-            .work
-            .and_then(|w| w.phase_cycles(layer, impls[l], region.rows, region.cols));
-        let size = (region.rows, region.cols);
-        region.estimates[l] = phase_estimate(graph, layer, impls[l], size, measured, store, target);
-    }
+    // The chosen region's phases, estimated again with their kernels' measured work.
+    region.estimates = estimates(
+        graph,
+        impls.as_slice(),
+        target,
+        options,
+        (region.rows, region.cols),
+        true,
+    );
     region.total = total_cycles(graph, &region.estimates, target);
     let mut merged: Option<Placement> = None;
     for (l, &impl_index) in impls.iter().enumerate() {
@@ -310,8 +310,11 @@ struct Region {
 }
 
 /// The region (size and place) with the smallest estimated run, the smaller on ties, or of
-/// the size `options.sizes` keeps. The store's bandwidth is left out: it takes as long to
-/// send a phase's weights to any region.
+/// the size `options.sizes` keeps. The store's bandwidth counts: it takes as long to send a
+/// phase's weights to any region, so a region larger than the one at which the phase becomes
+/// store-bound gains nothing and loses its longer chains (as much of the fabric as pays).
+/// Sizes are compared by multiply-adds; the winner's columns then take more rows while the
+/// kernels' measured work says that pays.
 fn choose_region(
     graph: &LayerGraph,
     impls: &[usize],
@@ -346,41 +349,75 @@ fn choose_region(
         Some(&(rows, cols)) => (vec![rows], vec![cols]),
         None => (lengths(target.height), lengths(max_cols)),
     };
-    let mut best: Option<Region> = None;
-    for &rows in &all_rows {
-        for &cols in &all_cols {
+    let candidate =
+        |rows: u32, cols: u32, measure: bool| -> Option<Region> {
             if !graph.layers.iter().enumerate().all(|(l, layer)| {
                 allowed(layer, &layer.impls[impls[l]], rows, cols, target, options)
             }) {
-                continue;
+                return None;
             }
-            let Some(rect) = first_clean(&dead, target, rows, cols, &sides) else {
-                continue;
-            };
-            let estimates: Vec<Estimate> = graph
-                .layers
-                .iter()
-                .enumerate()
-                .map(|(l, layer)| {
-                    phase_estimate(graph, layer, impls[l], (rows, cols), None, u64::MAX, target)
-                })
-                .collect();
+            let rect = first_clean(&dead, target, rows, cols, &sides)?;
+            let estimates = estimates(graph, impls, target, options, (rows, cols), measure);
             let total = total_cycles(graph, &estimates, target);
-            let better = best
-                .as_ref()
-                .is_none_or(|b| (total, rows * cols) < (b.total, b.rows * b.cols));
-            if better {
-                best = Some(Region {
-                    rect,
-                    rows,
-                    cols,
-                    estimates,
-                    total,
-                });
+            Some(Region {
+                rect,
+                rows,
+                cols,
+                estimates,
+                total,
+            })
+        };
+    let better = |a: &Region, b: &Region| (a.total, a.rows * a.cols) < (b.total, b.rows * b.cols);
+    let mut best: Option<Region> = None;
+    for &rows in &all_rows {
+        for &cols in &all_cols {
+            if let Some(region) = candidate(rows, cols, false)
+                && best.as_ref().is_none_or(|b| better(&region, b))
+            {
+                best = Some(region);
             }
         }
     }
-    best
+    // Multiply-adds understate a kernel's task work, and so the rows a phase needs to keep
+    // up with the store: with the work measured, the chosen columns take more rows while
+    // that shortens the run (it falls until the store binds, then the chains lengthen it).
+    if options.work.is_none() || options.sizes.is_some() {
+        return best;
+    }
+    let mut best = candidate(best.as_ref()?.rows, best.as_ref()?.cols, true)?;
+    let from = best.rows;
+    for &rows in all_rows.iter().filter(|&&r| r > from) {
+        match candidate(rows, best.cols, true) {
+            Some(region) if better(&region, &best) => best = region,
+            _ => break,
+        }
+    }
+    Some(best)
+}
+
+/// Every phase's estimate on a `rows × cols` region, its work measured when `measure` (and
+/// the options can measure it), else counted from its multiply-adds.
+fn estimates(
+    graph: &LayerGraph,
+    impls: &[usize],
+    target: &Target,
+    options: &MapOptions,
+    size: (u32, u32),
+    measure: bool,
+) -> Vec<Estimate> {
+    let store = u64::from(target.weight_store.bandwidth_bytes_per_cycle.max(1));
+    graph
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(l, layer)| {
+            let measured = options
+                .work
+                .filter(|_| measure)
+                .and_then(|w| w.phase_cycles(layer, impls[l], size.0, size.1));
+            phase_estimate(graph, layer, impls[l], size, measured, store, target)
+        })
+        .collect()
 }
 
 /// The estimated cycles of a whole run: every phase and the reconfigurations between them.
