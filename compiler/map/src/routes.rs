@@ -240,17 +240,19 @@ struct PathFinder<'p, 'a> {
 
 impl PathFinder<'_, '_> {
     /// Routes parts `0..parts` of one class with `route`, first in ascending order, then (if a
-    /// part fails, because earlier parts took its way) in descending order. Results are by
-    /// part; on failure, the part that failed in the first order and why.
+    /// part fails, because earlier parts took its way) in descending order; the other way
+    /// round when `descending_first` (a bundle that turns, whose last part turns first).
+    /// Results are by part; on failure, the part that failed in the first order and why.
     fn in_some_order<T>(
         &mut self,
         class: usize,
         parts: u32,
+        descending_first: bool,
         mut route: impl FnMut(&mut Self, u32) -> Result<T, String>,
     ) -> Result<Vec<T>, (u32, String)> {
         let before = self.used[class].clone();
         let mut first_failure = None;
-        for descending in [false, true] {
+        for descending in [descending_first, !descending_first] {
             self.used[class] = before.clone();
             let mut out: Vec<Option<T>> = (0..parts).map(|_| None).collect();
             let mut failed = None;
