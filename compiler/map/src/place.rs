@@ -87,6 +87,11 @@ impl DeadIndex {
         }
     }
 
+    /// The dead PEs, in row-major order.
+    pub(crate) fn pes(&self) -> &[Coord] {
+        &self.pes
+    }
+
     pub(crate) fn dead_pe_count(&self) -> u64 {
         self.pes.len() as u64
     }
