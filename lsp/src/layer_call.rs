@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use wsel_estimate::{KernelDryRuns, MeasuredWork};
 use wsel_ir::graph::{LayerGraph, Mode};
-use wsel_map::{KernelWork, MapOptions, MapResult, Orientation};
+use wsel_map::{KernelWork, MapOptions, MapResult};
 use wsel_sema::analysis::CallBinding;
 use wsel_sema::items::{ItemId, ItemKind, item_ast, item_index, module_scope};
 use wsel_sema::ty::Dim;
@@ -259,10 +259,7 @@ pub fn mapping_summary(ctx: &FileCtx<'_>, call: &CallBinding) -> Option<String> 
         (Mode::Streaming, Some(why)) => format!("streaming (auto; pipelined does not map: {why})"),
         (Mode::Streaming, None) => "streaming (auto; pipelined does not map)".to_string(),
     };
-    let transposed = match placed.orientation {
-        Orientation::Identity => "",
-        Orientation::Transposed => ", transposed",
-    };
+    let transposed = placed.orientation.described();
     let bottleneck = if placement.layers.len() > 1 && placement.bottleneck() == Some(index) {
         ", the bottleneck stage"
     } else {

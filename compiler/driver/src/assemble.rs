@@ -13,7 +13,7 @@ use std::sync::Arc;
 use wsel_codegen::CompiledKernel;
 use wsel_ir::graph::{BindInfo, BindTarget, CValue, LayerGraph, LayerImpl, SplitAxis, TensorRef};
 use wsel_ir::kernel::{KernelIr, TaskId};
-use wsel_map::{EdgePoint, Orientation, Placement};
+use wsel_map::{EdgePoint, Placement};
 use wsel_sim::{AbiEntry, AbiTask, EdgeInput, EdgeOutput, Program, TaskCode};
 
 use crate::parts::{Cell, block_indices, gather, padded_slots, scatter, tiled_block_indices};
@@ -136,7 +136,8 @@ pub fn assemble_scope(
                 // The region is physical; a transposed one shows its tasks logical rows along
                 // physical columns.
                 entry.region = placed.rect;
-                entry.transposed = placed.orientation == Orientation::Transposed;
+                entry.transposed = placed.orientation.transposed();
+                entry.mirrored = placed.orientation.mirrors();
                 entry.sram_init = words_to_bytes(&image);
             }
         }

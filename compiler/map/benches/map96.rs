@@ -3,7 +3,8 @@
 //! defects, with 50 dead PEs and with 1% of the PEs dead (7,455), scattered pseudo-randomly.
 //! Prints the median
 //! of several runs and the placement's figures: the live PEs in regions, and the bottleneck
-//! stage against the mean stage. Run with `cargo bench -p wsel-map --bench map96`.
+//! stage against the mean stage. Run with `cargo bench -p wsel-map --bench map96`;
+//! `MAP96_DEAD=7455` (or 0, 50) runs only that case, `MAP96_RUNS=n` times instead of 7.
 
 use std::time::{Duration, Instant};
 
@@ -31,8 +32,16 @@ fn model() -> wsel_ir::graph::LayerGraph {
 fn main() {
     let graph = model();
     assert_eq!(graph.layers.len(), 96);
-    run(&graph, Target::wse2(), "no defects");
+    let only: Option<usize> = std::env::var("MAP96_DEAD")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    if only.is_none_or(|d| d == 0) {
+        run(&graph, Target::wse2(), "no defects");
+    }
     for dead in DEAD {
+        if only.is_some_and(|d| d != dead) {
+            continue;
+        }
         let mut defective = Target::wse2();
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         while defective.defects.dead_pes.len() < dead {
@@ -49,22 +58,29 @@ fn main() {
 
 fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
     let options = MapOptions::default();
-    let mut times: Vec<Duration> = Vec::with_capacity(RUNS);
+    let runs: usize = std::env::var("MAP96_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(RUNS)
+        .max(1);
+    let mut times: Vec<Duration> = Vec::with_capacity(runs);
     let mut last = None;
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let start = Instant::now();
         let result = map(graph, &target, Mode::Pipelined, &options);
         times.push(start.elapsed());
         last = Some(result);
     }
     times.sort();
-    let median = times[RUNS / 2];
+    let median = times[runs / 2];
     let Some(result) = last else { return };
     let Some(placement) = result.placement else {
         println!(
-            "map96: 96 layers onto {} ({what}): no placement after a median {:.1} ms: {}",
+            "map96: 96 layers onto {} ({what}): no placement after a median {:.1} ms over {runs} runs (min {:.1} ms, max {:.1} ms): {}",
             target.name,
             median.as_secs_f64() * 1e3,
+            times[0].as_secs_f64() * 1e3,
+            times[runs - 1].as_secs_f64() * 1e3,
             result
                 .diagnostics
                 .first()
@@ -77,13 +93,13 @@ fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
     let mean = stages.iter().sum::<u64>() as f64 / stages.len().max(1) as f64;
     let bottleneck = stages.iter().copied().max().unwrap_or(0);
     println!(
-        "map96: 96 layers onto {} ({} × {} PEs, {what}): median {:.1} ms over {RUNS} runs (min {:.1} ms, max {:.1} ms)",
+        "map96: 96 layers onto {} ({} × {} PEs, {what}): median {:.1} ms over {runs} runs (min {:.1} ms, max {:.1} ms)",
         target.name,
         target.width,
         target.height,
         median.as_secs_f64() * 1e3,
         times[0].as_secs_f64() * 1e3,
-        times[RUNS - 1].as_secs_f64() * 1e3,
+        times[runs - 1].as_secs_f64() * 1e3,
     );
     println!(
         "  PEs in regions: {} of {} live ({:.1}%); bottleneck {} cycles/sample, mean stage {:.0} ({:.2}× the mean)",

@@ -10,7 +10,6 @@
 
 use wsel_target::{Coord, Dir, Rect};
 
-use crate::place::edge_pe;
 use crate::ports::SlotOf;
 use crate::search::{Choice, Problem};
 
@@ -38,7 +37,7 @@ pub(crate) fn passing_consumers(
     if consumers.len() + usize::from(result_too) < 2 {
         return Vec::new();
     }
-    let producer = choice.regions[p].0;
+    let (producer, porient) = choice.regions[p];
     let mut in_line: Vec<(u32, PassOn)> = consumers
         .iter()
         .enumerate()
@@ -53,8 +52,8 @@ pub(crate) fn passing_consumers(
             let mut distance = None;
             let mut beyond = Vec::with_capacity(parts as usize);
             for j in 0..parts {
-                let sp = edge_pe(producer, dout, j);
-                let cp = edge_pe(rect, dout.opposite(), j);
+                let sp = porient.part_pe(producer, dout, j);
+                let cp = orientation.part_pe(rect, dout.opposite(), j);
                 let d = straight_on(sp, dout, cp)?;
                 if distance.is_some_and(|e| e != d) {
                     return None;

@@ -12,7 +12,9 @@
 //! - `search`: candidate region sizes per layer, part-count agreement between connected layers
 //!   and the balanced choice of sizes (smallest per-stage cycle target `T`);
 //! - `estimate`: the analytic cycles per sample of `docs/mapping.md` §5;
-//! - `place`: the staircase placement around dead PEs, with transposed regions;
+//! - `place`: the staircase placement around dead PEs, in the eight orientations of
+//!   `orientation` (transposed, mirrored); `fold`: where a consumer goes when the bundle of its
+//!   input's routes turns, so the chain folds back at the fabric's edges;
 //! - `routes`: routes between regions and from and to the fabric's edges; `fan_out`: the
 //!   consumers that pass a result read by several layers on to the others;
 //! - `colors`: colors for every stream, reused where routes do not meet;
@@ -31,8 +33,10 @@ mod estimate;
 mod expr;
 mod fan_out;
 pub mod fixtures;
+mod fold;
 mod io_routes;
 mod links;
+mod orientation;
 mod pairing;
 mod place;
 mod placement;

@@ -9,6 +9,7 @@
 use wsel_ir::graph::TensorRef;
 use wsel_target::{Coord, Dir, Rect, Target};
 
+use crate::fold;
 use crate::placement::Orientation;
 use crate::ports::{BoundTensor, lines_on};
 use crate::search::Problem;
@@ -84,6 +85,11 @@ impl DeadIndex {
             prefix,
             links,
         }
+    }
+
+    /// The dead PEs, in row-major order.
+    pub(crate) fn pes(&self) -> &[Coord] {
+        &self.pes
     }
 
     pub(crate) fn dead_pe_count(&self) -> u64 {
@@ -203,6 +209,8 @@ pub(crate) fn place(
         };
     }
     let mut placed: Vec<(Rect, Orientation)> = Vec::with_capacity(sizes.len());
+    // The squares where bundles of routes turn (the fold), kept free of regions.
+    let mut squares: Vec<Rect> = Vec::new();
     let mut consumers = vec![0usize; sizes.len()];
     for layer in &graph.layers {
         for a in &layer.args {
@@ -246,6 +254,7 @@ pub(crate) fn place(
                         || seam_clear(dead, rect, d, lines_on(s, rows, cols), 0)
                 })
                 && placed.iter().all(|(p, _)| !overlaps(*p, rect))
+                && squares.iter().all(|q| !overlaps(*q, rect))
         };
         // The layer that feeds it: the latest producing argument bound to one of its ports.
         let producer = layer
@@ -261,6 +270,7 @@ pub(crate) fn place(
             })
             .max_by_key(|&(p, _)| p);
         let mut chosen = None;
+        let mut square = None;
         let mut host_side = None;
         let mut orientations = vec![Orientation::Identity, Orientation::Transposed];
         if let Some((p, in_port)) = producer {
@@ -273,14 +283,17 @@ pub(crate) fn place(
                 let in_side = plan.ports[in_port].side;
                 orientations.sort_by_key(|o| o.dir(in_side) != out_dir.opposite());
                 let lines = lines_on(out_side, prows, pcols);
-                'search: for &o in &orientations {
-                    if o.dir(in_side) != out_dir.opposite() {
-                        break;
-                    }
+                // Straight on, the consumer takes the parts in the producer's order along
+                // the seam: unmirrored first, as the staircase always placed them.
+                let reversed = porient.reversed_along(out_dir);
+                let straight = Orientation::ALL.into_iter().filter(|o| {
+                    o.dir(in_side) == out_dir.opposite() && o.reversed_along(out_dir) == reversed
+                });
+                // A result feeding several layers branches one PE out from its
+                // producer, so its first consumer keeps a gap.
+                let fan_out = consumers[p] + usize::from(graph.output == TensorRef::Layer(p));
+                'search: for o in straight {
                     let (w, h) = o.extent(rows, cols);
-                    // A result feeding several layers branches one PE out from its
-                    // producer, so its first consumer keeps a gap.
-                    let fan_out = consumers[p] + usize::from(graph.output == TensorRef::Layer(p));
                     let first_gap = u32::from(fan_out > 1);
                     for gap in first_gap..=MAX_GAP {
                         let Some(rect) = beside(prect, out_dir, w, h, gap) else {
@@ -290,6 +303,32 @@ pub(crate) fn place(
                             chosen = Some((rect, o));
                             break 'search;
                         }
+                    }
+                }
+                if chosen.is_none() && fan_out == 1 {
+                    let edge = fold::OutEdge {
+                        rect: prect,
+                        orientation: porient,
+                        dir: out_dir,
+                        parts: lines,
+                    };
+                    let fits = |t: &fold::Turned| {
+                        free(t.rect, t.orientation, &placed)
+                            && dead.clean(t.square)
+                            && placed.iter().all(|(r, _)| !overlaps(*r, t.square))
+                            && squares.iter().all(|q| !overlaps(*q, t.square))
+                    };
+                    let turned = fold::turns(out_dir, prect, problem.target)
+                        .into_iter()
+                        .flat_map(|turn| {
+                            (0..=MAX_GAP).flat_map(move |gap| {
+                                fold::turned(edge, turn, gap, (rows, cols), in_side)
+                            })
+                        })
+                        .find(fits);
+                    if let Some(t) = turned {
+                        chosen = Some((t.rect, t.orientation));
+                        square = Some(t.square);
                     }
                 }
             }
@@ -355,7 +394,10 @@ pub(crate) fn place(
             chosen = first_fit(problem, &placed, rows, cols, &orientations, away);
         }
         match chosen {
-            Some(c) => placed.push(c),
+            Some(c) => {
+                placed.push(c);
+                squares.extend(square);
+            }
             None => {
                 let used = (0..l)
                     .map(|k| u64::from(sizes[k].0) * u64::from(sizes[k].1))

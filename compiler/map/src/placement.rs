@@ -17,67 +17,10 @@ use wsel_ir::graph::{Bus, CValue, Side};
 use crate::bus::bus_sides;
 use wsel_target::{Coord, DefectMap, Dir, Port, PortSet, Rect, RouteEntry};
 
+pub use crate::orientation::Orientation;
+
 /// A color (virtual channel), `0 .. target.colors`.
 pub type Color = u8;
-
-/// How a region's logical coordinates lie on the fabric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Orientation {
-    /// Logical row `r`, column `c` is the PE at `(rect.x + c, rect.y + r)`; sides as written.
-    Identity,
-    /// Logical row `r`, column `c` is the PE at `(rect.x + r, rect.y + c)`: rows run along
-    /// physical columns, and the sides map `north ↔ west`, `south ↔ east`.
-    Transposed,
-}
-
-impl Orientation {
-    /// The physical direction of a logical side.
-    pub fn dir(self, side: Side) -> Dir {
-        match (self, side) {
-            (Orientation::Identity, Side::North) | (Orientation::Transposed, Side::West) => {
-                Dir::North
-            }
-            (Orientation::Identity, Side::South) | (Orientation::Transposed, Side::East) => {
-                Dir::South
-            }
-            (Orientation::Identity, Side::East) | (Orientation::Transposed, Side::South) => {
-                Dir::East
-            }
-            (Orientation::Identity, Side::West) | (Orientation::Transposed, Side::North) => {
-                Dir::West
-            }
-        }
-    }
-
-    /// The PE of logical `(row, col)` in a region placed at `rect`.
-    pub fn pe(self, rect: Rect, row: u32, col: u32) -> Coord {
-        match self {
-            Orientation::Identity => Coord::new(rect.x + col, rect.y + row),
-            Orientation::Transposed => Coord::new(rect.x + row, rect.y + col),
-        }
-    }
-
-    /// The logical `(row, col)` of PE `at`, if it lies in `rect`.
-    pub fn logical(self, rect: Rect, at: Coord) -> Option<(u32, u32)> {
-        if !rect.contains(at) {
-            return None;
-        }
-        let (dx, dy) = (at.x - rect.x, at.y - rect.y);
-        Some(match self {
-            Orientation::Identity => (dy, dx),
-            Orientation::Transposed => (dx, dy),
-        })
-    }
-
-    /// The physical `(width, height)` of a `rows × cols` region.
-    pub fn extent(self, rows: u32, cols: u32) -> (u32, u32) {
-        match self {
-            Orientation::Identity => (cols, rows),
-            Orientation::Transposed => (rows, cols),
-        }
-    }
-}
 
 /// A whole program's placement on one target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

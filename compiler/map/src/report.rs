@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::placement::{EdgeSource, Orientation, Placement};
+use crate::placement::{EdgeSource, Placement};
 
 /// The report as plain text (no colour), ending with a newline.
 pub fn render(p: &Placement) -> String {
@@ -39,9 +39,11 @@ pub fn render(p: &Placement) -> String {
     let mut rows: Vec<[String; 9]> = Vec::new();
     let bottleneck = p.bottleneck();
     for (i, l) in p.layers.iter().enumerate() {
-        let turned = match l.orientation {
-            Orientation::Identity => "",
-            Orientation::Transposed => " T",
+        let mark_text = l.orientation.mark();
+        let turned = if mark_text.is_empty() {
+            String::new()
+        } else {
+            format!(" {mark_text}")
         };
         let mark = match (Some(i) == bottleneck, p.phases > 1) {
             (true, false) => "  ◀ bottleneck",
@@ -103,7 +105,7 @@ pub fn render(p: &Placement) -> String {
     if !p.layers.is_empty() {
         out.push_str(
             "(origin: the region's north-west PE as (x, y); size: logical rows × columns, T = \
-             transposed on the fabric; est.: cycles per sample, work = the busiest PE's tasks, \
+             transposed on the fabric, X / Y = mirrored east–west / north–south; est.: cycles per sample, work = the busiest PE's tasks, \
              stage = the stage's period with its inputs and chain waits)\n\n",
         );
     }

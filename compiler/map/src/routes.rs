@@ -21,7 +21,10 @@ use crate::diagnostics as diag;
 use crate::place::DeadIndex;
 use crate::placement::{EdgeSource, Endpoint, Hop};
 use crate::search::{Choice, Problem, UnionFind};
+use blocked::Blocked;
 
+mod blocked;
+mod enclosed;
 mod inputs;
 mod results;
 
@@ -81,11 +84,17 @@ pub(crate) fn route_all(
 ) -> Option<Routed> {
     let errors_before = diagnostics.len();
     let wiring = Wiring::new(problem, choice);
+    let regions: Vec<Rect> = choice.regions.iter().map(|r| r.0).collect();
+    let target = problem.target;
     let mut finder = PathFinder {
         problem,
         dead: &problem.dead,
-        regions: choice.regions.iter().map(|r| r.0).collect(),
-        class_layers: &wiring.class_layers,
+        blocked: Blocked::new(
+            (target.width, target.height),
+            &problem.dead,
+            &regions,
+            &wiring.class_layers,
+        ),
         used: vec![CoordSet::default(); wiring.class_count],
         reserved: CoordSet::default(),
     };
@@ -229,8 +238,8 @@ impl Failed<'_> {
 struct PathFinder<'p, 'a> {
     problem: &'p Problem<'a>,
     dead: &'p DeadIndex,
-    regions: Vec<Rect>,
-    class_layers: &'p [Vec<usize>],
+    /// Per class, the dead PEs and the class's regions.
+    blocked: Blocked<'p>,
     /// Routers each class already uses outside its regions.
     used: Vec<CoordSet>,
     /// PEs where the other parts of the tensor being routed start or end, which its part
@@ -240,17 +249,19 @@ struct PathFinder<'p, 'a> {
 
 impl PathFinder<'_, '_> {
     /// Routes parts `0..parts` of one class with `route`, first in ascending order, then (if a
-    /// part fails, because earlier parts took its way) in descending order. Results are by
-    /// part; on failure, the part that failed in the first order and why.
+    /// part fails, because earlier parts took its way) in descending order; the other way
+    /// round when `descending_first` (a bundle that turns, whose last part turns first).
+    /// Results are by part; on failure, the part that failed in the first order and why.
     fn in_some_order<T>(
         &mut self,
         class: usize,
         parts: u32,
+        descending_first: bool,
         mut route: impl FnMut(&mut Self, u32) -> Result<T, String>,
     ) -> Result<Vec<T>, (u32, String)> {
         let before = self.used[class].clone();
         let mut first_failure = None;
-        for descending in [false, true] {
+        for descending in [descending_first, !descending_first] {
             self.used[class] = before.clone();
             let mut out: Vec<Option<T>> = (0..parts).map(|_| None).collect();
             let mut failed = None;
@@ -281,12 +292,9 @@ impl PathFinder<'_, '_> {
     /// Whether `c` may carry a hop of `class`: a live PE outside the class's regions, not
     /// yet used by the class and not reserved for another part.
     fn free_for(&self, class: usize, c: Coord) -> bool {
-        !self.dead.pe_dead(c)
+        !self.blocked.contains(class, c)
             && !self.used[class].contains(&c)
             && !self.reserved.contains(&c)
-            && !self.class_layers[class]
-                .iter()
-                .any(|&l| self.regions[l].contains(c))
     }
 
     /// A stream from the fabric's edge into `cp` from `din`: the edge PE straight out from
@@ -338,7 +346,7 @@ impl PathFinder<'_, '_> {
             let x1 = to.x.saturating_add(margin).min(target.width - 1);
             let y1 = to.y.saturating_add(margin).min(target.height - 1);
             let window = Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1);
-            found = self.bfs_in(class, &[to], goal, &BTreeMap::new(), window);
+            found = self.bfs_in(class, &[to], goal, &BTreeMap::new(), window, usize::MAX);
             if found.is_some() || (window.width == target.width && window.height == target.height) {
                 break;
             }
@@ -594,7 +602,9 @@ impl PathFinder<'_, '_> {
     }
 
     /// Breadth-first search from any of `starts` to `goal` over live links and routers free
-    /// for `class` (or already in `tree`, which the path may not re-enter after leaving).
+    /// for `class` (or already in `tree`, which the path may not re-enter after leaving): in
+    /// a window around them, then a wider one, then over the whole fabric, where it enters
+    /// at most [`MAX_FLOOD`] PEs (when the goal is not [`PathFinder::goal_enclosed`]).
     fn bfs(
         &self,
         class: usize,
@@ -615,10 +625,15 @@ impl PathFinder<'_, '_> {
             let x1 = hi.x.saturating_add(margin).min(target.width - 1);
             let y1 = hi.y.saturating_add(margin).min(target.height - 1);
             let window = Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1);
-            if let Some(p) = self.bfs_in(class, starts, |c| c == goal, tree, window) {
+            let whole = window.width == target.width && window.height == target.height;
+            if whole && self.goal_enclosed(class, starts, goal, tree) {
+                return None;
+            }
+            let limit = if whole { MAX_FLOOD } else { usize::MAX };
+            if let Some(p) = self.bfs_in(class, starts, |c| c == goal, tree, window, limit) {
                 return Some(p);
             }
-            if window.width == target.width && window.height == target.height {
+            if whole {
                 break;
             }
         }
@@ -626,7 +641,8 @@ impl PathFinder<'_, '_> {
     }
 
     /// Breadth-first search inside `window` from any of `starts` to the nearest PE that is a
-    /// `goal`, over live links and routers free for `class` (and not in `tree`).
+    /// `goal`, over live links and routers free for `class` (and not in `tree`), giving up
+    /// after entering `limit` PEs.
     fn bfs_in(
         &self,
         class: usize,
@@ -634,11 +650,13 @@ impl PathFinder<'_, '_> {
         goal: impl Fn(Coord) -> bool,
         tree: &BTreeMap<Coord, (PortSet, PortSet)>,
         window: Rect,
+        limit: usize,
     ) -> Option<Vec<Coord>> {
         let target = self.problem.target;
         let idx = |c: Coord| ((c.y - window.y) * window.width + (c.x - window.x)) as usize;
         let mut parent = vec![u32::MAX; (window.width * window.height) as usize];
         let mut queue = VecDeque::new();
+        let mut entered = 0;
         for &s in starts {
             if window.contains(s) && parent[idx(s)] == u32::MAX {
                 parent[idx(s)] = idx(s) as u32;
@@ -668,6 +686,10 @@ impl PathFinder<'_, '_> {
                     || !self.free_for(class, n)
                 {
                     continue;
+                }
+                entered += 1;
+                if entered > limit {
+                    return None;
                 }
                 parent[idx(n)] = idx(c) as u32;
                 queue.push_back(n);
@@ -699,6 +721,12 @@ impl PathFinder<'_, '_> {
         hops
     }
 }
+
+/// The most PEs a search over the whole fabric enters. On wse2 with 1% of the PEs dead, a
+/// part's goal is often cut off by regions and routes; unbounded, each failed search flooded
+/// all 745,500 PEs (20 ms), hundreds of times per mapping. A path found within the bound is
+/// the one the unbounded search finds; one that needs more would be hundreds of hops long.
+const MAX_FLOOD: usize = 1 << 17;
 
 /// The PE on the fabric's `side` edge straight out from `c`.
 fn project(c: Coord, side: Dir, width: u32, height: u32) -> Coord {

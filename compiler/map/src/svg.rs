@@ -23,7 +23,7 @@ use svg::Document;
 use svg::node::element::{Group, Line, Polygon, Polyline, Rectangle, Text, Title};
 use wsel_target::{Coord, Dir};
 
-use crate::placement::{Endpoint, Orientation, Placement};
+use crate::placement::{Endpoint, Placement};
 use crate::report::{copies_note, group};
 use labels::{Box2, Labels, width};
 use legend::Mark;
@@ -560,11 +560,7 @@ fn tooltip(p: &Placement, i: usize) -> String {
         l.kernel,
         l.rows,
         l.cols,
-        if l.orientation == Orientation::Transposed {
-            ", transposed"
-        } else {
-            ""
-        },
+        l.orientation.described(),
         l.rect.x,
         l.rect.y,
         group(l.sram_bytes),

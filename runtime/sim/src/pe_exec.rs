@@ -95,6 +95,7 @@ impl Partition<'_> {
                 at: prog.at,
                 region: prog.region,
                 transposed: prog.transposed,
+                mirrored: prog.mirrored,
                 args: &prog.args,
                 ports: &prog.ports,
                 send_colors: p.send_colors,

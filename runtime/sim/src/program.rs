@@ -44,6 +44,9 @@ pub struct PeProgram {
     /// Whether the region is placed transposed: tasks then see logical rows along physical
     /// columns (`coords` and `region_size` swap their axes).
     pub transposed: bool,
+    /// Whether the region is mirrored east–west and north–south (after any transposition):
+    /// tasks then count the mirrored axis from the region's far side.
+    pub mirrored: (bool, bool),
     /// SRAM bytes the program uses on this PE (at most the target's `sram_bytes`).
     pub sram_bytes: u32,
     /// Initial SRAM contents from byte 0 (the rest is zero).
@@ -54,6 +57,28 @@ pub struct PeProgram {
     pub ports: Vec<Color>,
     /// Tasks activated at cycle 0, in order.
     pub launch: Vec<TaskId>,
+}
+
+impl PeProgram {
+    /// This PE's logical `(column, row)` inside its region.
+    pub fn logical(&self) -> (u32, u32) {
+        logical_coords(self.at, self.region, self.transposed, self.mirrored)
+    }
+}
+
+/// The logical `(column, row)` of PE `at` in `region`, placed transposed and mirrored as
+/// given: the mirrors undone first, then the transposition.
+pub(crate) fn logical_coords(
+    at: Coord,
+    region: Rect,
+    transposed: bool,
+    (mirror_x, mirror_y): (bool, bool),
+) -> (u32, u32) {
+    let dx = at.x.saturating_sub(region.x);
+    let dy = at.y.saturating_sub(region.y);
+    let dx = if mirror_x { region.width - 1 - dx } else { dx };
+    let dy = if mirror_y { region.height - 1 - dy } else { dy };
+    if transposed { (dy, dx) } else { (dx, dy) }
 }
 
 /// One router's configuration for one color.
@@ -190,6 +215,7 @@ impl Program {
             kernel,
             region: Rect::new(at.x, at.y, 1, 1),
             transposed: false,
+            mirrored: (false, false),
             sram_bytes,
             sram_init: Vec::new(),
             args: Vec::new(),
@@ -250,5 +276,23 @@ impl Program {
                 self.add_route(e.at, color, e.rx, e.tx);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-derived: in a 2-wide, 4-tall region at (10, 20), the PE at (11, 20) is logical
+    /// column 1, row 0; mirrored north–south it is row 3; mirrored east–west column 0;
+    /// transposed (4 logical columns of 2 rows), then mirrored both ways, column 3, row 0.
+    #[test]
+    fn logical_coordinates_undo_the_mirrors_then_the_transposition() {
+        let region = Rect::new(10, 20, 2, 4);
+        let at = Coord::new(11, 20);
+        assert_eq!(logical_coords(at, region, false, (false, false)), (1, 0));
+        assert_eq!(logical_coords(at, region, false, (false, true)), (1, 3));
+        assert_eq!(logical_coords(at, region, false, (true, false)), (0, 0));
+        assert_eq!(logical_coords(at, region, true, (true, true)), (3, 0));
     }
 }

@@ -66,6 +66,8 @@ pub(crate) struct TaskRuntime<'a> {
     pub(crate) region: Rect,
     /// The region is placed transposed: logical rows run along physical columns.
     pub(crate) transposed: bool,
+    /// The region is mirrored east–west, north–south (after any transposition).
+    pub(crate) mirrored: (bool, bool),
     pub(crate) args: &'a [u32],
     pub(crate) ports: &'a [Color],
     /// Colors whose route at this PE takes wavelets from the ramp (bit per color).
@@ -105,17 +107,15 @@ pub struct TaskContext<'a> {
 
 impl<'a> TaskContext<'a> {
     /// This PE's logical coordinates inside its region: (column, row). For a transposed
-    /// region, logical rows run along physical columns.
+    /// region, logical rows run along physical columns; a mirrored one counts the mirrored axis from
+    /// the region's far side.
     pub fn coords(&self) -> (u32, u32) {
-        let (dx, dy) = (
-            self.rt.at.x - self.rt.region.x,
-            self.rt.at.y - self.rt.region.y,
-        );
-        if self.rt.transposed {
-            (dy, dx)
-        } else {
-            (dx, dy)
-        }
+        crate::program::logical_coords(
+            self.rt.at,
+            self.rt.region,
+            self.rt.transposed,
+            self.rt.mirrored,
+        )
     }
 
     /// The region's logical size: (columns, rows).

@@ -4,7 +4,6 @@
 use wsel_ir::graph::{LayerGraph, TensorRef};
 
 use super::{Failed, Found, PathFinder, RawEdge, RawTransfer, Wiring};
-use crate::place::edge_pe;
 use crate::placement::{EdgeSource, Endpoint};
 use crate::ports::{BoundTensor, lines_on};
 
@@ -61,14 +60,14 @@ fn route_bound_port(
     found: &mut Found,
     failed: &mut Failed<'_>,
 ) {
-    let region = wiring.choice.regions[l].0;
+    let (region, orientation) = wiring.choice.regions[l];
     let port = &wiring.problem.layers[l].plan.ports[q];
     let (rows, cols) = wiring.choice.sizes[l];
     let parts = lines_on(port.side, rows, cols);
     let din = wiring.phys(l, q);
     let class = wiring.class(l, q);
-    let routed = finder.in_some_order(class, parts, |finder, j| {
-        let cp = edge_pe(region, din, j);
+    let routed = finder.in_some_order(class, parts, false, |finder, j| {
+        let cp = orientation.part_pe(region, din, j);
         finder.edge_stream_to(class, cp, din)
     });
     let routed = match routed {
@@ -81,7 +80,7 @@ fn route_bound_port(
     };
     for (j, (entry, side, hops)) in routed.into_iter().enumerate() {
         let j = j as u32;
-        let cp = edge_pe(region, din, j);
+        let cp = orientation.part_pe(region, din, j);
         let endpoint = match source {
             EdgeSource::Host => Endpoint::Host {
                 input: index,

@@ -113,12 +113,14 @@ impl<'s, 'a> ResultStream<'s, 'a> {
         let (choice, target) = (self.wiring.choice, self.wiring.problem.target);
         let mut specs = Vec::with_capacity(self.parts as usize);
         for j in 0..self.parts {
-            let sp = edge_pe(choice.regions[self.p].0, self.dout, j);
+            let (region, orientation) = choice.regions[self.p];
+            let sp = orientation.part_pe(region, self.dout, j);
             let mut goals = Vec::new();
             let mut destinations = Vec::new();
             for &(l, q) in self.consumers {
                 let din = self.wiring.phys(l, q);
-                let cp = edge_pe(choice.regions[l].0, din, j);
+                let (rect, o) = choice.regions[l];
+                let cp = o.part_pe(rect, din, j);
                 destinations.push(Endpoint::LayerInput {
                     layer: l,
                     port: q,
@@ -140,7 +142,13 @@ impl<'s, 'a> ResultStream<'s, 'a> {
                 None => None,
                 Some(_) if target.neighbor(sp, self.dout).is_none() => Some((sp, self.dout)),
                 Some(side) => {
-                    let goal = finder.exit_goal(sp, self.dout, side, j, self.parts)?;
+                    // The turn nests the parts by their physical order along the edge.
+                    let along = if orientation.reversed_along(self.dout) {
+                        self.parts - 1 - j
+                    } else {
+                        j
+                    };
+                    let goal = finder.exit_goal(sp, self.dout, side, along, self.parts)?;
                     goals.push((goal, goal.at));
                     Some((goal.at, side))
                 }
@@ -260,7 +268,17 @@ impl<'s, 'a> ResultStream<'s, 'a> {
                 at
             })
             .collect();
-        finder.in_some_order(self.class, self.parts, |finder, j| {
+        // Parts that turn one inside the other are routed innermost (shortest) first.
+        let reach = |j: usize| {
+            let (sp, goals, _, _) = &tried[j];
+            goals
+                .iter()
+                .map(|(g, _)| sp.manhattan(g.at))
+                .max()
+                .unwrap_or(0)
+        };
+        let descending_first = tried.len() > 1 && reach(tried.len() - 1) < reach(0);
+        finder.in_some_order(self.class, self.parts, descending_first, |finder, j| {
             let (sp, goals, _, _) = &tried[j as usize];
             if goals.len() < self.consumers.len() {
                 return Err("a consumer's input edge faces off the fabric".to_string());

@@ -6,7 +6,7 @@
 
 use svg::node::element::{Group, Line, Text};
 
-use crate::placement::{Orientation, Placement};
+use crate::placement::Placement;
 
 /// An axis-aligned box in pixels: x, y, width, height.
 pub(super) type Box2 = (f64, f64, f64, f64);
@@ -152,7 +152,7 @@ pub(super) fn regions(
                 "{} × {}{}",
                 l.rows,
                 l.cols,
-                if l.orientation == Orientation::Transposed {
+                if l.orientation.transposed() {
                     " ↻"
                 } else {
                     ""

@@ -67,11 +67,8 @@ impl Tracks {
         for pe in program.pes.iter().filter(|pe| fabric.contains(pe.at)) {
             let track = tracks.index(pe.at);
             if tracks.group[track as usize] != NONE {
-                let (dx, dy) = (
-                    pe.at.x.saturating_sub(pe.region.x),
-                    pe.at.y.saturating_sub(pe.region.y),
-                );
-                let logical = if pe.transposed { (dx, dy) } else { (dy, dx) };
+                let (col, row) = pe.logical();
+                let logical = (row, col);
                 let info = PeInfo {
                     kernel: pe.kernel,
                     logical,
