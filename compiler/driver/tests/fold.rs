@@ -7,11 +7,11 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use wsel::tensor::{Tensor, read_npy, write_npy_atomic};
+use wsel::tensor::read_npy;
 use wsel_ir::kernel::ScalarTy;
 
 mod support;
-use support::temp_dir;
+use support::{temp_dir, write_f32_npy};
 
 /// Dense layers in the chain, each followed by a `relu`; features per sample; samples.
 const PAIRS: usize = 6;
@@ -25,15 +25,6 @@ fn value(seed: u64) -> f32 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
     (z >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-}
-
-fn write(path: &Path, shape: &[u64], values: &[f32]) {
-    let tensor = Tensor {
-        elem: ScalarTy::F32,
-        shape: shape.to_vec(),
-        words: values.iter().map(|v| v.to_bits()).collect(),
-    };
-    write_npy_atomic(path, &tensor).expect("write .npy");
 }
 
 /// One dense layer's weights (row-major, `WIDTH × WIDTH`) and biases.
@@ -59,18 +50,18 @@ fn setup(dir: &Path) -> (Vec<f32>, Vec<Pair>) {
         let b: Vec<f32> = (0..WIDTH)
             .map(|k| 0.1 * value(seed + 500 + k as u64))
             .collect();
-        write(
+        write_f32_npy(
             &dir.join(format!("w{i}.npy")),
             &[WIDTH as u64, WIDTH as u64],
             &w,
         );
-        write(&dir.join(format!("b{i}.npy")), &[WIDTH as u64], &b);
+        write_f32_npy(&dir.join(format!("b{i}.npy")), &[WIDTH as u64], &b);
         layers.push((w, b));
     }
     src += &format!("{lets}    return {prev};\n}}\n");
     std::fs::write(dir.join("chain.wse"), src).expect("write chain.wse");
     let x: Vec<f32> = (0..SAMPLES * WIDTH).map(|k| value(k as u64)).collect();
-    write(&dir.join("x.npy"), &[SAMPLES as u64, WIDTH as u64], &x);
+    write_f32_npy(&dir.join("x.npy"), &[SAMPLES as u64, WIDTH as u64], &x);
     (x, layers)
 }
 

@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use wsel::tensor::{Tensor, read_npy, write_npy_atomic};
+use wsel::tensor::read_npy;
 use wsel_ir::kernel::ScalarTy;
 
 mod support;
-use support::repo_root;
+use support::{repo_root, write_f32_npy};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wsel-streamed-{name}-{}", std::process::id()));
@@ -45,15 +45,6 @@ impl Values {
     }
 }
 
-fn write(path: &Path, shape: &[u64], values: &[f32]) {
-    let tensor = Tensor {
-        elem: ScalarTy::F32,
-        shape: shape.to_vec(),
-        words: values.iter().map(|v| v.to_bits()).collect(),
-    };
-    write_npy_atomic(path, &tensor).expect("write .npy");
-}
-
 fn read(path: &Path) -> Vec<f32> {
     read_npy(path, ScalarTy::F32, &[None; 2])
         .expect("result .npy")
@@ -74,7 +65,7 @@ impl Mlp {
     fn new(dir: &Path, widths: &[usize], batch: usize, seed: u64) -> Mlp {
         let mut values = Values(seed);
         let x = values.matrix(batch * widths[0], 1.0);
-        write(
+        write_f32_npy(
             dir.join("x.npy").as_path(),
             &[batch as u64, widths[0] as u64],
             &x,
@@ -86,8 +77,8 @@ impl Mlp {
             let (n, m) = (pair[0], pair[1]);
             let w = values.matrix(n * m, 1.0 / (n as f64).sqrt());
             let b = values.matrix(m, 0.1);
-            write(&dir.join(format!("w{i}.npy")), &[n as u64, m as u64], &w);
-            write(&dir.join(format!("b{i}.npy")), &[m as u64], &b);
+            write_f32_npy(&dir.join(format!("w{i}.npy")), &[n as u64, m as u64], &w);
+            write_f32_npy(&dir.join(format!("b{i}.npy")), &[m as u64], &b);
             params += &format!(
                 "    param w{i}: f32[{n}, {m}] from \"w{i}.npy\";\n    param b{i}: f32[{m}] from \"b{i}.npy\";\n"
             );

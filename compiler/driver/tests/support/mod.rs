@@ -1,5 +1,5 @@
 //! Harness shared by the driver's integration tests (`mod support;` in each): the
-//! repository's root and fresh scratch folders. Each test binary compiles this module on its
+//! repository's root, fresh scratch folders and `.npy` inputs. Each test binary compiles this module on its
 //! own and uses only part of it.
 #![allow(dead_code)]
 
@@ -21,4 +21,14 @@ pub fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
+}
+
+/// Writes `values` as an f32 `.npy` file of `shape` (an input a test generated).
+pub fn write_f32_npy(path: &Path, shape: &[u64], values: &[f32]) {
+    let tensor = wsel::tensor::Tensor {
+        elem: wsel_ir::kernel::ScalarTy::F32,
+        shape: shape.to_vec(),
+        words: values.iter().map(|v| v.to_bits()).collect(),
+    };
+    wsel::tensor::write_npy_atomic(path, &tensor).expect("write .npy");
 }
