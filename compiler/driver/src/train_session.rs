@@ -203,10 +203,13 @@ pub(crate) fn setup(loaded: &Loaded, request: &TrainRequest<'_>) -> Result<Setup
         TensorRef::Param(p) => graph.params[p].tensor.shape.clone(),
     };
     let loss = train_settings::loss(overrides, item);
-    let chosen = overrides.micro_batch.is_some() || item.and_then(|t| t.micro_batch).is_some();
+    let fit = Fit {
+        whole: batch,
+        chosen: overrides.micro_batch.is_some() || item.and_then(|t| t.micro_batch).is_some(),
+    };
     let asked = settings.micro_batch;
     let (program, settings) =
-        build_fitting(loaded, model, &loss, settings, chosen, overrides, config)?;
+        build_fitting(loaded, model, &loss, settings, fit, overrides, config)?;
     let mut warnings = warnings;
     if settings.micro_batch != asked {
         warnings.push(format!(
@@ -228,12 +231,14 @@ pub(crate) fn setup(loaded: &Loaded, request: &TrainRequest<'_>) -> Result<Setup
     })
 }
 
-/// The training graph of the file's model lowered for `batch` samples, mapped and compiled:
-/// what one system of a cluster runs on its share of the batch (`crate::cluster::train`).
+/// The training graph of the file's model lowered for `batch` samples — a part of a batch of
+/// `whole`, the samples its loss is the mean over — mapped and compiled: what one system of
+/// a cluster runs on its share of the batch (`crate::cluster::train`).
 pub(crate) fn program_for(
     loaded: &Loaded,
     overrides: &TrainOverrides,
     batch: u64,
+    whole: u64,
 ) -> Result<Program, BuildError> {
     let db = &loaded.db;
     let item = wsel_lower::lower_train_config(db, loaded.file);
@@ -247,17 +252,23 @@ pub(crate) fn program_for(
         micro_batch: batch,
         ..train_settings::settings(overrides, item, batch, 1)
     };
-    let (program, _) = build_fitting(loaded, model, &loss, settings, true, overrides, config)?;
+    let fit = Fit {
+        whole,
+        chosen: true,
+    };
+    let (program, _) = build_fitting(loaded, model, &loss, settings, fit, overrides, config)?;
     Ok(program)
 }
 
-/// The training graph of `model` (lowered as `graph`) with the chosen loss; an unknown loss
-/// is reported at the item's `loss` setting, else at the model's last call.
+/// The training graph of `model` (lowered as `graph`) with the chosen loss, its mean taken
+/// over `whole` samples; an unknown loss is reported at the item's `loss` setting, else at
+/// the model's last call.
 fn training_graph(
     loaded: &Loaded,
     model: wsel_sema::ItemId<'_>,
     graph: &LayerGraph,
     loss: &LossChoice,
+    whole: u64,
 ) -> Result<TrainGraph, BuildError> {
     let loss_at = loss.at.clone().unwrap_or_else(|| {
         graph.layers.last().map_or_else(
@@ -271,20 +282,28 @@ fn training_graph(
             },
         )
     });
-    wsel_lower::training_graph(&loaded.db, model, graph, &loss.name, loss_at)
+    wsel_lower::training_graph(&loaded.db, model, graph, &loss.name, loss_at, whole)
         .map_err(BuildError::Diagnostics)
+}
+
+/// How [`build_fitting`] sizes the graph: the samples of the loss's mean, and whether the
+/// settings' micro-batch was chosen by the user (and so must not shrink).
+#[derive(Clone, Copy)]
+struct Fit {
+    whole: u64,
+    chosen: bool,
 }
 
 /// The training graph at the settings' micro-batch, mapped for weight streaming and compiled.
 /// When a layer's working set does not fit the SRAM at that micro-batch (E0612), a micro-batch
-/// that was not `chosen` becomes the largest divisor of the batch that maps (the caller warns);
+/// that was not chosen becomes the largest divisor of the batch that maps (the caller warns);
 /// when none maps, or the micro-batch was chosen, the first E0612 stands.
 fn build_fitting(
     loaded: &Loaded,
     model: wsel_sema::ItemId<'_>,
     loss: &LossChoice,
     mut settings: Settings,
-    chosen: bool,
+    fit: Fit,
     overrides: &TrainOverrides,
     config: Option<&wsel_lower::RunConfig>,
 ) -> Result<(Program, Settings), BuildError> {
@@ -296,7 +315,7 @@ fn build_fitting(
         if !diagnostics.is_empty() {
             return Err(BuildError::Diagnostics(diagnostics));
         }
-        let train = training_graph(loaded, model, &graph, loss)?;
+        let train = training_graph(loaded, model, &graph, loss, fit.whole)?;
         let options = MapOptions::default();
         let mapped = wsel_map::map(&train.graph, &target, Mode::Streaming, &options);
         if let Some(placement) = mapped.placement {
@@ -307,7 +326,7 @@ fn build_fitting(
         let failure = first_failure.get_or_insert(mapped.diagnostics);
         let smaller = (1..micro).rev().find(|d| settings.batch.is_multiple_of(*d));
         match smaller {
-            Some(next) if too_big && !chosen => settings.micro_batch = next,
+            Some(next) if too_big && !fit.chosen => settings.micro_batch = next,
             _ => return Err(BuildError::Diagnostics(std::mem::take(failure))),
         }
     }
@@ -446,7 +465,9 @@ pub(crate) fn run_steps(
             .collect();
         let mut sink = GradientSink::new(store.params.len());
         let mut record = StepRecord::default();
-        // The batch's micro-batches, one after the other with the same weights.
+        // The batch's micro-batches, one after the other with the same weights. Each one's
+        // loss layer takes the mean over the whole batch (`over`), so their losses and
+        // gradients add up to the batch's.
         for part in rows.chunks(settings.micro_batch as usize) {
             let mut inputs: Vec<Tensor> = data.iter().map(|t| gather_rows(t, part)).collect();
             inputs.push(gather_rows(targets, part));
@@ -458,9 +479,6 @@ pub(crate) fn run_steps(
             }
             record.add(&micro);
         }
-        let parts = settings.batch / settings.micro_batch;
-        sink.scale(1.0 / parts as f32);
-        record.loss /= parts as f32;
         if !record.loss.is_finite() {
             return Err(BuildError::Run {
                 code: crate::run_errors::E0806,

@@ -215,14 +215,6 @@ impl GradientSink {
         }
     }
 
-    /// Scales every sum by `factor`: the mean of a step's micro-batches' gradients (each the
-    /// gradient of its own micro-batch's mean loss) is the gradient of the batch's mean loss.
-    pub fn scale(&mut self, factor: f32) {
-        for sum in self.sums.iter_mut().flatten() {
-            sum.iter_mut().for_each(|s| *s *= factor);
-        }
-    }
-
     /// Adds one gradient stream of parameter `param`.
     pub fn add(&mut self, param: usize, grad: &[f32]) {
         self.bytes_in += 4 * grad.len() as u64;
@@ -316,9 +308,8 @@ pub struct StepRecord {
 }
 
 impl StepRecord {
-    /// Adds the fabric's part of a micro-batch's pass to this step: its loss (the caller
-    /// divides the sum by the number of micro-batches) and its cycles, which follow the
-    /// micro-batches before it.
+    /// Adds the fabric's part of a micro-batch's pass to this step: its loss (its samples'
+    /// part of the batch's mean) and its cycles, which follow the micro-batches before it.
     pub fn add(&mut self, micro: &StepRecord) {
         self.loss += micro.loss;
         self.forward_cycles += micro.forward_cycles;

@@ -1,17 +1,18 @@
 //! `wsel train --systems N` (docs/running.md, "Training on a cluster"): data-parallel
-//! equivalence. The digits MLP (examples/digits/train.wse) trained on 1, 2 and 4 systems from
-//! the same initial weights over the same global batches must end with the weights one
-//! system gives with the whole batch.
+//! equivalence. The digits MLP (examples/digits/train.wse) trained on 1, 2, 3 and 4 systems
+//! from the same initial weights over the same global batches must end with the weights one
+//! system gives with the whole batch — 3 systems with uneven shares of 6, 5 and 5 samples.
 //!
 //! Tolerance. Only the order of the sums changes: one system sums a gradient over the 16
-//! samples of a batch along its region's row; N systems each sum over their 16/N samples, the
-//! tree adds the N partial means pairwise, and the store divides by N. Each reordering
+//! samples of a batch along its region's row; N systems each sum over their share (each
+//! sample's term divided by the batch's 16, the loss's `over`), and the tree adds the N
+//! partial sums pairwise. Each reordering
 //! moves a gradient by a few float32 roundoffs (u = 6e-8) relative to the terms summed, whose
 //! magnitudes here stay below 1, so a step's weights move by at most about lr · 16 · u ≈
 //! 5e-8 apart, and 10 steps of SGD with momentum 0.9 add those up at most tenfold:
 //! under 1e-6. The test allows 1e-5 absolute on every weight (measured: see the
-//! assertion's message); a cluster that dropped a system's gradient, or forgot to divide
-//! the sum by N, moves the weights by more than 1e-3 — as another batch order does, which
+//! assertion's message); a cluster that dropped a system's gradient, or divided a share's
+//! sum by its own size, moves the weights by more than 1e-3 — as another batch order does, which
 //! the last check shows the comparison would catch.
 
 use std::path::{Path, PathBuf};
@@ -85,7 +86,7 @@ fn farthest(a: &Path, b: &Path) -> f32 {
 }
 
 #[test]
-fn two_and_four_systems_train_the_weights_one_system_trains() {
+fn two_three_and_four_systems_train_the_weights_one_system_trains() {
     let root = temp_dir("equivalence");
     let one = root.join("one");
     let plain = train(&one, &["--seed", "1"]);
@@ -97,7 +98,7 @@ fn two_and_four_systems_train_the_weights_one_system_trains() {
         assert_eq!(read(&one), read(&single), "{file} with --systems 1");
     }
     assert!(String::from_utf8_lossy(&plain.stdout).contains("loss"));
-    for systems in ["2", "4"] {
+    for systems in ["2", "3", "4"] {
         let dir = root.join(systems);
         let run = train(&dir, &["--seed", "1", "--systems", systems]);
         let gap = farthest(&one, &dir);

@@ -20,6 +20,18 @@ pub fn shares(batch: u64, systems: u32) -> Vec<Range<u64>> {
         .collect()
 }
 
+/// The sizes of `shares` as a report says them: `8`, or `6 or 5` when they differ.
+pub fn share_sizes(shares: &[Range<u64>]) -> String {
+    let len = |r: &Range<u64>| r.end - r.start;
+    let most = shares.iter().map(len).max().unwrap_or(0);
+    let least = shares.iter().map(len).min().unwrap_or(0);
+    if most == least {
+        most.to_string()
+    } else {
+        format!("{most} or {least}")
+    }
+}
+
 /// The systems process `rank` of `ranks` simulates: consecutive blocks, the first
 /// `systems mod ranks` processes taking one more (a process may have none).
 pub fn systems_of_rank(systems: u32, ranks: usize, rank: usize) -> Range<u32> {
@@ -47,6 +59,8 @@ mod tests {
         let s = shares(1000, 7);
         assert_eq!(s.iter().map(|r| r.end - r.start).sum::<u64>(), 1000);
         assert_eq!(s.last().map(|r| r.end), Some(1000));
+        assert_eq!(share_sizes(&shares(10, 4)), "3 or 2");
+        assert_eq!(share_sizes(&shares(8, 4)), "2");
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! `wsel train --systems N`: data-parallel training on a cluster of N systems (DESIGN.md §5,
 //! `docs/running.md`, "Training on a cluster").
 //!
-//! Every step's global batch is cut into N equal shares, in order. System `s` runs the
-//! training step on share `s` with the store's current weights, which reach it through the
-//! broadcast tree (its weight store is the tree's feed, as for `wsel run --systems`), every
-//! system starting each phase with the slowest (`gate`). Each system's gradients leave its
-//! fabric as their phases end; the tree sums them on the way up (`wsel_swarm::reduce_all`:
-//! every gradient in the order the phases sent it, on the same links, in the tree's fixed
-//! order); the store divides the sum by N — each system's gradient is the mean over its
-//! share, so that is the mean over the batch — and applies the optimizer. The step ends when
+//! Every step's global batch is cut into N shares, in order (`split::shares`: the first
+//! `batch mod N` one sample longer). System `s` runs the training step on share `s` with the
+//! store's current weights, which reach it through the broadcast tree (its weight store is
+//! the tree's feed, as for `wsel run --systems`), every system starting each phase with the
+//! slowest (`gate`). A system's loss layer takes the mean over the whole batch (its scalar
+//! `over`), so its loss and gradients are its share's part of the batch's, whatever the
+//! share's size. Each system's gradients leave its fabric as their phases end; the tree sums
+//! them on the way up (`wsel_swarm::reduce_all`: every gradient in the order the phases sent
+//! it, on the same links, in the tree's fixed order) into the batch's gradient, and the store
+//! applies the optimizer. The step ends when
 //! the fabric is done and the last sum has reached the store, plus the store's update; the
 //! next step's forward pass streams the weights that update wrote. One system is the
 //! ordinary `wsel train`, cycle for cycle.
@@ -17,6 +19,9 @@
 //! step their losses and gradients go to process 0 (a gather, put in system order), which
 //! sums them, applies the optimizer and broadcasts the new weights to every process, or the
 //! word to stop. Process 0 alone prints and writes; the bytes are the same for any K.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
 
 use wsel_sim::SimOptions;
 use wsel_swarm::Tree;
@@ -45,20 +50,29 @@ pub(crate) struct Prepared {
     pub setup: Setup,
     pub sources: SourceTexts,
     pub systems: u32,
-    /// Samples per system per step.
-    pub share: u64,
-    /// The training graph built for a share, on the system's target (the tree's feed as its
-    /// weight store); `None` with one system, which runs `setup.program`.
-    share_program: Option<Program>,
+    /// Each system's samples of a step's batch (positions in it).
+    pub shares: Vec<Range<u64>>,
+    /// The training graph built for each share size, on the system's target (the tree's feed
+    /// as its weight store); empty with one system, which runs `setup.program`.
+    per_share: BTreeMap<u64, Program>,
     pub tree: Tree,
     pub feed: Option<(u64, u32)>,
     pub options: SimOptions,
 }
 
 impl Prepared {
-    /// What every system runs.
+    /// What system `s` runs.
+    pub fn program_of(&self, s: u32) -> &Program {
+        let share = &self.shares[s as usize];
+        self.per_share
+            .get(&(share.end - share.start))
+            .unwrap_or(&self.setup.program)
+    }
+
+    /// What the first system runs (one of the largest shares): the program the outputs and
+    /// the report describe.
     pub fn system_program(&self) -> &Program {
-        self.share_program.as_ref().unwrap_or(&self.setup.program)
+        self.program_of(0)
     }
 }
 
@@ -130,12 +144,12 @@ pub(crate) fn prepare_request(
             ),
         });
     }
-    if systems == 0 || batch % u64::from(systems) != 0 {
+    if systems == 0 || u64::from(systems) > batch {
         let message = if systems == 0 {
             "`--systems 0`: a cluster needs at least one system".to_string()
         } else {
             format!(
-                "a batch of {batch} samples does not split evenly over {systems} systems: data-parallel training gives every system the same share (the store's mean of their mean gradients is the batch's only then); use a batch that {systems} divides"
+                "a batch of {batch} samples leaves some of {systems} systems without a sample: use at most {batch} systems or a larger batch"
             )
         };
         return Err(BuildError::Run {
@@ -143,23 +157,28 @@ pub(crate) fn prepare_request(
             message,
         });
     }
-    let share = batch / u64::from(systems);
+    let shares = super::split::shares(batch, systems);
     let tree = Tree::new(systems, setup.program.target.swarm.fan_out);
-    let (share_program, feed) = if systems > 1 {
-        let mut program = program_for(loaded, overrides, share)?;
-        let (target, feed) = super::feed_target(&program.target, &tree);
+    let mut per_share = BTreeMap::new();
+    let mut feed = None;
+    for share in shares.iter().filter(|_| systems > 1) {
+        let samples = share.end - share.start;
+        if per_share.contains_key(&samples) {
+            continue;
+        }
+        let mut program = program_for(loaded, overrides, samples, batch)?;
+        let (target, system_feed) = super::feed_target(&program.target, &tree);
         program.target = target;
-        (Some(program), feed)
-    } else {
-        (None, None)
-    };
+        feed = feed.or(system_feed);
+        per_share.insert(samples, program);
+    }
     Ok(Prepared {
         options: crate::session::sim_options(overrides.threads, overrides.max_cycles),
         setup,
         sources,
         systems,
-        share,
-        share_program,
+        shares,
+        per_share,
         tree,
         feed,
     })

@@ -9,6 +9,7 @@ use wsel_map::report::group;
 use wsel_swarm::{Stream, reduce_all};
 use wsel_target::Swarm;
 
+use super::split::share_sizes;
 use super::train::Prepared;
 use super::train_steps::{StepFigures, SystemStep};
 use crate::training::StepRecord;
@@ -132,7 +133,7 @@ pub fn summary(prepared: &Prepared, steps: &[StepRecord], first: &StepFigures) -
         out,
         "\n  cluster: {n} system{} in data parallel, {} samples each of every step's {} · tree fan-out {}, depth {}, links {} B/cycle and {} cycles, switches {} cycles, sums at {} B/cycle, packets of {} B",
         if n == 1 { "" } else { "s" },
-        prepared.share,
+        share_sizes(&prepared.shares),
         prepared.setup.settings.batch,
         t.fan_out,
         prepared.tree.depth,

@@ -22,9 +22,9 @@ use crate::training::{
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SystemStep {
     pub system: u32,
-    /// The mean loss over its share, as its loss layer computed it.
+    /// Its share's part of the batch's mean loss, as its loss layer computed it.
     pub loss: f32,
-    /// (model parameter, gradient: the mean over its share), in the order they left.
+    /// (model parameter, gradient: its share's part of the batch's), in the order they left.
     pub grads: Vec<(usize, Vec<f32>)>,
     /// Per gradient, the cycle (on the cluster's clock) its phase ended.
     pub ready: Vec<u64>,
@@ -125,10 +125,10 @@ fn run_system(
     weights: &[Tensor],
     options: &SimOptions,
 ) -> Result<SystemStep, Failure> {
-    let share = prepared.share as usize;
-    let mine = &rows[s as usize * share..(s as usize + 1) * share];
+    let share = &prepared.shares[s as usize];
+    let mine = &rows[share.start as usize..share.end as usize];
     let inputs = inputs_of(prepared, mine);
-    let program = prepared.system_program();
+    let program = prepared.program_of(s);
     let streamed = crate::streamed::Streamed {
         graph: &program.train.graph,
         placement: &program.placement,
@@ -168,7 +168,7 @@ fn system_step(
     record: &StepRecord,
     waited: u64,
 ) -> SystemStep {
-    let program = prepared.system_program();
+    let program = prepared.program_of(system);
     let phases = outputs
         .phases
         .iter()
@@ -220,7 +220,8 @@ fn run_baseline(prepared: &Prepared, rows: &[u64], weights: &[Tensor]) -> Result
 
 /// Process 0's part of a step: the systems' payloads in system order, their gradients summed
 /// through the tree (with one system: straight into the store, as `wsel train` does), the
-/// mean applied by the store's optimizer. `Err`: the failure to print, and its process.
+/// sum — the batch's gradient — applied by the store's optimizer. `Err`: the failure to
+/// print, and its process.
 pub fn combine(
     prepared: &Prepared,
     store: &mut Store,
@@ -228,7 +229,6 @@ pub fn combine(
 ) -> Result<(StepRecord, StepFigures), (usize, Failure)> {
     let (systems, baseline) = collect(prepared, payloads)?;
     let settings = &prepared.setup.settings;
-    let n = systems.len() as f32;
     let fabric_cycles = systems.iter().map(|s| s.cycles).max().unwrap_or(0);
     let mut sink = GradientSink::new(store.params.len());
     let (reduced, summed_at, tail) = if systems.len() == 1 {
@@ -239,13 +239,12 @@ pub fn combine(
     } else {
         let reduction = super::train_report::Reduction::of(prepared, &systems);
         for (param, sum) in &reduction.sums {
-            let mean: Vec<f32> = sum.iter().map(|v| v / n).collect();
-            sink.add(*param, &mean);
+            sink.add(*param, sum);
         }
         let tail = reduction.tail(prepared, fabric_cycles);
         (reduction.figures, reduction.summed_at, Some(tail))
     };
-    let loss = systems.iter().map(|s| s.loss).sum::<f32>() / n;
+    let loss = systems.iter().map(|s| s.loss).sum::<f32>();
     if !loss.is_finite() {
         let message = format!(
             "the loss is {loss} in this step of `{}`: lower the learning rate",

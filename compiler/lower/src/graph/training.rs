@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use wsel_ir::graph::{LayerGraph, SourceSpan, TensorDecl, TensorRef};
+use wsel_sema::ty::Value;
 use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_signature};
 
 use super::instance::{CallArgs, lower_instance};
@@ -51,13 +52,16 @@ pub struct TrainGraph {
 }
 
 /// The training graph of `model`, lowered as `graph` (for one batch), with the loss layer
-/// `loss` of `std.loss` (`loss_at` is where the loss is named, for diagnostics).
+/// `loss` of `std.loss` (`loss_at` is where the loss is named, for diagnostics). The loss is
+/// the mean over `over` samples (the loss layers' scalar `over`): 0 for `graph`'s batch, the
+/// whole batch's size when `graph` runs a part of it (a micro-batch, a system's share).
 pub fn training_graph(
     db: &dyn Db,
     model: ItemId<'_>,
     graph: &LayerGraph,
     loss: &str,
     loss_at: Location,
+    over: u64,
 ) -> Result<TrainGraph, Vec<Diagnostic>> {
     let Some(loss_item) = find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss) else {
         return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
@@ -109,6 +113,7 @@ pub fn training_graph(
                     item: ItemId<'_>,
                     call: &SourceSpan,
                     tensors: Vec<TensorRef>,
+                    scalars: &[(String, Value)],
                     diags: &mut Vec<Diagnostic>|
      -> Option<usize> {
         let sig = layer_signature(db, item);
@@ -119,7 +124,7 @@ pub fn training_graph(
         let args = CallArgs {
             tensors,
             shapes: &shapes,
-            scalars: &[],
+            scalars,
         };
         let instance = lower_instance(db, item, name, located(call), args, diags)?;
         out.layers.push(instance);
@@ -128,8 +133,16 @@ pub fn training_graph(
 
     // The loss and the gradient it starts the backward pass with.
     let loss_call = result_call.clone();
-    let loss_layer = push(&mut out, loss_item, &loss_call, vec![result, t], &mut diags)
-        .ok_or_else(|| diags.clone())?;
+    let over = [("over".to_string(), Value::Int(i128::from(over)))];
+    let loss_layer = push(
+        &mut out,
+        loss_item,
+        &loss_call,
+        vec![result, t],
+        &over,
+        &mut diags,
+    )
+    .ok_or_else(|| diags.clone())?;
     let mut grads_of: HashMap<TensorRef, Vec<TensorRef>> = HashMap::new();
     let loss_sig = layer_signature(db, loss_item);
     let loss_bw_name = format!("{loss}_backward");
@@ -157,8 +170,8 @@ pub fn training_graph(
             }
         }
     }
-    let l =
-        push(&mut out, loss_bw, &loss_call, tensors, &mut diags).ok_or_else(|| diags.clone())?;
+    let l = push(&mut out, loss_bw, &loss_call, tensors, &over, &mut diags)
+        .ok_or_else(|| diags.clone())?;
     grads_of.insert(result, vec![TensorRef::Layer(l)]);
 
     // The backward pass, last forward layer first. Every consumer of a layer's result comes
@@ -175,8 +188,15 @@ pub fn training_graph(
         };
         let mut dy = parts[0];
         for &other in &parts[1..] {
-            let s = push(&mut out, sum_item, &fwd.call, vec![dy, other], &mut diags)
-                .ok_or_else(|| diags.clone())?;
+            let s = push(
+                &mut out,
+                sum_item,
+                &fwd.call,
+                vec![dy, other],
+                &[],
+                &mut diags,
+            )
+            .ok_or_else(|| diags.clone())?;
             dy = TensorRef::Layer(s);
         }
         let file = files.get(f - inputs).cloned().unwrap_or_default();
@@ -222,7 +242,7 @@ pub fn training_graph(
                         )]);
                     };
                     let tensors = bind(item, &grad_name)?;
-                    let g = push(&mut out, item, &fwd.call, tensors, &mut diags)
+                    let g = push(&mut out, item, &fwd.call, tensors, &[], &mut diags)
                         .ok_or_else(|| diags.clone())?;
                     grads.push((g, p));
                 }
@@ -238,7 +258,7 @@ pub fn training_graph(
                         )]);
                     };
                     let tensors = bind(item, &bw_name)?;
-                    let g = push(&mut out, item, &fwd.call, tensors, &mut diags)
+                    let g = push(&mut out, item, &fwd.call, tensors, &[], &mut diags)
                         .ok_or_else(|| diags.clone())?;
                     grads_of.entry(*arg).or_default().push(TensorRef::Layer(g));
                 }
