@@ -59,6 +59,10 @@ pub(crate) fn request(args: &TrainArgs) -> Result<TrainRequest<'_>, BuildError> 
 
 fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
     let request = request(args)?;
+    let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
+    if crate::train_settings::pipelined(&request.settings, item.as_ref()) {
+        return train_pipelined(loaded, args, &request);
+    }
     let setup = setup(loaded, &request)?;
     for warning in &setup.warnings {
         eprintln!("warning: {warning}");
@@ -74,6 +78,69 @@ fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
         }
     })?;
     finish(args, &setup, &setup.program, &trained)
+}
+
+/// Pipelined training (`crate::train_pipelined`): the table as the steps end, the accuracy on
+/// test data, the outputs and a summary.
+fn train_pipelined(
+    loaded: &Loaded,
+    args: &TrainArgs,
+    request: &TrainRequest<'_>,
+) -> Result<(), BuildError> {
+    let run = crate::train_pipelined::prepare(loaded, request)?;
+    for warning in &run.data.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let options = crate::session::sim_options(args.threads, args.max_cycles);
+    if !args.quiet {
+        print!("{}", table_header());
+    }
+    let (batch, target) = (run.data.settings.batch, &run.target);
+    let trained = crate::train_pipelined::run_steps(&run, &options, &mut |record| {
+        if !args.quiet {
+            print!("{}", table_line(record, batch, target));
+        }
+    })?;
+    let accuracy = match &args.test_labels {
+        Some(labels) => Some(test_accuracy(
+            args,
+            &run.data.graph,
+            &trained.store,
+            labels,
+        )?),
+        None => None,
+    };
+    let dir = out_dir(args, run.data.item_out_dir.as_ref());
+    write_outputs(args, &dir, &run.data.graph, &trained, target, batch)?;
+    let report = crate::train_pipelined::report(&args.file, &run, &trained);
+    println!(
+        "  {} steps of {batch} samples on {}, pipelined: every layer on its own region, forward and backward on the same PEs, weights updated in SRAM",
+        trained.steps.len(),
+        report.target
+    );
+    println!(
+        "  SRAM per PE: at most {} B of {} B",
+        wsel_map::report::group(report.kept_bytes_per_pe),
+        wsel_map::report::group(report.sram_bytes_per_pe)
+    );
+    if let (Some(first), Some(last)) = (trained.steps.first(), trained.steps.last()) {
+        println!("  loss {:.6} → {:.6}", first.loss, last.loss);
+    }
+    println!(
+        "  {} cycles = {:.3} ms at {} MHz · {:.0} training samples/s · wall {:.2} s",
+        wsel_map::report::group(report.cycles),
+        report.seconds * 1e3,
+        report.clock_hz / 1_000_000,
+        report.samples_per_second,
+        report.wall_seconds
+    );
+    if let Some((correct, of)) = accuracy {
+        println!(
+            "  accuracy after training: {correct}/{of} = {:.1}% (test data, inference on the fabric)",
+            100.0 * correct as f64 / of.max(1) as f64
+        );
+    }
+    Ok(())
 }
 
 /// After the last step: the accuracy on test data, the output files and the summary of
