@@ -61,17 +61,7 @@ pub(crate) fn prepare<'db>(
             "pipelined training streams the whole batch through the layers; micro-batches are for `--mode streaming`".into(),
         ));
     }
-    let optimizer = match data.settings.optimizer {
-        Optimizer::Sgd { momentum } => vec![
-            ("lr".to_string(), Value::Float(f64::from(data.settings.lr))),
-            ("momentum".to_string(), Value::Float(f64::from(momentum))),
-        ],
-        Optimizer::Adam { .. } => {
-            return Err(BuildError::Message(
-                "pipelined training runs SGD with momentum on the PEs; Adam is not built yet for it (`--mode streaming` trains with Adam)".into(),
-            ));
-        }
-    };
+    let optimizer = optimizer_settings(&data.settings);
     let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
     let run_config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
     let config = train_settings::data_config(item.as_ref(), run_config.as_ref());
@@ -130,6 +120,24 @@ pub(crate) fn prepare<'db>(
         backward,
         target,
     })
+}
+
+/// The optimizer's settings, by the names of the backward layers' scalar inputs
+/// (`docs/language.md` §11.2): `lr`, and `momentum` for SGD or `adam = true`, `beta1`, `beta2`
+/// and `eps` for Adam.
+fn optimizer_settings(settings: &crate::training::Settings) -> Vec<(String, Value)> {
+    let float = |name: &str, v: f32| (name.to_string(), Value::Float(f64::from(v)));
+    let mut out = vec![float("lr", settings.lr)];
+    match settings.optimizer {
+        Optimizer::Sgd { momentum } => out.push(float("momentum", momentum)),
+        Optimizer::Adam { beta1, beta2, eps } => out.extend([
+            ("adam".to_string(), Value::Bool(true)),
+            float("beta1", beta1),
+            float("beta2", beta2),
+            float("eps", eps),
+        ]),
+    }
+    out
 }
 
 /// Every step: the forward program, then the backward program, the SRAM carried between

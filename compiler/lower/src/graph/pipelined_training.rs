@@ -40,7 +40,8 @@ pub struct PipelinedTrain {
 
 /// The pipelined-training graphs of `model`, lowered as `graph`, with the loss `loss` of
 /// `std.loss` (named at `loss_at`) and the optimizer's settings `optimizer` (given to every
-/// backward layer that declares a scalar input of that name).
+/// backward layer that declares a scalar input of that name; one it does not give takes its
+/// default).
 pub fn pipelined_training_graphs(
     db: &dyn Db,
     model: ItemId<'_>,
@@ -144,10 +145,14 @@ pub fn pipelined_training_graphs(
             .filter(|a| matches!(a, TensorRef::Param(_)));
         let args = std::iter::once(dy).chain(params.copied()).collect();
         let wanted = layer_signature(db, item);
-        let scalars: Vec<(String, Value)> = optimizer
+        let scalars: Vec<(String, Value)> = wanted
+            .scalars
             .iter()
-            .filter(|(name, _)| wanted.scalars.iter().any(|s| s.name == *name))
-            .cloned()
+            .filter_map(|s| {
+                let given = optimizer.iter().find(|(name, _)| *name == s.name);
+                let value = given.map(|(_, v)| *v).or(s.default)?;
+                Some((s.name.clone(), value))
+            })
             .collect();
         let instance = push_call(db, &backward, item, &layer.call, args, &scalars)?;
         backward.layers.push(instance);
