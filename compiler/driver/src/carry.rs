@@ -99,6 +99,20 @@ impl Carry {
         }
     }
 
+    /// The longest time between the two words of an array called `name` on any PE of
+    /// `placement` (a kernel's record of a task's first and last cycle, as `pe.cycle` reads
+    /// them); 0 when no PE has one.
+    pub fn longest_span(&self, placement: &Placement, name: &str) -> u64 {
+        placement
+            .layers
+            .iter()
+            .flat_map(pes)
+            .filter_map(|at| self.arrays.get(&(at, name.to_string())))
+            .filter_map(|w| Some(u64::from(w.get(1)?.wrapping_sub(*w.first()?))))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The parameter `param` of `graph` (placed by `placement`) as the kept arrays it is bound
     /// to hold it: every block read from the PEs of the layers that bind it to an array (a
     /// block several PEs hold, such as a bias every row of a region keeps, is read from each

@@ -11,7 +11,7 @@
 //! loaded once, before the first step, and the trained weights are read from the final SRAM.
 //! Weight-version rule: one batch at a time — step k + 1's forward reads step k's update.
 
-use wsel_ir::graph::{LayerGraph, Mode};
+use wsel_ir::graph::{BindTarget, LayerGraph, Mode};
 use wsel_map::{MapOptions, Orientation, Placement};
 use wsel_sema::ty::Value;
 use wsel_sim::SimOptions;
@@ -29,6 +29,10 @@ use crate::train_session::{
 };
 use crate::train_settings;
 use crate::training::{Optimizer, StepRecord, Store, batch_order, f32_tensor, gather_rows};
+
+/// The array in which a backward kernel keeps its update's first and last cycle
+/// (`docs/language.md` §11.2).
+const UPDATE_SPAN: &str = "span";
 
 /// One of the two programs, placed and compiled.
 pub(crate) struct Side {
@@ -185,8 +189,9 @@ pub(crate) fn run_steps(
             forward_cycles,
             loss_cycles: 0,
             backward_cycles,
-            update_cycles: 0,
+            update_cycles: carry.longest_span(&run.backward.placement, UPDATE_SPAN),
             stall_cycles: 0,
+            // The update runs at the end of the backward program: its cycles are in it.
             cycles: forward_cycles + backward_cycles,
             gradient_bytes: 0,
         };
@@ -262,6 +267,30 @@ pub(crate) fn train(
         report,
         warnings: run.data.warnings.clone(),
     })
+}
+
+/// The most SRAM bytes any PE of the forward program gives to weights: its kernel's arrays
+/// bound to parameters.
+pub(crate) fn weight_bytes_per_pe(run: &Pipelined<'_>) -> u64 {
+    let side = &run.forward;
+    side.placement
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(l, placed)| {
+            let ir = &side.compiled.irs[side.compiled.layer_kernel[l]];
+            let layer = &side.graph.layers[side.placement.instance(l)];
+            let imp = &layer.impls[placed.implementation];
+            imp.binds
+                .iter()
+                .filter(|b| b.target == BindTarget::Array)
+                .filter(|b| !crate::assemble::is_activation(layer, &b.tensor))
+                .filter_map(|b| ir.arrays.iter().find(|a| a.name == b.target_name))
+                .map(|a| 4 * u64::from(a.len))
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The report of a pipelined run: one "phase" (every layer at once), the largest region, and

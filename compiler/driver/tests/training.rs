@@ -251,6 +251,41 @@ fn digits_trains_pipelined_on_dev_like_the_reference() {
     }
 }
 
+/// The table of pipelined training: the forward and backward programs' cycles, the update's
+/// (the longest update task of any PE, which runs inside the backward program) and the step's
+/// (the two programs), the same every step since nothing in them depends on the data.
+#[test]
+fn pipelined_training_reports_forward_backward_and_update_cycles() {
+    let out = temp_dir("pipelined-report");
+    let flags = ["--target", "dev", "--mode", "pipelined", "--steps", "2"];
+    let run = wsel_train(&out, &flags);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let csv = std::fs::read_to_string(out.join("loss.csv")).expect("loss.csv");
+    let rows: Vec<Vec<u64>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            [2, 4, 5, 7]
+                .iter()
+                .map(|&i| cells[i].parse().expect("cycles"))
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        let (forward, backward, update, cycles) = (row[0], row[1], row[2], row[3]);
+        assert!(forward > 0 && update > 0 && update < backward, "{row:?}");
+        assert_eq!(cycles, forward + backward);
+    }
+    assert_eq!(rows[0], rows[1]);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// A batch of 256 does not fit tests/targets/train-12k.toml's SRAM for training: with no
 /// micro-batch asked for, `wsel train` runs the largest divisor that fits (128), says so, and
 /// still matches the reference trained with batches of 256.

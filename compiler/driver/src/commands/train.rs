@@ -119,9 +119,10 @@ fn train_pipelined(
         report.target
     );
     println!(
-        "  SRAM per PE: at most {} B of {} B",
+        "  SRAM per PE: at most {} B of {} B for a layer's training kernels, of which at most {} B of weights (the rest: kept activations, optimizer state, gradient sums, buffers)",
         wsel_map::report::group(report.kept_bytes_per_pe),
-        wsel_map::report::group(report.sram_bytes_per_pe)
+        wsel_map::report::group(report.sram_bytes_per_pe),
+        wsel_map::report::group(crate::train_pipelined::weight_bytes_per_pe(&run))
     );
     if let (Some(first), Some(last)) = (trained.steps.first(), trained.steps.last()) {
         println!("  loss {:.6} → {:.6}", first.loss, last.loss);
