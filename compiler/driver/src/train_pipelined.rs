@@ -19,16 +19,15 @@ use wsel_target::{Rect, Target};
 
 use crate::assemble::{HostData, assemble, collect_result};
 use crate::carry::Carry;
-use crate::pipeline::{
-    BuildError, Compiled, Loaded, choose_backend, choose_target, compile_layers, hang_checks,
-};
+use crate::pipeline::{BuildError, Compiled, Loaded, choose_backend, choose_target};
 use crate::run_errors::E0806;
 use crate::tensor::Tensor;
 use crate::train_session::{
-    TrainData, TrainOutcome, TrainReport, TrainRequest, Trained, loss_location, read_data,
+    TrainData, TrainOutcome, TrainReport, TrainRequest, Trained, compile_checked, loss_location,
+    read_data,
 };
 use crate::train_settings;
-use crate::training::{Optimizer, StepRecord, Store, batch_order, f32_tensor, gather_rows};
+use crate::training::{Optimizer, StepRecord, Store, check_loss, gather_rows};
 
 /// The array in which a backward kernel keeps its update's first and last cycle
 /// (`docs/language.md` §11.2).
@@ -86,15 +85,7 @@ pub(crate) fn prepare<'db>(
         let placement = mapped
             .placement
             .ok_or(BuildError::Diagnostics(mapped.diagnostics))?;
-        let cost = wsel_estimate::cost_model(&target);
-        let compiled = compile_layers(&loaded.db, &graph, &placement, backend, &cost)?;
-        let hangs = hang_checks(&loaded.db, &graph, &placement);
-        if hangs
-            .iter()
-            .any(|d| d.severity == wsel_sema::Severity::Error)
-        {
-            return Err(BuildError::Diagnostics(hangs));
-        }
+        let compiled = compile_checked(loaded, &graph, &placement, backend, &target)?;
         Ok(Side {
             graph,
             placement,
@@ -155,13 +146,7 @@ pub(crate) fn run_steps(
     let data = &run.data;
     let settings = &data.settings;
     let samples = run.targets.shape[0];
-    let order = batch_order(
-        samples,
-        settings.batch,
-        settings.steps,
-        settings.seed,
-        settings.shuffle,
-    );
+    let order = settings.batch_order(samples);
     let started = std::time::Instant::now();
     let mut carry = Carry::new();
     let mut steps = Vec::new();
@@ -173,16 +158,7 @@ pub(crate) fn run_steps(
             simulate(run, &run.forward, &forward_inputs, &mut carry, options)?;
         let (_, backward_cycles) = simulate(run, &run.backward, &[t], &mut carry, options)?;
         let loss = f32::from_bits(loss.words.first().copied().unwrap_or(0));
-        if !loss.is_finite() {
-            return Err(BuildError::Run {
-                code: E0806,
-                message: format!(
-                    "the loss is {loss} at step {} of `{}`: lower the learning rate",
-                    k + 1,
-                    data.graph.model
-                ),
-            });
-        }
+        check_loss(loss, k + 1, &data.graph.model)?;
         let record = StepRecord {
             step: k as u64 + 1,
             loss,
@@ -253,20 +229,13 @@ pub(crate) fn train(
     let run = prepare(loaded, request)?;
     let trained = run_steps(&run, options, &mut |_| {})?;
     let report = report(request.file, &run, &trained);
-    let weights = run
-        .data
-        .graph
-        .params
-        .iter()
-        .zip(&trained.store.params)
-        .map(|(p, w)| (p.tensor.name.clone(), f32_tensor(p.tensor.shape.clone(), w)))
-        .collect();
-    Ok(TrainOutcome {
-        weights,
-        steps: trained.steps,
+    let warnings = run.data.warnings.clone();
+    Ok(TrainOutcome::new(
+        &run.data.graph,
+        trained,
         report,
-        warnings: run.data.warnings.clone(),
-    })
+        warnings,
+    ))
 }
 
 /// The most SRAM bytes any PE of the forward program gives to weights: its kernel's arrays

@@ -30,7 +30,7 @@ use crate::tensor::{Tensor, TensorError};
 use crate::train_outputs::samples_per_second;
 use crate::train_settings::{self, LossChoice, TrainOverrides};
 use crate::training::{
-    E1108, GradientSink, Settings, StepRecord, Store, batch_order, check_settings, f32_tensor,
+    E1108, GradientSink, Settings, StepRecord, Store, check_loss, check_settings, f32_tensor,
     gather_rows, one_hot, simulate_step, update_cycles,
 };
 use wsel_estimate::cost_model;
@@ -117,18 +117,29 @@ fn train_on_cluster(
 /// The outcome of `trained`, run as `program` (what one system ran) with `setup`'s settings.
 fn outcome(file: &Path, setup: &Setup, program: &Program, trained: Trained) -> TrainOutcome {
     let report = TrainReport::new(file, setup, program, &trained);
-    let weights = setup
-        .graph
-        .params
-        .iter()
-        .zip(&trained.store.params)
-        .map(|(p, w)| (p.tensor.name.clone(), f32_tensor(p.tensor.shape.clone(), w)))
-        .collect();
-    TrainOutcome {
-        weights,
-        steps: trained.steps,
-        report,
-        warnings: setup.warnings.clone(),
+    TrainOutcome::new(&setup.graph, trained, report, setup.warnings.clone())
+}
+
+impl TrainOutcome {
+    /// The outcome of `trained` (the model lowered as `graph`) with its report and warnings.
+    pub(crate) fn new(
+        graph: &LayerGraph,
+        trained: Trained,
+        report: TrainReport,
+        warnings: Vec<String>,
+    ) -> TrainOutcome {
+        let weights = graph
+            .params
+            .iter()
+            .zip(&trained.store.params)
+            .map(|(p, w)| (p.tensor.name.clone(), f32_tensor(p.tensor.shape.clone(), w)))
+            .collect();
+        TrainOutcome {
+            weights,
+            steps: trained.steps,
+            report,
+            warnings,
+        }
     }
 }
 
@@ -173,9 +184,16 @@ pub(crate) struct TrainData<'db> {
 }
 
 /// Reads the data and the settings, checks them, and builds the training graph for the batch.
+/// Pipelined training has its own (`crate::train_pipelined`); here it is refused, since only a
+/// cluster's training comes here with it.
 pub(crate) fn setup(loaded: &Loaded, request: &TrainRequest<'_>) -> Result<Setup, BuildError> {
-    let read = read_data(loaded, request)?;
     let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
+    if train_settings::pipelined(&request.settings, item.as_ref()) {
+        let message = "pipelined training runs on one system: a cluster (`--systems`) trains \
+                       in weight-streaming mode (`--mode streaming`)";
+        return Err(BuildError::Message(message.into()));
+    }
+    let read = read_data(loaded, request)?;
     let run_config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
     let config = train_settings::data_config(item.as_ref(), run_config.as_ref());
     let asked = read.settings.micro_batch;
@@ -387,22 +405,35 @@ fn build(
     target: Target,
     overrides: &TrainOverrides,
 ) -> Result<Program, BuildError> {
-    let db = &loaded.db;
     let backend = choose_backend(overrides.backend).map_err(BuildError::Message)?;
-    let compiled = compile_layers(db, &train.graph, &placement, backend, &cost_model(&target))?;
-    let hangs = hang_checks(db, &train.graph, &placement);
-    if hangs
-        .iter()
-        .any(|d| d.severity == wsel_sema::Severity::Error)
-    {
-        return Err(BuildError::Diagnostics(hangs));
-    }
+    let compiled = compile_checked(loaded, &train.graph, &placement, backend, &target)?;
     Ok(Program {
         train,
         placement,
         compiled,
         target,
     })
+}
+
+/// The kernels of `graph` placed as `placement` compiled for `backend`, once the static hang
+/// checks find no error.
+pub(crate) fn compile_checked(
+    loaded: &Loaded,
+    graph: &LayerGraph,
+    placement: &Placement,
+    backend: wsel_codegen::Backend,
+    target: &Target,
+) -> Result<Compiled, BuildError> {
+    let db = &loaded.db;
+    let compiled = compile_layers(db, graph, placement, backend, &cost_model(target))?;
+    let hangs = hang_checks(db, graph, placement);
+    if hangs
+        .iter()
+        .any(|d| d.severity == wsel_sema::Severity::Error)
+    {
+        return Err(BuildError::Diagnostics(hangs));
+    }
+    Ok(compiled)
 }
 
 /// The targets for every training sample: one-hot classes for `cross_entropy`, the values
@@ -494,13 +525,7 @@ pub(crate) fn run_steps(
     let shapes: Vec<Vec<u64>> = params.iter().map(|p| p.shape.clone()).collect();
     let mut store = Store::new(params.iter().map(Tensor::to_f32).collect());
     let samples = targets.shape[0];
-    let order = batch_order(
-        samples,
-        settings.batch,
-        settings.steps,
-        settings.seed,
-        settings.shuffle,
-    );
+    let order = settings.batch_order(samples);
     let started = std::time::Instant::now();
     let mut steps = Vec::new();
     for (k, rows) in order.iter().enumerate() {
@@ -527,17 +552,7 @@ pub(crate) fn run_steps(
         let parts = settings.batch / settings.micro_batch;
         sink.scale(1.0 / parts as f32);
         record.loss /= parts as f32;
-        if !record.loss.is_finite() {
-            return Err(BuildError::Run {
-                code: crate::run_errors::E0806,
-                message: format!(
-                    "the loss is {} at step {} of `{}`: lower the learning rate",
-                    record.loss,
-                    k + 1,
-                    graph.model
-                ),
-            });
-        }
+        check_loss(record.loss, k + 1, &graph.model)?;
         let elements = store.apply(settings.optimizer, settings.lr, &sink);
         record.step = k as u64 + 1;
         record.update_cycles = update_cycles(target, sink.bytes_in, elements);

@@ -124,23 +124,7 @@ fn train_pipelined(
         wsel_map::report::group(report.sram_bytes_per_pe),
         wsel_map::report::group(crate::train_pipelined::weight_bytes_per_pe(&run))
     );
-    if let (Some(first), Some(last)) = (trained.steps.first(), trained.steps.last()) {
-        println!("  loss {:.6} → {:.6}", first.loss, last.loss);
-    }
-    println!(
-        "  {} cycles = {:.3} ms at {} MHz · {:.0} training samples/s · wall {:.2} s",
-        wsel_map::report::group(report.cycles),
-        report.seconds * 1e3,
-        report.clock_hz / 1_000_000,
-        report.samples_per_second,
-        report.wall_seconds
-    );
-    if let Some((correct, of)) = accuracy {
-        println!(
-            "  accuracy after training: {correct}/{of} = {:.1}% (test data, inference on the fabric)",
-            100.0 * correct as f64 / of.max(1) as f64
-        );
-    }
+    print!("{}", outcome_lines(&report, &trained, accuracy));
     Ok(())
 }
 
@@ -310,6 +294,14 @@ fn print_summary(report: &TrainReport, trained: &Trained, accuracy: Option<(u64,
             "more than a PE holds: recomputing them is not built, so real hardware could not run this"
         }
     ));
+    out.push_str(&outcome_lines(report, trained, accuracy));
+    print!("{out}");
+}
+
+/// The summary's last lines, in both modes: the loss from the first step to the last, the
+/// time, and the accuracy on test data.
+fn outcome_lines(report: &TrainReport, trained: &Trained, accuracy: Option<(u64, u64)>) -> String {
+    let mut out = String::new();
     if let (Some(first), Some(last)) = (trained.steps.first(), trained.steps.last()) {
         out.push_str(&format!("  loss {:.6} → {:.6}\n", first.loss, last.loss));
     }
@@ -327,5 +319,5 @@ fn print_summary(report: &TrainReport, trained: &Trained, accuracy: Option<(u64,
             100.0 * correct as f64 / of.max(1) as f64
         ));
     }
-    print!("{out}");
+    out
 }
