@@ -30,7 +30,7 @@ use crate::tensor::{Tensor, TensorError};
 use crate::train_outputs::samples_per_second;
 use crate::train_settings::{self, LossChoice, TrainOverrides};
 use crate::training::{
-    E1108, GradientSink, Settings, StepRecord, Store, batch_order, check_settings, f32_tensor,
+    E1108, GradientSink, Settings, StepRecord, Store, check_loss, check_settings, f32_tensor,
     gather_rows, one_hot, simulate_step, update_cycles,
 };
 use wsel_estimate::cost_model;
@@ -75,9 +75,13 @@ pub fn train(request: &TrainRequest<'_>) -> Result<TrainOutcome, BuildFailure> {
     if request.settings.systems.is_some() || config.is_some_and(|c| c.systems.is_some()) {
         return train_on_cluster(&loaded, request).map_err(failure);
     }
-    let setup = setup(&loaded, request).map_err(failure)?;
     let options =
         crate::session::sim_options(request.settings.threads, request.settings.max_cycles);
+    let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
+    if train_settings::pipelined(&request.settings, item.as_ref()) {
+        return crate::train_pipelined::train(&loaded, request, &options).map_err(failure);
+    }
+    let setup = setup(&loaded, request).map_err(failure)?;
     let trained = run_steps(&setup, &options, &mut |_| {}).map_err(failure)?;
     Ok(outcome(request.file, &setup, &setup.program, trained))
 }
@@ -113,18 +117,29 @@ fn train_on_cluster(
 /// The outcome of `trained`, run as `program` (what one system ran) with `setup`'s settings.
 fn outcome(file: &Path, setup: &Setup, program: &Program, trained: Trained) -> TrainOutcome {
     let report = TrainReport::new(file, setup, program, &trained);
-    let weights = setup
-        .graph
-        .params
-        .iter()
-        .zip(&trained.store.params)
-        .map(|(p, w)| (p.tensor.name.clone(), f32_tensor(p.tensor.shape.clone(), w)))
-        .collect();
-    TrainOutcome {
-        weights,
-        steps: trained.steps,
-        report,
-        warnings: setup.warnings.clone(),
+    TrainOutcome::new(&setup.graph, trained, report, setup.warnings.clone())
+}
+
+impl TrainOutcome {
+    /// The outcome of `trained` (the model lowered as `graph`) with its report and warnings.
+    pub(crate) fn new(
+        graph: &LayerGraph,
+        trained: Trained,
+        report: TrainReport,
+        warnings: Vec<String>,
+    ) -> TrainOutcome {
+        let weights = graph
+            .params
+            .iter()
+            .zip(&trained.store.params)
+            .map(|(p, w)| (p.tensor.name.clone(), f32_tensor(p.tensor.shape.clone(), w)))
+            .collect();
+        TrainOutcome {
+            weights,
+            steps: trained.steps,
+            report,
+            warnings,
+        }
     }
 }
 
@@ -151,17 +166,99 @@ pub(crate) struct Setup {
     pub warnings: Vec<String>,
 }
 
+/// What a training run reads before it builds anything: the model, its graph for the batch,
+/// the data, targets and initial parameters, the checked settings and the loss.
+pub(crate) struct TrainData<'db> {
+    pub model: wsel_sema::ItemId<'db>,
+    pub graph: LayerGraph,
+    pub data: Vec<Tensor>,
+    /// The labels, read (with the parameters) by [`TrainData::targets_and_params`] once the
+    /// training graph is built, so that its errors come first.
+    pub labels: InputData,
+    pub settings: Settings,
+    pub loss: LossChoice,
+    /// Whether the micro-batch was asked for (else a smaller one may be chosen to fit).
+    pub micro_chosen: bool,
+    pub item_out_dir: Option<PathBuf>,
+    pub warnings: Vec<String>,
+}
+
 /// Reads the data and the settings, checks them, and builds the training graph for the batch.
+/// Pipelined training has its own (`crate::train_pipelined`); here it is refused, since only a
+/// cluster's training comes here with it.
 pub(crate) fn setup(loaded: &Loaded, request: &TrainRequest<'_>) -> Result<Setup, BuildError> {
+    let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
+    if train_settings::pipelined(&request.settings, item.as_ref()) {
+        let message = "pipelined training runs on one system: a cluster (`--systems`) trains \
+                       in weight-streaming mode (`--mode streaming`)";
+        return Err(BuildError::Message(message.into()));
+    }
+    let read = read_data(loaded, request)?;
+    let run_config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
+    let config = train_settings::data_config(item.as_ref(), run_config.as_ref());
+    let asked = read.settings.micro_batch;
+    let fit = Fit {
+        whole: read.settings.batch,
+        chosen: read.micro_chosen,
+    };
+    let (program, settings) = build_fitting(
+        loaded,
+        read.model,
+        &read.loss,
+        read.settings.clone(),
+        fit,
+        &request.settings,
+        config,
+    )?;
+    let (targets, params) = read.targets_and_params(request)?;
+    let mut warnings = read.warnings;
+    if settings.micro_batch != asked {
+        warnings.push(format!(
+            "a batch of {asked} samples does not fit the fabric's SRAM for training: running micro-batches of {}, the largest divisor of the batch that fits",
+            settings.micro_batch
+        ));
+    }
+    Ok(Setup {
+        graph: read.graph,
+        data: read.data,
+        targets,
+        program,
+        params,
+        settings,
+        item_out_dir: read.item_out_dir,
+        warnings,
+    })
+}
+
+impl TrainData<'_> {
+    /// The targets of every training sample (from the labels) and the initial parameters
+    /// (`request`'s in memory, else the model's files).
+    pub(crate) fn targets_and_params(
+        &self,
+        request: &TrainRequest<'_>,
+    ) -> Result<(Tensor, Vec<Tensor>), BuildError> {
+        let graph = &self.graph;
+        let result_shape = match graph.output {
+            TensorRef::Layer(l) => graph.layers[l].output_shape.clone(),
+            TensorRef::Input(i) => graph.inputs[i].shape.clone(),
+            TensorRef::Param(p) => graph.params[p].tensor.shape.clone(),
+        };
+        let samples = self.data.first().map_or(0, |t| t.shape[0]);
+        let targets = read_targets(self.labels.clone(), &result_shape, &self.loss.name, samples)?;
+        let params = read_params(graph, &request.params)?;
+        Ok((targets, params))
+    }
+}
+
+/// Reads the model, the data and the labels' source, and checks the settings.
+pub(crate) fn read_data<'db>(
+    loaded: &'db Loaded,
+    request: &TrainRequest<'_>,
+) -> Result<TrainData<'db>, BuildError> {
     let db = &loaded.db;
     let overrides = &request.settings;
     let item = wsel_lower::lower_train_config(db, loaded.file);
     let item = item.as_ref();
-    if train_settings::pipelined(overrides, item) {
-        let message = "pipelined training is not built yet: `wsel train` runs one layer at a time \
-                       as weight streaming does (`--mode streaming`)";
-        return Err(BuildError::Message(message.into()));
-    }
     let run_config = wsel_lower::lower_run_config(db, loaded.file);
     let config = train_settings::data_config(item, run_config.as_ref());
     let model = pick_model(db, loaded.file, config).map_err(BuildError::Message)?;
@@ -197,35 +294,17 @@ pub(crate) fn setup(loaded: &Loaded, request: &TrainRequest<'_>) -> Result<Setup
             code: E1108,
             message: "no labels to train against: pass `--labels PATH` or add `labels = \"...\";` to the `train` item".into(),
         })?;
-    let result_shape = match graph.output {
-        TensorRef::Layer(l) => graph.layers[l].output_shape.clone(),
-        TensorRef::Input(i) => graph.inputs[i].shape.clone(),
-        TensorRef::Param(p) => graph.params[p].tensor.shape.clone(),
-    };
     let loss = train_settings::loss(overrides, item);
-    let fit = Fit {
-        whole: batch,
-        chosen: overrides.micro_batch.is_some() || item.and_then(|t| t.micro_batch).is_some(),
-    };
-    let asked = settings.micro_batch;
-    let (program, settings) =
-        build_fitting(loaded, model, &loss, settings, fit, overrides, config)?;
-    let mut warnings = warnings;
-    if settings.micro_batch != asked {
-        warnings.push(format!(
-            "a batch of {asked} samples does not fit the fabric's SRAM for training: running micro-batches of {}, the largest divisor of the batch that fits",
-            settings.micro_batch
-        ));
-    }
-    let targets = read_targets(labels, &result_shape, &loss.name, samples)?;
-    let params = read_params(&graph, &request.params)?;
-    Ok(Setup {
+    let micro_chosen =
+        overrides.micro_batch.is_some() || item.and_then(|t| t.micro_batch).is_some();
+    Ok(TrainData {
+        model,
         graph,
         data,
-        targets,
-        program,
-        params,
+        labels,
         settings,
+        loss,
+        micro_chosen,
         item_out_dir: item.and_then(|t| t.out_dir.clone()),
         warnings,
     })
@@ -270,7 +349,15 @@ fn training_graph(
     loss: &LossChoice,
     whole: u64,
 ) -> Result<TrainGraph, BuildError> {
-    let loss_at = loss.at.clone().unwrap_or_else(|| {
+    let loss_at = loss_location(loaded, graph, loss);
+    wsel_lower::training_graph(&loaded.db, model, graph, &loss.name, loss_at, whole)
+        .map_err(BuildError::Diagnostics)
+}
+
+/// Where the loss is named for diagnostics: the item's `loss` setting, else the model's last
+/// call.
+pub(crate) fn loss_location(loaded: &Loaded, graph: &LayerGraph, loss: &LossChoice) -> Location {
+    loss.at.clone().unwrap_or_else(|| {
         graph.layers.last().map_or_else(
             || Location {
                 file: loaded.file.path(&loaded.db).clone(),
@@ -281,9 +368,7 @@ fn training_graph(
                 span: l.call.span.clone(),
             },
         )
-    });
-    wsel_lower::training_graph(&loaded.db, model, graph, &loss.name, loss_at, whole)
-        .map_err(BuildError::Diagnostics)
+    })
 }
 
 /// How [`build_fitting`] sizes the graph: the samples of the loss's mean, and whether the
@@ -340,22 +425,35 @@ fn build(
     target: Target,
     overrides: &TrainOverrides,
 ) -> Result<Program, BuildError> {
-    let db = &loaded.db;
     let backend = choose_backend(overrides.backend).map_err(BuildError::Message)?;
-    let compiled = compile_layers(db, &train.graph, &placement, backend, &cost_model(&target))?;
-    let hangs = hang_checks(db, &train.graph, &placement);
-    if hangs
-        .iter()
-        .any(|d| d.severity == wsel_sema::Severity::Error)
-    {
-        return Err(BuildError::Diagnostics(hangs));
-    }
+    let compiled = compile_checked(loaded, &train.graph, &placement, backend, &target)?;
     Ok(Program {
         train,
         placement,
         compiled,
         target,
     })
+}
+
+/// The kernels of `graph` placed as `placement` compiled for `backend`, once the static hang
+/// checks find no error.
+pub(crate) fn compile_checked(
+    loaded: &Loaded,
+    graph: &LayerGraph,
+    placement: &Placement,
+    backend: wsel_codegen::Backend,
+    target: &Target,
+) -> Result<Compiled, BuildError> {
+    let db = &loaded.db;
+    let compiled = compile_layers(db, graph, placement, backend, &cost_model(target))?;
+    let hangs = hang_checks(db, graph, placement);
+    if hangs
+        .iter()
+        .any(|d| d.severity == wsel_sema::Severity::Error)
+    {
+        return Err(BuildError::Diagnostics(hangs));
+    }
+    Ok(compiled)
 }
 
 /// The targets for every training sample: one-hot classes for `cross_entropy`, the values
@@ -447,13 +545,7 @@ pub(crate) fn run_steps(
     let shapes: Vec<Vec<u64>> = params.iter().map(|p| p.shape.clone()).collect();
     let mut store = Store::new(params.iter().map(Tensor::to_f32).collect());
     let samples = targets.shape[0];
-    let order = batch_order(
-        samples,
-        settings.batch,
-        settings.steps,
-        settings.seed,
-        settings.shuffle,
-    );
+    let order = settings.batch_order(samples);
     let started = std::time::Instant::now();
     let mut steps = Vec::new();
     for (k, rows) in order.iter().enumerate() {
@@ -479,17 +571,7 @@ pub(crate) fn run_steps(
             }
             record.add(&micro);
         }
-        if !record.loss.is_finite() {
-            return Err(BuildError::Run {
-                code: crate::run_errors::E0806,
-                message: format!(
-                    "the loss is {} at step {} of `{}`: lower the learning rate",
-                    record.loss,
-                    k + 1,
-                    graph.model
-                ),
-            });
-        }
+        check_loss(record.loss, k + 1, &graph.model)?;
         let elements = store.apply(settings.optimizer, settings.lr, &sink);
         record.step = k as u64 + 1;
         record.update_cycles = update_cycles(target, sink.bytes_in, elements);

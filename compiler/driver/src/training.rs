@@ -66,6 +66,14 @@ pub struct Settings {
     pub shuffle: bool,
 }
 
+impl Settings {
+    /// The samples of every step's batch out of `samples` ([`batch_order`] with these
+    /// settings).
+    pub fn batch_order(&self, samples: u64) -> Vec<Vec<u64>> {
+        batch_order(samples, self.batch, self.steps, self.seed, self.shuffle)
+    }
+}
+
 /// Checks the learning rate and the optimizer's settings (E1106, E1107).
 pub fn check_settings(settings: &Settings) -> Result<(), BuildError> {
     let lr = settings.lr;
@@ -111,6 +119,17 @@ pub fn check_settings(settings: &Settings) -> Result<(), BuildError> {
         return Err(run_error(E1107, "the run would take no step: give `--steps` or `--epochs` of at least 1 (and at least one full batch of data)".into()));
     }
     Ok(())
+}
+
+/// Stops the run when a step's loss is not finite (E0806): training has diverged.
+pub fn check_loss(loss: f32, step: usize, model: &str) -> Result<(), BuildError> {
+    if loss.is_finite() {
+        return Ok(());
+    }
+    Err(run_error(
+        crate::run_errors::E0806,
+        format!("the loss is {loss} at step {step} of `{model}`: lower the learning rate"),
+    ))
 }
 
 /// The samples of every step's batch: per epoch a permutation of the samples (Fisher–Yates

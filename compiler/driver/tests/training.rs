@@ -228,6 +228,64 @@ fn digits_trains_on_dev_like_the_reference() {
     }
 }
 
+/// Pipelined training (docs/running.md, "Pipelined training"): every layer on its own region
+/// of `dev`, the backward on the forward's PEs, the optimizer run by the PEs on the weights in
+/// their SRAM (SGD with momentum 0.9, and Adam), the trained weights read from the final SRAM
+/// — 50 steps each, as the reference. The tolerance is the streaming tests' (see the top):
+/// the fabric's sums are float32 in another order (a dense layer's dot products split over
+/// the region's rows and columns), within the same bound; measured: losses within 5e-7
+/// relative, weights within 9e-7.
+#[test]
+fn digits_trains_pipelined_on_dev_like_the_reference() {
+    for (name, optimizer) in [
+        (
+            "pipelined-sgd",
+            &["sgd", "--momentum", "0.9", "--lr", "0.05"][..],
+        ),
+        ("pipelined-adam", &["adam", "--lr", "0.005"][..]),
+    ] {
+        let steps = ["--steps", "50", "--batch", "16", "--seed", "1"];
+        let args = [&["--optimizer"][..], optimizer, &steps].concat();
+        let flags = [&["--target", "dev", "--mode", "pipelined"][..], &args].concat();
+        matches_reference(name, &flags, &args);
+    }
+}
+
+/// The table of pipelined training: the forward and backward programs' cycles, the update's
+/// (the longest update task of any PE, which runs inside the backward program) and the step's
+/// (the two programs), the same every step since nothing in them depends on the data.
+#[test]
+fn pipelined_training_reports_forward_backward_and_update_cycles() {
+    let out = temp_dir("pipelined-report");
+    let flags = ["--target", "dev", "--mode", "pipelined", "--steps", "2"];
+    let run = wsel_train(&out, &flags);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let csv = std::fs::read_to_string(out.join("loss.csv")).expect("loss.csv");
+    let rows: Vec<Vec<u64>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            [2, 4, 5, 7]
+                .iter()
+                .map(|&i| cells[i].parse().expect("cycles"))
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        let (forward, backward, update, cycles) = (row[0], row[1], row[2], row[3]);
+        assert!(forward > 0 && update > 0 && update < backward, "{row:?}");
+        assert_eq!(cycles, forward + backward);
+    }
+    assert_eq!(rows[0], rows[1]);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// A batch of 256 does not fit tests/targets/train-12k.toml's SRAM for training: with no
 /// micro-batch asked for, `wsel train` runs the largest divisor that fits (128), says so, and
 /// still matches the reference trained with batches of 256.

@@ -45,6 +45,14 @@ pub const CODES: &[(&str, &str)] = &[
         "E1105",
         "a layer takes several activations but has one `L_backward`, not one per input",
     ),
+    (
+        "E1114",
+        "a layer used in pipelined training has no `L_train` or `L_train_back` layer",
+    ),
+    (
+        "E1115",
+        "pipelined training takes a chain of layers, and this model is not one",
+    ),
 ];
 
 /// E1101: the `loss` of a training run names no layer of `std.loss`.
@@ -180,4 +188,30 @@ pub fn kernel_instance_failed(call: Location, error: &LowerError) -> Diagnostic 
         Some(at) => d.with_secondary(at.clone(), "here"),
         None => d,
     }
+}
+
+/// E1114: a layer (or the loss) used in pipelined training has no `<layer>_train` or
+/// `<layer>_train_back` layer in the module that defines it (docs/language.md §11.2).
+pub fn no_pipelined_training(call: Location, layer: &str, wanted: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E1114",
+        format!("`{layer}` has no `{wanted}` layer, so it cannot be trained pipelined"),
+        call,
+        "used in pipelined training here",
+    )
+    .with_help(format!(
+        "define a pipelined layer `{wanted}` beside `{layer}` (docs/language.md §11.2), or train with `--mode streaming`"
+    ))
+}
+
+/// E1115: pipelined training takes a chain of layers — one model input, every layer fed by the
+/// one before, the last giving the result — and this call breaks it.
+pub fn not_a_chain(call: Location, layer: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E1115",
+        format!("pipelined training takes a chain of layers, and this call of `{layer}` is not fed by the one before it"),
+        call,
+        "breaks the chain",
+    )
+    .with_help("train the model with `--mode streaming`, which takes any graph (docs/language.md §11.2)".to_string())
 }

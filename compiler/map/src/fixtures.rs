@@ -448,3 +448,58 @@ pub fn mlp(widths: &[u64], batch: u64, relus: bool) -> LayerGraph {
     graph.output = current;
     graph
 }
+
+/// The backward of [`dense`] in pipelined training (`std.nn`'s `dense_train_back`) on
+/// `R × C`: `dy` multicast up the columns from the south edge, partial `dx` sums passed west
+/// along the rows, `dx` out of the west edge — the forward's streams turned around, so that
+/// on the forward layer's region (same orientation) it takes `dy` where `y` left and gives
+/// `dx` where `x` came in.
+pub fn dense_back(index: usize, dy: TensorRef, w: TensorRef, n: u64, m: u64) -> LayerInstance {
+    let batch = 1;
+    let mut layer = dense(index, dy, w, w, n, m, batch);
+    layer.name = format!("dense_train_back#{index}");
+    layer.layer = "dense_train_back".into();
+    layer.args = vec![dy, w];
+    layer.arg_names = vec!["dy".into(), "w".into()];
+    layer.output_name = "dx".into();
+    let mut imp = dense_tile();
+    imp.kernel.name = "dense_train_back_tile".into();
+    imp.ports = vec![
+        port("dys", PortDirection::In, Side::South, true),
+        port("dpart", PortDirection::In, Side::East, false),
+        port("dxs", PortDirection::Out, Side::West, false),
+    ];
+    imp.binds = vec![
+        bind(
+            "w",
+            BindTarget::Array,
+            "w",
+            &[SplitAxis::Rows, SplitAxis::Cols],
+        ),
+        bind("dy", BindTarget::Port, "dys", &[SplitAxis::Cols]),
+        bind("dx", BindTarget::Port, "dxs", &[SplitAxis::Rows]),
+    ];
+    layer.impls = vec![imp];
+    layer
+}
+
+/// The backward chain of [`mlp`] (without relus) in pipelined training: `dy` of the last
+/// layer's result in, then [`dense_back`] for every layer from the last to the first; the
+/// result is the first layer's `dx`. Layer `k` is the backward of `mlp`'s layer
+/// `widths.len() - 2 - k`.
+pub fn mlp_backward(widths: &[u64], batch: u64) -> LayerGraph {
+    let mut graph = mlp(widths, batch, false);
+    let last = widths.last().copied().unwrap_or(1);
+    graph.inputs = vec![tensor("dy", vec![batch, last])];
+    graph.layers.clear();
+    let mut current = TensorRef::Input(0);
+    for (i, pair) in widths.windows(2).enumerate().rev() {
+        let mut layer = dense_back(i + 1, current, TensorRef::Param(2 * i), pair[0], pair[1]);
+        layer.dims.insert("B".into(), batch);
+        layer.output_shape = vec![batch, pair[0]];
+        current = TensorRef::Layer(graph.layers.len());
+        graph.layers.push(layer);
+    }
+    graph.output = current;
+    graph
+}

@@ -118,6 +118,12 @@ pub struct MapOptions<'a> {
     /// (the driver keeps the defect-free mapping's sizes on a target with defects). `None`
     /// chooses them.
     pub sizes: Option<&'a [(u32, u32)]>,
+    /// Place every layer, in graph order, on exactly this physical rectangle in this
+    /// orientation (its size follows from both): how pipelined training maps its backward
+    /// program onto the regions of the forward program, so that a layer's forward and backward
+    /// kernels run on the same PEs (`docs/running.md`, "Training"). Routes between the
+    /// regions are searched as usual. `None`: the mapper chooses.
+    pub regions: Option<&'a [(wsel_target::Rect, Orientation)]>,
 }
 
 impl Default for MapOptions<'_> {
@@ -129,6 +135,7 @@ impl Default for MapOptions<'_> {
             work: None,
             region: None,
             sizes: None,
+            regions: None,
         }
     }
 }
@@ -142,6 +149,7 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("work", &self.work.map(|_| "measured"))
             .field("region", &self.region)
             .field("sizes", &self.sizes)
+            .field("regions", &self.regions)
             .finish()
     }
 }

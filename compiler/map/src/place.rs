@@ -208,6 +208,9 @@ pub(crate) fn place(
             Err((0, 0))
         };
     }
+    if let Some(regions) = &problem.regions {
+        return pinned(problem, regions, sizes);
+    }
     let mut placed: Vec<(Rect, Orientation)> = Vec::with_capacity(sizes.len());
     // The squares where bundles of routes turn (the fold), kept free of regions.
     let mut squares: Vec<Rect> = Vec::new();
@@ -407,6 +410,29 @@ pub(crate) fn place(
         }
     }
     Ok(placed)
+}
+
+/// The pinned `regions` ([`crate::MapOptions::regions`]) when every one is clean, does not
+/// overlap another and has the size the search settled on; else the first that is not.
+fn pinned(
+    problem: &Problem<'_>,
+    regions: &[(Rect, Orientation)],
+    sizes: &[(u32, u32)],
+) -> Result<Vec<(Rect, Orientation)>, (usize, u64)> {
+    for (l, &(rect, o)) in regions.iter().enumerate() {
+        let (rows, cols) = sizes.get(l).copied().unwrap_or_default();
+        let fits = o.extent(rows, cols) == (rect.width, rect.height)
+            && problem.dead.clean(rect)
+            && regions[..l].iter().all(|(p, _)| !overlaps(*p, rect));
+        if !fits {
+            return Err((l, 0));
+        }
+    }
+    if regions.len() == sizes.len() {
+        Ok(regions.to_vec())
+    } else {
+        Err((regions.len().min(sizes.len()), 0))
+    }
 }
 
 /// The rectangle of size `w × h` beside `p`'s `side` at distance `gap`, aligned with `p`'s

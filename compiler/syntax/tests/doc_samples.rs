@@ -35,7 +35,7 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        19,
+        20,
         "a sample was added to or removed from the doc"
     );
 }
@@ -365,6 +365,21 @@ fn train_item() {
     mode = "streaming";              // "streaming" (default) or "pipelined"
     out_dir = "out/train";           // the trained weights, loss.csv, loss.svg
 }"#,
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn pipelined_training_layer() {
+    check(
+        "layer relu_train_back(dy: f32[B, N]) -> dx: f32[B, N] {
+    cost { flops = N; weights = 0; activations = 4 * (3 * N); }
+    pipelined on [1, C] where N % C == 0 {
+        run relu_train_back_tile(n = N / C, samples = B);  // dx = dy where the kept y > 0
+        bind dy to port dys split [cols];                   // from south: where y left
+        bind dx to port dxs split [cols];                   // to north: where x came in
+    }
+}",
         Wrap::Module,
     );
 }

@@ -37,7 +37,7 @@ use crate::run_errors::E0811;
 use crate::status::Status;
 use crate::train_outputs::{table_header, table_line};
 use crate::train_session::{Program, Setup, TrainRequest, Trained, program_for, setup};
-use crate::training::{Store, batch_order, f32_tensor};
+use crate::training::{Store, f32_tensor};
 
 /// Whether `wsel train` trains on a cluster: `--systems` given, or started by an MPI launcher
 /// with several processes.
@@ -202,13 +202,7 @@ pub(crate) fn train(
     let mut params: Vec<Vec<f32>> = setup.params.iter().map(|p| p.to_f32()).collect();
     let root = comm.rank() == 0;
     let mut store = root.then(|| Store::new(params.clone()));
-    let order = batch_order(
-        setup.targets.shape[0],
-        settings.batch,
-        settings.steps,
-        settings.seed,
-        settings.shuffle,
-    );
+    let order = settings.batch_order(setup.targets.shape[0]);
     let baseline_rank = super::split::baseline_rank(comm.size());
     let started = std::time::Instant::now();
     let (mut steps, mut first) = (Vec::new(), None);

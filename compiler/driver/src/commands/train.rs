@@ -59,6 +59,10 @@ pub(crate) fn request(args: &TrainArgs) -> Result<TrainRequest<'_>, BuildError> 
 
 fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
     let request = request(args)?;
+    let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
+    if crate::train_settings::pipelined(&request.settings, item.as_ref()) {
+        return train_pipelined(loaded, args, &request);
+    }
     let setup = setup(loaded, &request)?;
     for warning in &setup.warnings {
         eprintln!("warning: {warning}");
@@ -74,6 +78,54 @@ fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
         }
     })?;
     finish(args, &setup, &setup.program, &trained)
+}
+
+/// Pipelined training (`crate::train_pipelined`): the table as the steps end, the accuracy on
+/// test data, the outputs and a summary.
+fn train_pipelined(
+    loaded: &Loaded,
+    args: &TrainArgs,
+    request: &TrainRequest<'_>,
+) -> Result<(), BuildError> {
+    let run = crate::train_pipelined::prepare(loaded, request)?;
+    for warning in &run.data.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let options = crate::session::sim_options(args.threads, args.max_cycles);
+    if !args.quiet {
+        print!("{}", table_header());
+    }
+    let (batch, target) = (run.data.settings.batch, &run.target);
+    let trained = crate::train_pipelined::run_steps(&run, &options, &mut |record| {
+        if !args.quiet {
+            print!("{}", table_line(record, batch, target));
+        }
+    })?;
+    let accuracy = match &args.test_labels {
+        Some(labels) => Some(test_accuracy(
+            args,
+            &run.data.graph,
+            &trained.store,
+            labels,
+        )?),
+        None => None,
+    };
+    let dir = out_dir(args, run.data.item_out_dir.as_ref());
+    write_outputs(args, &dir, &run.data.graph, &trained, target, batch)?;
+    let report = crate::train_pipelined::report(&args.file, &run, &trained);
+    println!(
+        "  {} steps of {batch} samples on {}, pipelined: every layer on its own region, forward and backward on the same PEs, weights updated in SRAM",
+        trained.steps.len(),
+        report.target
+    );
+    println!(
+        "  SRAM per PE: at most {} B of {} B for a layer's training kernels, of which at most {} B of weights (the rest: kept activations, optimizer state, gradient sums, buffers)",
+        wsel_map::report::group(report.kept_bytes_per_pe),
+        wsel_map::report::group(report.sram_bytes_per_pe),
+        wsel_map::report::group(crate::train_pipelined::weight_bytes_per_pe(&run))
+    );
+    print!("{}", outcome_lines(&report, &trained, accuracy));
+    Ok(())
 }
 
 /// After the last step: the accuracy on test data, the output files and the summary of
@@ -242,6 +294,14 @@ fn print_summary(report: &TrainReport, trained: &Trained, accuracy: Option<(u64,
             "more than a PE holds: recomputing them is not built, so real hardware could not run this"
         }
     ));
+    out.push_str(&outcome_lines(report, trained, accuracy));
+    print!("{out}");
+}
+
+/// The summary's last lines, in both modes: the loss from the first step to the last, the
+/// time, and the accuracy on test data.
+fn outcome_lines(report: &TrainReport, trained: &Trained, accuracy: Option<(u64, u64)>) -> String {
+    let mut out = String::new();
     if let (Some(first), Some(last)) = (trained.steps.first(), trained.steps.last()) {
         out.push_str(&format!("  loss {:.6} → {:.6}\n", first.loss, last.loss));
     }
@@ -259,5 +319,5 @@ fn print_summary(report: &TrainReport, trained: &Trained, accuracy: Option<(u64,
             100.0 * correct as f64 / of.max(1) as f64
         ));
     }
-    print!("{out}");
+    out
 }

@@ -14,6 +14,7 @@ use crate::estimate::CostInputs;
 use crate::expr::{Env, kernel_args, mentions, port_distances, show, side_names};
 use crate::place::DeadIndex;
 use crate::placement::Estimate;
+use crate::placement::Orientation;
 use crate::ports::{ImplPlan, Parts, parts_for_side, side_name};
 
 /// Everything the later steps need about the program, computed once.
@@ -29,6 +30,8 @@ pub(crate) struct Problem<'a> {
     pub live_pes: u64,
     /// The rectangle the only layer must take ([`MapOptions::region`]).
     pub region: Option<Rect>,
+    /// The rectangle and orientation every layer must take ([`MapOptions::regions`]).
+    pub regions: Option<Vec<(Rect, Orientation)>>,
 }
 
 /// One layer instance's implementation and candidates.
@@ -79,7 +82,12 @@ impl<'a> Problem<'a> {
         if failed(diagnostics) {
             return None;
         }
-        // Pinned sizes are kept even where sampling would pass over them.
+        // Pinned sizes are kept even where sampling would pass over them; pinned regions pin
+        // their sizes.
+        let from_regions: Option<Vec<(u32, u32)>> = options
+            .regions
+            .map(|r| r.iter().map(|&(rect, o)| logical_size(rect, o)).collect());
+        let pinned = from_regions.as_deref().or(pinned);
         for (l, &(rows, cols)) in pinned.unwrap_or_default().iter().enumerate() {
             domains[class_of[2 * l]].retain(|&v| v == rows);
             domains[class_of[2 * l + 1]].retain(|&v| v == cols);
@@ -134,6 +142,7 @@ impl<'a> Problem<'a> {
             dead,
             live_pes,
             region: options.region,
+            regions: options.regions.map(<[_]>::to_vec),
         })
     }
 
@@ -629,6 +638,16 @@ fn show_domain(d: &[u32]) -> String {
                 .join(", "),
             d[d.len() - 1]
         )
+    }
+}
+
+/// The logical `rows × cols` of a region on `rect` in orientation `o` (the inverse of
+/// [`Orientation::extent`]).
+fn logical_size(rect: Rect, o: Orientation) -> (u32, u32) {
+    if o.transposed() {
+        (rect.width, rect.height)
+    } else {
+        (rect.height, rect.width)
     }
 }
 

@@ -1,0 +1,316 @@
+//! Pipelined training (`docs/running.md`, "Training"; `docs/language.md` §11.2): every layer
+//! resident on its own region, all regions on the fabric at once, weights updated in SRAM by
+//! the optimizer running on the PEs.
+//!
+//! A step runs two pipelined programs on one placement (`wsel_lower::pipelined_training_graphs`):
+//! the forward program (the model's `L_train` layers and the loss's `F_train`; the batch's
+//! mean loss comes out) and the backward program (`F_train_back`, then every `L_train_back`
+//! from the last layer to the first, each pinned to its forward layer's region, dx flowing back
+//! region to region; each applies the optimizer to its tile after the batch). Between programs
+//! the fabric's SRAM is carried per PE by array name ([`crate::carry`]); the host's weights are
+//! loaded once, before the first step, and the trained weights are read from the final SRAM.
+//! Weight-version rule: one batch at a time — step k + 1's forward reads step k's update.
+
+use wsel_ir::graph::{BindTarget, LayerGraph, Mode};
+use wsel_map::{MapOptions, Orientation, Placement};
+use wsel_sema::ty::Value;
+use wsel_sim::SimOptions;
+use wsel_target::{Rect, Target};
+
+use crate::assemble::{HostData, assemble, collect_result};
+use crate::carry::Carry;
+use crate::pipeline::{BuildError, Compiled, Loaded, choose_backend, choose_target};
+use crate::run_errors::E0806;
+use crate::tensor::Tensor;
+use crate::train_session::{
+    TrainData, TrainOutcome, TrainReport, TrainRequest, Trained, compile_checked, loss_location,
+    read_data,
+};
+use crate::train_settings;
+use crate::training::{Optimizer, StepRecord, Store, check_loss, gather_rows};
+
+/// The array in which a backward kernel keeps its update's first and last cycle
+/// (`docs/language.md` §11.2).
+const UPDATE_SPAN: &str = "span";
+
+/// One of the two programs, placed and compiled.
+pub(crate) struct Side {
+    pub graph: LayerGraph,
+    pub placement: Placement,
+    pub compiled: Compiled,
+}
+
+/// Pipelined training, ready to run: the data and settings, both programs, the target.
+pub(crate) struct Pipelined<'db> {
+    pub data: TrainData<'db>,
+    /// Every training sample's targets, and the initial parameters.
+    pub targets: Tensor,
+    pub params: Vec<Tensor>,
+    pub forward: Side,
+    pub backward: Side,
+    pub target: Target,
+}
+
+/// Reads the data and the settings, builds the two programs, maps the forward program and
+/// the backward program on its regions, and compiles both.
+pub(crate) fn prepare<'db>(
+    loaded: &'db Loaded,
+    request: &TrainRequest<'_>,
+) -> Result<Pipelined<'db>, BuildError> {
+    let data = read_data(loaded, request)?;
+    let overrides = &request.settings;
+    if data.settings.micro_batch != data.settings.batch {
+        return Err(BuildError::Message(
+            "pipelined training streams the whole batch through the layers; micro-batches are for `--mode streaming`".into(),
+        ));
+    }
+    let optimizer = optimizer_settings(&data.settings);
+    let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
+    let run_config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
+    let config = train_settings::data_config(item.as_ref(), run_config.as_ref());
+    let target = choose_target(overrides.target.as_deref(), config)?;
+    let loss_at = loss_location(loaded, &data.graph, &data.loss);
+    let graphs = wsel_lower::pipelined_training_graphs(
+        &loaded.db,
+        data.model,
+        &data.graph,
+        &data.loss.name,
+        loss_at,
+        &optimizer,
+    )
+    .map_err(BuildError::Diagnostics)?;
+    let backend = choose_backend(overrides.backend).map_err(BuildError::Message)?;
+    let build = |graph: LayerGraph, options: &MapOptions| -> Result<Side, BuildError> {
+        let mapped = wsel_map::map(&graph, &target, Mode::Pipelined, options);
+        let placement = mapped
+            .placement
+            .ok_or(BuildError::Diagnostics(mapped.diagnostics))?;
+        let compiled = compile_checked(loaded, &graph, &placement, backend, &target)?;
+        Ok(Side {
+            graph,
+            placement,
+            compiled,
+        })
+    };
+    let forward = build(graphs.forward, &MapOptions::default())?;
+    let regions: Vec<(Rect, Orientation)> = graphs
+        .region_of
+        .iter()
+        .map(|&f| {
+            let placed = &forward.placement.layers[f];
+            (placed.rect, placed.orientation)
+        })
+        .collect();
+    let pinned = MapOptions {
+        regions: Some(&regions),
+        ..MapOptions::default()
+    };
+    let backward = build(graphs.backward, &pinned)?;
+    let (targets, params) = data.targets_and_params(request)?;
+    Ok(Pipelined {
+        data,
+        targets,
+        params,
+        forward,
+        backward,
+        target,
+    })
+}
+
+/// The optimizer's settings, by the names of the backward layers' scalar inputs
+/// (`docs/language.md` §11.2): `lr`, and `momentum` for SGD or `adam = true`, `beta1`, `beta2`
+/// and `eps` for Adam.
+fn optimizer_settings(settings: &crate::training::Settings) -> Vec<(String, Value)> {
+    let float = |name: &str, v: f32| (name.to_string(), Value::Float(f64::from(v)));
+    let mut out = vec![float("lr", settings.lr)];
+    match settings.optimizer {
+        Optimizer::Sgd { momentum } => out.push(float("momentum", momentum)),
+        Optimizer::Adam { beta1, beta2, eps } => out.extend([
+            ("adam".to_string(), Value::Bool(true)),
+            float("beta1", beta1),
+            float("beta2", beta2),
+            float("eps", eps),
+        ]),
+    }
+    out
+}
+
+/// Every step: the forward program, then the backward program, the SRAM carried between
+/// them; `on_step` sees each step's record as it ends. The trained weights are read from the
+/// final SRAM.
+pub(crate) fn run_steps(
+    run: &Pipelined<'_>,
+    options: &SimOptions,
+    on_step: &mut dyn FnMut(&StepRecord),
+) -> Result<Trained, BuildError> {
+    let data = &run.data;
+    let settings = &data.settings;
+    let samples = run.targets.shape[0];
+    let order = settings.batch_order(samples);
+    let started = std::time::Instant::now();
+    let mut carry = Carry::new();
+    let mut steps = Vec::new();
+    for (k, rows) in order.iter().enumerate() {
+        let x: Vec<Tensor> = data.data.iter().map(|t| gather_rows(t, rows)).collect();
+        let t = gather_rows(&run.targets, rows);
+        let forward_inputs: Vec<Tensor> = x.into_iter().chain([t.clone()]).collect();
+        let (loss, forward_cycles) =
+            simulate(run, &run.forward, &forward_inputs, &mut carry, options)?;
+        let (_, backward_cycles) = simulate(run, &run.backward, &[t], &mut carry, options)?;
+        let loss = f32::from_bits(loss.words.first().copied().unwrap_or(0));
+        check_loss(loss, k + 1, &data.graph.model)?;
+        let record = StepRecord {
+            step: k as u64 + 1,
+            loss,
+            forward_cycles,
+            loss_cycles: 0,
+            backward_cycles,
+            update_cycles: carry.longest_span(&run.backward.placement, UPDATE_SPAN),
+            stall_cycles: 0,
+            // The update runs at the end of the backward program: its cycles are in it.
+            cycles: forward_cycles + backward_cycles,
+            gradient_bytes: 0,
+        };
+        on_step(&record);
+        steps.push(record);
+    }
+    let params = (0..data.graph.params.len())
+        .map(|p| {
+            let words = carry
+                .param(&run.forward.graph, &run.forward.placement, p)
+                .map_err(BuildError::Message)?;
+            Ok(words.into_iter().map(f32::from_bits).collect())
+        })
+        .collect::<Result<Vec<Vec<f32>>, BuildError>>()?;
+    Ok(Trained {
+        steps,
+        store: Store::new(params),
+        wall: started.elapsed(),
+    })
+}
+
+/// Runs one program with `inputs`, its SRAM loaded from `carry` (the host's weights before the
+/// first step) and kept in it after; its result and its cycles.
+fn simulate(
+    run: &Pipelined<'_>,
+    side: &Side,
+    inputs: &[Tensor],
+    carry: &mut Carry,
+    options: &SimOptions,
+) -> Result<(Tensor, u64), BuildError> {
+    let host = HostData {
+        inputs,
+        params: &run.params,
+    };
+    let mut assembled = assemble(&side.graph, &side.placement, &side.compiled, &host)
+        .map_err(BuildError::Message)?;
+    carry.load(&side.placement, &side.compiled, &mut assembled.program);
+    let outcome = wsel_sim::simulate(&run.target, &assembled.program, options).map_err(|e| {
+        BuildError::Run {
+            code: E0806,
+            message: format!("pipelined training failed on the fabric: {e}"),
+        }
+    })?;
+    let sram = |at| outcome.sram(at).map(|b| b.into_owned());
+    carry
+        .keep(&side.placement, &side.compiled, &sram)
+        .map_err(BuildError::Message)?;
+    let result = collect_result(&side.graph, &assembled.output_parts, &outcome.outputs)
+        .map_err(BuildError::Message)?;
+    Ok((result, outcome.cycles))
+}
+
+/// [`crate::train_session::train`] in pipelined mode.
+pub(crate) fn train(
+    loaded: &Loaded,
+    request: &TrainRequest<'_>,
+    options: &SimOptions,
+) -> Result<TrainOutcome, BuildError> {
+    let run = prepare(loaded, request)?;
+    let trained = run_steps(&run, options, &mut |_| {})?;
+    let report = report(request.file, &run, &trained);
+    let warnings = run.data.warnings.clone();
+    Ok(TrainOutcome::new(
+        &run.data.graph,
+        trained,
+        report,
+        warnings,
+    ))
+}
+
+/// The most SRAM bytes any PE of the forward program gives to weights: its kernel's arrays
+/// bound to parameters.
+pub(crate) fn weight_bytes_per_pe(run: &Pipelined<'_>) -> u64 {
+    let side = &run.forward;
+    side.placement
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(l, placed)| {
+            let ir = &side.compiled.irs[side.compiled.layer_kernel[l]];
+            let layer = &side.graph.layers[side.placement.instance(l)];
+            let imp = &layer.impls[placed.implementation];
+            imp.binds
+                .iter()
+                .filter(|b| b.target == BindTarget::Array)
+                .filter(|b| !crate::assemble::is_activation(layer, &b.tensor))
+                .filter_map(|b| ir.arrays.iter().find(|a| a.name == b.target_name))
+                .map(|a| 4 * u64::from(a.len))
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The report of a pipelined run: one "phase" (every layer at once), the largest region, and
+/// the SRAM carried per PE (weights, kept activations, optimizer state) at its largest.
+pub(crate) fn report(
+    file: &std::path::Path,
+    run: &Pipelined<'_>,
+    trained: &Trained,
+) -> TrainReport {
+    let target = &run.target;
+    let batch = run.data.settings.batch;
+    let cycles: u64 = trained.steps.iter().map(|s| s.cycles).sum();
+    let samples = batch * trained.steps.len() as u64;
+    let per_second = crate::train_outputs::samples_per_second;
+    let largest = run
+        .forward
+        .placement
+        .layers
+        .iter()
+        .max_by_key(|l| u64::from(l.rows) * u64::from(l.cols));
+    let sram_used = run
+        .forward
+        .placement
+        .layers
+        .iter()
+        .chain(&run.backward.placement.layers)
+        .map(|l| l.sram_bytes)
+        .max()
+        .unwrap_or(0);
+    TrainReport {
+        file: file.display().to_string(),
+        model: run.data.graph.model.clone(),
+        target: target.name.clone(),
+        clock_hz: target.clock_hz,
+        batch,
+        micro_batch: batch,
+        phases: 1,
+        region: largest.map_or((0, 0), |l| (l.rows, l.cols)),
+        kept_bytes_per_pe: sram_used,
+        sram_bytes_per_pe: u64::from(target.sram_bytes),
+        cycles,
+        seconds: target.seconds(cycles),
+        samples_per_second: per_second(target, samples, cycles),
+        wall_seconds: trained.wall.as_secs_f64(),
+        steps: trained
+            .steps
+            .iter()
+            .map(|s| crate::train_session::StepRow {
+                record: s.clone(),
+                samples_per_second: per_second(target, batch, s.cycles),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,244 @@
+//! The two programs of pipelined training (`docs/language.md` §11.2): a model whose layers
+//! form a chain, as a *forward* graph and a *backward* graph that run one after the other on
+//! one placement, every step.
+//!
+//! - The forward graph: the model's input and the targets; every layer `L` of the model
+//!   replaced by `L_train` (its forward, keeping in SRAM what its backward needs), found in
+//!   the module that defines `L`; then the loss's `F_train` of `std.loss`, whose result (the
+//!   batch's mean loss) is the graph's.
+//! - The backward graph: the targets; `F_train_back` (the gradient of the loss), then
+//!   `L_train_back` for every layer from the last to the first, each fed by the one before;
+//!   the result is the first layer's input gradient. A backward layer's scalar inputs are the
+//!   optimizer's settings, by name (`lr`, `momentum`, ...).
+//!
+//! The backward graph's layer `k` runs on the region of forward layer [`PipelinedTrain::
+//! region_of`]`[k]`; the driver carries SRAM between the two by array name.
+
+use std::path::Path;
+
+use wsel_ir::graph::{CValue, LayerGraph, LayerInstance, SourceSpan, TensorDecl, TensorRef};
+use wsel_sema::ty::Value;
+use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_signature};
+
+use super::instance::{CallArgs, lower_instance};
+use super::training::{LOSS_MODULE, TARGETS};
+use super::{find_item, shape_of};
+use crate::diagnostics;
+
+/// The forward and backward graphs of pipelined training.
+#[derive(Debug, Clone)]
+pub struct PipelinedTrain {
+    /// Inputs: the model's, then the targets. Layers: `L_train` per model layer, then the
+    /// loss's `F_train` (the output).
+    pub forward: LayerGraph,
+    /// Inputs: the targets. Layers: `F_train_back`, then `L_train_back` from the last model
+    /// layer to the first (the output: the first layer's input gradient).
+    pub backward: LayerGraph,
+    /// For every backward layer, the forward layer whose region it runs on.
+    pub region_of: Vec<usize>,
+}
+
+/// The pipelined-training graphs of `model`, lowered as `graph`, with the loss `loss` of
+/// `std.loss` (named at `loss_at`) and the optimizer's settings `optimizer` (given to every
+/// backward layer that declares a scalar input of that name; one it does not give takes its
+/// default).
+pub fn pipelined_training_graphs(
+    db: &dyn Db,
+    model: ItemId<'_>,
+    graph: &LayerGraph,
+    loss: &str,
+    loss_at: Location,
+    optimizer: &[(String, Value)],
+) -> Result<PipelinedTrain, Vec<Diagnostic>> {
+    let located = |span: &SourceSpan| Location {
+        file: span.file.clone(),
+        span: span.span.clone(),
+    };
+    if find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss).is_none() {
+        return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
+    }
+    check_chain(graph, &located)?;
+    let files: Vec<std::path::PathBuf> = check_model(db, model)
+        .graph
+        .nodes
+        .iter()
+        .map(|n| n.layer_file.clone())
+        .collect();
+    let variant = |l: usize, suffix: &str| -> Result<ItemId<'_>, Vec<Diagnostic>> {
+        let layer = &graph.layers[l];
+        let name = format!("{}{suffix}", layer.layer);
+        let file = files.get(l).cloned().unwrap_or_default();
+        find_item(db, &file, ItemKind::Layer, &name).ok_or_else(|| {
+            vec![diagnostics::no_pipelined_training(
+                located(&layer.call),
+                &layer.layer,
+                &name,
+            )]
+        })
+    };
+    let loss_variant = |suffix: &str| -> Result<ItemId<'_>, Vec<Diagnostic>> {
+        let name = format!("{loss}{suffix}");
+        find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, &name).ok_or_else(|| {
+            vec![diagnostics::no_pipelined_training(
+                loss_at.clone(),
+                loss,
+                &name,
+            )]
+        })
+    };
+    let result = graph.output;
+    let result_shape = shape_of(graph, result);
+    let last_call = graph
+        .layers
+        .last()
+        .map(|l| l.call.clone())
+        .ok_or_else(Vec::new)?;
+    let targets = TensorDecl {
+        name: TARGETS.to_string(),
+        elem: wsel_ir::kernel::ScalarTy::F32,
+        shape: result_shape,
+        span: last_call.clone(),
+    };
+
+    // Forward: the model's layers as `L_train`, then `F_train`.
+    let mut forward = LayerGraph {
+        layers: Vec::new(),
+        ..graph.clone()
+    };
+    forward.inputs.push(targets.clone());
+    for (l, layer) in graph.layers.iter().enumerate() {
+        let item = variant(l, "_train")?;
+        let scalars = values(&layer.scalars);
+        let instance = push_call(
+            db,
+            &forward,
+            item,
+            &layer.call,
+            layer.args.clone(),
+            &scalars,
+        )?;
+        forward.layers.push(instance);
+    }
+    let t = TensorRef::Input(forward.inputs.len() - 1);
+    let item = loss_variant("_train")?;
+    let instance = push_call(db, &forward, item, &last_call, vec![result, t], &[])?;
+    forward.layers.push(instance);
+    forward.output = TensorRef::Layer(forward.layers.len() - 1);
+
+    // Backward: `F_train_back`, then `L_train_back` from the last layer to the first.
+    let mut backward = LayerGraph {
+        inputs: vec![targets],
+        layers: Vec::new(),
+        ..graph.clone()
+    };
+    let mut region_of = vec![graph.layers.len()];
+    let item = loss_variant("_train_back")?;
+    let targets_in = vec![TensorRef::Input(0)];
+    let instance = push_call(db, &backward, item, &last_call, targets_in, &[])?;
+    backward.layers.push(instance);
+    for (l, layer) in graph.layers.iter().enumerate().rev() {
+        let item = variant(l, "_train_back")?;
+        let dy = TensorRef::Layer(backward.layers.len() - 1);
+        let params = layer
+            .args
+            .iter()
+            .filter(|a| matches!(a, TensorRef::Param(_)));
+        let args = std::iter::once(dy).chain(params.copied()).collect();
+        let wanted = layer_signature(db, item);
+        let scalars: Vec<(String, Value)> = wanted
+            .scalars
+            .iter()
+            .filter_map(|s| {
+                let given = optimizer.iter().find(|(name, _)| *name == s.name);
+                let value = given.map(|(_, v)| *v).or(s.default)?;
+                Some((s.name.clone(), value))
+            })
+            .collect();
+        let instance = push_call(db, &backward, item, &layer.call, args, &scalars)?;
+        backward.layers.push(instance);
+        region_of.push(l);
+    }
+    backward.output = TensorRef::Layer(backward.layers.len() - 1);
+    Ok(PipelinedTrain {
+        forward,
+        backward,
+        region_of,
+    })
+}
+
+/// Pipelined training takes a chain: one model input, and every layer's one activation
+/// input the previous layer's result (the first's, the model's input). E1115 otherwise, at
+/// the first call that breaks it.
+fn check_chain(
+    graph: &LayerGraph,
+    located: &dyn Fn(&SourceSpan) -> Location,
+) -> Result<(), Vec<Diagnostic>> {
+    for (l, layer) in graph.layers.iter().enumerate() {
+        let feeds: Vec<&TensorRef> = layer
+            .args
+            .iter()
+            .filter(|a| !matches!(a, TensorRef::Param(_)))
+            .collect();
+        let expected = if l == 0 {
+            TensorRef::Input(0)
+        } else {
+            TensorRef::Layer(l - 1)
+        };
+        let last = l + 1 == graph.layers.len();
+        let chained = feeds == [&expected]
+            && graph.inputs.len() == 1
+            && (!last || graph.output == TensorRef::Layer(l));
+        if !chained {
+            return Err(vec![diagnostics::not_a_chain(
+                located(&layer.call),
+                &layer.layer,
+            )]);
+        }
+    }
+    Ok(())
+}
+
+/// The call of `item` with the tensors `args` in `graph`, at `call`; the
+/// lowering's diagnostics when it has any.
+fn push_call(
+    db: &dyn Db,
+    graph: &LayerGraph,
+    item: ItemId<'_>,
+    call: &SourceSpan,
+    args: Vec<TensorRef>,
+    scalars: &[(String, Value)],
+) -> Result<LayerInstance, Vec<Diagnostic>> {
+    let sig = layer_signature(db, item);
+    let shapes: Vec<Vec<u64>> = args.iter().map(|a| shape_of(graph, *a)).collect();
+    let count = graph.layers.iter().filter(|l| l.layer == sig.name).count();
+    let name = format!("{}#{}", sig.name, count + 1);
+    let call = Location {
+        file: call.file.clone(),
+        span: call.span.clone(),
+    };
+    let mut diags = Vec::new();
+    let args = CallArgs {
+        tensors: args,
+        shapes: &shapes,
+        scalars,
+    };
+    match lower_instance(db, item, name, call, args, &mut diags) {
+        Some(instance) if diags.is_empty() => Ok(instance),
+        _ => Err(diags),
+    }
+}
+
+/// A forward instance's scalar inputs as the values its `L_train` is called with.
+fn values(scalars: &[(String, CValue)]) -> Vec<(String, Value)> {
+    scalars
+        .iter()
+        .map(|(name, v)| {
+            let value = match *v {
+                CValue::Int(i) => Value::Int(i128::from(i)),
+                CValue::Float(f) => Value::Float(f),
+                CValue::Bool(b) => Value::Bool(b),
+            };
+            (name.clone(), value)
+        })
+        .collect()
+}
