@@ -64,19 +64,11 @@ pub(crate) fn map_streamed(graph: &LayerGraph, target: &Target, options: &MapOpt
     if let Err(d) = check_weights(graph, &impls, target) {
         return failed(d);
     }
-    let Some(mut region) = choose_region(graph, &impls, target, options) else {
+    // The region's phase estimates come with their kernels' measured work, when the options
+    // can measure it.
+    let Some(region) = choose_region(graph, &impls, target, options) else {
         return failed(vec![no_region(graph, &impls, target, options)]);
     };
-    // The chosen region's phases, estimated again with their kernels' measured work.
-    region.estimates = estimates(
-        graph,
-        impls.as_slice(),
-        target,
-        options,
-        (region.rows, region.cols),
-        true,
-    );
-    region.total = total_cycles(graph, &region.estimates, target);
     let mut merged: Option<Placement> = None;
     for (l, &impl_index) in impls.iter().enumerate() {
         let phase = PhaseGraph::new(graph, l, impl_index);
@@ -313,8 +305,9 @@ struct Region {
 /// the size `options.sizes` keeps. The store's bandwidth counts: it takes as long to send a
 /// phase's weights to any region, so a region larger than the one at which the phase becomes
 /// store-bound gains nothing and loses its longer chains (as much of the fabric as pays).
-/// Sizes are compared by multiply-adds; the winner's columns then take more rows while the
-/// kernels' measured work says that pays.
+/// Sizes are compared by multiply-adds; the winner is then estimated with the kernels'
+/// measured work (when `options.work` can measure it), and its columns take more rows while
+/// that work says it pays (unless the size is kept).
 fn choose_region(
     graph: &LayerGraph,
     impls: &[usize],
@@ -381,12 +374,13 @@ fn choose_region(
     // Multiply-adds understate a kernel's task work, and so the rows a phase needs to keep
     // up with the store: with the work measured, the chosen columns take more rows while
     // that shortens the run (it falls until the store binds, then the chains lengthen it).
-    if options.work.is_none() || options.sizes.is_some() {
+    if options.work.is_none() {
         return best;
     }
     let mut best = candidate(best.as_ref()?.rows, best.as_ref()?.cols, true)?;
     let from = best.rows;
-    for &rows in all_rows.iter().filter(|&&r| r > from) {
+    let grow = options.sizes.is_none();
+    for &rows in all_rows.iter().filter(|&&r| grow && r > from) {
         match candidate(rows, best.cols, true) {
             Some(region) if better(&region, &best) => best = region,
             _ => break,
