@@ -31,6 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "reference"))
 from forward import attention, gelu, layernorm  # noqa: E402
+from wse2_mlp import number  # noqa: E402  (this directory is on the path)
 
 F32 = np.float32
 PARAMS = [("wq", "d,d"), ("bq", "d"), ("wk", "d,d"), ("bk", "d"), ("wv", "d,d"), ("bv", "d"),
@@ -81,11 +82,6 @@ def write_job(tmp: Path, d: int, heads: int, context: int, sequences: int) -> Pa
         '    target = "wse2";\n    mode = "streaming";\n}\n'
     )
     return tmp / "main.wse"
-
-
-def number(pattern: str, text: str):
-    m = re.search(pattern, text)
-    return int(m.group(1).replace(",", "")) if m else None
 
 
 def main():
