@@ -4,7 +4,8 @@
 //! Prints the median
 //! of several runs and the placement's figures: the live PEs in regions, and the bottleneck
 //! stage against the mean stage. Run with `cargo bench -p wsel-map --bench map96`;
-//! `MAP96_DEAD=7455` (or 0, 50) runs only that case, `MAP96_RUNS=n` times instead of 7.
+//! `MAP96_DEAD=7455` (or 0, 50) runs only that case, `MAP96_RUNS=n` times instead of 7;
+//! `MAP96_SVG=path` writes the last case's placement as SVG.
 
 use std::time::{Duration, Instant};
 
@@ -110,6 +111,12 @@ fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
         mean,
         bottleneck as f64 / mean.max(1.0)
     );
+    if let Ok(path) = std::env::var("MAP96_SVG") {
+        let svg = wsel_map::svg::render(&placement, wsel_map::svg::SvgOptions::default());
+        if let Err(e) = std::fs::write(&path, svg) {
+            println!("  cannot write {path}: {e}");
+        }
+    }
     let text = report::render(&placement);
     for line in text.lines().rev().take(2).collect::<Vec<_>>().iter().rev() {
         println!("  {line}");
