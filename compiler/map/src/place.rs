@@ -48,20 +48,7 @@ const PREFIX_THRESHOLD: usize = 64;
 impl DeadIndex {
     pub(crate) fn new(target: &Target) -> DeadIndex {
         let pes: Vec<Coord> = target.defects.dead_pes.iter().copied().collect();
-        let prefix = (pes.len() > PREFIX_THRESHOLD).then(|| {
-            let (w, h) = (target.width as usize + 1, target.height as usize + 1);
-            let mut grid = vec![0u32; w * h];
-            for c in &pes {
-                grid[(c.y as usize + 1) * w + c.x as usize + 1] += 1;
-            }
-            for y in 1..h {
-                for x in 1..w {
-                    grid[y * w + x] +=
-                        grid[(y - 1) * w + x] + grid[y * w + x - 1] - grid[(y - 1) * w + x - 1];
-                }
-            }
-            grid
-        });
+        let prefix = (pes.len() > PREFIX_THRESHOLD).then(|| prefix_counts(target, &pes));
         let links = target
             .defects
             .dead_links
@@ -187,6 +174,22 @@ impl DeadIndex {
     }
 }
 
+/// `(width + 1) × (height + 1)` prefix counts of the dead PEs `pes` on `target`.
+fn prefix_counts(target: &Target, pes: &[Coord]) -> Vec<u32> {
+    let (w, h) = (target.width as usize + 1, target.height as usize + 1);
+    let mut grid = vec![0u32; w * h];
+    for c in pes {
+        grid[(c.y as usize + 1) * w + c.x as usize + 1] += 1;
+    }
+    for y in 1..h {
+        for x in 1..w {
+            grid[y * w + x] +=
+                grid[(y - 1) * w + x] + grid[y * w + x - 1] - grid[(y - 1) * w + x - 1];
+        }
+    }
+    grid
+}
+
 /// Places every layer at its chosen size. On failure: the deepest layer that found no room and
 /// the PEs of the layers before it.
 ///
@@ -245,6 +248,33 @@ fn beside(p: Rect, side: Dir, w: u32, h: u32, gap: u32) -> Option<Rect> {
 /// Whether the `lines` straight paths from `p`'s `side` edge across a gap of `gap` PEs into
 /// the next region cross no dead PE or link.
 fn seam_clear(dead: &DeadIndex, p: Rect, side: Dir, lines: u32, gap: u32) -> bool {
+    // At once when no dead PE lies in the `(gap + 1)`-deep strip the paths cross, and no link
+    // is dead (the usual case), else path by path.
+    let depth = gap + 1;
+    let crossed = match side {
+        Dir::South => Some(Rect::new(p.x, p.y + p.height, lines, depth)),
+        Dir::North => {
+            p.y.checked_sub(depth)
+                .map(|y| Rect::new(p.x, y, lines, depth))
+        }
+        Dir::East => Some(Rect::new(p.x + p.width, p.y, depth, lines)),
+        Dir::West => {
+            p.x.checked_sub(depth)
+                .map(|x| Rect::new(x, p.y, depth, lines))
+        }
+    };
+    let on_fabric = |r: Rect| {
+        let width = r.width.min(dead.width.saturating_sub(r.x));
+        Rect::new(
+            r.x,
+            r.y,
+            width,
+            r.height.min(dead.height.saturating_sub(r.y)),
+        )
+    };
+    if crossed.is_some_and(|r| dead.links.is_empty() && !dead.any_dead_in(on_fabric(r))) {
+        return true;
+    }
     for i in 0..lines {
         let mut c = match side {
             Dir::South => Coord::new(p.x + i, p.y + p.height - 1),
@@ -439,6 +469,57 @@ pub(crate) fn edge_pe(rect: Rect, side: Dir, i: u32) -> Coord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The strip test agrees with following every path, dead PEs anywhere near the seam,
+    /// with and without prefix sums, at the fabric's edges too.
+    #[test]
+    fn seams_agree_with_the_paths() {
+        let mut t = Target::dev();
+        for (x, y) in [(5, 9), (12, 3), (0, 7), (15, 15), (8, 0)] {
+            t.defects.add_dead_pe(Coord::new(x, y));
+        }
+        let list = DeadIndex::new(&t);
+        let mut grid = DeadIndex::new(&t);
+        grid.prefix = Some(prefix_counts(&t, &grid.pes));
+        for dead in [&list, &grid] {
+            for (x, y, w, h) in [
+                (2, 2, 4, 5),
+                (9, 1, 3, 3),
+                (1, 10, 6, 4),
+                (12, 12, 4, 4),
+                (12, 12, 3, 4),
+            ] {
+                let p = Rect::new(x, y, w, h);
+                for side in [Dir::North, Dir::South, Dir::East, Dir::West] {
+                    let lines = if matches!(side, Dir::North | Dir::South) {
+                        w
+                    } else {
+                        h
+                    };
+                    for gap in 0..6 {
+                        let slow = (0..lines).all(|i| path_clear(dead, p, side, i, gap));
+                        assert_eq!(
+                            seam_clear(dead, p, side, lines, gap),
+                            slow,
+                            "{p:?} {side:?} {gap}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Part `i`'s straight path from `p`'s `side` across `gap` PEs, step by step.
+    fn path_clear(dead: &DeadIndex, p: Rect, side: Dir, i: u32, gap: u32) -> bool {
+        let mut c = edge_pe(p, side, i);
+        (0..=gap).all(|_| match step(c, side) {
+            Some(next) if !dead.pe_dead(next) => {
+                c = next;
+                true
+            }
+            _ => false,
+        })
+    }
 
     #[test]
     fn prefix_and_list_queries_agree() {

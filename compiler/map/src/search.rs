@@ -304,9 +304,12 @@ impl Dp {
                     .position(|&a| a == c)
                     .map_or(0, |k| ((key >> (KEY_BITS * k as u32)) & 0xff) as usize)
             };
-            let mut next: Vec<State> = Vec::new();
-            let mut index: HashMap<u128, usize> = HashMap::new();
             let domain_len = problem.domains[class].len();
+            // Room for every state this step can make (up to a bound), so the index is not
+            // grown step by step.
+            let room = (prev.len() * domain_len).min(4 * MAX_STATES);
+            let mut next: Vec<State> = Vec::with_capacity(room);
+            let mut index: HashMap<u128, usize> = HashMap::with_capacity(room);
             for (pi, st) in prev.iter().enumerate() {
                 'values: for x in 0..domain_len {
                     let mut cost = st.cost;

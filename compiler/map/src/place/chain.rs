@@ -103,8 +103,11 @@ impl<'a> Chain<'a> {
             .filter(|p| p.bind.is_some())
             .map(|p| p.side)
             .collect();
+        // Cheapest tests first: most positions tried overlap a region already placed.
         let free = |rect: Rect, o: Orientation, placed: &[(Rect, Orientation)]| {
-            dead.clean(rect)
+            placed.iter().all(|(p, _)| !overlaps(*p, rect))
+                && squares.iter().all(|q| !overlaps(*q, rect))
+                && dead.clean(rect)
                 && inner_sides
                     .iter()
                     .all(|&s| !on_fabric_edge(rect, o.dir(s), problem.target))
@@ -113,8 +116,6 @@ impl<'a> Chain<'a> {
                     on_fabric_edge(rect, d, problem.target)
                         || seam_clear(dead, rect, d, lines_on(s, rows, cols), 0)
                 })
-                && placed.iter().all(|(p, _)| !overlaps(*p, rect))
-                && squares.iter().all(|q| !overlaps(*q, rect))
         };
         // The layer that feeds it: the latest producing argument bound to one of its ports.
         let producer = layer
