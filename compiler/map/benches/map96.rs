@@ -43,16 +43,7 @@ fn main() {
         if only.is_some_and(|d| d != dead) {
             continue;
         }
-        let mut defective = Target::wse2();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        while defective.defects.dead_pes.len() < dead {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let x = (seed % u64::from(defective.width)) as u32;
-            let y = ((seed >> 32) % u64::from(defective.height)) as u32;
-            defective.defects.add_dead_pe(wsel_target::Coord::new(x, y));
-        }
+        let defective = fixtures::scatter_dead_pes(Target::wse2(), dead, 0x2545_f491_4f6c_dd1d);
         run(&graph, defective, &format!("{dead} dead PEs"));
     }
 }

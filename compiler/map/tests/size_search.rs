@@ -47,20 +47,6 @@ fn a_two_layer_mlp_maps_at_every_batch() {
     }
 }
 
-/// `dev` with `n` PEs dead, scattered by a fixed xorshift sequence.
-fn dev_with_dead(n: usize, mut seed: u64) -> Target {
-    let mut t = Target::dev();
-    while t.defects.dead_pes.len() < n {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let x = (seed % u64::from(t.width)) as u32;
-        let y = ((seed >> 32) % u64::from(t.height)) as u32;
-        t.defects.add_dead_pe(wsel_target::Coord::new(x, y));
-    }
-    t
-}
-
 /// A 12-layer chain (six `dense` of width 64, each followed by a `relu`) on `dev` with 6 or 10
 /// PEs dead at random (2–4%): in these four defect maps the first way every layer can lie
 /// leads to a layer with no room, and the placer must move earlier layers (measured: with one
@@ -70,6 +56,7 @@ fn dev_with_dead(n: usize, mut seed: u64) -> Target {
 fn a_chain_on_dev_with_dead_pes_maps_by_moving_earlier_layers() {
     let graph = fixtures::mlp(&[64; 7], 1, true);
     for (dead, seed) in [(6, 30u64), (10, 6), (10, 27), (10, 30)] {
-        maps(&graph, &dev_with_dead(dead, 0x9e37_79b9_7f4a_7c15 ^ seed));
+        let target = fixtures::scatter_dead_pes(Target::dev(), dead, 0x9e37_79b9_7f4a_7c15 ^ seed);
+        maps(&graph, &target);
     }
 }
