@@ -200,8 +200,9 @@ fn prefix_counts(target: &Target, pes: &[Coord]) -> Vec<u32> {
 /// placements that would need long multi-part routes are refused rather than tried.
 ///
 /// Each layer has a few ways to lie ([`chain::Chain::picks`]: straight on from its producer
-/// in each orientation that takes the parts in order, or folded each way), the snuggest first
-/// (most border against the fabric's edge and the regions placed); the first is taken, and
+/// in each orientation that takes the parts in order, or folded each way), when `snug` the
+/// snuggest first (most border against the fabric's edge and the regions placed), else
+/// straight on first as the staircase has them; the first is taken, and
 /// when a later layer finds no room the latest layer with an untried way is moved (depth
 /// first, at most [`MAX_PICKS`] layers placed in all), so that a chain that boxed itself in
 /// can turn earlier instead.
@@ -209,6 +210,7 @@ pub(crate) fn place(
     problem: &Problem<'_>,
     sizes: &[(u32, u32)],
     variant: u32,
+    snug: bool,
     strict: bool,
 ) -> Result<Vec<(Rect, Orientation)>, (usize, u64)> {
     if let Some(rect) = problem.region {
@@ -219,7 +221,7 @@ pub(crate) fn place(
             Err((0, 0))
         };
     }
-    let chain = chain::Chain::new(problem, sizes, variant, strict);
+    let chain = chain::Chain::new(problem, sizes, variant, snug, strict);
     let picks = backtrack::depth_first(sizes.len(), MAX_PICKS, |l, before: &[chain::Pick]| {
         let placed: Vec<(Rect, Orientation)> =
             before.iter().map(|p| (p.rect, p.orientation)).collect();

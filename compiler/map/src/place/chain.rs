@@ -28,6 +28,8 @@ pub(super) struct Chain<'a> {
     problem: &'a Problem<'a>,
     sizes: &'a [(u32, u32)],
     variant: u32,
+    /// Order a layer's ways snuggest first, else straight on first.
+    snug: bool,
     strict: bool,
     /// How many layers read each layer's result.
     consumers: Vec<usize>,
@@ -38,6 +40,7 @@ impl<'a> Chain<'a> {
         problem: &'a Problem<'a>,
         sizes: &'a [(u32, u32)],
         variant: u32,
+        snug: bool,
         strict: bool,
     ) -> Chain<'a> {
         let mut consumers = vec![0usize; sizes.len()];
@@ -54,6 +57,7 @@ impl<'a> Chain<'a> {
             problem,
             sizes,
             variant,
+            snug,
             strict,
             consumers,
         }
@@ -71,8 +75,9 @@ impl<'a> Chain<'a> {
     /// The ways layer `l` can lie beside `placed` (the layers before it) without taking a
     /// fold's `squares`, best first: straight on from its producer in each orientation that
     /// takes the parts in order, then folded toward each side (a result read by one layer
-    /// only); failing all of those, against the fabric's edge (fed from the host) or at the
-    /// first free place (not in `strict` mode when fed several parts by a layer).
+    /// only), reordered snuggest first when `snug`; failing all of those, against the
+    /// fabric's edge (fed from the host) or at the first free place (not in `strict` mode when
+    /// fed several parts by a layer).
     pub(super) fn picks(
         &self,
         l: usize,
@@ -207,7 +212,9 @@ impl<'a> Chain<'a> {
         if !picks.is_empty() {
             // Snug first: the way whose border lies most against the fabric's edge and
             // the regions placed so far leaves the fewest pockets the chain cannot fill.
-            picks.sort_by_key(|p| Reverse(contact(p.rect, placed, problem.target)));
+            if self.snug {
+                picks.sort_by_key(|p| Reverse(contact(p.rect, placed, problem.target)));
+            }
             return picks;
         }
         let plain = |c: (Rect, Orientation)| Pick {
