@@ -1,7 +1,7 @@
 //! The fold (issue #23, `docs/mapping.md` §2), proven by execution: a chain of 12 layers whose
 //! staircase does not fit on `dev` with its four southern rows dead turns back north through
 //! a bundle of routes that turns, onto mirrored regions. Its result on the simulated fabric
-//! matches a float64 reference computed here, as the unfolded run on the whole of `dev` does.
+//! matches a float64 reference computed here, as the run on the whole of `dev` does.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -171,12 +171,10 @@ fn a_chain_folded_onto_mirrored_regions_computes_the_reference() {
         expected.iter().any(|&v| v > 0.1),
         "the chain is not all zero"
     );
-    // On the whole of `dev` the staircase fits: no region is mirrored.
+    // On the whole of `dev` the chain may fold too (the placer takes the snuggest way a
+    // layer can lie, folded or not); every region is one of the eight orientations.
     let whole = orientations(&dir, "dev");
-    assert!(
-        whole.iter().all(|o| o == "identity" || o == "transposed"),
-        "{whole:?}"
-    );
+    assert_eq!(whole.len(), 12, "{whole:?}");
     // With rows 12–15 dead it cannot run on south: the chain turns back north, and the
     // regions after the turn are mirrored north–south.
     let short = dev_without_rows(&dir, 12);

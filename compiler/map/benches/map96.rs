@@ -4,7 +4,8 @@
 //! Prints the median
 //! of several runs and the placement's figures: the live PEs in regions, and the bottleneck
 //! stage against the mean stage. Run with `cargo bench -p wsel-map --bench map96`;
-//! `MAP96_DEAD=7455` (or 0, 50) runs only that case, `MAP96_RUNS=n` times instead of 7.
+//! `MAP96_DEAD=7455` (or 0, 50) runs only that case, `MAP96_RUNS=n` times instead of 7;
+//! `MAP96_SVG=path` writes the last case's placement as SVG.
 
 use std::time::{Duration, Instant};
 
@@ -42,16 +43,7 @@ fn main() {
         if only.is_some_and(|d| d != dead) {
             continue;
         }
-        let mut defective = Target::wse2();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        while defective.defects.dead_pes.len() < dead {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let x = (seed % u64::from(defective.width)) as u32;
-            let y = ((seed >> 32) % u64::from(defective.height)) as u32;
-            defective.defects.add_dead_pe(wsel_target::Coord::new(x, y));
-        }
+        let defective = fixtures::scatter_dead_pes(Target::wse2(), dead, 0x2545_f491_4f6c_dd1d);
         run(&graph, defective, &format!("{dead} dead PEs"));
     }
 }
@@ -110,6 +102,12 @@ fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
         mean,
         bottleneck as f64 / mean.max(1.0)
     );
+    if let Ok(path) = std::env::var("MAP96_SVG") {
+        let svg = wsel_map::svg::render(&placement, wsel_map::svg::SvgOptions::default());
+        if let Err(e) = std::fs::write(&path, svg) {
+            println!("  cannot write {path}: {e}");
+        }
+    }
     let text = report::render(&placement);
     for line in text.lines().rev().take(2).collect::<Vec<_>>().iter().rev() {
         println!("  {line}");

@@ -12,6 +12,7 @@ use wsel_ir::graph::{
     TensorRef,
 };
 use wsel_ir::kernel::{PortDirection, ScalarTy};
+use wsel_target::{Coord, Target};
 
 /// The span every fixture item points at (file `fixture.wse`, offset `at`).
 pub fn span(at: usize) -> SourceSpan {
@@ -31,6 +32,19 @@ fn bin(op: CBinOp, a: CExpr, b: CExpr) -> CExpr {
 
 fn divides(n: &str, r: &str) -> CExpr {
     bin(CBinOp::Eq, bin(CBinOp::Rem, var(n), var(r)), CExpr::Int(0))
+}
+
+/// `target` with PEs killed, scattered by the xorshift sequence from `seed`, until `n` are dead.
+pub fn scatter_dead_pes(mut target: Target, n: usize, mut seed: u64) -> Target {
+    while target.defects.dead_pes.len() < n {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let x = (seed % u64::from(target.width)) as u32;
+        let y = ((seed >> 32) % u64::from(target.height)) as u32;
+        target.defects.add_dead_pe(Coord::new(x, y));
+    }
+    target
 }
 
 /// A kernel port.

@@ -1,18 +1,21 @@
 //! Putting regions on the fabric (`docs/mapping.md` §2): in topological order, each layer next
 //! to the output edge of the layer that feeds it, turned (transposed) so that its input edge
 //! faces that output edge and aligned part for part, so the streams between them are one hop
-//! long. The chain runs as a staircase from the north-west corner. A position whose rectangle
-//! holds a dead PE or a dead link, or whose seam crosses one, is skipped: the region moves
-//! away from its producer by a gap of a few PEs (its parts still travel in straight lines),
-//! and failing that to the first free place in row-major order (bottom-left packing).
+//! long, or folded (`crate::fold`). Of the ways a layer can lie the snuggest is taken first,
+//! so the chain runs along the fabric's edges and then along its own earlier regions, a spiral
+//! from the north-west corner; a layer that finds no room moves an earlier one (`backtrack`).
+//! A position whose rectangle holds a dead PE or a dead link, or whose seam crosses one, is
+//! skipped: the region moves away from its producer by a gap of a few PEs (its parts still
+//! travel in straight lines), and failing that to the first free place in row-major order
+//! (bottom-left packing).
 
-use wsel_ir::graph::TensorRef;
 use wsel_target::{Coord, Dir, Rect, Target};
 
-use crate::fold;
 use crate::placement::Orientation;
-use crate::ports::{BoundTensor, lines_on};
 use crate::search::Problem;
+
+mod backtrack;
+mod chain;
 
 /// The largest gap tried between a producer's output edge and its consumer.
 const MAX_GAP: u32 = 32;
@@ -45,20 +48,7 @@ const PREFIX_THRESHOLD: usize = 64;
 impl DeadIndex {
     pub(crate) fn new(target: &Target) -> DeadIndex {
         let pes: Vec<Coord> = target.defects.dead_pes.iter().copied().collect();
-        let prefix = (pes.len() > PREFIX_THRESHOLD).then(|| {
-            let (w, h) = (target.width as usize + 1, target.height as usize + 1);
-            let mut grid = vec![0u32; w * h];
-            for c in &pes {
-                grid[(c.y as usize + 1) * w + c.x as usize + 1] += 1;
-            }
-            for y in 1..h {
-                for x in 1..w {
-                    grid[y * w + x] +=
-                        grid[(y - 1) * w + x] + grid[y * w + x - 1] - grid[(y - 1) * w + x - 1];
-                }
-            }
-            grid
-        });
+        let prefix = (pes.len() > PREFIX_THRESHOLD).then(|| prefix_counts(target, &pes));
         let links = target
             .defects
             .dead_links
@@ -184,24 +174,47 @@ impl DeadIndex {
     }
 }
 
-/// Places every layer at its chosen size. On failure: the layer that found no room and the
-/// PEs used by the layers placed before it.
+/// `(width + 1) × (height + 1)` prefix counts of the dead PEs `pes` on `target`.
+fn prefix_counts(target: &Target, pes: &[Coord]) -> Vec<u32> {
+    let (w, h) = (target.width as usize + 1, target.height as usize + 1);
+    let mut grid = vec![0u32; w * h];
+    for c in pes {
+        grid[(c.y as usize + 1) * w + c.x as usize + 1] += 1;
+    }
+    for y in 1..h {
+        for x in 1..w {
+            grid[y * w + x] +=
+                grid[(y - 1) * w + x] + grid[y * w + x - 1] - grid[(y - 1) * w + x - 1];
+        }
+    }
+    grid
+}
+
+/// Places every layer at its chosen size. On failure: the deepest layer that found no room and
+/// the PEs of the layers before it.
 ///
 /// `variant` 0 prefers, for a layer fed from the host, the orientation whose input faces west
 /// or north, and away from producers tries identity first; variant 1 turns both preferences
 /// around (the search tries it when variant 0 cannot be routed). When `strict`, a layer fed a
 /// tensor of several parts by another layer must sit beside it (aligned, in straight lines):
 /// placements that would need long multi-part routes are refused rather than tried.
+///
+/// Each layer has a few ways to lie ([`chain::Chain::picks`]: straight on from its producer
+/// in each orientation that takes the parts in order, or folded each way), when `snug` the
+/// snuggest first (most border against the fabric's edge and the regions placed), else
+/// straight on first as the staircase has them; the first is taken, and
+/// when a later layer finds no room the latest layer with an untried way is moved (depth
+/// first, at most [`MAX_PICKS`] layers placed in all), so that a chain that boxed itself in
+/// can turn earlier instead.
 pub(crate) fn place(
     problem: &Problem<'_>,
     sizes: &[(u32, u32)],
     variant: u32,
+    snug: bool,
     strict: bool,
 ) -> Result<Vec<(Rect, Orientation)>, (usize, u64)> {
-    let graph = problem.graph;
-    let dead = &problem.dead;
     if let Some(rect) = problem.region {
-        let fits = sizes == [(rect.height, rect.width)] && dead.clean(rect);
+        let fits = sizes == [(rect.height, rect.width)] && problem.dead.clean(rect);
         return if fits {
             Ok(vec![(rect, Orientation::Identity)])
         } else {
@@ -211,206 +224,20 @@ pub(crate) fn place(
     if let Some(regions) = &problem.regions {
         return pinned(problem, regions, sizes);
     }
-    let mut placed: Vec<(Rect, Orientation)> = Vec::with_capacity(sizes.len());
-    // The squares where bundles of routes turn (the fold), kept free of regions.
-    let mut squares: Vec<Rect> = Vec::new();
-    let mut consumers = vec![0usize; sizes.len()];
-    for layer in &graph.layers {
-        for a in &layer.args {
-            if let TensorRef::Layer(p) = *a
-                && p < consumers.len()
-            {
-                consumers[p] += 1;
-            }
-        }
-    }
-    let consumed: Vec<bool> = consumers.iter().map(|&n| n > 0).collect();
-    for (l, layer) in graph.layers.iter().enumerate() {
-        let (rows, cols) = sizes[l];
-        let plan = &problem.layers[l].plan;
-        // Sides that exchange tensors with other regions must not face off the fabric.
-        let inner_sides: Vec<wsel_ir::graph::Side> = plan
-            .ports
-            .iter()
-            .filter(|p| match p.bind.as_ref().map(|b| b.tensor) {
-                Some(BoundTensor::Output) => consumed[l],
-                Some(BoundTensor::Arg(i)) => matches!(layer.args.get(i), Some(TensorRef::Layer(_))),
-                None => false,
-            })
-            .map(|p| p.side)
-            .collect();
-        // Every bound side's parts cross into the PEs just outside it, which must be live.
-        let bound_sides: Vec<wsel_ir::graph::Side> = plan
-            .ports
-            .iter()
-            .filter(|p| p.bind.is_some())
-            .map(|p| p.side)
-            .collect();
-        let free = |rect: Rect, o: Orientation, placed: &[(Rect, Orientation)]| {
-            dead.clean(rect)
-                && inner_sides
-                    .iter()
-                    .all(|&s| !on_fabric_edge(rect, o.dir(s), problem.target))
-                && bound_sides.iter().all(|&s| {
-                    let d = o.dir(s);
-                    on_fabric_edge(rect, d, problem.target)
-                        || seam_clear(dead, rect, d, lines_on(s, rows, cols), 0)
-                })
-                && placed.iter().all(|(p, _)| !overlaps(*p, rect))
-                && squares.iter().all(|q| !overlaps(*q, rect))
-        };
-        // The layer that feeds it: the latest producing argument bound to one of its ports.
-        let producer = layer
-            .args
-            .iter()
-            .enumerate()
-            .filter_map(|(i, a)| match a {
-                TensorRef::Layer(p) if *p < l => {
-                    let port = plan.arg_ports(i).next()?;
-                    Some((*p, port))
-                }
-                _ => None,
-            })
-            .max_by_key(|&(p, _)| p);
-        let mut chosen = None;
-        let mut square = None;
-        let mut host_side = None;
-        let mut orientations = vec![Orientation::Identity, Orientation::Transposed];
-        if let Some((p, in_port)) = producer {
-            let (prect, porient) = placed[p];
-            let pplan = &problem.layers[p].plan;
-            let (prows, pcols) = sizes[p];
-            if let Some(out_port) = pplan.output_port() {
-                let out_side = pplan.ports[out_port].side;
-                let out_dir = porient.dir(out_side);
-                let in_side = plan.ports[in_port].side;
-                orientations.sort_by_key(|o| o.dir(in_side) != out_dir.opposite());
-                let lines = lines_on(out_side, prows, pcols);
-                // Straight on, the consumer takes the parts in the producer's order along
-                // the seam: unmirrored first, as the staircase always placed them.
-                let reversed = porient.reversed_along(out_dir);
-                let straight = Orientation::ALL.into_iter().filter(|o| {
-                    o.dir(in_side) == out_dir.opposite() && o.reversed_along(out_dir) == reversed
-                });
-                // A result feeding several layers branches one PE out from its
-                // producer, so its first consumer keeps a gap.
-                let fan_out = consumers[p] + usize::from(graph.output == TensorRef::Layer(p));
-                'search: for o in straight {
-                    let (w, h) = o.extent(rows, cols);
-                    let first_gap = u32::from(fan_out > 1);
-                    for gap in first_gap..=MAX_GAP {
-                        let Some(rect) = beside(prect, out_dir, w, h, gap) else {
-                            break;
-                        };
-                        if free(rect, o, &placed) && seam_clear(dead, prect, out_dir, lines, gap) {
-                            chosen = Some((rect, o));
-                            break 'search;
-                        }
-                    }
-                }
-                if chosen.is_none() && fan_out == 1 {
-                    let edge = fold::OutEdge {
-                        rect: prect,
-                        orientation: porient,
-                        dir: out_dir,
-                        parts: lines,
-                    };
-                    let fits = |t: &fold::Turned| {
-                        free(t.rect, t.orientation, &placed)
-                            && dead.clean(t.square)
-                            && placed.iter().all(|(r, _)| !overlaps(*r, t.square))
-                            && squares.iter().all(|q| !overlaps(*q, t.square))
-                    };
-                    let turned = fold::turns(out_dir, prect, problem.target)
-                        .into_iter()
-                        .flat_map(|turn| {
-                            (0..=MAX_GAP).flat_map(move |gap| {
-                                fold::turned(edge, turn, gap, (rows, cols), in_side)
-                            })
-                        })
-                        .find(fits);
-                    if let Some(t) = turned {
-                        chosen = Some((t.rect, t.orientation));
-                        square = Some(t.square);
-                    }
-                }
-            }
-        } else if let Some(in_port) = plan.ports.iter().position(|p| {
-            p.bind
-                .as_ref()
-                .is_some_and(|b| matches!(b.tensor, BoundTensor::Arg(_)))
-        }) {
-            // Fed from the host: prefer the input edge facing west or north.
-            let in_side = plan.ports[in_port].side;
-            host_side = Some(in_side);
-            orientations.sort_by_key(|o| !matches!(o.dir(in_side), Dir::West | Dir::North));
-        }
-        if variant == 1 {
-            orientations.reverse();
-        }
-        if let Some(in_side) = host_side {
-            // On the fabric's edge, the input enters the region directly.
-            chosen = edge_fit(problem, &placed, rows, cols, &orientations, in_side, free);
-        }
-        let multi_part_feed = producer.is_some_and(|(p, _)| {
-            let pplan = &problem.layers[p].plan;
-            pplan
-                .output_port()
-                .is_some_and(|out| lines_on(pplan.ports[out].side, sizes[p].0, sizes[p].1) > 1)
-        });
-        if chosen.is_none() && !(strict && multi_part_feed) {
-            // Away from its producers, the region must keep the PEs beside its fed sides out
-            // of every region, and must not cover a producer's output strip: the streams'
-            // routes start and end there, on the color of the producer's region.
-            let fed_sides: Vec<wsel_ir::graph::Side> = plan
-                .ports
-                .iter()
-                .filter(|p| match p.bind.as_ref().map(|b| b.tensor) {
-                    Some(BoundTensor::Arg(i)) => {
-                        matches!(layer.args.get(i), Some(TensorRef::Layer(_)))
-                    }
-                    _ => false,
-                })
-                .map(|p| p.side)
-                .collect();
-            let producer_strips: Vec<Rect> = layer
-                .args
-                .iter()
-                .filter_map(|a| match a {
-                    TensorRef::Layer(p) if *p < l => {
-                        let (prect, porient) = placed[*p];
-                        let pplan = &problem.layers[*p].plan;
-                        let out = pplan.output_port()?;
-                        strip(prect, porient.dir(pplan.ports[out].side))
-                    }
-                    _ => None,
-                })
-                .collect();
-            let away = |rect: Rect, o: Orientation, placed: &[(Rect, Orientation)]| {
-                free(rect, o, placed)
-                    && producer_strips.iter().all(|s| !overlaps(*s, rect))
-                    && fed_sides.iter().all(|&side| {
-                        strip(rect, o.dir(side))
-                            .is_none_or(|s| placed.iter().all(|(p, _)| !overlaps(*p, s)))
-                    })
-            };
-            chosen = first_fit(problem, &placed, rows, cols, &orientations, away);
-        }
-        match chosen {
-            Some(c) => {
-                placed.push(c);
-                squares.extend(square);
-            }
-            None => {
-                let used = (0..l)
-                    .map(|k| u64::from(sizes[k].0) * u64::from(sizes[k].1))
-                    .sum();
-                return Err((l, used));
-            }
-        }
-    }
-    Ok(placed)
+    let chain = chain::Chain::new(problem, sizes, variant, snug, strict);
+    let picks = backtrack::depth_first(sizes.len(), MAX_PICKS, |l, before: &[chain::Pick]| {
+        let placed: Vec<(Rect, Orientation)> =
+            before.iter().map(|p| (p.rect, p.orientation)).collect();
+        // The squares where bundles of routes turn (the fold), kept free of regions.
+        let squares: Vec<Rect> = before.iter().filter_map(|p| p.square).collect();
+        chain.picks(l, &placed, &squares)
+    })
+    .map_err(|l| chain.failure(l))?;
+    Ok(picks.iter().map(|p| (p.rect, p.orientation)).collect())
 }
+
+/// The most layers one placement places, counting those placed again after a dead end.
+const MAX_PICKS: usize = 200;
 
 /// The pinned `regions` ([`crate::MapOptions::regions`]) when every one is clean, does not
 /// overlap another and has the size the search settled on; else the first that is not.
@@ -449,6 +276,33 @@ fn beside(p: Rect, side: Dir, w: u32, h: u32, gap: u32) -> Option<Rect> {
 /// Whether the `lines` straight paths from `p`'s `side` edge across a gap of `gap` PEs into
 /// the next region cross no dead PE or link.
 fn seam_clear(dead: &DeadIndex, p: Rect, side: Dir, lines: u32, gap: u32) -> bool {
+    // At once when no dead PE lies in the `(gap + 1)`-deep strip the paths cross, and no link
+    // is dead (the usual case), else path by path.
+    let depth = gap + 1;
+    let crossed = match side {
+        Dir::South => Some(Rect::new(p.x, p.y + p.height, lines, depth)),
+        Dir::North => {
+            p.y.checked_sub(depth)
+                .map(|y| Rect::new(p.x, y, lines, depth))
+        }
+        Dir::East => Some(Rect::new(p.x + p.width, p.y, depth, lines)),
+        Dir::West => {
+            p.x.checked_sub(depth)
+                .map(|x| Rect::new(x, p.y, depth, lines))
+        }
+    };
+    let on_fabric = |r: Rect| {
+        let width = r.width.min(dead.width.saturating_sub(r.x));
+        Rect::new(
+            r.x,
+            r.y,
+            width,
+            r.height.min(dead.height.saturating_sub(r.y)),
+        )
+    };
+    if crossed.is_some_and(|r| dead.links.is_empty() && !dead.any_dead_in(on_fabric(r))) {
+        return true;
+    }
     for i in 0..lines {
         let mut c = match side {
             Dir::South => Coord::new(p.x + i, p.y + p.height - 1),
@@ -643,6 +497,57 @@ pub(crate) fn edge_pe(rect: Rect, side: Dir, i: u32) -> Coord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The strip test agrees with following every path, dead PEs anywhere near the seam,
+    /// with and without prefix sums, at the fabric's edges too.
+    #[test]
+    fn seams_agree_with_the_paths() {
+        let mut t = Target::dev();
+        for (x, y) in [(5, 9), (12, 3), (0, 7), (15, 15), (8, 0)] {
+            t.defects.add_dead_pe(Coord::new(x, y));
+        }
+        let list = DeadIndex::new(&t);
+        let mut grid = DeadIndex::new(&t);
+        grid.prefix = Some(prefix_counts(&t, &grid.pes));
+        for dead in [&list, &grid] {
+            for (x, y, w, h) in [
+                (2, 2, 4, 5),
+                (9, 1, 3, 3),
+                (1, 10, 6, 4),
+                (12, 12, 4, 4),
+                (12, 12, 3, 4),
+            ] {
+                let p = Rect::new(x, y, w, h);
+                for side in [Dir::North, Dir::South, Dir::East, Dir::West] {
+                    let lines = if matches!(side, Dir::North | Dir::South) {
+                        w
+                    } else {
+                        h
+                    };
+                    for gap in 0..6 {
+                        let slow = (0..lines).all(|i| path_clear(dead, p, side, i, gap));
+                        assert_eq!(
+                            seam_clear(dead, p, side, lines, gap),
+                            slow,
+                            "{p:?} {side:?} {gap}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Part `i`'s straight path from `p`'s `side` across `gap` PEs, step by step.
+    fn path_clear(dead: &DeadIndex, p: Rect, side: Dir, i: u32, gap: u32) -> bool {
+        let mut c = edge_pe(p, side, i);
+        (0..=gap).all(|_| match step(c, side) {
+            Some(next) if !dead.pe_dead(next) => {
+                c = next;
+                true
+            }
+            _ => false,
+        })
+    }
 
     #[test]
     fn prefix_and_list_queries_agree() {

@@ -63,7 +63,7 @@ pub(crate) fn choose<T>(
     // routed, the size of the layer that failed is ruled out and the next-least-area sizes
     // are tried, a few times (a size that cannot lie on the fabric, e.g. one whose output edge
     // would face off it, must not end the search while other sizes fit).
-    let attempt = |t: u64, strict: bool| -> Result<(Choice, T), Failure> {
+    let attempt = |t: u64, (snug, strict): (bool, bool)| -> Result<(Choice, T), Failure> {
         let mut banned: HashSet<(usize, usize, usize)> = HashSet::new();
         let mut failure: Option<Failure> = None;
         for _ in 0..MAX_RETRIES {
@@ -93,7 +93,7 @@ pub(crate) fn choose<T>(
             let mut this_failure = None;
             let mut blamed: Vec<usize> = Vec::new();
             for variant in 0..2 {
-                let regions = match place::place(problem, &sizes, variant, strict) {
+                let regions = match place::place(problem, &sizes, variant, snug, strict) {
                     Ok(r) => r,
                     Err((l, used)) => {
                         blamed.push(l);
@@ -135,13 +135,20 @@ pub(crate) fn choose<T>(
         Err(failure.unwrap_or(Failure::Parts(0)))
     };
     // Strict placements (multi-part streams only between neighbours) route quickly and well;
-    // only when none exists are regions placed apart and their parts routed around.
-    let strict = attempt(loosest, true).ok();
-    let strict_mode = strict.is_some();
-    let first = match strict {
-        Some(found) => Ok(found),
-        None => attempt(loosest, false),
-    };
+    // only when none exists are regions placed apart and their parts routed around. The snug
+    // order fills the fabric best (`place`), but its regions pressed together can leave a
+    // result read by several layers no way through: then the staircase order is tried. The
+    // first of these that works at the loosest target is kept for the search; when none
+    // does, the last one's failure is reported.
+    let mut first = Err(Failure::Parts(0));
+    let mut style = (true, true);
+    for tried in [(true, true), (true, false), (false, true), (false, false)] {
+        first = attempt(loosest, tried);
+        style = tried;
+        if first.is_ok() {
+            break;
+        }
+    }
     let mut best = match first {
         Ok(found) => found,
         Err(Failure::Parts(l)) => {
@@ -176,7 +183,7 @@ pub(crate) fn choose<T>(
     let (mut lo, mut hi) = (0usize, targets.len() - 1);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        match attempt(targets[mid], strict_mode) {
+        match attempt(targets[mid], style) {
             Ok(found) => {
                 best = found;
                 hi = mid;
@@ -304,9 +311,12 @@ impl Dp {
                     .position(|&a| a == c)
                     .map_or(0, |k| ((key >> (KEY_BITS * k as u32)) & 0xff) as usize)
             };
-            let mut next: Vec<State> = Vec::new();
-            let mut index: HashMap<u128, usize> = HashMap::new();
             let domain_len = problem.domains[class].len();
+            // Room for every state this step can make (up to a bound), so the index is not
+            // grown step by step.
+            let room = (prev.len() * domain_len).min(4 * MAX_STATES);
+            let mut next: Vec<State> = Vec::with_capacity(room);
+            let mut index: HashMap<u128, usize> = HashMap::with_capacity(room);
             for (pi, st) in prev.iter().enumerate() {
                 'values: for x in 0..domain_len {
                     let mut cost = st.cost;

@@ -46,3 +46,17 @@ fn a_two_layer_mlp_maps_at_every_batch() {
         maps(&graph, &Target::dev());
     }
 }
+
+/// A 12-layer chain (six `dense` of width 64, each followed by a `relu`) on `dev` with 6 or 10
+/// PEs dead at random (2–4%): defect maps where the first way every layer can lie leads to a
+/// layer with no room, so the placer must move earlier layers (measured: with one way per
+/// layer, no backtracking, this test fails). Each maps, its regions clear of the dead PEs and
+/// its routes checked.
+#[test]
+fn a_chain_on_dev_with_dead_pes_maps_by_moving_earlier_layers() {
+    let graph = fixtures::mlp(&[64; 7], 1, true);
+    for (dead, seed) in [(6, 30u64), (10, 6), (10, 27), (10, 30)] {
+        let target = fixtures::scatter_dead_pes(Target::dev(), dead, 0x9e37_79b9_7f4a_7c15 ^ seed);
+        maps(&graph, &target);
+    }
+}
