@@ -154,9 +154,13 @@ pub(crate) fn run_steps(
         let x: Vec<Tensor> = data.data.iter().map(|t| gather_rows(t, rows)).collect();
         let t = gather_rows(&run.targets, rows);
         let forward_inputs: Vec<Tensor> = x.into_iter().chain([t.clone()]).collect();
-        let (loss, forward_cycles) =
-            simulate(run, &run.forward, &forward_inputs, &mut carry, options)?;
-        let (_, backward_cycles) = simulate(run, &run.backward, &[t], &mut carry, options)?;
+        // The fabric takes the other program's code and routes before each program but the
+        // first (`target.reconfigure_cycles`), as between weight streaming's phases.
+        let switch = u64::from(run.target.reconfigure_cycles);
+        let (loss, forward) = simulate(run, &run.forward, &forward_inputs, &mut carry, options)?;
+        let forward_cycles = forward + if k > 0 { switch } else { 0 };
+        let (_, backward) = simulate(run, &run.backward, &[t], &mut carry, options)?;
+        let backward_cycles = backward + switch;
         let loss = f32::from_bits(loss.words.first().copied().unwrap_or(0));
         check_loss(loss, k + 1, &data.graph.model)?;
         let record = StepRecord {
