@@ -145,3 +145,35 @@ fn wse2s_fitted_task_switch_meets_the_cs2_on_the_smallest_row() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn wse2s_fitted_boundaries_meet_the_cs2_on_a_row_crossing_them() {
+    let dir = temp_dir("boundary");
+    // wse2 without its boundaries (every 66 columns from column 47, 15 extra cycles each).
+    let mut before = wsel_target::Target::wse2();
+    before.boundary = Default::default();
+    let before_file = dir.join("wse2-no-boundaries.toml");
+    std::fs::write(&before_file, before.to_toml_string()).expect("target file");
+    // W = 203, n = 1: the right PE's values go from column 202 to the middle (101), and the
+    // middle sends the left's on to column 202, crossing the boundaries before columns 113
+    // and 179 each way; the left's values cross the one before column 47 on their way in.
+    let fitted = figures(&dir, "wse2", 203, 1);
+    let unfitted = figures(&dir, &before_file.display().to_string(), 203, 1);
+    // At least the two crossings on the way back to the right PE, at most all five.
+    let added = fitted[202] - unfitted[202];
+    assert!((30.0..=75.0).contains(&added), "{added}");
+    // The CS-2 measured 303 cycles: with the boundaries wsel is within 10% of it, without
+    // them it was not (0.80).
+    let measured = cs2(203, 1)[2];
+    assert!(
+        (fitted[202] / measured - 1.0).abs() <= 0.10,
+        "{} vs {measured}",
+        fitted[202]
+    );
+    assert!(
+        (unfitted[202] / measured - 1.0).abs() > 0.10,
+        "{} vs {measured}",
+        unfitted[202]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

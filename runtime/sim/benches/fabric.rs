@@ -19,7 +19,8 @@
 //! `streams`, `balance`, `scatter` or `determinism` to run one part only, `small1` for the 1-thread part alone; `SIDE=n` changes the
 //! side of the small halo exchange (rounds scale so the wavelet count stays about the same),
 //! `ROUNDS=n` its number of rounds, `RUNS=n` the number of runs of `small1` (for instruction
-//! counts under callgrind: `RUNS=1 ROUNDS=5`).
+//! counts under callgrind: `RUNS=1 ROUNDS=5`), `BOUNDARIES=0` runs it without wse2's die
+//! boundaries.
 
 mod common;
 
@@ -52,7 +53,11 @@ fn peak_rss() -> u64 {
 
 fn small(threads: usize, runs: usize) {
     let side: u32 = env_or("SIDE", 64);
-    let target = Target::wse2();
+    let mut target = Target::wse2();
+    // BOUNDARIES=0: without wse2's die boundaries (the halo crosses the one before column 47).
+    if env_or("BOUNDARIES", 1u32) == 0 {
+        target.boundary = Default::default();
+    }
     let rounds = env_or("ROUNDS", 20 * 4096 / (side * side));
     let n = 32;
     let program = halo_exchange(Coord::new(0, 0), side, side, n, rounds);

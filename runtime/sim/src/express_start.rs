@@ -211,6 +211,11 @@ impl Partition<'_> {
             if queue.sent != 0 || queue.bits & UP_WAITS != 0 || queue.len != 0 {
                 return None;
             }
+            // The closed forms know one link latency: a chain crossing a boundary runs hop
+            // by hop.
+            if fab.rings.crosses(q) {
+                return None;
+            }
             let links = queue.tx & LINK_PORTS;
             let ramp = queue.tx & (1 << RAMP) != 0;
             if links.count_ones() > 1 {
@@ -336,7 +341,7 @@ impl Partition<'_> {
                 if j >= u32::from(queue.fly) {
                     return false;
                 }
-                let slot = fab.rings.pos(queue.head, j);
+                let slot = fab.rings.pos(hop.queue, queue.head, j);
                 let arrive = plan.sched.at(i) + k as u64 * self.setup.latency;
                 let data = self.feed_word(plan, i);
                 if fab.rings.time(queue, hop.queue, slot) != self.rel(arrive)
@@ -511,8 +516,11 @@ impl Partition<'_> {
         if k > 0 {
             let rings = &fab.rings;
             let used = u32::from(queue.len) + u32::from(queue.fly);
-            hop.credits0 = (used..rings.depth)
-                .map(|j| epoch + u64::from(rings.time(queue, hop.queue, rings.pos(queue.head, j))))
+            hop.credits0 = (used..rings.depth_of(hop.queue))
+                .map(|j| {
+                    let slot = rings.pos(hop.queue, queue.head, j);
+                    epoch + u64::from(rings.time(queue, hop.queue, slot))
+                })
                 .filter(|&due| due > t)
                 .collect();
             queue.fly = 0;

@@ -240,6 +240,8 @@ pub(crate) struct OutChannel {
     pub credits: u32,
     /// The local router this channel leaves from.
     pub node: u32,
+    /// Cycles the link takes (the hop latency, more if it crosses a boundary).
+    pub latency: u32,
     /// Wavelets sent through it (the report's link and color counts come from these).
     pub sent: u64,
 }

@@ -306,7 +306,12 @@ impl<'p> Builder<'_, 'p> {
             .sum();
         let mut parts = Parts {
             fab: Fabric {
-                rings: Rings::new(target.queue_depth, queues),
+                rings: Rings::new(
+                    target.queue_depth,
+                    target.hop_latency,
+                    (target.boundary_queue_depth(), target.max_link_latency()),
+                    queues,
+                ),
                 ..Fabric::default()
             },
             wakes: Vec::new(),
@@ -353,7 +358,7 @@ impl<'p> Builder<'_, 'p> {
             },
             fab: parts.fab,
             events: Events {
-                wakes: Wakes::new(latency),
+                wakes: Wakes::new(u64::from(target.max_link_latency())),
                 timers: Timers::new(nodes),
                 pending: NodeSet::new(nodes),
                 list: Vec::new(),
@@ -437,8 +442,9 @@ impl<'p> Builder<'_, 'p> {
                 dest_node: NONE,
                 dest_part: self.p as u32,
                 sink: NONE,
-                credits: target.queue_depth,
+                credits: target.link_queue_depth(at, d),
                 node: local,
+                latency: target.link_latency(at, d),
                 sent: 0,
             };
             match target.neighbor(at, d) {
@@ -495,6 +501,13 @@ impl<'p> Builder<'_, 'p> {
                     period: f.period,
                     count: 0,
                 });
+            }
+            if let Some(d) = port.dir()
+                && !n.target.boundary.is_free()
+                && n.target.boundary.crosses(n.coord_of(n.keys[g]), d)
+            {
+                let qi = parts.fab.queues.len() as u32;
+                parts.fab.rings.cross(qi);
             }
             parts.fab.queues.push(q);
         }

@@ -298,7 +298,7 @@ impl CycleState<'_> {
             .collect();
         dues.sort_unstable();
         let data: Vec<u32> = wavelets.iter().map(|&(i, _)| self.word(x, i)).collect();
-        let depth = self.rings.depth;
+        let depth = self.rings.depth_of(q);
         let queue = &mut self.queues[q as usize];
         (queue.head, queue.len, queue.fly, queue.sent) = (0, 0, 0, 0);
         debug_assert!(

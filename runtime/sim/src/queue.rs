@@ -1,15 +1,18 @@
 //! The ring of one router input queue, and the flow control it carries.
 //!
 //! A queue of depth `Q` is a ring of exactly `Q` slots (see [`crate::fabric::Queue`]): from
-//! `head` on, `len` present wavelets, then `fly` wavelets in flight, then the free slots.
+//! `head` on, `len` present wavelets, then `fly` wavelets in flight, then the free slots. A
+//! queue behind a link that crosses a boundary of the target has a deeper ring of its own
+//! (`max(Q, 2·(L + B))`) and a longer link (`L + B`): [`Rings::depth_of`],
+//! [`Rings::up_latency`].
 //!
 //! - **Arrivals.** A router forwarding a wavelet over a link writes it straight into the
-//!   downstream queue's next slot, with its arrival cycle (one hop latency later); it counts as
+//!   downstream queue's next slot, with its arrival cycle (the link's latency later); it counts as
 //!   in flight until the downstream router's step of that cycle or later absorbs it. Nothing
 //!   else looks at a queue between the two, so the wavelet is where the model says it is
 //!   whichever router steps first in a cycle.
 //! - **Credits.** When a wavelet leaves the queue, its slot becomes free and records the
-//!   cycle its credit is back upstream (one hop latency later). Slots are used in ring order,
+//!   cycle its credit is back upstream (the link's latency later). Slots are used in ring order,
 //!   so the free slot right after the in-flight ones is the oldest: the upstream router holds
 //!   a credit exactly when that slot exists and its cycle has come — which it reads from this
 //!   record, the one it writes the wavelet into. (Over a link into another partition, credits
@@ -18,14 +21,34 @@
 //! Cycles are stored in 32 bits relative to the partition's epoch, which moves forward (and
 //! every stored cycle with it, see [`Rings::rebase`]) before they could overflow.
 
-use crate::fabric::{INLINE_SLOTS, Queue};
+use crate::fabric::{INLINE_SLOTS, NONE, Queue};
 
 /// Where the queues' slots are: in their records for depths up to [`INLINE_SLOTS`], else in
-/// arrays of `depth` slots per queue.
+/// arrays of `depth` slots per queue; the queues behind links that cross a boundary of the
+/// target (`wsel_target::Boundary`) in arrays of their own, deeper rings.
 #[derive(Debug, Default)]
 pub(crate) struct Rings {
+    /// The depth of every queue but the boundary queues.
     pub depth: u32,
     inline: bool,
+    data: Vec<u32>,
+    time: Vec<u32>,
+    /// The latency of every link but those crossing a boundary.
+    latency: u32,
+    /// Per queue, its index among the boundary queues, or [`NONE`]; empty while there is
+    /// none (so that the other queues' accesses test one length).
+    crossing: Vec<u32>,
+    /// The number of queues.
+    queues: usize,
+    /// The boundary queues: their depth, the latency of the link behind them, their slots.
+    deep: Deep,
+}
+
+/// The rings of the queues behind links that cross a boundary.
+#[derive(Debug, Default)]
+struct Deep {
+    depth: u32,
+    latency: u32,
     data: Vec<u32>,
     time: Vec<u32>,
 }
@@ -34,8 +57,9 @@ pub(crate) struct Rings {
 pub(crate) type Rel = u32;
 
 impl Rings {
-    /// Rings of `depth` slots for `queues` queues.
-    pub(crate) fn new(depth: u32, queues: usize) -> Rings {
+    /// Rings of `depth` slots for `queues` queues behind links of `latency` cycles; a queue
+    /// marked with [`Rings::cross`] has `boundary.0` slots and a link of `boundary.1`.
+    pub(crate) fn new(depth: u32, latency: u32, boundary: (u32, u32), queues: usize) -> Rings {
         let inline = depth as usize <= INLINE_SLOTS;
         let external = if inline { 0 } else { queues * depth as usize };
         Rings {
@@ -43,58 +67,121 @@ impl Rings {
             inline,
             data: vec![0; external],
             time: vec![0; external],
+            latency,
+            crossing: Vec::new(),
+            queues,
+            deep: Deep {
+                depth: boundary.0,
+                latency: boundary.1,
+                ..Deep::default()
+            },
         }
     }
 
-    /// Ring position `k` places after `head`.
-    #[inline(always)]
-    pub(crate) fn pos(&self, head: u8, k: u32) -> u32 {
-        let p = u32::from(head) + k;
-        if p >= self.depth { p - self.depth } else { p }
+    /// Queue `qi` is behind a link that crosses a boundary.
+    pub(crate) fn cross(&mut self, qi: u32) {
+        if self.crossing.is_empty() {
+            self.crossing = vec![NONE; self.queues];
+        }
+        self.crossing[qi as usize] = (self.deep.data.len() / self.deep.depth as usize) as u32;
+        let slots = self.deep.data.len() + self.deep.depth as usize;
+        self.deep.data.resize(slots, 0);
+        self.deep.time.resize(slots, 0);
     }
 
+    /// Queue `qi`'s index among the boundary queues, or [`NONE`].
     #[inline(always)]
-    fn ext(&self, qi: u32, i: u32) -> usize {
-        (qi * self.depth + i) as usize
+    fn crossing(&self, qi: u32) -> u32 {
+        if self.crossing.is_empty() {
+            NONE
+        } else {
+            self.crossing[qi as usize]
+        }
+    }
+
+    /// Whether queue `qi` is behind a link that crosses a boundary.
+    #[inline(always)]
+    pub(crate) fn crosses(&self, qi: u32) -> bool {
+        self.crossing(qi) != NONE
+    }
+
+    /// The depth of queue `qi`.
+    #[inline(always)]
+    pub(crate) fn depth_of(&self, qi: u32) -> u32 {
+        if self.crosses(qi) {
+            self.deep.depth
+        } else {
+            self.depth
+        }
+    }
+
+    /// The latency of the link into queue `qi`: its credits go back upstream this many
+    /// cycles after a wavelet leaves it.
+    #[inline(always)]
+    pub(crate) fn up_latency(&self, qi: u32) -> u32 {
+        if self.crosses(qi) {
+            self.deep.latency
+        } else {
+            self.latency
+        }
+    }
+
+    /// Ring position `k` places after `head` in queue `qi`.
+    #[inline(always)]
+    pub(crate) fn pos(&self, qi: u32, head: u8, k: u32) -> u32 {
+        let depth = self.depth_of(qi);
+        let p = u32::from(head) + k;
+        if p >= depth { p - depth } else { p }
+    }
+
+    /// Where slot `i` of queue `qi` is.
+    #[inline(always)]
+    fn slot(&self, qi: u32, i: u32) -> Slot {
+        let c = self.crossing(qi);
+        if c != NONE {
+            Slot::Deep((c * self.deep.depth + i) as usize)
+        } else if self.inline {
+            Slot::Inline(i as usize % INLINE_SLOTS)
+        } else {
+            Slot::External((qi * self.depth + i) as usize)
+        }
     }
 
     /// The wavelet in slot `i` of queue `qi`.
     #[inline(always)]
     pub(crate) fn data(&self, q: &Queue, qi: u32, i: u32) -> u32 {
-        if self.inline {
-            q.slots[i as usize % INLINE_SLOTS]
-        } else {
-            self.data[self.ext(qi, i)]
+        match self.slot(qi, i) {
+            Slot::Inline(i) => q.slots[i],
+            Slot::External(e) => self.data[e],
+            Slot::Deep(e) => self.deep.data[e],
         }
     }
 
     /// The cycle in slot `i` of queue `qi`.
     #[inline(always)]
     pub(crate) fn time(&self, q: &Queue, qi: u32, i: u32) -> Rel {
-        if self.inline {
-            q.time[i as usize % INLINE_SLOTS]
-        } else {
-            self.time[self.ext(qi, i)]
+        match self.slot(qi, i) {
+            Slot::Inline(i) => q.time[i],
+            Slot::External(e) => self.time[e],
+            Slot::Deep(e) => self.deep.time[e],
         }
     }
 
     #[inline(always)]
     fn set_data(&mut self, q: &mut Queue, qi: u32, i: u32, data: u32) {
-        if self.inline {
-            q.slots[i as usize % INLINE_SLOTS] = data;
-        } else {
-            let e = self.ext(qi, i);
-            self.data[e] = data;
+        match self.slot(qi, i) {
+            Slot::Inline(i) => q.slots[i] = data,
+            Slot::External(e) => self.data[e] = data,
+            Slot::Deep(e) => self.deep.data[e] = data,
         }
     }
 
     #[inline(always)]
     fn set_time(&mut self, q: &mut Queue, qi: u32, i: u32, time: Rel) {
-        if self.inline {
-            q.time[i as usize % INLINE_SLOTS] = time;
-        } else {
-            let e = self.ext(qi, i);
-            self.time[e] = time;
+        match self.slot(qi, i) {
+            Slot::Inline(i) => q.time[i] = time,
+            Slot::External(e) => self.time[e] = time,
+            Slot::Deep(e) => self.deep.time[e] = time,
         }
     }
 
@@ -116,10 +203,10 @@ impl Rings {
     #[inline(always)]
     pub(crate) fn credit(&self, q: &Queue, qi: u32, now: Rel) -> Result<(), Option<Rel>> {
         let used = u32::from(q.len) + u32::from(q.fly);
-        if used >= self.depth {
+        if used >= self.depth_of(qi) {
             return Err(None);
         }
-        let due = self.time(q, qi, self.pos(q.head, used));
+        let due = self.time(q, qi, self.pos(qi, q.head, used));
         if due <= now { Ok(()) } else { Err(Some(due)) }
     }
 
@@ -127,7 +214,7 @@ impl Rings {
     /// a credit).
     #[inline(always)]
     pub(crate) fn push_flight(&mut self, q: &mut Queue, qi: u32, data: u32, arrive: Rel) {
-        let i = self.pos(q.head, u32::from(q.len) + u32::from(q.fly));
+        let i = self.pos(qi, q.head, u32::from(q.len) + u32::from(q.fly));
         self.set_data(q, qi, i, data);
         self.set_time(q, qi, i, arrive);
         q.fly += 1;
@@ -138,7 +225,7 @@ impl Rings {
     #[inline(always)]
     pub(crate) fn push_present(&mut self, q: &mut Queue, qi: u32, data: u32) {
         debug_assert_eq!(q.fly, 0, "ramp and edge queues have nothing in flight");
-        let i = self.pos(q.head, u32::from(q.len));
+        let i = self.pos(qi, q.head, u32::from(q.len));
         self.set_data(q, qi, i, data);
         q.len += 1;
     }
@@ -146,7 +233,7 @@ impl Rings {
     /// Make the in-flight wavelets of queue `qi` that have arrived by `now` present.
     #[inline(always)]
     pub(crate) fn absorb(&self, q: &mut Queue, qi: u32, now: Rel) {
-        while q.fly > 0 && self.time(q, qi, self.pos(q.head, u32::from(q.len))) <= now {
+        while q.fly > 0 && self.time(q, qi, self.pos(qi, q.head, u32::from(q.len))) <= now {
             q.len += 1;
             q.fly -= 1;
         }
@@ -157,7 +244,7 @@ impl Rings {
     pub(crate) fn pop(&mut self, q: &mut Queue, qi: u32, due: Rel) {
         let head = u32::from(q.head);
         self.set_time(q, qi, head, due);
-        q.head = self.pos(q.head, 1) as u8;
+        q.head = self.pos(qi, q.head, 1) as u8;
         q.len -= 1;
     }
 
@@ -169,8 +256,19 @@ impl Rings {
                 *t = t.saturating_sub(delta);
             }
         }
-        for t in &mut self.time {
+        for t in self.time.iter_mut().chain(&mut self.deep.time) {
             *t = t.saturating_sub(delta);
         }
     }
+}
+
+/// Where a slot of a ring is (see [`Rings::slot`]).
+#[derive(Clone, Copy)]
+enum Slot {
+    /// In the queue's record.
+    Inline(usize),
+    /// In the rings of the queues deeper than [`INLINE_SLOTS`].
+    External(usize),
+    /// In the rings of the boundary queues.
+    Deep(usize),
 }

@@ -300,7 +300,7 @@ impl CycleState<'_> {
         if queue.len == 1 {
             set_want(&mut self.routers[node as usize], queue.tx, 1u64 << bit);
         }
-        if u32::from(queue.len) >= self.rings.depth {
+        if u32::from(queue.len) >= self.rings.depth_of(q) {
             self.pes[pe as usize].full |= 1u64 << k;
         }
         true
@@ -321,7 +321,7 @@ impl CycleState<'_> {
                 continue;
             }
             let q = src.queue;
-            if u32::from(self.queues[q as usize].len) >= self.rings.depth {
+            if u32::from(self.queues[q as usize].len) >= self.rings.depth_of(q) {
                 continue;
             }
             let src = &mut self.sources[s as usize];
@@ -439,7 +439,7 @@ impl CycleState<'_> {
             out.credits -= 1;
             out.sent += 1;
             self.outbox[out.dest_part as usize].push(Msg {
-                time: t + self.latency,
+                time: t + u64::from(out.latency),
                 index: out.dest_queue,
                 data,
                 is_credit: false,
@@ -455,9 +455,9 @@ impl CycleState<'_> {
                 return false;
             }
             out.sent += 1;
-            let arrive = t + self.latency;
+            let arrive = t + u64::from(out.latency);
             self.rings
-                .push_flight(queue, dq, data, self.rel + self.latency as Rel);
+                .push_flight(queue, dq, data, self.rel + out.latency);
             let down = &mut self.routers[dn as usize];
             down.incoming |= 1u64 << (dq - down.q_start);
             if down.flags & EXPRESS != 0 {
@@ -487,8 +487,9 @@ impl CycleState<'_> {
             return;
         }
         queue.sent = 0;
-        let due = self.t + self.latency;
-        self.rings.pop(queue, q, self.rel + self.latency as Rel);
+        let latency = self.rings.up_latency(q);
+        let due = self.t + u64::from(latency);
+        self.rings.pop(queue, q, self.rel + latency);
         if usize::from(queue.rx()) == RAMP {
             self.pes[r.pe as usize].full &= !(1u64 << queue.slot);
         }

@@ -7,6 +7,7 @@
 //!   an error naming it, with a stable code ([`TargetError::code`]).
 //! - [`Swarm`]: the broadcast/reduce fabric between the weight store and a cluster of
 //!   systems (`wsel run --systems N`).
+//! - [`Boundary`]: lines between dies that cost extra cycles to cross.
 //! - [`DefectMap`]: dead PEs and dead links.
 //! - Geometry: [`Coord`] (x = column eastward, y = row southward), [`Dir`], [`Port`], [`PortSet`],
 //!   [`Rect`].
@@ -15,6 +16,7 @@
 //!
 //! This crate knows nothing of the simulator.
 
+mod boundary;
 mod defects;
 mod geometry;
 mod presets;
@@ -22,6 +24,7 @@ mod routing;
 mod swarm;
 mod target;
 
+pub use boundary::Boundary;
 pub use defects::{DeadLink, DefectMap};
 pub use geometry::{Coord, Dir, Port, PortSet, Rect};
 pub use presets::{PRESET_NAMES, Provenance, Source, sources};

@@ -7,6 +7,7 @@
 //! fitted them to published measurements, cited beside them. [`sources`] returns the same
 //! notes as data, so front ends can print them beside the numbers.
 
+use crate::boundary::Boundary;
 use crate::defects::DefectMap;
 use crate::swarm::Swarm;
 use crate::target::{HostIo, Launch, Target, TargetError, Throughput, WeightStore};
@@ -69,6 +70,7 @@ impl Target {
                 bandwidth_bytes_per_cycle: 64,
             },
             launch: Launch::default(),
+            boundary: Boundary::default(),
             swarm: Swarm::dev(),
             defects: DefectMap::new(),
         }
@@ -139,6 +141,17 @@ impl Target {
             // The SwarmX figures: see `Swarm::wse2` (public and default figures marked there).
             // Default (wsel): every program starts at cycle 0.
             launch: Launch::default(),
+            // Fitted (wsel, `examples/fidelity`): the CS-2's sliding-window-rpc round trips
+            // jump by +28 or +58 cycles at some widths (boundaries crossed there and back,
+            // once or twice): per crossing 15 cycles more than a hop, every 66 columns, in
+            // phase with those jumps for a row placed at column 0. Rows: not measured.
+            boundary: Boundary {
+                columns: 66,
+                rows: 0,
+                first_column: 47,
+                first_row: 0,
+                extra_cycles: 15,
+            },
             swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
@@ -193,6 +206,7 @@ impl Target {
             // The SwarmX figures: see `Swarm::wse2` (public and default figures marked there).
             // Default (wsel): every program starts at cycle 0.
             launch: Launch::default(),
+            boundary: Boundary::default(),
             swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
@@ -278,6 +292,11 @@ const WSE2_SOURCES: &[Source] = &[
         "task_switch_cycles",
         "not public; 7 cycles: the CS-2's sliding-window-rpc round trips (examples/fidelity)",
     ),
+    fitted(
+        "boundary",
+        "not public; 15 extra cycles per crossing every 66 columns: the jumps of the CS-2's \
+         sliding-window-rpc round trips (examples/fidelity); rows not measured (none)",
+    ),
     default(
         "launch.cycles_per_column",
         "not public; 0: every program starts at cycle 0 (a CS-2 fit, 1.2: examples/fidelity)",
@@ -340,6 +359,10 @@ const WSE3_SOURCES: &[Source] = &[
     default("queue_depth", "not public; 4 wavelets"),
     default("hop_latency", "not public; 1 cycle per hop"),
     default("task_switch_cycles", "not public; 4 cycles"),
+    default(
+        "boundary",
+        "not public; none (wse2's is fitted to CS-2 measurements)",
+    ),
     default(
         "launch.cycles_per_column",
         "not public; 0: every program starts at cycle 0 (a CS-2 fit, 1.2: examples/fidelity)",

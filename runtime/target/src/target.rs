@@ -1,6 +1,7 @@
 //! The machine description [`Target`]: fabric size, per-PE and per-router resources, links,
 //! weight store, host I/O and clock; its validation and its TOML form.
 
+use crate::boundary::Boundary;
 use crate::defects::DefectMap;
 use crate::geometry::{Coord, Dir};
 use crate::swarm::Swarm;
@@ -47,8 +48,8 @@ pub const CODES: &[(&str, &str)] = &[
     (E0902, "target description invalid"),
 ];
 
-/// One machine. Every field is required in a target file; only `launch`, `swarm` and
-/// `defects` may be left out.
+/// One machine. Every field is required in a target file; only `launch`, `boundary`, `swarm`
+/// and `defects` may be left out.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
@@ -91,6 +92,10 @@ pub struct Target {
     /// program starts at cycle 0).
     #[serde(default)]
     pub launch: Launch,
+    /// Boundaries between dies that cost extra cycles to cross; optional in a target file
+    /// (by default there are none).
+    #[serde(default, skip_serializing_if = "Boundary::is_absent")]
+    pub boundary: Boundary,
     /// The broadcast/reduce fabric between the weight store and a cluster of systems (the
     /// SwarmX role), used by `wsel run --systems N`; optional in a target file.
     #[serde(default)]
@@ -294,6 +299,9 @@ impl Target {
         }
         if let Some(message) = self.launch.problem() {
             return Err(field_error("launch.cycles_per_column", &message));
+        }
+        if let Some((field, message)) = self.boundary.problem(self.hop_latency) {
+            return Err(field_error(&format!("boundary.{field}"), &message));
         }
         if let Some((field, message)) = self.swarm.problem() {
             return Err(field_error(&format!("swarm.{field}"), &message));
