@@ -15,8 +15,10 @@
 //!   the neighbour never receives on the paired port; or it is a bus port and no other PE of
 //!   its line may receive on the paired one; or the same for a port `to D by k` as for
 //!   `from D by k` above. The wavelets never leave the fabric.
-//! - **E0703** (warning) a task that no `then`/`activate` reachable from `main` names. A dead
-//!   task cannot hang anything by itself; it is usually a misspelt or forgotten activation.
+//! - **E0703** (warning) a task that no `then`/`activate` reachable from `main` names, whatever
+//!   the conditions around it (a kernel is specialised per layer: a branch that lowering drops
+//!   for this layer's parameter values still names its tasks). A dead task cannot hang
+//!   anything by itself; it is usually a misspelt or forgotten activation.
 //! - **E0704** two router entries for one color at one router: two streams would need
 //!   different routes for one color. The mapper never produces this; the check guards it.
 //! - **E0705** tasks that activate each other on every run (`activate` or `send ... then` at
@@ -127,8 +129,8 @@ pub fn check(
             }
         }
         // E0703 once per task, whichever layers run its kernel.
-        let anywhere = reach(&analysed, &facts, None);
-        for (t, alive) in anywhere.tasks.iter().enumerate() {
+        let named = reach::named_tasks(&analysed, &facts, kernel.spans);
+        for (t, alive) in named.iter().enumerate() {
             let key = (placed.kernel_file.clone(), kernel.ir.tasks[t].name.clone());
             if !alive && !dead_reported.contains(&key) {
                 dead_reported.push(key);

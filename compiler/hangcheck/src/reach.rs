@@ -9,7 +9,7 @@
 //! are activated per PE, so a task may run on a PE only if a `then`/`activate` that may run
 //! on that PE names it (or it is `main`).
 
-use wsel_ir::kernel::{KernelIr, PortId, Stmt, TaskId};
+use wsel_ir::kernel::{KernelIr, KernelSpans, PortId, Stmt, TaskId};
 
 use crate::classes::loop_runs;
 use crate::eval::{CoordEnv, Ctx, eval_bool};
@@ -51,6 +51,31 @@ impl Reach {
 /// What may run on the PE `env`; with `env` `None`, on a PE whose coordinates are unknown
 /// (only constants and the ranges of `facts` decide).
 pub(crate) fn reach(ir: &KernelIr, facts: &Facts, env: Option<&CoordEnv>) -> Reach {
+    walk(ir, facts, env, None)
+}
+
+/// The tasks that a `then` or `activate` of a task reachable from `main` names, whatever the
+/// conditions around it, counting the branches that lowering dropped because their condition
+/// is constant for this instance (`spans`' `folded_targets`): the tasks that may run for some
+/// values of the kernel's parameters and of its data.
+pub(crate) fn named_tasks(ir: &KernelIr, facts: &Facts, spans: Option<&KernelSpans>) -> Vec<bool> {
+    walk(
+        ir,
+        facts,
+        None,
+        Some(spans.unwrap_or(&KernelSpans::default())),
+    )
+    .tasks
+}
+
+/// [`reach`]; with `named`, every condition may go either way and the tasks of dropped
+/// branches are named too ([`named_tasks`]).
+fn walk(
+    ir: &KernelIr,
+    facts: &Facts,
+    env: Option<&CoordEnv>,
+    named: Option<&KernelSpans>,
+) -> Reach {
     let mut out = Reach {
         tasks: vec![false; ir.tasks.len()],
         ops: Vec::new(),
@@ -67,11 +92,15 @@ pub(crate) fn reach(ir: &KernelIr, facts: &Facts, env: Option<&CoordEnv>) -> Rea
             ir,
             task,
             ctx: facts.ctx(ir, task.0 as usize, env),
+            decide: named.is_none(),
             next: 0,
             targets: Vec::new(),
             ops: Vec::new(),
         };
         walker.block(body, true);
+        if let Some(spans) = named.and_then(|f| f.tasks.get(task.0 as usize)) {
+            walker.targets.extend(&spans.folded_targets);
+        }
         out.ops.extend(walker.ops);
         for t in walker.targets {
             if let Some(seen) = out.tasks.get_mut(t.0 as usize)
@@ -90,6 +119,8 @@ struct Walker<'a> {
     ir: &'a KernelIr,
     task: TaskId,
     ctx: Ctx<'a>,
+    /// Whether conditions are evaluated (otherwise every branch and loop may run).
+    decide: bool,
     /// The number of the next transfer statement.
     next: usize,
     targets: Vec<TaskId>,
@@ -116,11 +147,7 @@ impl Walker<'_> {
                     then_body,
                     else_body,
                 } => {
-                    let known = if live {
-                        eval_bool(cond, &self.ctx)
-                    } else {
-                        None
-                    };
+                    let known = self.decide(live, cond);
                     let then_live = live && known != Some(false);
                     let else_live = live && known != Some(true);
                     let then_end = self.block(then_body, then_live);
@@ -128,11 +155,7 @@ impl Walker<'_> {
                     live = then_end || else_end;
                 }
                 Stmt::While { cond, body } => {
-                    let known = if live {
-                        eval_bool(cond, &self.ctx)
-                    } else {
-                        None
-                    };
+                    let known = self.decide(live, cond);
                     self.block(body, live && known != Some(false));
                 }
                 Stmt::For {
@@ -142,11 +165,7 @@ impl Walker<'_> {
                     body,
                 } => {
                     let task = &self.ir.tasks[self.task.0 as usize];
-                    let known = if live {
-                        eval_bool(&loop_runs(task, *local, lo, hi), &self.ctx)
-                    } else {
-                        None
-                    };
+                    let known = self.decide(live, &loop_runs(task, *local, lo, hi));
                     self.block(body, live && known != Some(false));
                 }
                 Stmt::SetLocal { .. }
@@ -156,6 +175,15 @@ impl Walker<'_> {
             }
         }
         live
+    }
+
+    /// The value of `cond` where the statement may run and conditions are decided.
+    fn decide(&self, live: bool, cond: &wsel_ir::kernel::Expr) -> Option<bool> {
+        if live && self.decide {
+            eval_bool(cond, &self.ctx)
+        } else {
+            None
+        }
     }
 
     fn transfer(&mut self, live: bool, op: Option<PortOp>, then: Option<TaskId>) {

@@ -454,6 +454,10 @@ pub struct TaskSpans {
     pub name: std::ops::Range<usize>,
     /// The whole statement of each transfer statement, in [`KernelSpans`]' numbering.
     pub transfers: Vec<std::ops::Range<usize>>,
+    /// The tasks that a `then` or `activate` names in a branch that lowering dropped because
+    /// its condition is constant for this instance: tasks that other parameter values run.
+    #[serde(default)]
+    pub folded_targets: Vec<TaskId>,
 }
 
 impl KernelSpans {

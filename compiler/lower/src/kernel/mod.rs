@@ -156,6 +156,8 @@ struct Lowerer<'db> {
     /// The spans of the task's transfer statements lowered so far, in the numbering of
     /// [`KernelSpans`] (statements of branches that folding drops are removed again).
     transfer_spans: Vec<Span>,
+    /// The task being lowered's [`TaskSpans::folded_targets`].
+    folded_targets: Vec<TaskId>,
 }
 
 impl ConstNames for Lowerer<'_> {
@@ -183,6 +185,7 @@ impl<'db> Lowerer<'db> {
             scopes: Vec::new(),
             slice_lens: Vec::new(),
             transfer_spans: Vec::new(),
+            folded_targets: Vec::new(),
         }
     }
 
@@ -367,10 +370,12 @@ impl<'db> Lowerer<'db> {
             self.locals.clear();
             self.scopes.clear();
             self.transfer_spans.clear();
+            self.folded_targets.clear();
             let body = self.block(&t.body)?;
             spans.tasks.push(TaskSpans {
                 name: t.name.span.clone(),
                 transfers: std::mem::take(&mut self.transfer_spans),
+                folded_targets: std::mem::take(&mut self.folded_targets),
             });
             tasks.push(Task {
                 name: t.name.name.clone(),

@@ -3,7 +3,7 @@
 //! (`recv`/`send`/`activate`). A branch or loop whose condition folds to a constant is
 //! resolved here.
 
-use wsel_ir::kernel::{AssignOp, BinaryOp, Const, Expr, ScalarTy, Slice, Stmt};
+use wsel_ir::kernel::{AssignOp, BinaryOp, Const, Expr, ScalarTy, Slice, Stmt, TaskId};
 use wsel_syntax::ast;
 
 use super::{Lowerer, Member, NameRef, fold, same_length};
@@ -94,10 +94,12 @@ impl Lowerer<'_> {
                 match fold::as_bool(&cond) {
                     Some(true) => {
                         self.transfer_spans.drain(middle..end);
+                        named_tasks(&else_body, &mut self.folded_targets);
                         out.extend(then_body);
                     }
                     Some(false) => {
                         self.transfer_spans.drain(start..middle);
+                        named_tasks(&then_body, &mut self.folded_targets);
                         out.extend(else_body);
                     }
                     None => out.push(Stmt::If {
@@ -321,5 +323,30 @@ fn compound(op: AssignOp) -> Option<BinaryOp> {
         AssignOp::Sub => Some(BinaryOp::Sub),
         AssignOp::Mul => Some(BinaryOp::Mul),
         AssignOp::Div => Some(BinaryOp::Div),
+    }
+}
+
+/// Adds the tasks that a `then` or `activate` in `body` names to `out`.
+fn named_tasks(body: &[Stmt], out: &mut Vec<TaskId>) {
+    for stmt in body {
+        match stmt {
+            Stmt::Recv { then, .. } => out.push(*then),
+            Stmt::SendSlice { then, .. } | Stmt::SendScalar { then, .. } => out.extend(*then),
+            Stmt::Activate(task) => out.push(*task),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                named_tasks(then_body, out);
+                named_tasks(else_body, out);
+            }
+            Stmt::While { body, .. } | Stmt::For { body, .. } => named_tasks(body, out),
+            Stmt::Return
+            | Stmt::SetLocal { .. }
+            | Stmt::Store { .. }
+            | Stmt::Vector { .. }
+            | Stmt::CheckLength { .. } => {}
+        }
     }
 }
