@@ -170,3 +170,34 @@ fn every_standard_library_layer_passes_the_hang_checks() {
     let _ = fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Attention whose streamed sequences span several columns (context 8 over batches of one to
+/// four sequences), causal and full, with whole heads per row and a head over several rows:
+/// the spanning tasks pass the checks, and the tasks only whole sequences per column run are
+/// not reported as never activated (E0703), nor the spanning ones when those run.
+#[test]
+fn attention_over_columns_passes_the_hang_checks() {
+    let dir = std::env::temp_dir().join(format!("wsel-hang-span-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("temp dir");
+    let mut failures = Vec::new();
+    for causal in ["true", "false"] {
+        let file = dir.join(format!("span_{causal}.wse"));
+        let text = format!(
+            "import std.nn.{{attention}};
+model m(q: f32[B, 8], k: f32[B, 8], v: f32[B, 8]) -> f32[B, 8] {{
+    return attention(q, k, v, heads = 2, context = 8, causal = {causal});
+}}
+
+run m {{
+    input q = \"q.npy\";
+    input k = \"k.npy\";
+    input v = \"v.npy\";
+    batch = 16;
+}}"
+        );
+        fs::write(&file, text).expect("write program");
+        failures.extend(check_file(&file, &["8", "16", "32"]));
+    }
+    let _ = fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

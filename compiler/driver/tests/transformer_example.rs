@@ -4,7 +4,8 @@
 //! `tests/reference/forward.py` (written independently of wsel and of PyTorch) and PyTorch's
 //! own logits within the tolerance below, and their argmax is PyTorch's on every one of the
 //! 256 tokens (streamed; pipelined, the first sequence's 64 in the suite, all 256 in
-//! BENCHMARKS.md); greedy generation on the fabric (`generate.py`, one `wsel run` per character)
+//! BENCHMARKS.md), and streamed on `dev` too, where a sequence's attention spans columns;
+//! greedy generation on the fabric (`generate.py`, one `wsel run` per character)
 //! gives PyTorch's text.
 //!
 //! Tolerance: 2e-5 of the largest logit (about 5e-4 here). The fabric, NumPy and PyTorch all
@@ -104,16 +105,24 @@ fn held_out_logits_match_numpy_and_pytorch() {
         .expect("torch_pred.npy")
         .words;
     let vocab = 60;
-    // Streamed, the whole batch; pipelined, its first sequence (the whole batch's mapping
-    // takes minutes of a debug build; its figures are in BENCHMARKS.md).
-    for (mode, tokens) in [("streaming", 256), ("pipelined", 64)] {
-        let out = dir.join(format!("{mode}.npy"));
+    // Streamed on wse2, the whole batch; pipelined, its first sequence (the whole batch's
+    // mapping takes minutes of a debug build; its figures are in BENCHMARKS.md); streamed on
+    // `dev`'s 4 KiB PEs, two sequences in micro-batches of one, each sequence's attention
+    // spread over the columns.
+    for (mode, target, tokens) in [
+        ("streaming", "wse2", 256),
+        ("pipelined", "wse2", 64),
+        ("streaming", "dev", 128),
+    ] {
+        let out = dir.join(format!("{mode}-{target}.npy"));
         let batch = tokens.to_string();
         let run = wsel(&[
             "run",
             "examples/transformer/main.wse",
             "--mode",
             mode,
+            "--target",
+            target,
             "--batch",
             &batch,
             "--output",
@@ -121,7 +130,7 @@ fn held_out_logits_match_numpy_and_pytorch() {
         ]);
         assert!(
             run.status.success(),
-            "wsel run ({mode}) failed:\n{}",
+            "wsel run ({mode} on {target}) failed:\n{}",
             text(&run)
         );
         let printed = text(&run);
@@ -130,25 +139,25 @@ fn held_out_logits_match_numpy_and_pytorch() {
                 "accuracy: 100.00% ({tokens}/{tokens}) against \
                  examples/transformer/data/torch_pred.npy"
             )),
-            "the {mode} run should print full top-1 agreement with PyTorch:\n{printed}"
+            "the {mode} run on {target} should print full top-1 agreement with PyTorch:\n{printed}"
         );
         let logits = read(&out, 2);
         assert_eq!(logits.len(), tokens * vocab);
         let err = relative_error(&logits, &numpy[..tokens * vocab]);
         assert!(
             err <= TOLERANCE,
-            "{mode}: logits differ from NumPy by {err:e} of the largest"
+            "{mode} on {target}: logits differ from NumPy by {err:e} of the largest"
         );
         let err = relative_error(&logits, &torch[..tokens * vocab]);
         assert!(
             err <= TOLERANCE,
-            "{mode}: logits differ from PyTorch by {err:e} of the largest"
+            "{mode} on {target}: logits differ from PyTorch by {err:e} of the largest"
         );
         for (t, row) in logits.chunks(vocab).enumerate() {
             assert_eq!(
                 argmax(row) as u32,
                 predicted[t],
-                "{mode}, token {t}: the fabric's top-1 differs from PyTorch's"
+                "{mode} on {target}, token {t}: the fabric's top-1 differs from PyTorch's"
             );
         }
     }

@@ -343,8 +343,8 @@ fn full_attention_matches_numpy() {
     .check(11);
 }
 
-/// The rows of `layer`'s region in a `wsel run` report ("attention#1 … 8×1 …").
-fn region_rows(report: &str, layer: &str) -> u64 {
+/// The rows and columns of `layer`'s region in a `wsel run` report ("attention#1 … 8×1 …").
+fn region_size(report: &str, layer: &str) -> (u64, u64) {
     let line = report
         .lines()
         .find(|l| l.split_whitespace().any(|w| w == layer))
@@ -353,21 +353,25 @@ fn region_rows(report: &str, layer: &str) -> u64 {
         .split_whitespace()
         .find_map(|w| w.split_once('×'))
         .unwrap_or_else(|| panic!("no region size in {line:?}"));
-    size.0
-        .parse()
-        .unwrap_or_else(|e| panic!("rows {:?} in {line:?}: {e}", size.0))
+    let number = |s: &str| {
+        s.parse()
+            .unwrap_or_else(|e| panic!("region size {s:?} in {line:?}: {e}"))
+    };
+    (number(size.0), number(size.1))
 }
 
 /// Attention spread over more PEs per head than one: pipelined, a sequence's keys dealt over
 /// the rows of a column (merged down it); streamed, every head over several rows (partial
 /// scores summed down them) — checked against NumPy, and each run's region checked to be
-/// spread that way. Ragged shapes: contexts that the rows do not divide (6 and 7 over 4 rows),
-/// and a context of 40 whose queries the streamed kernel takes in blocks of 6 (the last of 4).
+/// spread that way. Ragged shapes: contexts that the rows do not divide (17 and 13 over 4), and
+/// a context of 41 whose queries the streamed kernel takes in blocks of 6 (the last of 5). The
+/// contexts are prime, so on `dev`'s 16 columns a streamed sequence cannot span columns here
+/// (`attention_over_columns_matches_numpy` does that).
 #[test]
 fn attention_spread_over_rows_matches_numpy() {
     let spread = |heads: u64| {
         move |mode: &str, report: &str| {
-            let rows = region_rows(report, "attention#1");
+            let (rows, _) = region_size(report, "attention#1");
             let least = if mode == "pipelined" { 2 } else { 2 * heads };
             assert!(
                 rows >= least,
@@ -378,27 +382,69 @@ fn attention_spread_over_rows_matches_numpy() {
     attention(
         "attrows24",
         24,
-        12,
-        "heads = 2, context = 6",
-        &["heads=2", "context=6"],
+        34,
+        "heads = 2, context = 17",
+        &["heads=2", "context=17"],
     )
     .check_with(13, spread(2));
     attention(
         "attrows40",
         40,
-        14,
-        "heads = 2, context = 7, causal = false",
-        &["heads=2", "context=7", "causal=0"],
+        26,
+        "heads = 2, context = 13, causal = false",
+        &["heads=2", "context=13", "causal=0"],
     )
     .check_with(14, spread(2));
     attention(
         "attrows8",
         8,
-        40,
-        "heads = 2, context = 40",
-        &["heads=2", "context=40"],
+        41,
+        "heads = 2, context = 41",
+        &["heads=2", "context=41"],
     )
     .check_with(15, spread(2));
+}
+
+/// A streamed sequence over several columns (each column a block of its positions, keys and
+/// values passed along the row): causal and full with whole heads per row, and a head over
+/// two rows (its partial scores summed down the column) — checked against NumPy, and the
+/// streamed region checked to have more columns than the batch has sequences.
+#[test]
+fn attention_over_columns_matches_numpy() {
+    let over_columns = |sequences: u64, least_rows: u64| {
+        move |mode: &str, report: &str| {
+            let (rows, cols) = region_size(report, "attention#1");
+            assert!(
+                mode == "pipelined" || (cols > sequences && rows >= least_rows),
+                "{mode}: attention on {rows} × {cols} PEs for {sequences} sequences \
+                 (at least {least_rows} rows)"
+            );
+        }
+    };
+    attention(
+        "attcols",
+        8,
+        16,
+        "heads = 2, context = 16",
+        &["heads=2", "context=16"],
+    )
+    .check_with(16, over_columns(1, 1));
+    attention(
+        "attcolsfull",
+        8,
+        16,
+        "heads = 2, context = 16, causal = false",
+        &["heads=2", "context=16", "causal=0"],
+    )
+    .check_with(17, over_columns(1, 1));
+    attention(
+        "attcols4",
+        8,
+        64,
+        "heads = 2, context = 16",
+        &["heads=2", "context=16"],
+    )
+    .check_with(18, over_columns(4, 4));
 }
 
 /// A result read by several layers, pipelined as well as streamed: `h` feeds `layernorm` and
