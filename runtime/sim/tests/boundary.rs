@@ -8,10 +8,12 @@
 
 mod common;
 
+use common::chains::chain_program;
 use common::random::{observe, program, streamy_program};
-use common::{route, target, threads};
+use common::rows::{multicast, scatter};
+use common::{route, run_agreeing, target, threads};
 use proptest::prelude::*;
-use wsel_sim::{Program, SimOptions, TaskContext, simulate, task};
+use wsel_sim::{ExpressStats, Program, SimOptions, TaskContext, simulate, task};
 use wsel_target::{Boundary, Coord, Target};
 
 /// The dev fabric with `L = 2`, `S = 2`, queue depth `depth` and boundaries every 4 columns
@@ -135,6 +137,66 @@ fn a_boundary_queue_is_deep_even_when_the_others_are_shallow() {
     assert_eq!(stream(&t, Coord::new(0, 0), Coord::new(4, 0), 10, 0).0, 27);
 }
 
+/// The cycle of PE `(x, 0)`'s first delivery in `out`'s report.
+fn first_delivery(out: &wsel_sim::Outcome, x: u32) -> Option<u64> {
+    let pe = out.report.pes.iter().find(|pe| (pe.x, pe.y) == (x, 0));
+    pe.expect("PE in the report").waits[0].first_delivery
+}
+
+#[test]
+fn a_multicast_across_boundaries_is_one_express_stream() {
+    // L = 2, S = 2, B = 5, n = 20, c = 3: (0, 0) multicasts to PEs 1..8 of row 0, crossing
+    // the boundaries before columns 3 and 7. The link into router x is the x-th, so wavelet i
+    // reaches PE x at 2 + i + D_x, D_x = 2x + 5·(crossings before x): first deliveries at
+    // 4, 6, 13, 15, 17, 19, 26, 28. PE 8's last (i = 19) at 2 + 19 + 26 = 47; its task is
+    // ready at 48 and ends at 48 + S + c = 53.
+    let t = fabric(4, 5);
+    let out = run_agreeing(&t, &multicast(8, 20, 3));
+    let firsts: Vec<Option<u64>> = (1..=8).map(|x| first_delivery(&out, x)).collect();
+    let want = [4, 6, 13, 15, 17, 19, 26, 28].map(Some);
+    assert_eq!(firsts, want);
+    assert_eq!(out.cycles, 53);
+    for x in 1..=8 {
+        let got = out.read_u32s(Coord::new(x, 0), 0, 20).expect("sram");
+        assert_eq!(got, (100..120).collect::<Vec<u32>>(), "PE {x}");
+    }
+    let express = ExpressStats {
+        started: 1,
+        interrupted: 0,
+        crossing: 1,
+    };
+    assert_eq!(out.express, express);
+}
+
+#[test]
+fn a_scatter_across_a_boundary_is_one_express_stream() {
+    // L = 2, S = 2, B = 5: three PEs taking m = 5 of every 15 (filters), two rows (n = 30);
+    // the link into router 3 crosses the boundary before column 3, so D = 2, 4, 11. The send
+    // is issued at 2; wavelet i leaves router k at 2 + i + D_k. PE x's first wavelet is
+    // 5(x − 1): delivered at 4, 11, 23. The last (i = 29, PE 3's) at 2 + 29 + 11 = 42; the
+    // row task is ready at 43 and runs S = 2 cycles: 45. PE 3 posts its second row's receive
+    // at 28 + S = 30, before wavelet 25 arrives (38): nothing interrupts the stream.
+    let t = fabric(4, 5);
+    let (parts, m, rows) = (3, 5, 2);
+    let out = run_agreeing(&t, &scatter(parts, m, rows));
+    let firsts: Vec<Option<u64>> = (1..=parts).map(|x| first_delivery(&out, x)).collect();
+    assert_eq!(firsts, [4, 11, 23].map(Some));
+    assert_eq!(out.cycles, 45);
+    for x in 1..=parts {
+        let got = out.read_u32s(Coord::new(x, 0), 0, m * rows).expect("sram");
+        let want: Vec<u32> = (0..rows)
+            .flat_map(|r| (0..m).map(move |j| 1000 + r * parts * m + (x - 1) * m + j))
+            .collect();
+        assert_eq!(got, want, "PE {x}");
+    }
+    let express = ExpressStats {
+        started: 1,
+        interrupted: 0,
+        crossing: 1,
+    };
+    assert_eq!(out.express, express);
+}
+
 /// `t` with boundaries drawn from `seed`.
 fn with_boundaries(mut t: Target, seed: u64) -> Target {
     t.boundary = Boundary {
@@ -156,19 +218,40 @@ fn options(threads: usize, express_streams: bool) -> SimOptions {
     }
 }
 
+/// Random programs (streams, contention, and chains that multicast or scatter a stream
+/// with filters) for `seed`, on boundaries drawn from it, give the same outcome with express
+/// streams off and on, on one thread and on three (links into other partitions carry the
+/// boundary's latency in their messages and credits); the express streams started on chains
+/// that cross a boundary.
+fn agree(seed: u64) -> u64 {
+    let mut crossing = 0;
+    for (t, p) in [streamy_program(seed), program(seed), chain_program(seed)] {
+        let t = with_boundaries(t, seed);
+        let slow = observe(&t, &p, &options(1, false));
+        assert_eq!(observe(&t, &p, &options(1, true)), slow, "seed {seed}");
+        assert_eq!(observe(&t, &p, &options(3, true)), slow, "seed {seed}");
+        crossing += simulate(&t, &p, &options(1, true)).map_or(0, |o| o.express.crossing);
+    }
+    crossing
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Express streams go around chains that cross a boundary and change nothing; the
-    /// outcome is the same on one thread and on three (links into other partitions carry
-    /// the boundary's latency in their messages and credits).
+    /// Express streams on chains that cross boundaries are exact.
     #[test]
     fn boundaries_agree_with_express_streams_and_threads(seed in any::<u64>()) {
-        for (t, p) in [streamy_program(seed), program(seed)] {
-            let t = with_boundaries(t, seed);
-            let slow = observe(&t, &p, &options(1, false));
-            prop_assert_eq!(&observe(&t, &p, &options(1, true)), &slow);
-            prop_assert_eq!(&observe(&t, &p, &options(3, true)), &slow);
-        }
+        agree(seed);
     }
+}
+
+/// The random programs do run express streams across boundaries (the closed forms add each
+/// crossing link's latency), so the property above tests them.
+#[test]
+fn random_programs_run_express_streams_across_boundaries() {
+    let crossing: Vec<u64> = (0..8).map(agree).collect();
+    assert!(
+        crossing.iter().filter(|&&c| c > 0).count() >= 4,
+        "{crossing:?}"
+    );
 }

@@ -121,7 +121,8 @@ fn sends_back_to_back_on_one_link_are_one_stream() {
         stats,
         ExpressStats {
             started: 1,
-            interrupted: 0
+            interrupted: 0,
+            crossing: 0,
         }
     );
     let out = simulate(&t, &p, &options(1, true)).expect("runs");
@@ -207,7 +208,8 @@ fn a_fan_in_reduction_is_one_stream_per_stage() {
         stats,
         ExpressStats {
             started: u64::from(pes - 1),
-            interrupted: 0
+            interrupted: 0,
+            crossing: 0,
         }
     );
     let out = simulate(&t, &p, &options(1, true)).expect("runs");

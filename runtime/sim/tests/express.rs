@@ -141,7 +141,8 @@ fn an_uncontended_stream_is_one_event_with_the_closed_form_timing() {
         out.express,
         ExpressStats {
             started: 1,
-            interrupted: 0
+            interrupted: 0,
+            crossing: 0,
         }
     );
     assert_eq!(
@@ -163,6 +164,7 @@ fn contention_in_the_middle_of_a_stream_turns_it_back_into_wavelets() {
         let one = ExpressStats {
             started: 1,
             interrupted: 1,
+            crossing: 0,
         };
         assert_eq!(check(&t, &p, 1), one, "delay {delay}");
         check(&t, &p, 2);
@@ -173,6 +175,7 @@ fn contention_in_the_middle_of_a_stream_turns_it_back_into_wavelets() {
         let both = ExpressStats {
             started: 2,
             interrupted: 0,
+            crossing: 0,
         };
         assert_eq!(check(&t, &p, 1), both, "delay {delay}");
     }

@@ -49,6 +49,7 @@ pub fn run_agreeing(t: &Target, p: &Program) -> Outcome {
 }
 
 pub mod chains;
+pub mod rows;
 
 /// Random stream programs (see `random_body.rs`).
 pub mod random {
