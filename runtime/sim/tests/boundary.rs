@@ -9,11 +9,11 @@
 mod common;
 
 use common::chains::chain_program;
-use common::random::{observe, program, streamy_program};
-use common::rows::{multicast, scatter};
-use common::{route, run_agreeing, target, threads};
+use common::random::{program, streamy_program};
+use common::streams::{multicast, point_to_point, scatter, scattered};
+use common::{agree_express, run_agreeing, target};
 use proptest::prelude::*;
-use wsel_sim::{ExpressStats, Program, SimOptions, TaskContext, simulate, task};
+use wsel_sim::ExpressStats;
 use wsel_target::{Boundary, Coord, Target};
 
 /// The dev fabric with `L = 2`, `S = 2`, queue depth `depth` and boundaries every 4 columns
@@ -33,52 +33,10 @@ fn fabric(depth: u32, extra: u32) -> Target {
 
 /// A sender at `a` sends `n` words on color 0 to a receiver at `b` along the shortest path;
 /// the receiver's completion task charges `c` cycles. The run's cycles and the words
-/// received, the same with express streams off and on two threads.
+/// received, the same with express streams off and on two threads (`run_agreeing`).
 fn stream(t: &Target, a: Coord, b: Coord, n: u32, c: u64) -> (u64, Vec<u32>) {
-    let mut p = Program::new();
-    let send = p.add_kernel(
-        "send",
-        vec![(
-            "main",
-            task(move |ctx: &mut TaskContext<'_>| {
-                for i in 0..n {
-                    ctx.write_u32(4 * i, 100 + i)?;
-                }
-                ctx.send(0, 0, n, None)
-            }),
-        )],
-    );
-    let recv = p.add_kernel(
-        "recv",
-        vec![
-            (
-                "main",
-                task(move |ctx: &mut TaskContext<'_>| ctx.recv(0, n, 0, 1)),
-            ),
-            (
-                "done",
-                task(move |ctx: &mut TaskContext<'_>| {
-                    ctx.add_cycles(c);
-                    Ok(())
-                }),
-            ),
-        ],
-    );
-    p.add_pe(a, send, 4 * n, &[0], &[0]);
-    p.add_pe(b, recv, 4 * n, &[0], &[0]);
-    route(t, &mut p, 0, a, b);
-    let out = simulate(t, &p, &threads(1)).expect("runs");
-    for opts in [
-        SimOptions {
-            express_streams: false,
-            ..threads(1)
-        },
-        threads(2),
-        threads(4),
-    ] {
-        let other = simulate(t, &p, &opts).expect("runs");
-        assert_eq!((other.cycles, &other.report), (out.cycles, &out.report));
-    }
+    let (p, _) = point_to_point(t, a, b, n, c);
+    let out = run_agreeing(t, &p);
     (out.cycles, out.read_u32s(b, 0, n).expect("sram"))
 }
 
@@ -151,7 +109,7 @@ fn a_multicast_across_boundaries_is_one_express_stream() {
     // 4, 6, 13, 15, 17, 19, 26, 28. PE 8's last (i = 19) at 2 + 19 + 26 = 47; its task is
     // ready at 48 and ends at 48 + S + c = 53.
     let t = fabric(4, 5);
-    let out = run_agreeing(&t, &multicast(8, 20, 3));
+    let out = run_agreeing(&t, &multicast(&t, 8, 20, 3));
     let firsts: Vec<Option<u64>> = (1..=8).map(|x| first_delivery(&out, x)).collect();
     let want = [4, 6, 13, 15, 17, 19, 26, 28].map(Some);
     assert_eq!(firsts, want);
@@ -184,10 +142,7 @@ fn a_scatter_across_a_boundary_is_one_express_stream() {
     assert_eq!(out.cycles, 45);
     for x in 1..=parts {
         let got = out.read_u32s(Coord::new(x, 0), 0, m * rows).expect("sram");
-        let want: Vec<u32> = (0..rows)
-            .flat_map(|r| (0..m).map(move |j| 1000 + r * parts * m + (x - 1) * m + j))
-            .collect();
-        assert_eq!(got, want, "PE {x}");
+        assert_eq!(got, scattered(parts, m, rows, x), "PE {x}");
     }
     let express = ExpressStats {
         started: 1,
@@ -210,29 +165,17 @@ fn with_boundaries(mut t: Target, seed: u64) -> Target {
     t
 }
 
-fn options(threads: usize, express_streams: bool) -> SimOptions {
-    SimOptions {
-        threads,
-        express_streams,
-        ..SimOptions::default()
-    }
-}
-
 /// Random programs (streams, contention, and chains that multicast or scatter a stream
 /// with filters) for `seed`, on boundaries drawn from it, give the same outcome with express
 /// streams off and on, on one thread and on three (links into other partitions carry the
 /// boundary's latency in their messages and credits); the express streams started on chains
 /// that cross a boundary.
 fn agree(seed: u64) -> u64 {
-    let mut crossing = 0;
-    for (t, p) in [streamy_program(seed), program(seed), chain_program(seed)] {
-        let t = with_boundaries(t, seed);
-        let slow = observe(&t, &p, &options(1, false));
-        assert_eq!(observe(&t, &p, &options(1, true)), slow, "seed {seed}");
-        assert_eq!(observe(&t, &p, &options(3, true)), slow, "seed {seed}");
-        crossing += simulate(&t, &p, &options(1, true)).map_or(0, |o| o.express.crossing);
-    }
-    crossing
+    let programs = [streamy_program(seed), program(seed), chain_program(seed)];
+    programs
+        .into_iter()
+        .map(|(t, p)| agree_express(&with_boundaries(t, seed), &p, &[1, 3]).crossing)
+        .sum()
 }
 
 proptest! {

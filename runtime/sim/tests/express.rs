@@ -5,26 +5,15 @@
 
 mod common;
 
-use common::random::{edge_program, observe, program, streamy_program};
-use common::{route, target};
+use common::random::{edge_program, program, streamy_program};
+use common::{agree_express, options, route, target};
 use proptest::prelude::*;
-use wsel_sim::{ExpressStats, Program, SimOptions, TaskContext, simulate, task};
+use wsel_sim::{ExpressStats, Program, TaskContext, simulate, task};
 use wsel_target::{Coord, Target};
-
-fn options(threads: usize, express_streams: bool) -> SimOptions {
-    SimOptions {
-        threads,
-        express_streams,
-        ..SimOptions::default()
-    }
-}
 
 /// Runs with the shortcut on and off agree; returns how the shortcut was used.
 fn check(t: &Target, p: &Program, threads: usize) -> ExpressStats {
-    let slow = observe(t, p, &options(threads, false));
-    let fast = observe(t, p, &options(threads, true));
-    assert_eq!(fast, slow, "express streams changed the outcome");
-    simulate(t, p, &options(threads, true)).map_or(ExpressStats::default(), |o| o.express)
+    agree_express(t, p, &[threads])
 }
 
 proptest! {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::rows::scatter;
+use common::streams::{scatter, scattered};
 use common::{run_agreeing, target};
 use wsel_sim::{RampFilter, SimError, simulate};
 use wsel_target::Coord;
@@ -19,10 +19,7 @@ fn each_pe_keeps_its_part_and_passes_the_rest() {
     let out = run_agreeing(&t, &p);
     for x in 1..=parts {
         let got = out.read_u32s(Coord::new(x, 0), 0, m * rows).expect("sram");
-        let want: Vec<u32> = (0..rows)
-            .flat_map(|r| (0..m).map(move |j| 1000 + r * parts * m + (x - 1) * m + j))
-            .collect();
-        assert_eq!(got, want, "PE {x}");
+        assert_eq!(got, scattered(parts, m, rows, x), "PE {x}");
         let pe = out
             .report
             .pes
