@@ -79,6 +79,14 @@ fn rows_have_boundaries_of_their_own() {
     // its task is ready at 34 and runs max(1, S) = 2 cycles: 36.
     let t = fabric(4, 3);
     assert_eq!(stream(&t, Coord::new(1, 0), Coord::new(1, 8), 10, 0).0, 36);
+    // In closed form: one express stream, on a chain crossing both.
+    let (p, _) = point_to_point(&t, Coord::new(1, 0), Coord::new(1, 8), 10, 0);
+    let express = ExpressStats {
+        started: 1,
+        interrupted: 0,
+        crossing: 1,
+    };
+    assert_eq!(run_agreeing(&t, &p).express, express);
 }
 
 #[test]
