@@ -101,6 +101,9 @@ pub struct ExpressStats {
     /// Of those, the ones something came to compete with before their end, so that they
     /// were turned back into wavelets and finished hop by hop.
     pub interrupted: u64,
+    /// Of those, the ones on chains that cross a boundary of the target (their closed forms
+    /// add each crossing link's latency).
+    pub crossing: u64,
 }
 
 impl Outcome {

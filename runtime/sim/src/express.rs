@@ -8,11 +8,17 @@
 //! one link port (to the next router) and, at a *receiver*, to the ramp. A receiver either
 //! takes every wavelet that reaches it (multicast) or, with a ramp filter, keeps its part and
 //! passes the rest on (see `RampFilter`). While nothing else wants any port the chain uses,
-//! every queue on it holds its credits (`Q ≥ 2L`), and every receiver has a receive posted for
-//! each wavelet when it arrives, the hop-by-hop simulation is known in closed form: wavelet
-//! `i` enters `r_0` at `at(i)` (`t0 + i` for a send; for a paced edge source the cycles its
-//! pacer releases them, see `Schedule`), leaves router `k` at `at(i) + k·L` and is delivered
-//! there in that cycle if router `k` keeps it.
+//! every queue on it holds its credits (at least twice its link's latency: `Q ≥ 2L`, and a
+//! queue behind a boundary always has `max(Q, 2·(L + B))`), and every receiver has a receive
+//! posted for each wavelet when it arrives, the hop-by-hop simulation is known in closed
+//! form: wavelet `i` enters `r_0` at `at(i)` (`t0 + i` for a send; for a paced edge source
+//! the cycles its pacer releases them, see `Schedule`), leaves router `k` at `at(i) + D_k`
+//! and is delivered there in that cycle if router `k` keeps it, where `D_k` is the sum of
+//! the latencies of the chain's first `k` links (`L` each, `L + B` for one crossing a
+//! boundary of the target): [`Hop::delay`]. A wavelet takes a slot of the queue behind link
+//! `k` when it leaves router `k − 1` and frees it `ℓ_k` cycles later; the credit is back
+//! `ℓ_k` cycles after that, so at most `2·ℓ_k` slots are ever taken at one wavelet a cycle,
+//! and a queue of that depth never throttles the stream.
 //!
 //! With filters the chain is periodic: each period of `P` wavelets (the first filter's
 //! period) reaches router `k` from offset `c_k` on, and a filtering receiver keeps offsets
@@ -53,6 +59,9 @@ pub(crate) struct Hop {
     pub node: u32,
     /// The stream's queue at this router.
     pub queue: u32,
+    /// Cycles from a wavelet's entry into the chain's first router to its arrival here: the
+    /// sum of the latencies of the links before it (`D_k`).
+    pub delay: u64,
     /// The link port it forwards through, or `NONE8` (the chain's end).
     pub link: u8,
     /// That port's output channel, or NONE.
@@ -64,12 +73,15 @@ pub(crate) struct Hop {
     pub reach: Window,
     pub keep: Window,
     pub pass: Window,
-    /// At the start: the router's filter position (filtered routers), the wavelets that had
-    /// left it and had been passed on (of the stream's), and the cycles the credits of its
-    /// queue's free slots were due back (those still on their way).
+    /// At the start: the router's filter position (filtered routers), the stream indices that
+    /// had left it (`0 .. out0`; the credits of those still on their way are among
+    /// `credits0`), of those the wavelets that reached it, that it kept and that it passed
+    /// on, and the cycles the credits of its queue's free slots were due back (those still
+    /// on their way).
     pub filter0: Option<u32>,
     /// Its receiver's index in `Express::receivers`, or NONE.
     pub receiver: u32,
+    pub out0: u64,
     pub left0: u64,
     pub kept0: u64,
     pub passed0: u64,
@@ -136,15 +148,15 @@ pub(crate) struct Express {
 
 impl Express {
     /// The cycle stream wavelet `i` leaves (or is delivered at) router `k`.
-    pub(crate) fn leaves(&self, i: u64, k: usize, latency: u64) -> u64 {
-        self.sched.at(i) + k as u64 * latency
+    pub(crate) fn leaves(&self, i: u64, k: usize) -> u64 {
+        self.sched.at(i) + self.hops[k].delay
     }
 
     /// The cycle receiver `r` gets the `j`-th wavelet of its sequence.
-    pub(crate) fn delivery(&self, r: u32, j: u64, latency: u64) -> u64 {
+    pub(crate) fn delivery(&self, r: u32, j: u64) -> u64 {
         let rc = &self.receivers[r as usize];
         let i = self.period.nth(rc.window, j);
-        self.leaves(i, rc.hop as usize, latency)
+        self.leaves(i, rc.hop as usize)
     }
 
     /// The cycle receiver `r`'s open receive (in `slot`) completes, if its wavelets are among
@@ -154,17 +166,16 @@ impl Express {
         r: u32,
         slot: &crate::pe::RecvSlot,
         covered: u64,
-        latency: u64,
     ) -> Option<u64> {
         let rc = &self.receivers[r as usize];
         let last = rc.flushed + u64::from(slot.n - slot.done);
-        (slot.open && last <= covered).then(|| self.delivery(r, last - 1, latency))
+        (slot.open && last <= covered).then(|| self.delivery(r, last - 1))
     }
 
     /// Stream wavelets that left router `k` (if they reach it) before cycle `t`, counted
     /// among all stream indices: the prefix `0 .. moved(k, t)`.
-    pub(crate) fn moved(&self, k: usize, t: u64, latency: u64) -> u64 {
-        let before = t.checked_sub(1 + k as u64 * latency);
+    pub(crate) fn moved(&self, k: usize, t: u64) -> u64 {
+        let before = t.checked_sub(1 + self.hops[k].delay);
         before.map_or(0, |c| self.sched.count_le(c, self.n))
     }
 }

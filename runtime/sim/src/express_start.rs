@@ -159,10 +159,8 @@ impl Partition<'_> {
         if h == 0 || (plan.len - plan.pos) * h < MIN_WAVELET_HOPS {
             return None;
         }
-        // Feed wavelets that entered before t − h·L are past every router.
-        let first = t
-            .checked_sub(1 + h * self.setup.latency)
-            .map_or(0, |c| plan.sched.count_le(c, plan.pos));
+        // Feed wavelets that entered before t − D_h are past every router.
+        let first = self.out_of(plan, chain.hops[h as usize].delay, t);
         let phase = self.phase(&chain, plan, t)?;
         let per = Period {
             p: chain.period,
@@ -203,6 +201,7 @@ impl Partition<'_> {
         let mut hops: Vec<Hop> = Vec::new();
         // The period, and the offset from which the period's wavelets reach this router.
         let (mut period, mut lo) = (0u64, 0u64);
+        let mut delay = 0u64;
         loop {
             if hops.len() > fab.routers.len() || hops.iter().any(|h| h.node == node) {
                 return None;
@@ -211,9 +210,9 @@ impl Partition<'_> {
             if queue.sent != 0 || queue.bits & UP_WAITS != 0 || queue.len != 0 {
                 return None;
             }
-            // The closed forms know one link latency: a chain crossing a boundary runs hop
-            // by hop.
-            if fab.rings.crosses(q) {
+            // Its queue must hold its credits: at least twice the latency of the link into
+            // it (always so behind a boundary, see `Target::boundary_queue_depth`).
+            if !hops.is_empty() && fab.rings.depth_of(q) < 2 * fab.rings.up_latency(q) {
                 return None;
             }
             let links = queue.tx & LINK_PORTS;
@@ -256,6 +255,7 @@ impl Partition<'_> {
             hops.push(Hop {
                 node,
                 queue: q,
+                delay,
                 link,
                 out_channel,
                 ramp,
@@ -264,6 +264,7 @@ impl Partition<'_> {
                 pass: if links == 0 { (0, 0) } else { (next_lo, OPEN) },
                 filter0,
                 receiver: NONE,
+                out0: 0,
                 left0: 0,
                 kept0: 0,
                 passed0: 0,
@@ -277,6 +278,7 @@ impl Partition<'_> {
                 return None;
             }
             lo = next_lo;
+            delay += u64::from(out.latency);
             q = out.dest_queue;
             node = out.dest_node;
         }
@@ -301,12 +303,12 @@ impl Partition<'_> {
             return Some(0);
         }
         let mut phase = None;
-        for (k, hop) in chain.hops.iter().enumerate() {
+        for hop in &chain.hops {
             let Some(count) = hop.filter0 else {
                 continue;
             };
             // Feed wavelets out of router k before t.
-            let u = self.out_of(plan, k, t);
+            let u = self.out_of(plan, hop.delay, t);
             let Some(ph) = phase else {
                 // The first filter: everything reaches it.
                 phase = Some((u64::from(count) + p - u % p) % p);
@@ -321,9 +323,10 @@ impl Partition<'_> {
         phase
     }
 
-    /// Feed wavelets (below the plan's position) that left router `k` before cycle `t`.
-    fn out_of(&self, plan: &Plan, k: usize, t: u64) -> u64 {
-        t.checked_sub(1 + k as u64 * self.setup.latency)
+    /// Feed wavelets (below the plan's position) that left the router `delay` cycles down
+    /// the chain before cycle `t`.
+    fn out_of(&self, plan: &Plan, delay: u64, t: u64) -> u64 {
+        t.checked_sub(1 + delay)
             .map_or(0, |c| plan.sched.count_le(c, plan.pos))
     }
 
@@ -334,15 +337,15 @@ impl Partition<'_> {
         let fab = &self.fab;
         for (k, hop) in chain.hops.iter().enumerate().skip(1) {
             let queue = &fab.queues[hop.queue as usize];
-            let lo = self.out_of(plan, k, t).max(first);
-            let hi = self.out_of(plan, k - 1, t);
+            let lo = self.out_of(plan, hop.delay, t).max(first);
+            let hi = self.out_of(plan, chain.hops[k - 1].delay, t);
             let mut j = 0u32;
             for i in (lo..hi).filter(|&i| per.contains(hop.reach, i)) {
                 if j >= u32::from(queue.fly) {
                     return false;
                 }
                 let slot = fab.rings.pos(hop.queue, queue.head, j);
-                let arrive = plan.sched.at(i) + k as u64 * self.setup.latency;
+                let arrive = plan.sched.at(i) + hop.delay;
                 let data = self.feed_word(plan, i);
                 if fab.rings.time(queue, hop.queue, slot) != self.rel(arrive)
                     || fab.rings.data(queue, hop.queue, slot) != data
@@ -428,7 +431,6 @@ impl Partition<'_> {
     /// Start the stream of `feed` along `chain`, adopting the feed's wavelets from `first`
     /// on; its id.
     fn launch(&mut self, feed: Feed, plan: &Plan, chain: Chain, first: u64, t: u64) -> u32 {
-        let latency = self.setup.latency;
         let n = plan.len - first;
         let sched = match plan.sched {
             Schedule::Steady { t0 } => Schedule::Steady { t0: t0 + first },
@@ -478,19 +480,23 @@ impl Partition<'_> {
             .filter_map(|k| {
                 let hop = &x.hops[k];
                 let c = x.period.count(hop.reach, n);
-                (c > 0).then(|| x.leaves(x.period.nth(hop.reach, c - 1), k, latency))
+                (c > 0).then(|| x.leaves(x.period.nth(hop.reach, c - 1), k))
             })
             .max()
             .unwrap_or(t);
         let last_in = x.sched.at(n - 1);
         let end = x.end;
         let receivers = x.receivers.len();
+        let crossing = x.hops[1..].iter().any(|h| self.fab.rings.crosses(h.queue));
         if id as usize == self.streams.list.len() {
             self.streams.list.push(x);
         } else {
             self.streams.list[id as usize] = x;
         }
         self.out.stats.express_started += 1;
+        if crossing {
+            self.out.stats.express_crossing += 1;
+        }
         if last_in > t {
             self.streams.push(last_in, id, FED, 0);
         }
@@ -504,11 +510,11 @@ impl Partition<'_> {
     /// Stream `x` takes router `k` of its chain at cycle `t`: the port reservation, the
     /// counters at the start, the adopted wavelets out of the queue, the receiver.
     fn take_hop(&mut self, x: &mut Express, k: usize, id: u32, t: u64) {
-        let latency = self.setup.latency;
-        let moved = x.moved(k, t, latency);
+        let moved = x.moved(k, t);
         let epoch = self.clock.epoch;
         let fab = &mut self.fab;
         let hop = &mut x.hops[k];
+        hop.out0 = moved;
         hop.left0 = x.period.count(hop.reach, moved);
         hop.kept0 = x.period.count(hop.keep, moved);
         hop.passed0 = x.period.count(hop.pass, moved);
@@ -574,9 +580,9 @@ impl Partition<'_> {
         }
         .min(rc.total);
         let starve = (covered < rc.total && (added.is_none() || covered != before))
-            .then(|| s.delivery(r, covered, self.setup.latency));
+            .then(|| s.delivery(r, covered));
         let done = (rc.done_at == u64::MAX)
-            .then(|| s.completion(r, slot, covered, self.setup.latency))
+            .then(|| s.completion(r, slot, covered))
             .flatten();
         let node = s.hops[rc.hop as usize].node;
         let rc = &mut self.streams.list[x as usize].receivers[r as usize];
@@ -689,7 +695,6 @@ impl Partition<'_> {
     /// Stream events due at cycle `t`, after the PEs woke: a receiver whose first wavelet
     /// without a posted receive arrives now turns its stream back into wavelets.
     pub(crate) fn express_late(&mut self, t: u64) {
-        let latency = self.setup.latency;
         let mut due = Vec::new();
         self.streams.late.take(t, &mut due);
         for (_, x, generation, _, r) in due {
@@ -698,7 +703,7 @@ impl Partition<'_> {
                 continue;
             }
             let rc = &s.receivers[r as usize];
-            let due = (rc.covered < rc.total).then(|| s.delivery(r, rc.covered, latency));
+            let due = (rc.covered < rc.total).then(|| s.delivery(r, rc.covered));
             if due == Some(t) {
                 self.hot(t).materialize(x);
             }

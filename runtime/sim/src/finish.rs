@@ -33,6 +33,7 @@ pub(crate) fn finish(
     let express = ExpressStats {
         started: parts.iter().map(|p| p.out.stats.express_started).sum(),
         interrupted: parts.iter().map(|p| p.out.stats.express_interrupted).sum(),
+        crossing: parts.iter().map(|p| p.out.stats.express_crossing).sum(),
     };
     let loads = parts
         .iter()

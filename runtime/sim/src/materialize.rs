@@ -31,7 +31,7 @@ impl CycleState<'_> {
         let rc = &s.receivers[r as usize];
         if rc.done_at <= t {
             let slot = &self.recvs[rc.slot as usize];
-            let next = s.completion(r, slot, rc.covered, self.latency);
+            let next = s.completion(r, slot, rc.covered);
             self.streams.list[x as usize].receivers[r as usize].done_at = next.unwrap_or(u64::MAX);
             if let Some(d) = next {
                 self.streams.push(d, x, crate::express::RECV_DONE, r);
@@ -94,12 +94,11 @@ impl CycleState<'_> {
         (send.then, send.seq) = (w.then, w.seq);
         self.tasks.spare.give(w.data);
         s.n += send.data.len() as u64 - *part;
-        let latency = self.latency;
         let end = (0..s.hops.len())
             .filter_map(|k| {
                 let hop = &s.hops[k];
                 let c = s.period.count(hop.reach, s.n);
-                (c > 0).then(|| s.leaves(s.period.nth(hop.reach, c - 1), k, latency))
+                (c > 0).then(|| s.leaves(s.period.nth(hop.reach, c - 1), k))
             })
             .max()
             .unwrap_or(t);
@@ -134,7 +133,7 @@ impl CycleState<'_> {
             }
             let i = s.period.nth(rc.window, rc.flushed);
             let k = rc.hop as usize;
-            let d = s.leaves(i, k, self.latency);
+            let d = s.leaves(i, k);
             if d > upto {
                 return;
             }
@@ -175,10 +174,7 @@ impl CycleState<'_> {
             return false;
         }
         let k = rc.hop as usize;
-        let arrived = s
-            .period
-            .count(rc.window, s.moved(k, upto + 1, self.latency))
-            - rc.flushed;
+        let arrived = s.period.count(rc.window, s.moved(k, upto + 1)) - rc.flushed;
         let in_window = if s.period.p == 0 {
             u64::MAX
         } else {
@@ -191,7 +187,7 @@ impl CycleState<'_> {
         if run < 2 {
             return false;
         }
-        let t = s.leaves(i, k, self.latency);
+        let t = s.leaves(i, k);
         let (pe, slot) = (rc.pe, rc.slot);
         let from = (s.first + i) as usize;
         let words = match &s.feed {
@@ -238,7 +234,7 @@ impl CycleState<'_> {
         let t = self.t;
         let s = &self.streams.list[x as usize];
         let hop = &s.hops[k];
-        let moved = s.moved(k, t, self.latency);
+        let moved = s.moved(k, t);
         let left = s.period.count(hop.reach, moved);
         let kept = s.period.count(hop.keep, moved);
         let passed = s.period.count(hop.pass, moved);
@@ -262,8 +258,7 @@ impl CycleState<'_> {
             let f = &mut self.filters[f];
             f.count = ((u64::from(c0) + left - hop.left0) % u64::from(f.period)) as u32;
         }
-        let last = (left > hop.left0)
-            .then(|| s.leaves(s.period.nth(hop.reach, left - 1), k, self.latency));
+        let last = (left > hop.left0).then(|| s.leaves(s.period.nth(hop.reach, left - 1), k));
         if k > 0 {
             self.rebuild_queue(x, k);
         }
@@ -274,25 +269,27 @@ impl CycleState<'_> {
     /// (present), those on the link toward it (in flight), and the free slots with the credits
     /// not yet back upstream, oldest first.
     fn rebuild_queue(&mut self, x: u32, k: usize) {
-        let (t, latency, epoch) = (self.t, self.latency, self.epoch);
+        let (t, epoch) = (self.t, self.epoch);
         let rel = |c: u64| -> Rel { (c - epoch) as Rel };
         let s = &self.streams.list[x as usize];
         let hop = &s.hops[k];
         let (q, node) = (hop.queue, hop.node);
+        // The link into this queue (L + B behind a boundary), for wavelets and credits.
+        let latency = u64::from(self.rings.up_latency(q));
         let here = |i: &u64| s.period.contains(hop.reach, *i);
         // Past router k − 1 before t, not past router k.
-        let (lo, hi) = (s.moved(k, t, latency), s.moved(k - 1, t, latency));
-        let wavelets: Vec<(u64, u64)> = (lo..hi)
-            .filter(here)
-            .map(|i| (i, s.leaves(i, k, latency)))
-            .collect();
-        // Out of router k in [t − L + 1, t − 1]: their credits are on the way.
+        let (lo, hi) = (s.moved(k, t), s.moved(k - 1, t));
+        let wavelets: Vec<(u64, u64)> =
+            (lo..hi).filter(here).map(|i| (i, s.leaves(i, k))).collect();
+        // Out of router k in [t − ℓ + 1, t − 1]: their credits are on the way (those out
+        // before the stream started are in `credits0`).
         let since = (t + 1)
             .checked_sub(latency + 1)
-            .map_or(0, |c| s.moved(k, c, latency));
+            .map_or(0, |c| s.moved(k, c))
+            .max(hop.out0);
         let mut dues: Vec<u64> = (since..lo)
             .filter(here)
-            .map(|i| s.leaves(i, k, latency) + latency)
+            .map(|i| s.leaves(i, k) + latency)
             .chain(hop.credits0.iter().copied())
             .filter(|&due| due > t)
             .collect();
@@ -303,7 +300,7 @@ impl CycleState<'_> {
         (queue.head, queue.len, queue.fly, queue.sent) = (0, 0, 0, 0);
         debug_assert!(
             wavelets.len() + dues.len() <= depth as usize,
-            "an express stream fits its queues (Q ≥ 2L)"
+            "an express stream fits its queues (depth ≥ 2ℓ)"
         );
         let credited = depth - dues.len() as u32;
         for j in 0..depth {

@@ -43,9 +43,11 @@ pub(crate) struct Stats {
     pub last_event: Option<u64>,
     /// The latest end of any task.
     pub max_busy: u64,
-    /// Express streams started, and turned back into wavelets before their end.
+    /// Express streams started, turned back into wavelets before their end, and started on
+    /// chains that cross a boundary of the target.
     pub express_started: u64,
     pub express_interrupted: u64,
+    pub express_crossing: u64,
     /// How much the partition worked: router steps, PE wakes, time in its cycles.
     pub router_steps: u64,
     pub pe_wakes: u64,
@@ -60,6 +62,7 @@ impl Stats {
             max_busy: 0,
             express_started: 0,
             express_interrupted: 0,
+            express_crossing: 0,
             router_steps: 0,
             pe_wakes: 0,
             busy: std::time::Duration::ZERO,

@@ -48,7 +48,6 @@ pub(crate) struct CycleState<'a> {
     /// `t` relative to the epoch (see `queue.rs`).
     pub rel: Rel,
     pub epoch: u64,
-    pub(crate) latency: u64,
     id: u32,
     pub(crate) floor: u64,
     pub(crate) program: &'a Program,
@@ -112,7 +111,6 @@ impl<'p> Partition<'p> {
             t,
             rel: (t - clock.epoch) as Rel,
             epoch: clock.epoch,
-            latency: setup.latency,
             id: setup.id,
             floor: clock.floor,
             program: setup.program,

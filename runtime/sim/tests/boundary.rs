@@ -8,10 +8,12 @@
 
 mod common;
 
-use common::random::{observe, program, streamy_program};
-use common::{route, target, threads};
+use common::chains::chain_program;
+use common::random::{program, streamy_program};
+use common::streams::{multicast, point_to_point, scatter, scattered};
+use common::{agree_express, run_agreeing, target};
 use proptest::prelude::*;
-use wsel_sim::{Program, SimOptions, TaskContext, simulate, task};
+use wsel_sim::ExpressStats;
 use wsel_target::{Boundary, Coord, Target};
 
 /// The dev fabric with `L = 2`, `S = 2`, queue depth `depth` and boundaries every 4 columns
@@ -31,52 +33,10 @@ fn fabric(depth: u32, extra: u32) -> Target {
 
 /// A sender at `a` sends `n` words on color 0 to a receiver at `b` along the shortest path;
 /// the receiver's completion task charges `c` cycles. The run's cycles and the words
-/// received, the same with express streams off and on two threads.
+/// received, the same with express streams off and on two threads (`run_agreeing`).
 fn stream(t: &Target, a: Coord, b: Coord, n: u32, c: u64) -> (u64, Vec<u32>) {
-    let mut p = Program::new();
-    let send = p.add_kernel(
-        "send",
-        vec![(
-            "main",
-            task(move |ctx: &mut TaskContext<'_>| {
-                for i in 0..n {
-                    ctx.write_u32(4 * i, 100 + i)?;
-                }
-                ctx.send(0, 0, n, None)
-            }),
-        )],
-    );
-    let recv = p.add_kernel(
-        "recv",
-        vec![
-            (
-                "main",
-                task(move |ctx: &mut TaskContext<'_>| ctx.recv(0, n, 0, 1)),
-            ),
-            (
-                "done",
-                task(move |ctx: &mut TaskContext<'_>| {
-                    ctx.add_cycles(c);
-                    Ok(())
-                }),
-            ),
-        ],
-    );
-    p.add_pe(a, send, 4 * n, &[0], &[0]);
-    p.add_pe(b, recv, 4 * n, &[0], &[0]);
-    route(t, &mut p, 0, a, b);
-    let out = simulate(t, &p, &threads(1)).expect("runs");
-    for opts in [
-        SimOptions {
-            express_streams: false,
-            ..threads(1)
-        },
-        threads(2),
-        threads(4),
-    ] {
-        let other = simulate(t, &p, &opts).expect("runs");
-        assert_eq!((other.cycles, &other.report), (out.cycles, &out.report));
-    }
+    let (p, _) = point_to_point(t, a, b, n, c);
+    let out = run_agreeing(t, &p);
     (out.cycles, out.read_u32s(b, 0, n).expect("sram"))
 }
 
@@ -119,6 +79,14 @@ fn rows_have_boundaries_of_their_own() {
     // its task is ready at 34 and runs max(1, S) = 2 cycles: 36.
     let t = fabric(4, 3);
     assert_eq!(stream(&t, Coord::new(1, 0), Coord::new(1, 8), 10, 0).0, 36);
+    // In closed form: one express stream, on a chain crossing both.
+    let (p, _) = point_to_point(&t, Coord::new(1, 0), Coord::new(1, 8), 10, 0);
+    let express = ExpressStats {
+        started: 1,
+        interrupted: 0,
+        crossing: 1,
+    };
+    assert_eq!(run_agreeing(&t, &p).express, express);
 }
 
 #[test]
@@ -135,6 +103,63 @@ fn a_boundary_queue_is_deep_even_when_the_others_are_shallow() {
     assert_eq!(stream(&t, Coord::new(0, 0), Coord::new(4, 0), 10, 0).0, 27);
 }
 
+/// The cycle of PE `(x, 0)`'s first delivery in `out`'s report.
+fn first_delivery(out: &wsel_sim::Outcome, x: u32) -> Option<u64> {
+    let pe = out.report.pes.iter().find(|pe| (pe.x, pe.y) == (x, 0));
+    pe.expect("PE in the report").waits[0].first_delivery
+}
+
+#[test]
+fn a_multicast_across_boundaries_is_one_express_stream() {
+    // L = 2, S = 2, B = 5, n = 20, c = 3: (0, 0) multicasts to PEs 1..8 of row 0, crossing
+    // the boundaries before columns 3 and 7. The link into router x is the x-th, so wavelet i
+    // reaches PE x at 2 + i + D_x, D_x = 2x + 5·(crossings before x): first deliveries at
+    // 4, 6, 13, 15, 17, 19, 26, 28. PE 8's last (i = 19) at 2 + 19 + 26 = 47; its task is
+    // ready at 48 and ends at 48 + S + c = 53.
+    let t = fabric(4, 5);
+    let out = run_agreeing(&t, &multicast(&t, 8, 20, 3));
+    let firsts: Vec<Option<u64>> = (1..=8).map(|x| first_delivery(&out, x)).collect();
+    let want = [4, 6, 13, 15, 17, 19, 26, 28].map(Some);
+    assert_eq!(firsts, want);
+    assert_eq!(out.cycles, 53);
+    for x in 1..=8 {
+        let got = out.read_u32s(Coord::new(x, 0), 0, 20).expect("sram");
+        assert_eq!(got, (100..120).collect::<Vec<u32>>(), "PE {x}");
+    }
+    let express = ExpressStats {
+        started: 1,
+        interrupted: 0,
+        crossing: 1,
+    };
+    assert_eq!(out.express, express);
+}
+
+#[test]
+fn a_scatter_across_a_boundary_is_one_express_stream() {
+    // L = 2, S = 2, B = 5: three PEs taking m = 5 of every 15 (filters), two rows (n = 30);
+    // the link into router 3 crosses the boundary before column 3, so D = 2, 4, 11. The send
+    // is issued at 2; wavelet i leaves router k at 2 + i + D_k. PE x's first wavelet is
+    // 5(x − 1): delivered at 4, 11, 23. The last (i = 29, PE 3's) at 2 + 29 + 11 = 42; the
+    // row task is ready at 43 and runs S = 2 cycles: 45. PE 3 posts its second row's receive
+    // at 28 + S = 30, before wavelet 25 arrives (38): nothing interrupts the stream.
+    let t = fabric(4, 5);
+    let (parts, m, rows) = (3, 5, 2);
+    let out = run_agreeing(&t, &scatter(parts, m, rows));
+    let firsts: Vec<Option<u64>> = (1..=parts).map(|x| first_delivery(&out, x)).collect();
+    assert_eq!(firsts, [4, 11, 23].map(Some));
+    assert_eq!(out.cycles, 45);
+    for x in 1..=parts {
+        let got = out.read_u32s(Coord::new(x, 0), 0, m * rows).expect("sram");
+        assert_eq!(got, scattered(parts, m, rows, x), "PE {x}");
+    }
+    let express = ExpressStats {
+        started: 1,
+        interrupted: 0,
+        crossing: 1,
+    };
+    assert_eq!(out.express, express);
+}
+
 /// `t` with boundaries drawn from `seed`.
 fn with_boundaries(mut t: Target, seed: u64) -> Target {
     t.boundary = Boundary {
@@ -148,27 +173,36 @@ fn with_boundaries(mut t: Target, seed: u64) -> Target {
     t
 }
 
-fn options(threads: usize, express_streams: bool) -> SimOptions {
-    SimOptions {
-        threads,
-        express_streams,
-        ..SimOptions::default()
-    }
+/// Random programs (streams, contention, and chains that multicast or scatter a stream
+/// with filters) for `seed`, on boundaries drawn from it, give the same outcome with express
+/// streams off and on, on one thread and on three (links into other partitions carry the
+/// boundary's latency in their messages and credits); the express streams started on chains
+/// that cross a boundary.
+fn agree(seed: u64) -> u64 {
+    let programs = [streamy_program(seed), program(seed), chain_program(seed)];
+    programs
+        .into_iter()
+        .map(|(t, p)| agree_express(&with_boundaries(t, seed), &p, &[1, 3]).crossing)
+        .sum()
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Express streams go around chains that cross a boundary and change nothing; the
-    /// outcome is the same on one thread and on three (links into other partitions carry
-    /// the boundary's latency in their messages and credits).
+    /// Express streams on chains that cross boundaries are exact.
     #[test]
     fn boundaries_agree_with_express_streams_and_threads(seed in any::<u64>()) {
-        for (t, p) in [streamy_program(seed), program(seed)] {
-            let t = with_boundaries(t, seed);
-            let slow = observe(&t, &p, &options(1, false));
-            prop_assert_eq!(&observe(&t, &p, &options(1, true)), &slow);
-            prop_assert_eq!(&observe(&t, &p, &options(3, true)), &slow);
-        }
+        agree(seed);
     }
+}
+
+/// The random programs do run express streams across boundaries (the closed forms add each
+/// crossing link's latency), so the property above tests them.
+#[test]
+fn random_programs_run_express_streams_across_boundaries() {
+    let crossing: Vec<u64> = (0..8).map(agree).collect();
+    assert!(
+        crossing.iter().filter(|&&c| c > 0).count() >= 4,
+        "{crossing:?}"
+    );
 }

@@ -6,33 +6,15 @@
 mod common;
 
 use common::chains::chain_program;
-use common::random::observe;
+use common::streams::row_routes;
+use common::{agree_express, options};
 use proptest::prelude::*;
-use wsel_sim::{ExpressStats, Program, SimOptions, TaskContext, simulate, task};
+use wsel_sim::{ExpressStats, Program, TaskContext, simulate, task};
 use wsel_target::{Coord, Port, PortSet, Target};
-
-fn options(threads: usize, express_streams: bool) -> SimOptions {
-    SimOptions {
-        threads,
-        express_streams,
-        ..SimOptions::default()
-    }
-}
 
 /// Express streams on and off agree (and one and two threads); how they were used.
 fn check(t: &Target, p: &Program) -> ExpressStats {
-    let slow = observe(t, p, &options(1, false));
-    assert_eq!(
-        observe(t, p, &options(1, true)),
-        slow,
-        "express streams changed the outcome"
-    );
-    assert_eq!(
-        observe(t, p, &options(2, true)),
-        slow,
-        "two threads changed the outcome"
-    );
-    simulate(t, p, &options(1, true)).map_or(ExpressStats::default(), |o| o.express)
+    agree_express(t, p, &[1, 2])
 }
 
 proptest! {
@@ -92,22 +74,10 @@ fn back_to_back(pes: u32, m: u32, parts: u32) -> (Target, Program) {
         ],
     );
     p.add_pe(Coord::new(0, 0), send, 4 * m, &[0], &[0]);
-    p.add_route(
-        Coord::new(0, 0),
-        0,
-        PortSet::only(Port::Ramp),
-        PortSet::only(Port::E),
-    );
     for x in 1..pes {
-        let at = Coord::new(x, 0);
-        p.add_pe(at, recv, 4 * m, &[0], &[0]);
-        let tx = if x + 1 == pes {
-            PortSet::only(Port::Ramp)
-        } else {
-            PortSet::only(Port::Ramp).with(Port::E)
-        };
-        p.add_route(at, 0, PortSet::only(Port::W), tx);
+        p.add_pe(Coord::new(x, 0), recv, 4 * m, &[0], &[0]);
     }
+    row_routes(&mut p, pes - 1);
     (t, p)
 }
 
@@ -121,7 +91,8 @@ fn sends_back_to_back_on_one_link_are_one_stream() {
         stats,
         ExpressStats {
             started: 1,
-            interrupted: 0
+            interrupted: 0,
+            crossing: 0,
         }
     );
     let out = simulate(&t, &p, &options(1, true)).expect("runs");
@@ -207,7 +178,8 @@ fn a_fan_in_reduction_is_one_stream_per_stage() {
         stats,
         ExpressStats {
             started: u64::from(pes - 1),
-            interrupted: 0
+            interrupted: 0,
+            crossing: 0,
         }
     );
     let out = simulate(&t, &p, &options(1, true)).expect("runs");

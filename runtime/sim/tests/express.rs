@@ -5,26 +5,15 @@
 
 mod common;
 
-use common::random::{edge_program, observe, program, streamy_program};
-use common::{route, target};
+use common::random::{edge_program, program, streamy_program};
+use common::{agree_express, options, route, target};
 use proptest::prelude::*;
-use wsel_sim::{ExpressStats, Program, SimOptions, TaskContext, simulate, task};
+use wsel_sim::{ExpressStats, Program, TaskContext, simulate, task};
 use wsel_target::{Coord, Target};
-
-fn options(threads: usize, express_streams: bool) -> SimOptions {
-    SimOptions {
-        threads,
-        express_streams,
-        ..SimOptions::default()
-    }
-}
 
 /// Runs with the shortcut on and off agree; returns how the shortcut was used.
 fn check(t: &Target, p: &Program, threads: usize) -> ExpressStats {
-    let slow = observe(t, p, &options(threads, false));
-    let fast = observe(t, p, &options(threads, true));
-    assert_eq!(fast, slow, "express streams changed the outcome");
-    simulate(t, p, &options(threads, true)).map_or(ExpressStats::default(), |o| o.express)
+    agree_express(t, p, &[threads])
 }
 
 proptest! {
@@ -141,7 +130,8 @@ fn an_uncontended_stream_is_one_event_with_the_closed_form_timing() {
         out.express,
         ExpressStats {
             started: 1,
-            interrupted: 0
+            interrupted: 0,
+            crossing: 0,
         }
     );
     assert_eq!(
@@ -163,6 +153,7 @@ fn contention_in_the_middle_of_a_stream_turns_it_back_into_wavelets() {
         let one = ExpressStats {
             started: 1,
             interrupted: 1,
+            crossing: 0,
         };
         assert_eq!(check(&t, &p, 1), one, "delay {delay}");
         check(&t, &p, 2);
@@ -173,6 +164,7 @@ fn contention_in_the_middle_of_a_stream_turns_it_back_into_wavelets() {
         let both = ExpressStats {
             started: 2,
             interrupted: 0,
+            crossing: 0,
         };
         assert_eq!(check(&t, &p, 1), both, "delay {delay}");
     }

@@ -3,78 +3,10 @@
 
 mod common;
 
+use common::streams::{scatter, scattered};
 use common::{run_agreeing, target};
-use wsel_sim::{Program, RampFilter, SimError, TaskContext, simulate, task};
-use wsel_target::{Coord, Port, PortSet};
-
-/// A sender at `(0, 0)` sends `parts · m` words east along row 0; PE `x` (1 ≤ x ≤ parts)
-/// keeps the `x`-th block of `m` of every `parts · m`, repeated `rows` times: it posts one
-/// receive of `m` words per row (the next from the completion task). Returns the program.
-fn scatter(parts: u32, m: u32, rows: u32) -> Program {
-    let n = parts * m * rows;
-    let mut p = Program::new();
-    let send = p.add_kernel(
-        "send",
-        vec![(
-            "main",
-            task(move |ctx: &mut TaskContext<'_>| {
-                for i in 0..n {
-                    ctx.write_u32(4 * i, 1000 + i)?;
-                }
-                ctx.send(0, 0, n, None)
-            }),
-        )],
-    );
-    // SRAM: the received rows, then the row count at byte 4·m·rows.
-    let count = 4 * m * rows;
-    let recv = p.add_kernel(
-        "recv",
-        vec![
-            (
-                "main",
-                task(move |ctx: &mut TaskContext<'_>| ctx.recv(0, m, 0, 1)),
-            ),
-            (
-                "row",
-                task(move |ctx: &mut TaskContext<'_>| {
-                    let done = ctx.read_u32(count)? + 1;
-                    ctx.write_u32(count, done)?;
-                    if done < rows {
-                        ctx.recv(0, m, 4 * m * done, 1)?;
-                    }
-                    Ok(())
-                }),
-            ),
-        ],
-    );
-    p.add_pe(Coord::new(0, 0), send, 4 * n, &[0], &[0]);
-    p.add_route(
-        Coord::new(0, 0),
-        0,
-        PortSet::only(Port::Ramp),
-        PortSet::only(Port::E),
-    );
-    for x in 1..=parts {
-        let at = Coord::new(x, 0);
-        p.add_pe(at, recv, count + 4, &[0], &[0]);
-        if x < parts {
-            p.add_route(
-                at,
-                0,
-                PortSet::only(Port::W),
-                PortSet::only(Port::Ramp).with(Port::E),
-            );
-            let filter = RampFilter {
-                keep: m,
-                period: (parts - x + 1) * m,
-            };
-            assert!(p.set_filter(at, 0, filter));
-        } else {
-            p.add_route(at, 0, PortSet::only(Port::W), PortSet::only(Port::Ramp));
-        }
-    }
-    p
-}
+use wsel_sim::{RampFilter, SimError, simulate};
+use wsel_target::Coord;
 
 #[test]
 fn each_pe_keeps_its_part_and_passes_the_rest() {
@@ -87,10 +19,7 @@ fn each_pe_keeps_its_part_and_passes_the_rest() {
     let out = run_agreeing(&t, &p);
     for x in 1..=parts {
         let got = out.read_u32s(Coord::new(x, 0), 0, m * rows).expect("sram");
-        let want: Vec<u32> = (0..rows)
-            .flat_map(|r| (0..m).map(move |j| 1000 + r * parts * m + (x - 1) * m + j))
-            .collect();
-        assert_eq!(got, want, "PE {x}");
+        assert_eq!(got, scattered(parts, m, rows, x), "PE {x}");
         let pe = out
             .report
             .pes

@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::streams::{multicast, point_to_point};
 use common::{route, target, threads};
 use wsel_sim::{Program, TaskContext, TaskFault, simulate, task};
 use wsel_target::{Coord, Port, PortSet};
@@ -18,43 +19,9 @@ use wsel_target::{Coord, Port, PortSet};
 /// receiver's completion task charges `c` cycles.
 fn stream(l: u32, s: u32, depth: u32, hops: u32, n: u32, c: u64) -> (u64, Vec<u32>) {
     let t = target(l, s, depth);
-    let mut p = Program::new();
-    let send = p.add_kernel(
-        "send",
-        vec![(
-            "main",
-            task(move |ctx: &mut TaskContext<'_>| {
-                for i in 0..n {
-                    ctx.write_u32(4 * i, 100 + i)?;
-                }
-                if n == 1 {
-                    ctx.send_scalar(0, 100, None)
-                } else {
-                    ctx.send(0, 0, n, None)
-                }
-            }),
-        )],
-    );
-    let recv = p.add_kernel(
-        "recv",
-        vec![
-            (
-                "main",
-                task(move |ctx: &mut TaskContext<'_>| ctx.recv(0, n, 0, 1)),
-            ),
-            (
-                "done",
-                task(move |ctx: &mut TaskContext<'_>| {
-                    ctx.add_cycles(c);
-                    Ok(())
-                }),
-            ),
-        ],
-    );
     let (a, b) = (Coord::new(0, 0), Coord::new(hops, 0));
-    p.add_pe(a, send, 4 * n, &[0], &[0]);
-    p.add_pe(b, recv, 4 * n, &[0], &[0]);
-    assert_eq!(route(&t, &mut p, 0, a, b), hops as usize);
+    let (p, path) = point_to_point(&t, a, b, n, c);
+    assert_eq!(path, hops as usize);
     let out = simulate(&t, &p, &threads(1)).expect("runs");
     let got = out.read_u32s(b, 0, n).expect("sram");
     assert_eq!(out.report.wavelet_hops, u64::from(n * hops));
@@ -201,45 +168,15 @@ fn multicast_to_a_row() {
     // wavelet at 2 + 19 + 14 = 35, its task is ready at 36 and ends at 36 + S + c = 42.
     let (n, k) = (20u32, 8u32);
     let t = target(2, 2, 4);
-    let mut p = Program::new();
-    let send = p.add_kernel(
-        "send",
-        vec![(
-            "main",
-            task(move |ctx: &mut TaskContext<'_>| ctx.send(0, 0, n, None)),
-        )],
-    );
-    let recv = p.add_kernel(
-        "recv",
-        vec![
-            (
-                "main",
-                task(move |ctx: &mut TaskContext<'_>| ctx.recv(0, n, 0, 1)),
-            ),
-            (
-                "done",
-                task(|ctx: &mut TaskContext<'_>| {
-                    ctx.add_cycles(4);
-                    Ok(())
-                }),
-            ),
-        ],
-    );
-    let src = p.add_pe(Coord::new(0, 0), send, 4 * n, &[0], &[0]);
-    p.pes[src].sram_init = (0..n).flat_map(|i| (7 * i).to_le_bytes()).collect();
+    let p = multicast(&t, k - 1, n, 4);
     let dests: Vec<Coord> = (1..k).map(|x| Coord::new(x, 0)).collect();
-    for &d in &dests {
-        p.add_pe(d, recv, 4 * n, &[0], &[0]);
-    }
-    let tree = wsel_target::multicast_tree(&t, Coord::new(0, 0), &dests).expect("tree");
-    p.add_route_entries(0, &tree.entries());
     let out = simulate(&t, &p, &threads(1)).expect("runs");
     assert_eq!(out.cycles, 2 + 19 + 7 * 2 + 1 + 2 + 4);
     assert_eq!(out.cycles, 42);
     for &d in &dests {
         assert_eq!(
             out.read_u32s(d, 0, n).expect("sram"),
-            (0..n).map(|i| 7 * i).collect::<Vec<_>>()
+            (100..100 + n).collect::<Vec<_>>()
         );
     }
     // Every one of the 7 links carries the stream once.

@@ -1,7 +1,7 @@
 //! Helpers shared by the simulator's integration tests: small targets and route builders.
 #![allow(dead_code)]
 
-use wsel_sim::{Color, Outcome, Program, SimOptions, simulate};
+use wsel_sim::{Color, ExpressStats, Outcome, Program, SimOptions, simulate};
 use wsel_target::{Coord, Port, PortSet, Target, shortest_path};
 
 /// The dev target with the given hop latency, task-switch cost and queue depth.
@@ -28,6 +28,30 @@ pub fn threads(n: usize) -> SimOptions {
     }
 }
 
+/// Options with `threads` threads and express streams on or off.
+pub fn options(threads: usize, express_streams: bool) -> SimOptions {
+    SimOptions {
+        threads,
+        express_streams,
+        ..SimOptions::default()
+    }
+}
+
+/// Runs `p` with express streams off on `threads[0]` threads and on with each of `threads`,
+/// checks that every outcome (report, SRAM, outputs, errors: [`random::observe`]) is the
+/// same and returns how express streams were used on `threads[0]` threads.
+pub fn agree_express(t: &Target, p: &Program, threads: &[usize]) -> ExpressStats {
+    let slow = random::observe(t, p, &options(threads[0], false));
+    for &n in threads {
+        let fast = random::observe(t, p, &options(n, true));
+        assert_eq!(
+            fast, slow,
+            "express streams on {n} threads changed the outcome"
+        );
+    }
+    simulate(t, p, &options(threads[0], true)).map_or(ExpressStats::default(), |o| o.express)
+}
+
 /// Runs `p` with express streams on (one thread), off, and on two threads, checks that the
 /// three agree (report, cycles, edge-stream timing) and returns the outcome.
 pub fn run_agreeing(t: &Target, p: &Program) -> Outcome {
@@ -49,6 +73,7 @@ pub fn run_agreeing(t: &Target, p: &Program) -> Outcome {
 }
 
 pub mod chains;
+pub mod streams;
 
 /// Random stream programs (see `random_body.rs`).
 pub mod random {
