@@ -424,3 +424,212 @@ fn a_residual_model_trains_through_its_fan_out_like_numpy() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// gelu's and layernorm's backward layers in training: dense → gelu → layernorm → dense
+/// with the mean squared error, on `dev` (samples spread 2, 2, 1, 1 over the region's
+/// columns: a batch of 6 on 1×4 PEs).
+const GELU_LAYERNORM: &str = r#"import std.nn.{dense, gelu, layernorm};
+
+model mlp(x: f32[B, 5]) -> f32[B, 3] {
+    param w1: f32[5, 7] from "w1.npy";
+    param c1: f32[7] from "c1.npy";
+    param g: f32[7] from "g.npy";
+    param b: f32[7] from "b.npy";
+    param w2: f32[7, 3] from "w2.npy";
+    param c2: f32[3] from "c2.npy";
+    return dense(layernorm(gelu(dense(x, w1, c1)), g, b, eps = 1e-5), w2, c2);
+}
+
+train mlp {
+    input x = "x.npy";
+    labels = "y.npy";
+    loss = "mse";
+    optimizer = "sgd";
+    momentum = 0.9;
+    lr = 0.05;
+    steps = 3;
+    batch = 6;
+    shuffle = false;
+    target = "dev";
+}
+"#;
+
+/// A tiny GPT (tests/reference/transformer_train.py's `gpt`): token and position embeddings,
+/// one pre-LN decoder block (causal attention with 2 heads over contexts of 8, an MLP with
+/// gelu), a final layernorm and a softmax head, trained on 2 sequences a step. On wse2: a
+/// column of the streamed region holds whole sequences, so the region is 1×2, and `dev`'s
+/// 4 KiB of SRAM per PE is too little for 8 samples of the MLP's hidden layer.
+const TINY_GPT: &str = r#"import std.nn.{dense, layernorm, gelu, add, embedding, attention, softmax};
+
+model gpt(ids: f32[B, 1]) -> f32[B, 12] {
+    param wte: f32[12, 16] from "wte.npy";
+    param wpe: f32[8, 16] from "wpe.npy";
+    param g1: f32[16] from "g1.npy";
+    param b1: f32[16] from "b1.npy";
+    param wq: f32[16, 16] from "wq.npy";
+    param bq: f32[16] from "bq.npy";
+    param wk: f32[16, 16] from "wk.npy";
+    param bk: f32[16] from "bk.npy";
+    param wv: f32[16, 16] from "wv.npy";
+    param bv: f32[16] from "bv.npy";
+    param wo: f32[16, 16] from "wo.npy";
+    param bo: f32[16] from "bo.npy";
+    param g2: f32[16] from "g2.npy";
+    param b2: f32[16] from "b2.npy";
+    param wf1: f32[16, 32] from "wf1.npy";
+    param bf1: f32[32] from "bf1.npy";
+    param wf2: f32[32, 16] from "wf2.npy";
+    param bf2: f32[16] from "bf2.npy";
+    param gf: f32[16] from "gf.npy";
+    param bff: f32[16] from "bff.npy";
+    param wh: f32[16, 12] from "wh.npy";
+    param bh: f32[12] from "bh.npy";
+    let h = embedding(ids, wte, wpe);
+    let a = layernorm(h, g1, b1);
+    let att = attention(dense(a, wq, bq), dense(a, wk, bk), dense(a, wv, bv),
+        heads = 2, context = 8);
+    let r = add(h, dense(att, wo, bo));
+    let o = add(r, dense(gelu(dense(layernorm(r, g2, b2), wf1, bf1)), wf2, bf2));
+    return softmax(dense(layernorm(o, gf, bff), wh, bh));
+}
+
+train gpt {
+    input ids = "ids.npy";
+    labels = "labels.npy";
+    loss = "cross_entropy";
+    optimizer = "sgd";
+    momentum = 0.9;
+    lr = 0.05;
+    steps = 3;
+    batch = 16;
+    shuffle = false;
+    target = "wse2";
+}
+"#;
+
+/// Trains `source` (the model `model` of tests/reference/transformer_train.py) with wsel
+/// (`flags` over its `train` item) and with the reference (`args`: the same settings), and
+/// checks every loss and every final weight (`outputs_match`'s 1e-5). Each parameter must
+/// also have moved by more than 1e-3 in the reference, so that a gradient missing or wrong
+/// (the initial weight kept) fails the check.
+///
+/// Except attention's key bias `bk`: its gradient is zero in exact arithmetic (it adds the
+/// same q · bk to all of a query's scores, which the softmax ignores), so both trainers'
+/// values are rounding noise (below 1e-8). SGD keeps bk where it was, on both sides; Adam
+/// divides the noise by its own root mean square and moves bk by about lr a step in a
+/// direction the noise's sign picks, which no two computations share: with Adam, bk is not
+/// compared.
+fn transformer_trains_like_numpy(model: &str, source: &str, flags: &[&str], args: &[&str]) {
+    let adam = flags.contains(&"adam");
+    let dir = temp_dir(&format!("tt-{model}-{}", flags.len()));
+    let status = Command::new("python3")
+        .current_dir(repo_root())
+        .arg("tests/reference/transformer_train.py")
+        .arg(model)
+        .arg(&dir)
+        .args(args)
+        .status()
+        .expect("python3 runs (pip install -r requirements.txt)");
+    assert!(status.success(), "the reference trainer failed");
+    let file = dir.join(format!("{model}.wse"));
+    std::fs::write(&file, source).expect("write the model");
+    let out = dir.join("out");
+    let run = wsel_train_file(&file, &out, flags);
+    assert!(
+        run.status.success(),
+        "wsel train failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let theirs = dir.join("reference");
+    let losses = losses_of_csv(&out.join("loss.csv"));
+    let reference = read_npy(&theirs.join("losses.npy"));
+    assert_eq!(losses.len(), reference.len());
+    for (step, (a, b)) in losses.iter().zip(&reference).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-5 * b.abs(),
+            "{model}, step {}: loss {a} on the fabric, {b} in the reference",
+            step + 1
+        );
+    }
+    let mut names = 0;
+    for entry in std::fs::read_dir(&theirs).expect("the reference's folder") {
+        let path = entry.expect("an entry").path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name == "losses.npy" {
+            continue;
+        }
+        names += 1;
+        let zero_gradient = name == "bk.npy";
+        if zero_gradient && adam {
+            continue;
+        }
+        let trained = read_npy(&path);
+        let ours = read_npy(&out.join(name));
+        let initial = read_npy(&dir.join(name));
+        let far = |a: &[f64], b: &[f64]| {
+            assert_eq!(a.len(), b.len(), "{model}: {name}");
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max)
+        };
+        let worst = far(&ours, &trained);
+        assert!(
+            worst <= 1e-5,
+            "{model}: {name} is {worst} from the reference"
+        );
+        let moved = far(&initial, &trained);
+        assert!(
+            zero_gradient || moved > 1e-3,
+            "{model}: {name} moved only {moved}"
+        );
+    }
+    assert!(names >= 6, "{model}: {names} trained parameters");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// gelu_backward, layernorm_backward, layernorm_grad_g and layernorm_grad_b in training,
+/// against the NumPy reference (float64). Measured: losses within 2e-7 relative, weights
+/// within 4e-7; the digits tests' 1e-5 holds with room (sums of at most 7 terms here).
+#[test]
+fn gelu_and_layernorm_train_like_numpy() {
+    let args = [
+        "--steps",
+        "3",
+        "--batch",
+        "6",
+        "--lr",
+        "0.05",
+        "--momentum",
+        "0.9",
+    ];
+    transformer_trains_like_numpy("mlp", GELU_LAYERNORM, &[], &args);
+}
+
+/// Every transformer layer's backward in one model: embedding's scatter-adds, attention's
+/// three input gradients, layernorm's, gelu's, and the residual stream's fan-outs (h and r
+/// feed two layers each, a three: q, k and v), 3 steps of SGD with momentum. Measured:
+/// losses within 1e-7 relative, weights within 2e-7 of the reference; the sums here have at
+/// most 32 terms (the MLP's width), so the digits tests' bound of 1e-5 holds.
+#[test]
+fn a_tiny_transformer_trains_like_numpy() {
+    let args = [
+        "--steps",
+        "3",
+        "--batch",
+        "16",
+        "--lr",
+        "0.05",
+        "--momentum",
+        "0.9",
+    ];
+    transformer_trains_like_numpy("gpt", TINY_GPT, &[], &args);
+}
+
+/// The tiny transformer with Adam (flags over the item), applied by the weight store.
+#[test]
+fn a_tiny_transformer_trains_with_adam_like_numpy() {
+    let flags = ["--optimizer", "adam", "--lr", "0.01"];
+    let args = ["--steps", "3", "--batch", "16", "--lr", "0.01", "--adam"];
+    transformer_trains_like_numpy("gpt", TINY_GPT, &flags, &args);
+}

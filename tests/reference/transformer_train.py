@@ -1,0 +1,289 @@
+"""NumPy reference trainer for the transformer layers' backward, written independently of wsel.
+
+Usage: python3 tests/reference/transformer_train.py MODEL DIR --steps N --batch B --lr LR
+           [--momentum M | --adam [--beta1 B1 --beta2 B2 --eps E]]
+
+Writes MODEL's data into DIR (its inputs, labels and initial weights as .npy, drawn from a
+seeded generator), trains it in float64 with SGD with momentum (v = m v + g; w -= lr v) or
+Adam (m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, w -= lr m_hat / (sqrt(v_hat) + eps),
+m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t), as tests/reference/train.py) on the batches in file order (step k takes samples (k mod per_epoch) * B .. + B), and writes
+DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/<param>.npy
+(the trained weights). The models (the same forward as tests/reference/layers.py):
+
+  mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> layernorm(g, b, eps=1e-5) -> dense(w2, c2),
+       the mean squared error against y: [12, 3] over every element.
+  gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
+       pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32):
+           a = layernorm(h, g1, b1); att = attention(a wq + bq, a wk + bk, a wv + bv)
+           r = h + (att wo + bo); m = layernorm(r, g2, b2)
+           o = r + (gelu(m wf1 + bf1) wf2 + bf2)
+       -> softmax(layernorm(o, gf, bff) wh + bh), the mean cross-entropy against the next
+       token's id (labels: [32], class indices).
+
+Every gradient is written out by hand (no autodiff library) and checked against central
+finite differences at the initial weights before training:
+  dense  y = x W + b:  dW = x^T dy, db = sum(dy), dx = dy W^T
+  gelu   y = 0.5 x (1 + t), t = tanh(c (x + 0.044715 x^3)), c = sqrt(2/pi):
+         dx = dy (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 * 0.044715 x^2))
+  layernorm  xh = (x - mean) rstd, rstd = 1 / sqrt(var + eps), y = xh g + b:
+         dxh = dy g; dx = rstd (dxh - mean(dxh) - xh mean(dxh xh)); dg = sum(dy xh);
+         db = sum(dy)
+  embedding  y[s] = wte[ids[s]] + wpe[s mod T]: dwte[v] = sum of dy[s] with ids[s] = v,
+         dwpe[t] = sum of dy[s] with s mod T = t
+  attention  per sequence and head, S = Q K^T / sqrt(dh) (masked above the diagonal),
+         P = softmax(S), Y = P V: dV = P^T dY, dP = dY V^T, dS = P (dP - rowsum(P dP)),
+         dQ = dS K / sqrt(dh), dK = dS^T Q / sqrt(dh)
+  softmax + cross-entropy  d(mean CE)/d(logits) = (p - onehot) / B
+"""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+C_GELU = np.sqrt(2.0 / np.pi)
+EPS = 1e-5
+VOCAB, D_MODEL, HEADS, CONTEXT, HIDDEN, SEQUENCES = 12, 16, 2, 8, 32, 4
+
+
+def dense(x, w, b):
+    return x @ w + b
+
+
+def dense_back(x, w, dy):
+    return dy @ w.T, x.T @ dy, dy.sum(axis=0)
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(C_GELU * (x + 0.044715 * x ** 3)))
+
+
+def gelu_back(x, dy):
+    t = np.tanh(C_GELU * (x + 0.044715 * x ** 3))
+    return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * C_GELU * (1.0 + 3 * 0.044715 * x * x))
+
+
+def layernorm(x, g, b, eps=EPS):
+    xh = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + eps)
+    return xh * g + b
+
+
+def layernorm_back(x, g, dy, eps=EPS):
+    """dx, dg, db."""
+    rstd = 1.0 / np.sqrt(x.var(axis=1, keepdims=True) + eps)
+    xh = (x - x.mean(axis=1, keepdims=True)) * rstd
+    dxh = dy * g
+    dx = rstd * (dxh - dxh.mean(axis=1, keepdims=True)
+                 - xh * (dxh * xh).mean(axis=1, keepdims=True))
+    return dx, (dy * xh).sum(axis=0), dy.sum(axis=0)
+
+
+def heads_of(a, heads, context):
+    """[B, N] as [sequences, heads, context, N / heads]."""
+    n, d = a.shape[0] // context, a.shape[1]
+    return a.reshape(n, context, heads, d // heads).transpose(0, 2, 1, 3)
+
+
+def tokens_of(a):
+    return a.transpose(0, 2, 1, 3).reshape(-1, a.shape[1] * a.shape[3])
+
+
+def attention_probs(q, k, heads, context, causal):
+    qh, kh = heads_of(q, heads, context), heads_of(k, heads, context)
+    s = qh @ kh.transpose(0, 1, 3, 2) / np.sqrt(q.shape[1] // heads)
+    if causal:
+        s = np.where(np.tril(np.ones((context, context), dtype=bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def attention(q, k, v, heads=HEADS, context=CONTEXT, causal=True):
+    return tokens_of(attention_probs(q, k, heads, context, causal) @ heads_of(v, heads, context))
+
+
+def attention_back(q, k, v, dy, heads=HEADS, context=CONTEXT, causal=True):
+    """dq, dk, dv."""
+    p = attention_probs(q, k, heads, context, causal)
+    qh, kh, vh, dyh = (heads_of(a, heads, context) for a in (q, k, v, dy))
+    dv = p.transpose(0, 1, 3, 2) @ dyh
+    dp = dyh @ vh.transpose(0, 1, 3, 2)
+    ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True)) / np.sqrt(q.shape[1] // heads)
+    return tokens_of(ds @ kh), tokens_of(ds.transpose(0, 1, 3, 2) @ qh), tokens_of(dv)
+
+
+def mse(z, y):
+    return np.mean((z - y) ** 2), 2.0 * (z - y) / z.size
+
+
+def softmax_cross_entropy(z, labels):
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    rows = np.arange(len(labels))
+    dz = p.copy()
+    dz[rows, labels] -= 1.0
+    return -np.mean(np.log(p[rows, labels])), dz / len(labels)
+
+
+class Mlp:
+    NAMES = ["w1", "c1", "g", "b", "w2", "c2"]
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, 7)), "c1": rng.uniform(-0.5, 0.5, 7),
+             "g": 1.0 + rng.uniform(-0.3, 0.3, 7), "b": rng.uniform(-0.3, 0.3, 7),
+             "w2": rng.uniform(-0.8, 0.8, (7, 3)), "c2": rng.uniform(-0.5, 0.5, 3)}
+        data = {"x": rng.uniform(-1.0, 1.0, (12, 5)), "y": rng.uniform(-1.0, 1.0, (12, 3))}
+        return p, data
+
+    def loss_and_grads(self, p, d):
+        x, y = d["x"], d["y"]
+        h = dense(x, p["w1"], p["c1"])
+        a = gelu(h)
+        n = layernorm(a, p["g"], p["b"])
+        loss, dz = mse(dense(n, p["w2"], p["c2"]), y)
+        g = {}
+        dn, g["w2"], g["c2"] = dense_back(n, p["w2"], dz)
+        da, g["g"], g["b"] = layernorm_back(a, p["g"], dn)
+        _, g["w1"], g["c1"] = dense_back(x, p["w1"], gelu_back(h, da))
+        return loss, g
+
+
+class Gpt:
+    NAMES = ["wte", "wpe", "g1", "b1", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo",
+             "g2", "b2", "wf1", "bf1", "wf2", "bf2", "gf", "bff", "wh", "bh"]
+
+    def make(self, rng):
+        d, f, v = D_MODEL, HIDDEN, VOCAB
+        shapes = {"wte": (v, d), "wpe": (CONTEXT, d), "wq": (d, d), "wk": (d, d),
+                  "wv": (d, d), "wo": (d, d), "wf1": (d, f), "bf1": (f,), "wf2": (f, d),
+                  "wh": (d, v), "bh": (v,)}
+        p = {}
+        for name in self.NAMES:
+            if name in ("g1", "g2", "gf"):
+                p[name] = 1.0 + rng.uniform(-0.2, 0.2, d)
+            else:
+                p[name] = rng.normal(0.0, 0.4, shapes.get(name, (d,)))
+        ids = rng.integers(0, v, SEQUENCES * CONTEXT)
+        labels = np.roll(ids, -1)
+        return p, {"ids": ids.astype(np.float64).reshape(-1, 1), "labels": labels}
+
+    def loss_and_grads(self, p, d):
+        ids = d["ids"][:, 0].astype(np.int64)
+        pos = np.arange(len(ids)) % CONTEXT
+        h = p["wte"][ids] + p["wpe"][pos]
+        a = layernorm(h, p["g1"], p["b1"])
+        q, k, v = (dense(a, p["w" + n], p["b" + n]) for n in "qkv")
+        att = attention(q, k, v)
+        r = h + dense(att, p["wo"], p["bo"])
+        m = layernorm(r, p["g2"], p["b2"])
+        f1 = dense(m, p["wf1"], p["bf1"])
+        o = r + dense(gelu(f1), p["wf2"], p["bf2"])
+        nf = layernorm(o, p["gf"], p["bff"])
+        loss, dz = softmax_cross_entropy(dense(nf, p["wh"], p["bh"]), d["labels"])
+        g = {}
+        dnf, g["wh"], g["bh"] = dense_back(nf, p["wh"], dz)
+        do, g["gf"], g["bff"] = layernorm_back(o, p["gf"], dnf)
+        dg1, g["wf2"], g["bf2"] = dense_back(gelu(f1), p["wf2"], do)
+        dm, g["wf1"], g["bf1"] = dense_back(m, p["wf1"], gelu_back(f1, dg1))
+        dr2, g["g2"], g["b2"] = layernorm_back(r, p["g2"], dm)
+        dr = do + dr2
+        datt, g["wo"], g["bo"] = dense_back(att, p["wo"], dr)
+        dq, dk, dv = attention_back(q, k, v, datt)
+        da = 0.0
+        for n, dn in zip("qkv", (dq, dk, dv)):
+            dan, g["w" + n], g["b" + n] = dense_back(a, p["w" + n], dn)
+            da = da + dan
+        dh1, g["g1"], g["b1"] = layernorm_back(h, p["g1"], da)
+        dh = dr + dh1
+        g["wte"] = np.zeros_like(p["wte"])
+        np.add.at(g["wte"], ids, dh)
+        g["wpe"] = np.zeros_like(p["wpe"])
+        np.add.at(g["wpe"], pos, dh)
+        return loss, g
+
+
+MODELS = {"mlp": Mlp, "gpt": Gpt}
+
+
+def rows(d, sl):
+    return {n: v[sl] for n, v in d.items()}
+
+
+def check_gradients(model, p, d, rng):
+    """Central differences at a few entries of every parameter."""
+    _, grads = model.loss_and_grads(p, d)
+    step = 1e-6
+    for name in model.NAMES:
+        for flat in rng.choice(p[name].size, min(6, p[name].size), replace=False):
+            i = np.unravel_index(flat, p[name].shape)
+            up = {n: v.copy() for n, v in p.items()}
+            down = {n: v.copy() for n, v in p.items()}
+            up[name][i] += step
+            down[name][i] -= step
+            numeric = (model.loss_and_grads(up, d)[0] - model.loss_and_grads(down, d)[0]) / (2 * step)
+            assert abs(numeric - grads[name][i]) <= 1e-6 * max(1.0, abs(numeric)), (
+                name, i, numeric, grads[name][i])
+
+
+def train(model, p, d, args):
+    p = {n: v.copy() for n, v in p.items()}
+    first = {n: np.zeros_like(v) for n, v in p.items()}
+    second = {n: np.zeros_like(v) for n, v in p.items()}
+    per_epoch = len(next(iter(d.values()))) // args.batch
+    losses = []
+    for step in range(args.steps):
+        k = step % per_epoch
+        loss, grads = model.loss_and_grads(p, rows(d, slice(k * args.batch, (k + 1) * args.batch)))
+        losses.append(loss)
+        t = step + 1
+        for n in model.NAMES:
+            g = grads[n]
+            if args.adam:
+                first[n] = args.beta1 * first[n] + (1 - args.beta1) * g
+                second[n] = args.beta2 * second[n] + (1 - args.beta2) * g * g
+                m_hat = first[n] / (1 - args.beta1 ** t)
+                v_hat = second[n] / (1 - args.beta2 ** t)
+                p[n] -= args.lr * m_hat / (np.sqrt(v_hat) + args.eps)
+            else:
+                first[n] = args.momentum * first[n] + g
+                p[n] -= args.lr * first[n]
+    return np.array(losses), p
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model", choices=sorted(MODELS))
+    ap.add_argument("dir", type=Path)
+    ap.add_argument("--steps", type=int, required=True)
+    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--lr", type=float, required=True)
+    ap.add_argument("--momentum", type=float, default=0.9)
+    ap.add_argument("--adam", action="store_true")
+    ap.add_argument("--beta1", type=float, default=0.9)
+    ap.add_argument("--beta2", type=float, default=0.999)
+    ap.add_argument("--eps", type=float, default=1e-8)
+    args = ap.parse_args()
+
+    model = MODELS[args.model]()
+    rng = np.random.default_rng(21)
+    params, data = model.make(rng)
+    # What wsel reads is float32: the reference starts from the same rounded values.
+    params = {n: v.astype(np.float32).astype(np.float64) for n, v in params.items()}
+    args.dir.mkdir(parents=True, exist_ok=True)
+    for n, v in params.items():
+        np.save(args.dir / f"{n}.npy", v.astype(np.float32))
+    for n, v in data.items():
+        np.save(args.dir / f"{n}.npy", v.astype(np.float32) if v.dtype.kind == "f" else v)
+    data = {n: (v.astype(np.float32).astype(np.float64) if v.dtype.kind == "f" else v)
+            for n, v in data.items()}
+
+    check_gradients(model, params, data, rng)
+    losses, trained = train(model, params, data, args)
+    out = args.dir / "reference"
+    out.mkdir(exist_ok=True)
+    np.save(out / "losses.npy", losses)
+    for n in model.NAMES:
+        np.save(out / f"{n}.npy", trained[n])
+
+
+if __name__ == "__main__":
+    main()
