@@ -12,6 +12,9 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
 
   mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> layernorm(g, b, eps=1e-5) -> dense(w2, c2),
        the mean squared error against y: [12, 3] over every element.
+  gelu_mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> dense(w2, c2) -> softmax, the mean
+       cross-entropy against labels: [12] (class indices below 3): a chain, for pipelined
+       training.
   gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
        pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32):
            a = layernorm(h, g1, b1); att = attention(a wq + bq, a wk + bk, a wv + bv)
@@ -147,6 +150,24 @@ class Mlp:
         return loss, g
 
 
+class GeluMlp:
+    NAMES = ["w1", "c1", "w2", "c2"]
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, 7)), "c1": rng.uniform(-0.5, 0.5, 7),
+             "w2": rng.uniform(-0.8, 0.8, (7, 3)), "c2": rng.uniform(-0.5, 0.5, 3)}
+        return p, {"x": rng.uniform(-1.0, 1.0, (12, 5)), "labels": rng.integers(0, 3, 12)}
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        a = gelu(h)
+        loss, dz = softmax_cross_entropy(dense(a, p["w2"], p["c2"]), d["labels"])
+        g = {}
+        da, g["w2"], g["c2"] = dense_back(a, p["w2"], dz)
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], gelu_back(h, da))
+        return loss, g
+
+
 class Gpt:
     NAMES = ["wte", "wpe", "g1", "b1", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo",
              "g2", "b2", "wf1", "bf1", "wf2", "bf2", "gf", "bff", "wh", "bh"]
@@ -201,7 +222,7 @@ class Gpt:
         return loss, g
 
 
-MODELS = {"mlp": Mlp, "gpt": Gpt}
+MODELS = {"mlp": Mlp, "gelu_mlp": GeluMlp, "gpt": Gpt}
 
 
 def rows(d, sl):

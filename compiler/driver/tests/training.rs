@@ -425,6 +425,51 @@ fn a_residual_model_trains_through_its_fan_out_like_numpy() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A chain with gelu, for pipelined training (`gelu_train`, `gelu_train_back`).
+const GELU_CHAIN: &str = r#"import std.nn.{dense, gelu, softmax};
+
+model gelu_mlp(x: f32[B, 5]) -> f32[B, 3] {
+    param w1: f32[5, 7] from "w1.npy";
+    param c1: f32[7] from "c1.npy";
+    param w2: f32[7, 3] from "w2.npy";
+    param c2: f32[3] from "c2.npy";
+    return softmax(dense(gelu(dense(x, w1, c1)), w2, c2));
+}
+
+train gelu_mlp {
+    input x = "x.npy";
+    labels = "labels.npy";
+    loss = "cross_entropy";
+    optimizer = "sgd";
+    momentum = 0.9;
+    lr = 0.1;
+    steps = 4;
+    batch = 6;
+    shuffle = false;
+    target = "dev";
+}
+"#;
+
+/// gelu in pipelined training (its forward keeping x in SRAM, its backward on the same
+/// region) and in streaming training, against the same reference: dense → gelu → dense →
+/// softmax with the cross-entropy, 4 steps (measured: both modes' losses within 1e-7).
+#[test]
+fn gelu_trains_pipelined_and_streamed_like_numpy() {
+    let args = [
+        "--steps",
+        "4",
+        "--batch",
+        "6",
+        "--lr",
+        "0.1",
+        "--momentum",
+        "0.9",
+    ];
+    for mode in ["pipelined", "streaming"] {
+        transformer_trains_like_numpy("gelu_mlp", GELU_CHAIN, &["--mode", mode], &args);
+    }
+}
+
 /// gelu's and layernorm's backward layers in training: dense → gelu → layernorm → dense
 /// with the mean squared error, on `dev` (samples spread 2, 2, 1, 1 over the region's
 /// columns: a batch of 6 on 1×4 PEs).
@@ -521,7 +566,7 @@ train gpt {
 /// compared.
 fn transformer_trains_like_numpy(model: &str, source: &str, flags: &[&str], args: &[&str]) {
     let adam = flags.contains(&"adam");
-    let dir = temp_dir(&format!("tt-{model}-{}", flags.len()));
+    let dir = temp_dir(&format!("tt-{model}{}", flags.join("")));
     let status = Command::new("python3")
         .current_dir(repo_root())
         .arg("tests/reference/transformer_train.py")
@@ -584,7 +629,7 @@ fn transformer_trains_like_numpy(model: &str, source: &str, flags: &[&str], args
             "{model}: {name} moved only {moved}"
         );
     }
-    assert!(names >= 6, "{model}: {names} trained parameters");
+    assert!(names >= 4, "{model}: {names} trained parameters");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
