@@ -6,7 +6,8 @@ Usage: python3 tests/reference/transformer_train.py MODEL DIR --steps N --batch 
 Writes MODEL's data into DIR (its inputs, labels and initial weights as .npy, drawn from a
 seeded generator), trains it in float64 with SGD with momentum (v = m v + g; w -= lr v) or
 Adam (m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, w -= lr m_hat / (sqrt(v_hat) + eps),
-m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t), as tests/reference/train.py) on the batches in file order (step k takes samples (k mod per_epoch) * B .. + B), and writes
+m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t), as tests/reference/train.py) on the batches
+in file order (step k takes samples (k mod per_epoch) * B .. + B), and writes
 DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/<param>.npy
 (the trained weights). The models (the same forward as tests/reference/layers.py):
 
@@ -16,15 +17,20 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
        cross-entropy against labels: [12] (class indices below 3): a chain, for pipelined
        training.
   gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
-       pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32):
-           a = layernorm(h, g1, b1); att = attention(a wq + bq, a wk + bk, a wv + bv)
-           r = h + (att wo + bo); m = layernorm(r, g2, b2)
-           o = r + (gelu(m wf1 + bf1) wf2 + bf2)
-       -> softmax(layernorm(o, gf, bff) wh + bh), the mean cross-entropy against the next
-       token's id (labels: [32], class indices).
+       pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32), with
+       examples/transformer's parameter names (block i's end in i):
+           a = layernorm(h, ln1_g1, ln1_b1); att = attention(a wq1 + bq1, a wk1 + bk1, a wv1 + bv1)
+           r = h + (att wo1 + bo1); m = layernorm(r, ln2_g1, ln2_b1)
+           o = r + (gelu(m wfc11 + bfc11) wfc21 + bfc21)
+       -> softmax(layernorm(o, lnf_g, lnf_b) whead + bhead), the mean cross-entropy against
+       the next token's id (labels: [32], class indices).
+  example  examples/transformer's model (2 blocks, d_model 128, 4 heads, context 64, MLP
+       512, vocabulary 60) from its trained weights, on its held-out batch (data/ids.npy)
+       against the next characters of the held-out text, with a softmax after its logits.
 
 Every gradient is written out by hand (no autodiff library) and checked against central
-finite differences at the initial weights before training:
+finite differences at the initial weights before training (but the example's, whose code is
+the gpt's):
   dense  y = x W + b:  dW = x^T dy, db = sum(dy), dx = dy W^T
   gelu   y = 0.5 x (1 + t), t = tanh(c (x + 0.044715 x^3)), c = sqrt(2/pi):
          dx = dy (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 * 0.044715 x^2))
@@ -46,7 +52,7 @@ import numpy as np
 
 C_GELU = np.sqrt(2.0 / np.pi)
 EPS = 1e-5
-VOCAB, D_MODEL, HEADS, CONTEXT, HIDDEN, SEQUENCES = 12, 16, 2, 8, 32, 4
+SEQUENCES = 4
 
 
 def dense(x, w, b):
@@ -100,11 +106,11 @@ def attention_probs(q, k, heads, context, causal):
     return p / p.sum(axis=-1, keepdims=True)
 
 
-def attention(q, k, v, heads=HEADS, context=CONTEXT, causal=True):
+def attention(q, k, v, heads, context, causal=True):
     return tokens_of(attention_probs(q, k, heads, context, causal) @ heads_of(v, heads, context))
 
 
-def attention_back(q, k, v, dy, heads=HEADS, context=CONTEXT, causal=True):
+def attention_back(q, k, v, dy, heads, context, causal=True):
     """dq, dk, dv."""
     p = attention_probs(q, k, heads, context, causal)
     qh, kh, vh, dyh = (heads_of(a, heads, context) for a in (q, k, v, dy))
@@ -169,52 +175,71 @@ class GeluMlp:
 
 
 class Gpt:
-    NAMES = ["wte", "wpe", "g1", "b1", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo",
-             "g2", "b2", "wf1", "bf1", "wf2", "bf2", "gf", "bff", "wh", "bh"]
+    """A GPT of examples/transformer's shape and parameter names (`ln1_g1`, `wq1`, ...,
+    `lnf_g`, `whead`), ending in a softmax; the tiny one by default."""
+
+    def __init__(self, vocab=12, d=16, heads=2, context=8, hidden=32, blocks=1):
+        self.vocab, self.d, self.heads, self.context = vocab, d, heads, context
+        self.hidden, self.blocks = hidden, blocks
+        per_block = ["ln1_g", "ln1_b", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo",
+                     "ln2_g", "ln2_b", "wfc1", "bfc1", "wfc2", "bfc2"]
+        # Every parameter's name and its name without the block's number.
+        self.bases = ([("wte", "wte"), ("wpe", "wpe")]
+                      + [(f"{n}{i}", n) for i in range(1, blocks + 1) for n in per_block]
+                      + [(n, n) for n in ("lnf_g", "lnf_b", "whead", "bhead")])
+        self.NAMES = [name for name, _ in self.bases]
+
+    def shape(self, base):
+        d, f = self.d, self.hidden
+        return {"wte": (self.vocab, d), "wpe": (self.context, d), "wq": (d, d), "wk": (d, d),
+                "wv": (d, d), "wo": (d, d), "wfc1": (d, f), "bfc1": (f,), "wfc2": (f, d),
+                "whead": (d, self.vocab), "bhead": (self.vocab,)}.get(base, (d,))
 
     def make(self, rng):
-        d, f, v = D_MODEL, HIDDEN, VOCAB
-        shapes = {"wte": (v, d), "wpe": (CONTEXT, d), "wq": (d, d), "wk": (d, d),
-                  "wv": (d, d), "wo": (d, d), "wf1": (d, f), "bf1": (f,), "wf2": (f, d),
-                  "wh": (d, v), "bh": (v,)}
         p = {}
-        for name in self.NAMES:
-            if name in ("g1", "g2", "gf"):
-                p[name] = 1.0 + rng.uniform(-0.2, 0.2, d)
+        for name, base in self.bases:
+            if base.endswith("_g"):
+                p[name] = 1.0 + rng.uniform(-0.2, 0.2, self.d)
             else:
-                p[name] = rng.normal(0.0, 0.4, shapes.get(name, (d,)))
-        ids = rng.integers(0, v, SEQUENCES * CONTEXT)
-        labels = np.roll(ids, -1)
-        return p, {"ids": ids.astype(np.float64).reshape(-1, 1), "labels": labels}
+                p[name] = rng.normal(0.0, 0.4, self.shape(base))
+        ids = rng.integers(0, self.vocab, SEQUENCES * self.context)
+        return p, {"ids": ids.astype(np.float64).reshape(-1, 1), "labels": np.roll(ids, -1)}
 
     def loss_and_grads(self, p, d):
         ids = d["ids"][:, 0].astype(np.int64)
-        pos = np.arange(len(ids)) % CONTEXT
+        pos = np.arange(len(ids)) % self.context
         h = p["wte"][ids] + p["wpe"][pos]
-        a = layernorm(h, p["g1"], p["b1"])
-        q, k, v = (dense(a, p["w" + n], p["b" + n]) for n in "qkv")
-        att = attention(q, k, v)
-        r = h + dense(att, p["wo"], p["bo"])
-        m = layernorm(r, p["g2"], p["b2"])
-        f1 = dense(m, p["wf1"], p["bf1"])
-        o = r + dense(gelu(f1), p["wf2"], p["bf2"])
-        nf = layernorm(o, p["gf"], p["bff"])
-        loss, dz = softmax_cross_entropy(dense(nf, p["wh"], p["bh"]), d["labels"])
+        saved = []
+        for i in range(1, self.blocks + 1):
+            b = {n: p[f"{n}{i}"] for n in ("ln1_g", "ln1_b", "wq", "bq", "wk", "bk", "wv", "bv",
+                                           "wo", "bo", "ln2_g", "ln2_b", "wfc1", "bfc1", "wfc2",
+                                           "bfc2")}
+            a = layernorm(h, b["ln1_g"], b["ln1_b"])
+            q, k, v = (dense(a, b["w" + n], b["b" + n]) for n in "qkv")
+            att = attention(q, k, v, self.heads, self.context)
+            r = h + dense(att, b["wo"], b["bo"])
+            m = layernorm(r, b["ln2_g"], b["ln2_b"])
+            f1 = dense(m, b["wfc1"], b["bfc1"])
+            saved.append((i, b, h, a, q, k, v, att, r, m, f1))
+            h = r + dense(gelu(f1), b["wfc2"], b["bfc2"])
+        nf = layernorm(h, p["lnf_g"], p["lnf_b"])
+        loss, dz = softmax_cross_entropy(dense(nf, p["whead"], p["bhead"]), d["labels"])
         g = {}
-        dnf, g["wh"], g["bh"] = dense_back(nf, p["wh"], dz)
-        do, g["gf"], g["bff"] = layernorm_back(o, p["gf"], dnf)
-        dg1, g["wf2"], g["bf2"] = dense_back(gelu(f1), p["wf2"], do)
-        dm, g["wf1"], g["bf1"] = dense_back(m, p["wf1"], gelu_back(f1, dg1))
-        dr2, g["g2"], g["b2"] = layernorm_back(r, p["g2"], dm)
-        dr = do + dr2
-        datt, g["wo"], g["bo"] = dense_back(att, p["wo"], dr)
-        dq, dk, dv = attention_back(q, k, v, datt)
-        da = 0.0
-        for n, dn in zip("qkv", (dq, dk, dv)):
-            dan, g["w" + n], g["b" + n] = dense_back(a, p["w" + n], dn)
-            da = da + dan
-        dh1, g["g1"], g["b1"] = layernorm_back(h, p["g1"], da)
-        dh = dr + dh1
+        dnf, g["whead"], g["bhead"] = dense_back(nf, p["whead"], dz)
+        dh, g["lnf_g"], g["lnf_b"] = layernorm_back(h, p["lnf_g"], dnf)
+        for i, b, h, a, q, k, v, att, r, m, f1 in reversed(saved):
+            dg1, g[f"wfc2{i}"], g[f"bfc2{i}"] = dense_back(gelu(f1), b["wfc2"], dh)
+            dm, g[f"wfc1{i}"], g[f"bfc1{i}"] = dense_back(m, b["wfc1"], gelu_back(f1, dg1))
+            dr2, g[f"ln2_g{i}"], g[f"ln2_b{i}"] = layernorm_back(r, b["ln2_g"], dm)
+            dr = dh + dr2
+            datt, g[f"wo{i}"], g[f"bo{i}"] = dense_back(att, b["wo"], dr)
+            dq, dk, dv = attention_back(q, k, v, datt, self.heads, self.context)
+            da = 0.0
+            for n, dn in zip("qkv", (dq, dk, dv)):
+                dan, g[f"w{n}{i}"], g[f"b{n}{i}"] = dense_back(a, b["w" + n], dn)
+                da = da + dan
+            dh1, g[f"ln1_g{i}"], g[f"ln1_b{i}"] = layernorm_back(h, b["ln1_g"], da)
+            dh = dr + dh1
         g["wte"] = np.zeros_like(p["wte"])
         np.add.at(g["wte"], ids, dh)
         g["wpe"] = np.zeros_like(p["wpe"])
@@ -222,7 +247,30 @@ class Gpt:
         return loss, g
 
 
-MODELS = {"mlp": Mlp, "gelu_mlp": GeluMlp, "gpt": Gpt}
+class Example(Gpt):
+    """examples/transformer's model (2 blocks, d_model 128, 4 heads, context 64, MLP 512,
+    vocabulary 60) with its trained weights, on its held-out batch (`ids.npy`, 4 sequences of
+    64), against the next characters of the held-out text (as train.py's `target`)."""
+
+    DATA = Path(__file__).resolve().parents[2] / "examples" / "transformer" / "data"
+
+    def __init__(self):
+        super().__init__(vocab=60, d=128, heads=4, context=64, hidden=512, blocks=2)
+
+    def make(self, rng):
+        p = {n: np.load(self.DATA / f"{n}.npy").astype(np.float64) for n in self.NAMES}
+        # The held-out text as train.py cuts it: its last 10%, windows of 64 from its start.
+        vocab = (self.DATA / "vocab.txt").read_text()
+        text = (self.DATA / "declaration.txt").read_text()
+        held = np.array([vocab.index(c) for c in text])[int(len(text) * 0.9):]
+        windows = [held[i * self.context:(i + 1) * self.context + 1] for i in range(4)]
+        ids = np.load(self.DATA / "ids.npy")
+        assert (ids[:, 0] == np.concatenate([w[:-1] for w in windows])).all(), "ids.npy"
+        labels = np.concatenate([w[1:] for w in windows])
+        return p, {"ids": ids.astype(np.float64), "labels": labels}
+
+
+MODELS = {"mlp": Mlp, "gelu_mlp": GeluMlp, "gpt": Gpt, "example": Example}
 
 
 def rows(d, sl):
@@ -297,7 +345,10 @@ def main():
     data = {n: (v.astype(np.float32).astype(np.float64) if v.dtype.kind == "f" else v)
             for n, v in data.items()}
 
-    check_gradients(model, params, data, rng)
+    if args.model != "example":
+        # The example's model is the tiny gpt's code at another size; its central
+        # differences take minutes.
+        check_gradients(model, params, data, rng)
     losses, trained = train(model, params, data, args)
     out = args.dir / "reference"
     out.mkdir(exist_ok=True)
