@@ -11,7 +11,7 @@ in file order (step k takes samples (k mod per_epoch) * B .. + B), and writes
 DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/<param>.npy
 (the trained weights). The models (the same forward as tests/reference/layers.py):
 
-  mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> layernorm(g, b, eps=1e-5) -> dense(w2, c2),
+  mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> layernorm(g, b, eps=0.1) -> dense(w2, c2),
        the mean squared error against y: [12, 3] over every element.
   gelu_mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> dense(w2, c2) -> softmax, the mean
        cross-entropy against labels: [12] (class indices below 3): a chain, for pipelined
@@ -147,11 +147,11 @@ class Mlp:
         x, y = d["x"], d["y"]
         h = dense(x, p["w1"], p["c1"])
         a = gelu(h)
-        n = layernorm(a, p["g"], p["b"])
+        n = layernorm(a, p["g"], p["b"], eps=0.1)
         loss, dz = mse(dense(n, p["w2"], p["c2"]), y)
         g = {}
         dn, g["w2"], g["c2"] = dense_back(n, p["w2"], dz)
-        da, g["g"], g["b"] = layernorm_back(a, p["g"], dn)
+        da, g["g"], g["b"] = layernorm_back(a, p["g"], dn, eps=0.1)
         _, g["w1"], g["c1"] = dense_back(x, p["w1"], gelu_back(h, da))
         return loss, g
 

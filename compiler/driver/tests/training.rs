@@ -472,7 +472,8 @@ fn gelu_trains_pipelined_and_streamed_like_numpy() {
 
 /// gelu's and layernorm's backward layers in training: dense → gelu → layernorm → dense
 /// with the mean squared error, on `dev` (samples spread 2, 2, 1, 1 over the region's
-/// columns: a batch of 6 on 1×4 PEs).
+/// columns: a batch of 6 on 1×4 PEs). eps is 0.1, not the default 1e-5, so that the training
+/// graph must pass the call's eps to layernorm's backward layers.
 const GELU_LAYERNORM: &str = r#"import std.nn.{dense, gelu, layernorm};
 
 model mlp(x: f32[B, 5]) -> f32[B, 3] {
@@ -482,7 +483,7 @@ model mlp(x: f32[B, 5]) -> f32[B, 3] {
     param b: f32[7] from "b.npy";
     param w2: f32[7, 3] from "w2.npy";
     param c2: f32[3] from "c2.npy";
-    return dense(layernorm(gelu(dense(x, w1, c1)), g, b, eps = 1e-5), w2, c2);
+    return dense(layernorm(gelu(dense(x, w1, c1)), g, b, eps = 0.1), w2, c2);
 }
 
 train mlp {
