@@ -9,6 +9,12 @@ Reads the layer's inputs from DIR/NAME.npy and writes its result to DIR/ref.npy 
   attention  q, k, v   heads=H context=T causal=1
              per sequence of T consecutive rows and per head: softmax(q kᵀ / sqrt(dh),
              keys j <= i when causal) v
+  gelu_backward       x, dy          dy · gelu'(x)
+  layernorm_backward  x, dy, g  eps=1e-5   layernorm's input gradient
+  attention_backward_q / _k / _v   q, k, v, dy   heads=H context=T causal=1
+                      the gradient of q, k or v
+             (the backward layers' references are tests/reference/transformer_train.py's
+             hand-written, finite-difference-checked gradients, in float64)
   fanout     x, w0, b0, g, b, wq, bq, wk, bk, wv, bv
              h = x w0 + b0; a = layernorm(h, g, b); h + (a wq + bq) + (a wk + bk) + (a wv + bv)
              (a result read by two layers, and one read by three)
@@ -22,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import forward  # noqa: E402  (its layernorm, gelu, attention, softmax)
+import transformer_train as grads  # noqa: E402  (the backward layers' gradients)
 
 F32 = np.float32
 
@@ -45,6 +52,16 @@ def main():
     elif layer == "attention":
         y = forward.attention(arg("q"), arg("k"), arg("v"), int(opts["heads"]),
                               int(opts["context"]), opts.get("causal", "1") == "1")
+    elif layer == "gelu_backward":
+        y = grads.gelu_back(arg("x").astype(np.float64), arg("dy"))
+    elif layer == "layernorm_backward":
+        y = grads.layernorm_back(arg("x").astype(np.float64), arg("g"), arg("dy"),
+                                 float(F32(opts.get("eps", "1e-5"))))[0]
+    elif layer.startswith("attention_backward_"):
+        q, k, v, dy = (arg(n).astype(np.float64) for n in ("q", "k", "v", "dy"))
+        parts = grads.attention_back(q, k, v, dy, int(opts["heads"]), int(opts["context"]),
+                                     opts.get("causal", "1") == "1")
+        y = parts["qkv".index(layer[-1])]
     elif layer == "fanout":
         h = arg("x") @ arg("w0") + arg("b0")
         a = forward.layernorm(h, arg("g"), arg("b"))

@@ -156,6 +156,17 @@ impl Case {
 
     /// `check`, handing each mode's report (`wsel run`'s stdout) to `inspect` as well.
     fn check_with(&self, seed: u64, inspect: impl Fn(&str, &str)) {
+        self.check_in(seed, &["pipelined", "streaming"], inspect);
+    }
+
+    /// Runs the layer in weight-streaming mode alone (a backward layer has no pipelined
+    /// implementation) and checks it against NumPy.
+    fn check_streaming(&self, seed: u64) {
+        self.check_in(seed, &["streaming"], |_, _| {});
+    }
+
+    /// Runs the layer in each of `modes` and checks it against NumPy.
+    fn check_in(&self, seed: u64, modes: &[&str], inspect: impl Fn(&str, &str)) {
         let dir = self.write(seed);
         let status = Command::new("python3")
             .arg(repo_root().join("tests/reference/layers.py"))
@@ -175,7 +186,7 @@ impl Case {
             .iter()
             .fold(0f32, |m, v| m.max(v.abs()))
             .max(1e-30);
-        for mode in ["pipelined", "streaming"] {
+        for &mode in modes {
             let out = dir.join(format!("{mode}.npy"));
             let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
                 .current_dir(&dir)
@@ -484,4 +495,68 @@ fn results_read_by_several_layers_match_numpy() {
         )),
     }
     .check(12);
+}
+
+// ---------------------------------------------------------------------------------------
+// Backward layers (training, docs/language.md §11), called alone from a model and run in
+// weight-streaming mode against tests/reference/transformer_train.py's hand-written,
+// finite-difference-checked gradients (float64). Their sums have at most 37 terms of values
+// of order 1, so the float32 side's error is again a few ulps of the largest value, within
+// the same 1e-5; a wrong sign, term or head moves values by order 1.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn gelu_backward_matches_numpy() {
+    elementwise("gelubw37", "gelu_backward", &["x", "dy"], 37, 6).check_streaming(21);
+    elementwise("gelubw8", "gelu_backward", &["x", "dy"], 8, 3).check_streaming(22);
+}
+
+#[test]
+fn layernorm_backward_matches_numpy() {
+    let case = |name, n: u64, batch: u64, scalars, reference_args: &'static [&'static str]| Case {
+        name,
+        layer: "layernorm_backward",
+        inputs: vec![("x", n), ("dy", n)],
+        params: vec![("g", vec![n])],
+        scalars,
+        reference_args,
+        out_features: n,
+        batch,
+        vocab: 0,
+        model: None,
+    };
+    case("lnbw37", 37, 6, "", &[]).check_streaming(23);
+    case("lnbw24", 24, 5, "eps = 0.25", &["eps=0.25"]).check_streaming(24);
+}
+
+#[test]
+fn attention_backward_matches_numpy() {
+    let case =
+        |name, layer, n: u64, batch: u64, scalars, reference_args: &'static [&'static str]| Case {
+            name,
+            layer,
+            inputs: vec![("q", n), ("k", n), ("v", n), ("dy", n)],
+            params: Vec::new(),
+            scalars,
+            reference_args,
+            out_features: n,
+            batch,
+            vocab: 0,
+            model: None,
+        };
+    for (which, layer) in [
+        "attention_backward_q",
+        "attention_backward_k",
+        "attention_backward_v",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let seed = 25 + 2 * which as u64;
+        let causal = &["heads=3", "context=5"];
+        case("attbw15", layer, 15, 10, "heads = 3, context = 5", causal).check_streaming(seed);
+        let full = &["heads=2", "context=4", "causal=0"];
+        let scalars = "heads = 2, context = 4, causal = false";
+        case("attbw8", layer, 8, 12, scalars, full).check_streaming(seed + 1);
+    }
 }

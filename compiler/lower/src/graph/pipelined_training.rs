@@ -228,8 +228,9 @@ fn push_call(
     }
 }
 
-/// A forward instance's scalar inputs as the values its `L_train` is called with.
-fn values(scalars: &[(String, CValue)]) -> Vec<(String, Value)> {
+/// A forward instance's scalar inputs as the values its `L_train` (or, in streaming training,
+/// a backward layer) is called with.
+pub(super) fn values(scalars: &[(String, CValue)]) -> Vec<(String, Value)> {
     scalars
         .iter()
         .map(|(name, v)| {

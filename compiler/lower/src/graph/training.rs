@@ -17,11 +17,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use wsel_ir::graph::{LayerGraph, SourceSpan, TensorDecl, TensorRef};
+use wsel_ir::graph::{CValue, LayerGraph, SourceSpan, TensorDecl, TensorRef};
 use wsel_sema::ty::Value;
 use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_signature};
 
 use super::instance::{CallArgs, lower_instance};
+use super::pipelined_training::values;
 use super::{find_item, shape_of, staged_graph};
 use crate::diagnostics;
 
@@ -224,10 +225,12 @@ pub fn training_graph(
                 })
                 .collect()
         };
+        // The activation inputs the layer declares (a model input among them still counts:
+        // `add(x, f(x))` asks for `add_backward_b` alone).
         let activations = fwd
             .args
             .iter()
-            .filter(|a| matches!(a, TensorRef::Layer(j) if *j >= inputs))
+            .filter(|a| !matches!(a, TensorRef::Param(_)))
             .count();
         for (arg, arg_name) in fwd.args.iter().zip(&fwd.arg_names) {
             match *arg {
@@ -242,7 +245,8 @@ pub fn training_graph(
                         )]);
                     };
                     let tensors = bind(item, &grad_name)?;
-                    let g = push(&mut out, item, &fwd.call, tensors, &[], &mut diags)
+                    let scalars = scalars_for(db, item, &fwd.scalars);
+                    let g = push(&mut out, item, &fwd.call, tensors, &scalars, &mut diags)
                         .ok_or_else(|| diags.clone())?;
                     grads.push((g, p));
                 }
@@ -258,7 +262,8 @@ pub fn training_graph(
                         )]);
                     };
                     let tensors = bind(item, &bw_name)?;
-                    let g = push(&mut out, item, &fwd.call, tensors, &[], &mut diags)
+                    let scalars = scalars_for(db, item, &fwd.scalars);
+                    let g = push(&mut out, item, &fwd.call, tensors, &scalars, &mut diags)
                         .ok_or_else(|| diags.clone())?;
                     grads_of.entry(*arg).or_default().push(TensorRef::Layer(g));
                 }
@@ -277,6 +282,27 @@ pub fn training_graph(
         grads,
         forward,
     })
+}
+
+/// The scalar inputs of the backward layer `item`: each the value the forward call gave the
+/// scalar of the same name (`eps`, `heads`, `context`, `causal`), else its default.
+fn scalars_for(
+    db: &dyn Db,
+    item: ItemId<'_>,
+    forward: &[(String, CValue)],
+) -> Vec<(String, Value)> {
+    let given = values(forward);
+    layer_signature(db, item)
+        .scalars
+        .iter()
+        .filter_map(|s| {
+            let value = given
+                .iter()
+                .find(|(name, _)| *name == s.name)
+                .map(|(_, v)| *v);
+            Some((s.name.clone(), value.or(s.default)?))
+        })
+        .collect()
 }
 
 /// The backward layer giving the gradient of `layer`'s activation input `input`: `L_backward`

@@ -1,0 +1,361 @@
+"""NumPy reference trainer for the transformer layers' backward, written independently of wsel.
+
+Usage: python3 tests/reference/transformer_train.py MODEL DIR --steps N --batch B --lr LR
+           [--momentum M | --adam [--beta1 B1 --beta2 B2 --eps E]]
+
+Writes MODEL's data into DIR (its inputs, labels and initial weights as .npy, drawn from a
+seeded generator), trains it in float64 with SGD with momentum (v = m v + g; w -= lr v) or
+Adam (m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, w -= lr m_hat / (sqrt(v_hat) + eps),
+m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t), as tests/reference/train.py) on the batches
+in file order (step k takes samples (k mod per_epoch) * B .. + B), and writes
+DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/<param>.npy
+(the trained weights). The models (the same forward as tests/reference/layers.py):
+
+  mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> layernorm(g, b, eps=0.1) -> dense(w2, c2),
+       the mean squared error against y: [12, 3] over every element.
+  gelu_mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> dense(w2, c2) -> softmax, the mean
+       cross-entropy against labels: [12] (class indices below 3): a chain, for pipelined
+       training.
+  gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
+       pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32), with
+       examples/transformer's parameter names (block i's end in i):
+           a = layernorm(h, ln1_g1, ln1_b1); att = attention(a wq1 + bq1, a wk1 + bk1, a wv1 + bv1)
+           r = h + (att wo1 + bo1); m = layernorm(r, ln2_g1, ln2_b1)
+           o = r + (gelu(m wfc11 + bfc11) wfc21 + bfc21)
+       -> softmax(layernorm(o, lnf_g, lnf_b) whead + bhead), the mean cross-entropy against
+       the next token's id (labels: [32], class indices).
+  example  examples/transformer's model (2 blocks, d_model 128, 4 heads, context 64, MLP
+       512, vocabulary 60) from its trained weights, on its held-out batch (data/ids.npy)
+       against the next characters of the held-out text, with a softmax after its logits.
+
+Every gradient is written out by hand (no autodiff library) and checked against central
+finite differences at the initial weights before training (but the example's, whose code is
+the gpt's):
+  dense  y = x W + b:  dW = x^T dy, db = sum(dy), dx = dy W^T
+  gelu   y = 0.5 x (1 + t), t = tanh(c (x + 0.044715 x^3)), c = sqrt(2/pi):
+         dx = dy (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 * 0.044715 x^2))
+  layernorm  xh = (x - mean) rstd, rstd = 1 / sqrt(var + eps), y = xh g + b:
+         dxh = dy g; dx = rstd (dxh - mean(dxh) - xh mean(dxh xh)); dg = sum(dy xh);
+         db = sum(dy)
+  embedding  y[s] = wte[ids[s]] + wpe[s mod T]: dwte[v] = sum of dy[s] with ids[s] = v,
+         dwpe[t] = sum of dy[s] with s mod T = t
+  attention  per sequence and head, S = Q K^T / sqrt(dh) (masked above the diagonal),
+         P = softmax(S), Y = P V: dV = P^T dY, dP = dY V^T, dS = P (dP - rowsum(P dP)),
+         dQ = dS K / sqrt(dh), dK = dS^T Q / sqrt(dh)
+  softmax + cross-entropy  d(mean CE)/d(logits) = (p - onehot) / B
+"""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+C_GELU = np.sqrt(2.0 / np.pi)
+EPS = 1e-5
+SEQUENCES = 4
+
+
+def dense(x, w, b):
+    return x @ w + b
+
+
+def dense_back(x, w, dy):
+    return dy @ w.T, x.T @ dy, dy.sum(axis=0)
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(C_GELU * (x + 0.044715 * x ** 3)))
+
+
+def gelu_back(x, dy):
+    t = np.tanh(C_GELU * (x + 0.044715 * x ** 3))
+    return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * C_GELU * (1.0 + 3 * 0.044715 * x * x))
+
+
+def layernorm(x, g, b, eps=EPS):
+    xh = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + eps)
+    return xh * g + b
+
+
+def layernorm_back(x, g, dy, eps=EPS):
+    """dx, dg, db."""
+    rstd = 1.0 / np.sqrt(x.var(axis=1, keepdims=True) + eps)
+    xh = (x - x.mean(axis=1, keepdims=True)) * rstd
+    dxh = dy * g
+    dx = rstd * (dxh - dxh.mean(axis=1, keepdims=True)
+                 - xh * (dxh * xh).mean(axis=1, keepdims=True))
+    return dx, (dy * xh).sum(axis=0), dy.sum(axis=0)
+
+
+def heads_of(a, heads, context):
+    """[B, N] as [sequences, heads, context, N / heads]."""
+    n, d = a.shape[0] // context, a.shape[1]
+    return a.reshape(n, context, heads, d // heads).transpose(0, 2, 1, 3)
+
+
+def tokens_of(a):
+    return a.transpose(0, 2, 1, 3).reshape(-1, a.shape[1] * a.shape[3])
+
+
+def attention_probs(q, k, heads, context, causal):
+    qh, kh = heads_of(q, heads, context), heads_of(k, heads, context)
+    s = qh @ kh.transpose(0, 1, 3, 2) / np.sqrt(q.shape[1] // heads)
+    if causal:
+        s = np.where(np.tril(np.ones((context, context), dtype=bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def attention(q, k, v, heads, context, causal=True):
+    return tokens_of(attention_probs(q, k, heads, context, causal) @ heads_of(v, heads, context))
+
+
+def attention_back(q, k, v, dy, heads, context, causal=True):
+    """dq, dk, dv."""
+    p = attention_probs(q, k, heads, context, causal)
+    qh, kh, vh, dyh = (heads_of(a, heads, context) for a in (q, k, v, dy))
+    dv = p.transpose(0, 1, 3, 2) @ dyh
+    dp = dyh @ vh.transpose(0, 1, 3, 2)
+    ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True)) / np.sqrt(q.shape[1] // heads)
+    return tokens_of(ds @ kh), tokens_of(ds.transpose(0, 1, 3, 2) @ qh), tokens_of(dv)
+
+
+def mse(z, y):
+    return np.mean((z - y) ** 2), 2.0 * (z - y) / z.size
+
+
+def softmax_cross_entropy(z, labels):
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    rows = np.arange(len(labels))
+    dz = p.copy()
+    dz[rows, labels] -= 1.0
+    return -np.mean(np.log(p[rows, labels])), dz / len(labels)
+
+
+class Mlp:
+    NAMES = ["w1", "c1", "g", "b", "w2", "c2"]
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, 7)), "c1": rng.uniform(-0.5, 0.5, 7),
+             "g": 1.0 + rng.uniform(-0.3, 0.3, 7), "b": rng.uniform(-0.3, 0.3, 7),
+             "w2": rng.uniform(-0.8, 0.8, (7, 3)), "c2": rng.uniform(-0.5, 0.5, 3)}
+        data = {"x": rng.uniform(-1.0, 1.0, (12, 5)), "y": rng.uniform(-1.0, 1.0, (12, 3))}
+        return p, data
+
+    def loss_and_grads(self, p, d):
+        x, y = d["x"], d["y"]
+        h = dense(x, p["w1"], p["c1"])
+        a = gelu(h)
+        n = layernorm(a, p["g"], p["b"], eps=0.1)
+        loss, dz = mse(dense(n, p["w2"], p["c2"]), y)
+        g = {}
+        dn, g["w2"], g["c2"] = dense_back(n, p["w2"], dz)
+        da, g["g"], g["b"] = layernorm_back(a, p["g"], dn, eps=0.1)
+        _, g["w1"], g["c1"] = dense_back(x, p["w1"], gelu_back(h, da))
+        return loss, g
+
+
+class GeluMlp:
+    NAMES = ["w1", "c1", "w2", "c2"]
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, 7)), "c1": rng.uniform(-0.5, 0.5, 7),
+             "w2": rng.uniform(-0.8, 0.8, (7, 3)), "c2": rng.uniform(-0.5, 0.5, 3)}
+        return p, {"x": rng.uniform(-1.0, 1.0, (12, 5)), "labels": rng.integers(0, 3, 12)}
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        a = gelu(h)
+        loss, dz = softmax_cross_entropy(dense(a, p["w2"], p["c2"]), d["labels"])
+        g = {}
+        da, g["w2"], g["c2"] = dense_back(a, p["w2"], dz)
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], gelu_back(h, da))
+        return loss, g
+
+
+class Gpt:
+    """A GPT of examples/transformer's shape and parameter names (`ln1_g1`, `wq1`, ...,
+    `lnf_g`, `whead`), ending in a softmax; the tiny one by default."""
+
+    def __init__(self, vocab=12, d=16, heads=2, context=8, hidden=32, blocks=1):
+        self.vocab, self.d, self.heads, self.context = vocab, d, heads, context
+        self.hidden, self.blocks = hidden, blocks
+        per_block = ["ln1_g", "ln1_b", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo",
+                     "ln2_g", "ln2_b", "wfc1", "bfc1", "wfc2", "bfc2"]
+        # Every parameter's name and its name without the block's number.
+        self.bases = ([("wte", "wte"), ("wpe", "wpe")]
+                      + [(f"{n}{i}", n) for i in range(1, blocks + 1) for n in per_block]
+                      + [(n, n) for n in ("lnf_g", "lnf_b", "whead", "bhead")])
+        self.NAMES = [name for name, _ in self.bases]
+
+    def shape(self, base):
+        d, f = self.d, self.hidden
+        return {"wte": (self.vocab, d), "wpe": (self.context, d), "wq": (d, d), "wk": (d, d),
+                "wv": (d, d), "wo": (d, d), "wfc1": (d, f), "bfc1": (f,), "wfc2": (f, d),
+                "whead": (d, self.vocab), "bhead": (self.vocab,)}.get(base, (d,))
+
+    def make(self, rng):
+        p = {}
+        for name, base in self.bases:
+            if base.endswith("_g"):
+                p[name] = 1.0 + rng.uniform(-0.2, 0.2, self.d)
+            else:
+                p[name] = rng.normal(0.0, 0.4, self.shape(base))
+        ids = rng.integers(0, self.vocab, SEQUENCES * self.context)
+        return p, {"ids": ids.astype(np.float64).reshape(-1, 1), "labels": np.roll(ids, -1)}
+
+    def loss_and_grads(self, p, d):
+        ids = d["ids"][:, 0].astype(np.int64)
+        pos = np.arange(len(ids)) % self.context
+        h = p["wte"][ids] + p["wpe"][pos]
+        saved = []
+        for i in range(1, self.blocks + 1):
+            b = {n: p[f"{n}{i}"] for n in ("ln1_g", "ln1_b", "wq", "bq", "wk", "bk", "wv", "bv",
+                                           "wo", "bo", "ln2_g", "ln2_b", "wfc1", "bfc1", "wfc2",
+                                           "bfc2")}
+            a = layernorm(h, b["ln1_g"], b["ln1_b"])
+            q, k, v = (dense(a, b["w" + n], b["b" + n]) for n in "qkv")
+            att = attention(q, k, v, self.heads, self.context)
+            r = h + dense(att, b["wo"], b["bo"])
+            m = layernorm(r, b["ln2_g"], b["ln2_b"])
+            f1 = dense(m, b["wfc1"], b["bfc1"])
+            saved.append((i, b, h, a, q, k, v, att, r, m, f1))
+            h = r + dense(gelu(f1), b["wfc2"], b["bfc2"])
+        nf = layernorm(h, p["lnf_g"], p["lnf_b"])
+        loss, dz = softmax_cross_entropy(dense(nf, p["whead"], p["bhead"]), d["labels"])
+        g = {}
+        dnf, g["whead"], g["bhead"] = dense_back(nf, p["whead"], dz)
+        dh, g["lnf_g"], g["lnf_b"] = layernorm_back(h, p["lnf_g"], dnf)
+        for i, b, h, a, q, k, v, att, r, m, f1 in reversed(saved):
+            dg1, g[f"wfc2{i}"], g[f"bfc2{i}"] = dense_back(gelu(f1), b["wfc2"], dh)
+            dm, g[f"wfc1{i}"], g[f"bfc1{i}"] = dense_back(m, b["wfc1"], gelu_back(f1, dg1))
+            dr2, g[f"ln2_g{i}"], g[f"ln2_b{i}"] = layernorm_back(r, b["ln2_g"], dm)
+            dr = dh + dr2
+            datt, g[f"wo{i}"], g[f"bo{i}"] = dense_back(att, b["wo"], dr)
+            dq, dk, dv = attention_back(q, k, v, datt, self.heads, self.context)
+            da = 0.0
+            for n, dn in zip("qkv", (dq, dk, dv)):
+                dan, g[f"w{n}{i}"], g[f"b{n}{i}"] = dense_back(a, b["w" + n], dn)
+                da = da + dan
+            dh1, g[f"ln1_g{i}"], g[f"ln1_b{i}"] = layernorm_back(h, b["ln1_g"], da)
+            dh = dr + dh1
+        g["wte"] = np.zeros_like(p["wte"])
+        np.add.at(g["wte"], ids, dh)
+        g["wpe"] = np.zeros_like(p["wpe"])
+        np.add.at(g["wpe"], pos, dh)
+        return loss, g
+
+
+class Example(Gpt):
+    """examples/transformer's model (2 blocks, d_model 128, 4 heads, context 64, MLP 512,
+    vocabulary 60) with its trained weights, on its held-out batch (`ids.npy`, 4 sequences of
+    64), against the next characters of the held-out text (as train.py's `target`)."""
+
+    DATA = Path(__file__).resolve().parents[2] / "examples" / "transformer" / "data"
+
+    def __init__(self):
+        super().__init__(vocab=60, d=128, heads=4, context=64, hidden=512, blocks=2)
+
+    def make(self, rng):
+        p = {n: np.load(self.DATA / f"{n}.npy").astype(np.float64) for n in self.NAMES}
+        # The held-out text as train.py cuts it: its last 10%, windows of 64 from its start.
+        vocab = (self.DATA / "vocab.txt").read_text()
+        text = (self.DATA / "declaration.txt").read_text()
+        held = np.array([vocab.index(c) for c in text])[int(len(text) * 0.9):]
+        windows = [held[i * self.context:(i + 1) * self.context + 1] for i in range(4)]
+        ids = np.load(self.DATA / "ids.npy")
+        assert (ids[:, 0] == np.concatenate([w[:-1] for w in windows])).all(), "ids.npy"
+        labels = np.concatenate([w[1:] for w in windows])
+        return p, {"ids": ids.astype(np.float64), "labels": labels}
+
+
+MODELS = {"mlp": Mlp, "gelu_mlp": GeluMlp, "gpt": Gpt, "example": Example}
+
+
+def rows(d, sl):
+    return {n: v[sl] for n, v in d.items()}
+
+
+def check_gradients(model, p, d, rng):
+    """Central differences at a few entries of every parameter."""
+    _, grads = model.loss_and_grads(p, d)
+    step = 1e-6
+    for name in model.NAMES:
+        for flat in rng.choice(p[name].size, min(6, p[name].size), replace=False):
+            i = np.unravel_index(flat, p[name].shape)
+            up = {n: v.copy() for n, v in p.items()}
+            down = {n: v.copy() for n, v in p.items()}
+            up[name][i] += step
+            down[name][i] -= step
+            numeric = (model.loss_and_grads(up, d)[0] - model.loss_and_grads(down, d)[0]) / (2 * step)
+            assert abs(numeric - grads[name][i]) <= 1e-6 * max(1.0, abs(numeric)), (
+                name, i, numeric, grads[name][i])
+
+
+def train(model, p, d, args):
+    p = {n: v.copy() for n, v in p.items()}
+    first = {n: np.zeros_like(v) for n, v in p.items()}
+    second = {n: np.zeros_like(v) for n, v in p.items()}
+    per_epoch = len(next(iter(d.values()))) // args.batch
+    losses = []
+    for step in range(args.steps):
+        k = step % per_epoch
+        loss, grads = model.loss_and_grads(p, rows(d, slice(k * args.batch, (k + 1) * args.batch)))
+        losses.append(loss)
+        t = step + 1
+        for n in model.NAMES:
+            g = grads[n]
+            if args.adam:
+                first[n] = args.beta1 * first[n] + (1 - args.beta1) * g
+                second[n] = args.beta2 * second[n] + (1 - args.beta2) * g * g
+                m_hat = first[n] / (1 - args.beta1 ** t)
+                v_hat = second[n] / (1 - args.beta2 ** t)
+                p[n] -= args.lr * m_hat / (np.sqrt(v_hat) + args.eps)
+            else:
+                first[n] = args.momentum * first[n] + g
+                p[n] -= args.lr * first[n]
+    return np.array(losses), p
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model", choices=sorted(MODELS))
+    ap.add_argument("dir", type=Path)
+    ap.add_argument("--steps", type=int, required=True)
+    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--lr", type=float, required=True)
+    ap.add_argument("--momentum", type=float, default=0.9)
+    ap.add_argument("--adam", action="store_true")
+    ap.add_argument("--beta1", type=float, default=0.9)
+    ap.add_argument("--beta2", type=float, default=0.999)
+    ap.add_argument("--eps", type=float, default=1e-8)
+    args = ap.parse_args()
+
+    model = MODELS[args.model]()
+    rng = np.random.default_rng(21)
+    params, data = model.make(rng)
+    # What wsel reads is float32: the reference starts from the same rounded values.
+    params = {n: v.astype(np.float32).astype(np.float64) for n, v in params.items()}
+    args.dir.mkdir(parents=True, exist_ok=True)
+    for n, v in params.items():
+        np.save(args.dir / f"{n}.npy", v.astype(np.float32))
+    for n, v in data.items():
+        np.save(args.dir / f"{n}.npy", v.astype(np.float32) if v.dtype.kind == "f" else v)
+    data = {n: (v.astype(np.float32).astype(np.float64) if v.dtype.kind == "f" else v)
+            for n, v in data.items()}
+
+    if args.model != "example":
+        # The example's model is the tiny gpt's code at another size; its central
+        # differences take minutes.
+        check_gradients(model, params, data, rng)
+    losses, trained = train(model, params, data, args)
+    out = args.dir / "reference"
+    out.mkdir(exist_ok=True)
+    np.save(out / "losses.npy", losses)
+    for n in model.NAMES:
+        np.save(out / f"{n}.npy", trained[n])
+
+
+if __name__ == "__main__":
+    main()
