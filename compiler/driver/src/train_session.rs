@@ -184,13 +184,11 @@ pub(crate) struct TrainData<'db> {
 }
 
 /// Reads the data and the settings, checks them, and builds the training graph for the batch.
-/// Pipelined training has its own (`crate::train_pipelined`); here it is refused, since only a
-/// cluster's training comes here with it.
+/// Pipelined training has its own (`crate::train_pipelined`, `crate::cluster::pipelined`).
 pub(crate) fn setup(loaded: &Loaded, request: &TrainRequest<'_>) -> Result<Setup, BuildError> {
     let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
     if train_settings::pipelined(&request.settings, item.as_ref()) {
-        let message = "pipelined training runs on one system: a cluster (`--systems`) trains \
-                       in weight-streaming mode (`--mode streaming`)";
+        let message = "pipelined training is set up by `train_pipelined`, not here";
         return Err(BuildError::Message(message.into()));
     }
     let read = read_data(loaded, request)?;
