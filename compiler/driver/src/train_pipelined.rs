@@ -10,6 +10,10 @@
 //! the fabric's SRAM is carried per PE by array name ([`crate::carry`]); the host's weights are
 //! loaded once, before the first step, and the trained weights are read from the final SRAM.
 //! Weight-version rule: one batch at a time — step k + 1's forward reads step k's update.
+//!
+//! A cluster's replica ([`ReplicaShare`], `crate::cluster::pipelined`) builds the programs for
+//! its share, defers the backward's update (the gradients stay in SRAM: [`gradients`]) and has
+//! a third program, the update, that applies the optimizer to the cluster's sum ([`update`]).
 
 use wsel_diagnostic::{Diagnostic, Location};
 use wsel_ir::graph::{BindTarget, LayerGraph, Mode, TensorRef};
