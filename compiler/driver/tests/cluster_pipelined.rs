@@ -139,3 +139,60 @@ fn a_replicas_step_charges_the_gradients_the_tree_and_the_update() {
     assert_eq!(first, step);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The library call (`wsel::train_session::train`, which Python's `wsel.train` makes) trains
+/// replicas as the command line does: the same weights, bit for bit, and the cluster's steps.
+#[test]
+fn the_library_call_trains_replicas_as_the_command_does() {
+    use clap::Parser;
+    let out = temp_dir("library");
+    let flags = [
+        "--systems",
+        "2",
+        "--optimizer",
+        "sgd",
+        "--lr",
+        "0.05",
+        "--steps",
+        "2",
+    ];
+    train(&out, &flags, &[]);
+    let file = repo_root().join("examples/digits/train.wse");
+    let file = file.to_str().expect("a UTF-8 path");
+    let common = ["--target", "dev", "--mode", "pipelined", "--batch", "16"];
+    let cli = wsel::cli::Cli::parse_from([&["wsel", "train", file][..], &common, &flags].concat());
+    let wsel::cli::Command::Train(args) = cli.command else {
+        panic!("not a train command");
+    };
+    let request = wsel::train_session::TrainRequest {
+        file: &args.file,
+        text: None,
+        inputs: Vec::new(),
+        labels: None,
+        params: Vec::new(),
+        settings: wsel::train_settings::TrainOverrides::of_args(&args),
+    };
+    let outcome = wsel::train_session::train(&request).unwrap_or_else(|f| panic!("{:?}", f.error));
+    for (name, tensor) in &outcome.weights {
+        let words: Vec<u32> = read_f32(&out.join(format!("{name}.npy")))
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        assert_eq!(tensor.words, words, "{name}");
+    }
+    let csv = std::fs::read_to_string(out.join("loss.csv")).expect("loss.csv");
+    let cycles: Vec<u64> = outcome.steps.iter().map(|s| s.cycles).collect();
+    let written: Vec<u64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .nth(7)
+                .expect("cycles")
+                .parse()
+                .expect("a number")
+        })
+        .collect();
+    assert_eq!(cycles, written);
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -28,14 +28,14 @@ use serde::{Deserialize, Serialize};
 use wsel_sim::SimOptions;
 use wsel_swarm::{Stream, Tree, broadcast, reduce_all};
 
-use super::comm::Comm;
+use super::comm::{Comm, Local};
 use crate::carry::Carry;
 use crate::cli::TrainArgs;
 use crate::pipeline::{BuildError, Loaded, load_and_check, report_build_failure};
 use crate::render::SourceTexts;
 use crate::status::Status;
 use crate::train_pipelined::{Pipelined, ReplicaShare, forward_backward, prepare, prepare_share};
-use crate::train_session::{TrainRequest, Trained};
+use crate::train_session::{TrainOutcome, TrainRequest, Trained};
 use crate::training::StepRecord;
 
 /// The replicas' programs, ready to run.
@@ -149,10 +149,7 @@ pub(crate) fn run_if_pipelined(args: &TrainArgs, comm: &dyn Comm) -> Option<Stat
     if !crate::train_settings::pipelined(&request.settings, item.as_ref()) {
         return None;
     }
-    let config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
-    let systems = (request.settings.systems)
-        .or(config.and_then(|c| c.systems))
-        .unwrap_or(1);
+    let systems = systems_asked(&loaded, &request);
     let sources = crate::source::source_texts(&loaded.db);
     let color = args.color.use_color_on_stderr();
     let result = if systems == 1 && comm.size() == 1 {
@@ -169,6 +166,41 @@ pub(crate) fn run_if_pipelined(args: &TrainArgs, comm: &dyn Comm) -> Option<Stat
         Err(_) if comm.rank() > 0 => Status::Failure,
         Err(error) => report_build_failure(Some(&sources), error, color),
     })
+}
+
+/// The systems `request` asks for: `--systems`, else the `run` item's `systems`, else 1.
+pub(crate) fn systems_asked(loaded: &Loaded, request: &TrainRequest<'_>) -> u32 {
+    let config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
+    (request.settings.systems)
+        .or(config.and_then(|c| c.systems))
+        .unwrap_or(1)
+}
+
+/// [`crate::train_session::train`] of pipelined replicas, all in this process: the trained
+/// weights (replica 0's) and the report of one replica's programs with the cluster's steps.
+pub(crate) fn train(
+    loaded: &Loaded,
+    request: &TrainRequest<'_>,
+    options: &SimOptions,
+) -> Result<TrainOutcome, BuildError> {
+    let reps = prepare_replicas(loaded, request, systems_asked(loaded, request))?;
+    let steps = super::pipelined_steps::run_steps(&reps, &Local, options, &mut |_, _| {});
+    match steps {
+        Ok(Some((trained, _))) => {
+            let report = crate::train_pipelined::report(request.file, &reps.whole, &trained);
+            let warnings = reps.whole.data.warnings.clone();
+            Ok(TrainOutcome::new(
+                &reps.whole.data.graph,
+                trained,
+                report,
+                warnings,
+            ))
+        }
+        Err(Some((_, failure))) => Err(failure.into_error()),
+        Ok(None) | Err(None) => Err(BuildError::Message(
+            "the replicas' steps ended without a result".into(),
+        )),
+    }
 }
 
 /// The replicas of `systems` systems trained by every process of `comm` (a build error is
