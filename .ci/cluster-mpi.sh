@@ -5,7 +5,8 @@
 # bytes; then one process of two cannot read its input (it runs in a folder without it), and
 # process 0 must print that one error while every process exits, within a time limit; last,
 # `wsel train --systems 2` for two steps must write the same weights, losses and table (but
-# for its wall times) in one process and on two.
+# for its wall times) in one process and on two; and so must pipelined replicas
+# (`--mode pipelined --systems 3`, the processes keeping their replicas' SRAM).
 # Usage: .ci/cluster-mpi.sh [path/to/wsel]   (default target/debug/wsel)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,3 +82,18 @@ for f in w1.npy b1.npy w2.npy b2.npy loss.csv; do cmp "$tmp/train-one/$f" "$tmp/
 cmp "$tmp/train-one.txt" "$tmp/train-two.txt"
 grep -q 'cluster: 2 systems in data parallel' "$tmp/train-one.txt"
 echo "cluster: training on 2 systems gives the same weights, losses and table on 1 and 2 processes"
+
+# Pipelined replicas on 3 systems (shares 2, 2, 2 of 6): each process keeps its replicas' SRAM
+# from step to step; process 0 sums the gradients and sends the sums back.
+trainp() {  # trainp DIR LAUNCHER... : two steps of 3 replicas, the outputs left in DIR
+    local out="$1"; shift
+    (cd "$tmp/model" && "$@" "$wsel" train t.wse --input x=x.npy --labels y.npy --target dev \
+        --mode pipelined --batch 6 --steps 2 --systems 3 --out "$out" \
+        | grep -v -e 'wall' -e 'written to' > "$out.txt")
+}
+trainp "$tmp/pipe-one"
+trainp "$tmp/pipe-two" "${mpirun[@]}" -np 2
+for f in w1.npy b1.npy w2.npy b2.npy loss.csv; do cmp "$tmp/pipe-one/$f" "$tmp/pipe-two/$f"; done
+cmp "$tmp/pipe-one.txt" "$tmp/pipe-two.txt"
+grep -q 'cluster: 3 replicas' "$tmp/pipe-one.txt"
+echo "cluster: pipelined replicas on 3 systems give the same weights, losses and table on 1 and 2 processes"

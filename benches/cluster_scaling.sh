@@ -7,7 +7,8 @@
 # --systems N`): the digits MLP (examples/digits/train.wse), a global batch of 128, one step,
 # on a 16-column fabric with 48 KiB per PE, the tree's links at 64 and at 2 B/cycle (the
 # fabric takes weights in at one wavelet, 4 B, per cycle, so only a tree narrower than that
-# can starve it). Prints the Markdown rows.
+# can starve it). Then pipelined replicas (`wsel train --mode pipelined --systems N`) on the
+# same targets and batch. Prints the Markdown rows.
 # Usage: benches/cluster_scaling.sh [path/to/wsel]   (default target/release/wsel, built with
 # `cargo build --release -p wsel --features mpi`)
 set -euo pipefail
@@ -137,4 +138,23 @@ for link in (64, 2):
         print(f'| {link} B/cycle | {n} | {cycles:,} | {rate:,.0f} | {speedup:.2f} | {100*speedup/n:.1f}% | {"; ".join(limits) or "—"} |')
 print()
 on_ranks("training, 8 systems, links 2 B/cycle", lambda launcher: train(2, 8, launcher)[3])
+def replicas(link, systems, launcher=()):
+    out, times = timed([*launcher, wsel, "train", digits, "--target", f"train{link}.toml",
+                        "--mode", "pipelined", "--batch", "128", "--steps", "1",
+                        "--systems", str(systems), "--out", "trained", "--quiet"])
+    step = next(csv.DictReader(open("trained/loss.csv")))
+    allreduce = [l.strip() for l in out.splitlines() if l.strip().startswith("a step:")]
+    return int(step["cycles"]), float(step["samples_per_second"]), allreduce, times
+print()
+print("| tree links | systems | step cycles | simulated training samples/s | speed-up | efficiency | the step |")
+print("|---|---|---|---|---|---|---|")
+for link in (64, 2):
+    one = None
+    for n in (1, 2, 4, 8):
+        cycles, rate, allreduce, _ = replicas(link, n)
+        one = one or cycles
+        speedup = one / cycles
+        print(f'| {link} B/cycle | {n} | {cycles:,} | {rate:,.0f} | {speedup:.2f} | {100*speedup/n:.1f}% | {"".join(allreduce)[len("a step: "):] or "—"} |')
+print()
+on_ranks("pipelined replicas, 8 systems, links 2 B/cycle", lambda launcher: replicas(2, 8, launcher)[3])
 PY

@@ -10,8 +10,13 @@
 //! the fabric's SRAM is carried per PE by array name ([`crate::carry`]); the host's weights are
 //! loaded once, before the first step, and the trained weights are read from the final SRAM.
 //! Weight-version rule: one batch at a time — step k + 1's forward reads step k's update.
+//!
+//! A cluster's replica ([`ReplicaShare`], `crate::cluster::pipelined`) builds the programs for
+//! its share, defers the backward's update (the gradients stay in SRAM: [`gradients`]) and has
+//! a third program, the update, that applies the optimizer to the cluster's sum ([`update`]).
 
-use wsel_ir::graph::{BindTarget, LayerGraph, Mode};
+use wsel_diagnostic::{Diagnostic, Location};
+use wsel_ir::graph::{BindTarget, LayerGraph, Mode, TensorRef};
 use wsel_map::{MapOptions, Orientation, Placement};
 use wsel_sema::ty::Value;
 use wsel_sim::SimOptions;
@@ -20,7 +25,7 @@ use wsel_target::{Rect, Target};
 use crate::assemble::{HostData, assemble, collect_result};
 use crate::carry::Carry;
 use crate::pipeline::{BuildError, Compiled, Loaded, choose_backend, choose_target};
-use crate::run_errors::E0806;
+use crate::run_errors::{E0806, E0817};
 use crate::tensor::Tensor;
 use crate::train_session::{
     TrainData, TrainOutcome, TrainReport, TrainRequest, Trained, compile_checked, loss_location,
@@ -32,6 +37,10 @@ use crate::training::{Optimizer, StepRecord, Store, check_loss, gather_rows};
 /// The array in which a backward kernel keeps its update's first and last cycle
 /// (`docs/language.md` §11.2).
 const UPDATE_SPAN: &str = "span";
+
+/// The prefix of the arrays in which a deferred backward kernel keeps a parameter's gradient
+/// beside the array holding the parameter (`gw` beside `w`; `docs/language.md` §11.2).
+const GRADIENT: &str = "g";
 
 /// One of the two programs, placed and compiled.
 pub(crate) struct Side {
@@ -48,7 +57,19 @@ pub(crate) struct Pipelined<'db> {
     pub params: Vec<Tensor>,
     pub forward: Side,
     pub backward: Side,
+    /// A cluster's replica: the update program (the backward graph for no samples, every
+    /// `L_train_back` applying the optimizer to the gradient sum written into its SRAM).
+    pub update: Option<Side>,
     pub target: Target,
+}
+
+/// What a cluster's replica changes in the programs (`crate::train_replicas`): they are
+/// built for its share's `samples`, its loss's mean is over the whole `batch`, its backward
+/// keeps the gradients (`deferred`) and a third program applies the update.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReplicaShare {
+    pub samples: u64,
+    pub batch: u64,
 }
 
 /// Reads the data and the settings, builds the two programs, maps the forward program and
@@ -57,6 +78,15 @@ pub(crate) fn prepare<'db>(
     loaded: &'db Loaded,
     request: &TrainRequest<'_>,
 ) -> Result<Pipelined<'db>, BuildError> {
+    prepare_share(loaded, request, None)
+}
+
+/// [`prepare`], for a cluster's replica running `share` when given.
+pub(crate) fn prepare_share<'db>(
+    loaded: &'db Loaded,
+    request: &TrainRequest<'_>,
+    share: Option<ReplicaShare>,
+) -> Result<Pipelined<'db>, BuildError> {
     let data = read_data(loaded, request)?;
     let overrides = &request.settings;
     if data.settings.micro_batch != data.settings.batch {
@@ -64,21 +94,43 @@ pub(crate) fn prepare<'db>(
             "pipelined training streams the whole batch through the layers; micro-batches are for `--mode streaming`".into(),
         ));
     }
-    let optimizer = optimizer_settings(&data.settings);
+    let mut optimizer = optimizer_settings(&data.settings);
+    if let Some(share) = share {
+        optimizer.push(("over".into(), Value::Int(i128::from(share.batch))));
+        optimizer.push(("deferred".into(), Value::Bool(true)));
+    }
+    let lowered = |samples: u64| -> Result<LayerGraph, BuildError> {
+        let (graph, diagnostics) = wsel_lower::layer_graph(&loaded.db, data.model, samples);
+        if diagnostics.is_empty() {
+            Ok(graph)
+        } else {
+            Err(BuildError::Diagnostics(diagnostics))
+        }
+    };
+    let graph = match share {
+        Some(share) => lowered(share.samples)?,
+        None => data.graph.clone(),
+    };
     let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
     let run_config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
     let config = train_settings::data_config(item.as_ref(), run_config.as_ref());
     let target = choose_target(overrides.target.as_deref(), config)?;
     let loss_at = loss_location(loaded, &data.graph, &data.loss);
-    let graphs = wsel_lower::pipelined_training_graphs(
-        &loaded.db,
-        data.model,
-        &data.graph,
-        &data.loss.name,
-        loss_at,
-        &optimizer,
-    )
-    .map_err(BuildError::Diagnostics)?;
+    let training = |graph: &LayerGraph| {
+        wsel_lower::pipelined_training_graphs(
+            &loaded.db,
+            data.model,
+            graph,
+            &data.loss.name,
+            loss_at.clone(),
+            &optimizer,
+        )
+        .map_err(BuildError::Diagnostics)
+    };
+    let graphs = training(&graph)?;
+    if share.is_some() {
+        check_deferred(&graphs.backward)?;
+    }
     let backend = choose_backend(overrides.backend).map_err(BuildError::Message)?;
     let build = |graph: LayerGraph, options: &MapOptions| -> Result<Side, BuildError> {
         let mapped = wsel_map::map(&graph, &target, Mode::Pipelined, options);
@@ -106,6 +158,10 @@ pub(crate) fn prepare<'db>(
         ..MapOptions::default()
     };
     let backward = build(graphs.backward, &pinned)?;
+    let update = match share {
+        Some(_) => Some(build(training(&lowered(0)?)?.backward, &pinned)?),
+        None => None,
+    };
     let (targets, params) = data.targets_and_params(request)?;
     Ok(Pipelined {
         data,
@@ -113,8 +169,39 @@ pub(crate) fn prepare<'db>(
         params,
         forward,
         backward,
+        update,
         target,
     })
+}
+
+/// E0817 unless every backward layer that updates parameters can leave its update to the
+/// cluster's sum: declares the scalar input `deferred` (`docs/language.md` §11.2). One that
+/// cannot would update its replica with its share's gradient alone.
+fn check_deferred(backward: &LayerGraph) -> Result<(), BuildError> {
+    for layer in &backward.layers {
+        let updates = layer.args.iter().any(|a| matches!(a, TensorRef::Param(_)));
+        if !updates || layer.scalars.iter().any(|(name, _)| name == "deferred") {
+            continue;
+        }
+        let at = Location {
+            file: layer.call.file.clone(),
+            span: layer.call.span.clone(),
+        };
+        let diagnostic = Diagnostic::error(
+            E0817,
+            format!(
+                "`{}` cannot wait for the cluster's sum of the gradients: it has no scalar input `deferred`",
+                layer.layer
+            ),
+            at,
+            "trained by pipelined replicas here",
+        )
+        .with_help(
+            "give it `deferred: bool = false` (docs/language.md §11.2): when true, keep the gradient of array `a` in `ga` and update only when run for no samples; or train on one system",
+        );
+        return Err(BuildError::Diagnostics(vec![diagnostic]));
+    }
+    Ok(())
 }
 
 /// The optimizer's settings, by the names of the backward layers' scalar inputs
@@ -151,46 +238,103 @@ pub(crate) fn run_steps(
     let mut carry = Carry::new();
     let mut steps = Vec::new();
     for (k, rows) in order.iter().enumerate() {
-        let x: Vec<Tensor> = data.data.iter().map(|t| gather_rows(t, rows)).collect();
-        let t = gather_rows(&run.targets, rows);
-        let forward_inputs: Vec<Tensor> = x.into_iter().chain([t.clone()]).collect();
-        // The fabric takes the other program's code and routes before each program but the
-        // first (`target.reconfigure_cycles`), as between weight streaming's phases.
-        let switch = u64::from(run.target.reconfigure_cycles);
-        let (loss, forward) = simulate(run, &run.forward, &forward_inputs, &mut carry, options)?;
-        let forward_cycles = forward + if k > 0 { switch } else { 0 };
-        let (_, backward) = simulate(run, &run.backward, &[t], &mut carry, options)?;
-        let backward_cycles = backward + switch;
-        let loss = f32::from_bits(loss.words.first().copied().unwrap_or(0));
-        check_loss(loss, k + 1, &data.graph.model)?;
-        let record = StepRecord {
-            step: k as u64 + 1,
-            loss,
-            forward_cycles,
-            loss_cycles: 0,
-            backward_cycles,
-            update_cycles: carry.longest_span(&run.backward.placement, UPDATE_SPAN),
-            stall_cycles: 0,
-            // The update runs at the end of the backward program: its cycles are in it.
-            cycles: forward_cycles + backward_cycles,
-            gradient_bytes: 0,
-        };
+        let mut record = forward_backward(run, &mut carry, rows, k, options)?;
+        check_loss(record.loss, k + 1, &data.graph.model)?;
+        record.update_cycles = carry.longest_span(&run.backward.placement, UPDATE_SPAN);
         on_step(&record);
         steps.push(record);
     }
-    let params = (0..data.graph.params.len())
+    Ok(Trained {
+        steps,
+        store: Store::new(weights(run, &carry)?),
+        wall: started.elapsed(),
+    })
+}
+
+/// Step `k`'s forward and backward programs on the samples `rows`, the SRAM carried in
+/// `carry`: its record, the update's cycles left to the caller.
+pub(crate) fn forward_backward(
+    run: &Pipelined<'_>,
+    carry: &mut Carry,
+    rows: &[u64],
+    k: usize,
+    options: &SimOptions,
+) -> Result<StepRecord, BuildError> {
+    let x: Vec<Tensor> = run.data.data.iter().map(|t| gather_rows(t, rows)).collect();
+    let t = gather_rows(&run.targets, rows);
+    let forward_inputs: Vec<Tensor> = x.into_iter().chain([t.clone()]).collect();
+    // The fabric takes the other program's code and routes before each program but the
+    // first (`target.reconfigure_cycles`), as between weight streaming's phases.
+    let switch = u64::from(run.target.reconfigure_cycles);
+    let (loss, forward) = simulate(run, &run.forward, &forward_inputs, carry, options)?;
+    let forward_cycles = forward + if k > 0 { switch } else { 0 };
+    let (_, backward) = simulate(run, &run.backward, &[t], carry, options)?;
+    let backward_cycles = backward + switch;
+    Ok(StepRecord {
+        step: k as u64 + 1,
+        loss: f32::from_bits(loss.words.first().copied().unwrap_or(0)),
+        forward_cycles,
+        loss_cycles: 0,
+        backward_cycles,
+        update_cycles: 0,
+        stall_cycles: 0,
+        // Without a cluster the update runs at the end of the backward program: its cycles
+        // are in it.
+        cycles: forward_cycles + backward_cycles,
+        gradient_bytes: 0,
+    })
+}
+
+/// A replica's update program (`run.update`) on the gradient `sums` (per parameter) written
+/// into its SRAM: its cycles, the fabric's switch to it included, and the update's span.
+pub(crate) fn update(
+    run: &Pipelined<'_>,
+    carry: &mut Carry,
+    sums: &[Vec<f32>],
+    options: &SimOptions,
+) -> Result<(u64, u64), BuildError> {
+    let side = run.update.as_ref().ok_or_else(|| {
+        BuildError::Message("pipelined training without a cluster has no update program".into())
+    })?;
+    for (p, sum) in sums.iter().enumerate() {
+        let words: Vec<u32> = sum.iter().map(|v| v.to_bits()).collect();
+        carry
+            .set_param_in(&side.graph, &side.placement, p, GRADIENT, &words)
+            .map_err(BuildError::Message)?;
+    }
+    let none = gather_rows(&run.targets, &[]);
+    let (_, cycles) = simulate(run, side, &[none], carry, options)?;
+    let switch = u64::from(run.target.reconfigure_cycles);
+    Ok((
+        cycles + switch,
+        carry.longest_span(&side.placement, UPDATE_SPAN),
+    ))
+}
+
+/// What a deferred backward program left of each parameter's gradient, summed over the
+/// replica's samples (its part of the batch's gradient).
+pub(crate) fn gradients(run: &Pipelined<'_>, carry: &Carry) -> Result<Vec<Vec<f32>>, BuildError> {
+    let side = &run.backward;
+    (0..side.graph.params.len())
+        .map(|p| {
+            let words = carry
+                .param_in(&side.graph, &side.placement, p, GRADIENT)
+                .map_err(BuildError::Message)?;
+            Ok(words.into_iter().map(f32::from_bits).collect())
+        })
+        .collect()
+}
+
+/// The weights in `carry`, per parameter.
+pub(crate) fn weights(run: &Pipelined<'_>, carry: &Carry) -> Result<Vec<Vec<f32>>, BuildError> {
+    (0..run.data.graph.params.len())
         .map(|p| {
             let words = carry
                 .param(&run.forward.graph, &run.forward.placement, p)
                 .map_err(BuildError::Message)?;
             Ok(words.into_iter().map(f32::from_bits).collect())
         })
-        .collect::<Result<Vec<Vec<f32>>, BuildError>>()?;
-    Ok(Trained {
-        steps,
-        store: Store::new(params),
-        wall: started.elapsed(),
-    })
+        .collect()
 }
 
 /// Runs one program with `inputs`, its SRAM loaded from `carry` (the host's weights before the

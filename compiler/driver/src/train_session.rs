@@ -72,14 +72,20 @@ pub fn train(request: &TrainRequest<'_>) -> Result<TrainOutcome, BuildFailure> {
         error,
     };
     let config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
-    if request.settings.systems.is_some() || config.is_some_and(|c| c.systems.is_some()) {
-        return train_on_cluster(&loaded, request).map_err(failure);
-    }
+    let cluster = request.settings.systems.is_some() || config.is_some_and(|c| c.systems.is_some());
     let options =
         crate::session::sim_options(request.settings.threads, request.settings.max_cycles);
     let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
     if train_settings::pipelined(&request.settings, item.as_ref()) {
-        return crate::train_pipelined::train(&loaded, request, &options).map_err(failure);
+        // Pipelined replicas (`crate::cluster::pipelined`); one system is the ordinary run.
+        return if crate::cluster::pipelined::systems_asked(&loaded, request) != 1 {
+            crate::cluster::pipelined::train(&loaded, request, &options).map_err(failure)
+        } else {
+            crate::train_pipelined::train(&loaded, request, &options).map_err(failure)
+        };
+    }
+    if cluster {
+        return train_on_cluster(&loaded, request).map_err(failure);
     }
     let setup = setup(&loaded, request).map_err(failure)?;
     let trained = run_steps(&setup, &options, &mut |_| {}).map_err(failure)?;
@@ -100,14 +106,7 @@ fn train_on_cluster(
             prepared.system_program(),
             trained,
         )),
-        // The failure as the command line prints it (`error[E0806]: ...`).
-        Err(Some((_, failure))) => Err(BuildError::Message(
-            failure
-                .text
-                .trim_end()
-                .trim_start_matches("error: ")
-                .to_string(),
-        )),
+        Err(Some((_, failure))) => Err(failure.into_error()),
         Ok(None) | Err(None) => Err(BuildError::Message(
             "the cluster's steps ended without a result".into(),
         )),
@@ -184,13 +183,11 @@ pub(crate) struct TrainData<'db> {
 }
 
 /// Reads the data and the settings, checks them, and builds the training graph for the batch.
-/// Pipelined training has its own (`crate::train_pipelined`); here it is refused, since only a
-/// cluster's training comes here with it.
+/// Pipelined training has its own (`crate::train_pipelined`, `crate::cluster::pipelined`).
 pub(crate) fn setup(loaded: &Loaded, request: &TrainRequest<'_>) -> Result<Setup, BuildError> {
     let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
     if train_settings::pipelined(&request.settings, item.as_ref()) {
-        let message = "pipelined training runs on one system: a cluster (`--systems`) trains \
-                       in weight-streaming mode (`--mode streaming`)";
+        let message = "pipelined training is set up by `train_pipelined`, not here";
         return Err(BuildError::Message(message.into()));
     }
     let read = read_data(loaded, request)?;

@@ -306,7 +306,7 @@ pub fn update_cycles(target: &Target, bytes_in: u64, elements: u64) -> u64 {
 }
 
 /// What one step did, in the fabric's and the store's time.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct StepRecord {
     pub step: u64,
     /// The batch's mean loss, as the loss layer computed it on the fabric.

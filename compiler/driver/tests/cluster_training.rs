@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod support;
-use support::repo_root;
+use support::{farthest, numbers_after, repo_root};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wsel-ctrain-{name}-{}", std::process::id()));
@@ -28,13 +28,6 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 const NAMES: [&str; 6] = ["w1", "b1", "w2", "b2", "w3", "b3"];
-
-/// The float32 values of a .npy file.
-fn read_f32(path: &Path) -> Vec<f32> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let npy = npyz::NpyFile::new(&bytes[..]).expect("an .npy file");
-    npy.into_vec().expect("f32 values")
-}
 
 /// `wsel train` on the digits example with `args`; it must succeed.
 fn wsel_train(args: &[&str]) -> Output {
@@ -67,24 +60,6 @@ fn train(out: &Path, args: &[&str]) -> Output {
     wsel_train(&[&common[..], &["--out", out], args].concat())
 }
 
-/// The largest difference between the trained weights in `a` and in `b`.
-fn farthest(a: &Path, b: &Path) -> f32 {
-    NAMES
-        .iter()
-        .map(|n| {
-            let (x, y) = (
-                read_f32(&a.join(format!("{n}.npy"))),
-                read_f32(&b.join(format!("{n}.npy"))),
-            );
-            assert_eq!(x.len(), y.len());
-            x.iter()
-                .zip(&y)
-                .map(|(p, q)| (p - q).abs())
-                .fold(0.0, f32::max)
-        })
-        .fold(0.0, f32::max)
-}
-
 #[test]
 fn two_three_and_four_systems_train_the_weights_one_system_trains() {
     let root = temp_dir("equivalence");
@@ -101,7 +76,7 @@ fn two_three_and_four_systems_train_the_weights_one_system_trains() {
     for systems in ["2", "3", "4"] {
         let dir = root.join(systems);
         let run = train(&dir, &["--seed", "1", "--systems", systems]);
-        let gap = farthest(&one, &dir);
+        let gap = farthest(&one, &dir, &NAMES);
         assert!(
             gap <= 1e-5,
             "{systems} systems end {gap} from one system's weights"
@@ -116,24 +91,12 @@ fn two_three_and_four_systems_train_the_weights_one_system_trains() {
     // Another batch order trains other weights: the comparison above can fail.
     let other = root.join("other");
     train(&other, &["--seed", "2", "--systems", "2"]);
-    let moved = farthest(&one, &other);
+    let moved = farthest(&one, &other, &NAMES);
     assert!(
         moved > 1e-3,
         "another batch order moved the weights by {moved} only"
     );
     let _ = std::fs::remove_dir_all(&root);
-}
-
-/// The figures of the summary's line starting with `label` (after it), numbers only.
-fn numbers_after(text: &str, label: &str) -> Vec<u64> {
-    let line = text
-        .lines()
-        .find(|l| l.trim_start().starts_with(label))
-        .unwrap_or_else(|| panic!("no line `{label}` in:\n{text}"));
-    line[line.find(label).expect("label") + label.len()..]
-        .split(|c: char| !(c.is_ascii_digit() || c == ','))
-        .filter_map(|w| w.replace(',', "").parse().ok())
-        .collect()
 }
 
 /// On `tests/targets/train-tree.toml`, four systems hang two levels below the root (3

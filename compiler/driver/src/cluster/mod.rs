@@ -21,6 +21,8 @@
 
 pub mod comm;
 pub mod gate;
+pub(crate) mod pipelined;
+mod pipelined_steps;
 pub mod report;
 pub mod split;
 pub mod summary;

@@ -168,6 +168,17 @@ impl Failure {
         Failure::message(system, "the simulation of this system panicked")
     }
 
+    /// The failure as an error of a library call: its text as the command line prints it
+    /// (`error[E0806]: ...`).
+    pub fn into_error(self) -> BuildError {
+        BuildError::Message(
+            self.text
+                .trim_end()
+                .trim_start_matches("error: ")
+                .to_string(),
+        )
+    }
+
     /// Prints the failure (from process `rank` of `ranks`) and gives the exit status.
     pub fn print(&self, rank: usize, ranks: usize) -> Status {
         eprint!("{}", self.text);

@@ -83,6 +83,9 @@ pub fn run(args: &TrainArgs) -> Status {
         Err(status) => return status,
     };
     let comm = &*comm;
+    if let Some(status) = super::pipelined::run_if_pipelined(args, comm) {
+        return status;
+    }
     let prepared = prepare(args);
     if let Some(status) = super::agree(comm, prepared.as_ref().err()) {
         return status;
@@ -144,19 +147,7 @@ pub(crate) fn prepare_request(
             ),
         });
     }
-    if systems == 0 || u64::from(systems) > batch {
-        let message = if systems == 0 {
-            "`--systems 0`: a cluster needs at least one system".to_string()
-        } else {
-            format!(
-                "a batch of {batch} samples leaves some of {systems} systems without a sample: use at most {batch} systems or a larger batch"
-            )
-        };
-        return Err(BuildError::Run {
-            code: E0811,
-            message,
-        });
-    }
+    check_systems(systems, batch)?;
     let shares = super::split::shares(batch, systems);
     let tree = Tree::new(systems, setup.program.target.swarm.fan_out);
     let mut per_share = BTreeMap::new();
@@ -181,6 +172,25 @@ pub(crate) fn prepare_request(
         per_share,
         tree,
         feed,
+    })
+}
+
+/// E0811 unless every one of `systems` systems (at least one) gets a sample of a batch of
+/// `batch`.
+pub(crate) fn check_systems(systems: u32, batch: u64) -> Result<(), BuildError> {
+    if systems != 0 && u64::from(systems) <= batch {
+        return Ok(());
+    }
+    let message = if systems == 0 {
+        "`--systems 0`: a cluster needs at least one system".to_string()
+    } else {
+        format!(
+            "a batch of {batch} samples leaves some of {systems} systems without a sample: use at most {batch} systems or a larger batch"
+        )
+    };
+    Err(BuildError::Run {
+        code: E0811,
+        message,
     })
 }
 

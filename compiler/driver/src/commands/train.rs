@@ -57,7 +57,7 @@ pub(crate) fn request(args: &TrainArgs) -> Result<TrainRequest<'_>, BuildError> 
     })
 }
 
-fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
+pub(crate) fn train(loaded: &Loaded, args: &TrainArgs) -> Result<(), BuildError> {
     let request = request(args)?;
     let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
     if crate::train_settings::pipelined(&request.settings, item.as_ref()) {
@@ -87,20 +87,43 @@ fn train_pipelined(
     args: &TrainArgs,
     request: &TrainRequest<'_>,
 ) -> Result<(), BuildError> {
+    let options = crate::session::sim_options(args.threads, args.max_cycles);
     let run = crate::train_pipelined::prepare(loaded, request)?;
+    let trained = pipelined_steps(args, &run, |on_step| {
+        crate::train_pipelined::run_steps(&run, &options, on_step)
+    })?;
+    finish_pipelined(args, &run, &trained, "")
+}
+
+/// The warnings, then the table as `steps` ends each step of `run`'s training.
+pub(crate) fn pipelined_steps<T>(
+    args: &TrainArgs,
+    run: &crate::train_pipelined::Pipelined<'_>,
+    steps: impl FnOnce(&mut dyn FnMut(&crate::training::StepRecord)) -> Result<T, BuildError>,
+) -> Result<T, BuildError> {
     for warning in &run.data.warnings {
         eprintln!("warning: {warning}");
     }
-    let options = crate::session::sim_options(args.threads, args.max_cycles);
     if !args.quiet {
         print!("{}", table_header());
     }
     let (batch, target) = (run.data.settings.batch, &run.target);
-    let trained = crate::train_pipelined::run_steps(&run, &options, &mut |record| {
+    steps(&mut |record| {
         if !args.quiet {
             print!("{}", table_line(record, batch, target));
         }
-    })?;
+    })
+}
+
+/// After pipelined training's last step: the accuracy on test data, the outputs, the summary
+/// (`cluster`: a cluster's lines).
+pub(crate) fn finish_pipelined(
+    args: &TrainArgs,
+    run: &crate::train_pipelined::Pipelined<'_>,
+    trained: &Trained,
+    cluster: &str,
+) -> Result<(), BuildError> {
+    let (batch, target) = (run.data.settings.batch, &run.target);
     let accuracy = match &args.test_labels {
         Some(labels) => Some(test_accuracy(
             args,
@@ -111,8 +134,8 @@ fn train_pipelined(
         None => None,
     };
     let dir = out_dir(args, run.data.item_out_dir.as_ref());
-    write_outputs(args, &dir, &run.data.graph, &trained, target, batch)?;
-    let report = crate::train_pipelined::report(&args.file, &run, &trained);
+    write_outputs(args, &dir, &run.data.graph, trained, target, batch)?;
+    let report = crate::train_pipelined::report(&args.file, run, trained);
     println!(
         "  {} steps of {batch} samples on {}, pipelined: every layer on its own region, forward and backward on the same PEs, weights updated in SRAM",
         trained.steps.len(),
@@ -122,9 +145,10 @@ fn train_pipelined(
         "  SRAM per PE: at most {} B of {} B for a layer's training kernels, of which at most {} B of weights (the rest: kept activations, optimizer state, gradient sums, buffers)",
         wsel_map::report::group(report.kept_bytes_per_pe),
         wsel_map::report::group(report.sram_bytes_per_pe),
-        wsel_map::report::group(crate::train_pipelined::weight_bytes_per_pe(&run))
+        wsel_map::report::group(crate::train_pipelined::weight_bytes_per_pe(run))
     );
-    print!("{}", outcome_lines(&report, &trained, accuracy));
+    print!("{cluster}");
+    print!("{}", outcome_lines(&report, trained, accuracy));
     Ok(())
 }
 

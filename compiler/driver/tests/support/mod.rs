@@ -32,3 +32,39 @@ pub fn write_f32_npy(path: &Path, shape: &[u64], values: &[f32]) {
     };
     wsel::tensor::write_npy_atomic(path, &tensor).expect("write .npy");
 }
+
+/// The float32 values of a .npy file.
+pub fn read_f32(path: &Path) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let npy = npyz::NpyFile::new(&bytes[..]).expect("an .npy file");
+    npy.into_vec().expect("f32 values")
+}
+
+/// The largest difference between the `.npy` files `names` in folder `a` and in folder `b`.
+pub fn farthest(a: &Path, b: &Path, names: &[&str]) -> f32 {
+    names
+        .iter()
+        .map(|n| {
+            let file = format!("{n}.npy");
+            let (x, y) = (read_f32(&a.join(&file)), read_f32(&b.join(&file)));
+            assert_eq!(x.len(), y.len(), "{file}");
+            x.iter()
+                .zip(&y)
+                .map(|(p, q)| (p - q).abs())
+                .fold(0.0, f32::max)
+        })
+        .fold(0.0, f32::max)
+}
+
+/// The figures of the line of `text` starting with `label` (after it), numbers only
+/// (thousands separators dropped).
+pub fn numbers_after(text: &str, label: &str) -> Vec<u64> {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no line `{label}` in:\n{text}"));
+    line[line.find(label).expect("label") + label.len()..]
+        .split(|c: char| !(c.is_ascii_digit() || c == ','))
+        .filter_map(|w| w.replace(',', "").parse().ok())
+        .collect()
+}

@@ -9,7 +9,8 @@
 //! - The backward graph: the targets; `F_train_back` (the gradient of the loss), then
 //!   `L_train_back` for every layer from the last to the first, each fed by the one before;
 //!   the result is the first layer's input gradient. A backward layer's scalar inputs are the
-//!   optimizer's settings, by name (`lr`, `momentum`, ...).
+//!   optimizer's settings, by name (`lr`, `momentum`, ...); the loss's `F_train` and
+//!   `F_train_back` take theirs (`over`: the samples of the mean) from the same settings.
 //!
 //! The backward graph's layer `k` runs on the region of forward layer [`PipelinedTrain::
 //! region_of`]`[k]`; the driver carries SRAM between the two by array name.
@@ -40,8 +41,8 @@ pub struct PipelinedTrain {
 
 /// The pipelined-training graphs of `model`, lowered as `graph`, with the loss `loss` of
 /// `std.loss` (named at `loss_at`) and the optimizer's settings `optimizer` (given to every
-/// backward layer that declares a scalar input of that name; one it does not give takes its
-/// default).
+/// backward layer and to the loss's two layers that declare a scalar input of that name; one
+/// it does not give takes its default).
 pub fn pipelined_training_graphs(
     db: &dyn Db,
     model: ItemId<'_>,
@@ -121,7 +122,8 @@ pub fn pipelined_training_graphs(
     }
     let t = TensorRef::Input(forward.inputs.len() - 1);
     let item = loss_variant("_train")?;
-    let instance = push_call(db, &forward, item, &last_call, vec![result, t], &[])?;
+    let scalars = given(db, item, optimizer);
+    let instance = push_call(db, &forward, item, &last_call, vec![result, t], &scalars)?;
     forward.layers.push(instance);
     forward.output = TensorRef::Layer(forward.layers.len() - 1);
 
@@ -134,7 +136,8 @@ pub fn pipelined_training_graphs(
     let mut region_of = vec![graph.layers.len()];
     let item = loss_variant("_train_back")?;
     let targets_in = vec![TensorRef::Input(0)];
-    let instance = push_call(db, &backward, item, &last_call, targets_in, &[])?;
+    let scalars = given(db, item, optimizer);
+    let instance = push_call(db, &backward, item, &last_call, targets_in, &scalars)?;
     backward.layers.push(instance);
     for (l, layer) in graph.layers.iter().enumerate().rev() {
         let item = variant(l, "_train_back")?;
@@ -144,16 +147,7 @@ pub fn pipelined_training_graphs(
             .iter()
             .filter(|a| matches!(a, TensorRef::Param(_)));
         let args = std::iter::once(dy).chain(params.copied()).collect();
-        let wanted = layer_signature(db, item);
-        let scalars: Vec<(String, Value)> = wanted
-            .scalars
-            .iter()
-            .filter_map(|s| {
-                let given = optimizer.iter().find(|(name, _)| *name == s.name);
-                let value = given.map(|(_, v)| *v).or(s.default)?;
-                Some((s.name.clone(), value))
-            })
-            .collect();
+        let scalars = given(db, item, optimizer);
         let instance = push_call(db, &backward, item, &layer.call, args, &scalars)?;
         backward.layers.push(instance);
         region_of.push(l);
@@ -226,6 +220,23 @@ fn push_call(
         Some(instance) if diags.is_empty() => Ok(instance),
         _ => Err(diags),
     }
+}
+
+/// The scalar inputs `item` declares, each from `settings` by name, else its default.
+pub(super) fn given(
+    db: &dyn Db,
+    item: ItemId<'_>,
+    settings: &[(String, Value)],
+) -> Vec<(String, Value)> {
+    layer_signature(db, item)
+        .scalars
+        .iter()
+        .filter_map(|s| {
+            let given = settings.iter().find(|(name, _)| *name == s.name);
+            let value = given.map(|(_, v)| *v).or(s.default)?;
+            Some((s.name.clone(), value))
+        })
+        .collect()
 }
 
 /// A forward instance's scalar inputs as the values its `L_train` (or, in streaming training,

@@ -22,7 +22,7 @@ use wsel_sema::ty::Value;
 use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_signature};
 
 use super::instance::{CallArgs, lower_instance};
-use super::pipelined_training::values;
+use super::pipelined_training::{given, values};
 use super::{find_item, shape_of, staged_graph};
 use crate::diagnostics;
 
@@ -291,18 +291,7 @@ fn scalars_for(
     item: ItemId<'_>,
     forward: &[(String, CValue)],
 ) -> Vec<(String, Value)> {
-    let given = values(forward);
-    layer_signature(db, item)
-        .scalars
-        .iter()
-        .filter_map(|s| {
-            let value = given
-                .iter()
-                .find(|(name, _)| *name == s.name)
-                .map(|(_, v)| *v);
-            Some((s.name.clone(), value.or(s.default)?))
-        })
-        .collect()
+    given(db, item, &values(forward))
 }
 
 /// The backward layer giving the gradient of `layer`'s activation input `input`: `L_backward`
