@@ -35,6 +35,7 @@ mod progress;
 mod queue;
 mod report;
 mod router;
+mod switches;
 mod task;
 mod trace;
 mod validate;
@@ -46,9 +47,10 @@ pub use engine::{ExpressStats, Outcome, PartitionLoad, SimOptions, simulate};
 pub use error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, TaskFault, WaitingRecv};
 pub use program::{
     Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, RampFilter,
-    Route, Task, TaskId,
+    Route, Switch, SwitchCommand, SwitchPosition, Task, TaskId,
 };
 pub use progress::Progress;
 pub use report::{ColorTraffic, ColorWait, LinkTraffic, PeActivity, Report, StreamTiming};
+pub use switches::{COMMAND_HOPS, encode as encode_switch_commands};
 pub use task::{TaskCode, TaskContext, task};
 pub use trace::{Trace, TraceGroup, TraceOffsets, TraceOptions, TraceOut};
