@@ -149,10 +149,12 @@ impl Walker<'_> {
                     };
                     self.block(body, live && known != Some(false));
                 }
+                // A control wavelet completes nothing and is never delivered to a PE.
                 Stmt::SetLocal { .. }
                 | Stmt::Store { .. }
                 | Stmt::Vector { .. }
-                | Stmt::CheckLength { .. } => {}
+                | Stmt::CheckLength { .. }
+                | Stmt::Control { .. } => {}
             }
         }
         live

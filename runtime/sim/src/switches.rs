@@ -26,19 +26,12 @@ use crate::program::{Color, Program, Switch, SwitchCommand};
 use crate::queue::Rings;
 use crate::router::{CycleState, set_want};
 
-/// Bits of command per hop in a control wavelet's payload.
-pub const COMMAND_BITS: u32 = 2;
-/// Hops a control wavelet carries commands for.
-pub const COMMAND_HOPS: usize = 16;
+pub use wsel_abi::{COMMAND_BITS, COMMAND_HOPS};
 
 /// The payload of a control wavelet carrying `commands`, the first for the sender's router,
 /// then one per router downstream (at most [`COMMAND_HOPS`]; later hops get nops).
 pub fn encode(commands: &[SwitchCommand]) -> u32 {
-    commands
-        .iter()
-        .take(COMMAND_HOPS)
-        .enumerate()
-        .fold(0, |w, (i, c)| w | (*c as u32) << (COMMAND_BITS * i as u32))
+    wsel_abi::control_payload(commands.iter().map(|&c| c as u32))
 }
 
 /// The command a control wavelet with `payload` gives the router it leaves.

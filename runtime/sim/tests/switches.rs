@@ -18,7 +18,11 @@
 mod common;
 
 use common::{run_agreeing, target, threads};
-use wsel_sim::{Program, SwitchCommand, SwitchPosition, TaskContext, simulate, task};
+use std::sync::Arc;
+use wsel_abi::{CONTROL_PORT, NO_TASK, STATUS_OK, TaskCtx};
+use wsel_sim::{
+    AbiTask, Program, SwitchCommand, SwitchPosition, TaskCode, TaskContext, simulate, task,
+};
 use wsel_target::{Coord, Port, PortSet};
 
 use SwitchCommand::{Advance, Nop, Reset};
@@ -46,6 +50,18 @@ fn receiver(p: &mut Program, n: u32) -> u32 {
 /// cycles, sends 8 and then (if `control`) a control wavelet advancing its own switch; C
 /// receives two words.
 fn held_back(wait: u64, control: bool) -> Result<wsel_sim::Outcome, wsel_sim::SimError> {
+    held_back_by(task(move |ctx: &mut TaskContext<'_>| {
+        ctx.add_cycles(wait);
+        ctx.send_scalar(0, 8, None)?;
+        if control {
+            ctx.send_control(0, &[Advance])?;
+        }
+        Ok(())
+    }))
+}
+
+/// [`held_back`] with B running `b`.
+fn held_back_by(b: Arc<dyn TaskCode>) -> Result<wsel_sim::Outcome, wsel_sim::SimError> {
     let t = target(2, 2, 4);
     let mut p = Program::new();
     let a = p.add_kernel(
@@ -55,20 +71,7 @@ fn held_back(wait: u64, control: bool) -> Result<wsel_sim::Outcome, wsel_sim::Si
             task(|ctx: &mut TaskContext<'_>| ctx.send_scalar(0, 7, None)),
         )],
     );
-    let b = p.add_kernel(
-        "b",
-        vec![(
-            "main",
-            task(move |ctx: &mut TaskContext<'_>| {
-                ctx.add_cycles(wait);
-                ctx.send_scalar(0, 8, None)?;
-                if control {
-                    ctx.send_control(0, &[Advance])?;
-                }
-                Ok(())
-            }),
-        )],
-    );
+    let b = p.add_kernel("b", vec![("main", b)]);
     let c = receiver(&mut p, 2);
     let (pa, pb, pc) = (Coord::new(0, 0), Coord::new(1, 0), Coord::new(2, 0));
     p.add_pe(pa, a, 8, &[0], &[0]);
@@ -98,6 +101,30 @@ fn data_waits_until_a_control_wavelet_opens_the_switch() {
     assert_eq!(out.cycles, 19);
     // B waiting 20 cycles more delays everything by 20: 7 waits for the switch.
     assert_eq!(held_back(30, true).expect("runs").cycles, 39);
+}
+
+/// B of [`held_back`] (`wait` = 10, with the control wavelet) as compiled code calls it:
+/// `send_scalar` on the port marked `CONTROL_PORT` with the payload of `[adv]`.
+unsafe extern "C" fn abi_b(ctx: *mut TaskCtx) -> u32 {
+    // SAFETY: the runtime passes a valid context.
+    unsafe {
+        (*ctx).cycles += 10;
+        let calls = &*(*ctx).calls;
+        let s = (calls.send_scalar)(ctx, 0, 8, NO_TASK);
+        if s != STATUS_OK {
+            return s;
+        }
+        let payload = wsel_abi::control_payload([1]);
+        (calls.send_scalar)(ctx, CONTROL_PORT, payload, NO_TASK)
+    }
+}
+
+#[test]
+fn compiled_code_sends_control_wavelets_through_the_abi() {
+    // The same run as `data_waits_until_a_control_wavelet_opens_the_switch`: 19 cycles.
+    // SAFETY: `abi_b` follows the ABI contract.
+    let b: Arc<dyn TaskCode> = Arc::new(unsafe { AbiTask::new(abi_b) });
+    assert_eq!(held_back_by(b).expect("runs").cycles, 19);
 }
 
 #[test]
