@@ -106,7 +106,7 @@ pub type SendFn = unsafe extern "C" fn(
 
 /// Send one 32-bit wavelet `value` on output port `port`; activate `then_task` (or [`NO_TASK`])
 /// when it has left the PE. With `port | CONTROL_PORT` the wavelet is a **control wavelet**
-/// whose payload `value` holds switch commands ([`control_payload`]); `then_task` is ignored.
+/// whose payload `value` holds switch commands ([`control_payload`]).
 pub type SendScalarFn =
     unsafe extern "C" fn(ctx: *mut TaskCtx, port: u32, value: u32, then_task: u32) -> u32;
 

@@ -169,7 +169,8 @@ unsafe extern "C" fn abi_send_scalar(ctx: *mut TaskCtx, port: u32, value: u32, t
     // SAFETY: native code passes back the context it was given (ABI contract).
     let rt = unsafe { runtime(ctx) };
     if port & wsel_abi::CONTROL_PORT != 0 {
-        return status(rt.send_control(port & !wsel_abi::CONTROL_PORT, value));
+        let port = port & !wsel_abi::CONTROL_PORT;
+        return status(rt.send_control(port, value, then_task(then)));
     }
     let mut data = rt.buffer();
     data.push(value);

@@ -216,14 +216,22 @@ impl<'a> TaskContext<'a> {
     }
 
     /// Send one control wavelet on `port` carrying `commands` for the switches of its color:
-    /// the first for this PE's router, then one per router downstream (see `switches.rs`).
+    /// the first for this PE's router, then one per router downstream (see `switches.rs`);
+    /// activate `then` when it has left the PE.
     pub fn send_control(
         &mut self,
         port: u32,
         commands: &[crate::program::SwitchCommand],
+        then: Option<TaskId>,
     ) -> Result<(), TaskFault> {
-        self.rt
-            .send_control(port, crate::switches::encode(commands))
+        let payload = crate::switches::encode(commands);
+        self.rt.send_control(port, payload, then)
+    }
+
+    /// The PE's clock: the cycle the task's own work started plus the cycles it charged so
+    /// far (the kernel's `pe.cycle`).
+    pub fn clock(&self) -> u64 {
+        self.rt.clock + self.rt.cycles
     }
 
     /// Receive the next `n` wavelets arriving on `port` into SRAM from byte `offset`; activate
@@ -360,10 +368,18 @@ impl TaskRuntime<'_> {
         Ok(())
     }
 
-    pub(crate) fn send_control(&mut self, port: u32, payload: u32) -> Result<(), TaskFault> {
+    pub(crate) fn send_control(
+        &mut self,
+        port: u32,
+        payload: u32,
+        then: Option<TaskId>,
+    ) -> Result<(), TaskFault> {
         let color = self.color(port)?;
         if self.control_colors & (1u64 << color) == 0 {
             return Err(self.fail(TaskFault::ControlWithoutSwitch { port, color }));
+        }
+        if let Some(t) = then {
+            self.check_task(t)?;
         }
         let mut data = self.buffer();
         data.push(payload);
@@ -371,7 +387,7 @@ impl TaskRuntime<'_> {
             at: self.cycles,
             color,
             data,
-            then: None,
+            then,
             control: true,
         });
         Ok(())

@@ -54,7 +54,7 @@ fn held_back(wait: u64, control: bool) -> Result<wsel_sim::Outcome, wsel_sim::Si
         ctx.add_cycles(wait);
         ctx.send_scalar(0, 8, None)?;
         if control {
-            ctx.send_control(0, &[Advance])?;
+            ctx.send_control(0, &[Advance], None)?;
         }
         Ok(())
     }))
@@ -153,9 +153,9 @@ fn toggled(
             "main",
             task(move |ctx: &mut TaskContext<'_>| {
                 ctx.send_scalar(0, 1, None)?;
-                ctx.send_control(0, &[Nop, Advance])?;
+                ctx.send_control(0, &[Nop, Advance], None)?;
                 ctx.send_scalar(0, 2, None)?;
-                ctx.send_control(0, &commands)?;
+                ctx.send_control(0, &commands, None)?;
                 ctx.send_scalar(0, 3, None)
             }),
         )],
@@ -214,7 +214,7 @@ fn a_control_wavelet_needs_a_switched_color() {
         "a",
         vec![(
             "main",
-            task(|ctx: &mut TaskContext<'_>| ctx.send_control(0, &[Advance])),
+            task(|ctx: &mut TaskContext<'_>| ctx.send_control(0, &[Advance], None)),
         )],
     );
     let c = receiver(&mut p, 1);
