@@ -229,3 +229,50 @@ fn a_control_wavelet_needs_a_switched_color() {
         "unexpected error: {err}"
     );
 }
+
+#[test]
+fn one_control_wavelet_advances_a_chain_of_routers() {
+    // A → B → C → D along a row. B and C: position 0 WEST → EAST (pass), 1 WEST → RAMP
+    // (CSL `pos1 = {tx = RAMP}`); D takes what reaches it. A sends 1, a control wavelet
+    // [nop, adv, adv] (A's router, B, C), 2, a control wavelet [nop, reset], 3: issued at
+    // S = 2, they leave A at 2 … 6 and reach B at 4 … 8.
+    // B: 4: 1 goes east (C at 6). 5: the first control wavelet goes east (C at 7), then B
+    // advances to 1. 6: 2 goes to B's ramp (its receive completes). 7: the second control
+    // wavelet goes to the ramp (dropped) and resets B to 0. 8: 3 goes east (C at 10).
+    // C: 6: 1 goes east (D at 8, its receive completes). 7: the first control wavelet, its
+    // commands shifted by B, goes east (D drops it at 9) and advances C to 1. 10: 3 goes to
+    // C's ramp: its receive completes at 10, its task is ready at 11 and ends at 13.
+    let t = target(2, 2, 4);
+    let mut p = Program::new();
+    let a = p.add_kernel(
+        "a",
+        vec![(
+            "main",
+            task(|ctx: &mut TaskContext<'_>| {
+                ctx.send_scalar(0, 1, None)?;
+                ctx.send_control(0, &[Nop, Advance, Advance], None)?;
+                ctx.send_scalar(0, 2, None)?;
+                ctx.send_control(0, &[Nop, Reset], None)?;
+                ctx.send_scalar(0, 3, None)
+            }),
+        )],
+    );
+    let r = receiver(&mut p, 1);
+    let at: Vec<Coord> = (0..4).map(|x| Coord::new(x, 0)).collect();
+    p.add_pe(at[0], a, 8, &[0], &[0]);
+    for &pe in &at[1..] {
+        p.add_pe(pe, r, 8, &[0], &[0]);
+    }
+    p.add_route(at[0], 0, RAMP, EAST);
+    for &pe in &at[1..3] {
+        p.add_route(pe, 0, WEST, EAST);
+        assert!(p.set_switch(pe, 0, &[SwitchPosition::tx(RAMP)], 0, false));
+    }
+    p.add_route(at[3], 0, WEST, RAMP);
+    let out = run_agreeing(&t, &p);
+    let got: Vec<u32> = at[1..]
+        .iter()
+        .map(|&pe| out.read_u32s(pe, 0, 1).expect("sram")[0])
+        .collect();
+    assert_eq!((out.cycles, got), (13, vec![2, 3, 1]));
+}
