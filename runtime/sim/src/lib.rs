@@ -51,6 +51,5 @@ pub use program::{
 };
 pub use progress::Progress;
 pub use report::{ColorTraffic, ColorWait, LinkTraffic, PeActivity, Report, StreamTiming};
-pub use switches::{COMMAND_HOPS, encode as encode_switch_commands};
 pub use task::{TaskCode, TaskContext, task};
 pub use trace::{Trace, TraceGroup, TraceOffsets, TraceOptions, TraceOut};

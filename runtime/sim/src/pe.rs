@@ -186,15 +186,15 @@ pub(crate) struct Pe {
     pub waiting_sends: VecDeque<SendState>,
     pub send_colors: u64,
     pub recv_colors: u64,
-    /// Send colors with a switch somewhere: control wavelets may be sent on them.
-    pub control_colors: u64,
-    /// The issue numbers (`SendState::seq`) of control sends not yet in a send slot.
-    pub control_seqs: Vec<u32>,
     /// Colors that may have a receive in `queued_recvs` (a superset: cleared when a
     /// completion finds none).
     pub queued_colors: u64,
     pub busy_cycles: u64,
     pub tasks_run: u64,
+    /// Send colors with a switch somewhere: control wavelets may be sent on them.
+    pub control_colors: u64,
+    /// The issue numbers (`SendState::seq`) of control sends not yet in a send slot.
+    pub control_seqs: Vec<u32>,
 }
 
 /// An activation: (ready cycle, sequence number, task).

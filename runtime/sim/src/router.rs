@@ -61,6 +61,9 @@ pub(crate) struct CycleState<'a> {
     remote_ups: &'a [RemoteUp],
     pub(crate) filters: &'a mut [Filter],
     pub(crate) switches: &'a mut crate::switches::Switches,
+    /// The program has switches (`switches.on()`, kept here so that the hot paths test a
+    /// register, not a field behind a pointer).
+    switched: bool,
     pub(crate) pes: &'a mut [Pe],
     pub(crate) sends: &'a mut [SendSlot],
     pub(crate) recvs: &'a mut [RecvSlot],
@@ -126,6 +129,7 @@ impl<'p> Partition<'p> {
             outch,
             remote_ups,
             filters,
+            switched: switches.on(),
             switches,
             pes,
             sends,
@@ -206,12 +210,18 @@ impl CycleState<'_> {
             links &= links - 1;
             if self.serve(node, o) {
                 moved = true;
+                if self.switched {
+                    self.control_served(node);
+                }
                 ports = self.routers[node as usize].ports;
                 links = ports & LINK_PORTS & (u8::MAX << (o + 1));
             }
         }
         if ports & (1 << RAMP) != 0 && self.serve(node, RAMP) {
             moved = true;
+            if self.switched {
+                self.control_served(node);
+            }
         }
         if !moved {
             return (false, false);
@@ -301,7 +311,9 @@ impl CycleState<'_> {
         }
         let queue = &mut self.queues[q as usize];
         self.rings.push_present(queue, q, data);
-        self.switches.tag_tail(self.rings, queue, q, control);
+        if self.switched {
+            self.switches.tag_tail(self.rings, queue, q, control);
+        }
         if queue.len == 1 {
             let tx = head_tx(queue, q, self.filters);
             set_want(&mut self.routers[node as usize], tx, 1u64 << bit);
@@ -345,7 +357,9 @@ impl CycleState<'_> {
             }
             let queue = &mut self.queues[q as usize];
             self.rings.push_present(queue, q, data);
-            self.switches.tag_tail(self.rings, queue, q, false);
+            if self.switched {
+                self.switches.tag_tail(self.rings, queue, q, false);
+            }
             if queue.len == 1 {
                 let bit = q - self.routers[node as usize].q_start;
                 let tx = head_tx(queue, q, self.filters);
@@ -407,7 +421,7 @@ impl CycleState<'_> {
             let (slot, ch) = (queue.slot, queue.out[o % 4]);
             let data = self.rings.head(queue, q);
             // A control wavelet goes on with its commands shifted and is never delivered.
-            let control = self.switches.head_is_control(queue, q);
+            let control = self.switched && self.switches.head_is_control(queue, q);
             if o < RAMP {
                 let data = if control { forwarded(data) } else { data };
                 if !self.emit(node, ch, o, data, control) {
@@ -468,7 +482,9 @@ impl CycleState<'_> {
             let arrive = t + u64::from(out.latency);
             self.rings
                 .push_flight(queue, dq, data, self.rel + out.latency);
-            self.switches.tag_tail(self.rings, queue, dq, control);
+            if self.switched {
+                self.switches.tag_tail(self.rings, queue, dq, control);
+            }
             let down = &mut self.routers[dn as usize];
             down.incoming |= 1u64 << (dq - down.q_start);
             if down.flags & EXPRESS != 0 {
@@ -494,24 +510,18 @@ impl CycleState<'_> {
             r.ports &= !(1 << o);
         }
         queue.sent |= 1 << o;
-        if queue.sent != head_tx(queue, q, self.filters) {
+        // Every port the head goes to now has taken it (a switch may have moved in between).
+        if head_tx(queue, q, self.filters) & !queue.sent != 0 {
             return;
         }
         queue.sent = 0;
         let latency = self.rings.up_latency(q);
         let due = self.t + u64::from(latency);
-        let control = self.switches.head_is_control(queue, q);
-        let payload = if control {
-            self.rings.head(queue, q)
-        } else {
-            0
-        };
-        self.rings.pop(queue, q, self.rel + latency);
-        if control {
-            self.control_left(node, q, payload);
+        if self.switched && self.switches.head_is_control(queue, q) {
+            // Its command applies once the port's serve is over (`control_served`).
+            self.switches.left = Some((q, self.rings.head(queue, q)));
         }
-        let queue = &mut self.queues[q as usize];
-        let r = &mut self.routers[node as usize];
+        self.rings.pop(queue, q, self.rel + latency);
         if usize::from(queue.rx()) == RAMP {
             self.pes[r.pe as usize].full &= !(1u64 << queue.slot);
         }

@@ -8,7 +8,7 @@
 //! waits (and backpressure builds behind it) until a switch opens its port.
 //!
 //! A **control wavelet** (`TaskCtx::send_control`) carries two bits of command per hop, the
-//! first hop's lowest ([`encode`]). A router routes it by its current position like any
+//! first hop's lowest ([`encode`], `wsel_abi::control_payload`). A router routes it by its current position like any
 //! wavelet of the color; when it has left the router's queue, the router applies the lowest
 //! command (nop, advance, reset) to its position for the color, and the wavelet goes on with
 //! its commands shifted down by one hop. The new position holds for every wavelet leaving the
@@ -26,11 +26,11 @@ use crate::program::{Color, Program, Switch, SwitchCommand};
 use crate::queue::Rings;
 use crate::router::{CycleState, set_want};
 
-pub use wsel_abi::{COMMAND_BITS, COMMAND_HOPS};
+use wsel_abi::COMMAND_BITS;
 
 /// The payload of a control wavelet carrying `commands`, the first for the sender's router,
-/// then one per router downstream (at most [`COMMAND_HOPS`]; later hops get nops).
-pub fn encode(commands: &[SwitchCommand]) -> u32 {
+/// then one per router downstream (at most `wsel_abi::COMMAND_HOPS`; later hops get nops).
+pub(crate) fn encode(commands: &[SwitchCommand]) -> u32 {
     wsel_abi::control_payload(commands.iter().map(|&c| c as u32))
 }
 
@@ -117,6 +117,8 @@ pub(crate) struct Switches {
     routes: Vec<SwitchedRoute>,
     /// Colors with a switch somewhere (bit per color).
     colors: u64,
+    /// A control wavelet that left a queue in the port serve going on: (queue, payload).
+    pub left: Option<(u32, u32)>,
 }
 
 /// Whether `program` has a switched route (then it runs in one partition).
@@ -140,7 +142,13 @@ impl Switches {
             },
             routes: Vec::new(),
             colors,
+            left: None,
         }
+    }
+
+    /// Whether the program has a switch (control wavelets are tagged).
+    pub(crate) fn on(&self) -> bool {
+        !self.tags.is_empty()
     }
 
     /// Whether `color` has a switch somewhere (control wavelets may travel on it).
@@ -169,7 +177,7 @@ impl Switches {
     /// Whether the head wavelet of local queue `qi` is a control wavelet.
     #[inline(always)]
     pub(crate) fn head_is_control(&self, q: &Queue, qi: u32) -> bool {
-        !self.tags.is_empty() && self.tags[qi as usize] >> q.head & 1 != 0
+        self.on() && self.tags[qi as usize] >> q.head & 1 != 0
     }
 
     /// Tag the wavelet just written last into local queue `qi` as control or not.
@@ -215,10 +223,18 @@ impl Switches {
 }
 
 impl CycleState<'_> {
+    /// A port of `node` was served: if a control wavelet left a queue there, apply it.
+    #[inline]
+    pub(crate) fn control_served(&mut self, node: u32) {
+        if let Some((qi, payload)) = self.switches.left.take() {
+            self.control_left(node, qi, payload);
+        }
+    }
+
     /// The control wavelet `payload` left local queue `qi` of `node`: apply its command and
     /// point the want masks of the route's queues at the new position.
     #[cold]
-    pub(crate) fn control_left(&mut self, node: u32, qi: u32, payload: u32) {
+    fn control_left(&mut self, node: u32, qi: u32, payload: u32) {
         let color = self.queues[qi as usize].color;
         let Some(queues) = self
             .switches
