@@ -173,6 +173,7 @@ impl Checker<'_> {
                 self.task_id(then.0)
             }
             Stmt::Activate(task) => self.task_id(task.0),
+            Stmt::Control { port, .. } => self.port(port.0, PortDirection::Out),
             Stmt::Return => Ok(()),
             Stmt::CheckLength { len, expected } => {
                 self.index(len)?;

@@ -18,9 +18,16 @@
 //! - the reduction of an empty slice gives 0 for `sum`, the smallest value (−∞ for floats) for
 //!   `max` and the largest (+∞) for `min`.
 
-use wsel_ir::kernel::{AssignOp, BinaryOp, MathFn, ReduceOp, ScalarTy, UnaryOp};
+use wsel_ir::kernel::{AssignOp, BinaryOp, MathFn, PortId, ReduceOp, ScalarTy, SwitchCmd, UnaryOp};
 
 use crate::host;
+
+/// The `send_scalar` arguments of a control statement: the port marked
+/// [`wsel_abi::CONTROL_PORT`] and the payload carrying `commands`.
+pub fn control_call(port: PortId, commands: &[SwitchCmd]) -> (u32, u32) {
+    let payload = wsel_abi::control_payload(commands.iter().map(|&c| c as u32));
+    (port.0 | wsel_abi::CONTROL_PORT, payload)
+}
 
 /// The one NaN float operations produce: positive, quiet, zero payload.
 pub const CANONICAL_NAN: u32 = 0x7FC0_0000;

@@ -678,6 +678,38 @@ fn communication_and_coordinates() {
 }
 
 #[test]
+fn a_control_statement_sends_one_control_wavelet() {
+    // control(out0, [adv, nop, reset]): one send_scalar call on port 0 | CONTROL_PORT with the
+    // payload 1 | 0 << 2 | 2 << 4 = 33 (two bits per router, the sender's own lowest) and no
+    // completion task, issued after the statement's one cycle.
+    use wsel_ir::kernel::SwitchCmd::{Adv, Nop, Reset};
+    let k = kernel(
+        "ctrl",
+        arrays(&[("pad", U32, 1)]),
+        vec![port("out0", Out, U32)],
+        vec![task(
+            "main",
+            &[],
+            vec![Stmt::Control {
+                port: wsel_ir::kernel::PortId(0),
+                commands: vec![Adv, Nop, Reset],
+            }],
+        )],
+    );
+    let out = run_everywhere(&k, &Setup::entry(&k));
+    assert_eq!(out.status, 0);
+    assert_eq!(
+        out.events,
+        vec![Event::SendScalar {
+            port: wsel_abi::CONTROL_PORT,
+            value: 33,
+            then: NO_TASK,
+            cycles: 1
+        }]
+    );
+}
+
+#[test]
 fn a_failing_runtime_call_stops_the_task_with_its_status() {
     let k = kernel(
         "fail",

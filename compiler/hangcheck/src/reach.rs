@@ -168,10 +168,12 @@ impl Walker<'_> {
                     let known = self.decide(live, &loop_runs(task, *local, lo, hi));
                     self.block(body, live && known != Some(false));
                 }
+                // A control wavelet completes nothing and is never delivered to a PE.
                 Stmt::SetLocal { .. }
                 | Stmt::Store { .. }
                 | Stmt::Vector { .. }
-                | Stmt::CheckLength { .. } => {}
+                | Stmt::CheckLength { .. }
+                | Stmt::Control { .. } => {}
             }
         }
         live

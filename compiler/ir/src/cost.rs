@@ -96,7 +96,7 @@ pub fn stmt_fixed_cycles(stmt: &Stmt, model: &CostModel) -> u64 {
         }
         Stmt::SendScalar { value, .. } => 1 + expr_cycles(value, model),
         Stmt::Recv { dst, .. } => 1 + expr_cycles(&dst.start, model) + expr_cycles(&dst.len, model),
-        Stmt::Activate(_) | Stmt::Return => 1,
+        Stmt::Activate(_) | Stmt::Control { .. } | Stmt::Return => 1,
         Stmt::CheckLength { .. } => 0,
     }
 }

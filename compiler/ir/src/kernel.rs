@@ -275,8 +275,36 @@ pub enum Stmt {
     },
     /// Queue a task to run after the current one.
     Activate(TaskId),
+    /// Send one control wavelet on a switched port: `commands[i]` is for the `i`-th router
+    /// from this PE's own (router switches, `docs/language.md` §5.4).
+    Control {
+        port: PortId,
+        commands: Vec<SwitchCmd>,
+    },
     /// Leave the task.
     Return,
+}
+
+/// What a control wavelet tells one router's switch (`wsel_abi::control_payload`'s codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SwitchCmd {
+    /// Leave the position.
+    Nop = 0,
+    /// Go to the next position (past the last: to 0 in ring mode, else stay).
+    Adv = 1,
+    /// Go to position 0.
+    Reset = 2,
+}
+
+impl SwitchCmd {
+    /// The command's name in the language.
+    pub fn name(self) -> &'static str {
+        match self {
+            SwitchCmd::Nop => "nop",
+            SwitchCmd::Adv => "adv",
+            SwitchCmd::Reset => "reset",
+        }
+    }
 }
 
 /// Values readable by per-PE code that differ between PEs sharing the same machine code.
@@ -501,6 +529,7 @@ pub fn for_each_transfer(body: &[Stmt], visit: &mut dyn FnMut(usize, &Stmt)) {
                 | Stmt::Store { .. }
                 | Stmt::Vector { .. }
                 | Stmt::CheckLength { .. }
+                | Stmt::Control { .. }
                 | Stmt::Return => {}
             }
         }

@@ -153,6 +153,15 @@ impl Printer<'_> {
             Stmt::Activate(task) => {
                 let _ = writeln!(out, "{pad}activate {};", self.kernel.task(*task).name);
             }
+            Stmt::Control { port, commands } => {
+                let names: Vec<&str> = commands.iter().map(|c| c.name()).collect();
+                let _ = writeln!(
+                    out,
+                    "{pad}control({}, [{}]);",
+                    self.kernel.port(*port).name,
+                    names.join(", ")
+                );
+            }
             Stmt::Return => {
                 let _ = writeln!(out, "{pad}return;");
             }

@@ -65,6 +65,26 @@ pub const NO_CYCLE_LIMIT: u64 = u64::MAX;
 /// "No task": pass as the `then_task` of a send when no completion task is wanted.
 pub const NO_TASK: u32 = u32::MAX;
 
+/// Or'ed into the port of a [`SendScalarFn`] call: the wavelet is a control wavelet (router
+/// switches, `wsel-sim`'s `switches.rs`).
+pub const CONTROL_PORT: u32 = 1 << 31;
+
+/// Bits of switch command per hop in a control wavelet's payload.
+pub const COMMAND_BITS: u32 = 2;
+/// Routers one control wavelet carries commands for.
+pub const COMMAND_HOPS: usize = 16;
+
+/// The payload of a control wavelet carrying switch `commands` (0 nop, 1 advance, 2 reset),
+/// the first for the sender's own router, then one per router downstream; at most
+/// [`COMMAND_HOPS`] are kept, later routers get nops.
+pub fn control_payload(commands: impl IntoIterator<Item = u32>) -> u32 {
+    commands
+        .into_iter()
+        .take(COMMAND_HOPS)
+        .enumerate()
+        .fold(0, |w, (i, c)| w | (c & 3) << (COMMAND_BITS * i as u32))
+}
+
 /// The signature of one compiled task.
 ///
 /// # Safety
@@ -85,7 +105,8 @@ pub type SendFn = unsafe extern "C" fn(
 ) -> u32;
 
 /// Send one 32-bit wavelet `value` on output port `port`; activate `then_task` (or [`NO_TASK`])
-/// when it has left the PE.
+/// when it has left the PE. With `port | CONTROL_PORT` the wavelet is a **control wavelet**
+/// whose payload `value` holds switch commands ([`control_payload`]).
 pub type SendScalarFn =
     unsafe extern "C" fn(ctx: *mut TaskCtx, port: u32, value: u32, then_task: u32) -> u32;
 

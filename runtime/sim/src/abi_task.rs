@@ -168,6 +168,10 @@ unsafe extern "C" fn abi_send(ctx: *mut TaskCtx, port: u32, offset: u32, n: u32,
 unsafe extern "C" fn abi_send_scalar(ctx: *mut TaskCtx, port: u32, value: u32, then: u32) -> u32 {
     // SAFETY: native code passes back the context it was given (ABI contract).
     let rt = unsafe { runtime(ctx) };
+    if port & wsel_abi::CONTROL_PORT != 0 {
+        let port = port & !wsel_abi::CONTROL_PORT;
+        return status(rt.send_control(port, value, then_task(then)));
+    }
     let mut data = rt.buffer();
     data.push(value);
     status(rt.send(port, data, then_task(then)))

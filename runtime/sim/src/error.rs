@@ -30,6 +30,14 @@ pub enum TaskFault {
         /// Its color.
         color: Color,
     },
+    /// A control wavelet on a color that has no switch, or whose route at this PE does not
+    /// take wavelets from the ramp.
+    ControlWithoutSwitch {
+        /// The port sent on.
+        port: u32,
+        /// Its color.
+        color: Color,
+    },
     /// A receive on a color whose route at this PE does not deliver to the ramp.
     UnroutedRecv {
         /// The port received on.
@@ -82,6 +90,10 @@ impl fmt::Display for TaskFault {
             TaskFault::UnroutedSend { port, color } => write!(
                 f,
                 "send on port {port} (color {color}): the route for color {color} at this PE does not take wavelets from the ramp"
+            ),
+            TaskFault::ControlWithoutSwitch { port, color } => write!(
+                f,
+                "control wavelet on port {port} (color {color}): color {color} has no switch, or its route at this PE does not take wavelets from the ramp"
             ),
             TaskFault::UnroutedRecv { port, color } => write!(
                 f,

@@ -154,6 +154,10 @@ impl Partition<'_> {
         if u64::from(self.fab.rings.depth) < 2 * self.setup.latency || plan.pos >= plan.len {
             return None;
         }
+        // Router switches (switches.rs): never in closed form.
+        if (self.fab.switches).blocks_express(self.fab.queues[plan.q0 as usize].color) {
+            return None;
+        }
         let chain = self.walk(plan.q0, plan.node0, plan.send)?;
         let h = chain.hops.len() as u64 - 1;
         if h == 0 || (plan.len - plan.pos) * h < MIN_WAVELET_HOPS {

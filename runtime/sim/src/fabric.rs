@@ -141,13 +141,14 @@ const _: () = assert!(std::mem::size_of::<Queue>() == 64);
 /// `Queue::bits`: the upstream router found no credit and waits for one (the next pop wakes
 /// it when the credit returns).
 pub(crate) const UP_WAITS: u8 = 0x80;
-/// `Queue::bits`: the route has a ramp filter (see [`Filter`]): the ports the head wavelet
-/// goes to depend on its position in the stream.
+/// `Queue::bits`: the route has a ramp filter or a switch (see [`Filter`]): the ports the
+/// head wavelet goes to depend on its position in the stream or the switch's position.
 pub(crate) const FILTERED: u8 = 0x08;
 /// `Queue::up`: the upstream router is in another partition (credits go back as messages).
 pub(crate) const REMOTE_UP: u32 = 1 << 31;
 
-/// The state of a queue whose route has a ramp filter (`program::RampFilter`).
+/// The state of a queue whose route has a ramp filter (`program::RampFilter`) or a switch
+/// (`program::Switch`, then `switch` is set and the ramp filter's fields are unused).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Filter {
     /// The queue.
@@ -157,12 +158,16 @@ pub(crate) struct Filter {
     /// The head wavelet's position in the period (wavelets that left the queue, modulo the
     /// period).
     pub count: u32,
+    /// The queue's switch positions (see `switches.rs`).
+    pub switch: Option<crate::switches::SwitchHead>,
 }
 
 impl Filter {
     /// The ports the head wavelet of a queue forwarding to `tx` goes to.
     pub(crate) fn head_tx(&self, tx: u8) -> u8 {
-        if self.count < self.keep {
+        if let Some(s) = &self.switch {
+            s.tx()
+        } else if self.count < self.keep {
             1 << RAMP
         } else {
             tx & LINK_PORTS

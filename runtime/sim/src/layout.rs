@@ -20,6 +20,7 @@ use crate::phases::Phases;
 use crate::program::{Color, EdgeSource, Program, Route};
 use crate::queue::Rings;
 use crate::router::RemoteUp;
+use crate::switches::SwitchHead;
 use crate::validate::{check_edge, check_pe, check_route, check_routes, program_error};
 use std::collections::{BTreeMap, BTreeSet};
 use wsel_target::{Coord, Dir, Port, Target};
@@ -245,7 +246,8 @@ fn edge_streams(n: &Numbering<'_>) -> Result<BTreeMap<(u32, Dir, Color), u32>, S
     Ok(outputs_at)
 }
 
-/// Validate `program` against `target` and build `parts` partitions.
+/// Validate `program` against `target` and build `parts` partitions (one if the program has
+/// switches: see `switches.rs`).
 pub(crate) fn build<'p>(
     target: &'p Target,
     program: &'p Program,
@@ -255,7 +257,14 @@ pub(crate) fn build<'p>(
         .validate()
         .map_err(|e| SimError::Target(e.to_string()))?;
     let n = Numbering::new(target, program)?;
-    let split = crate::bands::split(&n, parts);
+    let switched = crate::switches::any(program);
+    if switched && target.queue_depth.max(target.boundary_queue_depth()) > 64 {
+        return Err(program_error(
+            None,
+            "router switches need queues of at most 64 wavelets".into(),
+        ));
+    }
+    let split = crate::bands::split(&n, if switched { 1 } else { parts });
     let parts = split.members.len();
     let phases = Phases::of(program, target, parts == 1);
     let mut partitions = Vec::with_capacity(parts);
@@ -312,6 +321,7 @@ impl<'p> Builder<'_, 'p> {
                     (target.boundary_queue_depth(), target.max_link_latency()),
                     queues,
                 ),
+                switches: crate::switches::Switches::new(self.n.program, queues),
                 ..Fabric::default()
             },
             wakes: Vec::new(),
@@ -394,10 +404,18 @@ impl<'p> Builder<'_, 'p> {
         let q_start = parts.fab.queues.len() as u32;
         for r in n.node_routes(g) {
             self.channels(parts, g, r);
+            let first = parts.fab.queues.len() as u32;
             self.queues(parts, g, r);
+            if let Some(switch) = &r.switch {
+                let queues = (first..parts.fab.queues.len() as u32).collect();
+                parts.fab.switches.add_route(local, r.color, switch, queues);
+            }
         }
         let q_len = parts.fab.queues.len() as u32 - q_start;
-        mark_solo(&mut parts.fab.queues[q_start as usize..]);
+        let switches = &parts.fab.switches;
+        mark_solo(&mut parts.fab.queues[q_start as usize..], |c| {
+            switches.switched_color(c)
+        });
         let src_start = parts.fab.sources.len() as u32;
         self.sources(parts, at, g, local);
         let src_len = parts.fab.sources.len() as u32 - src_start;
@@ -500,6 +518,17 @@ impl<'p> Builder<'_, 'p> {
                     keep: f.keep,
                     period: f.period,
                     count: 0,
+                    switch: None,
+                });
+            }
+            if let Some(sw) = &r.switch {
+                q.bits |= crate::fabric::FILTERED;
+                parts.fab.filters.push(crate::fabric::Filter {
+                    queue: parts.fab.queues.len() as u32,
+                    keep: 0,
+                    period: 1,
+                    count: 0,
+                    switch: Some(SwitchHead::new(sw, port.index() as u8)),
                 });
             }
             if let Some(d) = port.dir()
@@ -643,6 +672,7 @@ impl<'p> Builder<'_, 'p> {
                     down_node,
                     color: r.color,
                     solo,
+                    control: false,
                 });
             }
             q += route_queues;
@@ -651,6 +681,9 @@ impl<'p> Builder<'_, 'p> {
         let recvs = (recv_base, (fab.recvs.len() as u32 - recv_base) as u8);
         let mut pe = Pe::new(local, prog, sends, recvs);
         pe.send_colors = send_colors;
+        pe.control_colors = (0..64u8)
+            .filter(|&c| send_colors >> c & 1 != 0 && fab.switches.switched_color(c))
+            .fold(0, |m, c| m | 1 << c);
         pe.recv_colors = recv_colors;
         let program = &self.n.program.pes[prog as usize];
         // The launch reaches the PE `columns` columns east of the first that runs a program.
@@ -668,11 +701,13 @@ impl<'p> Builder<'_, 'p> {
     }
 }
 
-/// Mark the queues of one router that alone forward through their one link port.
-fn mark_solo(queues: &mut [Queue]) {
+/// Mark the queues of one router that alone forward through their one link port (not on
+/// `switched` colors, whose wavelets may be control wavelets or held by a switch).
+fn mark_solo(queues: &mut [Queue], switched: impl Fn(Color) -> bool) {
     for q in 0..queues.len() {
         let tx = queues[q].tx;
         let alone = tx.count_ones() == 1
+            && !switched(queues[q].color)
             && usize::from(tx.trailing_zeros() as u8) < RAMP
             && (0..queues.len()).all(|o| o == q || queues[o].tx & tx == 0);
         if alone {

@@ -35,6 +35,7 @@ mod progress;
 mod queue;
 mod report;
 mod router;
+mod switches;
 mod task;
 mod trace;
 mod validate;
@@ -46,7 +47,7 @@ pub use engine::{ExpressStats, Outcome, PartitionLoad, SimOptions, simulate};
 pub use error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, TaskFault, WaitingRecv};
 pub use program::{
     Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, RampFilter,
-    Route, Task, TaskId,
+    Route, Switch, SwitchCommand, SwitchPosition, Task, TaskId,
 };
 pub use progress::Progress;
 pub use report::{ColorTraffic, ColorWait, LinkTraffic, PeActivity, Report, StreamTiming};

@@ -99,6 +99,8 @@ pub(crate) struct Fabric {
     pub remote_ups: Vec<RemoteUp>,
     /// The state of the queues with a ramp filter, by queue.
     pub filters: Vec<crate::fabric::Filter>,
+    /// Switch positions and control-wavelet tags (see `switches.rs`).
+    pub switches: crate::switches::Switches,
     pub pes: Vec<Pe>,
     pub sends: Vec<SendSlot>,
     pub recvs: Vec<RecvSlot>,

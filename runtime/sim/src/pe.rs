@@ -77,6 +77,8 @@ pub(crate) struct SendSlot {
     pub color: Color,
     /// The solo link port (0..4), else `NONE8`.
     pub solo: u8,
+    /// The send in progress is one control wavelet.
+    pub control: bool,
 }
 
 /// A color's receive slot: its open receive, if any.
@@ -135,6 +137,8 @@ impl RecvSlot {
 #[derive(Debug)]
 pub(crate) enum Pending {
     Send(SendState),
+    /// A send of one control wavelet (see `switches.rs`).
+    Control(SendState),
     Recv(RecvState),
 }
 
@@ -187,6 +191,10 @@ pub(crate) struct Pe {
     pub queued_colors: u64,
     pub busy_cycles: u64,
     pub tasks_run: u64,
+    /// Send colors with a switch somewhere: control wavelets may be sent on them.
+    pub control_colors: u64,
+    /// The issue numbers (`SendState::seq`) of control sends not yet in a send slot.
+    pub control_seqs: Vec<u32>,
 }
 
 /// An activation: (ready cycle, sequence number, task).
@@ -288,6 +296,8 @@ impl Pe {
             waiting_sends: VecDeque::new(),
             send_colors: 0,
             recv_colors: 0,
+            control_colors: 0,
+            control_seqs: Vec::new(),
             queued_colors: 0,
             busy_cycles: 0,
             tasks_run: 0,
@@ -420,7 +430,8 @@ impl Pe {
             return None;
         }
         self.sending |= 1u64 << k;
-        install(&mut all[slot], s);
+        let control = self.take_control(s.seq);
+        install(&mut all[slot], s, control);
         Some(slot)
     }
 
@@ -431,10 +442,22 @@ impl Pe {
         let done = (std::mem::take(&mut s.data), s.then);
         let next = self.waiting_sends.iter().position(|w| w.color == s.color);
         match next.and_then(|at| self.waiting_sends.remove(at)) {
-            Some(next) => install(s, next),
+            Some(next) => {
+                let control = self.take_control(next.seq);
+                install(s, next, control);
+            }
             None => self.sending &= !bit,
         }
         done
+    }
+
+    /// Whether the send issued as `seq` is a control send (forgetting it: it takes a slot).
+    fn take_control(&mut self, seq: u32) -> bool {
+        if self.control_seqs.is_empty() {
+            return false;
+        }
+        let at = self.control_seqs.iter().position(|&c| c == seq);
+        at.map(|at| self.control_seqs.swap_remove(at)).is_some()
     }
 
     /// The PE's sends not finished, in issue order: (color, wavelets not injected).
@@ -465,8 +488,9 @@ impl Pe {
     }
 }
 
-/// Put send `s` in slot `slot` (idle).
-fn install(slot: &mut SendSlot, s: SendState) {
+/// Put send `s` (a control send or not) in slot `slot` (idle).
+fn install(slot: &mut SendSlot, s: SendState, control: bool) {
+    slot.control = control;
     slot.data = s.data;
     slot.pos = 0;
     slot.then = s.then.unwrap_or(NONE);

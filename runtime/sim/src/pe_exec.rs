@@ -100,6 +100,7 @@ impl Partition<'_> {
                 ports: &prog.ports,
                 send_colors: p.send_colors,
                 recv_colors: p.recv_colors,
+                control_colors: p.control_colors,
                 n_tasks: kernel.tasks.len() as u32,
                 task,
                 cycles: 0,
@@ -178,6 +179,7 @@ impl Partition<'_> {
                     color,
                     data,
                     then,
+                    control,
                 } => {
                     let s = SendState {
                         color,
@@ -185,7 +187,12 @@ impl Partition<'_> {
                         then,
                         seq: 0,
                     };
-                    push_pending(p, &mut slots, issue0 + at, t, Pending::Send(s));
+                    let op = if control {
+                        Pending::Control(s)
+                    } else {
+                        Pending::Send(s)
+                    };
+                    push_pending(p, &mut slots, issue0 + at, t, op);
                 }
                 Op::Recv {
                     at,
@@ -258,6 +265,12 @@ fn issue(p: &mut Pe, slots: &mut Slots<'_>, when: u64, op: Pending) {
         Pending::Send(mut s) => {
             s.seq = p.seq;
             p.seq += 1;
+            p.issue_send(slots.sends, s);
+        }
+        Pending::Control(mut s) => {
+            s.seq = p.seq;
+            p.seq += 1;
+            p.control_seqs.push(s.seq);
             p.issue_send(slots.sends, s);
         }
         Pending::Recv(r) if r.n == 0 => {

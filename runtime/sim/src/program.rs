@@ -96,6 +96,108 @@ pub struct Route {
     /// Split the stream between the ramp and the link ports instead of multicasting it
     /// (see [`RampFilter`]).
     pub filter: Option<RampFilter>,
+    /// Switch positions advanced by control wavelets (see [`Switch`]); `rx` and `tx` are then
+    /// the union over the positions.
+    pub switch: Option<Switch>,
+}
+
+/// What a position of a switch changes from the position before it (CSL's `pos1`, `pos2`,
+/// `pos3`): the receive set, the forward set, or both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwitchPosition {
+    /// The new receive set, if it changes.
+    pub rx: Option<PortSet>,
+    /// The new forward set, if it changes.
+    pub tx: Option<PortSet>,
+}
+
+impl SwitchPosition {
+    /// A position receiving from `rx` instead.
+    pub fn rx(rx: PortSet) -> SwitchPosition {
+        SwitchPosition {
+            rx: Some(rx),
+            tx: None,
+        }
+    }
+
+    /// A position forwarding to `tx` instead.
+    pub fn tx(tx: PortSet) -> SwitchPosition {
+        SwitchPosition {
+            rx: None,
+            tx: Some(tx),
+        }
+    }
+}
+
+/// A router's switch for one color: positions 0 (the route's base) to `count − 1`, each the
+/// one before it with its [`SwitchPosition`] overrides applied (they accumulate, as in the
+/// CSL example: base RAMP → EAST, `pos1 = {rx = WEST}`, `pos2 = {tx = RAMP}` gives
+/// 1 = WEST → EAST, 2 = WEST → RAMP). Control wavelets move the current position (see the
+/// crate README); in ring mode advancing past the last position wraps to 0, else it stays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Switch {
+    /// Per position, the receive and forward sets it routes by.
+    pub positions: [(PortSet, PortSet); 4],
+    /// Positions in use (1 to 4).
+    pub count: u8,
+    /// The position at the start of the run.
+    pub current: u8,
+    /// Advancing past the last position wraps to 0.
+    pub ring: bool,
+}
+
+impl Switch {
+    /// The switch with base `rx` → `tx` and positions 1, 2, … changed by `overrides` (at most
+    /// three), starting at `current`; `None` if there are too many positions, `current` is
+    /// not one of them, or a position receives or forwards nowhere.
+    pub fn new(
+        rx: PortSet,
+        tx: PortSet,
+        overrides: &[SwitchPosition],
+        current: u8,
+        ring: bool,
+    ) -> Option<Switch> {
+        if overrides.len() > 3 || usize::from(current) > overrides.len() {
+            return None;
+        }
+        let mut positions = [(rx, tx); 4];
+        for (k, o) in overrides.iter().enumerate() {
+            let (prx, ptx) = positions[k];
+            positions[k + 1] = (o.rx.unwrap_or(prx), o.tx.unwrap_or(ptx));
+        }
+        let count = overrides.len() as u8 + 1;
+        let used = &positions[..usize::from(count)];
+        if used.iter().any(|(r, t)| r.is_empty() || t.is_empty()) {
+            return None;
+        }
+        Some(Switch {
+            positions,
+            count,
+            current,
+            ring,
+        })
+    }
+
+    /// The ports some position receives from, and those some position forwards to.
+    pub fn union(&self) -> (PortSet, PortSet) {
+        self.positions[..usize::from(self.count)]
+            .iter()
+            .fold((PortSet::EMPTY, PortSet::EMPTY), |(r, t), (pr, pt)| {
+                (PortSet(r.0 | pr.0), PortSet(t.0 | pt.0))
+            })
+    }
+}
+
+/// What a control wavelet tells one router to do with its switch for the wavelet's color.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SwitchCommand {
+    /// Nothing.
+    Nop = 0,
+    /// Go to the next position (past the last: wrap to 0 in ring mode, else stay).
+    Advance = 1,
+    /// Go to position 0.
+    Reset = 2,
 }
 
 /// A router's ramp filter for one color: of the wavelets of the color passing the router,
@@ -233,7 +335,35 @@ impl Program {
             rx,
             tx,
             filter: None,
+            switch: None,
         });
+    }
+
+    /// Give the route for `color` at `at` (added before, its sets the base position) the
+    /// switch positions `overrides`, starting at `current`, in ring mode or not; false if
+    /// there is no such route or the switch is not valid (see [`Switch::new`]).
+    pub fn set_switch(
+        &mut self,
+        at: Coord,
+        color: Color,
+        overrides: &[SwitchPosition],
+        current: u8,
+        ring: bool,
+    ) -> bool {
+        let Some(r) = self
+            .routes
+            .iter_mut()
+            .rev()
+            .find(|r| r.at == at && r.color == color)
+        else {
+            return false;
+        };
+        let Some(switch) = Switch::new(r.rx, r.tx, overrides, current, ring) else {
+            return false;
+        };
+        (r.rx, r.tx) = switch.union();
+        r.switch = Some(switch);
+        true
     }
 
     /// Set the ramp filter of the route for `color` at `at` (added before); whether there was

@@ -32,6 +32,7 @@ use crate::pe::{Delivery, Pe, RecvSlot, SendSlot};
 use crate::phases::Phases;
 use crate::program::Program;
 use crate::queue::{Rel, Rings};
+use crate::switches::forwarded;
 use crate::trace::TraceBuf;
 
 /// A link into another partition: where a queue's credits go (`Queue::up` with
@@ -58,6 +59,10 @@ pub(crate) struct CycleState<'a> {
     pub outch: &'a mut [OutChannel],
     remote_ups: &'a [RemoteUp],
     pub(crate) filters: &'a mut [Filter],
+    pub(crate) switches: &'a mut crate::switches::Switches,
+    /// The program has switches (`switches.on()`, kept here so that the hot paths test a
+    /// register, not a field behind a pointer).
+    switched: bool,
     pub(crate) pes: &'a mut [Pe],
     pub(crate) sends: &'a mut [SendSlot],
     pub(crate) recvs: &'a mut [RecvSlot],
@@ -88,6 +93,7 @@ impl<'p> Partition<'p> {
             outch,
             remote_ups,
             filters,
+            switches,
             pes,
             sends,
             recvs,
@@ -121,6 +127,8 @@ impl<'p> Partition<'p> {
             outch,
             remote_ups,
             filters,
+            switched: switches.on(),
+            switches,
             pes,
             sends,
             recvs,
@@ -200,12 +208,18 @@ impl CycleState<'_> {
             links &= links - 1;
             if self.serve(node, o) {
                 moved = true;
+                if self.switched {
+                    self.control_served(node);
+                }
                 ports = self.routers[node as usize].ports;
                 links = ports & LINK_PORTS & (u8::MAX << (o + 1));
             }
         }
         if ports & (1 << RAMP) != 0 && self.serve(node, RAMP) {
             moved = true;
+            if self.switched {
+                self.control_served(node);
+            }
         }
         if !moved {
             return (false, false);
@@ -258,7 +272,7 @@ impl CycleState<'_> {
         let k = next_bit(avail, p.last_slot);
         p.last_slot = k;
         let s = &mut self.sends[(p.send_base + u32::from(k)) as usize];
-        let (q, solo, out_channel) = (s.queue, s.solo, s.out);
+        let (q, solo, out_channel, control) = (s.queue, s.solo, s.out, s.control);
         let data = s.data[s.pos as usize];
         s.pos += 1;
         if s.pos as usize == s.data.len() {
@@ -287,7 +301,7 @@ impl CycleState<'_> {
                 self.queues[q as usize].len == 0
             );
             if self.routers[node as usize].want[o] & (1u64 << bit) == 0
-                && self.emit(node, out_channel, o, data)
+                && self.emit(node, out_channel, o, data, false)
             {
                 self.routers[node as usize].rr[o] = ((bit + 1) % 64) as u8;
                 return true;
@@ -295,8 +309,12 @@ impl CycleState<'_> {
         }
         let queue = &mut self.queues[q as usize];
         self.rings.push_present(queue, q, data);
+        if self.switched {
+            self.switches.tag_tail(self.rings, queue, q, control);
+        }
         if queue.len == 1 {
-            set_want(&mut self.routers[node as usize], queue.tx, 1u64 << bit);
+            let tx = head_tx(queue, q, self.filters);
+            set_want(&mut self.routers[node as usize], tx, 1u64 << bit);
         }
         if u32::from(queue.len) >= self.rings.depth_of(q) {
             self.pes[pe as usize].full |= 1u64 << k;
@@ -337,6 +355,9 @@ impl CycleState<'_> {
             }
             let queue = &mut self.queues[q as usize];
             self.rings.push_present(queue, q, data);
+            if self.switched {
+                self.switches.tag_tail(self.rings, queue, q, false);
+            }
             if queue.len == 1 {
                 let bit = q - self.routers[node as usize].q_start;
                 let tx = head_tx(queue, q, self.filters);
@@ -397,11 +418,14 @@ impl CycleState<'_> {
             let queue = &self.queues[q as usize];
             let (slot, ch) = (queue.slot, queue.out[o % 4]);
             let data = self.rings.head(queue, q);
+            // A control wavelet goes on with its commands shifted and is never delivered.
+            let control = self.switched && self.switches.head_is_control(queue, q);
             if o < RAMP {
-                if !self.emit(node, ch, o, data) {
+                let data = if control { forwarded(data) } else { data };
+                if !self.emit(node, ch, o, data, control) {
                     continue;
                 }
-            } else if !self.deliver(node, slot, data) {
+            } else if !control && !self.deliver(node, slot, data) {
                 continue;
             }
             self.sent_head(node, q, bit, o);
@@ -409,11 +433,11 @@ impl CycleState<'_> {
         }
     }
 
-    /// Link port `o` of `node` forwards `data` through output channel `ch` in this cycle, if
-    /// it can: to a neighbour (holding a credit) or off the fabric (its pacer allowing; if it
-    /// does not, the router wakes when it will).
+    /// Link port `o` of `node` forwards `data` (a control wavelet or not) through output
+    /// channel `ch` in this cycle, if it can: to a neighbour (holding a credit) or off the
+    /// fabric (its pacer allowing; if it does not, the router wakes when it will).
     #[inline(always)]
-    fn emit(&mut self, node: u32, ch: u32, o: usize, data: u32) -> bool {
+    fn emit(&mut self, node: u32, ch: u32, o: usize, data: u32, control: bool) -> bool {
         let t = self.t;
         let out = &mut self.outch[ch as usize];
         if out.sink != NONE {
@@ -456,6 +480,9 @@ impl CycleState<'_> {
             let arrive = t + u64::from(out.latency);
             self.rings
                 .push_flight(queue, dq, data, self.rel + out.latency);
+            if self.switched {
+                self.switches.tag_tail(self.rings, queue, dq, control);
+            }
             let down = &mut self.routers[dn as usize];
             down.incoming |= 1u64 << (dq - down.q_start);
             if down.flags & EXPRESS != 0 {
@@ -481,12 +508,17 @@ impl CycleState<'_> {
             r.ports &= !(1 << o);
         }
         queue.sent |= 1 << o;
-        if queue.sent != head_tx(queue, q, self.filters) {
+        // Every port the head goes to now has taken it (a switch may have moved in between).
+        if head_tx(queue, q, self.filters) & !queue.sent != 0 {
             return;
         }
         queue.sent = 0;
         let latency = self.rings.up_latency(q);
         let due = self.t + u64::from(latency);
+        if self.switched && self.switches.head_is_control(queue, q) {
+            // Its command applies once the port's serve is over (`control_served`).
+            self.switches.left = Some((q, self.rings.head(queue, q)));
+        }
         self.rings.pop(queue, q, self.rel + latency);
         if usize::from(queue.rx()) == RAMP {
             self.pes[r.pe as usize].full &= !(1u64 << queue.slot);
@@ -536,16 +568,21 @@ impl CycleState<'_> {
 /// The head of filtered queue `q` left: the next one is one further in the filter's period.
 #[cold]
 fn advance_filter(filters: &mut [Filter], q: u32) {
-    if let Ok(f) = filters.binary_search_by_key(&q, |f| f.queue) {
+    if let Ok(f) = filters.binary_search_by_key(&q, |f| f.queue)
+        && filters[f].switch.is_none()
+    {
         let f = &mut filters[f];
         f.count = (f.count + 1) % f.period;
     }
 }
 
-/// Mark queue `bit` in the want masks of the ports in `tx` (not empty).
+/// Mark queue `bit` in the want masks of the ports in `tx` (none: a switch holds it back).
 #[inline(always)]
 pub(crate) fn set_want(r: &mut Router, tx: u8, bit: u64) {
     r.ports |= tx;
+    if tx == 0 {
+        return;
+    }
     if tx & tx.wrapping_sub(1) == 0 {
         // One port: the common case.
         r.want[tx.trailing_zeros() as usize % OUTPUTS] |= bit;

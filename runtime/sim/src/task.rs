@@ -45,6 +45,8 @@ pub(crate) enum Op {
         color: Color,
         data: Vec<u32>,
         then: Option<TaskId>,
+        /// One control wavelet (see `switches.rs`).
+        control: bool,
     },
     Recv {
         at: u64,
@@ -74,6 +76,8 @@ pub(crate) struct TaskRuntime<'a> {
     pub(crate) send_colors: u64,
     /// Colors whose route at this PE delivers to the ramp.
     pub(crate) recv_colors: u64,
+    /// Colors with a switch somewhere that this PE sends on (control wavelets may go there).
+    pub(crate) control_colors: u64,
     pub(crate) n_tasks: u32,
     pub(crate) task: TaskId,
     pub(crate) cycles: u64,
@@ -211,6 +215,25 @@ impl<'a> TaskContext<'a> {
         self.rt.send(port, data, then)
     }
 
+    /// Send one control wavelet on `port` carrying `commands` for the switches of its color:
+    /// the first for this PE's router, then one per router downstream (see `switches.rs`);
+    /// activate `then` when it has left the PE.
+    pub fn send_control(
+        &mut self,
+        port: u32,
+        commands: &[crate::program::SwitchCommand],
+        then: Option<TaskId>,
+    ) -> Result<(), TaskFault> {
+        let payload = crate::switches::encode(commands);
+        self.rt.send_control(port, payload, then)
+    }
+
+    /// The PE's clock: the cycle the task's own work started plus the cycles it charged so
+    /// far (the kernel's `pe.cycle`).
+    pub fn clock(&self) -> u64 {
+        self.rt.clock + self.rt.cycles
+    }
+
     /// Receive the next `n` wavelets arriving on `port` into SRAM from byte `offset`; activate
     /// `then` when all have arrived.
     pub fn recv(&mut self, port: u32, n: u32, offset: u32, then: TaskId) -> Result<(), TaskFault> {
@@ -340,6 +363,32 @@ impl TaskRuntime<'_> {
             color,
             data,
             then,
+            control: false,
+        });
+        Ok(())
+    }
+
+    pub(crate) fn send_control(
+        &mut self,
+        port: u32,
+        payload: u32,
+        then: Option<TaskId>,
+    ) -> Result<(), TaskFault> {
+        let color = self.color(port)?;
+        if self.control_colors & (1u64 << color) == 0 {
+            return Err(self.fail(TaskFault::ControlWithoutSwitch { port, color }));
+        }
+        if let Some(t) = then {
+            self.check_task(t)?;
+        }
+        let mut data = self.buffer();
+        data.push(payload);
+        self.ops.push(Op::Send {
+            at: self.cycles,
+            color,
+            data,
+            then,
+            control: true,
         });
         Ok(())
     }

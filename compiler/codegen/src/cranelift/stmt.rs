@@ -83,6 +83,17 @@ impl Translator<'_, '_> {
                 self.runtime_call(abi::CALLS_SEND_SCALAR, sig_send_scalar, &[port, bits, then]);
             }
             Stmt::Recv { port, dst, then } => self.translate_recv(*port, dst, *then)?,
+            Stmt::Control { port, commands } => {
+                let (port, payload) = crate::semantics::control_call(*port, commands);
+                let port = self.iconst32(port);
+                let payload = self.iconst32(payload);
+                let then = self.task_or_none(None);
+                self.runtime_call(
+                    abi::CALLS_SEND_SCALAR,
+                    sig_send_scalar,
+                    &[port, payload, then],
+                );
+            }
             Stmt::Activate(task) => {
                 let task = self.iconst32(task.0);
                 self.runtime_call(abi::CALLS_ACTIVATE, sig_activate, &[task]);

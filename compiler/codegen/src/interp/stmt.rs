@@ -108,6 +108,13 @@ impl Frame<'_> {
                     unsafe { (calls.recv)(ctx, port.0, len, offset, then.0) }
                 })
             }
+            Stmt::Control { port, commands } => {
+                let (port, payload) = crate::semantics::control_call(*port, commands);
+                self.runtime(|ctx, calls| {
+                    // SAFETY: as above.
+                    unsafe { (calls.send_scalar)(ctx, port, payload, wsel_abi::NO_TASK) }
+                })
+            }
             Stmt::Activate(task) => self.runtime(|ctx, calls| {
                 // SAFETY: as above.
                 unsafe { (calls.activate)(ctx, task.0) }

@@ -93,6 +93,16 @@ impl<'ctx> Gen<'_, 'ctx> {
                 self.runtime_call(abi::CALLS_SEND_SCALAR, &[i32t; 3], &args)?;
             }
             Stmt::Recv { port, dst, then } => self.translate_recv(*port, dst, *then)?,
+            Stmt::Control { port, commands } => {
+                let (port, payload) = crate::semantics::control_call(*port, commands);
+                let i32t = self.t.i32.into();
+                let args = [
+                    self.i32(port).into(),
+                    self.i32(payload).into(),
+                    self.task_or_none(None).into(),
+                ];
+                self.runtime_call(abi::CALLS_SEND_SCALAR, &[i32t; 3], &args)?;
+            }
             Stmt::Activate(task) => {
                 let i32t = self.t.i32.into();
                 let args = [self.i32(task.0).into()];
