@@ -346,7 +346,8 @@ fn named_tasks(body: &[Stmt], out: &mut Vec<TaskId>) {
             | Stmt::SetLocal { .. }
             | Stmt::Store { .. }
             | Stmt::Vector { .. }
-            | Stmt::CheckLength { .. } => {}
+            | Stmt::CheckLength { .. }
+            | Stmt::Control { .. } => {}
         }
     }
 }
