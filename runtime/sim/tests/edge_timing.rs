@@ -10,25 +10,11 @@
 
 mod common;
 
-use common::{run_agreeing, target};
+use common::{run_agreeing, streams, target};
 use wsel_sim::{
     EdgeInput, EdgeOutput, EdgeSource, Outcome, Program, StreamTiming, TaskContext, task,
 };
 use wsel_target::{Coord, Dir, Port, PortSet};
-
-/// A kernel whose launch task receives `n` words on port 0; its completion task does nothing.
-fn receiver(p: &mut Program, n: u32) -> u32 {
-    p.add_kernel(
-        "recv",
-        vec![
-            (
-                "main",
-                task(move |ctx: &mut TaskContext<'_>| ctx.recv(0, n, 0, 1)),
-            ),
-            ("done", task(|_: &mut TaskContext<'_>| Ok(()))),
-        ],
-    )
-}
 
 /// An input entering row `y` from the west on `color`, carried east to a PE at `(hops, y)`
 /// that receives it.
@@ -118,7 +104,7 @@ fn a_host_input_enters_one_wavelet_per_period() {
     let mut t = target(2, 2, 4);
     t.host_io.bandwidth_bytes_per_cycle = 2;
     let mut p = Program::new();
-    let k = receiver(&mut p, 10);
+    let k = streams::receiver(&mut p, 10, 0);
     input_to_pe(&mut p, k, 0, 3, input(0, 0, 10, EdgeSource::Host, 5, 0));
     let out = run_agreeing(&t, &p);
     assert_eq!(out.input_timing, vec![timing(10, 5, 5, 23)]);
@@ -134,7 +120,7 @@ fn a_paced_weight_stream_waits_for_the_store_latency() {
     t.weight_store.bandwidth_bytes_per_cycle = 1;
     t.weight_store.latency_cycles = 30;
     let mut p = Program::new();
-    let k = receiver(&mut p, 5);
+    let k = streams::receiver(&mut p, 5, 0);
     for y in 0..2 {
         input_to_pe(
             &mut p,
@@ -166,7 +152,7 @@ fn weight_phases_are_served_in_order_each_with_the_whole_store() {
     t.weight_store.latency_cycles = 10;
     let make = |late: bool| {
         let mut p = Program::new();
-        let k = receiver(&mut p, 6);
+        let k = streams::receiver(&mut p, 6, 0);
         for (y, phase) in [(0, 2), (1, 2), (2, 7)] {
             input_to_pe(
                 &mut p,

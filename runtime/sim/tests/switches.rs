@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::{run_agreeing, target, threads};
+use common::{run_agreeing, streams, target, threads};
 use std::sync::Arc;
 use wsel_abi::{CONTROL_PORT, NO_TASK, STATUS_OK, TaskCtx};
 use wsel_sim::{
@@ -30,20 +30,6 @@ use SwitchCommand::{Advance, Nop, Reset};
 const EAST: PortSet = PortSet::only(Port::E);
 const WEST: PortSet = PortSet::only(Port::W);
 const RAMP: PortSet = PortSet::only(Port::Ramp);
-
-/// A PE that posts one receive of `n` words on port 0 and then ends (task 1, `S` cycles).
-fn receiver(p: &mut Program, n: u32) -> u32 {
-    p.add_kernel(
-        "recv",
-        vec![
-            (
-                "main",
-                task(move |ctx: &mut TaskContext<'_>| ctx.recv(0, n, 0, 1)),
-            ),
-            ("done", task(|_: &mut TaskContext<'_>| Ok(()))),
-        ],
-    )
-}
 
 /// Three PEs in a row: A sends 7 east at launch; B's route is RAMP → EAST in position 0 and
 /// WEST → EAST in position 1 (CSL `pos1 = {rx = WEST}`), starting at 0; B waits `wait`
@@ -72,7 +58,7 @@ fn held_back_by(b: Arc<dyn TaskCode>) -> Result<wsel_sim::Outcome, wsel_sim::Sim
         )],
     );
     let b = p.add_kernel("b", vec![("main", b)]);
-    let c = receiver(&mut p, 2);
+    let c = streams::receiver(&mut p, 2, 0);
     let (pa, pb, pc) = (Coord::new(0, 0), Coord::new(1, 0), Coord::new(2, 0));
     p.add_pe(pa, a, 8, &[0], &[0]);
     p.add_pe(pb, b, 8, &[0], &[0]);
@@ -160,8 +146,8 @@ fn toggled(
             }),
         )],
     );
-    let b = receiver(&mut p, b_n);
-    let c = receiver(&mut p, c_n);
+    let b = streams::receiver(&mut p, b_n, 0);
+    let c = streams::receiver(&mut p, c_n, 0);
     let (pa, pb, pc) = (Coord::new(0, 0), Coord::new(1, 0), Coord::new(2, 0));
     p.add_pe(pa, a, 8, &[0], &[0]);
     p.add_pe(pb, b, 8, &[0], &[0]);
@@ -217,7 +203,7 @@ fn a_control_wavelet_needs_a_switched_color() {
             task(|ctx: &mut TaskContext<'_>| ctx.send_control(0, &[Advance], None)),
         )],
     );
-    let c = receiver(&mut p, 1);
+    let c = streams::receiver(&mut p, 1, 0);
     let (pa, pc) = (Coord::new(0, 0), Coord::new(1, 0));
     p.add_pe(pa, a, 8, &[0], &[0]);
     p.add_pe(pc, c, 8, &[0], &[0]);
@@ -257,7 +243,7 @@ fn one_control_wavelet_advances_a_chain_of_routers() {
             }),
         )],
     );
-    let r = receiver(&mut p, 1);
+    let r = streams::receiver(&mut p, 1, 0);
     let at: Vec<Coord> = (0..4).map(|x| Coord::new(x, 0)).collect();
     p.add_pe(at[0], a, 8, &[0], &[0]);
     for &pe in &at[1..] {

@@ -29,7 +29,7 @@ fn sender(p: &mut Program, n: u32, base: u32) -> u32 {
 
 /// The receiver's kernel: one receive of `n` words on port 0 at byte 0, whose completion task
 /// charges `c` cycles.
-fn receiver(p: &mut Program, n: u32, c: u64) -> u32 {
+pub fn receiver(p: &mut Program, n: u32, c: u64) -> u32 {
     p.add_kernel(
         "recv",
         vec![
