@@ -229,13 +229,26 @@ fn elementwise(
     n: u64,
     batch: u64,
 ) -> Case {
+    same_width(name, layer, inputs, n, batch, "", &[])
+}
+
+/// A layer whose activation inputs and result are all `n` wide.
+fn same_width(
+    name: &'static str,
+    layer: &'static str,
+    inputs: &[&'static str],
+    n: u64,
+    batch: u64,
+    scalars: &'static str,
+    reference_args: &'static [&'static str],
+) -> Case {
     Case {
         name,
         layer,
         inputs: inputs.iter().map(|i| (*i, n)).collect(),
         params: Vec::new(),
-        scalars: "",
-        reference_args: &[],
+        scalars,
+        reference_args,
         out_features: n,
         batch,
         vocab: 0,
@@ -263,16 +276,8 @@ fn layernorm(
     reference_args: &'static [&'static str],
 ) -> Case {
     Case {
-        name,
-        layer: "layernorm",
-        inputs: vec![("x", n)],
         params: vec![("g", vec![n]), ("b", vec![n])],
-        scalars,
-        reference_args,
-        out_features: n,
-        batch,
-        vocab: 0,
-        model: None,
+        ..same_width(name, "layernorm", &["x"], n, batch, scalars, reference_args)
     }
 }
 
@@ -308,18 +313,15 @@ fn attention(
     scalars: &'static str,
     reference_args: &'static [&'static str],
 ) -> Case {
-    Case {
+    same_width(
         name,
-        layer: "attention",
-        inputs: vec![("q", n), ("k", n), ("v", n)],
-        params: Vec::new(),
+        "attention",
+        &["q", "k", "v"],
+        n,
+        batch,
         scalars,
         reference_args,
-        out_features: n,
-        batch,
-        vocab: 0,
-        model: None,
-    }
+    )
 }
 
 #[test]
@@ -513,17 +515,17 @@ fn gelu_backward_matches_numpy() {
 
 #[test]
 fn layernorm_backward_matches_numpy() {
-    let case = |name, n: u64, batch: u64, scalars, reference_args: &'static [&'static str]| Case {
-        name,
-        layer: "layernorm_backward",
-        inputs: vec![("x", n), ("dy", n)],
+    let case = |name, n: u64, batch, scalars, reference_args: &'static [&'static str]| Case {
         params: vec![("g", vec![n])],
-        scalars,
-        reference_args,
-        out_features: n,
-        batch,
-        vocab: 0,
-        model: None,
+        ..same_width(
+            name,
+            "layernorm_backward",
+            &["x", "dy"],
+            n,
+            batch,
+            scalars,
+            reference_args,
+        )
     };
     case("lnbw37", 37, 6, "", &[]).check_streaming(23);
     case("lnbw24", 24, 5, "eps = 0.25", &["eps=0.25"]).check_streaming(24);
@@ -531,19 +533,17 @@ fn layernorm_backward_matches_numpy() {
 
 #[test]
 fn attention_backward_matches_numpy() {
-    let case =
-        |name, layer, n: u64, batch: u64, scalars, reference_args: &'static [&'static str]| Case {
+    let case = |name, layer, n, batch, scalars, reference_args: &'static [&'static str]| {
+        same_width(
             name,
             layer,
-            inputs: vec![("q", n), ("k", n), ("v", n), ("dy", n)],
-            params: Vec::new(),
+            &["q", "k", "v", "dy"],
+            n,
+            batch,
             scalars,
             reference_args,
-            out_features: n,
-            batch,
-            vocab: 0,
-            model: None,
-        };
+        )
+    };
     for (which, layer) in [
         "attention_backward_q",
         "attention_backward_k",
