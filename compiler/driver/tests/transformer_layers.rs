@@ -165,6 +165,11 @@ impl Case {
         self.check_in(seed, &["streaming"], |_, _| {});
     }
 
+    /// `check_streaming`, handing the run's report to `inspect` as well.
+    fn check_streaming_with(&self, seed: u64, inspect: impl Fn(&str, &str)) {
+        self.check_in(seed, &["streaming"], inspect);
+    }
+
     /// Runs the layer in each of `modes` and checks it against NumPy.
     fn check_in(&self, seed: u64, modes: &[&str], inspect: impl Fn(&str, &str)) {
         let dir = self.write(seed);
@@ -558,5 +563,74 @@ fn attention_backward_matches_numpy() {
         let full = &["heads=2", "context=4", "causal=0"];
         let scalars = "heads = 2, context = 4, causal = false";
         case("attbw8", layer, 8, 12, scalars, full).check_streaming(seed + 1);
+    }
+}
+
+/// Attention's backward on the forward's regions: a sequence over several columns (blocks of
+/// keys and values, then of queries with their softmax statistics, passed along them) and a
+/// head over several rows (partial dot products summed down the column and sent back up).
+/// Four sequences of 16 over 4 columns each with a head over 2 rows, causal and full, and
+/// ragged shapes: heads of 5 features (prime) with sequences of 6 over 6 columns, and 3 heads
+/// of 5 with sequences of 5 (prime) over 5 columns. Each region is checked to spread so.
+#[test]
+fn attention_backward_over_columns_matches_numpy() {
+    let spread = |layer: &'static str, sequences: u64, least_rows: u64| {
+        move |_: &str, report: &str| {
+            let (rows, cols) = region_size(report, &format!("{layer}#1"));
+            assert!(
+                cols > sequences && rows >= least_rows,
+                "{layer} on {rows} × {cols} PEs for {sequences} sequences \
+                 (at least {least_rows} rows, more columns than sequences)"
+            );
+        }
+    };
+    let case = |name, layer, n, batch, scalars, reference_args: &'static [&'static str]| {
+        same_width(
+            name,
+            layer,
+            &["q", "k", "v", "dy"],
+            n,
+            batch,
+            scalars,
+            reference_args,
+        )
+    };
+    for (which, layer) in [
+        "attention_backward_q",
+        "attention_backward_k",
+        "attention_backward_v",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let seed = 41 + 4 * which as u64;
+        let causal = &["heads=2", "context=16"];
+        case(
+            "attbwcols4",
+            layer,
+            8,
+            64,
+            "heads = 2, context = 16",
+            causal,
+        )
+        .check_streaming_with(seed, spread(layer, 4, 4));
+        let full = &["heads=2", "context=16", "causal=0"];
+        let scalars = "heads = 2, context = 16, causal = false";
+        case("attbwcols4full", layer, 8, 64, scalars, full)
+            .check_streaming_with(seed + 1, spread(layer, 4, 4));
+        let prime = &["heads=2", "context=6"];
+        case(
+            "attbwcols10",
+            layer,
+            10,
+            12,
+            "heads = 2, context = 6",
+            prime,
+        )
+        .check_streaming_with(seed + 2, spread(layer, 2, 1));
+        let full = &["heads=3", "context=5", "causal=0"];
+        let scalars = "heads = 3, context = 5, causal = false";
+        case("attbwcols15", layer, 15, 10, scalars, full)
+            .check_streaming_with(seed + 3, spread(layer, 2, 1));
     }
 }
