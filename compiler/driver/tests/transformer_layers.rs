@@ -571,7 +571,9 @@ fn attention_backward_matches_numpy() {
 /// head over several rows (partial dot products summed down the column and sent back up).
 /// Four sequences of 16 over 4 columns each with a head over 2 rows, causal and full, and
 /// ragged shapes: heads of 5 features (prime) with sequences of 6 over 6 columns, and 3 heads
-/// of 5 with sequences of 5 (prime) over 5 columns. Each region is checked to spread so.
+/// of 5 with sequences of 5 (prime) over 5 columns; and sequences of 17 (prime), which cannot
+/// span `dev`'s columns, whole per column with a head over several rows and the queries
+/// taken in chunks. Each region is checked to spread so.
 #[test]
 fn attention_backward_over_columns_matches_numpy() {
     let spread = |layer: &'static str, sequences: u64, least_rows: u64| {
@@ -581,6 +583,15 @@ fn attention_backward_over_columns_matches_numpy() {
                 cols > sequences && rows >= least_rows,
                 "{layer} on {rows} × {cols} PEs for {sequences} sequences \
                  (at least {least_rows} rows, more columns than sequences)"
+            );
+        }
+    };
+    let over_rows = |layer: &'static str| {
+        move |_: &str, report: &str| {
+            let (rows, cols) = region_size(report, &format!("{layer}#1"));
+            assert!(
+                rows >= 4 && cols <= 2,
+                "{layer} on {rows} × {cols} PEs (a head over at least 2 rows, whole sequences)"
             );
         }
     };
@@ -603,7 +614,7 @@ fn attention_backward_over_columns_matches_numpy() {
     .into_iter()
     .enumerate()
     {
-        let seed = 41 + 4 * which as u64;
+        let seed = 41 + 5 * which as u64;
         let causal = &["heads=2", "context=16"];
         case(
             "attbwcols4",
@@ -632,5 +643,15 @@ fn attention_backward_over_columns_matches_numpy() {
         let scalars = "heads = 3, context = 5, causal = false";
         case("attbwcols15", layer, 15, 10, scalars, full)
             .check_streaming_with(seed + 3, spread(layer, 2, 1));
+        let rows = &["heads=2", "context=17"];
+        case(
+            "attbwrows24",
+            layer,
+            24,
+            34,
+            "heads = 2, context = 17",
+            rows,
+        )
+        .check_streaming_with(seed + 4, over_rows(layer));
     }
 }
