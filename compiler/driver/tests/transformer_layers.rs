@@ -536,33 +536,36 @@ fn layernorm_backward_matches_numpy() {
     case("lnbw24", 24, 5, "eps = 0.25", &["eps=0.25"]).check_streaming(24);
 }
 
+/// Attention's three backward layers, in the order of `which` (dq, dk, dv).
+const ATTENTION_BACKWARD: [&str; 3] = [
+    "attention_backward_q",
+    "attention_backward_k",
+    "attention_backward_v",
+];
+
+/// A case of one of attention's backward layers: q, k, v and dy all `n` wide.
+fn attention_backward(
+    name: &'static str,
+    layer: &'static str,
+    n: u64,
+    batch: u64,
+    scalars: &'static str,
+    reference_args: &'static [&'static str],
+) -> Case {
+    let inputs = &["q", "k", "v", "dy"];
+    same_width(name, layer, inputs, n, batch, scalars, reference_args)
+}
+
 #[test]
 fn attention_backward_matches_numpy() {
-    let case = |name, layer, n, batch, scalars, reference_args: &'static [&'static str]| {
-        same_width(
-            name,
-            layer,
-            &["q", "k", "v", "dy"],
-            n,
-            batch,
-            scalars,
-            reference_args,
-        )
-    };
-    for (which, layer) in [
-        "attention_backward_q",
-        "attention_backward_k",
-        "attention_backward_v",
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    for (which, layer) in ATTENTION_BACKWARD.into_iter().enumerate() {
         let seed = 25 + 2 * which as u64;
         let causal = &["heads=3", "context=5"];
-        case("attbw15", layer, 15, 10, "heads = 3, context = 5", causal).check_streaming(seed);
+        attention_backward("attbw15", layer, 15, 10, "heads = 3, context = 5", causal)
+            .check_streaming(seed);
         let full = &["heads=2", "context=4", "causal=0"];
         let scalars = "heads = 2, context = 4, causal = false";
-        case("attbw8", layer, 8, 12, scalars, full).check_streaming(seed + 1);
+        attention_backward("attbw8", layer, 8, 12, scalars, full).check_streaming(seed + 1);
     }
 }
 
@@ -576,82 +579,84 @@ fn attention_backward_matches_numpy() {
 /// taken in chunks. Each region is checked to spread so.
 #[test]
 fn attention_backward_over_columns_matches_numpy() {
-    let spread = |layer: &'static str, sequences: u64, least_rows: u64| {
-        move |_: &str, report: &str| {
-            let (rows, cols) = region_size(report, &format!("{layer}#1"));
-            assert!(
-                cols > sequences && rows >= least_rows,
-                "{layer} on {rows} × {cols} PEs for {sequences} sequences \
-                 (at least {least_rows} rows, more columns than sequences)"
-            );
-        }
-    };
-    let over_rows = |layer: &'static str| {
-        move |_: &str, report: &str| {
-            let (rows, cols) = region_size(report, &format!("{layer}#1"));
-            assert!(
-                rows >= 4 && cols <= 2,
-                "{layer} on {rows} × {cols} PEs (a head over at least 2 rows, whole sequences)"
-            );
-        }
-    };
-    let case = |name, layer, n, batch, scalars, reference_args: &'static [&'static str]| {
-        same_width(
-            name,
-            layer,
-            &["q", "k", "v", "dy"],
-            n,
-            batch,
-            scalars,
-            reference_args,
-        )
-    };
-    for (which, layer) in [
-        "attention_backward_q",
-        "attention_backward_k",
-        "attention_backward_v",
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let seed = 41 + 5 * which as u64;
-        let causal = &["heads=2", "context=16"];
-        case(
+    // name, width, batch, the call's scalars, the reference's, the batch's sequences, the
+    // least rows of the region, whether its sequences span columns.
+    type Spread = (
+        &'static str,
+        u64,
+        u64,
+        &'static str,
+        &'static [&'static str],
+        u64,
+        u64,
+        bool,
+    );
+    let cases: [Spread; 5] = [
+        (
             "attbwcols4",
-            layer,
             8,
             64,
             "heads = 2, context = 16",
-            causal,
-        )
-        .check_streaming_with(seed, spread(layer, 4, 4));
-        let full = &["heads=2", "context=16", "causal=0"];
-        let scalars = "heads = 2, context = 16, causal = false";
-        case("attbwcols4full", layer, 8, 64, scalars, full)
-            .check_streaming_with(seed + 1, spread(layer, 4, 4));
-        let prime = &["heads=2", "context=6"];
-        case(
+            &["heads=2", "context=16"],
+            4,
+            4,
+            true,
+        ),
+        (
+            "attbwcols4full",
+            8,
+            64,
+            "heads = 2, context = 16, causal = false",
+            &["heads=2", "context=16", "causal=0"],
+            4,
+            4,
+            true,
+        ),
+        (
             "attbwcols10",
-            layer,
             10,
             12,
             "heads = 2, context = 6",
-            prime,
-        )
-        .check_streaming_with(seed + 2, spread(layer, 2, 1));
-        let full = &["heads=3", "context=5", "causal=0"];
-        let scalars = "heads = 3, context = 5, causal = false";
-        case("attbwcols15", layer, 15, 10, scalars, full)
-            .check_streaming_with(seed + 3, spread(layer, 2, 1));
-        let rows = &["heads=2", "context=17"];
-        case(
+            &["heads=2", "context=6"],
+            2,
+            1,
+            true,
+        ),
+        (
+            "attbwcols15",
+            15,
+            10,
+            "heads = 3, context = 5, causal = false",
+            &["heads=3", "context=5", "causal=0"],
+            2,
+            1,
+            true,
+        ),
+        (
             "attbwrows24",
-            layer,
             24,
             34,
             "heads = 2, context = 17",
-            rows,
-        )
-        .check_streaming_with(seed + 4, over_rows(layer));
+            &["heads=2", "context=17"],
+            2,
+            4,
+            false,
+        ),
+    ];
+    for (which, layer) in ATTENTION_BACKWARD.into_iter().enumerate() {
+        for (k, (name, n, batch, scalars, reference, sequences, least_rows, spans)) in
+            cases.into_iter().enumerate()
+        {
+            let spread = move |_: &str, report: &str| {
+                let (rows, cols) = region_size(report, &format!("{layer}#1"));
+                assert!(
+                    (cols > sequences) == spans && rows >= least_rows,
+                    "{name}: {layer} on {rows} × {cols} PEs for {sequences} sequences (at least \
+                     {least_rows} rows; spanning columns: {spans})"
+                );
+            };
+            attention_backward(name, layer, n, batch, scalars, reference)
+                .check_streaming_with(41 + 5 * which as u64 + k as u64, spread);
+        }
     }
 }
