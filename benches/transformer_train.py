@@ -9,15 +9,13 @@ characters, and by tests/reference/transformer_train.py's `example` model (float
 same weights on the same batches. Prints each step's losses, the largest difference of a
 final weight, and the run's wall time, CPU time and cycles per step.
 
-The target is hypothetical (tests/targets/dev-4mib.toml): dev's figures on a 16 × 16
-fabric with 4 MiB of SRAM per PE.
-On wse2 (48 KiB per PE) the training graph does not map: the streamed backward layers of
-dense, softmax, layernorm, embedding and attention run on a region one PE high, and
-attention's needs whole sequences per column, so one PE would hold a sequence's 64 tokens
-of q, k, v, dy and dq (164,736 B, E0612); the forward's activations kept for the backward
-pass are 1.1 MB for the batch.
+The target is tests/targets/dev-4mib.toml unless `--target` names another (a preset such as
+`wse2`, or a TOML file): dev's figures on a 16 × 16 fabric with 4 MiB of SRAM per PE. On
+wse2 (48 KiB per PE) the training graph maps since attention's backward layers run on the
+forward's region (a sequence over several columns): every phase runs on one region a row
+high, as the streamed backward layers of dense, softmax, layernorm and embedding need.
 
-Usage: benches/transformer_train.py [path/to/wsel] [--steps N] [--check]
+Usage: benches/transformer_train.py [path/to/wsel] [--steps N] [--target T] [--check]
    (default target/release/wsel; `cargo build --release -p wsel`). `--check` exits with 1
    unless every loss is within 1e-5 relative and every final weight within 1e-5 of the
    reference (compiler/driver/tests/training.rs runs it so).
@@ -38,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "tests/targets/dev-4mib.toml"
 
 
-def training_source(steps):
+def training_source(steps, target):
     """main.wse with a softmax after the logits and a `train` item instead of its `run`."""
     text = (ROOT / "examples/transformer/main.wse").read_text()
     text = text.replace("attention};", "attention, softmax};")
@@ -57,7 +55,7 @@ def training_source(steps):
     steps = {steps};
     batch = 64;
     shuffle = false;
-    target = "{TARGET}";
+    target = "{target}";
 }}
 """
 
@@ -66,6 +64,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("wsel", nargs="?", type=Path, default=ROOT / "target/release/wsel")
     ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--target", default=str(TARGET))
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -73,7 +72,7 @@ def main():
         subprocess.run([sys.executable, str(ROOT / "tests/reference/transformer_train.py"),
                         "example", str(tmp), "--steps", str(args.steps), "--batch", "64",
                         "--lr", "0.01", "--momentum", "0.9"], check=True)
-        (tmp / "train.wse").write_text(training_source(args.steps))
+        (tmp / "train.wse").write_text(training_source(args.steps, args.target))
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         run = subprocess.run([str(args.wsel.resolve()), "train", "train.wse", "--color", "never", "--out",

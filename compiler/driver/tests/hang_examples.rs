@@ -201,3 +201,42 @@ run m {{
     let _ = fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Attention's three backward layers on the forward's regions, causal and full: context 8
+/// over batches of one to four sequences (a sequence over several columns, a head over
+/// several rows; both passes, keys and values going one way, then queries the other), and
+/// context 17 (whole sequences per column, a head over several rows, queries in chunks) pass
+/// the checks.
+#[test]
+fn attention_backward_over_columns_passes_the_hang_checks() {
+    let dir = std::env::temp_dir().join(format!("wsel-hang-spanbw-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("temp dir");
+    let mut failures = Vec::new();
+    let shapes: [(u32, u32, &[&str]); 2] = [(8, 8, &["8", "16", "32"]), (24, 17, &["17", "34"])];
+    for (n, context, batches) in shapes {
+        for which in ["q", "k", "v"] {
+            for causal in ["true", "false"] {
+                let file = dir.join(format!("span_{n}_{which}_{causal}.wse"));
+                let text = format!(
+                    "import std.nn.{{attention_backward_{which}}};
+model m(q: f32[B, {n}], k: f32[B, {n}], v: f32[B, {n}], dy: f32[B, {n}]) -> f32[B, {n}] {{
+    return attention_backward_{which}(q, k, v, dy, heads = 2, context = {context}, causal = {causal});
+}}
+
+run m {{
+    input q = \"q.npy\";
+    input k = \"k.npy\";
+    input v = \"v.npy\";
+    input dy = \"dy.npy\";
+    batch = {batch};
+}}",
+                    batch = batches[0]
+                );
+                fs::write(&file, text).expect("write program");
+                failures.extend(check_file(&file, batches));
+            }
+        }
+    }
+    let _ = fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

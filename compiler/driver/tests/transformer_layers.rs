@@ -165,6 +165,11 @@ impl Case {
         self.check_in(seed, &["streaming"], |_, _| {});
     }
 
+    /// `check_streaming`, handing the run's report to `inspect` as well.
+    fn check_streaming_with(&self, seed: u64, inspect: impl Fn(&str, &str)) {
+        self.check_in(seed, &["streaming"], inspect);
+    }
+
     /// Runs the layer in each of `modes` and checks it against NumPy.
     fn check_in(&self, seed: u64, modes: &[&str], inspect: impl Fn(&str, &str)) {
         let dir = self.write(seed);
@@ -531,32 +536,127 @@ fn layernorm_backward_matches_numpy() {
     case("lnbw24", 24, 5, "eps = 0.25", &["eps=0.25"]).check_streaming(24);
 }
 
+/// Attention's three backward layers, in the order of `which` (dq, dk, dv).
+const ATTENTION_BACKWARD: [&str; 3] = [
+    "attention_backward_q",
+    "attention_backward_k",
+    "attention_backward_v",
+];
+
+/// A case of one of attention's backward layers: q, k, v and dy all `n` wide.
+fn attention_backward(
+    name: &'static str,
+    layer: &'static str,
+    n: u64,
+    batch: u64,
+    scalars: &'static str,
+    reference_args: &'static [&'static str],
+) -> Case {
+    let inputs = &["q", "k", "v", "dy"];
+    same_width(name, layer, inputs, n, batch, scalars, reference_args)
+}
+
 #[test]
 fn attention_backward_matches_numpy() {
-    let case = |name, layer, n, batch, scalars, reference_args: &'static [&'static str]| {
-        same_width(
-            name,
-            layer,
-            &["q", "k", "v", "dy"],
-            n,
-            batch,
-            scalars,
-            reference_args,
-        )
-    };
-    for (which, layer) in [
-        "attention_backward_q",
-        "attention_backward_k",
-        "attention_backward_v",
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    for (which, layer) in ATTENTION_BACKWARD.into_iter().enumerate() {
         let seed = 25 + 2 * which as u64;
         let causal = &["heads=3", "context=5"];
-        case("attbw15", layer, 15, 10, "heads = 3, context = 5", causal).check_streaming(seed);
+        attention_backward("attbw15", layer, 15, 10, "heads = 3, context = 5", causal)
+            .check_streaming(seed);
         let full = &["heads=2", "context=4", "causal=0"];
         let scalars = "heads = 2, context = 4, causal = false";
-        case("attbw8", layer, 8, 12, scalars, full).check_streaming(seed + 1);
+        attention_backward("attbw8", layer, 8, 12, scalars, full).check_streaming(seed + 1);
+    }
+}
+
+/// Attention's backward on the forward's regions: a sequence over several columns (blocks of
+/// keys and values, then of queries with their softmax statistics, passed along them) and a
+/// head over several rows (partial dot products summed down the column and sent back up).
+/// Four sequences of 16 over 4 columns each with a head over 2 rows, causal and full, and
+/// ragged shapes: heads of 5 features (prime) with sequences of 6 over 6 columns, and 3 heads
+/// of 5 with sequences of 5 (prime) over 5 columns; and sequences of 17 (prime), which cannot
+/// span `dev`'s columns, whole per column with a head over several rows and the queries
+/// taken in chunks. Each region is checked to spread so.
+#[test]
+fn attention_backward_over_columns_matches_numpy() {
+    // name, width, batch, the call's scalars, the reference's, the batch's sequences, the
+    // least rows of the region, whether its sequences span columns.
+    type Spread = (
+        &'static str,
+        u64,
+        u64,
+        &'static str,
+        &'static [&'static str],
+        u64,
+        u64,
+        bool,
+    );
+    let cases: [Spread; 5] = [
+        (
+            "attbwcols4",
+            8,
+            64,
+            "heads = 2, context = 16",
+            &["heads=2", "context=16"],
+            4,
+            4,
+            true,
+        ),
+        (
+            "attbwcols4full",
+            8,
+            64,
+            "heads = 2, context = 16, causal = false",
+            &["heads=2", "context=16", "causal=0"],
+            4,
+            4,
+            true,
+        ),
+        (
+            "attbwcols10",
+            10,
+            12,
+            "heads = 2, context = 6",
+            &["heads=2", "context=6"],
+            2,
+            1,
+            true,
+        ),
+        (
+            "attbwcols15",
+            15,
+            10,
+            "heads = 3, context = 5, causal = false",
+            &["heads=3", "context=5", "causal=0"],
+            2,
+            1,
+            true,
+        ),
+        (
+            "attbwrows24",
+            24,
+            34,
+            "heads = 2, context = 17",
+            &["heads=2", "context=17"],
+            2,
+            4,
+            false,
+        ),
+    ];
+    for (which, layer) in ATTENTION_BACKWARD.into_iter().enumerate() {
+        for (k, (name, n, batch, scalars, reference, sequences, least_rows, spans)) in
+            cases.into_iter().enumerate()
+        {
+            let spread = move |_: &str, report: &str| {
+                let (rows, cols) = region_size(report, &format!("{layer}#1"));
+                assert!(
+                    (cols > sequences) == spans && rows >= least_rows,
+                    "{name}: {layer} on {rows} × {cols} PEs for {sequences} sequences (at least \
+                     {least_rows} rows; spanning columns: {spans})"
+                );
+            };
+            attention_backward(name, layer, n, batch, scalars, reference)
+                .check_streaming_with(41 + 5 * which as u64 + k as u64, spread);
+        }
     }
 }
