@@ -9,8 +9,9 @@
 # fabric takes weights in at one wavelet, 4 B, per cycle, so only a tree narrower than that
 # can starve it). Then pipelined replicas (`wsel train --mode pipelined --systems N`) on the
 # same targets and batch. Prints the Markdown rows.
-# Usage: benches/cluster_scaling.sh [path/to/wsel]   (default target/release/wsel, built with
-# `cargo build --release -p wsel --features mpi`)
+# Usage: benches/cluster_scaling.sh [path/to/wsel] [pipelined]   (default target/release/wsel,
+# built with `cargo build --release -p wsel --features mpi`; `pipelined`: only the replicas'
+# table and wall times)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 wsel="$(realpath "${1:-target/release/wsel}")"
@@ -84,9 +85,9 @@ for link in 2 64; do
         -e "s/^reduce_bytes_per_cycle = 16$/reduce_bytes_per_cycle = $link/" \
         "$repo/tests/targets/train-tree.toml" > "train$link.toml"
 done
-python3 - "$wsel" "$repo/examples/digits/train.wse" <<'PY'
+python3 - "$wsel" "$repo/examples/digits/train.wse" "${2:-all}" <<'PY'
 import csv, json, os, subprocess, sys, time
-wsel, digits = sys.argv[1], sys.argv[2]
+wsel, digits, only = sys.argv[1], sys.argv[2], sys.argv[3]
 def timed(command):
     """Runs `command` (it must succeed): its standard output, wall and CPU seconds."""
     started, cpu = time.monotonic(), os.times()
@@ -98,18 +99,6 @@ def run(link, systems, launcher=()):
                       "--target", f"link{link}.toml", "--systems", str(systems),
                       "--output", "out.npy", "--report", "r.json"])
     return json.load(open("r.json"))["cluster"], times
-print("| link B/cycle | systems | step cycles | simulated samples/s | speed-up | efficiency | limited by (feed that lifts it) |")
-print("|---|---|---|---|---|---|---|")
-for link in (256, 16):
-    one = None
-    for n in (1, 2, 4, 8):
-        r, _ = run(link, n)
-        one = one or r["samples_per_second"]
-        eff = r["samples_per_second"] / n / one
-        limit = r["limit"]
-        lim = f'{limit["by"]}: {", ".join(limit["layers"])} ({limit["bytes_per_cycle"]:.1f} B/cycle)' if limit else "—"
-        print(f'| {link} | {n} | {r["step_cycles"]:,} | {r["samples_per_second"]:,.0f} | {r["speedup"] or 1:.2f} | {100*eff:.1f}% | {lim} |')
-print()
 mpirun = ("mpirun", "--allow-run-as-root", "--oversubscribe", "-np")
 def on_ranks(label, job):
     """The median of 3 runs of `job(launcher)` (wall, CPU) on 1 and on 2 MPI processes."""
@@ -118,26 +107,39 @@ def on_ranks(label, job):
         wall, cpu = times[1]
         print(f"{label}, {ranks} MPI process(es): wall {wall:.2f} s, CPU {cpu:.2f} s"
               f" (median of 3; walls {', '.join(f'{w:.2f}' for w, _ in times)})")
-on_ranks("8 systems, links 16 B/cycle", lambda launcher: run(16, 8, launcher)[1])
-def train(link, systems, launcher=()):
-    out, times = timed([*launcher, wsel, "train", digits, "--target", f"train{link}.toml",
-                        "--batch", "128", "--steps", "1", "--systems", str(systems),
-                        "--out", "trained", "--quiet"])
-    step = next(csv.DictReader(open("trained/loss.csv")))
-    limits = [l.strip() for l in out.splitlines() if "limits scaling" in l]
-    return int(step["cycles"]), float(step["samples_per_second"]), limits, times
-print()
-print("| tree links | systems | step cycles | simulated training samples/s | speed-up | efficiency | what limits it |")
-print("|---|---|---|---|---|---|---|")
-for link in (64, 2):
-    one = None
-    for n in (1, 2, 4, 8):
-        cycles, rate, limits, _ = train(link, n)
-        one = one or cycles
-        speedup = one / cycles
-        print(f'| {link} B/cycle | {n} | {cycles:,} | {rate:,.0f} | {speedup:.2f} | {100*speedup/n:.1f}% | {"; ".join(limits) or "—"} |')
-print()
-on_ranks("training, 8 systems, links 2 B/cycle", lambda launcher: train(2, 8, launcher)[3])
+if only != "pipelined":
+    print("| link B/cycle | systems | step cycles | simulated samples/s | speed-up | efficiency | limited by (feed that lifts it) |")
+    print("|---|---|---|---|---|---|---|")
+    for link in (256, 16):
+        one = None
+        for n in (1, 2, 4, 8):
+            r, _ = run(link, n)
+            one = one or r["samples_per_second"]
+            eff = r["samples_per_second"] / n / one
+            limit = r["limit"]
+            lim = f'{limit["by"]}: {", ".join(limit["layers"])} ({limit["bytes_per_cycle"]:.1f} B/cycle)' if limit else "—"
+            print(f'| {link} | {n} | {r["step_cycles"]:,} | {r["samples_per_second"]:,.0f} | {r["speedup"] or 1:.2f} | {100*eff:.1f}% | {lim} |')
+    print()
+    on_ranks("8 systems, links 16 B/cycle", lambda launcher: run(16, 8, launcher)[1])
+    def train(link, systems, launcher=()):
+        out, times = timed([*launcher, wsel, "train", digits, "--target", f"train{link}.toml",
+                            "--batch", "128", "--steps", "1", "--systems", str(systems),
+                            "--out", "trained", "--quiet"])
+        step = next(csv.DictReader(open("trained/loss.csv")))
+        limits = [l.strip() for l in out.splitlines() if "limits scaling" in l]
+        return int(step["cycles"]), float(step["samples_per_second"]), limits, times
+    print()
+    print("| tree links | systems | step cycles | simulated training samples/s | speed-up | efficiency | what limits it |")
+    print("|---|---|---|---|---|---|---|")
+    for link in (64, 2):
+        one = None
+        for n in (1, 2, 4, 8):
+            cycles, rate, limits, _ = train(link, n)
+            one = one or cycles
+            speedup = one / cycles
+            print(f'| {link} B/cycle | {n} | {cycles:,} | {rate:,.0f} | {speedup:.2f} | {100*speedup/n:.1f}% | {"; ".join(limits) or "—"} |')
+    print()
+    on_ranks("training, 8 systems, links 2 B/cycle", lambda launcher: train(2, 8, launcher)[3])
 def replicas(link, systems, launcher=()):
     out, times = timed([*launcher, wsel, "train", digits, "--target", f"train{link}.toml",
                         "--mode", "pipelined", "--batch", "128", "--steps", "1",

@@ -123,21 +123,9 @@ impl Carry {
         placement: &Placement,
         param: usize,
     ) -> Result<Vec<u32>, String> {
-        self.param_in(graph, placement, param, "")
-    }
-
-    /// [`Carry::param`] from the arrays named `prefix` and the bound array's name: with `g`,
-    /// the gradient a deferred backward kernel keeps beside its weights (`gw` beside `w`).
-    pub fn param_in(
-        &self,
-        graph: &LayerGraph,
-        placement: &Placement,
-        param: usize,
-        prefix: &str,
-    ) -> Result<Vec<u32>, String> {
         let shape = &graph.params[param].tensor.shape;
         let mut words = vec![0u32; shape.iter().product::<u64>() as usize];
-        for (key, pairs) in blocks(graph, placement, param, prefix)? {
+        for (key, pairs) in blocks(graph, placement, param)? {
             let kept = self
                 .arrays
                 .get(&key)
@@ -148,41 +136,14 @@ impl Carry {
         }
         Ok(words)
     }
-
-    /// Writes `words`, the parameter `param`'s shape, into every kept array [`Carry::param_in`]
-    /// reads it from.
-    pub fn set_param_in(
-        &mut self,
-        graph: &LayerGraph,
-        placement: &Placement,
-        param: usize,
-        prefix: &str,
-        words: &[u32],
-    ) -> Result<(), String> {
-        for (key, pairs) in blocks(graph, placement, param, prefix)? {
-            let kept = self
-                .arrays
-                .get_mut(&key)
-                .ok_or_else(|| format!("no `{}` kept at PE ({}, {})", key.1, key.0.x, key.0.y))?;
-            for (slot, i) in pairs {
-                kept[slot] = words[i];
-            }
-        }
-        Ok(())
-    }
 }
 
 /// A kept array (PE, name) and its (slot, index in the parameter) pairs.
 type Block = ((Coord, String), Vec<(usize, usize)>);
 
-/// Where the parameter `param` of `graph` lies in the arrays (named `prefix` and the bound
-/// array's name) of the PEs of the layers that bind it to an array.
-fn blocks(
-    graph: &LayerGraph,
-    placement: &Placement,
-    param: usize,
-    prefix: &str,
-) -> Result<Vec<Block>, String> {
+/// Where the parameter `param` of `graph` lies in the arrays of the PEs of the layers that
+/// bind it to an array.
+fn blocks(graph: &LayerGraph, placement: &Placement, param: usize) -> Result<Vec<Block>, String> {
     let shape = &graph.params[param].tensor.shape;
     let mut out = Vec::new();
     for (l, placed) in placement.layers.iter().enumerate() {
@@ -201,7 +162,7 @@ fn blocks(
                         rows: u64::from(placed.rows),
                         cols: u64::from(placed.cols),
                     };
-                    let key = (placed.pe(row, col), format!("{prefix}{}", bind.target_name));
+                    let key = (placed.pe(row, col), bind.target_name.clone());
                     let (slots, _) = padded_slots(shape, &bind.split, cell);
                     let indices = block_indices(shape, &bind.split, cell);
                     out.push((key, slots.into_iter().zip(indices).collect()));

@@ -40,6 +40,13 @@ pub const E0811: &str = "E0811";
 /// `wsel train --mode pipelined --systems N`: a backward layer that updates parameters
 /// cannot wait for the cluster's sum of the gradients (it declares no `deferred`).
 pub const E0817: &str = "E0817";
+/// `wsel train --mode pipelined --systems N`: a layer that updates parameters has no layer
+/// to stream a gradient out of the fabric (`L_train_grad_p`) or to take the sums back in
+/// (`L_train_fill`).
+pub const E0818: &str = "E0818";
+/// `wsel train --mode pipelined --systems N`: a layer's `L_train_grad_p` gives a gradient of
+/// another shape than the parameter's.
+pub const E0819: &str = "E0819";
 
 /// Every code of running a program, with a one-line summary, in code order.
 pub const CODES: &[(&str, &str)] = &[
@@ -58,6 +65,11 @@ pub const CODES: &[(&str, &str)] = &[
         E0817,
         "a pipelined layer cannot wait for the cluster's gradient sum",
     ),
+    (
+        E0818,
+        "a pipelined layer cannot send its gradients out or take the sums in",
+    ),
+    (E0819, "a pipelined layer's gradient has another shape"),
 ];
 
 /// One paragraph describing `error`, naming the layer, PE, task and array where known.

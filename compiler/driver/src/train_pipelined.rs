@@ -12,8 +12,9 @@
 //! Weight-version rule: one batch at a time — step k + 1's forward reads step k's update.
 //!
 //! A cluster's replica ([`ReplicaShare`], `crate::cluster::pipelined`) builds the programs for
-//! its share, defers the backward's update (the gradients stay in SRAM: [`gradients`]) and has
-//! a third program, the update, that applies the optimizer to the cluster's sum ([`update`]).
+//! its share, defers the backward's update (the gradients stay in SRAM) and has more
+//! programs: the drains that stream the gradients out and the fill that takes the cluster's
+//! sums in and updates (`crate::cluster::replica`).
 
 use wsel_diagnostic::{Diagnostic, Location};
 use wsel_ir::graph::{BindTarget, LayerGraph, Mode, TensorRef};
@@ -24,6 +25,7 @@ use wsel_target::{Rect, Target};
 
 use crate::assemble::{HostData, assemble, collect_result};
 use crate::carry::Carry;
+use crate::cluster::replica::ReplicaSides;
 use crate::pipeline::{BuildError, Compiled, Loaded, choose_backend, choose_target};
 use crate::run_errors::{E0806, E0817};
 use crate::tensor::Tensor;
@@ -36,11 +38,7 @@ use crate::training::{Optimizer, StepRecord, Store, check_loss, gather_rows};
 
 /// The array in which a backward kernel keeps its update's first and last cycle
 /// (`docs/language.md` §11.2).
-const UPDATE_SPAN: &str = "span";
-
-/// The prefix of the arrays in which a deferred backward kernel keeps a parameter's gradient
-/// beside the array holding the parameter (`gw` beside `w`; `docs/language.md` §11.2).
-const GRADIENT: &str = "g";
+pub(crate) const UPDATE_SPAN: &str = "span";
 
 /// One of the two programs, placed and compiled.
 pub(crate) struct Side {
@@ -57,9 +55,8 @@ pub(crate) struct Pipelined<'db> {
     pub params: Vec<Tensor>,
     pub forward: Side,
     pub backward: Side,
-    /// A cluster's replica: the update program (the backward graph for no samples, every
-    /// `L_train_back` applying the optimizer to the gradient sum written into its SRAM).
-    pub update: Option<Side>,
+    /// A cluster's replica: the programs that take its gradients out and the sums in.
+    pub replica: Option<ReplicaSides>,
     pub target: Target,
 }
 
@@ -70,6 +67,7 @@ pub(crate) struct Pipelined<'db> {
 pub(crate) struct ReplicaShare {
     pub samples: u64,
     pub batch: u64,
+    pub systems: u32,
 }
 
 /// Reads the data and the settings, builds the two programs, maps the forward program and
@@ -158,8 +156,23 @@ pub(crate) fn prepare_share<'db>(
         ..MapOptions::default()
     };
     let backward = build(graphs.backward, &pinned)?;
-    let update = match share {
-        Some(_) => Some(build(training(&lowered(0)?)?.backward, &pinned)?),
+    let replica = match share {
+        Some(share) => {
+            let update = training(&lowered(0)?)?;
+            let graphs = wsel_lower::replica_graphs(
+                &loaded.db,
+                data.model,
+                &graph,
+                &update.backward,
+                &update.region_of,
+                &optimizer,
+            );
+            let tree = wsel_swarm::Tree::new(share.systems, target.swarm.fan_out);
+            let fed = crate::cluster::feed_target(&target, &tree).0;
+            Some(crate::cluster::replica::build(
+                graphs, fed, &forward, &pinned, &build,
+            )?)
+        }
         None => None,
     };
     let (targets, params) = data.targets_and_params(request)?;
@@ -169,7 +182,7 @@ pub(crate) fn prepare_share<'db>(
         params,
         forward,
         backward,
-        update,
+        replica,
         target,
     })
 }
@@ -266,9 +279,20 @@ pub(crate) fn forward_backward(
     // The fabric takes the other program's code and routes before each program but the
     // first (`target.reconfigure_cycles`), as between weight streaming's phases.
     let switch = u64::from(run.target.reconfigure_cycles);
-    let (loss, forward) = simulate(run, &run.forward, &forward_inputs, carry, options)?;
+    let host = |inputs| HostData {
+        inputs,
+        params: &run.params,
+    };
+    let (loss, forward) = simulate(
+        &run.target,
+        &run.forward,
+        &host(&forward_inputs),
+        carry,
+        options,
+    )?;
     let forward_cycles = forward + if k > 0 { switch } else { 0 };
-    let (_, backward) = simulate(run, &run.backward, &[t], carry, options)?;
+    let t = [t];
+    let (_, backward) = simulate(&run.target, &run.backward, &host(&t), carry, options)?;
     let backward_cycles = backward + switch;
     Ok(StepRecord {
         step: k as u64 + 1,
@@ -285,46 +309,6 @@ pub(crate) fn forward_backward(
     })
 }
 
-/// A replica's update program (`run.update`) on the gradient `sums` (per parameter) written
-/// into its SRAM: its cycles, the fabric's switch to it included, and the update's span.
-pub(crate) fn update(
-    run: &Pipelined<'_>,
-    carry: &mut Carry,
-    sums: &[Vec<f32>],
-    options: &SimOptions,
-) -> Result<(u64, u64), BuildError> {
-    let side = run.update.as_ref().ok_or_else(|| {
-        BuildError::Message("pipelined training without a cluster has no update program".into())
-    })?;
-    for (p, sum) in sums.iter().enumerate() {
-        let words: Vec<u32> = sum.iter().map(|v| v.to_bits()).collect();
-        carry
-            .set_param_in(&side.graph, &side.placement, p, GRADIENT, &words)
-            .map_err(BuildError::Message)?;
-    }
-    let none = gather_rows(&run.targets, &[]);
-    let (_, cycles) = simulate(run, side, &[none], carry, options)?;
-    let switch = u64::from(run.target.reconfigure_cycles);
-    Ok((
-        cycles + switch,
-        carry.longest_span(&side.placement, UPDATE_SPAN),
-    ))
-}
-
-/// What a deferred backward program left of each parameter's gradient, summed over the
-/// replica's samples (its part of the batch's gradient).
-pub(crate) fn gradients(run: &Pipelined<'_>, carry: &Carry) -> Result<Vec<Vec<f32>>, BuildError> {
-    let side = &run.backward;
-    (0..side.graph.params.len())
-        .map(|p| {
-            let words = carry
-                .param_in(&side.graph, &side.placement, p, GRADIENT)
-                .map_err(BuildError::Message)?;
-            Ok(words.into_iter().map(f32::from_bits).collect())
-        })
-        .collect()
-}
-
 /// The weights in `carry`, per parameter.
 pub(crate) fn weights(run: &Pipelined<'_>, carry: &Carry) -> Result<Vec<Vec<f32>>, BuildError> {
     (0..run.data.graph.params.len())
@@ -337,28 +321,23 @@ pub(crate) fn weights(run: &Pipelined<'_>, carry: &Carry) -> Result<Vec<Vec<f32>
         .collect()
 }
 
-/// Runs one program with `inputs`, its SRAM loaded from `carry` (the host's weights before the
-/// first step) and kept in it after; its result and its cycles.
-fn simulate(
-    run: &Pipelined<'_>,
+/// Runs one program on `target` with the host's tensors `host`, its SRAM loaded from `carry`
+/// (the host's weights before the first step) and kept in it after; its result and its cycles.
+pub(crate) fn simulate(
+    target: &Target,
     side: &Side,
-    inputs: &[Tensor],
+    host: &HostData<'_>,
     carry: &mut Carry,
     options: &SimOptions,
 ) -> Result<(Tensor, u64), BuildError> {
-    let host = HostData {
-        inputs,
-        params: &run.params,
-    };
-    let mut assembled = assemble(&side.graph, &side.placement, &side.compiled, &host)
+    let mut assembled = assemble(&side.graph, &side.placement, &side.compiled, host)
         .map_err(BuildError::Message)?;
     carry.load(&side.placement, &side.compiled, &mut assembled.program);
-    let outcome = wsel_sim::simulate(&run.target, &assembled.program, options).map_err(|e| {
-        BuildError::Run {
+    let outcome =
+        wsel_sim::simulate(target, &assembled.program, options).map_err(|e| BuildError::Run {
             code: E0806,
             message: format!("pipelined training failed on the fabric: {e}"),
-        }
-    })?;
+        })?;
     let sram = |at| outcome.sram(at).map(|b| b.into_owned());
     carry
         .keep(&side.placement, &side.compiled, &sram)

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod support;
-use support::{farthest, numbers_after, read_f32, repo_root};
+use support::{farthest, numbers_after, read_f32, repo_root, write_f32_npy};
 
 const NAMES: [&str; 6] = ["w1", "b1", "w2", "b2", "w3", "b3"];
 
@@ -94,26 +94,51 @@ fn two_three_and_four_replicas_train_the_weights_one_system_trains() {
     }
 }
 
-/// A step's cycles on a cluster of replicas: the slowest forward and backward, the tree's
-/// reduction after it, the broadcast back, the update program — each later than the one
-/// before, the step's cycles in loss.csv their end; the gradients' bytes every parameter's
-/// float32 once (counted from the trained weights' files).
+/// A step's cycles on a cluster of replicas, each figure simulated: the forward and backward
+/// programs, the drains that stream the gradients out of the fabric, the tree's reduction
+/// from the cycle the last gradient left, the fill program that takes the sums down the tree
+/// (its weight store the tree's feed: on `dev`, a store of 100 cycles under a tree of
+/// 16 B/cycle links of 20 cycles and switches of 10, the first byte after 100 + 20 + 10 + 20
+/// = 150 cycles for two systems, then 16 B/cycle) into the fabric and updates. With two
+/// replicas of equal shares the drains end together, so the step is the sum of the four;
+/// the step's cycles in loss.csv are that sum; the
+/// gradients' bytes every parameter's float32 once (counted from the trained weights'
+/// files). The drains: six programs (one per parameter), each after the fabric's switch
+/// (`dev`: 100 cycles), each streaming its parameter's gradient out at most one wavelet per
+/// cycle per column — so at least 600 cycles plus the longest column of w1 (64 rows).
 #[test]
-fn a_replicas_step_charges_the_gradients_the_tree_and_the_update() {
+fn a_replicas_step_charges_the_drains_the_tree_and_the_fill() {
     let out = temp_dir("cycles");
     let sgd = ["--optimizer", "sgd", "--lr", "0.05"];
-    let run = train(&out, &sgd, &["--systems", "3", "--steps", "2"]);
+    let run = train(&out, &sgd, &["--systems", "2", "--steps", "2"]);
     let stdout = String::from_utf8_lossy(&run.stdout);
-    // "a step: forward and backward R cycles · B B of gradients out of each replica, summed
-    // at the store at cycle S (+S−R) · back in every replica at K (+K−S) · update program U
-    // · step T cycles"
+    // "a step: forward and backward F cycles · B B of gradients out of each replica's fabric
+    // in D cycles, the last leaving at R · summed at the store at cycle S (+S−R) · down the
+    // tree (first byte after L cycles, W B/cycle), into the fabric and the update U · step T
+    // cycles"
     let n = numbers_after(&stdout, "a step:");
-    let [ready, bytes, summed, up, back, down, update, step] = n[..] else {
+    let [
+        fb,
+        bytes,
+        drain,
+        ready,
+        summed,
+        up,
+        first,
+        rate,
+        update,
+        step,
+    ] = n[..]
+    else {
         panic!("{n:?}");
     };
-    assert!(ready < summed && summed < back && update > 0, "{n:?}");
-    assert_eq!((summed - ready, back - summed), (up, down));
-    assert_eq!(step, back + update);
+    assert!(drain >= 6 * 100 + 64, "{n:?}");
+    assert_eq!(ready, fb + drain, "{n:?}");
+    assert!(ready < summed && summed - ready == up, "{n:?}");
+    assert_eq!((first, rate), (150, 16));
+    // The fill takes every sum's bytes in at the feed's rate at least.
+    assert!(update > first + bytes / rate, "{n:?}");
+    assert_eq!(step, fb + drain + up + update);
     let params: usize = NAMES
         .iter()
         .map(|n| read_f32(&out.join(format!("{n}.npy"))).len())
@@ -138,6 +163,75 @@ fn a_replicas_step_charges_the_gradients_the_tree_and_the_update() {
         .expect("a number");
     assert_eq!(first, step);
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// One dense layer of `inputs` × 10 (then softmax), trained by 2 replicas on `dev`: its
+/// step's drain cycles. The data and initial weights are written by the test.
+fn drain_of_one_layer(inputs: u64) -> u64 {
+    let dir = temp_dir(&format!("layer-{inputs}"));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let values = |n: u64, scale: f32| -> Vec<f32> {
+        (0..n)
+            .map(|i| scale * ((i * 7 % 13) as f32 - 6.0))
+            .collect()
+    };
+    write_f32_npy(
+        &dir.join("w.npy"),
+        &[inputs, 10],
+        &values(inputs * 10, 0.01),
+    );
+    write_f32_npy(&dir.join("b.npy"), &[10], &values(10, 0.0));
+    write_f32_npy(&dir.join("x.npy"), &[16, inputs], &values(16 * inputs, 0.1));
+    let labels = wsel::tensor::Tensor {
+        elem: wsel_ir::kernel::ScalarTy::I32,
+        shape: vec![16],
+        words: (0..16).map(|i| i % 10).collect(),
+    };
+    wsel::tensor::write_npy_atomic(&dir.join("y.npy"), &labels).expect("labels written");
+    let model = format!(
+        "import std.nn.{{dense, softmax}};\n\
+         model m(x: f32[B, {inputs}]) -> f32[B, 10] {{\n\
+             param w: f32[{inputs}, 10] from \"w.npy\";\n\
+             param b: f32[10] from \"b.npy\";\n\
+             return softmax(dense(x, w, b));\n\
+         }}\n\
+         train m {{\n\
+             input x = \"x.npy\";\n\
+             labels = \"y.npy\";\n\
+             loss = \"cross_entropy\";\n\
+             optimizer = \"sgd\";\n\
+             lr = 0.05;\n\
+         }}\n"
+    );
+    let file = dir.join("m.wse");
+    std::fs::write(&file, model).expect("the model is written");
+    let out = dir.join("out");
+    let run = Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(&dir)
+        .args(["train", file.to_str().expect("UTF-8"), "--color", "never"])
+        .args(["--target", "dev", "--mode", "pipelined", "--batch", "16"])
+        .args(["--steps", "1", "--systems", "2", "--out"])
+        .arg(&out)
+        .output()
+        .expect("wsel runs");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    numbers_after(&stdout, "a step:")[2]
+}
+
+/// The drains take longer for a larger layer: two programs (w and b), each after the
+/// fabric's switch, and at least one wavelet per row of w through a column's last link.
+#[test]
+fn the_drain_grows_with_the_layer() {
+    let (small, large) = (drain_of_one_layer(8), drain_of_one_layer(48));
+    assert!(small >= 2 * 100 + 8, "{small}");
+    assert!(large >= 2 * 100 + 48, "{large}");
+    assert!(large > small, "{small} then {large}");
 }
 
 /// The library call (`wsel::train_session::train`, which Python's `wsel.train` makes) trains

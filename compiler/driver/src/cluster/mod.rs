@@ -23,6 +23,7 @@ pub mod comm;
 pub mod gate;
 pub(crate) mod pipelined;
 mod pipelined_steps;
+pub(crate) mod replica;
 pub mod report;
 pub mod split;
 pub mod summary;

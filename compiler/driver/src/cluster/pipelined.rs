@@ -5,19 +5,20 @@
 //! every layer resident on its region, its weights and optimizer state in its own SRAM. A
 //! step's batch is cut into shares as for weight streaming (`split::shares`); each replica's
 //! programs are built for its share, its loss's mean taken over the whole batch (`over`), so
-//! its gradients are its share's part of the batch's. A step on a replica runs three
-//! programs: the forward, the backward with the update deferred (`deferred`: the gradients
-//! stay in SRAM, in `gw`, `gbias`), and, once the sum is back, the update program (the
-//! backward graph for no samples: every `L_train_back` applies the optimizer to the gradient
-//! written into its SRAM). Between them the driver carries each replica's SRAM.
+//! its gradients are its share's part of the batch's. A step on a replica runs: the forward;
+//! the backward with the update deferred (`deferred`: the gradients stay in SRAM, in `gw`,
+//! `gbias`); the drains, which stream every parameter's gradient out of the fabric; and, once
+//! the sums are at the store, the fill program, which takes them in and updates
+//! (`super::replica`). Between programs the driver carries each replica's SRAM.
 //!
-//! The allreduce. When a replica's backward program ends, its gradients leave for the tree
-//! (`wsel_swarm::reduce_all`: every parameter's gradient, in parameter order, on the same
-//! links, summed by the switches in the tree's fixed order) into the store; from the store
-//! the sums go down to every replica (`wsel_swarm::broadcast`, at the weight store's rate
-//! and latency); then every replica runs its update program. A step's cycles: the slowest
-//! replica's forward and backward, the tree's tail after it, the broadcast back, the slowest
-//! update. Every replica applies the same optimizer to the same sum, so they stay identical
+//! The allreduce. The gradients the drains brought out of a replica's fabric leave for the
+//! tree when its last drain ends (`wsel_swarm::reduce_all`: every parameter's gradient, in
+//! parameter order, on the same links, summed by the switches in the tree's fixed order) into
+//! the store. From the store the sums come down the tree into every replica's fill program:
+//! its weight store is the tree's feed (`super::feed_target`, exact for the tree's event
+//! model), so the broadcast and the sums' way into the regions are one simulation. A step's
+//! cycles: when the slowest replica's drains end, the tree's tail after it, the slowest fill
+//! program. Every replica applies the same optimizer to the same sum, so they stay identical
 //! (checked after the last step).
 
 use std::collections::BTreeMap;
@@ -26,9 +27,10 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 use wsel_sim::SimOptions;
-use wsel_swarm::{Stream, Tree, broadcast, reduce_all};
+use wsel_swarm::{Stream, Tree, reduce_all};
 
 use super::comm::{Comm, Local};
+use super::pipelined_steps::Pass;
 use crate::carry::Carry;
 use crate::cli::TrainArgs;
 use crate::pipeline::{BuildError, Loaded, load_and_check, report_build_failure};
@@ -62,12 +64,15 @@ impl Replicas<'_> {
 pub(crate) struct Allreduce {
     /// The gradients' bytes (every parameter's, from one replica).
     pub bytes: u64,
-    /// When the slowest replica's backward program ended: its gradients ready to leave.
+    /// The slowest replica's forward and backward programs, and its drains.
+    pub forward_backward: u64,
+    pub drain: u64,
+    /// When the last replica's last gradient left its fabric (its drains' end).
     pub ready: u64,
-    /// When the last sum reached the store, and when the sums were back in every replica.
+    /// When the last sum reached the store.
     pub summed: u64,
-    pub back: u64,
-    /// The slowest update program (the fabric's switch to it included).
+    /// The slowest fill program, the sums down the tree and into the fabric and the update
+    /// (the fabric's switch to it included).
     pub update: u64,
 }
 
@@ -85,7 +90,11 @@ pub(crate) fn prepare_replicas<'db>(
     for share in &shares {
         let samples = share.end - share.start;
         if let std::collections::btree_map::Entry::Vacant(entry) = per_share.entry(samples) {
-            let replica = ReplicaShare { samples, batch };
+            let replica = ReplicaShare {
+                samples,
+                batch,
+                systems,
+            };
             entry.insert(prepare_share(loaded, request, Some(replica))?);
         }
     }
@@ -99,18 +108,16 @@ pub(crate) fn prepare_replicas<'db>(
     })
 }
 
-/// The replicas' gradients (per replica: its record and its gradient per parameter) summed
-/// through the tree into the store and broadcast back: the sums and the timing.
-pub(super) fn allreduce(
-    reps: &Replicas<'_>,
-    passes: &[(StepRecord, Vec<Vec<f32>>)],
-) -> (Vec<Vec<f32>>, Allreduce) {
+/// The replicas' gradients, as their drains brought them out of their fabrics, summed through
+/// the tree into the store — each replica's from the cycle its drains ended: the sums and the
+/// timing (the fill's left to the caller).
+pub(super) fn allreduce(reps: &Replicas<'_>, passes: &[Pass]) -> (Vec<Vec<f32>>, Allreduce) {
     let target = &reps.whole.target;
-    let params = passes.first().map_or(0, |(_, g)| g.len());
+    let params = passes.first().map_or(0, |p| p.gradients.len());
     let values: Vec<Vec<Vec<f32>>> = (0..params)
-        .map(|p| passes.iter().map(|(_, g)| g[p].clone()).collect())
+        .map(|p| passes.iter().map(|s| s.gradients[p].clone()).collect())
         .collect();
-    let ready: Vec<u64> = passes.iter().map(|(r, _)| r.cycles).collect();
+    let ready: Vec<u64> = passes.iter().map(|p| p.record.cycles + p.drain).collect();
     let streams: Vec<Stream<'_>> = values
         .iter()
         .map(|values| Stream {
@@ -121,19 +128,13 @@ pub(super) fn allreduce(
     let reduced = reduce_all(&reps.tree, &target.swarm, &streams);
     let summed = reduced.iter().map(|r| r.cycles()).max().unwrap_or(0);
     let bytes: u64 = reduced.iter().map(|r| 4 * r.values.len() as u64).sum();
-    let store = target.weight_store;
-    let down = broadcast(
-        &reps.tree,
-        &target.swarm,
-        store.bandwidth_bytes_per_cycle,
-        store.latency_cycles,
-        bytes,
-    );
+    let most = |f: fn(&Pass) -> u64| passes.iter().map(f).max().unwrap_or(0);
     let allreduce = Allreduce {
         bytes,
+        forward_backward: most(|p| p.record.cycles),
+        drain: most(|p| p.drain),
         ready: ready.iter().copied().max().unwrap_or(0),
         summed,
-        back: summed + down.cycles(),
         update: 0,
     };
     (reduced.into_iter().map(|r| r.values).collect(), allreduce)
@@ -258,20 +259,26 @@ pub(crate) fn summary(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "  cluster: {n} replicas ({} samples each), each with its weights and optimizer state in its own SRAM; gradients summed through the tree (fan-out {}, {} B/cycle links) and broadcast back before the update",
+        "  cluster: {n} replicas ({} samples each), each with its weights and optimizer state in its own SRAM; gradients streamed out of each fabric, summed through the tree (fan-out {}, {} B/cycle links) and streamed back in before the update",
         super::split::share_sizes(&reps.shares),
         reps.tree.fan_out,
         target.swarm.link_bytes_per_cycle,
     );
+    let (first, rate) = super::feed_target(target, &reps.tree).1.unwrap_or((
+        u64::from(target.weight_store.latency_cycles),
+        target.weight_store.bandwidth_bytes_per_cycle,
+    ));
     let _ = writeln!(
         out,
-        "  a step: forward and backward {} cycles · {} B of gradients out of each replica, summed at the store at cycle {} (+{}) · back in every replica at {} (+{}) · update program {} · step {} cycles",
-        group(a.ready),
+        "  a step: forward and backward {} cycles · {} B of gradients out of each replica's fabric in {} cycles, the last leaving at {} · summed at the store at cycle {} (+{}) · down the tree (first byte after {} cycles, {} B/cycle), into the fabric and the update {} · step {} cycles",
+        group(a.forward_backward),
         group(a.bytes),
+        group(a.drain),
+        group(a.ready),
         group(a.summed),
         group(a.summed - a.ready),
-        group(a.back),
-        group(a.back - a.summed),
+        group(first),
+        rate,
         group(a.update),
         group(step.cycles),
     );

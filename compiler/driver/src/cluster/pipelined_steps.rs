@@ -1,25 +1,27 @@
 //! The steps of pipelined replicas (`super::pipelined`) over the processes of a cluster:
 //! each process simulates its block of replicas (`split::systems_of_rank`), each on a thread,
-//! and keeps their SRAM from step to step. A step: every process's replicas run forward and
-//! backward; their losses and gradients go to process 0 (a gather, in replica order), which
-//! sums them through the tree; the sums and the allreduce's timing come back to every
-//! process (a broadcast), whose replicas run their update programs; their cycles go to
+//! and keeps their SRAM from step to step. A step: every process's replicas run forward,
+//! backward and the drains (`super::replica`); their losses and the gradients the drains
+//! brought out of their fabrics go to process 0 (a gather, in replica order), which sums them
+//! through the tree; the sums and the allreduce's timing come back to every process (a
+//! broadcast), whose replicas run their fill programs; their cycles go to
 //! process 0, which writes the step's record, and tells every process to go on or stop.
 //! After the last step process 0 gathers every replica's weights and checks they are one.
 //! Process 0 alone prints; the bytes are the same for any number of processes.
 
 use std::ops::Range;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use wsel_sim::SimOptions;
 
 use super::comm::Comm;
 use super::pipelined::{Allreduce, Replicas, allreduce};
+use super::replica::{drain, fill_and_update};
 use super::summary::Failure;
 use crate::carry::Carry;
 use crate::pipeline::BuildError;
-use crate::train_pipelined::{Pipelined, forward_backward, gradients, update, weights};
+use crate::train_pipelined::{Pipelined, forward_backward, weights};
 use crate::train_session::Trained;
 use crate::training::{StepRecord, Store, check_loss};
 
@@ -30,8 +32,14 @@ pub(crate) type Steps = Result<Option<(Trained, Vec<Allreduce>)>, Stopped>;
 /// Why the steps stopped: the failure and its process at process 0, `None` at the others.
 type Stopped = Option<(usize, Failure)>;
 
-/// A replica's forward and backward: its record and its gradient per parameter.
-type Pass = (StepRecord, Vec<Vec<f32>>);
+/// A replica's forward, backward and drains: its record, the drains' cycles and the
+/// gradient per parameter they brought out.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Pass {
+    pub record: StepRecord,
+    pub drain: u64,
+    pub gradients: Vec<Vec<f32>>,
+}
 
 /// Every step on every replica of this process; `on_step` (at process 0) sees each step's
 /// record as it ends. The trained weights are replica 0's; a failure if any replica's differ.
@@ -91,7 +99,12 @@ fn step(
         let share = &reps.shares[s];
         let rows = &rows[share.start as usize..share.end as usize];
         let record = forward_backward(run, carry, rows, k, options)?;
-        Ok((record, gradients(run, carry)?))
+        let (gradients, drain) = drain(run, carry, options)?;
+        Ok(Pass {
+            record,
+            drain,
+            gradients,
+        })
     });
     let passes: Option<Result<Vec<Pass>, _>> = gather(reps, comm, passes);
     let (passes, failure) = split(passes);
@@ -100,7 +113,7 @@ fn step(
         return Err(failure);
     };
     let updates = each_replica(reps, mine, carries, |_, run, carry| {
-        update(run, carry, &sums, options)
+        fill_and_update(run, carry, &sums, options)
     });
     let (updates, failure) = split(gather(reps, comm, updates));
     let record = match (passes, updates) {
@@ -125,16 +138,16 @@ fn step(
 
 /// Step `k`'s record from every replica's pass and update (cycles and span).
 fn record(k: usize, passes: &[Pass], updates: &[(u64, u64)], a: &Allreduce) -> StepRecord {
-    let most = |f: fn(&StepRecord) -> u64| passes.iter().map(|(r, _)| f(r)).max().unwrap_or(0);
+    let most = |f: fn(&StepRecord) -> u64| passes.iter().map(|p| f(&p.record)).max().unwrap_or(0);
     StepRecord {
         step: k as u64 + 1,
-        loss: passes.iter().map(|(r, _)| r.loss).sum(),
+        loss: passes.iter().map(|p| p.record.loss).sum(),
         forward_cycles: most(|r| r.forward_cycles),
         loss_cycles: 0,
         backward_cycles: most(|r| r.backward_cycles),
         update_cycles: updates.iter().map(|u| u.1).max().unwrap_or(0),
         stall_cycles: 0,
-        cycles: a.back + a.update,
+        cycles: a.summed + a.update,
         gradient_bytes: a.bytes,
     }
 }

@@ -7,6 +7,7 @@
 pub mod cost;
 mod implementation;
 mod instance;
+pub mod pipelined_replica;
 pub mod pipelined_training;
 mod staging;
 pub mod training;

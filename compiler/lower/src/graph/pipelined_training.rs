@@ -194,7 +194,7 @@ fn check_chain(
 
 /// The call of `item` with the tensors `args` in `graph`, at `call`; the
 /// lowering's diagnostics when it has any.
-fn push_call(
+pub(super) fn push_call(
     db: &dyn Db,
     graph: &LayerGraph,
     item: ItemId<'_>,
