@@ -9,6 +9,7 @@ mod implementation;
 mod instance;
 pub mod pipelined_training;
 mod staging;
+mod switch;
 pub mod training;
 
 pub use staging::staged_graph;
