@@ -157,3 +157,132 @@ pub(crate) fn switched_entry(
     }
     (!fixed_tx.is_empty()).then_some((color, fixed_rx, fixed_tx, None))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use wsel_ir::graph::{Side, SwitchOverride, SwitchPort};
+    use wsel_target::{Dir, PortSet, Rect};
+
+    use super::PlacedSwitch;
+    use crate::placement::{ColorRule, Estimate, Orientation, PlacedLayer, PlacedPort};
+
+    /// A 1 × 4 row whose east line has the CSL example's positions (1 = W → E, 2 = W → RAMP),
+    /// PE `c` starting at `starts[c]`, and its switched `in` partner.
+    fn row(starts: Vec<u8>, orientation: Orientation) -> PlacedLayer {
+        let port = |name: &str, input: bool, side: Dir, switch| PlacedPort {
+            name: name.into(),
+            input,
+            multicast: false,
+            side,
+            physical_side: side,
+            colors: ColorRule::Fixed { color: 5 },
+            bound: None,
+            parts: 0,
+            bus: None,
+            passes_on: false,
+            distance: None,
+            switch,
+        };
+        let positions = vec![
+            SwitchOverride {
+                rx: Some(SwitchPort::Side(Side::West)),
+                tx: None,
+            },
+            SwitchOverride {
+                rx: None,
+                tx: Some(SwitchPort::Ramp),
+            },
+        ];
+        let out = PlacedSwitch {
+            positions,
+            starts,
+            ring: true,
+        };
+        let bare = PlacedSwitch {
+            positions: Vec::new(),
+            starts: Vec::new(),
+            ring: false,
+        };
+        PlacedLayer {
+            name: "l#1".into(),
+            layer: "l".into(),
+            copy: 0,
+            phase: 0,
+            implementation: 0,
+            kernel: "k".into(),
+            kernel_file: PathBuf::from("k.wse"),
+            rows: 1,
+            cols: 4,
+            rect: Rect::new(0, 0, 4, 1),
+            orientation,
+            kernel_args: Vec::new(),
+            sram_bytes: 0,
+            estimate: Estimate::default(),
+            ports: vec![
+                port("line", false, Dir::East, Some(out)),
+                port("ends", true, Dir::West, Some(bare)),
+            ],
+        }
+    }
+
+    fn text(set: Option<PortSet>) -> String {
+        set.map_or("=".into(), |set| {
+            set.iter()
+                .map(|p| format!("{p:?}"))
+                .collect::<Vec<_>>()
+                .join("+")
+        })
+    }
+
+    /// Column by column: the route (made by the `out` port only) and the switch. PEs 0–2
+    /// have the base RAMP → E with their positions and starts; the last PE, the line's end,
+    /// has the fixed route W → RAMP (position 2, the only one that still forwards somewhere
+    /// once the link out of the region is removed) and no switch.
+    #[test]
+    fn a_line_has_switches_and_ends_in_a_fixed_route() {
+        let layer = row(vec![0, 1, 2, 0], Orientation::Identity);
+        let got: Vec<String> = (0..4)
+            .map(|col| {
+                let entries = layer.entries_at(0, col);
+                let routes: Vec<String> = entries
+                    .iter()
+                    .map(|(p, c, e)| format!("{p}:{c}:{}>{}", text(Some(e.rx)), text(Some(e.tx))))
+                    .collect();
+                let switches: Vec<String> = layer
+                    .switches_at(0, col)
+                    .iter()
+                    .map(|s| {
+                        let pos: Vec<String> = s
+                            .overrides
+                            .iter()
+                            .map(|(rx, tx)| format!("{}>{}", text(*rx), text(*tx)))
+                            .collect();
+                        format!("{} start {} ring {}", pos.join(","), s.start, s.ring)
+                    })
+                    .collect();
+                format!("{} | {}", routes.join(" "), switches.join(" "))
+            })
+            .collect();
+        let want = [
+            "0:5:Ramp>E | W>=,=>Ramp start 0 ring true",
+            "0:5:Ramp>E | W>=,=>Ramp start 1 ring true",
+            "0:5:Ramp>E | W>=,=>Ramp start 2 ring true",
+            "0:5:W>Ramp | ",
+        ];
+        assert_eq!(got, want);
+    }
+
+    /// Mirrored left to right, the logical east line runs physically west: its sides turn
+    /// with the region.
+    #[test]
+    fn a_mirrored_region_turns_the_positions_sides() {
+        let layer = row(vec![0, 0, 0, 0], Orientation::MirrorX);
+        let entries = layer.entries_at(0, 0);
+        assert_eq!(text(Some(entries[0].2.tx)), "W");
+        let s = &layer.switches_at(0, 0)[0];
+        assert_eq!(text(s.overrides[0].0), "E");
+        assert_eq!(text(Some(layer.entries_at(0, 3)[0].2.rx)), "E");
+    }
+}
