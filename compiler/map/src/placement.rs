@@ -176,8 +176,8 @@ pub struct PlacedPort {
     /// routers between passing it through (`None`: the neighbour; `links`).
     #[serde(default)]
     pub distance: Option<u32>,
-    /// A switched `out` port's switch (`crate::switched`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A switched port's switch (`crate::switched`).
+    #[serde(default)]
     pub switch: Option<crate::switched::PlacedSwitch>,
 }
 

@@ -130,6 +130,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0707", "`control` on a port without a switch"),
     ("E0708", "a switch names what its port cannot use"),
     ("E0709", "invalid control commands"),
+    ("E0815", "tensor bound to a switched port"),
 ];
 
 /// The longest name, in characters, that gets a "did you mean" suggestion. Comparing two names

@@ -52,6 +52,22 @@ pub fn bad_switch_word(at: Location, found: &str, expected: &str, help: &str) ->
     .with_help(help.to_string())
 }
 
+/// E0815: a tensor bound to a switched port: a switched line runs inside its region (it
+/// never leaves by an edge), so no tensor can enter or leave by it.
+pub fn bind_to_switched(at: Location, port: &str, def: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0815",
+        format!("`{port}` is a switched port, which no tensor can be bound to"),
+        at,
+        "a switched port",
+    )
+    .with_secondary(def, format!("`{port}` is declared with `switch` here"))
+    .with_help(
+        "bind the tensor to a port without a switch (`in xs: stream<f32> from west;`) and \
+         pass the values on inside the region",
+    )
+}
+
 /// E0709: a `control` statement's commands: none, more than the hop limit (one per router
 /// from the sender's, `wsel_abi::COMMAND_HOPS`), or a word other than `adv`, `nop`, `reset`.
 pub fn bad_commands(at: Location, problem: &str) -> Diagnostic {

@@ -167,3 +167,20 @@ fn e0706_to_e0709_switches_and_control() {
     "#]]
     .assert_eq(&out);
 }
+
+#[test]
+fn e0815_a_tensor_bound_to_a_switched_port() {
+    let out = check(
+        "kernel k() {\n    out line: stream<f32> to east switch { pos1: rx west; pos2: tx ramp; };\n    in ends: stream<f32> from west switch;\n    task main() {}\n}\nlayer l(x: f32[B, 1]) -> y: f32[B, 1] {\n    cost { flops = 1; weights = 0; activations = 4; }\n    pipelined on [1, 2] {\n        run k();\n        bind x to port ends;\n        bind y to port line;\n    }\n}\n",
+    );
+    expect![[r#"
+        E0815 main.wse:10:24 `ends`: `ends` is a switched port, which no tensor can be bound to
+            [a switched port]
+            + main.wse:3:8 `ends`: `ends` is declared with `switch` here
+            help: bind the tensor to a port without a switch (`in xs: stream<f32> from west;`) and pass the values on inside the region
+        E0815 main.wse:11:24 `line`: `line` is a switched port, which no tensor can be bound to
+            [a switched port]
+            + main.wse:2:9 `line`: `line` is declared with `switch` here
+            help: bind the tensor to a port without a switch (`in xs: stream<f32> from west;`) and pass the values on inside the region
+    "#]].assert_eq(&out);
+}
