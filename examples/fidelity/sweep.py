@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Runs the sliding-window-rpc port for every (W, n) pair of the CS-2 measurements and
-prints wsel's cycles beside the CS-2's and Cerebras' simulator's.
+"""Runs the sliding-window-rpc port (or, with --slide, the synchronous-slide port) for every
+(W, n) pair of the CS-2 measurements and prints wsel's cycles beside the CS-2's and
+Cerebras' simulator's.
 
 The measurements are the CSVs the CSL program's author committed in
 github.com/n-io/sliding-window (commit e770efa, `sliding-window-rpc/results/out_cs2.csv` and
@@ -10,7 +11,11 @@ counters.
 
 Usage (from the repository root):
     python3 examples/fidelity/sweep.py [--wsel PATH] [--target wse2|FILE]... [--widths 3,103]
-        [--markdown]
+        [--elems 1,491] [--markdown] [--slide]
+
+With --slide the port is `synchronous_slide.wse`, whose control wavelets are written out for
+W = 8 (`[adv, adv]`): for each W the script writes `[adv, nop × (W/4 − 2), adv]` into a copy
+(the language's command list is a literal).
 
 Every wsel figure comes from running the program on the simulated fabric; the program
 times itself with `pe.cycle` as the CSL program does.
@@ -32,15 +37,32 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 
 def read_csv(name):
-    """(W, n) -> (left, middle, right) cycles."""
+    """(W, n) -> (left, middle, right) cycles. The slide's files repeat their header inside;
+    those rows are skipped."""
     out = {}
     with open(os.path.join(HERE, "data", name), newline="") as f:
         for row in csv.DictReader(f):
-            key = (int(row["kernel_width"]), int(row["num_elems"]))
+            elems = row.get("num_elems") or row.get("elems_per_pe")
+            if not row["kernel_width"].isdigit():
+                continue
+            key = (int(row["kernel_width"]), int(elems))
             out[key] = tuple(
                 int(row[c]) for c in ("left_cycles", "middle_cycles", "right_cycles")
             )
     return out
+
+
+# The port of each experiment: (its file and layer, the CSV prefix).
+PORTS = {False: "sliding_window_rpc", True: "synchronous_slide"}
+
+
+def slide_source(width):
+    """synchronous_slide.wse with its control wavelets written for a row of `width` PEs."""
+    with open(os.path.join(HERE, "synchronous_slide.wse")) as f:
+        text = f.read()
+    slide = width // 4
+    commands = ["adv"] + ["nop"] * (slide - 2) + ["adv"] if slide >= 2 else ["adv"]
+    return text.replace("[adv, adv]", "[" + ", ".join(commands) + "]")
 
 
 def default_wsel():
@@ -51,14 +73,17 @@ def default_wsel():
     sys.exit("build wsel first (cargo build --release), or pass --wsel")
 
 
-def run_pair(wsel, target, work, width, n):
+def run_pair(wsel, target, work, width, n, port):
     """wsel's (left, middle, right) cycles for one pair."""
     model = os.path.join(work, f"w{width}_n{n}.wse")
+    if port == PORTS[True]:
+        with open(os.path.join(work, port + ".wse"), "w") as f:
+            f.write(slide_source(width))
     with open(model, "w") as f:
         f.write(
-            "import sliding_window_rpc.{sliding_window_rpc};\n"
+            f"import {port}.{{{port}}};\n"
             f"model m(x: f32[B, {width}]) -> f32[B, {width}] {{\n"
-            f"    return sliding_window_rpc(x, n = {n});\n}}\n"
+            f"    return {port}(x, n = {n});\n}}\n"
         )
     x = os.path.join(work, f"x{width}.npy")
     np.save(x, np.zeros((1, width), dtype=np.float32))
@@ -82,6 +107,9 @@ def parse_args():
     parser.add_argument("--target", action="append", default=None,
                         help="wse2, another preset or a .toml file; repeat to run several")
     parser.add_argument("--widths", default=None, help="comma-separated W values to run")
+    parser.add_argument("--elems", default=None, help="comma-separated n values to run")
+    parser.add_argument("--slide", action="store_true",
+                        help="run the synchronous-slide port instead of sliding-window-rpc")
     parser.add_argument("--markdown", action="store_true",
                         help="print the table as README.md's markdown rows")
     return parser.parse_args()
@@ -142,21 +170,25 @@ def main():
     wsel = args.wsel or default_wsel()
     targets = args.target or ["wse2"]
     paths = [os.path.abspath(t) if os.path.exists(t) else t for t in targets]
-    cs2 = read_csv("sliding_window_rpc_cs2.csv")
-    sim = read_csv("sliding_window_rpc_sim.csv")
+    port = PORTS[args.slide]
+    cs2 = read_csv(f"{port}_cs2.csv")
+    sim = read_csv(f"{port}_sim.csv")
     pairs = sorted(cs2)
     if args.widths:
         keep = {int(w) for w in args.widths.split(",")}
         pairs = [p for p in pairs if p[0] in keep]
+    if args.elems:
+        keep = {int(n) for n in args.elems.split(",")}
+        pairs = [p for p in pairs if p[1] in keep]
     work = tempfile.mkdtemp(prefix="wsel-fidelity-")
-    shutil.copy(os.path.join(HERE, "sliding_window_rpc.wse"), work)
+    shutil.copy(os.path.join(HERE, port + ".wse"), work)
     print(f"cycles of the left / middle / right PE: W, n, CS-2, Cerebras' simulator, wsel on "
           f"{', '.join(targets)}; the right PE's ratio to the CS-2 (wsel, then the simulator)")
     rows = {t: [] for t in targets}
     sim_rows = []
     for width, n in pairs:
         c, s = cs2[(width, n)], sim.get((width, n), (0, 0, 0))
-        ws = [run_pair(wsel, path, work, width, n) for path in paths]
+        ws = [run_pair(wsel, path, work, width, n, port) for path in paths]
         for t, w in zip(targets, ws):
             rows[t].append((width, n, c, w))
         sim_rows.append((width, n, c, s))

@@ -14,7 +14,7 @@ use wsel_codegen::CompiledKernel;
 use wsel_ir::graph::{BindInfo, BindTarget, CValue, LayerGraph, LayerImpl, SplitAxis, TensorRef};
 use wsel_ir::kernel::{KernelIr, TaskId};
 use wsel_map::{EdgePoint, Placement};
-use wsel_sim::{AbiEntry, AbiTask, EdgeInput, EdgeOutput, Program, TaskCode};
+use wsel_sim::{AbiEntry, AbiTask, EdgeInput, EdgeOutput, Program, SwitchPosition, TaskCode};
 
 use crate::parts::{Cell, block_indices, gather, padded_slots, scatter, tiled_block_indices};
 use crate::pipeline::Compiled;
@@ -152,6 +152,9 @@ pub fn assemble_scope(
     for (color, route) in routes {
         program.add_route(route.at, color, route.rx, route.tx);
     }
+    for placed in placement.layers.iter().filter(|p| scope.holds(p)) {
+        set_switches(&mut program, placed)?;
+    }
     let in_scope = |point: &&EdgePoint| scope.holds(&placement.layers[point.layer]);
     let phases = match scope {
         Scope::Whole => WeightPhases::new(placement),
@@ -183,6 +186,33 @@ pub fn assemble_scope(
         program,
         output_parts,
     })
+}
+
+/// Gives the routes of `placed`'s switched ports their switches (`wsel_map::SwitchAt`).
+fn set_switches(program: &mut Program, placed: &wsel_map::PlacedLayer) -> Result<(), String> {
+    if !placed.ports.iter().any(|p| p.switch.is_some()) {
+        return Ok(());
+    }
+    for row in 0..placed.rows {
+        for col in 0..placed.cols {
+            let at = placed.pe(row, col);
+            for switch in placed.switches_at(row, col) {
+                let overrides: Vec<SwitchPosition> = switch
+                    .overrides
+                    .iter()
+                    .map(|&(rx, tx)| SwitchPosition { rx, tx })
+                    .collect();
+                if !program.set_switch(at, switch.color, &overrides, switch.start, switch.ring) {
+                    return Err(format!(
+                        "layer `{}`: the switch of color {} on PE ({row}, {col}) is not valid \
+                         (a position receives or forwards nowhere)",
+                        placed.name, switch.color
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reassembles the model's result from the edge outputs' wavelets: `graph` is lowered for one

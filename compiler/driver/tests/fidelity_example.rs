@@ -28,16 +28,18 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// The figures of every PE of a row of `width` PEs moving `n` values, on `target`.
 fn figures(dir: &Path, target: &str, width: u64, n: u32) -> Vec<f32> {
+    port_figures(dir, "sliding_window_rpc", target, width, n)
+}
+
+/// [`figures`] of the port `name` (`examples/fidelity/<name>.wse`, layer `name`).
+fn port_figures(dir: &Path, name: &str, target: &str, width: u64, n: u32) -> Vec<f32> {
     let example = repo_root().join("examples/fidelity");
-    std::fs::copy(
-        example.join("sliding_window_rpc.wse"),
-        dir.join("sliding_window_rpc.wse"),
-    )
-    .expect("copy the port");
+    let file = format!("{name}.wse");
+    std::fs::copy(example.join(&file), dir.join(&file)).expect("copy the port");
     let model = format!(
-        "import sliding_window_rpc.{{sliding_window_rpc}};\n\
+        "import {name}.{{{name}}};\n\
          model m(x: f32[B, {width}]) -> f32[B, {width}] {{\n    \
-         return sliding_window_rpc(x, n = {n});\n}}\n"
+         return {name}(x, n = {n});\n}}\n"
     );
     std::fs::write(dir.join("m.wse"), model).expect("model");
     let tensor = wsel::tensor::Tensor {
@@ -175,5 +177,37 @@ fn wse2s_fitted_boundaries_meet_the_cs2_on_a_row_crossing_them() {
         "{} vs {measured}",
         unfitted[202]
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `synchronous_slide.wse` on `wse2` (S = 7, L = 1), W = 8, n = 1 (the file's control
+/// wavelets are written for W = 8): every PE of 2 … 5 holds the arrays of the PEs two to its
+/// west and east (else its figure would be −1), and the figures of the left, middle and right
+/// PE are derived by hand from the hand-built program's schedule (`runtime/sim/tests/slide.rs`,
+/// 29 / 36 / 29 = 4S + 1, 5S + 1, 4S + 1 with tasks that charge nothing) plus the port's
+/// statement costs (`wsel_ir::cost`; `wsel build --emit ir` shows the statements):
+///
+/// - `main` charges 14 after its task switch: the fill loop 5 (1, and per element 1 + a store
+///   of 3), `t0 = pe.cycle` 1 — so `t0 = S + 6` — then two `if`s of 2 each, a send or
+///   `activate` of 1 and, on the branch not taken, a second `if` of 2.
+/// - A send's `then` task is ready once its one wavelet has left, before `main` ends, so on
+///   the left PE `send_east_ctrl` runs first; the others charge `f_exit` 5 (`parts += 1` 2,
+///   its `if` 3), a control task 2 (`control` 1, `activate` 1), a receive task 3 (`if` 2,
+///   `recv` or `activate` 1); the last `f_exit` reads `t1 = pe.cycle` after 6.
+/// - **Edge PEs** (mirror images): `main`, a control task, `f_exit`, a receive task with
+///   nothing to receive, then the last `f_exit`, back to back: `t1 = 5S + 14 + 2 + 5 + 3 + 6`,
+///   figure `t1 − t0 = 4S + 24` = **52**.
+/// - **Middle PE 3**: `main`, `send_east_ctrl`, `recv_east`, `recv_west`, then the two
+///   `f_exit`s. Its west part (PE 5's word, let through router 4 by PE 4's control wavelet
+///   at 29) is in at 31, before `recv_east` posts its receive at 40; its east part (PE 1's,
+///   let through router 2 at 29) waits in router 3 for the receive `recv_west` posts at 50.
+///   The PE is never idle: `t1 = 6S + 14 + 2 + 3 + 3 + 5 + 6`, figure `5S + 27` = **62**.
+#[test]
+fn the_synchronous_slide_port_slides_the_arrays_and_times_itself() {
+    let dir = temp_dir("slide");
+    let f = port_figures(&dir, "synchronous_slide", "wse2", 8, 1);
+    assert!(f.iter().all(|&c| c > 0.0), "{f:?}");
+    let (s, picked) = (7.0, [f[0], f[3], f[7]]);
+    assert_eq!(picked, [4.0 * s + 24.0, 5.0 * s + 27.0, 4.0 * s + 24.0]);
     let _ = std::fs::remove_dir_all(&dir);
 }

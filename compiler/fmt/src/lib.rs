@@ -345,7 +345,10 @@ fn space_between(tokens: &[SourceToken<'_>], roles: &[Role], p: usize, i: usize)
         return false;
     }
     match tok {
-        Token::LParen => !matches!(prev, Token::Ident(_) | Token::Recv | Token::Send),
+        Token::LParen => !matches!(
+            prev,
+            Token::Ident(_) | Token::Recv | Token::Send | Token::Control
+        ),
         Token::LBracket => !matches!(
             prev,
             Token::Ident(_)

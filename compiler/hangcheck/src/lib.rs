@@ -25,6 +25,10 @@
 //!   a task's top level, [`endless`](crate::endless)), reachable on some PE: once one runs,
 //!   the PE never stops.
 //!
+//! Switched ports (`switch { ... }`) are accepted without a check: their routes change with
+//! control wavelets at run time, so a send or receive on one is never reported (a wrong one
+//! shows as the simulator's deadlock).
+//!
 //! What "may run" means is in [`reach`](crate::reach); how the PEs of a region are grouped so
 //! that the checks cost a handful of evaluations per layer instead of one per PE is in
 //! [`classes`](crate::classes). The checks are exact with respect to coordinates: a statement
@@ -261,6 +265,12 @@ fn op_problem(
 ) -> Option<Problem> {
     let (PortOp::Recv(port) | PortOp::Send(port)) = op;
     let p = port.0 as usize;
+    // Switched ports are accepted as they are: where a wavelet goes depends on positions
+    // that control wavelets move at run time, which these checks do not follow (the
+    // simulator reports a receive that never completes as a deadlock).
+    if placed.ports.get(p)?.switch.is_some() {
+        return None;
+    }
     if let Some(bus) = placed.ports.get(p)?.bus {
         let recv = matches!(op, PortOp::Recv(_));
         let size = (placed.rows, placed.cols);

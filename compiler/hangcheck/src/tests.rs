@@ -52,6 +52,7 @@ pub(crate) fn port(name: &str, input: bool, side: Dir, multicast: bool, bound: b
         bus: None,
         passes_on: false,
         distance: None,
+        switch: None,
     }
 }
 

@@ -211,7 +211,38 @@ pub struct PortInfo {
     /// the dims and the region size like the kernel's arguments (`None`: the neighbour).
     #[serde(default)]
     pub distance: Option<CExpr>,
+    /// A switched port's switch (`docs/language.md` §5.4, "Switched ports"); an `in` port's
+    /// bare `switch` has no positions.
+    #[serde(default)]
+    pub switch: Option<SwitchInfo>,
     pub span: SourceSpan,
+}
+
+/// The switch of a switched port's color at every PE of its region: positions 1, 2, … each
+/// change the receive and/or forward set of the one before (position 0, the base, receives
+/// from the ramp and forwards to the port's side), the start position per PE, and ring mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SwitchInfo {
+    pub positions: Vec<SwitchOverride>,
+    /// The position at the start of the run, over the dims, the region size and the PE's
+    /// logical place (`pe.row`, `pe.col`).
+    pub start: CExpr,
+    pub ring: bool,
+}
+
+/// What one switch position changes: the link or ramp it receives from or forwards to
+/// instead (`None`: unchanged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchOverride {
+    pub rx: Option<SwitchPort>,
+    pub tx: Option<SwitchPort>,
+}
+
+/// A logical side of the PE's router, or its ramp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SwitchPort {
+    Side(Side),
+    Ramp,
 }
 
 /// What a `bind` statement loads or streams.
@@ -262,6 +293,8 @@ pub enum CExpr {
     Binary(CBinOp, Box<CExpr>, Box<CExpr>),
     Min(Box<CExpr>, Box<CExpr>),
     Max(Box<CExpr>, Box<CExpr>),
+    /// `select(c, a, b)`: `a` where `c` holds, else `b` (a switch's per-PE start position).
+    Select(Box<CExpr>, Box<CExpr>, Box<CExpr>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -325,6 +358,11 @@ impl CExpr {
                 }
             }
             CExpr::Binary(op, a, b) => eval_binary(*op, a.eval(env)?, b.eval(env)?)?,
+            CExpr::Select(c, a, b) => match c.eval(env)? {
+                Bool(true) => a.eval(env)?,
+                Bool(false) => b.eval(env)?,
+                _ => return Err(CEvalError::TypeMismatch),
+            },
         })
     }
 

@@ -276,8 +276,8 @@ pub enum Stmt {
     /// Queue a task to run after the current one.
     Activate(TaskId),
     /// Send one control wavelet on a switched port: `commands[i]` is for the `i`-th router
-    /// from this PE's own (router switches, `runtime/sim/README.md`; no kernel can declare
-    /// a switched port yet, `docs/language.md` §9).
+    /// from this PE's own (router switches, `runtime/sim/README.md`; the kernel's
+    /// `control(p, [...])`, `docs/language.md` §5.4 "Switched ports").
     Control {
         port: PortId,
         commands: Vec<SwitchCmd>,

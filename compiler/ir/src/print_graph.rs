@@ -258,6 +258,16 @@ fn write_cexpr(expr: &CExpr, context: u8, out: &mut String) {
             write_cexpr(b, 0, out);
             out.push(')');
         }
+        CExpr::Select(c, a, b) => {
+            out.push_str("select(");
+            for (i, e) in [c, a, b].into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_cexpr(e, 0, out);
+            }
+            out.push(')');
+        }
         CExpr::Binary(op, a, b) => {
             let prec = precedence(*op);
             let paren = prec < context;

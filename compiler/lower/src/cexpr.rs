@@ -37,6 +37,14 @@ impl Converter<'_, '_> {
                 Some(e) => e,
                 None => self.module_const(&id.name)?,
             },
+            // `pe.row`, `region.cols`: a variable where `names` gives one (a switch's start).
+            ast::Expr::Field { base, field, .. } => match &**base {
+                ast::Expr::Name(b) => (self.names)(&format!("{}.{}", b.name, field.name))
+                    .ok_or_else(|| {
+                        format!("`{}.{}` is not a compile-time value", b.name, field.name)
+                    })?,
+                _ => return Err("this is not a compile-time expression".into()),
+            },
             ast::Expr::Unary { op, operand, .. } => {
                 let inner = Box::new(self.convert(operand)?);
                 match op {
@@ -59,6 +67,10 @@ impl Converter<'_, '_> {
                 } else {
                     CExpr::Min(a, b)
                 }
+            }
+            ast::Expr::Call { callee, args, .. } if callee.name == "select" && args.len() == 3 => {
+                let [c, a, b] = [&args[0], &args[1], &args[2]].map(|a| self.convert(a));
+                CExpr::Select(Box::new(c?), Box::new(a?), Box::new(b?))
             }
             ast::Expr::Call { callee, args, .. }
                 if (callee.name == "part_len" || callee.name == "part_start")
@@ -242,6 +254,11 @@ fn collect_vars(expr: &CExpr, out: &mut BTreeSet<String>) {
             collect_vars(a, out);
             collect_vars(b, out);
         }
+        CExpr::Select(c, a, b) => {
+            collect_vars(c, out);
+            collect_vars(a, out);
+            collect_vars(b, out);
+        }
     }
 }
 
@@ -254,6 +271,11 @@ pub fn simplify(expr: &CExpr) -> CExpr {
         CExpr::Not(e) => CExpr::Not(Box::new(simplify(e))),
         CExpr::Min(a, b) => CExpr::Min(Box::new(simplify(a)), Box::new(simplify(b))),
         CExpr::Max(a, b) => CExpr::Max(Box::new(simplify(a)), Box::new(simplify(b))),
+        CExpr::Select(c, a, b) => CExpr::Select(
+            Box::new(simplify(c)),
+            Box::new(simplify(a)),
+            Box::new(simplify(b)),
+        ),
         CExpr::Binary(op, a, b) => {
             let (a, b) = (simplify(a), simplify(b));
             match (op, &a, &b) {

@@ -29,6 +29,10 @@ pub const CODES: &[(&str, &str)] = &[
         "kernel instance cannot be lowered with the arguments chosen for it",
     ),
     (
+        "E0814",
+        "a switch's start position cannot be computed before the run",
+    ),
+    (
         "E1101",
         "training names a loss that std.loss does not define",
     ),
@@ -147,6 +151,20 @@ pub fn kernel_arg_failed(call: Location, param: &str, reason: &str, def: Locatio
         "in this call",
     )
     .with_secondary(def, format!("`{param}` is given here"))
+}
+
+/// E0814: a switched port's `start` is not an expression the mapper can evaluate per PE:
+/// it must be built from the kernel's parameters and constants, `pe.row` and `pe.col`
+/// (`region.rows` and `region.cols` are not available there: pass them as parameters).
+pub fn switch_start_failed(call: Location, reason: &str, def: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0814",
+        format!("the switch's start position cannot be computed before the run: {reason}"),
+        call,
+        "in this call",
+    )
+    .with_secondary(def, "the switched port")
+    .with_help("write it from the kernel's parameters and constants, `pe.row` and `pe.col`")
 }
 
 /// E0503: a fixed region size (`on [N / 4, C]`) has no value, or is zero, at the shapes of one

@@ -14,6 +14,7 @@ pub(crate) fn mentions(e: &CExpr, name: &str) -> bool {
         CExpr::Binary(_, a, b) | CExpr::Min(a, b) | CExpr::Max(a, b) => {
             mentions(a, name) || mentions(b, name)
         }
+        CExpr::Select(c, a, b) => mentions(c, name) || mentions(a, name) || mentions(b, name),
     }
 }
 

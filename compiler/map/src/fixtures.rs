@@ -57,6 +57,7 @@ pub fn port(name: &str, direction: PortDirection, side: Side, multicast: bool) -
         multicast,
         bus: None,
         distance: None,
+        switch: None,
         span: span(0),
     }
 }

@@ -46,6 +46,7 @@ mod routes;
 mod search;
 mod streaming;
 pub mod svg;
+mod switched;
 mod tiles;
 
 use wsel_diagnostic::Diagnostic;
@@ -61,6 +62,7 @@ pub use placement::{
     PlacedPort, Placement, Transfer,
 };
 pub use streaming::map_micro_batches;
+pub use switched::{PlacedSwitch, SwitchAt};
 
 /// The task work of a layer's kernel on a region, for the estimate (`docs/mapping.md` §5):
 /// what a caller that can lower and run kernels measures (the driver dry-runs every kernel

@@ -109,6 +109,7 @@ mod tests {
             bus: None,
             passes_on: false,
             distance: Some(3),
+            switch: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! Which port of a placed layer each port pairs with, by the rules of `docs/mapping.md` §3:
 //! the k-th `out ... to D` pairs with the k-th non-multicast `in ... from opposite(D)` (among
 //! the ports without a distance, and apart from them among the ports `by` one), the
-//! k-th `out ... to B` with the k-th `in ... from B` of a bus `B`. The mapper routes a
+//! k-th `out ... to B` with the k-th `in ... from B` of a bus `B`, the k-th switched
+//! `out ... to D` with the k-th switched `in ... from opposite(D)`. The mapper routes a
 //! neighbour port only where it has a partner (`PlacedLayer::entries_at`), and the hang
 //! checks follow the same pairs.
 
@@ -24,6 +25,7 @@ pub fn pairing(ports: &[PlacedPort]) -> Vec<Option<usize>> {
             && ports[i].bus.is_none()
             && ports[i].side == side
             && ports[i].distance.is_some() == far
+            && ports[i].switch.is_none()
     };
     for far in [false, true] {
         for dir in [Dir::North, Dir::South, Dir::East, Dir::West] {
@@ -35,6 +37,17 @@ pub fn pairing(ports: &[PlacedPort]) -> Vec<Option<usize>> {
                 .collect();
             pair(outs, ins);
         }
+    }
+    // Switched ports pair among themselves (`crate::switched`).
+    for dir in [Dir::North, Dir::South, Dir::East, Dir::West] {
+        let on = |input: bool, side: Dir| -> Vec<usize> {
+            (0..ports.len())
+                .filter(|&i| {
+                    ports[i].input == input && ports[i].switch.is_some() && ports[i].side == side
+                })
+                .collect()
+        };
+        pair(on(false, dir), on(true, dir.opposite()));
     }
     for bus in [Bus::Row, Bus::Col, Bus::Region] {
         let on = |input: bool| -> Vec<usize> {

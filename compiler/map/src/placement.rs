@@ -176,6 +176,9 @@ pub struct PlacedPort {
     /// routers between passing it through (`None`: the neighbour; `links`).
     #[serde(default)]
     pub distance: Option<u32>,
+    /// A switched port's switch (`crate::switched`).
+    #[serde(default)]
+    pub switch: Option<crate::switched::PlacedSwitch>,
 }
 
 /// A port's color on the PEs of a region.
@@ -403,7 +406,15 @@ impl PlacedLayer {
             let color = p.colors.at(row, col);
             let toward = self.orientation.dir(dir_side(p.side));
             let bound = p.bound.is_some();
-            let (rx, tx) = if let Some(bus) = p.bus {
+            let (rx, tx) = if p.switch.is_some() {
+                // One entry per switched pair, made by its `out` port.
+                let Some((color, rx, tx, _)) = crate::switched::switched_entry(self, row, col, i)
+                else {
+                    continue;
+                };
+                out.push((i, color, RouteEntry { at, rx, tx }));
+                continue;
+            } else if let Some(bus) = p.bus {
                 // One entry per bus, made by its `in` port when an `out` port sends on it.
                 let sent = self
                     .ports
@@ -445,8 +456,16 @@ impl PlacedLayer {
         out
     }
 
+    /// The switches of the router at logical `(row, col)`: one per switched port's color
+    /// there (`crate::switched`), to set on the routes [`PlacedLayer::entries_at`] gives.
+    pub fn switches_at(&self, row: u32, col: u32) -> Vec<crate::switched::SwitchAt> {
+        (0..self.ports.len())
+            .filter_map(|i| crate::switched::switched_entry(self, row, col, i)?.3)
+            .collect()
+    }
+
     /// Whether logical `(row, col)` is on the region's logical `side`.
-    fn at_edge(&self, row: u32, col: u32, side: Dir) -> bool {
+    pub(crate) fn at_edge(&self, row: u32, col: u32, side: Dir) -> bool {
         match side {
             Dir::North => row == 0,
             Dir::South => row + 1 == self.rows,
@@ -695,6 +714,8 @@ pub(crate) fn assemble(
         // The search allowed only sizes where every distance is at least 1.
         let distances = crate::expr::port_distances(imp, &env).unwrap_or_default();
         let distance = |i: usize| distances.get(i).copied().flatten();
+        // The search allowed only sizes where every switch's start is one of its positions.
+        let starts = crate::switched::switch_starts(imp, &env, rows, cols).unwrap_or_default();
         let base = lp.slot_base;
         let links = lp.plan.links.len();
         let ports = lp
@@ -747,6 +768,14 @@ pub(crate) fn assemble(
                     bus: imp.ports.get(i).and_then(|info| info.bus),
                     passes_on: routed.passes_on.contains(&(l, i)),
                     distance: distance(i),
+                    switch: imp.ports.get(i).and_then(|info| {
+                        let switch = info.switch.as_ref()?;
+                        Some(crate::switched::PlacedSwitch {
+                            positions: switch.positions.clone(),
+                            starts: starts.get(i).cloned().flatten().unwrap_or_default(),
+                            ring: switch.ring,
+                        })
+                    }),
                 }
             })
             .collect();

@@ -7,7 +7,9 @@
 //! travels in one direction `D` (the side of its `out` port, or the opposite of its `in`
 //! port's side) and owns two **slots** (color variables): PE `k` (its logical row for
 //! `north`/`south`, its column for `east`/`west`) sends on slot `k % 2` and receives, from its
-//! neighbour, on slot `(k + 1) % 2`. A multicast port owns one slot, and so does a bus.
+//! neighbour, on slot `(k + 1) % 2`. A multicast port owns one slot, and so does a bus, and
+//! so does a switched pair (the k-th switched `out ... to D` with the k-th switched
+//! `in ... from opposite(D)`: one color along every line, `crate::switched`).
 
 use wsel_ir::graph::{BindTarget, Bus, LayerImpl, LayerInstance, Side, SplitAxis};
 use wsel_ir::kernel::PortDirection;
@@ -20,8 +22,8 @@ pub(crate) struct ImplPlan {
     /// Port index of every multicast port, in declaration order; multicast `m` owns slot
     /// `2 * links.len() + m`.
     pub multicasts: Vec<usize>,
-    /// Bus classes: the k-th `out ... to B` with the k-th `in ... from B` of each bus `B`;
-    /// bus `b` owns slot `2 * links.len() + multicasts.len() + b`.
+    /// Bus classes: the k-th `out ... to B` with the k-th `in ... from B` of each bus `B`,
+    /// then the switched pairs; bus `b` owns slot `2 * links.len() + multicasts.len() + b`.
     pub buses: usize,
 }
 
@@ -99,6 +101,7 @@ impl ImplPlan {
             })
             .collect();
         let buses = pair_buses(imp, &mut ports);
+        let buses = pair_switched(imp, &mut ports, buses);
         let mut links = Vec::new();
         // Ports with a distance (`by k`) pair among themselves, like `wsel_map::pairing`.
         for far in [false, true] {
@@ -107,6 +110,7 @@ impl ImplPlan {
                     ports[i].direction == direction
                         && !ports[i].multicast
                         && imp.ports[i].bus.is_none()
+                        && imp.ports[i].switch.is_none()
                         && imp.ports[i].distance.is_some() == far
                         && ports[i].side == side
                 };
@@ -267,6 +271,36 @@ fn pair_buses(imp: &LayerImpl, ports: &mut [PortPlan]) -> usize {
                 .collect()
         };
         let (outs, ins) = (of(PortDirection::Out), of(PortDirection::In));
+        for k in 0..outs.len().max(ins.len()) {
+            for p in outs.get(k).into_iter().chain(ins.get(k)) {
+                ports[*p].slot = SlotOf::Bus(classes);
+            }
+            classes += 1;
+        }
+    }
+    classes
+}
+
+/// Gives every switched port of `imp` a class after the `classes` buses: per direction `D`,
+/// the k-th switched `out ... to D` with the k-th switched `in ... from opposite(D)`, in
+/// declaration order (one color for the pair, like a bus). Returns the number of classes.
+fn pair_switched(imp: &LayerImpl, ports: &mut [PortPlan], mut classes: usize) -> usize {
+    for dir in [Side::North, Side::South, Side::East, Side::West] {
+        let of = |direction: PortDirection, side: Side| -> Vec<usize> {
+            (0..imp.ports.len())
+                .filter(|&i| {
+                    let p = &imp.ports[i];
+                    p.switch.is_some()
+                        && p.bus.is_none()
+                        && p.direction == direction
+                        && p.side == side
+                })
+                .collect()
+        };
+        let (outs, ins) = (
+            of(PortDirection::Out, dir),
+            of(PortDirection::In, dir.opposite()),
+        );
         for k in 0..outs.len().max(ins.len()) {
             for p in outs.get(k).into_iter().chain(ins.get(k)) {
                 ports[*p].slot = SlotOf::Bus(classes);

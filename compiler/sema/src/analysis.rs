@@ -142,6 +142,9 @@ pub struct KernelPort {
     /// `by k`: the distance to the PE the stream goes to or comes from, to evaluate once the
     /// parameters are known (`None`: the neighbour).
     pub distance: Option<wsel_syntax::ast::Expr>,
+    /// `switch { ... }` (an `in` port's bare `switch`: no positions), lowered once the
+    /// parameters are known.
+    pub switch: Option<wsel_syntax::ast::SwitchSpec>,
     pub def: Location,
 }
 

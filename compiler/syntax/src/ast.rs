@@ -153,6 +153,35 @@ pub struct PortDecl {
     /// `by k`: the stream goes to the PE `k` away on the port's side, through the routers
     /// between (`None`: the neighbour).
     pub distance: Option<Expr>,
+    /// `switch { ... }` on an `out` port, a bare `switch` on an `in` port: the pair's color
+    /// has router switch positions (`docs/language.md` §5.4, "Switched ports").
+    pub switch: Option<SwitchSpec>,
+    pub span: Span,
+}
+
+/// A switched port's switch: `switch { pos1: rx west; pos2: tx ramp; start: e; ring; }` (an
+/// `in` port's bare `switch` has no positions, no start and no ring).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitchSpec {
+    /// The positions after the base, in the order written.
+    pub positions: Vec<SwitchPos>,
+    /// The per-PE initial position (`None`: 0).
+    pub start: Option<Expr>,
+    /// `ring`: advancing past the last position wraps to the base.
+    pub ring: bool,
+    /// Items that are neither a position, `start` nor `ring` (reported by the checker).
+    pub unknown: Vec<Ident>,
+    pub span: Span,
+}
+
+/// `posK: rx D`, `posK: tx D` or `posK: rx D tx D`: what position K changes from the one
+/// before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitchPos {
+    /// `pos1`, `pos2`, ...
+    pub key: Ident,
+    /// `(rx or tx, side)` pairs as written.
+    pub sets: Vec<(Ident, Ident)>,
     pub span: Span,
 }
 
@@ -220,6 +249,13 @@ pub enum Stmt {
         port: Ident,
         value: Expr,
         then: Option<Ident>,
+        span: Span,
+    },
+    /// `control(port, [adv, nop, reset]);`: one control wavelet on a switched port, a
+    /// command per router from the sender's.
+    Control {
+        port: Ident,
+        commands: Vec<Ident>,
         span: Span,
     },
     /// `activate task;`

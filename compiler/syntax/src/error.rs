@@ -513,6 +513,7 @@ const STATEMENTS: &[&str] = &[
     "`recv`",
     "`send`",
     "`activate`",
+    "`control`",
     "`return`",
 ];
 const ITEMS: &[&str] = &[

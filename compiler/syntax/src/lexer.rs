@@ -98,6 +98,8 @@ pub enum Token {
     Send,
     #[token("activate")]
     Activate,
+    #[token("control")]
+    Control,
     #[token("if")]
     If,
     #[token("else")]
@@ -270,6 +272,7 @@ impl Token {
             T::Recv => "recv",
             T::Send => "send",
             T::Activate => "activate",
+            T::Control => "control",
             T::If => "if",
             T::Else => "else",
             T::For => "for",
@@ -600,6 +603,7 @@ pub const KEYWORDS: &[&str] = &[
     "recv",
     "send",
     "activate",
+    "control",
     "if",
     "else",
     "for",

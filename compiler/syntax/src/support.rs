@@ -119,18 +119,29 @@ pub(crate) fn binary(op: BinaryOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
     }
 }
 
-/// The optional word after `in p: stream<T> from side`: only `multicast` is allowed.
-pub(crate) fn multicast(sink: &Sink, word: Option<Ident>) -> bool {
+/// The optional word after `in p: stream<T> from side`: `multicast`, or `switch` (the port
+/// receives on a switched pair's color); returns (multicast, switch).
+pub(crate) fn in_word(sink: &Sink, word: Option<Ident>) -> (bool, Option<SwitchSpec>) {
     match word {
-        None => false,
-        Some(word) if word.name == "multicast" => true,
+        None => (false, None),
+        Some(word) if word.name == "multicast" => (true, None),
+        Some(word) if word.name == "switch" => (
+            false,
+            Some(SwitchSpec {
+                positions: Vec::new(),
+                start: None,
+                ring: false,
+                unknown: Vec::new(),
+                span: word.span,
+            }),
+        ),
         Some(word) => {
             sink.custom(SyntaxError::unexpected_word(
                 &word,
-                &["multicast", ";"],
-                "an input port ends with `multicast` or `;`",
+                &["multicast", "switch", ";"],
+                "an input port ends with `multicast`, `switch` or `;`",
             ));
-            false
+            (false, None)
         }
     }
 }
@@ -169,6 +180,50 @@ pub(crate) fn distance(sink: &Sink, word: Ident, distance: Expr) -> Option<Expr>
     None
 }
 
+/// One item of an `out` port's `switch { ... }` as parsed.
+pub(crate) enum SwitchItem {
+    /// `posK: rx D tx D`.
+    Position(SwitchPos),
+    /// `start: e`.
+    Value(Ident, Expr),
+    /// `ring`.
+    Flag(Ident),
+}
+
+/// `switch { items }` after an `out` port's side: the word must be `switch`. Items other than
+/// positions, `start: e` and `ring` are kept for the checker to report (E0708).
+pub(crate) fn switch(
+    sink: &Sink,
+    word: Ident,
+    items: Vec<SwitchItem>,
+    span: Span,
+) -> Option<SwitchSpec> {
+    if word.name != "switch" {
+        sink.custom(SyntaxError::unexpected_word(
+            &word,
+            &["switch", ";"],
+            "a port's side is followed by `;`, `by` and a distance, or `switch { ... }`",
+        ));
+        return None;
+    }
+    let mut spec = SwitchSpec {
+        positions: Vec::new(),
+        start: None,
+        ring: false,
+        unknown: Vec::new(),
+        span,
+    };
+    for item in items {
+        match item {
+            SwitchItem::Position(p) => spec.positions.push(p),
+            SwitchItem::Value(key, e) if key.name == "start" => spec.start = Some(e),
+            SwitchItem::Flag(key) if key.name == "ring" => spec.ring = true,
+            SwitchItem::Value(key, _) | SwitchItem::Flag(key) => spec.unknown.push(key),
+        }
+    }
+    Some(spec)
+}
+
 /// A port declaration that broke after its name: the port is declared, with the error type
 /// and an empty side (the checker reports nothing more about it).
 pub(crate) fn broken_port(
@@ -187,6 +242,7 @@ pub(crate) fn broken_port(
         },
         multicast: false,
         distance: None,
+        switch: None,
         span,
     }
 }

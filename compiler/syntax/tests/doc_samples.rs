@@ -35,8 +35,31 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        20,
+        21,
         "a sample was added to or removed from the doc"
+    );
+}
+
+#[test]
+fn switched_ports() {
+    check(
+        "  kernel slide_row(w: u32, n: u32) {   // 1 × w: each PE of the left half sends to PE + w/4
+      var x: [f32; n];
+      var y: [f32; n];
+      out east: stream<f32> to east switch {
+          pos1: rx west;                  // 1 = WEST → EAST: pass on
+          pos2: tx ramp;                  // 2 = WEST → RAMP: deliver here
+          start: select(pe.col + 1 == 3 * w / 4, 2, select(pe.col >= w / 2, 1, 0));
+      };
+      in  from_west: stream<f32> from west switch;
+      task main() {
+          if pe.col < w / 2 { send(east, x[0..n]) then sent; }
+          if pe.col >= w / 4 && pe.col < 3 * w / 4 { recv(from_west, y[0..n]) then got; }
+      }
+      task sent() { control(east, [adv, nop, adv]); }   // for w = 12: advance this router and the one w/4 − 1 on
+      task got() { }
+  }",
+        Wrap::Module,
     );
 }
 

@@ -76,7 +76,7 @@ layer l(x: f32[B]) -> y: f32[B] {
 run m { inptu x = "x.npy"; }
 "#,
         expect![[r#"
-            E0002 42..51: expected `multicast` or `;`, found identifier `multicats` [an input port ends with `multicast` or `;`]
+            E0002 42..51: expected one of `multicast`, `switch`, or `;`, found identifier `multicats` [an input port ends with `multicast`, `switch` or `;`]
             E0002 188..191: expected `array` or `port`, found identifier `arr` [a tensor binds to an `array` or a `port`]
             E0002 208..213: expected `input` or `=`, found identifier `inptu` [a setting is `input NAME = "path";` or `key = value;`]
         "#]],

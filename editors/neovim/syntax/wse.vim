@@ -4,7 +4,7 @@ if exists('b:current_syntax')
 endif
 
 syntax keyword wseKeyword import as const kernel layer model param let var in out task then
-syntax keyword wseKeyword recv send activate if else for while return cost pipelined streaming
+syntax keyword wseKeyword recv send activate control if else for while return cost pipelined streaming
 syntax keyword wseKeyword on where run train bind to split from
 syntax keyword wseBoolean true false
 syntax keyword wseType f32 f16 i32 u32 bool stream

@@ -111,6 +111,10 @@ pub(super) fn lower_impl(
                 .distance
                 .as_ref()
                 .map(|d| convert_member(db, module, d, &names).unwrap_or(CExpr::Int(0)));
+            let switch = p.switch.as_ref().map(|spec| {
+                let at = (cx.call.clone(), p.def.clone());
+                super::switch::lower_switch(db, module, spec, &names, at, diags)
+            });
             Some(PortInfo {
                 name: p.name.clone(),
                 direction: match p.direction {
@@ -122,6 +126,7 @@ pub(super) fn lower_impl(
                 multicast: p.multicast,
                 bus: bus_of(&p.side),
                 distance,
+                switch,
                 span: SourceSpan {
                     file: p.def.file.clone(),
                     span: p.def.span.clone(),

@@ -10,6 +10,7 @@ mod instance;
 pub mod pipelined_replica;
 pub mod pipelined_training;
 mod staging;
+mod switch;
 pub mod training;
 
 pub use staging::staged_graph;

@@ -3,7 +3,7 @@
 //! (`recv`/`send`/`activate`). A branch or loop whose condition folds to a constant is
 //! resolved here.
 
-use wsel_ir::kernel::{AssignOp, BinaryOp, Const, Expr, ScalarTy, Slice, Stmt, TaskId};
+use wsel_ir::kernel::{AssignOp, BinaryOp, Const, Expr, ScalarTy, Slice, Stmt, SwitchCmd, TaskId};
 use wsel_syntax::ast;
 
 use super::{Lowerer, Member, NameRef, fold, same_length};
@@ -145,6 +145,19 @@ impl Lowerer<'_> {
                 let task = self.task(task)?;
                 self.transfer_spans.push(span.clone());
                 out.push(Stmt::Activate(task));
+            }
+            ast::Stmt::Control { port, commands, .. } => {
+                let port = self.port(port)?;
+                let commands = commands
+                    .iter()
+                    .map(|c| match c.name.as_str() {
+                        "adv" => Ok(SwitchCmd::Adv),
+                        "reset" => Ok(SwitchCmd::Reset),
+                        "nop" => Ok(SwitchCmd::Nop),
+                        other => Err(self.error(&c.span, format!("`{other}` is not a command"))),
+                    })
+                    .collect::<Lowered<Vec<_>>>()?;
+                out.push(Stmt::Control { port, commands });
             }
             ast::Stmt::Return(_) => out.push(Stmt::Return),
             // An expression statement has no effect (and is reported by the checker).

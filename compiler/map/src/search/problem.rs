@@ -515,6 +515,10 @@ fn candidate_table(
                     continue;
                 }
             }
+            if let Err(bad) = crate::switched::switch_starts(imp, &env, r, c) {
+                why.failed_eval = Some(bad);
+                continue;
+            }
             let sram = words * 4 + reserve;
             if sram > sram_available {
                 if why.smallest_need.is_none_or(|(b, _, _)| sram < b) {

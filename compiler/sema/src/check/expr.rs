@@ -31,6 +31,8 @@ pub enum Local {
     Port {
         direction: ast::PortDirection,
         elem: Option<ScalarType>,
+        /// Declared with a switch (`control` may name it).
+        switched: bool,
     },
     Task,
     /// A layer or model tensor; not a value in expressions.

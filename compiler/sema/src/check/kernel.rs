@@ -80,6 +80,7 @@ pub fn kernel_signature<'db>(db: &'db dyn Db, item: ItemId<'db>) -> KernelSig {
                 side: p.side.name.clone(),
                 multicast: p.multicast,
                 distance: p.distance.clone(),
+                switch: p.switch.clone(),
                 def: checker.loc(&p.name.span),
             }),
             _ => {}
@@ -180,6 +181,7 @@ fn declare_members(c: &mut Checker<'_>, kernel: &ast::Kernel) {
                 let local = Local::Port {
                     direction: p.direction,
                     elem,
+                    switched: p.switch.is_some(),
                 };
                 c.define(&p.name, local, 0);
             }
@@ -262,6 +264,7 @@ fn check_ports(c: &mut Checker<'_>, kernel: &ast::Kernel) {
             }
             c.expect_const(distance, ScalarType::U32, "a port's distance");
         }
+        crate::check::switch::check_port(c, p);
     }
 }
 
@@ -354,6 +357,11 @@ fn stmt(c: &mut Checker<'_>, s: &ast::Stmt) {
             }
         }
         ast::Stmt::Activate { task, .. } => task_use(c, task),
+        ast::Stmt::Control {
+            port,
+            commands,
+            span,
+        } => crate::check::switch::control(c, port, commands, span),
         ast::Stmt::Return(_) | ast::Stmt::Error(_) => {}
         ast::Stmt::Expr(e) => {
             c.expr(e, None);
@@ -693,7 +701,9 @@ fn port_use(
     let def = c.loc(&b.def);
     c.record_use(&port.span, def.clone());
     match b.local {
-        Local::Port { direction, elem } => {
+        Local::Port {
+            direction, elem, ..
+        } => {
             if direction != need {
                 let d =
                     kernels::wrong_port_direction(c.loc(&port.span), &port.name, op, def.clone());

@@ -705,6 +705,15 @@ fn check_bind(
             }
         },
         BindKind::Port => match ksig.ports.iter().find(|p| p.name == bind.target.name) {
+            Some(port) if port.switch.is_some() => {
+                c.record_use(&bind.target.span, port.def.clone());
+                let d = crate::diagnostics::switches::bind_to_switched(
+                    c.loc(&bind.target.span),
+                    &port.name,
+                    port.def.clone(),
+                );
+                c.report(d);
+            }
             Some(port) if BUS_SIDES.contains(&port.side.as_str()) => {
                 c.record_use(&bind.target.span, port.def.clone());
                 let d = layers::bind_to_bus(

@@ -9,6 +9,7 @@ pub mod kernel;
 pub mod layer;
 pub mod model;
 pub mod run;
+pub mod switch;
 pub mod train;
 
 use crate::analysis::FileAnalysis;

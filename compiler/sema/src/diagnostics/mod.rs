@@ -7,6 +7,7 @@ pub mod layers;
 pub mod models;
 pub mod resolve;
 pub mod run;
+pub mod switches;
 pub mod train;
 pub mod types;
 
@@ -125,6 +126,11 @@ pub const CODES: &[(&str, &str)] = &[
     ("E1111", "more than one `train` item in a file"),
     ("E1112", "train settings that exclude each other"),
     ("E0450", "`by k` on a bus port"),
+    ("E0706", "too many or misnamed switch positions"),
+    ("E0707", "`control` on a port without a switch"),
+    ("E0708", "a switch names what its port cannot use"),
+    ("E0709", "invalid control commands"),
+    ("E0815", "tensor bound to a switched port"),
 ];
 
 /// The longest name, in characters, that gets a "did you mean" suggestion. Comparing two names

@@ -125,3 +125,62 @@ fn scoping_of_task_locals_and_members() {
     "#]]
     .assert_eq(&out);
 }
+
+#[test]
+fn e0706_to_e0709_switches_and_control() {
+    let out = check(
+        "kernel k(w: u32) {\n    var v: u32 = 0;\n    out line: stream<f32> to east switch {\n        pos1: rx west; pos3: tx ramp; pos3: rx up tx north;\n        start: v; spin;\n    };\n    in ends: stream<f32> from west switch;\n    out ys: stream<f32> to east;\n    out bus: stream<f32> to row switch { pos1: rx west; };\n    task main() {\n        control(line, [adv, jump]);\n        control(line, []);\n        control(ys, [adv]);\n        control(ends, [nop]);\n    }\n}\n",
+    );
+    expect![[r#"
+        E0706 main.wse:4:24 `pos3`: switch positions are `pos1`, `pos2`, `pos3` in order; found `pos3`
+            [expected a position name]
+            help: each position changes the one before it; name this one `pos2`
+        E0708 main.wse:4:48 `up`: `up` cannot be used here
+            [expected `east`, `west` or `ramp`]
+            help: a switched port's color runs along one line: its positions receive from and forward to the port's side, the opposite side and `ramp` (this PE)
+        E0708 main.wse:4:54 `north`: `north` cannot be used here
+            [expected `east`, `west` or `ramp`]
+            help: a switched port's color runs along one line: its positions receive from and forward to the port's side, the opposite side and `ramp` (this PE)
+        E0708 main.wse:5:16 `v`: `v` cannot be used here
+            [expected parameters, constants, `pe.row` and `pe.col`]
+            help: the start position is set before the run: it cannot read a `var` or a local
+        E0708 main.wse:5:19 `spin`: `spin` cannot be used here
+            [expected `posK: rx D;`, `posK: tx D;`, `start: e;` or `ring;`]
+            help: a switch lists its positions, its start and whether it is a ring
+        E0708 main.wse:9:33 `switch { pos1: rx west; }`: `switch` cannot be used here
+            [expected a port to `north`, `south`, `east` or `west`]
+            help: a bus already reaches every PE of its line; switches are for a line toward one side (`to east switch { ... }`)
+        E0709 main.wse:11:29 `jump`: invalid control commands: `jump` is not a command
+            [not a valid control wavelet]
+            help: a control wavelet carries 1 to 16 commands, one per router from the sender's: `adv`, `nop` or `reset`
+        E0709 main.wse:12:9 `control(line, []);`: invalid control commands: there are none
+            [not a valid control wavelet]
+            help: a control wavelet carries 1 to 16 commands, one per router from the sender's: `adv`, `nop` or `reset`
+        E0707 main.wse:13:17 `ys`: `control` on `ys`, which has no switch
+            [a control wavelet needs a switched `out` port]
+            + main.wse:8:9 `ys`: `ys` declared here
+            help: declare the port `out p: stream<f32> to east switch { pos1: rx west; ... };`
+        E0707 main.wse:14:17 `ends`: `control` on `ends`, which has no switch
+            [a control wavelet needs a switched `out` port]
+            + main.wse:7:8 `ends`: `ends` declared here
+            help: declare the port `out p: stream<f32> to east switch { pos1: rx west; ... };`
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn e0815_a_tensor_bound_to_a_switched_port() {
+    let out = check(
+        "kernel k() {\n    out line: stream<f32> to east switch { pos1: rx west; pos2: tx ramp; };\n    in ends: stream<f32> from west switch;\n    task main() {}\n}\nlayer l(x: f32[B, 1]) -> y: f32[B, 1] {\n    cost { flops = 1; weights = 0; activations = 4; }\n    pipelined on [1, 2] {\n        run k();\n        bind x to port ends;\n        bind y to port line;\n    }\n}\n",
+    );
+    expect![[r#"
+        E0815 main.wse:10:24 `ends`: `ends` is a switched port, which no tensor can be bound to
+            [a switched port]
+            + main.wse:3:8 `ends`: `ends` is declared with `switch` here
+            help: bind the tensor to a port without a switch (`in xs: stream<f32> from west;`) and pass the values on inside the region
+        E0815 main.wse:11:24 `line`: `line` is a switched port, which no tensor can be bound to
+            [a switched port]
+            + main.wse:2:9 `line`: `line` is declared with `switch` here
+            help: bind the tensor to a port without a switch (`in xs: stream<f32> from west;`) and pass the values on inside the region
+    "#]].assert_eq(&out);
+}
