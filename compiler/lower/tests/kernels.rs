@@ -73,20 +73,26 @@ snapshot!(
         &[("N", 5), ("S", 3), ("R", 2), ("C", 2), ("len", 6)]
     )
 );
-snapshot!(
-    softmax_resident,
-    stdlib(
-        "softmax_resident",
-        &[
-            ("N", 5),
-            ("S", 3),
-            ("R", 2),
-            ("C", 2),
-            ("nmax", 3),
-            ("smax", 2)
-        ]
-    )
-);
+snapshot!(softmax_resident, {
+    // Grouped and causally masked: two groups of 3 over rows of 3 features.
+    let (db, file) = common::load_one(STDLIB);
+    let ints = [
+        ("N", 6),
+        ("S", 3),
+        ("R", 2),
+        ("C", 2),
+        ("nmax", 3),
+        ("smax", 2),
+        ("ctx", 3),
+        ("G", 2),
+    ];
+    let mut args: Vec<(String, CValue)> = ints
+        .iter()
+        .map(|(n, v)| (n.to_string(), CValue::Int(*v)))
+        .collect();
+    args.push(("causal".to_string(), CValue::Bool(true)));
+    print_kernel(&common::lower_with(&db, file, "softmax_resident", &args))
+});
 snapshot!(
     stage_in_tile,
     stdlib(
