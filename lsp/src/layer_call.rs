@@ -44,7 +44,7 @@ pub fn call_costs(db: &dyn Db, layer: ItemId<'_>, call: &CallBinding) -> Vec<Cos
         .iter()
         .filter_map(|(name, dim)| match dim {
             Dim::Known(n) => Some((name.clone(), *n)),
-            Dim::Var(_) => None,
+            Dim::Var(_) | Dim::Expr(_) => None,
         })
         .collect();
     let text = layer.file(db).text(db);

@@ -18,6 +18,7 @@ Reads the layer's inputs from DIR/NAME.npy and writes its result to DIR/ref.npy 
   fanout     x, w0, b0, g, b, wq, bq, wk, bk, wv, bv
              h = x w0 + b0; a = layernorm(h, g, b); h + (a wq + bq) + (a wk + bk) + (a wv + bv)
              (a result read by two layers, and one read by three)
+  matmul_qk, matmul_pv, softmax (context=T, grouped and masked): see matmul.py
 Computes in float32, as the fabric does. Used by compiler/driver/tests/transformer_layers.rs.
 """
 
@@ -28,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import forward  # noqa: E402  (its layernorm, gelu, attention, softmax)
+import matmul  # noqa: E402  (matmul_qk, matmul_pv, the grouped softmax: see its docstring)
 import transformer_train as grads  # noqa: E402  (the backward layers' gradients)
 
 F32 = np.float32
@@ -39,6 +41,10 @@ def main():
 
     def arg(name):
         return np.load(folder / f"{name}.npy")
+
+    if layer in matmul.LAYERS:
+        np.save(folder / "ref.npy", matmul.run(layer, arg, opts).astype(F32))
+        return
 
     if layer == "gelu":
         y = forward.gelu(arg("x"))

@@ -119,7 +119,7 @@ fn check(site: &ParamSite<'_>) -> Option<Diagnostic> {
         .iter()
         .map(|d| match d {
             Dim::Known(n) => *n,
-            Dim::Var(_) => 0,
+            Dim::Var(_) | Dim::Expr(_) => 0,
         })
         .collect();
     if header.shape != declared {

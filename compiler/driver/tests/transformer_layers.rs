@@ -71,6 +71,7 @@ fn read(path: &Path) -> Vec<f32> {
 }
 
 /// One layer test: a model calling the layer once, its inputs written to a fresh folder.
+#[derive(Clone)]
 struct Case {
     name: &'static str,
     layer: &'static str,
@@ -170,6 +171,30 @@ impl Case {
         self.check_in(seed, &["streaming"], inspect);
     }
 
+    /// Runs `m.wse` in `dir` in `mode`: its result and its report (`wsel run`'s stdout).
+    fn run(&self, dir: &Path, mode: &str) -> (Vec<f32>, String) {
+        let out = dir.join(format!("{mode}.npy"));
+        let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
+            .current_dir(dir)
+            .args([
+                "run", "m.wse", "--color", "never", "--mode", mode, "--output",
+            ])
+            .arg(&out)
+            .output()
+            .expect("wsel runs");
+        assert!(
+            output.status.success(),
+            "{} ({mode}): wsel run failed:\n{}{}",
+            self.name,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (
+            read(&out),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    }
+
     /// Runs the layer in each of `modes` and checks it against NumPy.
     fn check_in(&self, seed: u64, modes: &[&str], inspect: impl Fn(&str, &str)) {
         let dir = self.write(seed);
@@ -192,24 +217,8 @@ impl Case {
             .fold(0f32, |m, v| m.max(v.abs()))
             .max(1e-30);
         for &mode in modes {
-            let out = dir.join(format!("{mode}.npy"));
-            let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
-                .current_dir(&dir)
-                .args([
-                    "run", "m.wse", "--color", "never", "--mode", mode, "--output",
-                ])
-                .arg(&out)
-                .output()
-                .expect("wsel runs");
-            assert!(
-                output.status.success(),
-                "{} ({mode}): wsel run failed:\n{}{}",
-                self.name,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
-            inspect(mode, &String::from_utf8_lossy(&output.stdout));
-            let result = read(&out);
+            let (result, report) = self.run(&dir, mode);
+            inspect(mode, &report);
             assert_eq!(result.len(), reference.len(), "{} ({mode})", self.name);
             for (i, (a, b)) in result.iter().zip(&reference).enumerate() {
                 let err = (a - b).abs() / scale;
@@ -359,6 +368,178 @@ fn full_attention_matches_numpy() {
         &["heads=2", "context=4", "causal=0"],
     )
     .check(11);
+}
+
+/// A layer of two or three activation inputs of `widths` features (`p` and `v`, `q` and `k`,
+/// `x`), `out` features out, checked in weight streaming (its only mode so far).
+fn sequence_layer(
+    name: &'static str,
+    layer: &'static str,
+    inputs: &[(&'static str, u64)],
+    (out, batch): (u64, u64),
+    scalars: &'static str,
+    reference_args: &'static [&'static str],
+) -> Case {
+    Case {
+        inputs: inputs.to_vec(),
+        out_features: out,
+        ..same_width(name, layer, &[], 0, batch, scalars, reference_args)
+    }
+}
+
+/// `matmul_qk`: every token's scaled scores against its sequence's tokens, per head, into
+/// `heads · context` features (an output dimension expression). Ragged: a context of 5 (three
+/// sequences), heads of 3 features; and one sequence per column of a wider region.
+#[test]
+fn matmul_qk_matches_numpy() {
+    let qk = |name, n, heads_context: (u64, u64), batch, scalars, args| {
+        let (heads, context) = heads_context;
+        sequence_layer(
+            name,
+            "matmul_qk",
+            &[("q", n), ("k", n)],
+            (heads * context, batch),
+            scalars,
+            args,
+        )
+    };
+    qk(
+        "mmqk12",
+        12,
+        (4, 5),
+        15,
+        "heads = 4, context = 5, scale = 0.5",
+        &["heads=4", "context=5", "scale=0.5"],
+    )
+    .check(31);
+    qk(
+        "mmqk8",
+        8,
+        (2, 4),
+        16,
+        "heads = 2, context = 4",
+        &["heads=2", "context=4"],
+    )
+    .check(32);
+}
+
+/// `matmul_pv`: each head's probabilities (here arbitrary values: the layer does not assume
+/// they sum to 1) times its sequence's values.
+#[test]
+fn matmul_pv_matches_numpy() {
+    sequence_layer(
+        "mmpv12",
+        "matmul_pv",
+        &[("p", 20), ("v", 12)],
+        (12, 15),
+        "heads = 4, context = 5",
+        &["heads=4", "context=5"],
+    )
+    .check(33);
+    sequence_layer(
+        "mmpv6",
+        "matmul_pv",
+        &[("p", 9), ("v", 6)],
+        (6, 9),
+        "heads = 3, context = 3",
+        &["heads=3", "context=3"],
+    )
+    .check(34);
+}
+
+/// `softmax` with `context`: each row in groups normalised on their own, causally masked (the
+/// default) or not. Groups of 4 over 28 features and of 5 over 45, which the mapper's rows (3
+/// and 4, checked) split unevenly, so that a row holds part of a group and the groups' pairs
+/// are merged down the column; one sequence per column or less, so that a token's position
+/// comes from its column's first sample. The plain softmax is the same kernel with one group:
+/// the examples' tests pin it (digits, mlp_streaming).
+#[test]
+fn grouped_softmax_matches_numpy() {
+    let rows_cut = |mode: &str, report: &str| {
+        let (rows, _) = region_size(report, "softmax#1");
+        assert!(
+            mode == "pipelined" || rows > 1,
+            "softmax on {rows} row: no group spans rows"
+        );
+    };
+    let softmax = |name, n, batch, scalars, args| {
+        sequence_layer(name, "softmax", &[("x", n)], (n, batch), scalars, args)
+    };
+    softmax("smc28", 28, 8, "context = 4", &["context=4"]).check_with(35, rows_cut);
+    softmax(
+        "smfull45",
+        45,
+        10,
+        "context = 5, causal = false",
+        &["context=5", "causal=0"],
+    )
+    .check_with(36, rows_cut);
+}
+
+/// Attention composed from the three layers: `scalars` (`heads = .., context = ..`) given to
+/// both matmuls, `context` to the softmax, scale 1/√dh as a literal.
+fn composed_attention(
+    name: &'static str,
+    (n, batch, context): (u64, u64, u64),
+    scalars: &'static str,
+    reference_args: &'static [&'static str],
+    scale: &'static str,
+) -> Case {
+    let body = format!(
+        "    let s = matmul_qk(q, k, {scalars}, scale = {scale});\n\
+         \x20   let p = softmax(s, context = {context});\n\
+         \x20   return matmul_pv(p, v, {scalars});\n"
+    );
+    Case {
+        model: Some(("matmul_qk, matmul_pv, softmax", body.leak())),
+        ..attention(name, n, batch, scalars, reference_args)
+    }
+}
+
+/// Composed attention on the fabric against NumPy's attention, and against the fused
+/// `attention` layer on the same data: a context of 5 with heads of 3 features, and two heads
+/// of 8.
+#[test]
+fn composed_attention_matches_numpy_and_fused_attention() {
+    let cases = [
+        composed_attention(
+            "attcomp12",
+            (12, 15, 5),
+            "heads = 4, context = 5",
+            &["heads=4", "context=5"],
+            "0.57735026",
+        ),
+        composed_attention(
+            "attcomp16",
+            (16, 8, 4),
+            "heads = 2, context = 4",
+            &["heads=2", "context=4"],
+            "0.35355339",
+        ),
+    ];
+    for (seed, composed) in (37..).zip(cases) {
+        composed.check(seed);
+        let fused = Case {
+            model: None,
+            ..composed.clone()
+        };
+        let dir = composed.write(seed);
+        for mode in ["pipelined", "streaming"] {
+            std::fs::write(dir.join("m.wse"), composed.source()).expect("model");
+            let (a, _) = composed.run(&dir, mode);
+            std::fs::write(dir.join("m.wse"), fused.source()).expect("model");
+            let (b, _) = fused.run(&dir, mode);
+            let largest = b.iter().fold(0f32, |m, v| m.max(v.abs())).max(1e-30);
+            for (j, (x, y)) in a.iter().zip(&b).enumerate() {
+                assert!(
+                    (x - y).abs() / largest <= TOLERANCE,
+                    "{} ({mode}): element {j}: composed {x}, fused attention {y}",
+                    composed.name
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 /// The rows and columns of `layer`'s region in a `wsel run` report ("attention#1 … 8×1 …").

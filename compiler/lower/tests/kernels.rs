@@ -20,6 +20,17 @@ fn stdlib(name: &str, args: &[(&str, i64)]) -> String {
     print_kernel(&common::lower(&db, file, name, args))
 }
 
+/// `stdlib` for a kernel with `bool` parameters too.
+fn stdlib_flags(name: &str, ints: &[(&str, i64)], flags: &[(&str, bool)]) -> String {
+    let (db, file) = common::load_one(STDLIB);
+    let args: Vec<(String, CValue)> = ints
+        .iter()
+        .map(|(n, v)| (n.to_string(), CValue::Int(*v)))
+        .chain(flags.iter().map(|(n, v)| (n.to_string(), CValue::Bool(*v))))
+        .collect();
+    print_kernel(&common::lower_with(&db, file, name, &args))
+}
+
 fn example(example: &str, name: &str, args: &[(&str, CValue)]) -> String {
     let (db, file) = common::load_example(example);
     let args: Vec<(String, CValue)> = args.iter().map(|(n, v)| (n.to_string(), *v)).collect();
@@ -75,16 +86,20 @@ snapshot!(
 );
 snapshot!(
     softmax_resident,
-    stdlib(
+    // Grouped and causally masked: two groups of 3 over rows of 3 features.
+    stdlib_flags(
         "softmax_resident",
         &[
-            ("N", 5),
+            ("N", 6),
             ("S", 3),
             ("R", 2),
             ("C", 2),
             ("nmax", 3),
-            ("smax", 2)
-        ]
+            ("smax", 2),
+            ("ctx", 3),
+            ("G", 2)
+        ],
+        &[("causal", true)]
     )
 );
 snapshot!(
@@ -118,7 +133,11 @@ snapshot!(
 snapshot!(relu_tile, stdlib("relu_tile", &[("n", 4), ("samples", 3)]));
 snapshot!(
     softmax_row,
-    stdlib("softmax_row", &[("n", 4), ("samples", 3), ("slots", 2)])
+    stdlib_flags(
+        "softmax_row",
+        &[("n", 4), ("samples", 3), ("slots", 2), ("ctx", 0)],
+        &[("causal", true)]
+    )
 );
 snapshot!(
     row_reduce,

@@ -78,11 +78,14 @@ pub fn int_range(ty: ScalarType) -> (i128, i128) {
     }
 }
 
-/// One dimension of a tensor type: a known size or a symbolic variable (`B`).
+/// One dimension of a tensor type: a known size, a symbolic variable (`B`), or — in a layer's
+/// output only — an integer expression of the layer's dimension variables and scalar inputs
+/// (`heads * context`), evaluated at each call (docs/language.md §6.1).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Dim {
     Known(u64),
     Var(String),
+    Expr(DimExpr),
 }
 
 impl fmt::Display for Dim {
@@ -90,6 +93,124 @@ impl fmt::Display for Dim {
         match self {
             Dim::Known(n) => write!(f, "{n}"),
             Dim::Var(v) => write!(f, "{v}"),
+            Dim::Expr(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl Dim {
+    /// The size of this dimension at a call, given the values of the names it may use
+    /// (`value`): `Ok(None)` for a variable `value` does not know.
+    pub fn size_at(&self, value: &dyn Fn(&str) -> Option<i128>) -> Result<Option<u64>, DimError> {
+        match self {
+            Dim::Known(n) => Ok(Some(*n)),
+            Dim::Var(v) => Ok(value(v).and_then(|n| u64::try_from(n).ok())),
+            Dim::Expr(e) => {
+                let n = e.eval(value)?;
+                match u64::try_from(n) {
+                    Ok(n) if n > 0 && n <= u64::from(u32::MAX) => Ok(Some(n)),
+                    _ => Err(DimError::NotPositive(n)),
+                }
+            }
+        }
+    }
+}
+
+/// An integer arithmetic operator of a dimension expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DimOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+/// An output dimension expression: integer literals (module constants folded in), dimension
+/// variables and integer scalar inputs, combined with `+ - * / %` (all in `u32` at a call).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum DimExpr {
+    Const(u64),
+    Name(String),
+    Bin(DimOp, Box<DimExpr>, Box<DimExpr>),
+}
+
+/// Why a dimension expression has no size at a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DimError {
+    /// It uses a name whose value the call does not fix (a symbolic model dimension).
+    Unknown(String),
+    /// A division or remainder by zero.
+    DivisionByZero,
+    /// Its value is zero, negative or above `u32::MAX`.
+    NotPositive(i128),
+}
+
+impl DimExpr {
+    /// The names the expression uses, in order, each once.
+    pub fn names(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.collect_names(&mut out);
+        out
+    }
+
+    fn collect_names<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            DimExpr::Const(_) => {}
+            DimExpr::Name(n) => {
+                if !out.contains(&n.as_str()) {
+                    out.push(n);
+                }
+            }
+            DimExpr::Bin(_, a, b) => {
+                a.collect_names(out);
+                b.collect_names(out);
+            }
+        }
+    }
+
+    /// The value, with `value` giving each name's (truncating division; intermediate
+    /// results are exact, so only the final value is range-checked).
+    pub fn eval(&self, value: &dyn Fn(&str) -> Option<i128>) -> Result<i128, DimError> {
+        match self {
+            DimExpr::Const(n) => Ok(i128::from(*n)),
+            DimExpr::Name(n) => value(n).ok_or_else(|| DimError::Unknown(n.clone())),
+            DimExpr::Bin(op, a, b) => {
+                let (a, b) = (a.eval(value)?, b.eval(value)?);
+                let big = || DimError::NotPositive(i128::MAX);
+                match op {
+                    DimOp::Add => a.checked_add(b).ok_or_else(big),
+                    DimOp::Sub => a.checked_sub(b).ok_or_else(big),
+                    DimOp::Mul => a.checked_mul(b).ok_or_else(big),
+                    DimOp::Div => a.checked_div(b).ok_or(DimError::DivisionByZero),
+                    DimOp::Rem => a.checked_rem(b).ok_or(DimError::DivisionByZero),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for DimExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DimExpr::Const(n) => write!(f, "{n}"),
+            DimExpr::Name(n) => write!(f, "{n}"),
+            DimExpr::Bin(op, a, b) => {
+                let sym = match op {
+                    DimOp::Add => "+",
+                    DimOp::Sub => "-",
+                    DimOp::Mul => "*",
+                    DimOp::Div => "/",
+                    DimOp::Rem => "%",
+                };
+                // Operands that are themselves operations are parenthesised, so the printed
+                // form reads back with the same meaning whatever the precedence.
+                let side = |e: &DimExpr| match e {
+                    DimExpr::Bin(..) => format!("({e})"),
+                    _ => e.to_string(),
+                };
+                write!(f, "{} {sym} {}", side(a), side(b))
+            }
         }
     }
 }
@@ -111,6 +232,33 @@ impl fmt::Display for TensorType {
             write!(f, "{d}")?;
         }
         write!(f, "]")
+    }
+}
+
+impl TensorType {
+    /// This type with every dimension expression replaced by its size at a call, `value`
+    /// giving the values of the dimension variables and scalar inputs there; on an error, the
+    /// expression (printed) and why.
+    pub fn with_sizes(
+        &self,
+        value: &dyn Fn(&str) -> Option<i128>,
+    ) -> Result<TensorType, (String, DimError)> {
+        let dims = self
+            .dims
+            .iter()
+            .map(|d| match d {
+                Dim::Expr(e) => match d.size_at(value) {
+                    Ok(Some(n)) => Ok(Dim::Known(n)),
+                    Ok(None) => Err((e.to_string(), DimError::Unknown(e.to_string()))),
+                    Err(err) => Err((e.to_string(), err)),
+                },
+                other => Ok(other.clone()),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(TensorType {
+            elem: self.elem,
+            dims,
+        })
     }
 }
 

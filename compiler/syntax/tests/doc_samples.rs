@@ -35,7 +35,7 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        21,
+        23,
         "a sample was added to or removed from the doc"
     );
 }
@@ -403,6 +403,27 @@ fn pipelined_training_layer() {
         bind dx to port dxs split [cols];                   // to north: where x came in
     }
 }",
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn output_dimension_expression() {
+    check(
+        "layer matmul_qk(q: f32[B, N], k: f32[B, N], heads: u32, context: u32, scale: f32 = 1.0)
+    -> s: f32[B, heads * context] { ... }",
+        Wrap::Module,
+    );
+}
+
+#[test]
+fn attention_composed() {
+    check(
+        "  model scores(q: f32[B, 16], k: f32[B, 16], v: f32[B, 16]) -> f32[B, 16] {
+      let s = matmul_qk(q, k, heads = 2, context = 4, scale = 0.35355339);   // 1 / sqrt(8)
+      let p = softmax(s, context = 4);                  // causal = true by default
+      return matmul_pv(p, v, heads = 2, context = 4);   // = attention(q, k, v, heads = 2, context = 4)
+  }",
         Wrap::Module,
     );
 }

@@ -89,13 +89,23 @@ pub(super) fn lower_instance(
     }
     let output = sig.output.as_ref()?;
     let output_ty = output.ty.as_ref()?;
+    // The checker evaluated the output's dimension expressions at this call (E0444/E0445
+    // otherwise), so they have a value here.
+    let value = |name: &str| {
+        dims.get(name).map(|&n| i128::from(n)).or_else(|| {
+            scalars
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, v)| match v {
+                    Value::Int(v) => Some(*v),
+                    _ => None,
+                })
+        })
+    };
     let output_shape = output_ty
         .dims
         .iter()
-        .map(|d| match d {
-            Dim::Known(n) => *n,
-            Dim::Var(v) => dims.get(v).copied().unwrap_or(0),
-        })
+        .map(|d| d.size_at(&value).ok().flatten().unwrap_or(0))
         .collect();
     let file = layer.file(db);
     let cx = LayerCx {

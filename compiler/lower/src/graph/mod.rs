@@ -97,6 +97,8 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
             shape.push(match dim {
                 Dim::Known(n) => *n,
                 Dim::Var(_) if i == 0 => batch,
+                // Only a layer's output has expressions, never a model input.
+                Dim::Expr(_) => 0,
                 Dim::Var(v) => {
                     let at = Location {
                         file: file.clone(),
@@ -130,7 +132,7 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
             .iter()
             .map(|d| match d {
                 Dim::Known(n) => *n,
-                Dim::Var(_) => 0,
+                Dim::Var(_) | Dim::Expr(_) => 0,
             })
             .collect();
         out.params.push(ParamDecl {

@@ -13,6 +13,7 @@ use salsa::Accumulator;
 use wsel_syntax::ast::{self, BindKind, Mode, PortDirection, ScalarType, Span, SplitAxis};
 
 use crate::analysis::{DeclaredKind, ItemAnalysis, LayerScalar, LayerSig, LayerTensor};
+use crate::check::dim_expr::output_dim;
 use crate::check::expr::{Checker, Local, LocalKind, written_type};
 use crate::check::kernel::{BUS_SIDES, kernel_signature};
 use crate::db::{Db, Reported};
@@ -78,7 +79,7 @@ fn declare_signature(c: &mut Checker<'_>, layer: &ast::Layer) -> LayerSig {
             continue;
         }
         c.define(&p.name, Local::Tensor, 1);
-        let ty = tensor_type(c, &p.ty, &mut sig.dim_vars, "a layer input");
+        let ty = tensor_type(c, &p.ty, &mut sig.dim_vars, "a layer input", false);
         let (_, span) = written_type(&p.ty);
         sig.inputs.push(LayerTensor {
             name: p.name.name.clone(),
@@ -88,7 +89,13 @@ fn declare_signature(c: &mut Checker<'_>, layer: &ast::Layer) -> LayerSig {
         });
     }
     c.define(&layer.output, Local::Tensor, 1);
-    let ty = tensor_type(c, &layer.output_ty, &mut sig.dim_vars, "a layer output");
+    let ty = tensor_type(
+        c,
+        &layer.output_ty,
+        &mut sig.dim_vars,
+        "a layer output",
+        true,
+    );
     let (_, span) = written_type(&layer.output_ty);
     sig.output = Some(LayerTensor {
         name: layer.output.name.clone(),
@@ -129,12 +136,15 @@ fn declare_scalar(c: &mut Checker<'_>, p: &ast::Param, elem: ScalarType, sig: &m
 }
 
 /// Resolves a written tensor type, defining new dimension variables (shared by layers and
-/// models). Reports E0214 for non-tensor types and E0217 for unsupported dimensions.
+/// models). Reports E0214 for non-tensor types and E0217 for unsupported dimensions. With
+/// `exprs` (a layer's output) a dimension may also be an expression of the dimension
+/// variables and scalar inputs defined so far (E0442–E0444 when it is not one).
 pub fn tensor_type(
     c: &mut Checker<'_>,
     ty: &ast::Type,
     dim_vars: &mut Vec<String>,
     position: &str,
+    exprs: bool,
 ) -> Option<TensorType> {
     let (elem, dims) = match ty {
         ast::Type::Tensor { elem, dims, .. } => (*elem, dims),
@@ -185,6 +195,13 @@ pub fn tensor_type(
                 out.push(Dim::Var(id.name.clone()));
                 continue;
             }
+        }
+        if exprs {
+            match output_dim(c, dim) {
+                Some(d) => out.push(d),
+                None => ok = false,
+            }
+            continue;
         }
         let typed = c.expect_const(dim, ScalarType::U32, "a tensor dimension");
         match typed.value.and_then(Value::as_size) {
@@ -266,8 +283,19 @@ fn check_sample_dims(c: &mut Checker<'_>, layer: &ast::Layer, sig: &LayerSig) {
             }
         }
     }
-    // Output dimension variables must be determined by the inputs.
+    // Output dimension variables must be determined by the inputs, and an expression must
+    // not use the sample dimension.
     if let Some(out) = sig.output.as_ref().and_then(|o| o.ty.as_ref()) {
+        if let (Some((s, _)), ast::Type::Tensor { dims, .. }) = (&sample, &layer.output_ty) {
+            for (d, written) in out.dims.iter().zip(dims) {
+                if let Dim::Expr(e) = d
+                    && e.names().contains(&s.as_str())
+                {
+                    let diag = layers::dim_expr_uses_sample(c.loc(&written.span()), s);
+                    c.report(diag);
+                }
+            }
+        }
         for d in &out.dims {
             if let Dim::Var(v) = d {
                 let bound = sig

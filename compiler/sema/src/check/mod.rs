@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod consts;
+pub mod dim_expr;
 pub mod expr;
 pub mod imports;
 pub mod kernel;

@@ -17,7 +17,7 @@ use crate::check::layer::{layer_signature, tensor_type};
 use crate::db::{Db, Reported};
 use crate::diagnostics::{did_you_mean, layers, models, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
-use crate::ty::{Dim, TensorType, Ty, Value, scalar_name};
+use crate::ty::{Dim, DimError, TensorType, Ty, Value, scalar_name};
 use wsel_diagnostic::Diagnostic;
 
 /// What `check_model` found: name uses and types, and the model graph.
@@ -75,7 +75,7 @@ impl<'db> ModelChecker<'db> {
         let mut dim_vars = Vec::new();
         let mut sample: Option<String> = None;
         for (i, p) in model.inputs.iter().enumerate() {
-            let ty = tensor_type(&mut self.c, &p.ty, &mut dim_vars, "a model input");
+            let ty = tensor_type(&mut self.c, &p.ty, &mut dim_vars, "a model input", false);
             if let Some(ty) = &ty {
                 self.check_sample(ty, &p.ty, &mut sample, &format!("input `{}`", p.name.name));
                 self.graph.inputs.push((p.name.name.clone(), ty.clone()));
@@ -87,6 +87,7 @@ impl<'db> ModelChecker<'db> {
             &model.output_ty,
             &mut dim_vars,
             "a model output",
+            false,
         );
         if let Some(ty) = &output_ty {
             self.check_sample(ty, &model.output_ty, &mut sample, "the result");
@@ -109,7 +110,8 @@ impl<'db> ModelChecker<'db> {
             match stmt {
                 ast::ModelStmt::Param { name, ty, path, .. } => {
                     let mut param_vars = Vec::new();
-                    let tensor = tensor_type(&mut self.c, ty, &mut param_vars, "a model parameter");
+                    let tensor =
+                        tensor_type(&mut self.c, ty, &mut param_vars, "a model parameter", false);
                     let tensor = match tensor {
                         Some(t) if t.dims.iter().any(|d| matches!(d, Dim::Var(_))) => {
                             let mut d = layers::bad_sample_dim(
@@ -507,6 +509,13 @@ impl<'db> ModelChecker<'db> {
         }
         let out_ty = sig.output.as_ref().and_then(|o| o.ty.as_ref())?;
         let result = substitute(out_ty, &bindings);
+        let Some(result) = self.output_sizes(&sig, result, (&bindings, &scalars), span, ok) else {
+            return Some(TensorValue {
+                source: ValueRef::Node(self.graph.nodes.len()),
+                ty: None,
+                param_def: None,
+            });
+        };
         // A call with a broken argument has the error type when its result depends on a
         // dimension the argument should have bound: the error type unifies with anything,
         // so one mistake is reported once, not again at every use of the result.
@@ -598,6 +607,55 @@ impl<'db> ModelChecker<'db> {
 }
 
 impl ModelChecker<'_> {
+    /// The result type `result` of a call (its dimension variables substituted) with its
+    /// output dimension expressions evaluated with the call's `scalars`; `None` after
+    /// reporting E0444/E0445 (only when the arguments are `ok`: a broken argument leaves
+    /// dimensions unbound, and is reported already).
+    fn output_sizes(
+        &mut self,
+        sig: &LayerSig,
+        result: TensorType,
+        (bindings, scalars): (&BTreeMap<String, Dim>, &[(String, Value)]),
+        span: &Span,
+        ok: bool,
+    ) -> Option<TensorType> {
+        let value = |name: &str| match bindings.get(name) {
+            Some(Dim::Known(n)) => Some(i128::from(*n)),
+            Some(_) => None,
+            None => scalars
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, v)| match v {
+                    Value::Int(v) => Some(*v),
+                    _ => None,
+                }),
+        };
+        let (expr, err) = match result.with_sizes(&value) {
+            Ok(t) => return Some(t),
+            Err(e) => e,
+        };
+        if ok {
+            let def = sig.output.as_ref().map(|o| o.def.clone())?;
+            let at = self.c.loc(span);
+            let d = match err {
+                DimError::Unknown(name) => layers::dim_expr_unknown_at_call(
+                    at,
+                    &expr,
+                    &format!("`{name}` is not a known size there"),
+                    def,
+                ),
+                DimError::DivisionByZero => {
+                    layers::dim_expr_not_positive(at, Some((&expr, "a division by zero", def)))
+                }
+                DimError::NotPositive(v) => {
+                    layers::dim_expr_not_positive(at, Some((&expr, &v.to_string(), def)))
+                }
+            };
+            self.c.report(d);
+        }
+        None
+    }
+
     /// The values of `sig`'s scalar inputs at a call with the named arguments `named`, in
     /// signature order: each given one checked as a compile-time value of its type, the others
     /// their default. `None` (after reporting E0436–E0438 or a type error) when one has no
@@ -694,7 +752,7 @@ fn unify(
             .iter()
             .filter_map(|d| match d {
                 Dim::Var(v) => Some(v.clone()),
-                Dim::Known(_) => None,
+                Dim::Known(_) | Dim::Expr(_) => None,
             })
             .collect()
     };
@@ -705,7 +763,8 @@ fn unify(
     let mut constant_conflict = false;
     for (e, f) in expected.dims.iter().zip(&found.dims) {
         match e {
-            Dim::Known(_) => constant_conflict |= e != f,
+            // Inputs have no dimension expressions (only outputs do).
+            Dim::Known(_) | Dim::Expr(_) => constant_conflict |= e != f,
             Dim::Var(v) => match bindings.get(v) {
                 Some(bound) if bound != f => conflicts.push(v.clone()),
                 Some(_) => {}
@@ -731,7 +790,7 @@ fn substitute(ty: &TensorType, bindings: &BTreeMap<String, Dim>) -> TensorType {
             .iter()
             .map(|d| match d {
                 Dim::Var(v) => bindings.get(v).cloned().unwrap_or_else(|| d.clone()),
-                Dim::Known(_) => d.clone(),
+                Dim::Known(_) | Dim::Expr(_) => d.clone(),
             })
             .collect(),
     }

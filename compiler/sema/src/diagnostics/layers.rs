@@ -293,3 +293,80 @@ pub fn bind_to_bus(at: Location, port: &str, side: &str, def: Location) -> Diagn
 pub fn bad_region(at: Location, message: impl Into<String>) -> Diagnostic {
     Diagnostic::error("E0424", message, at, "invalid region size")
 }
+
+/// The note every output-dimension-expression error carries.
+const DIM_EXPR_NOTE: &str = "a layer's output dimension may be an integer expression of its dimension variables and integer scalar inputs, e.g. `f32[B, heads * context]`";
+
+/// E0442: a name in a layer's output dimension expression that is neither a dimension
+/// variable of its inputs, nor a scalar input, nor a module constant.
+pub fn dim_expr_unknown_name(at: Location, name: &str, help: Option<String>) -> Diagnostic {
+    let d = Diagnostic::error(
+        "E0442",
+        format!("`{name}` in this output dimension is not a dimension of the layer's inputs, a scalar input or a constant"),
+        at,
+        "unknown name",
+    )
+    .with_note(DIM_EXPR_NOTE);
+    match help {
+        Some(h) => d.with_help(h),
+        None => d,
+    }
+}
+
+/// E0443: an output dimension expression that is not integer arithmetic (`+ - * / %` on
+/// integers): a float or `bool` scalar input or literal, a comparison, a call.
+pub fn dim_expr_not_integer(at: Location, what: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0443",
+        format!("this output dimension is not an integer expression: {what}"),
+        at,
+        "not an integer",
+    )
+    .with_note(DIM_EXPR_NOTE)
+}
+
+/// E0444: an output dimension expression whose value (at a call, or on its own when it uses
+/// no names) is zero, negative, above `u32::MAX`, or divides by zero.
+pub fn dim_expr_not_positive(at: Location, call: Option<(&str, &str, Location)>) -> Diagnostic {
+    match call {
+        None => Diagnostic::error(
+            "E0444",
+            "this output dimension is not a positive size",
+            at,
+            "zero, negative or too large",
+        ),
+        Some((expr, value, def)) => Diagnostic::error(
+            "E0444",
+            format!(
+                "at this call the layer's output dimension `{expr}` is {value}, not a positive size"
+            ),
+            at,
+            "no positive output dimension",
+        )
+        .with_secondary(def, "the output dimension is written here"),
+    }
+}
+
+/// E0445: an output dimension expression at a call that uses a dimension the call does not
+/// fix (a symbolic dimension of the model).
+pub fn dim_expr_unknown_at_call(at: Location, expr: &str, why: &str, def: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0445",
+        format!("the layer's output dimension `{expr}` has no value at this call: {why}"),
+        at,
+        "output dimension not known",
+    )
+    .with_secondary(def, "the output dimension is written here")
+}
+
+/// E0446: an output dimension expression that uses the sample dimension (which is known only
+/// when the model runs, and is the output's first dimension on its own).
+pub fn dim_expr_uses_sample(at: Location, sample: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0446",
+        format!("an output dimension expression cannot use the sample dimension `{sample}`"),
+        at,
+        "uses the sample dimension",
+    )
+    .with_note("the batch size is known only when the model runs; only the output's first dimension is the sample dimension")
+}

@@ -121,6 +121,17 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     ("E0440", "resident activation in a pipelined implementation"),
     ("E0441", "`tiles` with the wrong number of counts"),
+    ("E0442", "unknown name in an output dimension expression"),
+    (
+        "E0443",
+        "output dimension expression that is not integer arithmetic",
+    ),
+    ("E0444", "output dimension that is not a positive size"),
+    ("E0445", "output dimension with no value at a call"),
+    (
+        "E0446",
+        "output dimension expression using the sample dimension",
+    ),
     ("E1109", "unknown or repeated train setting"),
     ("E1110", "invalid train setting value"),
     ("E1111", "more than one `train` item in a file"),

@@ -294,4 +294,5 @@ pub fn bad_dimension(at: Location) -> Diagnostic {
         at,
         "unsupported dimension",
     )
+    .with_help("only a layer's output dimension may be an expression of its dimension variables and scalar inputs (`-> y: f32[B, 2 * N]`)")
 }

@@ -237,3 +237,33 @@ layer l(x: f32[B, N]) -> y: f32[B, N] {
     "#]]
     .assert_eq(&out);
 }
+
+#[test]
+fn e0442_e0443_e0446_output_dimension_expressions() {
+    // `ok` is accepted: constants fold, `%` and parentheses are integer arithmetic.
+    let out = layer(
+        "const TWO: u32 = 2;
+layer ok(x: f32[B, N], heads: u32, context: u32) -> y: f32[B, (heads * context + TWO) % 7] { cost { flops = N; weights = 0; activations = 0; } }
+layer e(x: f32[B, N], heads: u32, eps: f32) -> y: f32[B, head * N, N * eps, N > 2, 2.5] { cost { flops = N; weights = 0; activations = 0; } }
+layer s(x: f32[B, N]) -> y: f32[B, B * N] { cost { flops = N; weights = 0; activations = 0; } }
+",
+    );
+    expect![[r#"
+        E0442 main.wse:10:58 `head`: `head` in this output dimension is not a dimension of the layer's inputs, a scalar input or a constant
+            [unknown name]
+            note: a layer's output dimension may be an integer expression of its dimension variables and integer scalar inputs, e.g. `f32[B, heads * context]`
+            help: did you mean `heads`?
+        E0443 main.wse:10:72 `eps`: this output dimension is not an integer expression: `eps` is a `f32`
+            [not an integer]
+            note: a layer's output dimension may be an integer expression of its dimension variables and integer scalar inputs, e.g. `f32[B, heads * context]`
+        E0443 main.wse:10:77 `N > 2`: this output dimension is not an integer expression: it has a comparison or logical operator
+            [not an integer]
+            note: a layer's output dimension may be an integer expression of its dimension variables and integer scalar inputs, e.g. `f32[B, heads * context]`
+        E0443 main.wse:10:84 `2.5`: this output dimension is not an integer expression: it has a float literal
+            [not an integer]
+            note: a layer's output dimension may be an integer expression of its dimension variables and integer scalar inputs, e.g. `f32[B, heads * context]`
+        E0446 main.wse:11:36 `B * N`: an output dimension expression cannot use the sample dimension `B`
+            [uses the sample dimension]
+            note: the batch size is known only when the model runs; only the output's first dimension is the sample dimension
+    "#]].assert_eq(&out);
+}

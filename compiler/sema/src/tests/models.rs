@@ -232,3 +232,33 @@ fn scalar_inputs_in_signatures() {
 ",
     ));
 }
+
+/// A layer whose output dimension is an expression of a dimension and a scalar input.
+fn with_repeat(model: &str) -> String {
+    check(&format!(
+        "kernel k(n: u32) {{ task main() {{ }} }}
+layer repeat(x: f32[B, N], times: u32) -> y: f32[B, times * N - 4] {{
+    cost {{ flops = N; weights = 0; activations = 0; }}
+    pipelined on [1, 1] {{ run k(n = N); }}
+}}
+{model}"
+    ))
+}
+
+#[test]
+fn output_dimension_expressions_are_evaluated_at_each_call() {
+    // 3 * 8 - 4 = 20, then 2 * 20 - 4 = 36.
+    expect![""].assert_eq(&with_repeat(
+        "model m(x: f32[B, 8]) -> f32[B, 36] { return repeat(repeat(x, times = 3), times = 2); }",
+    ));
+    expect![[r#"
+        E0444 main.wse:6:60 `repeat(x, times = 2)`: at this call the layer's output dimension `(times * N) - 4` is 0, not a positive size
+            [no positive output dimension]
+            + main.wse:2:46 `f32[B, times * N - 4]`: the output dimension is written here
+        E0445 main.wse:6:90 `repeat(z, times = 2)`: the layer's output dimension `(times * N) - 4` has no value at this call: `N` is not a known size there
+            [output dimension not known]
+            + main.wse:2:46 `f32[B, times * N - 4]`: the output dimension is written here
+    "#]].assert_eq(&with_repeat(
+        "model m(x: f32[B, 2], z: f32[B, D]) -> f32[B, 2] { let a = repeat(x, times = 2); let b = repeat(z, times = 2); return x; }",
+    ));
+}

@@ -293,6 +293,7 @@ fn e0217_bad_dimension() {
     expect![[r#"
         E0217 main.wse:1:33 `2 * N`: a tensor dimension must be a constant expression or a dimension variable
             [unsupported dimension]
+            help: only a layer's output dimension may be an expression of its dimension variables and scalar inputs (`-> y: f32[B, 2 * N]`)
     "#]]
     .assert_eq(&out);
 }
