@@ -17,7 +17,7 @@ attention's needs whole sequences per column, so one PE would hold a sequence's 
 of q, k, v, dy and dq (164,736 B, E0612); the forward's activations kept for the backward
 pass are 1.1 MB for the batch.
 
-Usage: benches/transformer_train.py [path/to/wsel] [--steps N] [--check]
+Usage: benches/transformer_train.py [path/to/wsel] [--steps N] [--check] [--target T]
    (default target/release/wsel; `cargo build --release -p wsel`). `--check` exits with 1
    unless every loss is within 1e-5 relative and every final weight within 1e-5 of the
    reference (compiler/driver/tests/training.rs runs it so).
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "tests/targets/dev-4mib.toml"
 
 
-def training_source(steps):
+def training_source(steps, target):
     """main.wse with a softmax after the logits and a `train` item instead of its `run`."""
     text = (ROOT / "examples/transformer/main.wse").read_text()
     text = text.replace("attention};", "attention, softmax};")
@@ -57,7 +57,7 @@ def training_source(steps):
     steps = {steps};
     batch = 64;
     shuffle = false;
-    target = "{TARGET}";
+    target = "{target}";
 }}
 """
 
@@ -67,13 +67,15 @@ def main():
     ap.add_argument("wsel", nargs="?", type=Path, default=ROOT / "target/release/wsel")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--target", default=str(TARGET),
+                    help="a preset (wse2) or a target file; default tests/targets/dev-4mib.toml")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         subprocess.run([sys.executable, str(ROOT / "tests/reference/transformer_train.py"),
                         "example", str(tmp), "--steps", str(args.steps), "--batch", "64",
                         "--lr", "0.01", "--momentum", "0.9"], check=True)
-        (tmp / "train.wse").write_text(training_source(args.steps))
+        (tmp / "train.wse").write_text(training_source(args.steps, args.target))
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         run = subprocess.run([str(args.wsel.resolve()), "train", "train.wse", "--color", "never", "--out",
