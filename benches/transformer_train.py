@@ -11,11 +11,12 @@ final weight, and the run's wall time, CPU time and cycles per step.
 
 The target is hypothetical (tests/targets/dev-4mib.toml): dev's figures on a 16 × 16
 fabric with 4 MiB of SRAM per PE.
-On wse2 (48 KiB per PE) the training graph does not map: the streamed backward layers of
-dense, softmax, layernorm, embedding and attention run on a region one PE high, and
-attention's needs whole sequences per column, so one PE would hold a sequence's 64 tokens
-of q, k, v, dy and dq (164,736 B, E0612); the forward's activations kept for the backward
-pass are 1.1 MB for the batch.
+On wse2 (48 KiB per PE; `--target wse2`) the training graph does not map: attention's
+streamed backward layers run on a region one PE high with whole sequences per column (the
+other backward layers and the loss run over several rows, but a training graph's layers
+share one region), so one PE would hold a sequence's 64 tokens of q, k, v, dy and dq
+(164,736 B, E0612); the forward's activations kept for the backward pass are 1.1 MB for the
+batch.
 
 Usage: benches/transformer_train.py [path/to/wsel] [--steps N] [--check] [--target T]
    (default target/release/wsel; `cargo build --release -p wsel`). `--check` exits with 1

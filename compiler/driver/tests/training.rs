@@ -692,7 +692,7 @@ fn a_tiny_transformer_trains_with_adam_like_numpy() {
 /// benches/transformer_train.py against the NumPy reference's `example` model: losses within
 /// 1e-5 relative, final weights within 1e-5 (measured: 3.6e-7 and 3.0e-7; the sums now have
 /// up to 512 terms, still far inside). On tests/targets/dev-4mib.toml, a hypothetical target
-/// with 4 MiB of SRAM per PE: the streamed backward layers run on one row, so on wse2 a
+/// with 4 MiB of SRAM per PE: attention's backward layers run on one row, so on wse2 a
 /// sequence's attention gradient would need 164,736 B on one PE (E0612).
 #[test]
 fn the_transformer_example_trains_like_numpy() {
@@ -731,15 +731,16 @@ fn training_region(report: &str) -> (u64, u64) {
     (rows.parse().expect("rows"), cols.parse().expect("columns"))
 }
 
-/// [`GELU_LAYERNORM`] with 257 hidden features and a learning rate of 0.001 (the reference's
-/// `wide_mlp`).
+/// [`GELU_LAYERNORM`] with 257 hidden features, a batch of 23 and a learning rate of 0.001
+/// (the reference's `wide_mlp`).
 fn wide_mlp() -> String {
     let source = GELU_LAYERNORM
         .replace("mlp", "wide_mlp")
         .replace("[5, 7]", "[5, 257]")
         .replace("[7]", "[257]")
         .replace("[7, 3]", "[257, 3]")
-        .replace("lr = 0.05", "lr = 0.001");
+        .replace("lr = 0.05", "lr = 0.001")
+        .replace("batch = 6;", "batch = 23;");
     assert!(
         !source.contains("[7") && !source.contains(", 7]"),
         "{source}"
@@ -766,30 +767,30 @@ train wide_embedding {
     momentum = 0.9;
     lr = 0.05;
     steps = 3;
-    batch = 6;
+    batch = 23;
     shuffle = false;
     target = "dev";
 }
 "#;
 
 /// dense (both gradients and dx), gelu, layernorm (dx, dg, db) and mse over several rows: 257
-/// features (prime: no number of rows divides them), trained 3 SGD steps like NumPy (losses
-/// within 1e-5 relative, weights within 1e-5; measured 1.3e-7), on a region the report shows
-/// to have more than one row (measured 8 × 6).
+/// features and a batch of 23 (primes: no number of rows or columns divides them), trained 3
+/// SGD steps like NumPy (losses within 1e-5 relative, weights within 1e-5; measured 1.6e-7),
+/// on a region the report shows to have more than one row (measured 11 × 12).
 #[test]
 fn a_wide_mlp_trains_over_several_rows_like_numpy() {
-    let args = ["--steps", "3", "--batch", "6", "--lr", "0.001"];
+    let args = ["--steps", "3", "--batch", "23", "--lr", "0.001"];
     let report = transformer_trains_like_numpy("wide_mlp", &wide_mlp(), &[], &args);
     let (rows, _) = training_region(&report);
     assert!(rows > 1, "the wide mlp trained on {rows} row(s)");
 }
 
 /// embedding's table and position gradients, dense's, softmax's backward and the
-/// cross-entropy over several rows: 521 features, 3 SGD steps like NumPy (measured: weights
-/// within 1.6e-7), on more than one row (measured 10 × 6).
+/// cross-entropy over several rows: 521 features, a batch of 23, 3 SGD steps like NumPy
+/// (measured: weights within 1.6e-7), on more than one row (measured 13 × 12).
 #[test]
 fn a_wide_embedding_trains_over_several_rows_like_numpy() {
-    let args = ["--steps", "3", "--batch", "6", "--lr", "0.05"];
+    let args = ["--steps", "3", "--batch", "23", "--lr", "0.05"];
     let report = transformer_trains_like_numpy("wide_embedding", WIDE_EMBEDDING, &[], &args);
     let (rows, _) = training_region(&report);
     assert!(rows > 1, "the wide embedding trained on {rows} row(s)");
