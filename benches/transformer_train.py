@@ -11,9 +11,9 @@ final weight, and the run's wall time, CPU time and cycles per step.
 
 The target is tests/targets/dev-4mib.toml unless `--target` names another (a preset such as
 `wse2`, or a TOML file): dev's figures on a 16 × 16 fabric with 4 MiB of SRAM per PE. On
-wse2 (48 KiB per PE) the training graph maps since attention's backward layers run on the
-forward's region (a sequence over several columns): every phase runs on one region a row
-high, as the streamed backward layers of dense, softmax, layernorm and embedding need.
+wse2 (48 KiB per PE) the training graph maps: attention's backward layers run on the
+forward's region (a sequence over several columns, a head over several rows), and the other
+backward layers and the loss split the features over the region's rows.
 
 Usage: benches/transformer_train.py [path/to/wsel] [--steps N] [--target T] [--check]
    (default target/release/wsel; `cargo build --release -p wsel`). `--check` exits with 1
@@ -64,8 +64,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("wsel", nargs="?", type=Path, default=ROOT / "target/release/wsel")
     ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--target", default=str(TARGET))
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--target", default=str(TARGET),
+                    help="a preset (wse2) or a target file; default tests/targets/dev-4mib.toml")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

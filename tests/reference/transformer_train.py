@@ -13,6 +13,11 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
 
   mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> layernorm(g, b, eps=0.1) -> dense(w2, c2),
        the mean squared error against y: [12, 3] over every element.
+  wide_mlp  the mlp with 257 hidden features (more than one PE of `dev` holds: trained over
+       several rows) and 23 samples.
+  wide_embedding  ids: [23, 1] (vocabulary 7, context 4) -> embedding(wte, wpe) of 521
+       features -> dense(w, c) -> softmax, the mean cross-entropy against labels: [23]
+       (class indices below 5).
   gelu_mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> dense(w2, c2) -> softmax, the mean
        cross-entropy against labels: [12] (class indices below 3): a chain, for pipelined
        training.
@@ -136,11 +141,16 @@ def softmax_cross_entropy(z, labels):
 class Mlp:
     NAMES = ["w1", "c1", "g", "b", "w2", "c2"]
 
+    def __init__(self, hidden=7, samples=12):
+        self.hidden, self.samples = hidden, samples
+
     def make(self, rng):
-        p = {"w1": rng.uniform(-0.8, 0.8, (5, 7)), "c1": rng.uniform(-0.5, 0.5, 7),
-             "g": 1.0 + rng.uniform(-0.3, 0.3, 7), "b": rng.uniform(-0.3, 0.3, 7),
-             "w2": rng.uniform(-0.8, 0.8, (7, 3)), "c2": rng.uniform(-0.5, 0.5, 3)}
-        data = {"x": rng.uniform(-1.0, 1.0, (12, 5)), "y": rng.uniform(-1.0, 1.0, (12, 3))}
+        f = self.hidden
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, f)), "c1": rng.uniform(-0.5, 0.5, f),
+             "g": 1.0 + rng.uniform(-0.3, 0.3, f), "b": rng.uniform(-0.3, 0.3, f),
+             "w2": rng.uniform(-0.8, 0.8, (f, 3)), "c2": rng.uniform(-0.5, 0.5, 3)}
+        data = {"x": rng.uniform(-1.0, 1.0, (self.samples, 5)),
+                "y": rng.uniform(-1.0, 1.0, (self.samples, 3))}
         return p, data
 
     def loss_and_grads(self, p, d):
@@ -171,6 +181,35 @@ class GeluMlp:
         g = {}
         da, g["w2"], g["c2"] = dense_back(a, p["w2"], dz)
         _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], gelu_back(h, da))
+        return loss, g
+
+
+class WideEmbedding:
+    """ids -> embedding(wte, wpe) -> dense(w, c) -> softmax, the mean cross-entropy."""
+
+    NAMES = ["wte", "wpe", "w", "c"]
+    VOCAB, CONTEXT, D, CLASSES, SAMPLES = 7, 4, 521, 5, 23
+
+    def make(self, rng):
+        p = {"wte": rng.normal(0.0, 0.5, (self.VOCAB, self.D)),
+             "wpe": rng.normal(0.0, 0.5, (self.CONTEXT, self.D)),
+             "w": rng.normal(0.0, 0.1, (self.D, self.CLASSES)),
+             "c": rng.uniform(-0.5, 0.5, self.CLASSES)}
+        ids = rng.integers(0, self.VOCAB, self.SAMPLES)
+        return p, {"ids": ids.astype(np.float64).reshape(-1, 1),
+                   "labels": rng.integers(0, self.CLASSES, self.SAMPLES)}
+
+    def loss_and_grads(self, p, d):
+        ids = d["ids"][:, 0].astype(np.int64)
+        pos = np.arange(len(ids)) % self.CONTEXT
+        h = p["wte"][ids] + p["wpe"][pos]
+        loss, dz = softmax_cross_entropy(dense(h, p["w"], p["c"]), d["labels"])
+        g = {}
+        dh, g["w"], g["c"] = dense_back(h, p["w"], dz)
+        g["wte"] = np.zeros_like(p["wte"])
+        np.add.at(g["wte"], ids, dh)
+        g["wpe"] = np.zeros_like(p["wpe"])
+        np.add.at(g["wpe"], pos, dh)
         return loss, g
 
 
@@ -270,7 +309,9 @@ class Example(Gpt):
         return p, {"ids": ids.astype(np.float64), "labels": labels}
 
 
-MODELS = {"mlp": Mlp, "gelu_mlp": GeluMlp, "gpt": Gpt, "example": Example}
+MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
+          "wide_embedding": WideEmbedding,
+          "gelu_mlp": GeluMlp, "gpt": Gpt, "example": Example}
 
 
 def rows(d, sl):

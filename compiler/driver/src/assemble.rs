@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use wsel_codegen::CompiledKernel;
 use wsel_ir::graph::{BindInfo, BindTarget, CValue, LayerGraph, LayerImpl, SplitAxis, TensorRef};
+use wsel_ir::kernel::ScalarTy;
 use wsel_ir::kernel::{KernelIr, TaskId};
 use wsel_map::{EdgePoint, Placement};
 use wsel_sim::{AbiEntry, AbiTask, EdgeInput, EdgeOutput, Program, SwitchPosition, TaskCode};
@@ -222,7 +223,7 @@ pub fn collect_result(
     parts: &[OutputPart],
     streams: &[Vec<u32>],
 ) -> Result<Tensor, String> {
-    let (elem, mut shape) = match graph.output {
+    let (elem, shape) = match graph.output {
         TensorRef::Layer(l) => (
             graph.layers[l].output_elem,
             graph.layers[l].output_shape.clone(),
@@ -233,9 +234,48 @@ pub fn collect_result(
             graph.params[p].tensor.shape.clone(),
         ),
     };
-    let samples = shape.first().copied().unwrap_or(1) as usize;
+    collect_parts(elem, shape, true, parts, streams)
+}
+
+/// [`collect_result`] for a layer's `param` result (a loss or a gradient, on one copy): it has
+/// no sample dimension, so its split covers its whole shape (`bind dw to port gs split [_,
+/// rows];`: row r's columns of dW).
+pub fn collect_param_result(
+    graph: &LayerGraph,
+    parts: &[OutputPart],
+    streams: &[Vec<u32>],
+) -> Result<Tensor, String> {
+    let TensorRef::Layer(l) = graph.output else {
+        return Err("a `param` result comes from a layer".into());
+    };
+    let layer = &graph.layers[l];
+    collect_parts(
+        layer.output_elem,
+        layer.output_shape.clone(),
+        false,
+        parts,
+        streams,
+    )
+}
+
+/// Scatters the parts' streams into a tensor of `shape`: per sample of its first dimension
+/// when `by_sample`, else as one whole.
+fn collect_parts(
+    elem: ScalarTy,
+    mut shape: Vec<u64>,
+    by_sample: bool,
+    parts: &[OutputPart],
+    streams: &[Vec<u32>],
+) -> Result<Tensor, String> {
     let copies = parts.first().map_or(1, |p| p.copies) as usize;
-    let sample_shape = shape[1.min(shape.len())..].to_vec();
+    let (samples, sample_shape) = if by_sample {
+        let samples = shape.first().copied().unwrap_or(1) as usize;
+        (samples, shape[1.min(shape.len())..].to_vec())
+    } else if copies == 1 {
+        (1, shape.clone())
+    } else {
+        return Err(format!("a `param` result from {copies} copies"));
+    };
     let sample_len: usize = sample_shape.iter().product::<u64>() as usize;
     let mut words = vec![0u32; copies * samples * sample_len];
     for (part, stream) in parts.iter().zip(streams) {
@@ -258,7 +298,7 @@ pub fn collect_result(
             scatter(&mut words[at..at + sample_len], &indices, chunk);
         }
     }
-    if let Some(batch) = shape.first_mut() {
+    if by_sample && let Some(batch) = shape.first_mut() {
         *batch = (copies * samples) as u64;
     }
     Ok(Tensor { elem, shape, words })

@@ -17,7 +17,7 @@ use wsel_map::Placement;
 use wsel_sim::SimOptions;
 use wsel_target::Target;
 
-use crate::assemble::{HostData, OutputPart, collect_result};
+use crate::assemble::{HostData, OutputPart, collect_param_result};
 use crate::pipeline::{BuildError, Compiled};
 use crate::streamed::StreamedRun;
 use crate::tensor::Tensor;
@@ -402,7 +402,7 @@ pub fn step_outputs(
             output: TensorRef::Layer(instance),
             ..graph.graph.clone()
         };
-        collect_result(&single, &parts, &streams)
+        collect_param_result(&single, &parts, &streams)
             .map(|t| t.to_f32())
             .map_err(|why| {
                 BuildError::Message(format!(

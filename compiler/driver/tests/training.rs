@@ -566,7 +566,12 @@ train gpt {
 /// divides the noise by its own root mean square and moves bk by about lr a step in a
 /// direction the noise's sign picks, which no two computations share: with Adam, the key
 /// biases are not compared.
-fn transformer_trains_like_numpy(model: &str, source: &str, flags: &[&str], args: &[&str]) {
+fn transformer_trains_like_numpy(
+    model: &str,
+    source: &str,
+    flags: &[&str],
+    args: &[&str],
+) -> String {
     let adam = flags.contains(&"adam");
     let dir = temp_dir(&format!("tt-{model}{}", flags.join("")));
     let status = Command::new("python3")
@@ -633,6 +638,7 @@ fn transformer_trains_like_numpy(model: &str, source: &str, flags: &[&str], args
     }
     assert!(names >= 4, "{model}: {names} trained parameters");
     let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8_lossy(&run.stdout).into_owned()
 }
 
 /// gelu_backward, layernorm_backward, layernorm_grad_g and layernorm_grad_b in training,
@@ -687,7 +693,7 @@ fn a_tiny_transformer_trains_with_adam_like_numpy() {
 /// 1e-5 relative, final weights within 1e-5 (measured: 3.6e-7 and 3.0e-7; the sums now have
 /// up to 512 terms, still far inside). On tests/targets/dev-4mib.toml, a hypothetical target
 /// with 4 MiB of SRAM per PE, as the first target the example trained on; it also trains on
-/// wse2 (BENCHMARKS.md, `--target wse2`: 165 s of CPU in a debug build, too long for CI).
+/// wse2 (BENCHMARKS.md, `--target wse2`; too long for CI in a debug build).
 #[test]
 fn the_transformer_example_trains_like_numpy() {
     let status = Command::new("python3")
@@ -701,4 +707,91 @@ fn the_transformer_example_trains_like_numpy() {
         status.success(),
         "the example's training differs from NumPy"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Training over several rows (#21): models whose features do not fit one row of `dev`'s
+// 4 KiB PEs, so the streamed region of every forward and backward layer, the loss and the
+// gradients splits the features over its rows.
+// ---------------------------------------------------------------------------------------
+
+/// The rows × columns of the region a `wsel train` report says the passes ran on
+/// ("… one layer at a time on 8×6 PEs …").
+fn training_region(report: &str) -> (u64, u64) {
+    let at = report
+        .find(" at a time on ")
+        .unwrap_or_else(|| panic!("no region in {report}"));
+    let size = report[at + " at a time on ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap_or("");
+    let (rows, cols) = size
+        .split_once('×')
+        .unwrap_or_else(|| panic!("region {size:?}"));
+    (rows.parse().expect("rows"), cols.parse().expect("columns"))
+}
+
+/// [`GELU_LAYERNORM`] with 257 hidden features, a batch of 23 and a learning rate of 0.001
+/// (the reference's `wide_mlp`).
+fn wide_mlp() -> String {
+    let source = GELU_LAYERNORM
+        .replace("mlp", "wide_mlp")
+        .replace("[5, 7]", "[5, 257]")
+        .replace("[7]", "[257]")
+        .replace("[7, 3]", "[257, 3]")
+        .replace("lr = 0.05", "lr = 0.001")
+        .replace("batch = 6;", "batch = 23;");
+    assert!(
+        !source.contains("[7") && !source.contains(", 7]"),
+        "{source}"
+    );
+    source
+}
+
+/// Embeddings of 521 features into a softmax (the reference's `wide_embedding`).
+const WIDE_EMBEDDING: &str = r#"import std.nn.{embedding, dense, softmax};
+
+model wide_embedding(ids: f32[B, 1]) -> f32[B, 5] {
+    param wte: f32[7, 521] from "wte.npy";
+    param wpe: f32[4, 521] from "wpe.npy";
+    param w: f32[521, 5] from "w.npy";
+    param c: f32[5] from "c.npy";
+    return softmax(dense(embedding(ids, wte, wpe), w, c));
+}
+
+train wide_embedding {
+    input ids = "ids.npy";
+    labels = "labels.npy";
+    loss = "cross_entropy";
+    optimizer = "sgd";
+    momentum = 0.9;
+    lr = 0.05;
+    steps = 3;
+    batch = 23;
+    shuffle = false;
+    target = "dev";
+}
+"#;
+
+/// dense (both gradients and dx), gelu, layernorm (dx, dg, db) and mse over several rows: 257
+/// features and a batch of 23 (primes: no number of rows or columns divides them), trained 3
+/// SGD steps like NumPy (losses within 1e-5 relative, weights within 1e-5; measured 1.6e-7),
+/// on a region the report shows to have more than one row (measured 11 × 12).
+#[test]
+fn a_wide_mlp_trains_over_several_rows_like_numpy() {
+    let args = ["--steps", "3", "--batch", "23", "--lr", "0.001"];
+    let report = transformer_trains_like_numpy("wide_mlp", &wide_mlp(), &[], &args);
+    let (rows, _) = training_region(&report);
+    assert!(rows > 1, "the wide mlp trained on {rows} row(s)");
+}
+
+/// embedding's table and position gradients, dense's, softmax's backward and the
+/// cross-entropy over several rows: 521 features, a batch of 23, 3 SGD steps like NumPy
+/// (measured: weights within 1.6e-7), on more than one row (measured 13 × 12).
+#[test]
+fn a_wide_embedding_trains_over_several_rows_like_numpy() {
+    let args = ["--steps", "3", "--batch", "23", "--lr", "0.05"];
+    let report = transformer_trains_like_numpy("wide_embedding", WIDE_EMBEDDING, &[], &args);
+    let (rows, _) = training_region(&report);
+    assert!(rows > 1, "the wide embedding trained on {rows} row(s)");
 }

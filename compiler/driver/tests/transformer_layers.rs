@@ -841,3 +841,63 @@ fn attention_backward_over_columns_matches_numpy() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Backward layers over several rows (#21): features too many for one PE's 4 KiB on `dev`
+// (prime counts, so that no number of rows divides them), so the mapper splits them over the
+// rows and the per-sample sums go down the columns, and 23 samples (no number of `dev`'s 16
+// columns but one divides them); checked against NumPy as above, and each run's region
+// checked to have more than one row.
+// ---------------------------------------------------------------------------------------
+
+/// Checks `case` in weight-streaming mode and that `layer#1` ran on more than one row.
+fn check_over_rows(case: Case, seed: u64) {
+    let name = case.name;
+    case.check_in(seed, &["streaming"], |_, report| {
+        let (rows, cols) = region_size(report, &format!("{}#1", case.layer));
+        eprintln!("{name}: {rows} x {cols}");
+        assert!(rows > 1, "{name}: on {rows} row(s), not split over rows");
+    });
+}
+
+#[test]
+fn softmax_backward_over_rows_matches_numpy() {
+    check_over_rows(
+        elementwise("smbwrows", "softmax_backward", &["y", "dy"], 523, 23),
+        41,
+    );
+}
+
+#[test]
+fn layernorm_backward_over_rows_matches_numpy() {
+    let case = Case {
+        params: vec![("g", vec![521])],
+        ..same_width(
+            "lnbwrows",
+            "layernorm_backward",
+            &["x", "dy"],
+            521,
+            23,
+            "eps = 0.25",
+            &["eps=0.25"],
+        )
+    };
+    check_over_rows(case, 42);
+}
+
+#[test]
+fn dense_backward_over_rows_matches_numpy() {
+    let case = Case {
+        name: "densebwrows",
+        layer: "dense_backward",
+        inputs: vec![("dy", 317)],
+        params: vec![("w", vec![293, 317])],
+        scalars: "",
+        reference_args: &[],
+        out_features: 293,
+        batch: 23,
+        vocab: 0,
+        model: None,
+    };
+    check_over_rows(case, 43);
+}

@@ -16,8 +16,18 @@ import std.stencil.{jacobi5};
 ";
 
 fn stdlib(name: &str, args: &[(&str, i64)]) -> String {
+    stdlib_with(name, args, &[])
+}
+
+/// [`stdlib`] with boolean arguments too.
+fn stdlib_with(name: &str, ints: &[(&str, i64)], bools: &[(&str, bool)]) -> String {
     let (db, file) = common::load_one(STDLIB);
-    print_kernel(&common::lower(&db, file, name, args))
+    let args: Vec<(String, CValue)> = ints
+        .iter()
+        .map(|(n, v)| (n.to_string(), CValue::Int(*v)))
+        .chain(bools.iter().map(|(n, v)| (n.to_string(), CValue::Bool(*v))))
+        .collect();
+    print_kernel(&common::lower_with(&db, file, name, &args))
 }
 
 /// `stdlib` for a kernel with `bool` parameters too.
@@ -61,7 +71,7 @@ snapshot!(
 );
 snapshot!(
     dense_resident,
-    stdlib(
+    stdlib_with(
         "dense_resident",
         &[
             ("N", 5),
@@ -74,7 +84,8 @@ snapshot!(
             ("smax", 2),
             ("k", 2),
             ("slots", 2)
-        ]
+        ],
+        &[("biased", true)]
     )
 );
 snapshot!(

@@ -651,8 +651,11 @@ fn check_bind(
         let d = layers::resident_in_pipelined(c.loc(&bind.tensor.span), &bind.tensor.name);
         c.report(d);
     }
+    // A `param` result (a loss, a gradient) has no sample dimension either.
+    let whole =
+        tensor.is_some_and(|t| t.is_param) || resident || (is_output && layer.output_is_param);
     let part_rank = tensor.and_then(|t| t.ty.as_ref()).map(|ty| {
-        if tensor.is_some_and(|t| t.is_param) || resident {
+        if whole {
             ty.dims.len()
         } else {
             ty.dims.len().saturating_sub(1)
@@ -676,7 +679,7 @@ fn check_bind(
                 _ => bind.span.clone(),
             };
             let mut d = layers::split_too_long(c.loc(&span), &t.name, axes.len(), rank);
-            if !t.is_param && !resident {
+            if !whole {
                 d = d.with_note(
                     "the first (sample) dimension of an activation is never split: samples \
                      stream through the region one after another",

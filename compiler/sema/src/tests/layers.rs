@@ -267,3 +267,20 @@ layer s(x: f32[B, N]) -> y: f32[B, B * N] { cost { flops = N; weights = 0; activ
             note: the batch size is known only when the model runs; only the output's first dimension is the sample dimension
     "#]].assert_eq(&out);
 }
+
+/// A `param` result (a gradient) has no sample dimension: its split covers its whole shape,
+/// as a weight's does — two axes for `dw: f32[N, M]`, and not three.
+#[test]
+fn a_param_result_splits_over_its_whole_shape() {
+    let src = |split: &str| {
+        format!(
+            "layer l(x: f32[B, N], dy: f32[B, M]) -> param dw: f32[N, M] {{ {COST}\n    streaming on [R, C] {{\n        run tile(n = N, m = M);\n        bind x to port xs split [rows];\n        bind dw to port ys split [{split}];\n    }}\n}}\n"
+        )
+    };
+    expect![[r#""#]].assert_eq(&layer(&src("_, cols")));
+    expect![[r#"
+        E0419 main.wse:12:35 `_, cols, rows`: `dw` has 2 splittable dimensions, but the split has 3
+            [too many split axes]
+    "#]]
+    .assert_eq(&layer(&src("_, cols, rows")));
+}
