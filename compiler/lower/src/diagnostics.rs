@@ -57,6 +57,10 @@ pub const CODES: &[(&str, &str)] = &[
         "E1115",
         "pipelined training takes a chain of layers, and this model is not one",
     ),
+    (
+        "E1116",
+        "a call sets a scalar input that no layer standing in for it in training takes",
+    ),
 ];
 
 /// E1101: the `loss` of a training run names no layer of `std.loss`.
@@ -232,4 +236,35 @@ pub fn not_a_chain(call: Location, layer: &str) -> Diagnostic {
         "breaks the chain",
     )
     .with_help("train the model with `--mode streaming`, which takes any graph (docs/language.md §11.2)".to_string())
+}
+
+/// E1116: the call sets `setting` of `layer` away from its default, and none of the layers
+/// that stand in for it in training (`takers`: its backward layers, or its `L_train`) takes a
+/// scalar of that name, so training would compute as if it were left at its default.
+pub fn setting_dropped(
+    call: Location,
+    layer: &str,
+    setting: &str,
+    value: &str,
+    takers: &[String],
+) -> Diagnostic {
+    let takers = takers
+        .iter()
+        .map(|t| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Diagnostic::error(
+        "E1116",
+        format!(
+            "this call sets `{setting} = {value}`, but {takers}, which training uses for \
+             `{layer}`, takes no `{setting}`: training would compute `{layer}` as if `{setting}` \
+             were left at its default"
+        ),
+        call,
+        "trained through here",
+    )
+    .with_help(format!(
+        "give {takers} a scalar input `{setting}` and use it, or train a model that leaves \
+         `{setting}` at its default"
+    ))
 }

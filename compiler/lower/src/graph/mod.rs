@@ -9,6 +9,7 @@ mod implementation;
 mod instance;
 pub mod pipelined_replica;
 pub mod pipelined_training;
+mod settings;
 mod staging;
 mod switch;
 pub mod training;

@@ -23,7 +23,7 @@ use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_s
 
 use super::instance::{CallArgs, lower_instance};
 use super::training::{LOSS_MODULE, TARGETS};
-use super::{find_item, shape_of};
+use super::{find_item, settings, shape_of};
 use crate::diagnostics;
 
 /// The forward and backward graphs of pipelined training.
@@ -109,6 +109,10 @@ pub fn pipelined_training_graphs(
     forward.inputs.push(targets.clone());
     for (l, layer) in graph.layers.iter().enumerate() {
         let item = variant(l, "_train")?;
+        let file = files.get(l).cloned().unwrap_or_default();
+        if let Some(fwd) = find_item(db, &file, ItemKind::Layer, &layer.layer) {
+            settings::check_kept(db, fwd, &layer.scalars, &[item], &located(&layer.call))?;
+        }
         let scalars = values(&layer.scalars);
         let instance = push_call(
             db,

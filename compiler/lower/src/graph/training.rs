@@ -23,6 +23,7 @@ use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_s
 
 use super::instance::{CallArgs, lower_instance};
 use super::pipelined_training::{given, values};
+use super::settings;
 use super::{find_item, shape_of, staged_graph};
 use crate::diagnostics;
 
@@ -232,6 +233,7 @@ pub fn training_graph(
             .iter()
             .filter(|a| !matches!(a, TensorRef::Param(_)))
             .count();
+        let mut takers = Vec::new();
         for (arg, arg_name) in fwd.args.iter().zip(&fwd.arg_names) {
             match *arg {
                 TensorRef::Param(p) => {
@@ -244,6 +246,7 @@ pub fn training_graph(
                             &grad_name,
                         )]);
                     };
+                    takers.push(item);
                     let tensors = bind(item, &grad_name)?;
                     let scalars = scalars_for(db, item, &fwd.scalars);
                     let g = push(&mut out, item, &fwd.call, tensors, &scalars, &mut diags)
@@ -261,6 +264,7 @@ pub fn training_graph(
                             lookup(&format!("{}_backward", fwd.layer)).is_some(),
                         )]);
                     };
+                    takers.push(item);
                     let tensors = bind(item, &bw_name)?;
                     let scalars = scalars_for(db, item, &fwd.scalars);
                     let g = push(&mut out, item, &fwd.call, tensors, &scalars, &mut diags)
@@ -269,6 +273,9 @@ pub fn training_graph(
                 }
                 _ => {}
             }
+        }
+        if let Some(item) = lookup(&fwd.layer) {
+            settings::check_kept(db, item, &fwd.scalars, &takers, &call)?;
         }
     }
     if !diags.is_empty() {
