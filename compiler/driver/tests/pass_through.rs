@@ -18,6 +18,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod support;
+use support::starts;
+
 const S: u64 = 2;
 const L: u64 = 2;
 
@@ -77,32 +80,6 @@ fn temp_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wsel-pass-through-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
-}
-
-/// The start cycles of every task run named `task`, by PE column, from a trace.
-fn starts(trace: &serde_json::Value, task: &str) -> Vec<(u64, u64)> {
-    let events = trace
-        .as_array()
-        .or_else(|| trace["traceEvents"].as_array())
-        .expect("trace events");
-    let num = |v: &serde_json::Value| v.as_u64().expect("a number");
-    let mut columns = std::collections::HashMap::new();
-    for e in events.iter().filter(|e| e["name"] == "thread_name") {
-        let name = e["args"]["name"].as_str().unwrap_or_default();
-        if let Some((_, rc)) = name.split_once("PE (")
-            && let Some((_, c)) = rc.trim_end_matches(')').split_once(", ")
-        {
-            let key = (num(&e["pid"]), num(&e["tid"]));
-            columns.insert(key, c.parse::<u64>().expect("column"));
-        }
-    }
-    let mut out: Vec<(u64, u64)> = events
-        .iter()
-        .filter(|e| e["ph"] == "X" && e["name"] == task)
-        .map(|e| (columns[&(num(&e["pid"]), num(&e["tid"]))], num(&e["ts"])))
-        .collect();
-    out.sort_unstable();
-    out
 }
 
 #[test]
