@@ -15,11 +15,11 @@
 //! `got(6) − got(3) = S + n + 3 + 1 + n + 3L`. Every PE takes the multicast input
 //! (`main`, `arrived`); only PE 0 runs `go`, only PEs 3 and 6 `got`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod support;
-use support::starts;
+use support::{starts, temp_dir};
 
 const S: u64 = 2;
 const L: u64 = 2;
@@ -76,15 +76,9 @@ fn wsel(dir: &Path, args: &[&str]) -> std::process::Output {
     output
 }
 
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-pass-through-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
 #[test]
 fn a_stream_passes_through_the_routers_between() {
-    let dir = temp_dir();
+    let dir = temp_dir("relay");
     let n: u64 = 5;
     std::fs::write(dir.join("relay.wse"), SOURCE).expect("source");
     let x: Vec<f32> = (0..n).map(|i| i as f32 + 0.5).collect();

@@ -26,11 +26,11 @@
 //!   `done` starts at `o + S + L + 3`: **done − open = S + L + 3 = 7**.
 //! - **ring, without PE 1's control wavelet**: 7 never leaves router 1: a deadlock.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod support;
-use support::starts;
+use support::{starts, temp_dir};
 
 const S: u64 = 2;
 const L: u64 = 2;
@@ -87,12 +87,6 @@ fn wsel(dir: &Path, args: &[&str]) -> std::process::Output {
         .args(["--color", "never"])
         .output()
         .expect("wsel runs")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-switches-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 /// Runs the program on `backend`; returns its output values and trace, or its stderr.
