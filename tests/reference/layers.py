@@ -12,7 +12,7 @@ Reads the layer's inputs from DIR/NAME.npy and writes its result to DIR/ref.npy 
   gelu_backward       x, dy          dy · gelu'(x)
   layernorm_backward  x, dy, g  eps=1e-5   layernorm's input gradient
   dense_backward      dy, w          dy · wᵀ
-  softmax_backward    y, dy          y · (dy − sum(dy · y)) per sample
+  softmax_backward    y, dy          y · (dy − sum(dy · y)) per sample (context=T: per group)
   attention_backward_q / _k / _v   q, k, v, dy   heads=H context=T causal=1
                       the gradient of q, k or v
              (the backward layers' references are tests/reference/transformer_train.py's
@@ -68,8 +68,8 @@ def main():
     elif layer == "dense_backward":
         y = arg("dy").astype(np.float64) @ arg("w").astype(np.float64).T
     elif layer == "softmax_backward":
-        p, dy = arg("y").astype(np.float64), arg("dy")
-        y = p * (dy - (dy * p).sum(axis=1, keepdims=True))
+        p = arg("y").astype(np.float64)
+        y = matmul.softmax_backward(p, arg("dy"), int(opts.get("context", p.shape[1])))
     elif layer.startswith("attention_backward_"):
         q, k, v, dy = (arg(n).astype(np.float64) for n in ("q", "k", "v", "dy"))
         parts = grads.attention_back(q, k, v, dy, int(opts["heads"]), int(opts["context"]),

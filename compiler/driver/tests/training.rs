@@ -687,6 +687,36 @@ fn a_tiny_transformer_trains_with_adam_like_numpy() {
     transformer_trains_like_numpy("gpt", TINY_GPT, &flags, &args);
 }
 
+/// The tiny transformer with its attention composed of layers (`matmul_qk`, the grouped
+/// causal `softmax`, `matmul_pv`, scale 1/√8 as a literal): the same function as the fused
+/// `attention`, so the same reference; its backward runs through `matmul_qk_backward_q/_k`,
+/// the grouped `softmax_backward` and `matmul_pv_backward_p/_v`. Measured: as close to the
+/// reference as the fused model (the 1e-5 bound).
+#[test]
+fn a_tiny_transformer_with_composed_attention_trains_like_numpy() {
+    let fused = "    let att = attention(dense(a, wq1, bq1), dense(a, wk1, bk1), dense(a, wv1, bv1),\n\
+                 \x20       heads = 2, context = 8);\n";
+    let composed = "    let s = matmul_qk(dense(a, wq1, bq1), dense(a, wk1, bk1), heads = 2, context = 8,\n\
+                    \x20       scale = 0.35355339);\n\
+                    \x20   let att = matmul_pv(softmax(s, context = 8), dense(a, wv1, bv1), heads = 2,\n\
+                    \x20       context = 8);\n";
+    assert!(TINY_GPT.contains(fused));
+    let source = TINY_GPT
+        .replace(fused, composed)
+        .replace("attention, softmax}", "matmul_qk, matmul_pv, softmax}");
+    let args = [
+        "--steps",
+        "3",
+        "--batch",
+        "16",
+        "--lr",
+        "0.05",
+        "--momentum",
+        "0.9",
+    ];
+    transformer_trains_like_numpy("gpt", &source, &[], &args);
+}
+
 /// examples/transformer itself (2 blocks, d_model 128, 4 heads, context 64, its trained
 /// weights, a softmax after its logits) trained 3 steps of one sequence each with SGD, by
 /// benches/transformer_train.py against the NumPy reference's `example` model: losses within

@@ -476,6 +476,83 @@ fn grouped_softmax_matches_numpy() {
     .check_with(36, rows_cut);
 }
 
+/// The matmuls' input gradients (training's backward layers, weight streaming only) against
+/// NumPy's einsum in float64: 4 heads of 3 features over contexts of 5 (three sequences, one
+/// column), scaled; 2 heads of 4 over contexts of 4 (four sequences).
+#[test]
+fn matmul_gradients_match_numpy() {
+    let grad = |name, layer, inputs: &[(&'static str, u64)], out, batch, scalars, args| {
+        sequence_layer(name, layer, inputs, (out, batch), scalars, args)
+    };
+    let qk5 = "heads = 4, context = 5, scale = 0.5";
+    let qk5_args: &[&str] = &["heads=4", "context=5", "scale=0.5"];
+    grad(
+        "mmdq",
+        "matmul_qk_backward_q",
+        &[("k", 12), ("ds", 20)],
+        12,
+        15,
+        qk5,
+        qk5_args,
+    )
+    .check_streaming(37);
+    grad(
+        "mmdk",
+        "matmul_qk_backward_k",
+        &[("q", 12), ("ds", 20)],
+        12,
+        15,
+        qk5,
+        qk5_args,
+    )
+    .check_streaming(38);
+    let pv4 = "heads = 2, context = 4";
+    let pv4_args: &[&str] = &["heads=2", "context=4"];
+    grad(
+        "mmdp",
+        "matmul_pv_backward_p",
+        &[("v", 8), ("dy", 8)],
+        8,
+        16,
+        pv4,
+        pv4_args,
+    )
+    .check_streaming(39);
+    grad(
+        "mmdv",
+        "matmul_pv_backward_v",
+        &[("p", 8), ("dy", 8)],
+        8,
+        16,
+        pv4,
+        pv4_args,
+    )
+    .check_streaming(40);
+}
+
+/// The grouped softmax's backward: per group of `context` features, y · (dy − Σ dy · y), with
+/// groups of 5 over 45 features cut unevenly by the region's rows (checked), so that a
+/// group's sums are merged down the column. The data's y are not probabilities (the layer
+/// does not assume they are).
+#[test]
+fn grouped_softmax_backward_matches_numpy() {
+    let case = sequence_layer(
+        "smbwctx",
+        "softmax_backward",
+        &[("y", 45), ("dy", 45)],
+        (45, 23),
+        "context = 5",
+        &["context=5"],
+    );
+    case.check_streaming_with(44, |_, report| {
+        let (rows, _) = region_size(report, "softmax_backward#1");
+        assert!(
+            rows > 1,
+            "softmax_backward on {rows} row: no group spans rows"
+        );
+    });
+}
+
 /// Attention composed from the three layers: `scalars` (`heads = .., context = ..`) given to
 /// both matmuls, `context` to the softmax, scale 1/√dh as a literal.
 fn composed_attention(
