@@ -476,6 +476,28 @@ fn grouped_softmax_matches_numpy() {
     .check_with(36, rows_cut);
 }
 
+/// Composed attention where a column cannot hold a sequence: 64 tokens of 32 features in
+/// sequences of 16 on `dev` (E0612 while the matmuls took whole sequences per column). The
+/// matmuls' regions must spread a sequence over several columns (checked), their blocks of
+/// keys and values passing along them.
+#[test]
+fn composed_attention_spans_columns() {
+    let case = composed_attention(
+        "attspan",
+        (32, 64, 16),
+        "heads = 2, context = 16",
+        &["heads=2", "context=16"],
+        "0.25",
+    );
+    case.check_streaming_with(45, |_, report| {
+        for layer in ["matmul_qk#1", "matmul_pv#1"] {
+            let (_, cols) = region_size(report, layer);
+            eprintln!("{layer}: {cols} columns");
+            assert!(cols * 16 > 64, "{layer} on {cols} columns: whole sequences");
+        }
+    });
+}
+
 /// The matmuls' input gradients (training's backward layers, weight streaming only) against
 /// NumPy's einsum in float64: 4 heads of 3 features over contexts of 5 (three sequences, one
 /// column), scaled; 2 heads of 4 over contexts of 4 (four sequences).
