@@ -690,8 +690,9 @@ fn a_tiny_transformer_trains_with_adam_like_numpy() {
 /// The tiny transformer with its attention composed of layers (`matmul_qk`, the grouped
 /// causal `softmax`, `matmul_pv`, scale 1/√8 as a literal): the same function as the fused
 /// `attention`, so the same reference; its backward runs through `matmul_qk_backward_q/_k`,
-/// the grouped `softmax_backward` and `matmul_pv_backward_p/_v`. Measured: as close to the
-/// reference as the fused model (the 1e-5 bound).
+/// the grouped `softmax_backward` and `matmul_pv_backward_p/_v`, a sequence over several
+/// columns of the training region (checked; 1 × 16 measured, a token a column). Measured: as
+/// close to the reference as the fused model (the 1e-5 bound).
 #[test]
 fn a_tiny_transformer_with_composed_attention_trains_like_numpy() {
     let fused = "    let att = attention(dense(a, wq1, bq1), dense(a, wk1, bk1), dense(a, wv1, bv1),\n\
@@ -714,7 +715,12 @@ fn a_tiny_transformer_with_composed_attention_trains_like_numpy() {
         "--momentum",
         "0.9",
     ];
-    transformer_trains_like_numpy("gpt", &source, &[], &args);
+    let report = transformer_trains_like_numpy("gpt", &source, &[], &args);
+    let (_, cols) = training_region(&report);
+    assert!(
+        cols * 8 > 16,
+        "on {cols} columns: whole sequences per column"
+    );
 }
 
 /// examples/transformer itself (2 blocks, d_model 128, 4 heads, context 64, its trained

@@ -491,16 +491,15 @@ fn composed_attention_spans_columns() {
     );
     case.check_streaming_with(45, |_, report| {
         for layer in ["matmul_qk#1", "matmul_pv#1"] {
-            let (_, cols) = region_size(report, layer);
-            eprintln!("{layer}: {cols} columns");
-            assert!(cols * 16 > 64, "{layer} on {cols} columns: whole sequences");
+            spans_columns(report, layer, 16, 64);
         }
     });
 }
 
 /// The matmuls' input gradients (training's backward layers, weight streaming only) against
-/// NumPy's einsum in float64: 4 heads of 3 features over contexts of 5 (three sequences, one
-/// column), scaled; 2 heads of 4 over contexts of 4 (four sequences).
+/// NumPy's einsum in float64: 4 heads of 3 features over contexts of 5 (three sequences),
+/// scaled; 2 heads of 4 over contexts of 4 (four sequences). Each maps a sequence over
+/// several columns (checked), so its blocks pass along them.
 #[test]
 fn matmul_gradients_match_numpy() {
     let grad = |name, layer, inputs: &[(&'static str, u64)], out, batch, scalars, args| {
@@ -508,48 +507,73 @@ fn matmul_gradients_match_numpy() {
     };
     let qk5 = "heads = 4, context = 5, scale = 0.5";
     let qk5_args: &[&str] = &["heads=4", "context=5", "scale=0.5"];
-    grad(
-        "mmdq",
-        "matmul_qk_backward_q",
-        &[("k", 12), ("ds", 20)],
-        12,
-        15,
-        qk5,
-        qk5_args,
-    )
-    .check_streaming(37);
-    grad(
-        "mmdk",
-        "matmul_qk_backward_k",
-        &[("q", 12), ("ds", 20)],
-        12,
-        15,
-        qk5,
-        qk5_args,
-    )
-    .check_streaming(38);
     let pv4 = "heads = 2, context = 4";
     let pv4_args: &[&str] = &["heads=2", "context=4"];
-    grad(
-        "mmdp",
-        "matmul_pv_backward_p",
-        &[("v", 8), ("dy", 8)],
-        8,
-        16,
-        pv4,
-        pv4_args,
-    )
-    .check_streaming(39);
-    grad(
-        "mmdv",
-        "matmul_pv_backward_v",
-        &[("p", 8), ("dy", 8)],
-        8,
-        16,
-        pv4,
-        pv4_args,
-    )
-    .check_streaming(40);
+    let cases = [
+        (
+            grad(
+                "mmdq",
+                "matmul_qk_backward_q",
+                &[("k", 12), ("ds", 20)],
+                12,
+                15,
+                qk5,
+                qk5_args,
+            ),
+            5,
+        ),
+        (
+            grad(
+                "mmdk",
+                "matmul_qk_backward_k",
+                &[("q", 12), ("ds", 20)],
+                12,
+                15,
+                qk5,
+                qk5_args,
+            ),
+            5,
+        ),
+        (
+            grad(
+                "mmdp",
+                "matmul_pv_backward_p",
+                &[("v", 8), ("dy", 8)],
+                8,
+                16,
+                pv4,
+                pv4_args,
+            ),
+            4,
+        ),
+        (
+            grad(
+                "mmdv",
+                "matmul_pv_backward_v",
+                &[("p", 8), ("dy", 8)],
+                8,
+                16,
+                pv4,
+                pv4_args,
+            ),
+            4,
+        ),
+    ];
+    for (seed, (case, context)) in (37..).zip(cases) {
+        let (layer, batch) = (case.layer, case.batch);
+        case.check_streaming_with(seed, |_, report| {
+            spans_columns(report, &format!("{layer}#1"), context, batch)
+        });
+    }
+}
+
+/// Asserts that `layer`'s region puts a sequence of `context` tokens over several columns.
+fn spans_columns(report: &str, layer: &str, context: u64, batch: u64) {
+    let (_, cols) = region_size(report, layer);
+    assert!(
+        cols * context > batch,
+        "{layer} on {cols} columns: whole sequences per column"
+    );
 }
 
 /// The grouped softmax's backward: per group of `context` features, y · (dy − Σ dy · y), with
