@@ -478,8 +478,8 @@ fn grouped_softmax_matches_numpy() {
 
 /// Composed attention where a column cannot hold a sequence: 64 tokens of 32 features in
 /// sequences of 16 on `dev` (E0612 while the matmuls took whole sequences per column). The
-/// matmuls' regions must spread a sequence over several columns (checked), their blocks of
-/// keys and values passing along them.
+/// matmuls' regions must spread a sequence over several columns, their blocks of keys and
+/// values passing along each row, and the two heads over two rows (both checked).
 #[test]
 fn composed_attention_spans_columns() {
     let case = composed_attention(
@@ -492,6 +492,8 @@ fn composed_attention_spans_columns() {
     case.check_streaming_with(45, |_, report| {
         for layer in ["matmul_qk#1", "matmul_pv#1"] {
             spans_columns(report, layer, 16, 64);
+            let (rows, _) = region_size(report, layer);
+            assert_eq!(rows, 2, "{layer}: a head a row");
         }
     });
 }
