@@ -573,7 +573,13 @@ fn transformer_trains_like_numpy(
     args: &[&str],
 ) -> String {
     let adam = flags.contains(&"adam");
-    let dir = temp_dir(&format!("tt-{model}{}", flags.join("")));
+    // A folder per model text and flags: tests of one reference model run side by side.
+    let mut text = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(&(source, flags), &mut text);
+    let dir = temp_dir(&format!(
+        "tt-{model}-{:x}",
+        std::hash::Hasher::finish(&text)
+    ));
     let status = Command::new("python3")
         .current_dir(repo_root())
         .arg("tests/reference/transformer_train.py")
@@ -659,6 +665,19 @@ fn gelu_and_layernorm_train_like_numpy() {
     transformer_trains_like_numpy("mlp", GELU_LAYERNORM, &[], &args);
 }
 
+/// The reference trainer's settings for the tiny transformer with SGD: 3 steps of 16 tokens
+/// (two sequences), momentum 0.9, as its `train` item.
+const TINY_GPT_SGD: [&str; 8] = [
+    "--steps",
+    "3",
+    "--batch",
+    "16",
+    "--lr",
+    "0.05",
+    "--momentum",
+    "0.9",
+];
+
 /// Every transformer layer's backward in one model: embedding's scatter-adds, attention's
 /// three input gradients, layernorm's, gelu's, and the residual stream's fan-outs (h and r
 /// feed two layers each, a three: q, k and v), 3 steps of SGD with momentum. Measured:
@@ -666,17 +685,7 @@ fn gelu_and_layernorm_train_like_numpy() {
 /// most 32 terms (the MLP's width), so the digits tests' bound of 1e-5 holds.
 #[test]
 fn a_tiny_transformer_trains_like_numpy() {
-    let args = [
-        "--steps",
-        "3",
-        "--batch",
-        "16",
-        "--lr",
-        "0.05",
-        "--momentum",
-        "0.9",
-    ];
-    transformer_trains_like_numpy("gpt", TINY_GPT, &[], &args);
+    transformer_trains_like_numpy("gpt", TINY_GPT, &[], &TINY_GPT_SGD);
 }
 
 /// The tiny transformer with Adam (flags over the item), applied by the weight store.
@@ -705,17 +714,7 @@ fn a_tiny_transformer_with_composed_attention_trains_like_numpy() {
     let source = TINY_GPT
         .replace(fused, composed)
         .replace("attention, softmax}", "matmul_qk, matmul_pv, softmax}");
-    let args = [
-        "--steps",
-        "3",
-        "--batch",
-        "16",
-        "--lr",
-        "0.05",
-        "--momentum",
-        "0.9",
-    ];
-    let report = transformer_trains_like_numpy("gpt", &source, &[], &args);
+    let report = transformer_trains_like_numpy("gpt", &source, &[], &TINY_GPT_SGD);
     let (_, cols) = training_region(&report);
     assert!(
         cols * 8 > 16,
