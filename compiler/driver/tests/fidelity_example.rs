@@ -202,6 +202,10 @@ fn wse2s_fitted_boundaries_meet_the_cs2_on_a_row_crossing_them() {
 ///   at 29) is in at 31, before `recv_east` posts its receive at 40; its east part (PE 1's,
 ///   let through router 2 at 29) waits in router 3 for the receive `recv_west` posts at 50.
 ///   The PE is never idle: `t1 = 6S + 14 + 2 + 3 + 3 + 5 + 6`, figure `5S + 27` = **62**.
+/// - `wse2`'s shared ramp (one wavelet per cycle in or out) changes none of this: every
+///   transfer is one wavelet, and no PE injects and takes a delivery in the same cycle (the
+///   middle's send leaves during `main`, its words are delivered at 31 and from 50 on; the
+///   edge PEs receive nothing on the row).
 #[test]
 fn the_synchronous_slide_port_slides_the_arrays_and_times_itself() {
     let dir = temp_dir("slide");

@@ -243,7 +243,10 @@ impl Partition<'_> {
                 ((0, 0), lo, None)
             };
             let ports = links | if ramp { 1 << RAMP } else { 0 };
-            if !self.ports_free(node, ports, q, hops.is_empty() && send) {
+            // With a shared ramp the feeding PE's ramp is the stream's too: no delivery there.
+            let feeds_ramp = hops.is_empty() && send && self.setup.ramp_shared;
+            let need = ports | if feeds_ramp { 1 << RAMP } else { 0 };
+            if !self.ports_free(node, need, q, hops.is_empty() && send) {
                 return None;
             }
             let link = if links == 0 {
@@ -411,10 +414,17 @@ impl Partition<'_> {
         sender || r.pe == NONE || !self.sends_use(r.pe, ports)
     }
 
-    /// Whether PE `pe`'s sends not finished could use one of `ports` at its router.
+    /// Whether PE `pe`'s sends not finished could use one of `ports` at its router. With a
+    /// shared ramp every send competes with a delivery through the ramp (`ramp.rs`).
     pub(crate) fn sends_use(&self, pe: u32, ports: u8) -> bool {
         let fab = &self.fab;
         let p = &fab.pes[pe as usize];
+        if self.setup.ramp_shared
+            && ports & (1 << RAMP) != 0
+            && (p.sending != 0 || !p.waiting_sends.is_empty())
+        {
+            return true;
+        }
         let slots = p.send_slots(&fab.sends);
         let active = slots
             .iter()
@@ -543,6 +553,10 @@ impl Partition<'_> {
         info.xhop = k as u32;
         info.reserved = if hop.link == NONE8 { 0 } else { 1 << hop.link }
             | if hop.ramp { 1 << RAMP } else { 0 };
+        if k == 0 && self.setup.ramp_shared && matches!(x.feed, Feed::Send { .. }) {
+            // The feeding PE's ramp (see `walk`): a delivery arriving there turns it back.
+            info.reserved |= 1 << RAMP;
+        }
         if hop.ramp {
             let pe = r.pe;
             let slot = fab.pes[pe as usize].recv_slot(&fab.recvs, queue.color);

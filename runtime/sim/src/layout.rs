@@ -357,6 +357,7 @@ impl<'p> Builder<'_, 'p> {
                 program: self.n.program,
                 latency,
                 switch: u64::from(target.task_switch_cycles),
+                ramp_shared: target.ramp.shared,
                 max_cycles: u64::MAX,
                 livelock_tasks: u64::MAX,
                 globals: self.split.members[self.p].clone(),

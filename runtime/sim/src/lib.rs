@@ -33,6 +33,7 @@ mod prefetch;
 mod program;
 mod progress;
 mod queue;
+mod ramp;
 mod report;
 mod router;
 mod switches;

@@ -114,6 +114,8 @@ pub(crate) struct Setup<'p> {
     pub program: &'p Program,
     pub latency: u64,
     pub switch: u64,
+    /// The target's ramp carries one wavelet per cycle in or out (`Target::ramp`).
+    pub ramp_shared: bool,
     /// The cycle budget (`SimOptions::max_cycles`; `u64::MAX` for none), which tasks' loops
     /// check too.
     pub max_cycles: u64,

@@ -62,7 +62,9 @@ pub(crate) struct CycleState<'a> {
     pub(crate) switches: &'a mut crate::switches::Switches,
     /// The program has switches (`switches.on()`, kept here so that the hot paths test a
     /// register, not a field behind a pointer).
-    switched: bool,
+    pub(crate) switched: bool,
+    /// The target's ramp is shared (`Target::ramp`, see `ramp.rs`).
+    pub(crate) ramp_shared: bool,
     pub(crate) pes: &'a mut [Pe],
     pub(crate) sends: &'a mut [SendSlot],
     pub(crate) recvs: &'a mut [RecvSlot],
@@ -128,6 +130,7 @@ impl<'p> Partition<'p> {
             remote_ups,
             filters,
             switched: switches.on(),
+            ramp_shared: setup.ramp_shared,
             switches,
             pes,
             sends,
@@ -187,8 +190,14 @@ impl CycleState<'_> {
         let mut moved = false;
         let r = &self.routers[node as usize];
         let (pe, flags) = (r.pe, r.flags);
+        // With a shared ramp, whether it has moved a wavelet in this cycle.
+        let mut ramp_busy = false;
         if flags & SENDING != 0 {
-            moved |= self.inject(node, pe, flags);
+            if self.ramp_shared && self.deliver_first(node, pe) {
+                (moved, ramp_busy) = (true, true);
+            } else if self.inject(node, pe, flags) {
+                (moved, ramp_busy) = (true, self.ramp_shared);
+            }
         }
         let has_sources = flags & SOURCES != 0;
         if has_sources {
@@ -206,7 +215,7 @@ impl CycleState<'_> {
         while links != 0 {
             let o = links.trailing_zeros() as usize;
             links &= links - 1;
-            if self.serve(node, o) {
+            if self.serve(node, o, u64::MAX) {
                 moved = true;
                 if self.switched {
                     self.control_served(node);
@@ -215,7 +224,7 @@ impl CycleState<'_> {
                 links = ports & LINK_PORTS & (u8::MAX << (o + 1));
             }
         }
-        if ports & (1 << RAMP) != 0 && self.serve(node, RAMP) {
+        if !ramp_busy && ports & (1 << RAMP) != 0 && self.serve(node, RAMP, u64::MAX) {
             moved = true;
             if self.switched {
                 self.control_served(node);
@@ -395,11 +404,12 @@ impl CycleState<'_> {
     }
 
     /// Output port `o` of `node` moves at most one wavelet: the first queue after the one
-    /// served last (in queue order, wrapping around) whose head wants `o` and can go.
+    /// served last (in queue order, wrapping around) among those in `allow` (a mask of local
+    /// queues) whose head wants `o` and can go.
     #[inline(always)]
-    fn serve(&mut self, node: u32, o: usize) -> bool {
+    pub(crate) fn serve(&mut self, node: u32, o: usize, allow: u64) -> bool {
         let r = &self.routers[node as usize];
-        let mut want = r.want[o];
+        let mut want = r.want[o] & allow;
         let q_start = r.q_start;
         let rr = u32::from(r.rr[o]);
         // Queues at or after the round-robin position first, then the rest.

@@ -35,6 +35,6 @@ pub use routing::{
 pub use swarm::{MAX_FAN_OUT, Swarm};
 pub use target::{
     CODES, E0901, E0902, HostIo, Launch, MAX_COLORS, MAX_FABRIC_SIDE, MAX_HOP_LATENCY,
-    MAX_LAUNCH_CYCLES_PER_COLUMN, MAX_QUEUE_DEPTH, MAX_SRAM_BYTES, Target, TargetError, Throughput,
-    WAVELET_BYTES, WeightStore,
+    MAX_LAUNCH_CYCLES_PER_COLUMN, MAX_QUEUE_DEPTH, MAX_SRAM_BYTES, Ramp, Target, TargetError,
+    Throughput, WAVELET_BYTES, WeightStore,
 };

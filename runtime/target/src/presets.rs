@@ -10,7 +10,7 @@
 use crate::boundary::Boundary;
 use crate::defects::DefectMap;
 use crate::swarm::Swarm;
-use crate::target::{HostIo, Launch, Target, TargetError, Throughput, WeightStore};
+use crate::target::{HostIo, Launch, Ramp, Target, TargetError, Throughput, WeightStore};
 
 /// Names of the built-in presets.
 /// The store's inbound bandwidth for gradients and its optimizer throughput: not public for
@@ -71,6 +71,7 @@ impl Target {
             },
             launch: Launch::default(),
             boundary: Boundary::default(),
+            ramp: Ramp::default(),
             swarm: Swarm::dev(),
             defects: DefectMap::new(),
         }
@@ -101,9 +102,9 @@ impl Target {
             // (least squares over W ≥ 103); wsel's port costs 25.4 at 4 cycles with three
             // task activations on the round trip, so 7 (34.4). A transfer issue cost adds to
             // the same intercept and cannot be told apart from it by this program, so it is
-            // not a field: issuing a send or receive costs what its statement costs. Ramp
-            // sharing needs no field: two streams share a ramp round-robin, 4.00 cycles per
-            // element of the round trip against the CS-2's 4.08.
+            // not a field: issuing a send or receive costs what its statement costs. Two
+            // receives (or two sends) share a ramp round-robin, 4.00 cycles per element of the
+            // round trip against the CS-2's 4.08; sends and receives together: `ramp` below.
             task_switch_cycles: 7,
             // Default (wsel): the time to load a layer's code and routes between two phases of
             // weight streaming is not public; 1,000 cycles.
@@ -152,6 +153,14 @@ impl Target {
                 first_row: 0,
                 extra_cycles: 15,
             },
+            // Fitted (wsel, `examples/fidelity`): how a PE's transfers share its ramp is not
+            // public. The CS-2's synchronous-slide figures (n-io/sliding-window, commit
+            // e770efa) charge the right half's chain more than the left's though the program
+            // differs only in the queues each half uses; a ramp carrying one wavelet per cycle
+            // in or out, the lower queue (color) first, is a rule that tells them apart. It
+            // moves the port's medians against the CS-2 from 0.65 / 0.43 / 0.38 (left /
+            // middle / right) to 0.69 / 0.49 / 0.44 and leaves sliding-window-rpc as it was.
+            ramp: Ramp { shared: true },
             swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
@@ -207,6 +216,7 @@ impl Target {
             // Default (wsel): every program starts at cycle 0.
             launch: Launch::default(),
             boundary: Boundary::default(),
+            ramp: Ramp::default(),
             swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
@@ -301,6 +311,11 @@ const WSE2_SOURCES: &[Source] = &[
         "launch.cycles_per_column",
         "not public; 0: every program starts at cycle 0 (a CS-2 fit, 1.2: examples/fidelity)",
     ),
+    fitted(
+        "ramp.shared",
+        "not public; one wavelet per cycle in or out, the lower color first: the CS-2's \
+         synchronous-slide figures (examples/fidelity)",
+    ),
     default(
         "reconfigure_cycles",
         "not public; 1,000 cycles between weight-streaming phases",
@@ -366,6 +381,10 @@ const WSE3_SOURCES: &[Source] = &[
     default(
         "launch.cycles_per_column",
         "not public; 0: every program starts at cycle 0 (a CS-2 fit, 1.2: examples/fidelity)",
+    ),
+    default(
+        "ramp.shared",
+        "not public; one wavelet each way per cycle (wse2's shared ramp is a CS-2 fit)",
     ),
     default(
         "reconfigure_cycles",

@@ -96,6 +96,10 @@ pub struct Target {
     /// (by default there are none).
     #[serde(default, skip_serializing_if = "Boundary::is_absent")]
     pub boundary: Boundary,
+    /// How a PE's ramp arbitrates between its transfers; optional in a target file (by
+    /// default one wavelet in and one out per cycle).
+    #[serde(default, skip_serializing_if = "Ramp::is_default")]
+    pub ramp: Ramp,
     /// The broadcast/reduce fabric between the weight store and a cluster of systems (the
     /// SwarmX role), used by `wsel run --systems N`; optional in a target file.
     #[serde(default)]
@@ -156,6 +160,25 @@ pub struct Launch {
     /// Cycles the launch takes per PE column (0: every program starts at cycle 0); at most
     /// [`MAX_LAUNCH_CYCLES_PER_COLUMN`].
     pub cycles_per_column: f64,
+}
+
+/// The ramp between a PE and its router. By default it moves one wavelet from the PE's sends
+/// into the router and one from the router to the PE's receives in every cycle. `shared`:
+/// it moves one wavelet per cycle in either direction, and when a send and a delivery could
+/// both move, the one on the lower color goes (a PE serves its transfers in queue order; the
+/// simulator's colors stand for the queues, see `runtime/sim/README.md`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ramp {
+    /// One wavelet per cycle in or out, the lower color first (else one each way).
+    pub shared: bool,
+}
+
+impl Ramp {
+    /// Whether this is the default ramp (one wavelet each way per cycle).
+    pub fn is_default(&self) -> bool {
+        *self == Ramp::default()
+    }
 }
 
 /// The most cycles per column a launch may take.

@@ -23,6 +23,28 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The backends this build has: the interpreter, cranelift and, with the `llvm` feature,
+/// llvm.
+pub fn backends() -> Vec<&'static str> {
+    let mut all = vec!["interp", "cranelift"];
+    if cfg!(feature = "llvm") {
+        all.push("llvm");
+    }
+    all
+}
+
+/// Runs `wsel` with `args` (and `--color never`) in `dir`, and checks that it succeeds.
+pub fn wsel_ok(dir: &Path, args: &[&str]) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(dir)
+        .args(args)
+        .args(["--color", "never"])
+        .output()
+        .expect("wsel runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+}
+
 /// Writes `values` as an f32 `.npy` file of `shape` (an input a test generated).
 pub fn write_f32_npy(path: &Path, shape: &[u64], values: &[f32]) {
     let tensor = wsel::tensor::Tensor {
