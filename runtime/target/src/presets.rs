@@ -153,14 +153,15 @@ impl Target {
                 first_row: 0,
                 extra_cycles: 15,
             },
-            // Fitted (wsel, `examples/fidelity`): how a PE's transfers share its ramp is not
-            // public. The CS-2's synchronous-slide figures (n-io/sliding-window, commit
-            // e770efa) charge the right half's chain more than the left's though the program
-            // differs only in the queues each half uses; a ramp carrying one wavelet per cycle
-            // in or out, the lower queue (color) first, is a rule that tells them apart. It
-            // moves the port's medians against the CS-2 from 0.65 / 0.43 / 0.38 (left /
-            // middle / right) to 0.69 / 0.49 / 0.44 and leaves sliding-window-rpc as it was.
-            ramp: Ramp { shared: true },
+            // Default (wsel): how a PE's transfers share its ramp is not public; one wavelet
+            // each way per cycle. The CS-2's synchronous-slide figures (n-io/sliding-window,
+            // commit e770efa) charge the right half's chain more than the left's though the
+            // program differs only in the queues each half uses; a ramp carrying one wavelet
+            // per cycle in or out, the lower queue (color) first, tells them apart
+            // (`examples/fidelity/cs2-ramp.toml`), but moves the port's medians against the
+            // CS-2 only from 0.65 / 0.43 / 0.38 (left / middle / right) to 0.69 / 0.49 /
+            // 0.44, so it is not the default.
+            ramp: Ramp::default(),
             swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
@@ -311,10 +312,10 @@ const WSE2_SOURCES: &[Source] = &[
         "launch.cycles_per_column",
         "not public; 0: every program starts at cycle 0 (a CS-2 fit, 1.2: examples/fidelity)",
     ),
-    fitted(
+    default(
         "ramp.shared",
-        "not public; one wavelet per cycle in or out, the lower color first: the CS-2's \
-         synchronous-slide figures (examples/fidelity)",
+        "not public; one wavelet each way per cycle (a shared ramp fitted to the CS-2's \
+         synchronous slide: examples/fidelity/cs2-ramp.toml)",
     ),
     default(
         "reconfigure_cycles",
