@@ -5,12 +5,13 @@
 //! of several runs and the placement's figures: the live PEs in regions, and the bottleneck
 //! stage against the mean stage. Run with `cargo bench -p wsel-map --bench map96`;
 //! `MAP96_DEAD=7455` (or 0, 50) runs only that case, `MAP96_RUNS=n` times instead of 7;
-//! `MAP96_SVG=path` writes the last case's placement as SVG.
+//! `MAP96_SVG=path` writes the last case's placement as SVG. Each case also prints the size
+//! ladder: the PEs the least-area sizes take at each stage target (`wsel_map::size_ladder`).
 
 use std::time::{Duration, Instant};
 
 use wsel_ir::graph::{Mode, TensorRef};
-use wsel_map::{MapOptions, fixtures, map, report};
+use wsel_map::{MapOptions, fixtures, map, report, size_ladder};
 use wsel_target::Target;
 
 const RUNS: usize = 7;
@@ -108,8 +109,35 @@ fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
             println!("  cannot write {path}: {e}");
         }
     }
+    print_ladder(graph, &target, live);
     let text = report::render(&placement);
     for line in text.lines().rev().take(2).collect::<Vec<_>>().iter().rev() {
         println!("  {line}");
     }
+}
+
+/// The size ladder's rungs from a tenth of the live PEs up to the first that exceeds them: the
+/// fills the search can reach at all.
+fn print_ladder(graph: &wsel_ir::graph::LayerGraph, target: &Target, live: u64) {
+    let Ok(ladder) = size_ladder(graph, target, Mode::Pipelined, &MapOptions::default()) else {
+        return;
+    };
+    let first_over = ladder.iter().rposition(|s| s.pes > live);
+    let rungs: Vec<String> = ladder
+        .iter()
+        .enumerate()
+        .filter(|&(i, s)| 10 * s.pes >= live && (s.pes <= live || Some(i) == first_over))
+        .map(|(_, s)| {
+            format!(
+                "{}: {} ({:.1}%)",
+                s.stage_target,
+                report::group(s.pes),
+                100.0 * s.pes as f64 / live.max(1) as f64
+            )
+        })
+        .collect();
+    println!(
+        "  size ladder (stage target: least-area PEs): {}",
+        rungs.join(", ")
+    );
 }

@@ -18,6 +18,7 @@
 //! - `routes`: routes between regions and from and to the fabric's edges; `fan_out`: the
 //!   consumers that pass a result read by several layers on to the others;
 //! - `colors`: colors for every stream, reused where routes do not meet;
+//! - `ladder`: the PEs the least-area sizes take at each stage target ([`size_ladder`]);
 //! - `batch`: the estimate of a whole batch (fill, period, copies side by side);
 //! - `copies`: replication of the whole pipeline for data parallelism, and the choice of the
 //!   number of copies ([`map_batch`]); `tiles` moves copy 0 onto a grid of tiles, and
@@ -35,6 +36,7 @@ mod fan_out;
 pub mod fixtures;
 mod fold;
 mod io_routes;
+mod ladder;
 mod links;
 mod orientation;
 mod pairing;
@@ -56,6 +58,7 @@ use wsel_target::Target;
 pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
 pub use expr::kernel_args;
+pub use ladder::{LadderStep, size_ladder};
 pub use pairing::pairing;
 pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,

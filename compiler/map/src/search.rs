@@ -51,13 +51,7 @@ pub(crate) fn choose<T>(
     complete: impl Fn(&Choice) -> Result<T, Incomplete>,
 ) -> Option<(Choice, T)> {
     let dp = Dp::new(problem);
-    let mut targets: Vec<u64> = problem
-        .layers
-        .iter()
-        .flat_map(|l| l.table.iter().flatten().map(|c| c.estimate.cycles))
-        .collect();
-    targets.sort_unstable();
-    targets.dedup();
+    let targets = stage_targets(problem);
     let &loosest = targets.last()?;
     // One target: the least-area sizes, placed and completed. When they cannot be placed or
     // routed, the size of the layer that failed is ruled out and the next-least-area sizes
@@ -192,6 +186,43 @@ pub(crate) fn choose<T>(
         }
     }
     Some(best)
+}
+
+/// Every per-stage target the search can settle on: the candidates' distinct estimates,
+/// ascending.
+fn stage_targets(problem: &Problem<'_>) -> Vec<u64> {
+    let mut targets: Vec<u64> = problem
+        .layers
+        .iter()
+        .flat_map(|l| l.table.iter().flatten().map(|c| c.estimate.cycles))
+        .collect();
+    targets.sort_unstable();
+    targets.dedup();
+    targets
+}
+
+/// The size ladder (`crate::ladder`): for every stage target at which the least-area sizes
+/// change, ascending, the target and the PEs those sizes take.
+pub(crate) fn ladder(problem: &Problem<'_>) -> Vec<(u64, u64)> {
+    let dp = Dp::new(problem);
+    let mut steps: Vec<(u64, u64)> = Vec::new();
+    for t in stage_targets(problem) {
+        let Ok(picks) = dp.solve(problem, t, &HashSet::new()) else {
+            continue;
+        };
+        let pes: u64 = picks
+            .iter()
+            .zip(&problem.layers)
+            .map(|(&(ri, ci), lp)| {
+                u64::from(problem.domains[lp.rows_class][ri])
+                    * u64::from(problem.domains[lp.cols_class][ci])
+            })
+            .sum();
+        if steps.last().is_none_or(|&(_, last)| last != pes) {
+            steps.push((t, pes));
+        }
+    }
+    steps
 }
 
 /// Why sizes could not be completed (routes or colors failed): the diagnostics, and the
