@@ -7,7 +7,7 @@ its logits, trained with `wsel train` (streaming, SGD with momentum 0.9, lr 0.01
 one sequence of 64 characters a step, no shuffling) on its held-out batch against the next
 characters, and by tests/reference/transformer_train.py's `example` model (float64) from the
 same weights on the same batches. Prints each step's losses, the largest difference of a
-final weight, and the run's wall time, CPU time and cycles per step.
+final weight, and the run's wall time, CPU time, cycles per step and training region.
 
 The target is tests/targets/dev-4mib.toml unless `--target` names another (a preset such as
 `wse2`, or a TOML file): dev's figures on a 16 × 16 fabric with 4 MiB of SRAM per PE. On
@@ -95,6 +95,8 @@ def main():
             print(f"{k + 1:>4}  {a:.6f}  {b:.6f}  {abs(a - b) / abs(b):.1e}")
         print(f"final weights (but the key biases, whose gradient is 0): within {worst:.1e}")
         print(f"cycles per step: {', '.join(cycles)}")
+        region = re.search(r" at a time on (\S+)", run.stdout)
+        print(f"training region: {region.group(1) if region else 'not reported'}")
         print(f"wall {wall:.1f} s, CPU {cpu:.1f} s")
         if args.check and (len(ours) != args.steps or worst > 1e-5
                            or (np.abs(ours - theirs) > 1e-5 * np.abs(theirs)).any()):
