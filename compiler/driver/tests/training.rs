@@ -470,6 +470,91 @@ fn gelu_trains_pipelined_and_streamed_like_numpy() {
     }
 }
 
+/// dense → layernorm → `activation` → dense → softmax over 19 hidden features, layernorm's eps
+/// 0.1 (not its default: the forward must take it, E1116), trained pipelined on `dev`
+/// (tests/reference/transformer_train.py's `ln_mlp`, or `ln_gelu_mlp` with gelu).
+fn layernorm_chain(activation: &str) -> String {
+    format!(
+        r#"import std.nn.{{dense, layernorm, {activation}, softmax}};
+
+model ln_mlp(x: f32[B, 5]) -> f32[B, 3] {{
+    param w1: f32[5, 19] from "w1.npy";
+    param c1: f32[19] from "c1.npy";
+    param g: f32[19] from "g.npy";
+    param b: f32[19] from "b.npy";
+    param w2: f32[19, 3] from "w2.npy";
+    param c2: f32[3] from "c2.npy";
+    let h = layernorm(dense(x, w1, c1), g, b, eps = 0.1);
+    return softmax(dense({activation}(h), w2, c2));
+}}
+
+train ln_mlp {{
+    input x = "x.npy";
+    labels = "labels.npy";
+    loss = "cross_entropy";
+    optimizer = "sgd";
+    momentum = 0.9;
+    lr = 0.05;
+    steps = 8;
+    batch = 6;
+    shuffle = false;
+    target = "dev";
+    mode = "pipelined";
+}}
+"#
+    )
+}
+
+/// The columns of `layer`'s region in a pipelined run's summary (`regions: dense_train#1
+/// 2 × 11, ...`).
+fn region_columns(stdout: &str, layer: &str) -> u64 {
+    let regions = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("regions: "))
+        .unwrap_or_else(|| panic!("no regions line in\n{stdout}"));
+    let size = regions
+        .split(", ")
+        .find_map(|r| r.strip_prefix(&format!("{layer} ")))
+        .unwrap_or_else(|| panic!("no {layer} in {regions}"));
+    size.rsplit(' ')
+        .next()
+        .and_then(|c| c.parse().ok())
+        .expect("a column count")
+}
+
+/// layernorm in pipelined training (`layernorm_train` keeps x̂ and 1/σ, `layernorm_train_back`
+/// computes dx, dg and db on the same row of PEs and applies the optimizer there), 8 steps
+/// (two epochs of 4 batches) with SGD-momentum and with Adam, against the NumPy reference:
+/// `transformer_trains_like_numpy`'s 1e-5 on every loss (relative) and every final weight,
+/// g and b included, each of which must have moved by more than 1e-3, so that a missing or
+/// wrong gradient fails. With gelu the mapper spreads the 19 features over 11 columns (2 or
+/// 1 a PE): the row sums of the backward cross columns that hold different counts. With relu
+/// (whose region must divide the features) everything is on one PE. Measured: losses within
+/// 2.7e-7 relative with SGD and 2.3e-6 with Adam (which divides by √v̂, small for the later
+/// steps' gradients), weights within 1.9e-7 and 4.1e-7.
+#[test]
+fn layernorm_trains_pipelined_like_numpy() {
+    let sgd = [
+        "--steps",
+        "8",
+        "--batch",
+        "6",
+        "--lr",
+        "0.05",
+        "--momentum",
+        "0.9",
+    ];
+    let adam = ["--steps", "8", "--batch", "6", "--lr", "0.02", "--adam"];
+    let adam_flags = ["--optimizer", "adam", "--lr", "0.02"];
+    let ragged = layernorm_chain("gelu");
+    for (flags, args) in [(&[][..], &sgd[..]), (&adam_flags[..], &adam[..])] {
+        let stdout = transformer_trains_like_numpy("ln_gelu_mlp", &ragged, flags, args);
+        let columns = region_columns(&stdout, "layernorm_train#1");
+        assert!(columns > 1 && 19 % columns != 0, "{stdout}");
+    }
+    transformer_trains_like_numpy("ln_mlp", &layernorm_chain("relu"), &[], &sgd);
+}
+
 /// gelu's and layernorm's backward layers in training: dense → gelu → layernorm → dense
 /// with the mean squared error, on `dev` (samples spread 2, 2, 1, 1 over the region's
 /// columns: a batch of 6 on 1×4 PEs). eps is 0.1, not the default 1e-5, so that the training
