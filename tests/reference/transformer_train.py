@@ -25,6 +25,10 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
        -> dense(w2, c2) -> softmax, the mean cross-entropy against labels: [24] (class
        indices below 3): a chain with a layernorm, for pipelined training.
   ln_gelu_mlp  ln_mlp with gelu in place of relu.
+  res_mlp  x: [24, 5] -> h = dense(x, w1, c1) of 7 features -> h + gelu(dense(h, w2, c2))
+       -> dense(w3, c3) -> softmax, the mean cross-entropy against labels: [24] (class
+       indices below 3): a residual block, for pipelined training. `res_mlp_no_skip` trains
+       it with h's gradient through the skip left out (what a comparison must tell apart).
   gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
        pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32), with
        examples/transformer's parameter names (block i's end in i):
@@ -228,6 +232,36 @@ class LnMlp:
         return loss, g
 
 
+class ResMlp:
+    """h = x W1 + c1; s = h + gelu(h W2 + c2); softmax(s W3 + c3): h feeds the second dense
+    layer and the sum, so its gradient is the sum of two (or, `skip=False`, only the one
+    through the dense layer: a wrong trainer to tell apart)."""
+
+    NAMES = ["w1", "c1", "w2", "c2", "w3", "c3"]
+
+    def __init__(self, skip=True):
+        self.skip = skip
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, 7)), "c1": rng.uniform(-0.5, 0.5, 7),
+             "w2": rng.uniform(-0.6, 0.6, (7, 7)), "c2": rng.uniform(-0.5, 0.5, 7),
+             "w3": rng.uniform(-0.8, 0.8, (7, 3)), "c3": rng.uniform(-0.5, 0.5, 3)}
+        return p, {"x": rng.uniform(-1.0, 1.0, (24, 5)), "labels": rng.integers(0, 3, 24)}
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        f = dense(h, p["w2"], p["c2"])
+        s = h + gelu(f)
+        loss, dz = softmax_cross_entropy(dense(s, p["w3"], p["c3"]), d["labels"])
+        g = {}
+        ds, g["w3"], g["c3"] = dense_back(s, p["w3"], dz)
+        dh, g["w2"], g["c2"] = dense_back(h, p["w2"], gelu_back(f, ds))
+        if self.skip:
+            dh = dh + ds
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
+        return loss, g
+
+
 class WideEmbedding:
     """ids -> embedding(wte, wpe) -> dense(w, c) -> softmax, the mean cross-entropy."""
 
@@ -356,7 +390,8 @@ class Example(Gpt):
 MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "wide_embedding": WideEmbedding,
           "gelu_mlp": GeluMlp, "ln_mlp": LnMlp,
-          "ln_gelu_mlp": lambda: LnMlp(gelu=True), "gpt": Gpt, "example": Example}
+          "ln_gelu_mlp": lambda: LnMlp(gelu=True), "res_mlp": ResMlp,
+          "res_mlp_no_skip": lambda: ResMlp(skip=False), "gpt": Gpt, "example": Example}
 
 
 def rows(d, sl):
@@ -431,9 +466,9 @@ def main():
     data = {n: (v.astype(np.float32).astype(np.float64) if v.dtype.kind == "f" else v)
             for n, v in data.items()}
 
-    if args.model != "example":
+    if args.model not in ("example", "res_mlp_no_skip"):
         # The example's model is the tiny gpt's code at another size; its central
-        # differences take minutes.
+        # differences take minutes. The model without the skip's gradient is wrong on purpose.
         check_gradients(model, params, data, rng)
     losses, trained = train(model, params, data, args)
     out = args.dir / "reference"
