@@ -21,6 +21,14 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
   gelu_mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> dense(w2, c2) -> softmax, the mean
        cross-entropy against labels: [12] (class indices below 3): a chain, for pipelined
        training.
+  ln_mlp  x: [24, 5] -> dense(w1, c1) of 19 features -> layernorm(g, b, eps=0.1) -> relu
+       -> dense(w2, c2) -> softmax, the mean cross-entropy against labels: [24] (class
+       indices below 3): a chain with a layernorm, for pipelined training.
+  ln_gelu_mlp  ln_mlp with gelu in place of relu.
+  res_mlp  x: [24, 5] -> h = dense(x, w1, c1) of 7 features -> h + gelu(dense(h, w2, c2))
+       -> dense(w3, c3) -> softmax, the mean cross-entropy against labels: [24] (class
+       indices below 3): a residual block, for pipelined training. `res_mlp_no_skip` trains
+       it with h's gradient through the skip left out (what a comparison must tell apart).
   gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
        pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32), with
        examples/transformer's parameter names (block i's end in i):
@@ -47,6 +55,7 @@ the gpt's):
   attention  per sequence and head, S = Q K^T / sqrt(dh) (masked above the diagonal),
          P = softmax(S), Y = P V: dV = P^T dY, dP = dY V^T, dS = P (dP - rowsum(P dP)),
          dQ = dS K / sqrt(dh), dK = dS^T Q / sqrt(dh)
+  relu  y = max(x, 0):  dx = dy where y > 0, else 0
   softmax + cross-entropy  d(mean CE)/d(logits) = (p - onehot) / B
 """
 
@@ -75,6 +84,14 @@ def gelu(x):
 def gelu_back(x, dy):
     t = np.tanh(C_GELU * (x + 0.044715 * x ** 3))
     return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * C_GELU * (1.0 + 3 * 0.044715 * x * x))
+
+
+def relu(x):
+    return np.maximum(x, 0.0)
+
+
+def relu_back(y, dy):
+    return np.where(y > 0.0, dy, 0.0)
 
 
 def layernorm(x, g, b, eps=EPS):
@@ -181,6 +198,67 @@ class GeluMlp:
         g = {}
         da, g["w2"], g["c2"] = dense_back(a, p["w2"], dz)
         _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], gelu_back(h, da))
+        return loss, g
+
+
+class LnMlp:
+    """x -> dense(w1, c1) -> layernorm(g, b, eps=0.1) -> relu (or gelu) -> dense(w2, c2)
+    -> softmax."""
+
+    NAMES = ["w1", "c1", "g", "b", "w2", "c2"]
+    HIDDEN, SAMPLES = 19, 24
+
+    def __init__(self, gelu=False):
+        self.gelu = gelu
+
+    def make(self, rng):
+        f = self.HIDDEN
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, f)), "c1": rng.uniform(-0.5, 0.5, f),
+             "g": 1.0 + rng.uniform(-0.3, 0.3, f), "b": rng.uniform(-0.3, 0.3, f),
+             "w2": rng.uniform(-0.8, 0.8, (f, 3)), "c2": rng.uniform(-0.5, 0.5, 3)}
+        return p, {"x": rng.uniform(-1.0, 1.0, (self.SAMPLES, 5)),
+                   "labels": rng.integers(0, 3, self.SAMPLES)}
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        n = layernorm(h, p["g"], p["b"], eps=0.1)
+        a = gelu(n) if self.gelu else relu(n)
+        loss, dz = softmax_cross_entropy(dense(a, p["w2"], p["c2"]), d["labels"])
+        g = {}
+        da, g["w2"], g["c2"] = dense_back(a, p["w2"], dz)
+        dn = gelu_back(n, da) if self.gelu else relu_back(a, da)
+        dh, g["g"], g["b"] = layernorm_back(h, p["g"], dn, eps=0.1)
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
+        return loss, g
+
+
+class ResMlp:
+    """h = x W1 + c1; s = h + gelu(h W2 + c2); softmax(s W3 + c3): h feeds the second dense
+    layer and the sum, so its gradient is the sum of two (or, `skip=False`, only the one
+    through the dense layer: a wrong trainer to tell apart)."""
+
+    NAMES = ["w1", "c1", "w2", "c2", "w3", "c3"]
+
+    def __init__(self, skip=True):
+        self.skip = skip
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, 7)), "c1": rng.uniform(-0.5, 0.5, 7),
+             "w2": rng.uniform(-0.6, 0.6, (7, 7)), "c2": rng.uniform(-0.5, 0.5, 7),
+             "w3": rng.uniform(-0.8, 0.8, (7, 3)), "c3": rng.uniform(-0.5, 0.5, 3)}
+        return p, {"x": rng.uniform(-1.0, 1.0, (24, 5)), "labels": rng.integers(0, 3, 24)}
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        f = dense(h, p["w2"], p["c2"])
+        s = h + gelu(f)
+        loss, dz = softmax_cross_entropy(dense(s, p["w3"], p["c3"]), d["labels"])
+        g = {}
+        ds, g["w3"], g["c3"] = dense_back(s, p["w3"], dz)
+        dh, g["w2"], g["c2"] = dense_back(h, p["w2"], gelu_back(f, ds))
+        if self.skip:
+            dh = dh + ds
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
         return loss, g
 
 
@@ -311,7 +389,9 @@ class Example(Gpt):
 
 MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "wide_embedding": WideEmbedding,
-          "gelu_mlp": GeluMlp, "gpt": Gpt, "example": Example}
+          "gelu_mlp": GeluMlp, "ln_mlp": LnMlp,
+          "ln_gelu_mlp": lambda: LnMlp(gelu=True), "res_mlp": ResMlp,
+          "res_mlp_no_skip": lambda: ResMlp(skip=False), "gpt": Gpt, "example": Example}
 
 
 def rows(d, sl):
@@ -386,9 +466,9 @@ def main():
     data = {n: (v.astype(np.float32).astype(np.float64) if v.dtype.kind == "f" else v)
             for n, v in data.items()}
 
-    if args.model != "example":
+    if args.model not in ("example", "res_mlp_no_skip"):
         # The example's model is the tiny gpt's code at another size; its central
-        # differences take minutes.
+        # differences take minutes. The model without the skip's gradient is wrong on purpose.
         check_gradients(model, params, data, rng)
     losses, trained = train(model, params, data, args)
     out = args.dir / "reference"

@@ -110,8 +110,9 @@ pub struct TrainArgs {
     /// else dev].
     #[arg(long)]
     pub target: Option<String>,
-    /// Training runs as weight streaming runs (one layer at a time); pipelined training is not
-    /// built yet [default: the `train` item's, else streaming].
+    /// `streaming`: one layer at a time, the weights streamed from the store; `pipelined`: every
+    /// layer resident in its own region, forward and backward on the same PEs (docs/running.md,
+    /// "Pipelined training") [default: the `train` item's, else streaming].
     #[arg(long, value_enum)]
     pub mode: Option<ModeArg>,
     /// A model input's training data, as NAME=PATH (overrides the item's `input`).

@@ -389,6 +389,19 @@ pub(crate) fn weight_bytes_per_pe(run: &Pipelined<'_>) -> u64 {
         .unwrap_or(0)
 }
 
+/// Every region of the forward program (the backward's are the same), as `layernorm_train#1
+/// 1 × 8` in placement order: what the summary prints after "regions:".
+pub(crate) fn regions(run: &Pipelined<'_>) -> String {
+    let shown: Vec<String> = run
+        .forward
+        .placement
+        .layers
+        .iter()
+        .map(|l| format!("{} {} × {}", l.name, l.rows, l.cols))
+        .collect();
+    shown.join(", ")
+}
+
 /// The report of a pipelined run: one "phase" (every layer at once), the largest region, and
 /// the SRAM carried per PE (weights, kept activations, optimizer state) at its largest.
 pub(crate) fn report(

@@ -470,6 +470,166 @@ fn gelu_trains_pipelined_and_streamed_like_numpy() {
     }
 }
 
+/// The pipelined tests' settings for the NumPy reference: 8 steps of 6 samples (two epochs of
+/// the 24) with SGD-momentum, or with Adam (and the flags that switch wsel's `train` item to
+/// it).
+const SMALL_SGD: [&str; 8] = [
+    "--steps",
+    "8",
+    "--batch",
+    "6",
+    "--lr",
+    "0.05",
+    "--momentum",
+    "0.9",
+];
+const SMALL_ADAM: [&str; 7] = ["--steps", "8", "--batch", "6", "--lr", "0.02", "--adam"];
+const SMALL_ADAM_FLAGS: [&str; 4] = ["--optimizer", "adam", "--lr", "0.02"];
+
+/// The `train` item of the pipelined tests' models: `SMALL_SGD`'s settings, the labels
+/// class indices, on `dev`.
+fn small_train_item(model: &str) -> String {
+    format!(
+        r#"
+train {model} {{
+    input x = "x.npy";
+    labels = "labels.npy";
+    loss = "cross_entropy";
+    optimizer = "sgd";
+    momentum = 0.9;
+    lr = 0.05;
+    steps = 8;
+    batch = 6;
+    shuffle = false;
+    target = "dev";
+    mode = "pipelined";
+}}
+"#
+    )
+}
+
+/// dense → layernorm → `activation` → dense → softmax over 19 hidden features, layernorm's eps
+/// 0.1 (not its default: the forward must take it, E1116), trained pipelined on `dev`
+/// (tests/reference/transformer_train.py's `ln_mlp`, or `ln_gelu_mlp` with gelu).
+fn layernorm_chain(activation: &str) -> String {
+    format!(
+        r#"import std.nn.{{dense, layernorm, {activation}, softmax}};
+
+model ln_mlp(x: f32[B, 5]) -> f32[B, 3] {{
+    param w1: f32[5, 19] from "w1.npy";
+    param c1: f32[19] from "c1.npy";
+    param g: f32[19] from "g.npy";
+    param b: f32[19] from "b.npy";
+    param w2: f32[19, 3] from "w2.npy";
+    param c2: f32[3] from "c2.npy";
+    let h = layernorm(dense(x, w1, c1), g, b, eps = 0.1);
+    return softmax(dense({activation}(h), w2, c2));
+}}
+"#
+    ) + &small_train_item("ln_mlp")
+}
+
+/// The columns of `layer`'s region in a pipelined run's summary (`regions: dense_train#1
+/// 2 × 11, ...`).
+fn region_columns(stdout: &str, layer: &str) -> u64 {
+    let regions = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("regions: "))
+        .unwrap_or_else(|| panic!("no regions line in\n{stdout}"));
+    let size = regions
+        .split(", ")
+        .find_map(|r| r.strip_prefix(&format!("{layer} ")))
+        .unwrap_or_else(|| panic!("no {layer} in {regions}"));
+    size.rsplit(' ')
+        .next()
+        .and_then(|c| c.parse().ok())
+        .expect("a column count")
+}
+
+/// layernorm in pipelined training (`layernorm_train` keeps x̂ and 1/σ, `layernorm_train_back`
+/// computes dx, dg and db on the same row of PEs and applies the optimizer there), 8 steps
+/// (two epochs of 4 batches) with SGD-momentum and with Adam, against the NumPy reference:
+/// `transformer_trains_like_numpy`'s 1e-5 on every loss (relative) and every final weight,
+/// g and b included, each of which must have moved by more than 1e-3, so that a missing or
+/// wrong gradient fails. With gelu the mapper spreads the 19 features over 11 columns (2 or
+/// 1 a PE): the row sums of the backward cross columns that hold different counts. With relu
+/// (whose region must divide the features) everything is on one PE. Measured: losses within
+/// 2.7e-7 relative with SGD and 2.3e-6 with Adam (which divides by √v̂, small for the later
+/// steps' gradients), weights within 1.9e-7 and 4.1e-7.
+#[test]
+fn layernorm_trains_pipelined_like_numpy() {
+    let (sgd, adam, adam_flags) = (SMALL_SGD, SMALL_ADAM, SMALL_ADAM_FLAGS);
+    let ragged = layernorm_chain("gelu");
+    for (flags, args) in [(&[][..], &sgd[..]), (&adam_flags[..], &adam[..])] {
+        let stdout = transformer_trains_like_numpy("ln_gelu_mlp", &ragged, flags, args);
+        let columns = region_columns(&stdout, "layernorm_train#1");
+        assert!(columns > 1 && 19 % columns != 0, "{stdout}");
+    }
+    transformer_trains_like_numpy("ln_mlp", &layernorm_chain("relu"), &[], &sgd);
+}
+
+/// A residual block for pipelined training (tests/reference/transformer_train.py's `res_mlp`):
+/// `h` feeds the block's branch and its `add`. Its `train` item is `small_train_item`.
+const RESIDUAL_CHAIN: &str = r#"import std.nn.{dense, gelu, add, softmax};
+
+model res_mlp(x: f32[B, 5]) -> f32[B, 3] {
+    param w1: f32[5, 7] from "w1.npy";
+    param c1: f32[7] from "c1.npy";
+    param w2: f32[7, 7] from "w2.npy";
+    param c2: f32[7] from "c2.npy";
+    param w3: f32[7, 3] from "w3.npy";
+    param c3: f32[3] from "c3.npy";
+    let h = dense(x, w1, c1);
+    let s = add(h, gelu(dense(h, w2, c2)));
+    return softmax(dense(s, w3, c3));
+}
+"#;
+
+/// Runs tests/reference/transformer_train.py on `model` with `args`: its data and initial
+/// weights in `dir`, what it trained in `dir/reference`.
+fn transformer_reference(model: &str, dir: &Path, args: &[&str]) {
+    let status = Command::new("python3")
+        .current_dir(repo_root())
+        .arg("tests/reference/transformer_train.py")
+        .arg(model)
+        .arg(dir)
+        .args(args)
+        .status()
+        .expect("python3 runs (pip install -r requirements.txt)");
+    assert!(status.success(), "the reference trainer failed");
+}
+
+/// The NumPy reference's losses for `model` trained with `args`.
+fn reference_losses(model: &str, args: &[&str]) -> Vec<f64> {
+    let dir = temp_dir(&format!("ref-{model}"));
+    transformer_reference(model, &dir, args);
+    let losses = read_npy(&dir.join("reference/losses.npy"));
+    let _ = std::fs::remove_dir_all(&dir);
+    losses
+}
+
+/// A residual block in pipelined training: the backward sends the gradient at `add` into the
+/// branch (dense → gelu) unchanged, and `add_train_back`, on `add`'s region, adds it to what
+/// the branch gave `h` before `h`'s dense layer takes it — a sum on the fabric, in its
+/// cycles. 8 steps with SGD-momentum and with Adam against the reference within
+/// `transformer_trains_like_numpy`'s 1e-5 (measured with SGD: losses within 2.4e-7
+/// relative, weights within 1.1e-7). The reference that leaves the skip's gradient out is
+/// more than 1e-2 away, so a backward that lost the sum would fail.
+#[test]
+fn a_residual_block_trains_pipelined_like_numpy() {
+    let (sgd, adam, adam_flags) = (SMALL_SGD, SMALL_ADAM, SMALL_ADAM_FLAGS);
+    let source = format!("{RESIDUAL_CHAIN}{}", small_train_item("res_mlp"));
+    let stdout = transformer_trains_like_numpy("res_mlp", &source, &[], &sgd);
+    assert!(stdout.contains("add_train#1"), "{stdout}");
+    transformer_trains_like_numpy("res_mlp", &source, &adam_flags, &adam);
+    let with = reference_losses("res_mlp", &sgd);
+    let without = reference_losses("res_mlp_no_skip", &sgd);
+    assert!(
+        with.iter().zip(&without).any(|(a, b)| (a - b).abs() > 1e-2),
+        "the skip's gradient should matter: {with:?} {without:?}"
+    );
+}
+
 /// gelu's and layernorm's backward layers in training: dense → gelu → layernorm → dense
 /// with the mean squared error, on `dev` (samples spread 2, 2, 1, 1 over the region's
 /// columns: a batch of 6 on 1×4 PEs). eps is 0.1, not the default 1e-5, so that the training
@@ -580,15 +740,7 @@ fn transformer_trains_like_numpy(
         "tt-{model}-{:x}",
         std::hash::Hasher::finish(&text)
     ));
-    let status = Command::new("python3")
-        .current_dir(repo_root())
-        .arg("tests/reference/transformer_train.py")
-        .arg(model)
-        .arg(&dir)
-        .args(args)
-        .status()
-        .expect("python3 runs (pip install -r requirements.txt)");
-    assert!(status.success(), "the reference trainer failed");
+    transformer_reference(model, &dir, args);
     let file = dir.join(format!("{model}.wse"));
     std::fs::write(&file, source).expect("write the model");
     let out = dir.join("out");

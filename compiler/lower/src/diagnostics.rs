@@ -55,7 +55,7 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     (
         "E1115",
-        "pipelined training takes a chain of layers, and this model is not one",
+        "pipelined training takes a chain of layers with residual blocks, and this model is not one",
     ),
     (
         "E1116",
@@ -226,12 +226,12 @@ pub fn no_pipelined_training(call: Location, layer: &str, wanted: &str) -> Diagn
     ))
 }
 
-/// E1115: pipelined training takes a chain of layers — one model input, every layer fed by the
-/// one before, the last giving the result — and this call breaks it.
-pub fn not_a_chain(call: Location, layer: &str) -> Diagnostic {
+/// E1115: pipelined training takes a chain of layers with residual blocks
+/// (`graph::pipelined_shape`), and this call breaks it, for the reason `why`.
+pub fn not_a_chain(call: Location, layer: &str, why: &str) -> Diagnostic {
     Diagnostic::error(
         "E1115",
-        format!("pipelined training takes a chain of layers, and this call of `{layer}` is not fed by the one before it"),
+        format!("pipelined training takes a chain of layers with residual blocks, and this call of `{layer}` breaks it: {why}"),
         call,
         "breaks the chain",
     )

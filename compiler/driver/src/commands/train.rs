@@ -141,6 +141,7 @@ pub(crate) fn finish_pipelined(
         trained.steps.len(),
         report.target
     );
+    println!("  regions: {}", crate::train_pipelined::regions(run));
     println!(
         "  SRAM per PE: at most {} B of {} B for a layer's training kernels, of which at most {} B of weights (the rest: kept activations, optimizer state, gradient sums, buffers)",
         wsel_map::report::group(report.kept_bytes_per_pe),

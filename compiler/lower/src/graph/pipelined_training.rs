@@ -1,6 +1,6 @@
 //! The two programs of pipelined training (`docs/language.md` §11.2): a model whose layers
-//! form a chain, as a *forward* graph and a *backward* graph that run one after the other on
-//! one placement, every step.
+//! form a chain with residual blocks ([`super::pipelined_shape`]), as a *forward* graph and a
+//! *backward* graph that run one after the other on one placement, every step.
 //!
 //! - The forward graph: the model's input and the targets; every layer `L` of the model
 //!   replaced by `L_train` (its forward, keeping in SRAM what its backward needs), found in
@@ -8,7 +8,10 @@
 //!   batch's mean loss) is the graph's.
 //! - The backward graph: the targets; `F_train_back` (the gradient of the loss), then
 //!   `L_train_back` for every layer from the last to the first, each fed by the one before;
-//!   the result is the first layer's input gradient. A backward layer's scalar inputs are the
+//!   the result is the first layer's input gradient. A residual block `add(h, f(h))` (`h` layer
+//!   `p`'s result) sends its gradient dy into `f`'s chain unchanged, and its `add_train_back(dy,
+//!   dr)` runs after that chain, on `add`'s region: it adds dy to dr, the gradient `f`'s chain
+//!   gave `h`, and feeds `p`'s backward. A backward layer's scalar inputs are the
 //!   optimizer's settings, by name (`lr`, `momentum`, ...); the loss's `F_train` and
 //!   `F_train_back` take theirs (`over`: the samples of the mean) from the same settings.
 //!
@@ -22,6 +25,7 @@ use wsel_sema::ty::Value;
 use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_signature};
 
 use super::instance::{CallArgs, lower_instance};
+use super::pipelined_shape::residual_blocks;
 use super::training::{LOSS_MODULE, TARGETS};
 use super::{find_item, settings, shape_of};
 use crate::diagnostics;
@@ -33,7 +37,8 @@ pub struct PipelinedTrain {
     /// loss's `F_train` (the output).
     pub forward: LayerGraph,
     /// Inputs: the targets. Layers: `F_train_back`, then `L_train_back` from the last model
-    /// layer to the first (the output: the first layer's input gradient).
+    /// layer to the first, a residual block's end after its branch (the output: the first
+    /// layer's input gradient).
     pub backward: LayerGraph,
     /// For every backward layer, the forward layer whose region it runs on.
     pub region_of: Vec<usize>,
@@ -58,7 +63,7 @@ pub fn pipelined_training_graphs(
     if find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss).is_none() {
         return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
     }
-    check_chain(graph, &located)?;
+    let blocks = residual_blocks(graph, &located)?;
     let files: Vec<std::path::PathBuf> = check_model(db, model)
         .graph
         .nodes
@@ -143,9 +148,26 @@ pub fn pipelined_training_graphs(
     let scalars = given(db, item, optimizer);
     let instance = push_call(db, &backward, item, &last_call, targets_in, &scalars)?;
     backward.layers.push(instance);
+    // Open residual blocks: (the layer that opened it, the block's end, dy at the end).
+    let mut open: Vec<(usize, usize, TensorRef)> = Vec::new();
     for (l, layer) in graph.layers.iter().enumerate().rev() {
+        let mut dy = TensorRef::Layer(backward.layers.len() - 1);
+        if let Some(at) = open.iter().position(|&(p, _, _)| p == l) {
+            // The block opened by this layer's result is done: its end adds the two gradients.
+            let (_, end, at_end) = open.remove(at);
+            let item = variant(end, "_train_back")?;
+            let call = &graph.layers[end].call;
+            let scalars = given(db, item, optimizer);
+            let instance = push_call(db, &backward, item, call, vec![at_end, dy], &scalars)?;
+            backward.layers.push(instance);
+            region_of.push(end);
+            dy = TensorRef::Layer(backward.layers.len() - 1);
+        }
+        if let Some(p) = blocks[l] {
+            open.push((p, l, dy));
+            continue;
+        }
         let item = variant(l, "_train_back")?;
-        let dy = TensorRef::Layer(backward.layers.len() - 1);
         let params = layer
             .args
             .iter()
@@ -162,38 +184,6 @@ pub fn pipelined_training_graphs(
         backward,
         region_of,
     })
-}
-
-/// Pipelined training takes a chain: one model input, and every layer's one activation
-/// input the previous layer's result (the first's, the model's input). E1115 otherwise, at
-/// the first call that breaks it.
-fn check_chain(
-    graph: &LayerGraph,
-    located: &dyn Fn(&SourceSpan) -> Location,
-) -> Result<(), Vec<Diagnostic>> {
-    for (l, layer) in graph.layers.iter().enumerate() {
-        let feeds: Vec<&TensorRef> = layer
-            .args
-            .iter()
-            .filter(|a| !matches!(a, TensorRef::Param(_)))
-            .collect();
-        let expected = if l == 0 {
-            TensorRef::Input(0)
-        } else {
-            TensorRef::Layer(l - 1)
-        };
-        let last = l + 1 == graph.layers.len();
-        let chained = feeds == [&expected]
-            && graph.inputs.len() == 1
-            && (!last || graph.output == TensorRef::Layer(l));
-        if !chained {
-            return Err(vec![diagnostics::not_a_chain(
-                located(&layer.call),
-                &layer.layer,
-            )]);
-        }
-    }
-    Ok(())
 }
 
 /// The call of `item` with the tensors `args` in `graph`, at `call`; the
