@@ -295,6 +295,12 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
         ],
     );
     assert!(table.contains("2 micro-batches of 128 samples"), "{table}");
+    // Re-streaming: the weights, 4 B × (64·256 + 256 + 256·10 + 10) = 76,840 B, once more.
+    // Parking instead: relu#1's 128 × 256 result (131,072 B) of one micro-batch out and in.
+    assert!(
+        table.contains("add 76,840 B from the store, no more than the 262,144 B parking"),
+        "{table}"
+    );
     let y = read(&dir.join("y.npy"));
     let worst = y
         .iter()
@@ -315,6 +321,16 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
             .as_str()
             .is_some_and(|r| r.contains("bytes of SRAM per PE")),
         "{micro}"
+    );
+    let traffic = &micro["traffic"];
+    assert_eq!(
+        (
+            traffic["weight_bytes"].as_u64(),
+            traffic["restream_bytes"].as_u64(),
+            traffic["park_bytes"].as_u64(),
+            traffic["parked_peak_bytes"].as_u64()
+        ),
+        (Some(76_840), Some(76_840), Some(262_144), Some(131_072))
     );
     // Every phase once per micro-batch, in order.
     let phases = report["run"]["phases"].as_array().expect("phases");

@@ -36,6 +36,7 @@ pub mod fixtures;
 mod fold;
 mod io_routes;
 mod links;
+mod micro_traffic;
 mod orientation;
 mod pairing;
 mod place;
@@ -56,6 +57,7 @@ use wsel_target::Target;
 pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
 pub use expr::kernel_args;
+pub use micro_traffic::MicroTraffic;
 pub use pairing::pairing;
 pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,

@@ -155,6 +155,8 @@ pub fn map_micro_batches(
                 .find(|d| d.code == diag::E0612)
                 .map(|d| d.message.clone())
                 .unwrap_or_default();
+            let capacity = target.weight_store.capacity_bytes;
+            p.micro_traffic = Some(crate::MicroTraffic::of(&lowered, batch / size, capacity));
             p.batch = batch;
             p.estimated_cycles = p.estimated_cycles * (batch / size)
                 + u64::from(target.reconfigure_cycles) * (batch / size - 1);
