@@ -156,7 +156,7 @@ impl RunReport {
                 count: placement.micro_batches,
                 samples: placement.samples_per_copy,
                 reason: placement.micro_batch_reason.clone(),
-                traffic: placement.micro_traffic,
+                traffic: placement.micro_traffic.clone(),
             }),
         }
     }
