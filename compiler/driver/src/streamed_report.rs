@@ -48,6 +48,9 @@ pub struct MicroBatches {
     pub samples: u64,
     /// Why: the whole batch's working set that does not fit.
     pub reason: String,
+    /// The store traffic of re-streaming the weights for each micro-batch against parking
+    /// the waiting micro-batches' activations in the store.
+    pub traffic: Option<wsel_map::MicroTraffic>,
 }
 
 impl RunReport {
@@ -153,6 +156,7 @@ impl RunReport {
                 count: placement.micro_batches,
                 samples: placement.samples_per_copy,
                 reason: placement.micro_batch_reason.clone(),
+                traffic: placement.micro_traffic.clone(),
             }),
         }
     }
@@ -175,6 +179,9 @@ impl RunReport {
                     m.reason,
                     self.phases.len() / m.count.max(1) as usize
                 );
+                if let Some(traffic) = &m.traffic {
+                    let _ = writeln!(out, "  store traffic: {}.", traffic.sentence());
+                }
             }
             None => {
                 let _ = writeln!(

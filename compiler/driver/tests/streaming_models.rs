@@ -295,6 +295,12 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
         ],
     );
     assert!(table.contains("2 micro-batches of 128 samples"), "{table}");
+    // Re-streaming: the weights, 4 B × (64·256 + 256 + 256·10 + 10) = 76,840 B, once more.
+    // Parking instead: relu#1's 128 × 256 result (131,072 B) of one micro-batch out and in.
+    assert!(
+        table.contains("add 76,840 B from the store, no more than the 262,144 B parking"),
+        "{table}"
+    );
     let y = read(&dir.join("y.npy"));
     let worst = y
         .iter()
@@ -316,6 +322,16 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
             .is_some_and(|r| r.contains("bytes of SRAM per PE")),
         "{micro}"
     );
+    let traffic = &micro["traffic"];
+    assert_eq!(
+        (
+            traffic["weight_bytes"].as_u64(),
+            traffic["restream_bytes"].as_u64(),
+            traffic["park_bytes"].as_u64(),
+            traffic["parked_peak_bytes"].as_u64()
+        ),
+        (Some(76_840), Some(76_840), Some(262_144), Some(131_072))
+    );
     // Every phase once per micro-batch, in order.
     let phases = report["run"]["phases"].as_array().expect("phases");
     let micro_of: Vec<u64> = phases
@@ -323,5 +339,44 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
         .filter_map(|p| p["micro_batch"].as_u64())
         .collect();
     assert_eq!(micro_of, [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn micro_batches_of_a_model_larger_than_the_fabric_say_why_they_stream_weights_again() {
+    let dir = temp_dir("unheld");
+    // 64 → 2048 → 2048 → 10 at batch 64 on dev: 4 micro-batches of 16.
+    Mlp::new(&dir, &[64, 2048, 2048, 10], 64, 5);
+    let map = ["map", "mlp.wse", "--batch", "64", "--target", "dev"];
+    let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(&dir)
+        .args(map)
+        .args(["--mode", "streaming", "--color", "never"])
+        .output()
+        .expect("wsel map runs");
+    let table = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{table}");
+    assert!(table.contains("micro-batches: 4 of 16 samples"), "{table}");
+    // Weights 4 B × (64·2048 + 2048 + 2048·2048 + 2048 + 2048·10 + 10) = 17,399,848 B, three
+    // times more. Parking: each relu's 16 × 2048 result, 131,072 B, out and in for 3
+    // micro-batches before dense#2 and dense#3: 2 × 3 × 262,144 B. Fewer bytes, but dense#1's
+    // 4 B × (64·2048 + 2048) = 532,480 B of weights exceed the region's free SRAM:
+    // 256 PEs × (4,096 − the 3,144 B its working set takes).
+    let sram: u64 = table
+        .lines()
+        .find(|l| l.starts_with("dense#1"))
+        .and_then(|l| l.split(" / 4,096 B").next()?.split_whitespace().last())
+        .and_then(|used| used.replace(',', "").parse().ok())
+        .expect("dense#1's SRAM/PE in the table");
+    let expected = "the weights streamed again add 52,199,544 B from the store; parking the \
+                    waiting micro-batches' activations there instead would move 1,572,864 B, \
+                    but `dense#1`'s 532,480 B of weights cannot stay on the fabric for the next \
+                    micro-batch: its region has ";
+    let room: Option<u64> = table
+        .split(expected)
+        .nth(1)
+        .and_then(|rest| rest.split(" B of SRAM beside its working set").next())
+        .and_then(|room| room.replace(',', "").parse().ok());
+    assert_eq!(room, Some(256 * (4096 - sram)), "{table}");
     let _ = std::fs::remove_dir_all(&dir);
 }

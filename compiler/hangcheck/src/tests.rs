@@ -344,6 +344,7 @@ fn placement(layers: Vec<PlacedLayer>, transfers: Vec<Transfer>) -> Placement {
         phases: 1,
         micro_batches: 1,
         micro_batch_reason: String::new(),
+        micro_traffic: None,
         estimated_cycles: 0,
         estimated_fill_cycles: 0,
         copies_reason: String::new(),

@@ -38,6 +38,7 @@ mod fold;
 mod io_routes;
 mod ladder;
 mod links;
+mod micro_traffic;
 mod orientation;
 mod pairing;
 mod place;
@@ -59,6 +60,7 @@ pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
 pub use expr::kernel_args;
 pub use ladder::{LadderStep, size_ladder};
+pub use micro_traffic::MicroTraffic;
 pub use pairing::pairing;
 pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,

@@ -61,6 +61,10 @@ pub struct Placement {
     /// fit (empty when it runs whole).
     #[serde(default)]
     pub micro_batch_reason: String,
+    /// With micro-batches: the store traffic of re-streaming the weights for each against
+    /// parking the waiting micro-batches' activations in the store (`crate::micro_traffic`).
+    #[serde(default)]
+    pub micro_traffic: Option<crate::MicroTraffic>,
     /// Estimated cycles for the whole batch: the slowest copy's fill plus its further samples
     /// at its slowest stage's period (`docs/mapping.md` §5).
     pub estimated_cycles: u64,
@@ -841,6 +845,7 @@ pub(crate) fn assemble(
         phases: 1,
         micro_batches: 1,
         micro_batch_reason: String::new(),
+        micro_traffic: None,
         estimated_cycles: 0,
         estimated_fill_cycles: 0,
         copies_reason: String::new(),

@@ -209,6 +209,9 @@ pub fn render(p: &Placement) -> String {
                 group(p.batch),
                 p.micro_batch_reason
             );
+            if let Some(traffic) = &p.micro_traffic {
+                let _ = writeln!(out, "  store traffic: {}", traffic.sentence());
+            }
         }
         let _ = writeln!(
             out,

@@ -155,6 +155,14 @@ pub fn map_micro_batches(
                 .find(|d| d.code == diag::E0612)
                 .map(|d| d.message.clone())
                 .unwrap_or_default();
+            let capacity = target.weight_store.capacity_bytes;
+            let free = |l: &crate::PlacedLayer| {
+                let per_pe = u64::from(p.sram_bytes_available).saturating_sub(l.sram_bytes);
+                l.pe_count() * per_pe
+            };
+            let room: Vec<u64> = p.layers.iter().map(free).collect();
+            let traffic = crate::MicroTraffic::of(&lowered, &room, batch / size, capacity);
+            p.micro_traffic = Some(traffic);
             p.batch = batch;
             p.estimated_cycles = p.estimated_cycles * (batch / size)
                 + u64::from(target.reconfigure_cycles) * (batch / size - 1);
