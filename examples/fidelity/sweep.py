@@ -13,9 +13,8 @@ Usage (from the repository root):
     python3 examples/fidelity/sweep.py [--wsel PATH] [--target wse2|FILE]... [--widths 3,103]
         [--elems 1,491] [--markdown] [--slide]
 
-With --slide the port is `synchronous_slide.wse`, whose control wavelets are written out for
-W = 8 (`[adv, adv]`): for each W the script writes `[adv, nop × (W/4 − 2), adv]` into a copy
-(the language's command list is a literal).
+With --slide the port is `synchronous_slide.wse` (its control wavelets' commands follow W:
+`[adv, nop * (w / 4 - 2), adv]`).
 
 Every wsel figure comes from running the program on the simulated fabric; the program
 times itself with `pe.cycle` as the CSL program does.
@@ -56,15 +55,6 @@ def read_csv(name):
 PORTS = {False: "sliding_window_rpc", True: "synchronous_slide"}
 
 
-def slide_source(width):
-    """synchronous_slide.wse with its control wavelets written for a row of `width` PEs."""
-    with open(os.path.join(HERE, "synchronous_slide.wse")) as f:
-        text = f.read()
-    slide = width // 4
-    commands = ["adv"] + ["nop"] * (slide - 2) + ["adv"] if slide >= 2 else ["adv"]
-    return text.replace("[adv, adv]", "[" + ", ".join(commands) + "]")
-
-
 def default_wsel():
     for build in ("release", "debug"):
         path = os.path.join(ROOT, "target", build, "wsel")
@@ -77,8 +67,7 @@ def run_pair(wsel, target, work, width, n, port):
     """wsel's (left, middle, right) cycles for one pair."""
     model = os.path.join(work, f"w{width}_n{n}.wse")
     if port == PORTS[True]:
-        with open(os.path.join(work, port + ".wse"), "w") as f:
-            f.write(slide_source(width))
+        shutil.copy(os.path.join(HERE, port + ".wse"), work)
     with open(model, "w") as f:
         f.write(
             f"import {port}.{{{port}}};\n"

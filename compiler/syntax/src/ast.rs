@@ -17,6 +17,14 @@ pub struct Ident {
     pub span: Span,
 }
 
+/// One entry of a `control` statement's list: a command word, repeated `count` times
+/// (`nop * k`; once without a count).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    pub word: Ident,
+    pub count: Option<Expr>,
+}
+
 /// One parsed file.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Module {
@@ -251,11 +259,11 @@ pub enum Stmt {
         then: Option<Ident>,
         span: Span,
     },
-    /// `control(port, [adv, nop, reset]);`: one control wavelet on a switched port, a
+    /// `control(port, [adv, nop * k, reset]);`: one control wavelet on a switched port, a
     /// command per router from the sender's.
     Control {
         port: Ident,
-        commands: Vec<Ident>,
+        commands: Vec<Command>,
         span: Span,
     },
     /// `activate task;`

@@ -56,7 +56,7 @@ fn switched_ports() {
           if pe.col < w / 2 { send(east, x[0..n]) then sent; }
           if pe.col >= w / 4 && pe.col < 3 * w / 4 { recv(from_west, y[0..n]) then got; }
       }
-      task sent() { control(east, [adv, nop, adv]); }   // for w = 12: advance this router and the one w/4 − 1 on
+      task sent() { control(east, [adv, nop * (w / 4 - 2), adv]); }   // this router and the one w/4 − 1 on
       task got() { }
   }",
         Wrap::Module,

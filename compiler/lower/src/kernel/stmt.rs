@@ -146,18 +146,30 @@ impl Lowerer<'_> {
                 self.transfer_spans.push(span.clone());
                 out.push(Stmt::Activate(task));
             }
-            ast::Stmt::Control { port, commands, .. } => {
+            ast::Stmt::Control {
+                port,
+                commands,
+                span,
+            } => {
                 let port = self.port(port)?;
-                let commands = commands
-                    .iter()
-                    .map(|c| match c.name.as_str() {
-                        "adv" => Ok(SwitchCmd::Adv),
-                        "reset" => Ok(SwitchCmd::Reset),
-                        "nop" => Ok(SwitchCmd::Nop),
-                        other => Err(self.error(&c.span, format!("`{other}` is not a command"))),
-                    })
-                    .collect::<Lowered<Vec<_>>>()?;
-                out.push(Stmt::Control { port, commands });
+                let mut list = Vec::new();
+                for command in commands {
+                    let (word, count) = self.command(command)?;
+                    list.extend(std::iter::repeat_n(word, count));
+                }
+                if list.is_empty() || list.len() > wsel_abi::COMMAND_HOPS {
+                    let message = format!(
+                        "its control wavelet has {} commands with these arguments; it carries \
+                         1 to {}, one per router",
+                        list.len(),
+                        wsel_abi::COMMAND_HOPS
+                    );
+                    return Err(self.error(span, message));
+                }
+                out.push(Stmt::Control {
+                    port,
+                    commands: list,
+                });
             }
             ast::Stmt::Return(_) => out.push(Stmt::Return),
             // An expression statement has no effect (and is reported by the checker).
@@ -165,6 +177,30 @@ impl Lowerer<'_> {
             ast::Stmt::Error(span) => return Err(self.error(span, "the task has syntax errors")),
         }
         Ok(())
+    }
+
+    /// A control statement's command and how many times it is sent: its count, which must
+    /// fold to a constant once the kernel's parameters are bound.
+    fn command(&mut self, command: &ast::Command) -> Lowered<(SwitchCmd, usize)> {
+        let word = match command.word.name.as_str() {
+            "adv" => SwitchCmd::Adv,
+            "reset" => SwitchCmd::Reset,
+            "nop" => SwitchCmd::Nop,
+            other => {
+                let message = format!("`{other}` is not a command");
+                return Err(self.error(&command.word.span, message));
+            }
+        };
+        let Some(count) = &command.count else {
+            return Ok((word, 1));
+        };
+        match self.expr(count, Some(ScalarTy::U32))? {
+            (Expr::Const(c), _) => Ok((word, c.bits as usize)),
+            _ => Err(self.error(
+                &count.span(),
+                "a command's count is not known when the kernel is built",
+            )),
+        }
     }
 
     /// `place op= value`, appended to `out`.

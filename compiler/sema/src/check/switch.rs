@@ -100,11 +100,13 @@ fn run_time_names(c: &mut Checker<'_>, e: &ast::Expr) {
 }
 
 /// `control(port, [commands])`: `port` must be a switched `out` port, and the commands 1 to
-/// `wsel_abi::COMMAND_HOPS` of `adv`, `nop`, `reset`.
+/// `wsel_abi::COMMAND_HOPS` of `adv`, `nop`, `reset`, each repeated by a count known at
+/// compile time (`nop * k`); a count of the kernel's parameters is checked when the kernel
+/// is built (E0505).
 pub(crate) fn control(
     c: &mut Checker<'_>,
     port: &ast::Ident,
-    commands: &[ast::Ident],
+    commands: &[ast::Command],
     at: &ast::Span,
 ) {
     if let Some(b) = c.lookup(&port.name).cloned() {
@@ -134,25 +136,46 @@ pub(crate) fn control(
         );
         c.report(d);
     }
-    for word in commands {
+    let (mut least, mut known) = (0, true);
+    for command in commands {
+        let word = &command.word;
         if !COMMANDS.contains(&word.name.as_str()) {
             let problem = format!("`{}` is not a command", word.name);
             let d = switches::bad_commands(c.loc(&word.span), &problem);
             c.report(d);
         }
+        match command_count(c, command) {
+            Some(n) => least += n,
+            None => known = false,
+        }
     }
-    if commands.is_empty() || commands.len() > wsel_abi::COMMAND_HOPS {
-        let problem = if commands.is_empty() {
+    let none = known && least == 0;
+    if none || least > wsel_abi::COMMAND_HOPS as i128 {
+        let problem = if none {
             "there are none".to_string()
         } else {
             format!(
-                "{} commands, more than {} routers",
-                commands.len(),
+                "{least} commands, more than {} routers",
                 wsel_abi::COMMAND_HOPS
             )
         };
         let d = switches::bad_commands(c.loc(at), &problem);
         c.report(d);
+    }
+}
+
+/// How many times `command` is sent: 1 without a count, its count when the checker knows
+/// it, `None` when it depends on the kernel's parameters (or is not a count: E0205).
+fn command_count(c: &mut Checker<'_>, command: &ast::Command) -> Option<i128> {
+    let Some(count) = &command.count else {
+        return Some(1);
+    };
+    match c
+        .expect_const(count, ScalarType::U32, "a command's count")
+        .value
+    {
+        Some(crate::ty::Value::Int(n)) => Some(n),
+        _ => None,
     }
 }
 
