@@ -35,11 +35,18 @@ fn temp_dir(name: &str) -> PathBuf {
 /// Pipelined `wsel train` of the digits on `dev`, batches of 16, written to `out`, with
 /// `optimizer` and `args`; it must succeed.
 fn train(out: &Path, optimizer: &[&str], args: &[&str]) -> Output {
+    train_file(Path::new("examples/digits/train.wse"), out, optimizer, args)
+}
+
+/// `train` of the model and `train` item in `file`.
+fn train_file(file: &Path, out: &Path, optimizer: &[&str], args: &[&str]) -> Output {
     let out = out.to_str().expect("a UTF-8 path");
     let common = ["--target", "dev", "--mode", "pipelined"];
     let run = Command::new(env!("CARGO_BIN_EXE_wsel"))
         .current_dir(repo_root())
-        .args(["train", "examples/digits/train.wse", "--color", "never"])
+        .arg("train")
+        .arg(file)
+        .args(["--color", "never"])
         .args(common)
         .args(["--batch", "16", "--out", out])
         .args(optimizer)
@@ -92,6 +99,80 @@ fn two_three_and_four_replicas_train_the_weights_one_system_trains() {
         assert!(moved > 1e-3, "{name}: another order moved only {moved}");
         let _ = std::fs::remove_dir_all(&root);
     }
+}
+
+/// The digits MLP with a layernorm after its first layer (g and b from 1 and 0).
+fn layernorm_digits(dir: &Path) -> PathBuf {
+    let init = repo_root().join("examples/digits/data/init");
+    write_f32_npy(&dir.join("lg.npy"), &[32], &[1.0; 32]);
+    write_f32_npy(&dir.join("lb.npy"), &[32], &[0.0; 32]);
+    let data = repo_root().join("examples/digits/data");
+    let model = format!(
+        "import std.nn.{{dense, layernorm, relu, softmax}};\n\
+         model m(x: f32[B, 64]) -> f32[B, 10] {{\n\
+         \x20   param w1: f32[64, 32] from \"{init}/w1.npy\";\n\
+         \x20   param b1: f32[32] from \"{init}/b1.npy\";\n\
+         \x20   param lg: f32[32] from \"lg.npy\";\n\
+         \x20   param lb: f32[32] from \"lb.npy\";\n\
+         \x20   param w3: f32[32, 10] from \"w3.npy\";\n\
+         \x20   param b3: f32[10] from \"b3.npy\";\n\
+         \x20   let h = relu(layernorm(dense(x, w1, b1), lg, lb));\n\
+         \x20   return softmax(dense(h, w3, b3));\n\
+         }}\n\
+         train m {{\n\
+         \x20   input x = \"{data}/x_train.npy\";\n\
+         \x20   labels = \"{data}/y_train.npy\";\n\
+         \x20   loss = \"cross_entropy\";\n\
+         }}\n",
+        init = init.display(),
+        data = data.display(),
+    );
+    let w3: Vec<f32> = (0..320)
+        .map(|k| ((k * 37 % 101) as f32 - 50.0) / 200.0)
+        .collect();
+    write_f32_npy(&dir.join("w3.npy"), &[32, 10], &w3);
+    write_f32_npy(&dir.join("b3.npy"), &[10], &[0.0; 10]);
+    let file = dir.join("m.wse");
+    std::fs::write(&file, model).expect("write the model");
+    file
+}
+
+/// layernorm on replicas, as dense: its deferred backward keeps dg and db, the drains
+/// `layernorm_train_grad_g/_b` stream them out, and `layernorm_train_fill` takes the
+/// cluster's sums in and updates g and b. Two replicas end where one system does, within the
+/// digits' 1e-5 (module docs), and another batch order ends elsewhere.
+#[test]
+fn layernorm_trains_on_replicas_as_on_one_system() {
+    let root = temp_dir("layernorm");
+    std::fs::create_dir_all(&root).expect("a folder");
+    let file = layernorm_digits(&root);
+    let sgd = [
+        "--optimizer",
+        "sgd",
+        "--momentum",
+        "0.9",
+        "--lr",
+        "0.05",
+        "--steps",
+        "4",
+    ];
+    let names = ["w1", "b1", "lg", "lb", "w3", "b3"];
+    let one = root.join("one");
+    train_file(&file, &one, &sgd, &["--seed", "1"]);
+    let two = root.join("two");
+    let run = train_file(&file, &two, &sgd, &["--seed", "1", "--systems", "2"]);
+    let gap = farthest(&one, &two, &names);
+    assert!(
+        gap <= 1e-5,
+        "2 replicas end {gap} from one system's weights"
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("cluster: 2 replicas"), "{stdout}");
+    let other = root.join("other");
+    train_file(&file, &other, &sgd, &["--seed", "2", "--systems", "2"]);
+    let moved = farthest(&one, &other, &["lg", "lb"]);
+    assert!(moved > 1e-3, "another order moved g and b only {moved}");
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// A step's cycles on a cluster of replicas, each figure simulated: the forward and backward
