@@ -1,6 +1,7 @@
-//! Property tests of the formatter over the examples and the stdlib with their whitespace
-//! scrambled (and with tokens deleted): formatting keeps the token sequence, is idempotent,
-//! and leaves a file with syntax errors alone.
+//! Property tests of the formatter over the examples (the slide for switched ports and
+//! `nop * k`) and the stdlib with their whitespace scrambled (and with tokens deleted):
+//! formatting keeps the token sequence, is idempotent, and leaves a file with syntax errors
+//! alone.
 
 use proptest::prelude::*;
 use wsel_syntax::Token;
@@ -11,6 +12,7 @@ const SEEDS: &[&str] = &[
     include_str!("../../../examples/residual/main.wse"),
     include_str!("../../../examples/heat/main.wse"),
     include_str!("../../../examples/allreduce/main.wse"),
+    include_str!("../../../examples/fidelity/synchronous_slide.wse"),
     include_str!("../../../stdlib/nn.wse"),
     include_str!("../../../stdlib/collectives.wse"),
     include_str!("../../../stdlib/stencil.wse"),
