@@ -17,7 +17,7 @@
 //! sums in and updates (`crate::cluster::replica`).
 
 use wsel_diagnostic::{Diagnostic, Location};
-use wsel_ir::graph::{BindTarget, LayerGraph, Mode, TensorRef};
+use wsel_ir::graph::{BindTarget, LayerGraph, Mode};
 use wsel_map::{MapOptions, Orientation, Placement};
 use wsel_sema::ty::Value;
 use wsel_sim::SimOptions;
@@ -192,7 +192,7 @@ pub(crate) fn prepare_share<'db>(
 /// cannot would update its replica with its share's gradient alone.
 fn check_deferred(backward: &LayerGraph) -> Result<(), BuildError> {
     for layer in &backward.layers {
-        let updates = layer.args.iter().any(|a| matches!(a, TensorRef::Param(_)));
+        let updates = layer.params().next().is_some();
         if !updates || layer.scalars.iter().any(|(name, _)| name == "deferred") {
             continue;
         }

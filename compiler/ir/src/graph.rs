@@ -92,6 +92,24 @@ pub struct LayerInstance {
     pub impls: Vec<LayerImpl>,
 }
 
+impl LayerInstance {
+    /// The arguments that are activations (model inputs or layers' results), in order.
+    pub fn activations(&self) -> impl Iterator<Item = TensorRef> + '_ {
+        self.args
+            .iter()
+            .copied()
+            .filter(|a| !matches!(a, TensorRef::Param(_)))
+    }
+
+    /// The arguments that are parameters, in order.
+    pub fn params(&self) -> impl Iterator<Item = TensorRef> + '_ {
+        self.args
+            .iter()
+            .copied()
+            .filter(|a| matches!(a, TensorRef::Param(_)))
+    }
+}
+
 /// The cost block evaluated at the call's shapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayerCost {

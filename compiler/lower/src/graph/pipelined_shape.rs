@@ -26,7 +26,7 @@ pub(super) fn residual_blocks(
                 why,
             )]
         };
-        let feeds = activations(graph, l);
+        let feeds: Vec<TensorRef> = layer.activations().collect();
         let before = if l == 0 {
             TensorRef::Input(0)
         } else {
@@ -72,8 +72,8 @@ fn check_uses(
     located: &dyn Fn(&SourceSpan) -> Location,
 ) -> Result<(), Vec<Diagnostic>> {
     let mut uses = vec![0usize; graph.layers.len()];
-    for (l, layer) in graph.layers.iter().enumerate() {
-        for feed in activations(graph, l) {
+    for layer in &graph.layers {
+        for feed in layer.activations() {
             let TensorRef::Layer(k) = feed else { continue };
             uses[k] += 1;
             let allowed = 1 + blocks.iter().filter(|b| **b == Some(k)).count();
@@ -87,14 +87,4 @@ fn check_uses(
         }
     }
     Ok(())
-}
-
-/// Layer `l`'s activation inputs (its arguments but the parameters).
-fn activations(graph: &LayerGraph, l: usize) -> Vec<TensorRef> {
-    graph.layers[l]
-        .args
-        .iter()
-        .filter(|a| !matches!(a, TensorRef::Param(_)))
-        .copied()
-        .collect()
 }

@@ -168,11 +168,7 @@ pub fn pipelined_training_graphs(
             continue;
         }
         let item = variant(l, "_train_back")?;
-        let params = layer
-            .args
-            .iter()
-            .filter(|a| matches!(a, TensorRef::Param(_)));
-        let args = std::iter::once(dy).chain(params.copied()).collect();
+        let args = std::iter::once(dy).chain(layer.params()).collect();
         let scalars = given(db, item, optimizer);
         let instance = push_call(db, &backward, item, &layer.call, args, &scalars)?;
         backward.layers.push(instance);

@@ -228,11 +228,7 @@ pub fn training_graph(
         };
         // The activation inputs the layer declares (a model input among them still counts:
         // `add(x, f(x))` asks for `add_backward_b` alone).
-        let activations = fwd
-            .args
-            .iter()
-            .filter(|a| !matches!(a, TensorRef::Param(_)))
-            .count();
+        let activations = fwd.activations().count();
         let mut takers = Vec::new();
         for (arg, arg_name) in fwd.args.iter().zip(&fwd.arg_names) {
             match *arg {
