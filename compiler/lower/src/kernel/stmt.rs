@@ -152,24 +152,25 @@ impl Lowerer<'_> {
                 span,
             } => {
                 let port = self.port(port)?;
-                let mut list = Vec::new();
-                for command in commands {
-                    let (word, count) = self.command(command)?;
-                    list.extend(std::iter::repeat_n(word, count));
-                }
-                if list.is_empty() || list.len() > wsel_abi::COMMAND_HOPS {
+                let counted = commands
+                    .iter()
+                    .map(|c| self.command(c))
+                    .collect::<Lowered<Vec<_>>>()?;
+                // Counted before the list is built: a count may be as large as a u32.
+                let total: u64 = counted.iter().map(|&(_, n)| n as u64).sum();
+                if total == 0 || total > wsel_abi::COMMAND_HOPS as u64 {
                     let message = format!(
-                        "its control wavelet has {} commands with these arguments; it carries \
-                         1 to {}, one per router",
-                        list.len(),
+                        "its control wavelet has {total} commands with these arguments; it \
+                         carries 1 to {}, one per router",
                         wsel_abi::COMMAND_HOPS
                     );
                     return Err(self.error(span, message));
                 }
-                out.push(Stmt::Control {
-                    port,
-                    commands: list,
-                });
+                let commands = counted
+                    .into_iter()
+                    .flat_map(|(word, n)| std::iter::repeat_n(word, n))
+                    .collect();
+                out.push(Stmt::Control { port, commands });
             }
             ast::Stmt::Return(_) => out.push(Stmt::Return),
             // An expression statement has no effect (and is reported by the checker).
