@@ -71,13 +71,7 @@ pub(crate) fn choose<T>(
             let sizes: Vec<(u32, u32)> = picks
                 .iter()
                 .enumerate()
-                .map(|(l, &(ri, ci))| {
-                    let lp = &problem.layers[l];
-                    (
-                        problem.domains[lp.rows_class][ri],
-                        problem.domains[lp.cols_class][ci],
-                    )
-                })
+                .map(|(l, &(ri, ci))| problem.size(l, ri, ci))
                 .collect();
             let candidates: Vec<Candidate> = picks
                 .iter()
@@ -212,10 +206,10 @@ pub(crate) fn ladder(problem: &Problem<'_>) -> Vec<(u64, u64)> {
         };
         let pes: u64 = picks
             .iter()
-            .zip(&problem.layers)
-            .map(|(&(ri, ci), lp)| {
-                u64::from(problem.domains[lp.rows_class][ri])
-                    * u64::from(problem.domains[lp.cols_class][ci])
+            .enumerate()
+            .map(|(l, &(ri, ci))| {
+                let (r, c) = problem.size(l, ri, ci);
+                u64::from(r) * u64::from(c)
             })
             .sum();
         if steps.last().is_none_or(|&(_, last)| last != pes) {
@@ -359,10 +353,7 @@ impl Dp {
                             Some(cand)
                                 if cand.estimate.cycles <= t && !banned.contains(&(l, ri, ci)) =>
                             {
-                                let (r, c) = (
-                                    problem.domains[lp.rows_class][ri],
-                                    problem.domains[lp.cols_class][ci],
-                                );
+                                let (r, c) = problem.size(l, ri, ci);
                                 // Least area first; among equal areas the squarer
                                 // region, whose steps in the staircase are shorter.
                                 cost += (u64::from(r) * u64::from(c)) << 12;

@@ -159,6 +159,15 @@ impl<'a> Problem<'a> {
         let width = self.domains[lp.cols_class].len();
         lp.table.get(ri * width + ci).copied().flatten()
     }
+
+    /// Layer `l`'s region size (rows, columns) at domain positions `(ri, ci)`.
+    pub(super) fn size(&self, l: usize, ri: usize, ci: usize) -> (u32, u32) {
+        let lp = &self.layers[l];
+        (
+            self.domains[lp.rows_class][ri],
+            self.domains[lp.cols_class][ci],
+        )
+    }
 }
 
 /// Every layer's first implementation for `mode` and its port plan; `None` (with a
