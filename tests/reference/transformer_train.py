@@ -18,6 +18,8 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
   wide_embedding  ids: [23, 1] (vocabulary 7, context 4) -> embedding(wte, wpe) of 521
        features -> dense(w, c) -> softmax, the mean cross-entropy against labels: [23]
        (class indices below 5).
+  emb_mlp  wide_embedding with 11 features, 24 samples and context 3: for pipelined training
+       (whole sequences in a batch of 6).
   gelu_mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> dense(w2, c2) -> softmax, the mean
        cross-entropy against labels: [12] (class indices below 3): a chain, for pipelined
        training.
@@ -266,7 +268,10 @@ class WideEmbedding:
     """ids -> embedding(wte, wpe) -> dense(w, c) -> softmax, the mean cross-entropy."""
 
     NAMES = ["wte", "wpe", "w", "c"]
-    VOCAB, CONTEXT, D, CLASSES, SAMPLES = 7, 4, 521, 5, 23
+    VOCAB, CLASSES = 7, 5
+
+    def __init__(self, d=521, samples=23, context=4):
+        self.D, self.SAMPLES, self.CONTEXT = d, samples, context
 
     def make(self, rng):
         p = {"wte": rng.normal(0.0, 0.5, (self.VOCAB, self.D)),
@@ -389,6 +394,7 @@ class Example(Gpt):
 
 MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "wide_embedding": WideEmbedding,
+          "emb_mlp": lambda: WideEmbedding(d=11, samples=24, context=3),
           "gelu_mlp": GeluMlp, "ln_mlp": LnMlp,
           "ln_gelu_mlp": lambda: LnMlp(gelu=True), "res_mlp": ResMlp,
           "res_mlp_no_skip": lambda: ResMlp(skip=False), "gpt": Gpt, "example": Example}
