@@ -33,6 +33,7 @@ pub mod streamed;
 pub mod streamed_report;
 pub mod tensor;
 pub mod timeline;
+pub mod train_micro;
 pub mod train_outputs;
 pub mod train_pipelined;
 pub mod train_session;

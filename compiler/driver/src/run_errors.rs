@@ -37,6 +37,9 @@ pub const E0810: &str = "E0810";
 /// `wsel train --systems N` cannot train as asked: no systems, or a batch that does not split
 /// into equal shares over the systems.
 pub const E0811: &str = "E0811";
+/// `wsel train --mode pipelined` in micro-batches: a backward layer that updates parameters
+/// cannot add up the micro-batches' gradients (it declares no `deferred` or `accumulate`).
+pub const E0816: &str = "E0816";
 /// `wsel train --mode pipelined --systems N`: a backward layer that updates parameters
 /// cannot wait for the cluster's sum of the gradients (it declares no `deferred`).
 pub const E0817: &str = "E0817";
@@ -61,6 +64,10 @@ pub const CODES: &[(&str, &str)] = &[
     (E0809, "the cluster cannot run as asked"),
     (E0810, "the cluster's processes cannot work together"),
     (E0811, "the cluster cannot train as asked"),
+    (
+        E0816,
+        "a pipelined layer cannot add up micro-batches' gradients",
+    ),
     (
         E0817,
         "a pipelined layer cannot wait for the cluster's gradient sum",

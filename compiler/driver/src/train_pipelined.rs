@@ -16,7 +16,6 @@
 //! programs: the drains that stream the gradients out and the fill that takes the cluster's
 //! sums in and updates (`crate::cluster::replica`).
 
-use wsel_diagnostic::{Diagnostic, Location};
 use wsel_ir::graph::{BindTarget, LayerGraph, Mode};
 use wsel_map::{MapOptions, Orientation, Placement};
 use wsel_sema::ty::Value;
@@ -29,6 +28,7 @@ use crate::cluster::replica::ReplicaSides;
 use crate::pipeline::{BuildError, Compiled, Loaded, choose_backend, choose_target};
 use crate::run_errors::{E0806, E0817};
 use crate::tensor::Tensor;
+use crate::train_micro;
 use crate::train_session::{
     TrainData, TrainOutcome, TrainReport, TrainRequest, Trained, compile_checked, loss_location,
     read_data,
@@ -54,7 +54,10 @@ pub(crate) struct Pipelined<'db> {
     pub targets: Tensor,
     pub params: Vec<Tensor>,
     pub forward: Side,
+    /// The backward program: with micro-batches, the last micro-batch's (it updates).
     pub backward: Side,
+    /// Micro-batches: the backward programs of the micro-batches before the last.
+    pub micro: Option<train_micro::Partial>,
     /// A cluster's replica: the programs that take its gradients out and the sums in.
     pub replica: Option<ReplicaSides>,
     pub target: Target,
@@ -85,11 +88,12 @@ pub(crate) fn prepare_share<'db>(
     request: &TrainRequest<'_>,
     share: Option<ReplicaShare>,
 ) -> Result<Pipelined<'db>, BuildError> {
-    let data = read_data(loaded, request)?;
+    let mut data = read_data(loaded, request)?;
     let overrides = &request.settings;
-    if data.settings.micro_batch != data.settings.batch {
+    let batch = data.settings.batch;
+    if share.is_some() && data.settings.micro_batch != batch {
         return Err(BuildError::Message(
-            "pipelined training streams the whole batch through the layers; micro-batches are for `--mode streaming`".into(),
+            "pipelined replicas take their whole share of the batch at once; micro-batches are for one system".into(),
         ));
     }
     let mut optimizer = optimizer_settings(&data.settings);
@@ -105,30 +109,22 @@ pub(crate) fn prepare_share<'db>(
             Err(BuildError::Diagnostics(diagnostics))
         }
     };
-    let graph = match share {
-        Some(share) => lowered(share.samples)?,
-        None => data.graph.clone(),
-    };
     let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
     let run_config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
     let config = train_settings::data_config(item.as_ref(), run_config.as_ref());
     let target = choose_target(overrides.target.as_deref(), config)?;
     let loss_at = loss_location(loaded, &data.graph, &data.loss);
-    let training = |graph: &LayerGraph| {
+    let training = |graph: &LayerGraph, settings: &[(String, Value)]| {
         wsel_lower::pipelined_training_graphs(
             &loaded.db,
             data.model,
             graph,
             &data.loss.name,
             loss_at.clone(),
-            &optimizer,
+            settings,
         )
         .map_err(BuildError::Diagnostics)
     };
-    let graphs = training(&graph)?;
-    if share.is_some() {
-        check_deferred(&graphs.backward)?;
-    }
     let backend = choose_backend(overrides.backend).map_err(BuildError::Message)?;
     let build = |graph: LayerGraph, options: &MapOptions| -> Result<Side, BuildError> {
         let mapped = wsel_map::map(&graph, &target, Mode::Pipelined, options);
@@ -142,7 +138,34 @@ pub(crate) fn prepare_share<'db>(
             compiled,
         })
     };
-    let forward = build(graphs.forward, &MapOptions::default())?;
+    let sizes = match share {
+        Some(share) => vec![share.samples],
+        None if data.micro_chosen => vec![data.settings.micro_batch],
+        None => train_micro::sizes(batch),
+    };
+    let fitted = train_micro::fit(&sizes, |samples| {
+        let graph = match share {
+            None if samples == batch => data.graph.clone(),
+            _ => lowered(samples)?,
+        };
+        let mut settings = optimizer.clone();
+        if share.is_none() && samples < batch {
+            settings.push(("over".into(), Value::Int(i128::from(batch))));
+        }
+        let graphs = training(&graph, &settings)?;
+        let forward = build(graphs.forward.clone(), &MapOptions::default())?;
+        Ok((graph, settings, graphs, forward))
+    })?;
+    let (graph, settings, graphs, forward) = fitted.value;
+    let split = (share.is_none() && fitted.samples < batch && !data.micro_chosen).then(|| {
+        format!(
+            "the activations a batch of {batch} samples keeps for the backward pass do not fit the fabric's SRAM: running micro-batches of {}, the largest divisor of the batch that fits",
+            fitted.samples
+        )
+    });
+    if share.is_some() {
+        check_deferred(&graphs.backward)?;
+    }
     let regions: Vec<(Rect, Orientation)> = graphs
         .region_of
         .iter()
@@ -155,10 +178,25 @@ pub(crate) fn prepare_share<'db>(
         regions: Some(&regions),
         ..MapOptions::default()
     };
-    let backward = build(graphs.backward, &pinned)?;
+    let (backward, micro) = if share.is_none() && fitted.samples < batch {
+        train_micro::check_scalars(&graphs.backward)?;
+        let backward_with = |flags: &[&str]| -> Result<Side, BuildError> {
+            let mut settings = settings.clone();
+            settings.extend(flags.iter().map(|f| (f.to_string(), Value::Bool(true))));
+            build(training(&graph, &settings)?.backward, &pinned)
+        };
+        let partial = train_micro::Partial {
+            samples: fitted.samples,
+            first: backward_with(&train_micro::FIRST)?,
+            middle: backward_with(&train_micro::MIDDLE)?,
+        };
+        (backward_with(&train_micro::LAST)?, Some(partial))
+    } else {
+        (build(graphs.backward, &pinned)?, None)
+    };
     let replica = match share {
         Some(share) => {
-            let update = training(&lowered(0)?)?;
+            let update = training(&lowered(0)?, &optimizer)?;
             let graphs = wsel_lower::replica_graphs(
                 &loaded.db,
                 data.model,
@@ -176,12 +214,14 @@ pub(crate) fn prepare_share<'db>(
         None => None,
     };
     let (targets, params) = data.targets_and_params(request)?;
+    data.warnings.extend(split);
     Ok(Pipelined {
         data,
         targets,
         params,
         forward,
         backward,
+        micro,
         replica,
         target,
     })
@@ -191,30 +231,17 @@ pub(crate) fn prepare_share<'db>(
 /// cluster's sum: declares the scalar input `deferred` (`docs/language.md` §11.2). One that
 /// cannot would update its replica with its share's gradient alone.
 fn check_deferred(backward: &LayerGraph) -> Result<(), BuildError> {
-    for layer in &backward.layers {
-        let updates = layer.params().next().is_some();
-        if !updates || layer.scalars.iter().any(|(name, _)| name == "deferred") {
-            continue;
-        }
-        let at = Location {
-            file: layer.call.file.clone(),
-            span: layer.call.span.clone(),
-        };
-        let diagnostic = Diagnostic::error(
-            E0817,
-            format!(
-                "`{}` cannot wait for the cluster's sum of the gradients: it has no scalar input `deferred`",
-                layer.layer
-            ),
-            at,
-            "trained by pipelined replicas here",
-        )
-        .with_help(
-            "give it `deferred: bool = false` (docs/language.md §11.2): when true, keep the gradient of array `a` in `ga` and update only when run for no samples; or train on one system",
+    train_micro::require_scalar(backward, "deferred", E0817, |layer| {
+        let message = format!(
+            "`{layer}` cannot wait for the cluster's sum of the gradients: it has no scalar input `deferred`"
         );
-        return Err(BuildError::Diagnostics(vec![diagnostic]));
-    }
-    Ok(())
+        let help = "give it `deferred: bool = false` (docs/language.md §11.2): when true, keep the gradient of array `a` in `ga` and update only when run for no samples; or train on one system";
+        (
+            message,
+            "trained by pipelined replicas here",
+            help.to_string(),
+        )
+    })
 }
 
 /// The optimizer's settings, by the names of the backward layers' scalar inputs
@@ -264,13 +291,54 @@ pub(crate) fn run_steps(
     })
 }
 
-/// Step `k`'s forward and backward programs on the samples `rows`, the SRAM carried in
-/// `carry`: its record, the update's cycles left to the caller.
+/// Step `k`'s forward and backward programs on the samples `rows` (with micro-batches, on
+/// each block of them in turn), the SRAM carried in `carry`: its record, the update's cycles
+/// left to the caller.
 pub(crate) fn forward_backward(
     run: &Pipelined<'_>,
     carry: &mut Carry,
     rows: &[u64],
     k: usize,
+    options: &SimOptions,
+) -> Result<StepRecord, BuildError> {
+    let Some(partial) = &run.micro else {
+        let record = pass(run, &run.backward, carry, rows, k > 0, options)?;
+        return Ok(StepRecord {
+            step: k as u64 + 1,
+            ..record
+        });
+    };
+    let blocks: Vec<&[u64]> = rows.chunks(partial.samples as usize).collect();
+    let mut record: Option<StepRecord> = None;
+    for (i, block) in blocks.iter().enumerate() {
+        let last = i + 1 == blocks.len();
+        let backward = if last {
+            &run.backward
+        } else {
+            partial.backward(i)
+        };
+        // Only the first step's first program follows no other on the fabric.
+        let switched = k > 0 || i > 0;
+        let part = pass(run, backward, carry, block, switched, options)?;
+        match record.as_mut() {
+            Some(step) => step.add(&part),
+            None => record = Some(part),
+        }
+    }
+    let mut record = record.ok_or_else(|| BuildError::Message("a step of no samples".into()))?;
+    record.step = k as u64 + 1;
+    Ok(record)
+}
+
+/// The forward program and then `backward` on the samples `rows`, as a step's record
+/// (numbered by the caller); the forward after a switch of the fabric from another program
+/// when `switched`.
+fn pass(
+    run: &Pipelined<'_>,
+    backward: &Side,
+    carry: &mut Carry,
+    rows: &[u64],
+    switched: bool,
     options: &SimOptions,
 ) -> Result<StepRecord, BuildError> {
     let x: Vec<Tensor> = run.data.data.iter().map(|t| gather_rows(t, rows)).collect();
@@ -290,12 +358,12 @@ pub(crate) fn forward_backward(
         carry,
         options,
     )?;
-    let forward_cycles = forward + if k > 0 { switch } else { 0 };
+    let forward_cycles = forward + if switched { switch } else { 0 };
     let t = [t];
-    let (_, backward) = simulate(&run.target, &run.backward, &host(&t), carry, options)?;
+    let (_, backward) = simulate(&run.target, backward, &host(&t), carry, options)?;
     let backward_cycles = backward + switch;
     Ok(StepRecord {
-        step: k as u64 + 1,
+        step: 0,
         loss: f32::from_bits(loss.words.first().copied().unwrap_or(0)),
         forward_cycles,
         loss_cycles: 0,
@@ -435,7 +503,7 @@ pub(crate) fn report(
         target: target.name.clone(),
         clock_hz: target.clock_hz,
         batch,
-        micro_batch: batch,
+        micro_batch: run.micro.as_ref().map_or(batch, |m| m.samples),
         phases: 1,
         region: largest.map_or((0, 0), |l| (l.rows, l.cols)),
         kept_bytes_per_pe: sram_used,

@@ -147,22 +147,27 @@ fn layernorm_trains_on_replicas_as_on_one_system() {
     let root = temp_dir("layernorm");
     std::fs::create_dir_all(&root).expect("a folder");
     let file = layernorm_digits(&root);
-    let sgd = [
-        "--optimizer",
-        "sgd",
-        "--momentum",
-        "0.9",
-        "--lr",
-        "0.05",
-        "--steps",
-        "4",
-    ];
     let names = ["w1", "b1", "lg", "lb", "w3", "b3"];
+    two_replicas_train_as_one_system(&root, &file, "16", &names, &["lg", "lb"]);
+}
+
+/// `file` trained 4 SGD steps in batches of `batch` on one system and on two replicas from
+/// the same order: the parameters `names` end within 1e-5 (module docs); another batch order
+/// on two replicas moves the parameters `moved` by more than 1e-3, so the comparison can fail.
+fn two_replicas_train_as_one_system(
+    root: &Path,
+    file: &Path,
+    batch: &str,
+    names: &[&str],
+    moved: &[&str],
+) {
+    let sgd = ["--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.05"];
+    let sgd = &[&sgd[..], &["--steps", "4"][..]].concat();
     let one = root.join("one");
-    train_file(&file, "16", &one, &sgd, &["--seed", "1"]);
+    train_file(file, batch, &one, sgd, &["--seed", "1"]);
     let two = root.join("two");
-    let run = train_file(&file, "16", &two, &sgd, &["--seed", "1", "--systems", "2"]);
-    let gap = farthest(&one, &two, &names);
+    let run = train_file(file, batch, &two, sgd, &["--seed", "1", "--systems", "2"]);
+    let gap = farthest(&one, &two, names);
     assert!(
         gap <= 1e-5,
         "2 replicas end {gap} from one system's weights"
@@ -170,16 +175,10 @@ fn layernorm_trains_on_replicas_as_on_one_system() {
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(stdout.contains("cluster: 2 replicas"), "{stdout}");
     let other = root.join("other");
-    train_file(
-        &file,
-        "16",
-        &other,
-        &sgd,
-        &["--seed", "2", "--systems", "2"],
-    );
-    let moved = farthest(&one, &other, &["lg", "lb"]);
-    assert!(moved > 1e-3, "another order moved g and b only {moved}");
-    let _ = std::fs::remove_dir_all(&root);
+    train_file(file, batch, &other, sgd, &["--seed", "2", "--systems", "2"]);
+    let far = farthest(&one, &other, moved);
+    assert!(far > 1e-3, "another order moved {moved:?} only {far}");
+    let _ = std::fs::remove_dir_all(root);
 }
 
 /// tests/reference/transformer_train.py's `emb_mlp` (token and position embeddings of 11
@@ -222,28 +221,13 @@ fn an_embedding_trains_on_replicas_as_on_one_system() {
     let root = temp_dir("embedding");
     std::fs::create_dir_all(&root).expect("a folder");
     let file = embedding_chain(&root);
-    let sgd = ["--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.05"];
-    let sgd = &[&sgd[..], &["--steps", "4"][..]].concat();
-    let names = ["wte", "wpe", "w", "c"];
-    let one = root.join("one");
-    train_file(&file, "6", &one, sgd, &["--seed", "1"]);
-    let two = root.join("two");
-    let run = train_file(&file, "6", &two, sgd, &["--seed", "1", "--systems", "2"]);
-    let gap = farthest(&one, &two, &names);
-    assert!(
-        gap <= 1e-5,
-        "2 replicas end {gap} from one system's weights"
+    two_replicas_train_as_one_system(
+        &root,
+        &file,
+        "6",
+        &["wte", "wpe", "w", "c"],
+        &["wte", "wpe"],
     );
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(stdout.contains("cluster: 2 replicas"), "{stdout}");
-    let other = root.join("other");
-    train_file(&file, "6", &other, sgd, &["--seed", "2", "--systems", "2"]);
-    let moved = farthest(&one, &other, &["wte", "wpe"]);
-    assert!(
-        moved > 1e-3,
-        "another order moved the embeddings only {moved}"
-    );
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// A step's cycles on a cluster of replicas, each figure simulated: the forward and backward

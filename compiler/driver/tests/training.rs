@@ -251,6 +251,37 @@ fn digits_trains_pipelined_on_dev_like_the_reference() {
     }
 }
 
+/// Micro-batches in pipelined training (docs/running.md): a batch of 288 keeps more
+/// activations for the backward than a PE of `dev` holds, so every step runs three
+/// micro-batches of 96 (the largest divisor that fits; 144 does not) through the forward and
+/// backward programs, the first two keeping their gradients on the PEs (the second adding to
+/// them), the last adding its own and updating. The gradient is the whole batch's, so the run
+/// matches the reference trained on whole batches of 288, with each optimizer, within the
+/// tolerance of the top (the sums of a micro-batch end before the next one's start: one more
+/// reordering of float32 sums); a run that updated after every micro-batch would not.
+#[test]
+fn a_batch_too_big_for_the_sram_trains_pipelined_in_micro_batches() {
+    for (name, optimizer) in [
+        (
+            "micro-sgd",
+            &["sgd", "--momentum", "0.9", "--lr", "0.05"][..],
+        ),
+        ("micro-adam", &["adam", "--lr", "0.005"][..]),
+    ] {
+        let steps = ["--steps", "6", "--batch", "288", "--seed", "1"];
+        let args = [&["--optimizer"][..], optimizer, &steps].concat();
+        let flags = [&["--target", "dev", "--mode", "pipelined"][..], &args].concat();
+        let run = matches_reference(name, &flags, &args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(stderr.contains("running micro-batches of 96"), "{stderr}");
+        assert!(
+            stdout.contains("6 steps of 288 samples in micro-batches of 96"),
+            "{stdout}"
+        );
+    }
+}
+
 /// The table of pipelined training: the forward and backward programs' cycles, the update's
 /// (the longest update task of any PE, which runs inside the backward program) and the step's
 /// (the two programs), the same every step since nothing in them depends on the data.

@@ -136,8 +136,12 @@ pub(crate) fn finish_pipelined(
     let dir = out_dir(args, run.data.item_out_dir.as_ref());
     write_outputs(args, &dir, &run.data.graph, trained, target, batch)?;
     let report = crate::train_pipelined::report(&args.file, run, trained);
+    let micro = match report.micro_batch {
+        m if m == batch => String::new(),
+        m => format!(" in micro-batches of {m}"),
+    };
     println!(
-        "  {} steps of {batch} samples on {}, pipelined: every layer on its own region, forward and backward on the same PEs, weights updated in SRAM",
+        "  {} steps of {batch} samples{micro} on {}, pipelined: every layer on its own region, forward and backward on the same PEs, weights updated in SRAM",
         trained.steps.len(),
         report.target
     );
