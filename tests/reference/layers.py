@@ -9,6 +9,8 @@ Reads the layer's inputs from DIR/NAME.npy and writes its result to DIR/ref.npy 
   attention  q, k, v   heads=H context=T causal=1
              per sequence of T consecutive rows and per head: softmax(q kᵀ / sqrt(dh),
              keys j <= i when causal) v
+  attention_qkv  x     heads=H context=T causal=1
+             attention of q, k, v packed per head in x (head h's q, k, v at h·3dh)
   gelu_backward       x, dy          dy · gelu'(x)
   layernorm_backward  x, dy, g  eps=1e-5   layernorm's input gradient
   dense_backward      dy, w          dy · wᵀ
@@ -60,6 +62,12 @@ def main():
     elif layer == "attention":
         y = forward.attention(arg("q"), arg("k"), arg("v"), int(opts["heads"]),
                               int(opts["context"]), opts.get("causal", "1") == "1")
+    elif layer == "attention_qkv":
+        x, heads = arg("x"), int(opts["heads"])
+        per = x.reshape(len(x), heads, 3, -1)
+        q, k, v = (per[:, :, i, :].reshape(len(x), -1) for i in range(3))
+        y = forward.attention(q, k, v, heads, int(opts["context"]),
+                              opts.get("causal", "1") == "1")
     elif layer == "gelu_backward":
         y = grads.gelu_back(arg("x").astype(np.float64), arg("dy"))
     elif layer == "layernorm_backward":

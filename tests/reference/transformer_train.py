@@ -20,6 +20,10 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
        (class indices below 5).
   emb_mlp  wide_embedding with 11 features, 24 samples and context 3: for pipelined training
        (whole sequences in a batch of 6).
+  att_chain  ids: [24, 1] (vocabulary 7, context 4) -> embedding(wte, wpe) of 8 features ->
+       dense(wqkv, bqkv) of 24 -> attention_qkv (2 causal heads; per head q, k, v packed
+       consecutively) -> dense(wo, bo) -> softmax, the mean cross-entropy against labels:
+       [24] (class indices below 5): attention in a chain, for pipelined training.
   gelu_mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> dense(w2, c2) -> softmax, the mean
        cross-entropy against labels: [12] (class indices below 3): a chain, for pipelined
        training.
@@ -39,6 +43,8 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
            o = r + (gelu(m wfc11 + bfc11) wfc21 + bfc21)
        -> softmax(layernorm(o, lnf_g, lnf_b) whead + bhead), the mean cross-entropy against
        the next token's id (labels: [32], class indices).
+  gpt_packed  gpt with q, k and v made by one dense layer (wqkv1, bqkv1), packed per head
+       (head h's q, k, v at h·3dh), into attention_qkv: for pipelined training.
   example  examples/transformer's model (2 blocks, d_model 128, 4 heads, context 64, MLP
        512, vocabulary 60) from its trained weights, on its held-out batch (data/ids.npy)
        against the next characters of the held-out text, with a softmax after its logits.
@@ -142,6 +148,18 @@ def attention_back(q, k, v, dy, heads, context, causal=True):
     dp = dyh @ vh.transpose(0, 1, 3, 2)
     ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True)) / np.sqrt(q.shape[1] // heads)
     return tokens_of(ds @ kh), tokens_of(ds.transpose(0, 1, 3, 2) @ qh), tokens_of(dv)
+
+
+def unpack_heads(x, heads):
+    """q, k, v of x's features packed per head (head h's q, k, v at h·3dh)."""
+    per = x.reshape(len(x), heads, 3, -1)
+    return (per[:, :, i, :].reshape(len(x), -1) for i in range(3))
+
+
+def pack_heads(q, k, v, heads):
+    """unpack_heads' inverse."""
+    per = np.stack([a.reshape(len(a), heads, -1) for a in (q, k, v)], axis=2)
+    return per.reshape(len(q), -1)
 
 
 def mse(z, y):
@@ -296,15 +314,55 @@ class WideEmbedding:
         return loss, g
 
 
+class AttChain:
+    """ids -> embedding(wte, wpe) -> dense(wqkv, bqkv) -> attention_qkv (q, k, v packed per
+    head) -> dense(wo, bo) -> softmax, the mean cross-entropy."""
+
+    NAMES = ["wte", "wpe", "wqkv", "bqkv", "wo", "bo"]
+    VOCAB, D, HEADS, CONTEXT, CLASSES, SAMPLES = 7, 8, 2, 4, 5, 24
+
+    def make(self, rng):
+        d = self.D
+        p = {"wte": rng.normal(0.0, 0.5, (self.VOCAB, d)),
+             "wpe": rng.normal(0.0, 0.5, (self.CONTEXT, d)),
+             "wqkv": rng.normal(0.0, 0.4, (d, 3 * d)),
+             "bqkv": rng.normal(0.0, 0.4, 3 * d),
+             "wo": rng.normal(0.0, 0.4, (d, self.CLASSES)),
+             "bo": rng.uniform(-0.5, 0.5, self.CLASSES)}
+        ids = rng.integers(0, self.VOCAB, self.SAMPLES)
+        return p, {"ids": ids.astype(np.float64).reshape(-1, 1),
+                   "labels": rng.integers(0, self.CLASSES, self.SAMPLES)}
+
+    def loss_and_grads(self, p, d):
+        ids = d["ids"][:, 0].astype(np.int64)
+        pos = np.arange(len(ids)) % self.CONTEXT
+        h = p["wte"][ids] + p["wpe"][pos]
+        x = dense(h, p["wqkv"], p["bqkv"])
+        q, k, v = unpack_heads(x, self.HEADS)
+        att = attention(q, k, v, self.HEADS, self.CONTEXT)
+        loss, dz = softmax_cross_entropy(dense(att, p["wo"], p["bo"]), d["labels"])
+        g = {}
+        datt, g["wo"], g["bo"] = dense_back(att, p["wo"], dz)
+        dx = pack_heads(*attention_back(q, k, v, datt, self.HEADS, self.CONTEXT), self.HEADS)
+        dh, g["wqkv"], g["bqkv"] = dense_back(h, p["wqkv"], dx)
+        g["wte"] = np.zeros_like(p["wte"])
+        np.add.at(g["wte"], ids, dh)
+        g["wpe"] = np.zeros_like(p["wpe"])
+        np.add.at(g["wpe"], pos, dh)
+        return loss, g
+
+
 class Gpt:
     """A GPT of examples/transformer's shape and parameter names (`ln1_g1`, `wq1`, ...,
     `lnf_g`, `whead`), ending in a softmax; the tiny one by default."""
 
-    def __init__(self, vocab=12, d=16, heads=2, context=8, hidden=32, blocks=1):
+    def __init__(self, vocab=12, d=16, heads=2, context=8, hidden=32, blocks=1, packed=False):
         self.vocab, self.d, self.heads, self.context = vocab, d, heads, context
-        self.hidden, self.blocks = hidden, blocks
-        per_block = ["ln1_g", "ln1_b", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo",
-                     "ln2_g", "ln2_b", "wfc1", "bfc1", "wfc2", "bfc2"]
+        self.hidden, self.blocks, self.packed = hidden, blocks, packed
+        projections = ["wqkv", "bqkv"] if packed else ["wq", "bq", "wk", "bk", "wv", "bv"]
+        per_block = (["ln1_g", "ln1_b"] + projections
+                     + ["wo", "bo", "ln2_g", "ln2_b", "wfc1", "bfc1", "wfc2", "bfc2"])
+        self.per_block = per_block
         # Every parameter's name and its name without the block's number.
         self.bases = ([("wte", "wte"), ("wpe", "wpe")]
                       + [(f"{n}{i}", n) for i in range(1, blocks + 1) for n in per_block]
@@ -314,7 +372,8 @@ class Gpt:
     def shape(self, base):
         d, f = self.d, self.hidden
         return {"wte": (self.vocab, d), "wpe": (self.context, d), "wq": (d, d), "wk": (d, d),
-                "wv": (d, d), "wo": (d, d), "wfc1": (d, f), "bfc1": (f,), "wfc2": (f, d),
+                "wv": (d, d), "wqkv": (d, 3 * d), "bqkv": (3 * d,), "wo": (d, d),
+                "wfc1": (d, f), "bfc1": (f,), "wfc2": (f, d),
                 "whead": (d, self.vocab), "bhead": (self.vocab,)}.get(base, (d,))
 
     def make(self, rng):
@@ -333,11 +392,12 @@ class Gpt:
         h = p["wte"][ids] + p["wpe"][pos]
         saved = []
         for i in range(1, self.blocks + 1):
-            b = {n: p[f"{n}{i}"] for n in ("ln1_g", "ln1_b", "wq", "bq", "wk", "bk", "wv", "bv",
-                                           "wo", "bo", "ln2_g", "ln2_b", "wfc1", "bfc1", "wfc2",
-                                           "bfc2")}
+            b = {n: p[f"{n}{i}"] for n in self.per_block}
             a = layernorm(h, b["ln1_g"], b["ln1_b"])
-            q, k, v = (dense(a, b["w" + n], b["b" + n]) for n in "qkv")
+            if self.packed:
+                q, k, v = unpack_heads(dense(a, b["wqkv"], b["bqkv"]), self.heads)
+            else:
+                q, k, v = (dense(a, b["w" + n], b["b" + n]) for n in "qkv")
             att = attention(q, k, v, self.heads, self.context)
             r = h + dense(att, b["wo"], b["bo"])
             m = layernorm(r, b["ln2_g"], b["ln2_b"])
@@ -356,10 +416,14 @@ class Gpt:
             dr = dh + dr2
             datt, g[f"wo{i}"], g[f"bo{i}"] = dense_back(att, b["wo"], dr)
             dq, dk, dv = attention_back(q, k, v, datt, self.heads, self.context)
-            da = 0.0
-            for n, dn in zip("qkv", (dq, dk, dv)):
-                dan, g[f"w{n}{i}"], g[f"b{n}{i}"] = dense_back(a, b["w" + n], dn)
-                da = da + dan
+            if self.packed:
+                dx = pack_heads(dq, dk, dv, self.heads)
+                da, g[f"wqkv{i}"], g[f"bqkv{i}"] = dense_back(a, b["wqkv"], dx)
+            else:
+                da = 0.0
+                for n, dn in zip("qkv", (dq, dk, dv)):
+                    dan, g[f"w{n}{i}"], g[f"b{n}{i}"] = dense_back(a, b["w" + n], dn)
+                    da = da + dan
             dh1, g[f"ln1_g{i}"], g[f"ln1_b{i}"] = layernorm_back(h, b["ln1_g"], da)
             dh = dr + dh1
         g["wte"] = np.zeros_like(p["wte"])
@@ -395,9 +459,11 @@ class Example(Gpt):
 MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "wide_embedding": WideEmbedding,
           "emb_mlp": lambda: WideEmbedding(d=11, samples=24, context=3),
+          "att_chain": AttChain,
           "gelu_mlp": GeluMlp, "ln_mlp": LnMlp,
           "ln_gelu_mlp": lambda: LnMlp(gelu=True), "res_mlp": ResMlp,
-          "res_mlp_no_skip": lambda: ResMlp(skip=False), "gpt": Gpt, "example": Example}
+          "res_mlp_no_skip": lambda: ResMlp(skip=False), "gpt": Gpt,
+          "gpt_packed": lambda: Gpt(packed=True), "example": Example}
 
 
 def rows(d, sl):

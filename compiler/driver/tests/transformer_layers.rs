@@ -370,6 +370,40 @@ fn full_attention_matches_numpy() {
     .check(11);
 }
 
+/// `attention_qkv` (q, k and v packed per head in one input; pipelined only) against NumPy:
+/// causal with two heads of 4 features, and not causal with three heads of 4.
+#[test]
+fn packed_attention_matches_numpy() {
+    let case = |name, n: u64, batch, scalars, reference_args| Case {
+        name,
+        layer: "attention_qkv",
+        inputs: vec![("x", 3 * n)],
+        params: Vec::new(),
+        scalars,
+        reference_args,
+        out_features: n,
+        batch,
+        vocab: 0,
+        model: None,
+    };
+    let causal = case(
+        "attqkv8",
+        8,
+        8,
+        "heads = 2, context = 4",
+        &["heads=2", "context=4"],
+    );
+    causal.check_in(41, &["pipelined"], |_, _| {});
+    let full = case(
+        "attqkv12",
+        12,
+        9,
+        "heads = 3, context = 3, causal = false",
+        &["heads=3", "context=3", "causal=0"],
+    );
+    full.check_in(42, &["pipelined"], |_, _| {});
+}
+
 /// A layer of two or three activation inputs of `widths` features (`p` and `v`, `q` and `k`,
 /// `x`), `out` features out, checked in weight streaming (its only mode so far).
 fn sequence_layer(

@@ -12,7 +12,8 @@
 //!   `p`'s result) sends its gradient dy into `f`'s chain unchanged, and its `add_train_back(dy,
 //!   dr)` runs after that chain, on `add`'s region: it adds dy to dr, the gradient `f`'s chain
 //!   gave `h`, and feeds `p`'s backward. A backward layer's scalar inputs are the
-//!   optimizer's settings, by name (`lr`, `momentum`, ...); the loss's `F_train` and
+//!   optimizer's settings, by name (`lr`, `momentum`, ...), and for any other name the
+//!   forward call's scalar of that name (attention's `heads`); the loss's `F_train` and
 //!   `F_train_back` take theirs (`over`: the samples of the mean) from the same settings.
 //!
 //! The backward graph's layer `k` runs on the region of forward layer [`PipelinedTrain::
@@ -169,7 +170,7 @@ pub fn pipelined_training_graphs(
         }
         let item = variant(l, "_train_back")?;
         let args = std::iter::once(dy).chain(layer.params()).collect();
-        let scalars = given(db, item, optimizer);
+        let scalars = given_back(db, item, optimizer, &values(&layer.scalars));
         let instance = push_call(db, &backward, item, &layer.call, args, &scalars)?;
         backward.layers.push(instance);
         region_of.push(l);
@@ -227,6 +228,37 @@ pub(super) fn given(
             Some((s.name.clone(), value))
         })
         .collect()
+}
+
+/// The training run's settings by the names of backward layers' scalar inputs: such a
+/// scalar comes from the settings (or is its default), never from the forward call.
+const SETTINGS: [&str; 9] = [
+    "lr",
+    "momentum",
+    "adam",
+    "beta1",
+    "beta2",
+    "eps",
+    "deferred",
+    "accumulate",
+    "over",
+];
+
+/// [`given`] for a model layer's `L_train_back`: a scalar input that is none of the
+/// [`SETTINGS`] takes the forward call's value of that name (`call`: attention's `heads`),
+/// else its default.
+fn given_back(
+    db: &dyn Db,
+    item: ItemId<'_>,
+    optimizer: &[(String, Value)],
+    call: &[(String, Value)],
+) -> Vec<(String, Value)> {
+    let own = call
+        .iter()
+        .filter(|(name, _)| !SETTINGS.contains(&name.as_str()))
+        .cloned();
+    let settings: Vec<(String, Value)> = optimizer.iter().cloned().chain(own).collect();
+    given(db, item, &settings)
 }
 
 /// A forward instance's scalar inputs as the values its `L_train` (or, in streaming training,
