@@ -292,21 +292,28 @@ class WideEmbedding:
         self.D, self.SAMPLES, self.CONTEXT = d, samples, context
 
     def make(self, rng):
-        p = {"wte": rng.normal(0.0, 0.5, (self.VOCAB, self.D)),
-             "wpe": rng.normal(0.0, 0.5, (self.CONTEXT, self.D)),
-             "w": rng.normal(0.0, 0.1, (self.D, self.CLASSES)),
-             "c": rng.uniform(-0.5, 0.5, self.CLASSES)}
+        p = self.params(rng)
         ids = rng.integers(0, self.VOCAB, self.SAMPLES)
         return p, {"ids": ids.astype(np.float64).reshape(-1, 1),
                    "labels": rng.integers(0, self.CLASSES, self.SAMPLES)}
 
+    def params(self, rng):
+        return {"wte": rng.normal(0.0, 0.5, (self.VOCAB, self.D)),
+                "wpe": rng.normal(0.0, 0.5, (self.CONTEXT, self.D)),
+                "w": rng.normal(0.0, 0.1, (self.D, self.CLASSES)),
+                "c": rng.uniform(-0.5, 0.5, self.CLASSES)}
+
+    def head(self, h, p, labels):
+        """The loss of the layers after the embedding, their gradients and h's."""
+        loss, dz = softmax_cross_entropy(dense(h, p["w"], p["c"]), labels)
+        g = {}
+        dh, g["w"], g["c"] = dense_back(h, p["w"], dz)
+        return loss, g, dh
+
     def loss_and_grads(self, p, d):
         ids = d["ids"][:, 0].astype(np.int64)
         pos = np.arange(len(ids)) % self.CONTEXT
-        h = p["wte"][ids] + p["wpe"][pos]
-        loss, dz = softmax_cross_entropy(dense(h, p["w"], p["c"]), d["labels"])
-        g = {}
-        dh, g["w"], g["c"] = dense_back(h, p["w"], dz)
+        loss, g, dh = self.head(p["wte"][ids] + p["wpe"][pos], p, d["labels"])
         g["wte"] = np.zeros_like(p["wte"])
         np.add.at(g["wte"], ids, dh)
         g["wpe"] = np.zeros_like(p["wpe"])
@@ -314,42 +321,34 @@ class WideEmbedding:
         return loss, g
 
 
-class AttChain:
+class AttChain(WideEmbedding):
     """ids -> embedding(wte, wpe) -> dense(wqkv, bqkv) -> attention_qkv (q, k, v packed per
     head) -> dense(wo, bo) -> softmax, the mean cross-entropy."""
 
     NAMES = ["wte", "wpe", "wqkv", "bqkv", "wo", "bo"]
-    VOCAB, D, HEADS, CONTEXT, CLASSES, SAMPLES = 7, 8, 2, 4, 5, 24
+    HEADS = 2
 
-    def make(self, rng):
+    def __init__(self):
+        super().__init__(d=8, samples=24, context=4)
+
+    def params(self, rng):
         d = self.D
-        p = {"wte": rng.normal(0.0, 0.5, (self.VOCAB, d)),
-             "wpe": rng.normal(0.0, 0.5, (self.CONTEXT, d)),
-             "wqkv": rng.normal(0.0, 0.4, (d, 3 * d)),
-             "bqkv": rng.normal(0.0, 0.4, 3 * d),
-             "wo": rng.normal(0.0, 0.4, (d, self.CLASSES)),
-             "bo": rng.uniform(-0.5, 0.5, self.CLASSES)}
-        ids = rng.integers(0, self.VOCAB, self.SAMPLES)
-        return p, {"ids": ids.astype(np.float64).reshape(-1, 1),
-                   "labels": rng.integers(0, self.CLASSES, self.SAMPLES)}
+        return {"wte": rng.normal(0.0, 0.5, (self.VOCAB, d)),
+                "wpe": rng.normal(0.0, 0.5, (self.CONTEXT, d)),
+                "wqkv": rng.normal(0.0, 0.4, (d, 3 * d)),
+                "bqkv": rng.normal(0.0, 0.4, 3 * d),
+                "wo": rng.normal(0.0, 0.4, (d, self.CLASSES)),
+                "bo": rng.uniform(-0.5, 0.5, self.CLASSES)}
 
-    def loss_and_grads(self, p, d):
-        ids = d["ids"][:, 0].astype(np.int64)
-        pos = np.arange(len(ids)) % self.CONTEXT
-        h = p["wte"][ids] + p["wpe"][pos]
-        x = dense(h, p["wqkv"], p["bqkv"])
-        q, k, v = unpack_heads(x, self.HEADS)
+    def head(self, h, p, labels):
+        q, k, v = unpack_heads(dense(h, p["wqkv"], p["bqkv"]), self.HEADS)
         att = attention(q, k, v, self.HEADS, self.CONTEXT)
-        loss, dz = softmax_cross_entropy(dense(att, p["wo"], p["bo"]), d["labels"])
+        loss, dz = softmax_cross_entropy(dense(att, p["wo"], p["bo"]), labels)
         g = {}
         datt, g["wo"], g["bo"] = dense_back(att, p["wo"], dz)
         dx = pack_heads(*attention_back(q, k, v, datt, self.HEADS, self.CONTEXT), self.HEADS)
         dh, g["wqkv"], g["bqkv"] = dense_back(h, p["wqkv"], dx)
-        g["wte"] = np.zeros_like(p["wte"])
-        np.add.at(g["wte"], ids, dh)
-        g["wpe"] = np.zeros_like(p["wpe"])
-        np.add.at(g["wpe"], pos, dh)
-        return loss, g
+        return loss, g, dh
 
 
 class Gpt:

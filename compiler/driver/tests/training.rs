@@ -237,18 +237,26 @@ fn digits_trains_on_dev_like_the_reference() {
 /// relative, weights within 9e-7.
 #[test]
 fn digits_trains_pipelined_on_dev_like_the_reference() {
-    for (name, optimizer) in [
-        (
-            "pipelined-sgd",
-            &["sgd", "--momentum", "0.9", "--lr", "0.05"][..],
-        ),
-        ("pipelined-adam", &["adam", "--lr", "0.005"][..]),
-    ] {
-        let steps = ["--steps", "50", "--batch", "16", "--seed", "1"];
-        let args = [&["--optimizer"][..], optimizer, &steps].concat();
-        let flags = [&["--target", "dev", "--mode", "pipelined"][..], &args].concat();
-        matches_reference(name, &flags, &args);
-    }
+    pipelined_matches_reference(
+        "pipelined",
+        &["--steps", "50", "--batch", "16", "--seed", "1"],
+    );
+}
+
+/// Pipelined training of the digits on `dev` with SGD-momentum (lr 0.05) and with Adam (lr
+/// 0.005), each with `steps` (the steps, the batch and the seed), matching the reference: the
+/// two runs' outputs.
+fn pipelined_matches_reference(name: &str, steps: &[&str]) -> Vec<std::process::Output> {
+    let sgd = ["sgd", "--momentum", "0.9", "--lr", "0.05"];
+    let adam = ["adam", "--lr", "0.005"];
+    [("sgd", &sgd[..]), ("adam", &adam[..])]
+        .into_iter()
+        .map(|(kind, optimizer)| {
+            let args = [&["--optimizer"][..], optimizer, steps].concat();
+            let flags = [&["--target", "dev", "--mode", "pipelined"][..], &args].concat();
+            matches_reference(&format!("{name}-{kind}"), &flags, &args)
+        })
+        .collect()
 }
 
 /// Micro-batches in pipelined training (docs/running.md): a batch of 288 keeps more
@@ -261,17 +269,8 @@ fn digits_trains_pipelined_on_dev_like_the_reference() {
 /// reordering of float32 sums); a run that updated after every micro-batch would not.
 #[test]
 fn a_batch_too_big_for_the_sram_trains_pipelined_in_micro_batches() {
-    for (name, optimizer) in [
-        (
-            "micro-sgd",
-            &["sgd", "--momentum", "0.9", "--lr", "0.05"][..],
-        ),
-        ("micro-adam", &["adam", "--lr", "0.005"][..]),
-    ] {
-        let steps = ["--steps", "6", "--batch", "288", "--seed", "1"];
-        let args = [&["--optimizer"][..], optimizer, &steps].concat();
-        let flags = [&["--target", "dev", "--mode", "pipelined"][..], &args].concat();
-        let run = matches_reference(name, &flags, &args);
+    let steps = ["--steps", "6", "--batch", "288", "--seed", "1"];
+    for run in pipelined_matches_reference("micro", &steps) {
         let stderr = String::from_utf8_lossy(&run.stderr);
         let stdout = String::from_utf8_lossy(&run.stdout);
         assert!(stderr.contains("running micro-batches of 96"), "{stderr}");
@@ -518,8 +517,9 @@ const SMALL_ADAM: [&str; 7] = ["--steps", "8", "--batch", "6", "--lr", "0.02", "
 const SMALL_ADAM_FLAGS: [&str; 4] = ["--optimizer", "adam", "--lr", "0.02"];
 
 /// The `train` item of the pipelined tests' models, their input `input` read from
-/// `input.npy`: `SMALL_SGD`'s settings, the labels class indices, on `dev`.
-fn small_train_item(model: &str, input: &str) -> String {
+/// `input.npy`: `SMALL_SGD`'s settings but batches of `batch`, the labels class indices, on
+/// `dev`.
+fn small_train_item(model: &str, input: &str, batch: u64) -> String {
     format!(
         r#"
 train {model} {{
@@ -530,7 +530,7 @@ train {model} {{
     momentum = 0.9;
     lr = 0.05;
     steps = 8;
-    batch = 6;
+    batch = {batch};
     shuffle = false;
     target = "dev";
     mode = "pipelined";
@@ -557,7 +557,7 @@ model ln_mlp(x: f32[B, 5]) -> f32[B, 3] {{
     return softmax(dense({activation}(h), w2, c2));
 }}
 "#
-    ) + &small_train_item("ln_mlp", "x")
+    ) + &small_train_item("ln_mlp", "x", 6)
 }
 
 /// The columns of `layer`'s region in a pipelined run's summary (`regions: dense_train#1
@@ -649,7 +649,7 @@ fn reference_losses(model: &str, args: &[&str]) -> Vec<f64> {
 #[test]
 fn a_residual_block_trains_pipelined_like_numpy() {
     let (sgd, adam, adam_flags) = (SMALL_SGD, SMALL_ADAM, SMALL_ADAM_FLAGS);
-    let source = format!("{RESIDUAL_CHAIN}{}", small_train_item("res_mlp", "x"));
+    let source = format!("{RESIDUAL_CHAIN}{}", small_train_item("res_mlp", "x", 6));
     let stdout = transformer_trains_like_numpy("res_mlp", &source, &[], &sgd);
     assert!(stdout.contains("add_train#1"), "{stdout}");
     transformer_trains_like_numpy("res_mlp", &source, &adam_flags, &adam);
@@ -661,18 +661,23 @@ fn a_residual_block_trains_pipelined_like_numpy() {
     );
 }
 
-/// Token and position embeddings into a softmax, for pipelined training (the reference's
-/// `emb_mlp`: 11 features, context 3). Its `train` item is `small_train_item`'s.
-const EMBEDDING_CHAIN: &str = r#"import std.nn.{embedding, dense, softmax};
+/// Token and position embeddings of `d` features (a vocabulary of 7, contexts of
+/// `context`) into a softmax over 5 classes: the reference's `emb_mlp` (11, 3) and
+/// `wide_embedding` (521, 4), named `model`, without a `train` item.
+fn embedding_chain(model: &str, d: u64, context: u64) -> String {
+    format!(
+        r#"import std.nn.{{embedding, dense, softmax}};
 
-model emb_mlp(ids: f32[B, 1]) -> f32[B, 5] {
-    param wte: f32[7, 11] from "wte.npy";
-    param wpe: f32[3, 11] from "wpe.npy";
-    param w: f32[11, 5] from "w.npy";
+model {model}(ids: f32[B, 1]) -> f32[B, 5] {{
+    param wte: f32[7, {d}] from "wte.npy";
+    param wpe: f32[{context}, {d}] from "wpe.npy";
+    param w: f32[{d}, 5] from "w.npy";
     param c: f32[5] from "c.npy";
     return softmax(dense(embedding(ids, wte, wpe), w, c));
+}}
+"#
+    )
 }
-"#;
 
 /// embedding in pipelined training: `embedding_train` keeps each sample's id, and
 /// `embedding_train_back`, on the same row of PEs, adds dy into the rows of the table's and
@@ -685,7 +690,7 @@ model emb_mlp(ids: f32[B, 1]) -> f32[B, 5] {
 #[test]
 fn an_embedding_trains_pipelined_like_numpy() {
     let (sgd, adam, adam_flags) = (SMALL_SGD, SMALL_ADAM, SMALL_ADAM_FLAGS);
-    let source = format!("{EMBEDDING_CHAIN}{}", small_train_item("emb_mlp", "ids"));
+    let source = embedding_chain("emb_mlp", 11, 3) + &small_train_item("emb_mlp", "ids", 6);
     for (flags, args) in [(&[][..], &sgd[..]), (&adam_flags[..], &adam[..])] {
         let stdout = transformer_trains_like_numpy("emb_mlp", &source, flags, args);
         let columns = region_columns(&stdout, "embedding_train#1");
@@ -694,7 +699,8 @@ fn an_embedding_trains_pipelined_like_numpy() {
 }
 
 /// Attention in a chain for pipelined training (the reference's `att_chain`): one dense layer
-/// makes q, k and v packed per head, `attention_qkv` takes them as one input.
+/// makes q, k and v packed per head, `attention_qkv` takes them as one input. Its `train`
+/// item is `small_train_item`'s, in batches of 8 (two sequences).
 const ATTENTION_CHAIN: &str = r#"import std.nn.{embedding, dense, attention_qkv, softmax};
 
 model att_chain(ids: f32[B, 1]) -> f32[B, 5] {
@@ -706,20 +712,6 @@ model att_chain(ids: f32[B, 1]) -> f32[B, 5] {
     param bo: f32[5] from "bo.npy";
     let x = dense(embedding(ids, wte, wpe), wqkv, bqkv);
     return softmax(dense(attention_qkv(x, heads = 2, context = 4), wo, bo));
-}
-
-train att_chain {
-    input ids = "ids.npy";
-    labels = "labels.npy";
-    loss = "cross_entropy";
-    optimizer = "sgd";
-    momentum = 0.9;
-    lr = 0.05;
-    steps = 8;
-    batch = 8;
-    shuffle = false;
-    target = "dev";
-    mode = "pipelined";
 }
 "#;
 
@@ -744,7 +736,11 @@ fn attention_trains_pipelined_like_numpy() {
         "--momentum",
         "0.9",
     ];
-    let stdout = transformer_trains_like_numpy("att_chain", ATTENTION_CHAIN, &[], &sgd);
+    let source = format!(
+        "{ATTENTION_CHAIN}{}",
+        small_train_item("att_chain", "ids", 8)
+    );
+    let stdout = transformer_trains_like_numpy("att_chain", &source, &[], &sgd);
     assert!(
         region_columns(&stdout, "attention_qkv_train#1") > 1,
         "{stdout}"
@@ -1056,17 +1052,11 @@ fn wide_mlp() -> String {
     source
 }
 
-/// Embeddings of 521 features into a softmax (the reference's `wide_embedding`).
-const WIDE_EMBEDDING: &str = r#"import std.nn.{embedding, dense, softmax};
-
-model wide_embedding(ids: f32[B, 1]) -> f32[B, 5] {
-    param wte: f32[7, 521] from "wte.npy";
-    param wpe: f32[4, 521] from "wpe.npy";
-    param w: f32[521, 5] from "w.npy";
-    param c: f32[5] from "c.npy";
-    return softmax(dense(embedding(ids, wte, wpe), w, c));
-}
-
+/// Embeddings of 521 features into a softmax (the reference's `wide_embedding`), trained 3
+/// SGD steps of 23 samples on `dev`.
+fn wide_embedding() -> String {
+    embedding_chain("wide_embedding", 521, 4)
+        + r#"
 train wide_embedding {
     input ids = "ids.npy";
     labels = "labels.npy";
@@ -1079,7 +1069,8 @@ train wide_embedding {
     shuffle = false;
     target = "dev";
 }
-"#;
+"#
+}
 
 /// dense (both gradients and dx), gelu, layernorm (dx, dg, db) and mse over several rows: 257
 /// features and a batch of 23 (primes: no number of rows or columns divides them), trained 3
@@ -1099,7 +1090,7 @@ fn a_wide_mlp_trains_over_several_rows_like_numpy() {
 #[test]
 fn a_wide_embedding_trains_over_several_rows_like_numpy() {
     let args = ["--steps", "3", "--batch", "23", "--lr", "0.05"];
-    let report = transformer_trains_like_numpy("wide_embedding", WIDE_EMBEDDING, &[], &args);
+    let report = transformer_trains_like_numpy("wide_embedding", &wide_embedding(), &[], &args);
     let (rows, _) = training_region(&report);
     assert!(rows > 1, "the wide embedding trained on {rows} row(s)");
 }

@@ -375,16 +375,16 @@ fn full_attention_matches_numpy() {
 #[test]
 fn packed_attention_matches_numpy() {
     let case = |name, n: u64, batch, scalars, reference_args| Case {
-        name,
-        layer: "attention_qkv",
         inputs: vec![("x", 3 * n)],
-        params: Vec::new(),
-        scalars,
-        reference_args,
-        out_features: n,
-        batch,
-        vocab: 0,
-        model: None,
+        ..same_width(
+            name,
+            "attention_qkv",
+            &[],
+            n,
+            batch,
+            scalars,
+            reference_args,
+        )
     };
     let causal = case(
         "attqkv8",
