@@ -16,7 +16,9 @@
 //! programs: the drains that stream the gradients out and the fill that takes the cluster's
 //! sums in and updates (`crate::cluster::replica`).
 
+use wsel_diagnostic::Location;
 use wsel_ir::graph::{BindTarget, LayerGraph, Mode};
+use wsel_lower::PipelinedTrain;
 use wsel_map::{MapOptions, Orientation, Placement};
 use wsel_sema::ty::Value;
 use wsel_sim::SimOptions;
@@ -89,7 +91,6 @@ pub(crate) fn prepare_share<'db>(
     share: Option<ReplicaShare>,
 ) -> Result<Pipelined<'db>, BuildError> {
     let mut data = read_data(loaded, request)?;
-    let overrides = &request.settings;
     let batch = data.settings.batch;
     if share.is_some() && data.settings.micro_batch != batch {
         return Err(BuildError::Message(
@@ -101,116 +102,38 @@ pub(crate) fn prepare_share<'db>(
         optimizer.push(("over".into(), Value::Int(i128::from(share.batch))));
         optimizer.push(("deferred".into(), Value::Bool(true)));
     }
-    let lowered = |samples: u64| -> Result<LayerGraph, BuildError> {
-        let (graph, diagnostics) = wsel_lower::layer_graph(&loaded.db, data.model, samples);
-        if diagnostics.is_empty() {
-            Ok(graph)
-        } else {
-            Err(BuildError::Diagnostics(diagnostics))
-        }
-    };
     let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
     let run_config = wsel_lower::lower_run_config(&loaded.db, loaded.file);
     let config = train_settings::data_config(item.as_ref(), run_config.as_ref());
-    let target = choose_target(overrides.target.as_deref(), config)?;
-    let loss_at = loss_location(loaded, &data.graph, &data.loss);
-    let training = |graph: &LayerGraph, settings: &[(String, Value)]| {
-        wsel_lower::pipelined_training_graphs(
-            &loaded.db,
-            data.model,
-            graph,
-            &data.loss.name,
-            loss_at.clone(),
-            settings,
-        )
-        .map_err(BuildError::Diagnostics)
+    let target = choose_target(request.settings.target.as_deref(), config)?;
+    let builder = Builder {
+        loaded,
+        data: &data,
+        loss_at: loss_location(loaded, &data.graph, &data.loss),
+        target: &target,
+        backend: choose_backend(request.settings.backend).map_err(BuildError::Message)?,
     };
-    let backend = choose_backend(overrides.backend).map_err(BuildError::Message)?;
-    let build = |graph: LayerGraph, options: &MapOptions| -> Result<Side, BuildError> {
-        let mapped = wsel_map::map(&graph, &target, Mode::Pipelined, options);
-        let placement = mapped
-            .placement
-            .ok_or(BuildError::Diagnostics(mapped.diagnostics))?;
-        let compiled = compile_checked(loaded, &graph, &placement, backend, &target)?;
-        Ok(Side {
-            graph,
-            placement,
-            compiled,
-        })
-    };
-    let sizes = match share {
-        Some(share) => vec![share.samples],
-        None if data.micro_chosen => vec![data.settings.micro_batch],
-        None => train_micro::sizes(batch),
-    };
-    let fitted = train_micro::fit(&sizes, |samples| {
-        let graph = match share {
-            None if samples == batch => data.graph.clone(),
-            _ => lowered(samples)?,
-        };
-        let mut settings = optimizer.clone();
-        if share.is_none() && samples < batch {
-            settings.push(("over".into(), Value::Int(i128::from(batch))));
-        }
-        let graphs = training(&graph, &settings)?;
-        let forward = build(graphs.forward.clone(), &MapOptions::default())?;
-        Ok((graph, settings, graphs, forward))
-    })?;
+    let fitted = fit_forward(&builder, &optimizer, share)?;
     let (graph, settings, graphs, forward) = fitted.value;
-    let split = (share.is_none() && fitted.samples < batch && !data.micro_chosen).then(|| {
+    let micro = (share.is_none() && fitted.samples < batch).then_some(fitted.samples);
+    let split = micro.filter(|_| !data.micro_chosen).map(|m| {
         format!(
-            "the activations a batch of {batch} samples keeps for the backward pass do not fit the fabric's SRAM: running micro-batches of {}, the largest divisor of the batch that fits",
-            fitted.samples
+            "the activations a batch of {batch} samples keeps for the backward pass do not fit the fabric's SRAM: running micro-batches of {m}, the largest divisor of the batch that fits"
         )
     });
     if share.is_some() {
         check_deferred(&graphs.backward)?;
     }
-    let regions: Vec<(Rect, Orientation)> = graphs
-        .region_of
-        .iter()
-        .map(|&f| {
-            let placed = &forward.placement.layers[f];
-            (placed.rect, placed.orientation)
-        })
-        .collect();
+    let regions = regions_of(&graphs, &forward);
     let pinned = MapOptions {
         regions: Some(&regions),
         ..MapOptions::default()
     };
-    let (backward, micro) = if share.is_none() && fitted.samples < batch {
-        train_micro::check_scalars(&graphs.backward)?;
-        let backward_with = |flags: &[&str]| -> Result<Side, BuildError> {
-            let mut settings = settings.clone();
-            settings.extend(flags.iter().map(|f| (f.to_string(), Value::Bool(true))));
-            build(training(&graph, &settings)?.backward, &pinned)
-        };
-        let partial = train_micro::Partial {
-            samples: fitted.samples,
-            first: backward_with(&train_micro::FIRST)?,
-            middle: backward_with(&train_micro::MIDDLE)?,
-        };
-        (backward_with(&train_micro::LAST)?, Some(partial))
-    } else {
-        (build(graphs.backward, &pinned)?, None)
-    };
+    let (backward, micro) = backward_sides(&builder, &graph, &settings, graphs, &pinned, micro)?;
     let replica = match share {
-        Some(share) => {
-            let update = training(&lowered(0)?, &optimizer)?;
-            let graphs = wsel_lower::replica_graphs(
-                &loaded.db,
-                data.model,
-                &graph,
-                &update.backward,
-                &update.region_of,
-                &optimizer,
-            );
-            let tree = wsel_swarm::Tree::new(share.systems, target.swarm.fan_out);
-            let fed = crate::cluster::feed_target(&target, &tree).0;
-            Some(crate::cluster::replica::build(
-                graphs, fed, &forward, &pinned, &build,
-            )?)
-        }
+        Some(share) => Some(replica_sides(
+            &builder, &optimizer, share, &graph, &forward, &pinned,
+        )?),
         None => None,
     };
     let (targets, params) = data.targets_and_params(request)?;
@@ -225,6 +148,162 @@ pub(crate) fn prepare_share<'db>(
         replica,
         target,
     })
+}
+
+/// What building the programs of a pipelined training run needs.
+struct Builder<'a, 'db> {
+    loaded: &'db Loaded,
+    data: &'a TrainData<'db>,
+    loss_at: Location,
+    target: &'a Target,
+    backend: wsel_codegen::Backend,
+}
+
+impl Builder<'_, '_> {
+    /// The model's graph for `samples` samples.
+    fn lowered(&self, samples: u64) -> Result<LayerGraph, BuildError> {
+        let model = self.data.model;
+        let (graph, diagnostics) = wsel_lower::layer_graph(&self.loaded.db, model, samples);
+        if diagnostics.is_empty() {
+            Ok(graph)
+        } else {
+            Err(BuildError::Diagnostics(diagnostics))
+        }
+    }
+
+    /// The forward and backward graphs of `graph`, the run's `settings` given to its layers.
+    fn training(
+        &self,
+        graph: &LayerGraph,
+        settings: &[(String, Value)],
+    ) -> Result<PipelinedTrain, BuildError> {
+        let (data, loss) = (self.data, &self.data.loss.name);
+        let at = self.loss_at.clone();
+        wsel_lower::pipelined_training_graphs(
+            &self.loaded.db,
+            data.model,
+            graph,
+            loss,
+            at,
+            settings,
+        )
+        .map_err(BuildError::Diagnostics)
+    }
+
+    /// `graph` mapped with `options` and compiled.
+    fn side(&self, graph: LayerGraph, options: &MapOptions) -> Result<Side, BuildError> {
+        let mapped = wsel_map::map(&graph, self.target, Mode::Pipelined, options);
+        let placement = mapped
+            .placement
+            .ok_or(BuildError::Diagnostics(mapped.diagnostics))?;
+        let compiled = compile_checked(self.loaded, &graph, &placement, self.backend, self.target)?;
+        Ok(Side {
+            graph,
+            placement,
+            compiled,
+        })
+    }
+}
+
+/// The model's graph, the settings, the training graphs and the placed forward program for the
+/// first micro-batch size that maps ([`train_micro::fit`]): the batch, else its largest
+/// divisor that fits, or the size asked for; a replica's share.
+fn fit_forward(
+    builder: &Builder<'_, '_>,
+    optimizer: &[(String, Value)],
+    share: Option<ReplicaShare>,
+) -> Result<train_micro::Fitted<Forward>, BuildError> {
+    let data = builder.data;
+    let batch = data.settings.batch;
+    let sizes = match share {
+        Some(share) => vec![share.samples],
+        None if data.micro_chosen => vec![data.settings.micro_batch],
+        None => train_micro::sizes(batch),
+    };
+    train_micro::fit(&sizes, |samples| {
+        let graph = match share {
+            None if samples == batch => data.graph.clone(),
+            _ => builder.lowered(samples)?,
+        };
+        let mut settings = optimizer.to_vec();
+        if share.is_none() && samples < batch {
+            settings.push(("over".into(), Value::Int(i128::from(batch))));
+        }
+        let graphs = builder.training(&graph, &settings)?;
+        let forward = builder.side(graphs.forward.clone(), &MapOptions::default())?;
+        Ok((graph, settings, graphs, forward))
+    })
+}
+
+/// The run's settings, by the names of the training layers' scalar inputs.
+type Settings = Vec<(String, Value)>;
+
+/// What [`fit_forward`] builds: the model's graph, the settings, the training graphs and the
+/// placed forward program.
+type Forward = (LayerGraph, Settings, PipelinedTrain, Side);
+
+/// The forward region and orientation of every backward layer of `graphs`.
+fn regions_of(graphs: &PipelinedTrain, forward: &Side) -> Vec<(Rect, Orientation)> {
+    graphs
+        .region_of
+        .iter()
+        .map(|&f| {
+            let placed = &forward.placement.layers[f];
+            (placed.rect, placed.orientation)
+        })
+        .collect()
+}
+
+/// The backward program, placed as `pinned`; with micro-batches of `micro` samples, the last
+/// micro-batch's and the others' ([`train_micro::Partial`]).
+fn backward_sides(
+    builder: &Builder<'_, '_>,
+    graph: &LayerGraph,
+    settings: &[(String, Value)],
+    graphs: PipelinedTrain,
+    pinned: &MapOptions,
+    micro: Option<u64>,
+) -> Result<(Side, Option<train_micro::Partial>), BuildError> {
+    let Some(samples) = micro else {
+        return Ok((builder.side(graphs.backward, pinned)?, None));
+    };
+    train_micro::check_scalars(&graphs.backward)?;
+    let backward_with = |flags: &[&str]| -> Result<Side, BuildError> {
+        let mut settings = settings.to_vec();
+        settings.extend(flags.iter().map(|f| (f.to_string(), Value::Bool(true))));
+        builder.side(builder.training(graph, &settings)?.backward, pinned)
+    };
+    let partial = train_micro::Partial {
+        samples,
+        first: backward_with(&train_micro::FIRST)?,
+        middle: backward_with(&train_micro::MIDDLE)?,
+    };
+    Ok((backward_with(&train_micro::LAST)?, Some(partial)))
+}
+
+/// A replica's drain and fill programs (`crate::cluster::replica`).
+fn replica_sides(
+    builder: &Builder<'_, '_>,
+    optimizer: &[(String, Value)],
+    share: ReplicaShare,
+    graph: &LayerGraph,
+    forward: &Side,
+    pinned: &MapOptions,
+) -> Result<ReplicaSides, BuildError> {
+    let update = builder.training(&builder.lowered(0)?, optimizer)?;
+    let graphs = wsel_lower::replica_graphs(
+        &builder.loaded.db,
+        builder.data.model,
+        graph,
+        &update.backward,
+        &update.region_of,
+        optimizer,
+    );
+    let target = builder.target;
+    let tree = wsel_swarm::Tree::new(share.systems, target.swarm.fan_out);
+    let fed = crate::cluster::feed_target(target, &tree).0;
+    let side = |graph, options: &MapOptions| builder.side(graph, options);
+    crate::cluster::replica::build(graphs, fed, forward, pinned, &side)
 }
 
 /// E0817 unless every backward layer that updates parameters can leave its update to the
