@@ -9,37 +9,36 @@ use wsel_map::{ChainFlow, KernelWork};
 use wsel_sema::Database;
 use wsel_target::Target;
 
-const PROGRAM: &str = "model m(x: f32[B, 40]) -> f32[B, 40] {
+/// The model: three layers on `[1, C]`, each running one kernel of `KERNELS`.
+fn program() -> String {
+    let layer = |name: &str, kernel: &str| {
+        format!(
+            "layer {name}(x: f32[B, N]) -> y: f32[B, N] {{
+    cost {{ flops = N; weights = 0; activations = 4 * (N + N); }}
+    pipelined on [1, C] where N % C == 0 {{
+        run {kernel}(n = N / C, samples = B);
+        bind x to port xs split [cols];
+        bind y to port ys split [cols];
+    }}
+}}
+"
+        )
+    };
+    let model = "model m(x: f32[B, 40]) -> f32[B, 40] {
     return trip(swap(relay(x)));
 }
-
-layer relay(x: f32[B, N]) -> y: f32[B, N] {
-    cost { flops = N; weights = 0; activations = 4 * (N + N); }
-    pipelined on [1, C] where N % C == 0 {
-        run relay_row(n = N / C, samples = B);
-        bind x to port xs split [cols];
-        bind y to port ys split [cols];
-    }
+";
+    [
+        model.to_string(),
+        layer("relay", "relay_row"),
+        layer("swap", "swap_row"),
+        layer("trip", "trip_row"),
+        KERNELS.to_string(),
+    ]
+    .concat()
 }
 
-layer swap(x: f32[B, N]) -> y: f32[B, N] {
-    cost { flops = N; weights = 0; activations = 4 * (N + N); }
-    pipelined on [1, C] where N % C == 0 {
-        run swap_row(n = N / C, samples = B);
-        bind x to port xs split [cols];
-        bind y to port ys split [cols];
-    }
-}
-
-layer trip(x: f32[B, N]) -> y: f32[B, N] {
-    cost { flops = N; weights = 0; activations = 4 * (N + N); }
-    pipelined on [1, C] where N % C == 0 {
-        run trip_row(n = N / C, samples = B);
-        bind x to port xs split [cols];
-        bind y to port ys split [cols];
-    }
-}
-
+const KERNELS: &str = "
 // A running sum east: PE c > 0 adds what the west sent before it passes it on.
 kernel relay_row(n: u32, samples: u32) {
     var v: [f32; n];
@@ -131,7 +130,7 @@ kernel trip_row(n: u32, samples: u32) {
 /// The flow of layer `layer`'s chain `out`/`inp` on 1 × 5, measured on `dev`.
 fn flow(layer: usize, out: &str, inp: &str) -> ChainFlow {
     let mut db = Database::default();
-    let file = wsel_sema::set_file(&mut db, Path::new("/chains.wse"), PROGRAM.to_string());
+    let file = wsel_sema::set_file(&mut db, Path::new("/chains.wse"), program());
     assert!(wsel_sema::diagnostics(&db, file).is_empty());
     let model = wsel_lower::find_model(&db, file, "m").expect("the model `m`");
     let target = Target::preset("dev").expect("dev");
