@@ -27,6 +27,7 @@ use wsel_ir::cost::CostModel;
 use wsel_ir::kernel::{KernelIr, TaskId};
 
 use crate::check::check_kernel;
+use crate::dry_trace::{Tracer, Transfer};
 use crate::{Backend, Code, CompiledKernel};
 
 /// Where the PE sits: its column and row inside its region, and the region's size.
@@ -107,7 +108,7 @@ pub struct DryRunner {
 
 /// How one attempt at a run ended.
 enum Attempt {
-    Done(DryRun),
+    Done(DryRun, Vec<Transfer>),
     /// Past the work the attempt was allowed (the caller's limit or the interpreter's).
     OverWork,
     Failed(DryRunError),
@@ -157,27 +158,49 @@ impl DryRunner {
     /// every receive complete as soon as it is posted and every send gone at once; every
     /// activation costs `switch_cycles` more, as on the fabric.
     pub fn run(&self, switch_cycles: u64, place: PePlace) -> Result<DryRun, DryRunError> {
+        self.run_with(switch_cycles, place, false)
+            .map(|(run, _)| run)
+    }
+
+    /// [`DryRunner::run`], with the causal order of the PE's transfers
+    /// ([`crate::dry_trace`]).
+    pub fn trace(
+        &self,
+        switch_cycles: u64,
+        place: PePlace,
+    ) -> Result<(DryRun, Vec<Transfer>), DryRunError> {
+        self.run_with(switch_cycles, place, true)
+    }
+
+    fn run_with(
+        &self,
+        switch_cycles: u64,
+        place: PePlace,
+        trace: bool,
+    ) -> Result<(DryRun, Vec<Transfer>), DryRunError> {
         let limit = self.cost_limits.work_cycles;
         let interpreted = self.cost_limits.interpreted_work.min(limit);
         // Once one run has outgrown the interpreter, the kernel's other runs (at other places,
         // doing about as much work) start compiled.
         if interpreted > 0 && self.compiled.get().is_none() {
-            match self.attempt(&self.interpreted, switch_cycles, place, interpreted) {
+            match self.attempt(&self.interpreted, switch_cycles, place, interpreted, trace) {
                 Attempt::OverWork if interpreted < limit => {}
                 other => return other.into_result(),
             }
         }
-        self.attempt(self.compiled()?, switch_cycles, place, limit)
+        self.attempt(self.compiled()?, switch_cycles, place, limit, trace)
             .into_result()
     }
 
-    /// One run with `code`, allowed `work_limit` cycles of work.
+    /// One run with `code`, allowed `work_limit` cycles of work, its transfers traced when
+    /// `trace` is set.
     fn attempt(
         &self,
         code: &CompiledKernel,
         switch_cycles: u64,
         place: PePlace,
         work_limit: u64,
+        trace: bool,
     ) -> Attempt {
         let mut sram = self.initial_sram.clone();
         // Every activation's count starts where the last one's ended, so that the compiled
@@ -187,10 +210,14 @@ impl DryRunner {
             ready: VecDeque::from([self.kernel.entry.0]),
             tasks: code.task_count() as u32,
             run: DryRun::default(),
+            tracer: trace.then(|| Tracer::new(self.kernel.ports.len())),
         };
         while let Some(task) = pe.ready.pop_front() {
             if pe.run.activations >= self.cost_limits.activations {
                 return Attempt::Failed(DryRunError::OverLimit);
+            }
+            if let Some(tracer) = &mut pe.tracer {
+                tracer.begin(work, switch_cycles);
             }
             let mut ctx = TaskCtx {
                 sram: sram.as_mut_ptr().cast(),
@@ -230,17 +257,22 @@ impl DryRunner {
             if work > work_limit {
                 return Attempt::OverWork;
             }
+            let busy = switch_cycles.saturating_add(cost).max(1);
             pe.run.activations += 1;
-            pe.run.busy_cycles += switch_cycles.saturating_add(cost).max(1);
+            pe.run.busy_cycles += busy;
+            if let Some(tracer) = &mut pe.tracer {
+                tracer.end(busy);
+            }
         }
-        Attempt::Done(pe.run)
+        let transfers = pe.tracer.map(|t| t.transfers).unwrap_or_default();
+        Attempt::Done(pe.run, transfers)
     }
 }
 
 impl Attempt {
-    fn into_result(self) -> Result<DryRun, DryRunError> {
+    fn into_result(self) -> Result<(DryRun, Vec<Transfer>), DryRunError> {
         match self {
-            Attempt::Done(run) => Ok(run),
+            Attempt::Done(run, transfers) => Ok((run, transfers)),
             Attempt::OverWork => Err(DryRunError::OverLimit),
             Attempt::Failed(e) => Err(e),
         }
@@ -257,6 +289,7 @@ struct DryPe {
     ready: VecDeque<u32>,
     tasks: u32,
     run: DryRun,
+    tracer: Option<Tracer>,
 }
 
 impl DryPe {
@@ -266,6 +299,9 @@ impl DryPe {
             STATUS_OK
         } else if task < self.tasks {
             self.ready.push_back(task);
+            if let Some(tracer) = &mut self.tracer {
+                tracer.activate();
+            }
             STATUS_OK
         } else {
             STATUS_ERROR
@@ -289,25 +325,38 @@ unsafe fn state<'a>(ctx: *mut TaskCtx) -> &'a mut DryPe {
     unsafe { &mut *(*ctx).runtime.cast::<DryPe>() }
 }
 
-unsafe extern "C" fn send(ctx: *mut TaskCtx, _port: u32, _offset: u32, n: u32, then: u32) -> u32 {
+unsafe extern "C" fn send(ctx: *mut TaskCtx, port: u32, _offset: u32, n: u32, then: u32) -> u32 {
     // SAFETY: called by the interpreter with the context `dry_run` built.
-    let pe = unsafe { state(ctx) };
+    let (pe, work) = unsafe { (state(ctx), (*ctx).cycles) };
     pe.run.wavelets_out += u64::from(n);
+    if let Some(tracer) = &mut pe.tracer {
+        tracer.send(port, n, work);
+    }
     pe.then(then)
 }
 
-unsafe extern "C" fn send_scalar(ctx: *mut TaskCtx, _port: u32, _value: u32, then: u32) -> u32 {
+unsafe extern "C" fn send_scalar(ctx: *mut TaskCtx, port: u32, _value: u32, then: u32) -> u32 {
     // SAFETY: as in `send`.
-    let pe = unsafe { state(ctx) };
+    let (pe, work) = unsafe { (state(ctx), (*ctx).cycles) };
     pe.run.wavelets_out += 1;
+    if let Some(tracer) = &mut pe.tracer {
+        tracer.send(port, 1, work);
+    }
     pe.then(then)
 }
 
-unsafe extern "C" fn recv(ctx: *mut TaskCtx, _port: u32, n: u32, _offset: u32, then: u32) -> u32 {
+unsafe extern "C" fn recv(ctx: *mut TaskCtx, port: u32, n: u32, _offset: u32, then: u32) -> u32 {
     // SAFETY: as in `send`.
-    let pe = unsafe { state(ctx) };
+    let (pe, work) = unsafe { (state(ctx), (*ctx).cycles) };
     pe.run.wavelets_in += u64::from(n);
-    pe.then(then)
+    if then == NO_TASK || then >= pe.tasks {
+        return pe.then(then);
+    }
+    pe.ready.push_back(then);
+    if let Some(tracer) = &mut pe.tracer {
+        tracer.recv(port, n, work);
+    }
+    STATUS_OK
 }
 
 unsafe extern "C" fn activate(ctx: *mut TaskCtx, task: u32) -> u32 {
@@ -447,6 +496,55 @@ mod tests {
         assert_eq!(run.busy_cycles, 35);
         assert_eq!(run.wavelets_in, 12);
         assert_eq!(run.wavelets_out, 1);
+    }
+
+    #[test]
+    fn a_trace_orders_every_transfer_after_what_queued_it() {
+        use crate::dry_trace::{Mark, Transfer};
+        let kernel = counting_kernel();
+        let (run, trace) = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, DryRunLimits::default())
+            .and_then(|runner| runner.trace(4, place()))
+            .expect("dry run");
+        assert_eq!(run.busy_cycles, 35);
+        // By hand, the causal clock (4 cycles of switch first in every activation): `main`
+        // posts receive 1 after its switch and the receive's issue, at 5, and ends there;
+        // each `got` starts where the last activation ended and posts the next receive (or
+        // sends) after its switch and 6 cycles of work: receives at 15 and 25, the send at 35.
+        // Every `got` follows the receive whose task it is, which started it.
+        let recv = |ordinal, at, after: Option<Mark>| Transfer {
+            port: 0,
+            send: false,
+            ordinal,
+            words: 4,
+            at,
+            after: vec![after, None],
+        };
+        let mark = |ordinal, at| Some(Mark { ordinal, at });
+        assert_eq!(
+            trace,
+            [
+                recv(1, 5, None),
+                recv(2, 15, mark(1, 5)),
+                recv(3, 25, mark(2, 15)),
+                Transfer {
+                    port: 1,
+                    send: true,
+                    ordinal: 1,
+                    words: 1,
+                    at: 35,
+                    after: vec![mark(3, 25), None],
+                },
+            ]
+        );
+        // Untraced, the same run; compiled, the same trace.
+        let plain = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, DryRunLimits::default())
+            .and_then(|runner| runner.run(4, place()))
+            .expect("dry run");
+        assert_eq!(plain, run);
+        let compiled = DryRunner::new(&kernel, &CostModel::WSE2_LIKE, interpreting(0))
+            .and_then(|runner| runner.trace(4, place()))
+            .expect("dry run");
+        assert_eq!(compiled, (run, trace));
     }
 
     /// Limits that run in the interpreter up to `interpreted_work` cycles of work.

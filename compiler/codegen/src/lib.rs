@@ -15,6 +15,7 @@ pub mod artifact;
 pub mod check;
 mod cranelift;
 pub mod dry_run;
+pub mod dry_trace;
 mod error;
 pub mod faults;
 pub mod host;

@@ -8,8 +8,9 @@
 //! does `s = b₂ − b₁` per sample plus `f = b₁ − s` once, so for `b` samples per copy its work
 //! per sample is `(f + b·s) / b`, rounded to the nearest cycle. The estimate is the largest over the PEs. Where the model
 //! does not lower for one or two samples, or a dry run fails, the mapper gets no figure and
-//! falls back to its multiply-add formula. Measurements are kept for the life of a
-//! [`KernelDryRuns`], and across them in a [`MeasuredWork`] when one is given.
+//! falls back to its multiply-add formula. The centre PE's runs are traced too, and say how the
+//! kernel passes messages along its chains ([`crate::chain_flow`]). Measurements are kept for
+//! the life of a [`KernelDryRuns`], and across them in a [`MeasuredWork`] when one is given.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -18,9 +19,11 @@ use wsel_codegen::dry_run::{DryRunLimits, DryRunner, PePlace};
 use wsel_ir::cost::CostModel;
 use wsel_ir::graph::{CValue, LayerGraph, LayerInstance};
 use wsel_ir::kernel::KernelIr;
+use wsel_map::ChainFlow;
 use wsel_sema::{Db, ItemId};
 use wsel_target::Target;
 
+use crate::chain_flow::chain_flows;
 use crate::store::MeasuredWork;
 use crate::{cost_model, lower_for_batch};
 
@@ -31,6 +34,26 @@ pub(crate) struct PeWork {
     per_sample: u64,
 }
 
+impl PeWork {
+    /// The work of a PE busy `one` cycles for a batch of one sample and `two` for two.
+    fn of(one: u64, two: u64) -> PeWork {
+        let per_sample = two.saturating_sub(one);
+        PeWork {
+            fixed: one.saturating_sub(per_sample),
+            per_sample,
+        }
+    }
+}
+
+/// What the dry runs of a kernel instance on a region measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Measured {
+    /// Every representative PE's work.
+    pes: Vec<PeWork>,
+    /// The centre PE's flow on every pair of an `out` and an `in` port (by name).
+    flows: Vec<(String, String, ChainFlow)>,
+}
+
 /// The measured kernel work of one model's layers.
 pub struct KernelDryRuns<'db> {
     db: &'db dyn Db,
@@ -39,7 +62,7 @@ pub struct KernelDryRuns<'db> {
     cost: CostModel,
     switch_cycles: u64,
     /// Per kernel instance (its arguments at both batches) and region size, the PEs' work.
-    memo: RefCell<HashMap<String, Option<Vec<PeWork>>>>,
+    memo: RefCell<HashMap<String, Option<Measured>>>,
     /// Per kernel instance and region size, the busiest PE's busy cycles for a whole phase.
     phase_memo: RefCell<HashMap<String, Option<u64>>>,
     /// Measurements kept across mappings, by their inputs.
@@ -72,15 +95,14 @@ impl<'db> KernelDryRuns<'db> {
         self
     }
 
-    /// The work of every representative PE of the region, or `None` when it cannot be
-    /// measured.
+    /// What the dry runs on the region measure, or `None` when they cannot.
     fn measure(
         &self,
         layer: usize,
         implementation: usize,
         rows: u32,
         cols: u32,
-    ) -> Option<Vec<PeWork>> {
+    ) -> Option<Measured> {
         let graphs = self.graphs.as_ref()?;
         let mut args: Vec<Vec<(String, CValue)>> = Vec::with_capacity(2);
         for graph in graphs {
@@ -112,9 +134,9 @@ impl<'db> KernelDryRuns<'db> {
         work
     }
 
-    /// The work of every representative PE of the region running the kernel lowered for one
-    /// sample and for two (`irs`): kept, else measured.
-    fn dry_run(&self, irs: &[KernelIr; 2], rows: u32, cols: u32) -> Option<Vec<PeWork>> {
+    /// What the dry runs of the kernel lowered for one sample and for two (`irs`) measure on
+    /// the region: kept, else measured.
+    fn dry_run(&self, irs: &[KernelIr; 2], rows: u32, cols: u32) -> Option<Measured> {
         let key = self
             .kept
             .and_then(|_| MeasuredWork::key(irs, rows, cols, &self.cost, self.switch_cycles));
@@ -125,29 +147,43 @@ impl<'db> KernelDryRuns<'db> {
         }
         let runner = |ir: &KernelIr| DryRunner::new(ir, &self.cost, DryRunLimits::default()).ok();
         let work = match irs.each_ref().map(runner) {
-            [Some(one), Some(two)] => representative_pes(rows, cols)
-                .into_iter()
-                .map(|place| {
-                    let busy = |runner: &DryRunner| {
-                        runner
-                            .run(self.switch_cycles, place)
-                            .ok()
-                            .map(|run| run.busy_cycles)
-                    };
-                    let (b1, b2) = (busy(&one)?, busy(&two)?);
-                    let per_sample = b2.saturating_sub(b1);
-                    Some(PeWork {
-                        fixed: b1.saturating_sub(per_sample),
-                        per_sample,
-                    })
-                })
-                .collect::<Option<Vec<_>>>(),
+            [Some(one), Some(two)] => self.measure_runs(&[one, two], &irs[0], rows, cols),
             _ => None,
         };
         if let (Some(kept), Some(key)) = (self.kept, key) {
             kept.insert(key, work.clone());
         }
         work
+    }
+}
+
+impl KernelDryRuns<'_> {
+    /// Every representative PE's work and the centre PE's flows, from the `runners` of the
+    /// kernel `ir` lowered for one sample and for two.
+    fn measure_runs(
+        &self,
+        runners: &[DryRunner; 2],
+        ir: &KernelIr,
+        rows: u32,
+        cols: u32,
+    ) -> Option<Measured> {
+        let switch = self.switch_cycles;
+        let centre = (rows.max(1) / 2, cols.max(1) / 2);
+        let mut flows = Vec::new();
+        let pes = representative_pes(rows, cols)
+            .into_iter()
+            .map(|place| {
+                if (place.y, place.x) != centre {
+                    let busy = |r: &DryRunner| r.run(switch, place).ok().map(|r| r.busy_cycles);
+                    return Some(PeWork::of(busy(&runners[0])?, busy(&runners[1])?));
+                }
+                let (one, one_trace) = runners[0].trace(switch, place).ok()?;
+                let (two, two_trace) = runners[1].trace(switch, place).ok()?;
+                flows = chain_flows(ir, &one_trace, &two_trace);
+                Some(PeWork::of(one.busy_cycles, two.busy_cycles))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Measured { pes, flows })
     }
 }
 
@@ -162,9 +198,27 @@ impl wsel_map::KernelWork for KernelDryRuns<'_> {
     ) -> Option<u64> {
         let samples = samples.max(1);
         self.measure(layer, implementation, rows, cols)?
+            .pes
             .iter()
             .map(|w| (w.fixed + samples * w.per_sample + samples / 2) / samples)
             .max()
+    }
+
+    fn chain_flow(
+        &self,
+        layer: usize,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+        out_port: &str,
+        in_port: &str,
+    ) -> Option<ChainFlow> {
+        let measured = self.measure(layer, implementation, rows, cols)?;
+        measured
+            .flows
+            .iter()
+            .find(|(out, inp, _)| out == out_port && inp == in_port)
+            .map(|&(_, _, flow)| flow)
     }
 
     fn phase_cycles(

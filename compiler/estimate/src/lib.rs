@@ -8,6 +8,7 @@
 //! Dry runs interpret kernels, or compile them with Cranelift when a run is long
 //! (`wsel_codegen::dry_run`); nothing here simulates a fabric.
 
+mod chain_flow;
 pub mod kernel_work;
 pub mod sources;
 pub mod store;

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use wsel_ir::cost::CostModel;
 use wsel_ir::kernel::KernelIr;
 
-use crate::kernel_work::PeWork;
+use crate::kernel_work::Measured;
 
 /// How many measurements a [`MeasuredWork`] keeps before it starts afresh.
 const CAPACITY: usize = 4096;
@@ -19,7 +19,7 @@ pub(crate) type Key = [u8; 32];
 
 /// Measurements by the digest of their inputs (`None`: the dry run gave no figure).
 pub struct MeasuredWork {
-    entries: Mutex<BTreeMap<Key, Option<Vec<PeWork>>>>,
+    entries: Mutex<BTreeMap<Key, Option<Measured>>>,
 }
 
 impl MeasuredWork {
@@ -42,7 +42,7 @@ impl MeasuredWork {
         Some(*blake3::hash(&bytes).as_bytes())
     }
 
-    pub(crate) fn get(&self, key: &Key) -> Option<Option<Vec<PeWork>>> {
+    pub(crate) fn get(&self, key: &Key) -> Option<Option<Measured>> {
         self.lock().get(key).cloned()
     }
 
@@ -51,7 +51,7 @@ impl MeasuredWork {
         self.lock().clear();
     }
 
-    pub(crate) fn insert(&self, key: Key, work: Option<Vec<PeWork>>) {
+    pub(crate) fn insert(&self, key: Key, work: Option<Measured>) {
         let mut entries = self.lock();
         if entries.len() >= CAPACITY {
             entries.clear();
@@ -59,7 +59,7 @@ impl MeasuredWork {
         entries.insert(key, work);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<Key, Option<Vec<PeWork>>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<Key, Option<Measured>>> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use wsel_ir::graph::{LayerGraph, TensorRef};
 use wsel_target::Target;
 
+use crate::chain::ChainTerms;
 use crate::estimate::{CostInputs, HostPace};
 use crate::placement::{EdgeSource, PlacedLayer, Placement, Transfer};
 use crate::ports::ImplPlan;
@@ -122,7 +123,7 @@ pub(crate) fn host_streams(p: &Placement) -> u64 {
 }
 
 /// Estimates every layer of `p` again with the host's bandwidth shared by `streams` host
-/// streams, keeping each layer's measured work.
+/// streams, keeping each layer's measured work and chain terms.
 pub(crate) fn repace(graph: &LayerGraph, p: &mut Placement, target: &Target, streams: u64) {
     let pace = HostPace::new(target, streams);
     let per_copy = p.layers_per_copy().max(1);
@@ -137,8 +138,8 @@ pub(crate) fn repace(graph: &LayerGraph, p: &mut Placement, target: &Target, str
         };
         let cost = costs[l]
             .get_or_insert_with(|| CostInputs::new(graph, l, &ImplPlan::new(layer, imp), target));
-        let work = Some(placed.estimate.compute);
-        placed.estimate = cost.estimate(placed.rows, placed.cols, work, Some(pace));
+        let (work, chains) = (placed.estimate.compute, ChainTerms::kept(&placed.estimate));
+        placed.estimate = cost.estimate(placed.rows, placed.cols, Some(work), chains, Some(pace));
     }
 }
 

@@ -8,9 +8,10 @@
 //! edge_in  = Σ over bound input ports: part length × pace     (taken one after another)
 //! edge_out = max over bound output ports: part length × pace
 //! chain    = the bound output's part length, when the output port passes it along a chain
-//!            of PEs (a link class of length > 1: a reduction down the columns, along a row)
+//!            of PEs (a link class of length > 1: a reduction down the columns, along a row),
+//!            plus the chains' latency when a PE's next sample waits for a round trip
 //! cycles   = max(edge_in + compute + chain, edge_out)           the stage's period
-//! latency  = edge_in + compute + Σ chains (L − 1) · (hop + switch + msg + msg / add_rate)
+//! latency  = edge_in + compute + Σ chains' latency              (crate::chain)
 //! ```
 //!
 //! A stream's `pace` is one wavelet per cycle, except a host stream's: the host's bandwidth is
@@ -29,8 +30,9 @@ use wsel_ir::graph::{LayerGraph, LayerInstance, TensorRef};
 use wsel_ir::kernel::{PortDirection, ScalarTy};
 use wsel_target::Target;
 
+use crate::chain::{ChainFlow, ChainOn, ChainTerms, StepCosts, chain_terms};
 use crate::placement::Estimate;
-use crate::ports::{BoundTensor, ImplPlan, Parts, SlotOf, along};
+use crate::ports::{BoundTensor, ImplPlan, Parts, along};
 
 /// How fast host streams move: the host's bandwidth shared evenly by `streams` streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,12 +71,15 @@ struct PortCost {
 }
 
 /// A link class along which PEs pass data from one to the next.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Chain {
     /// Along the region's rows (a north/south link), else along its columns.
     along_rows: bool,
     /// The bound output port the chain carries (index into `ports`), if any.
     output: Option<usize>,
+    /// The kernel's ports that send and receive on it.
+    out_port: String,
+    in_port: String,
 }
 
 /// What a layer's estimate depends on, gathered once per layer.
@@ -121,29 +126,20 @@ impl CostInputs {
         let chains = plan
             .links
             .iter()
-            .enumerate()
-            .filter(|&(k, _)| {
-                // A chain: the class has both a sending and a receiving port.
-                let members = plan.ports.iter().filter(|p| p.slot == SlotOf::Link(k));
-                let (mut ins, mut outs) = (0, 0);
-                for p in members {
-                    match p.direction {
-                        PortDirection::In => ins += 1,
-                        PortDirection::Out => outs += 1,
-                    }
+            // A chain: the class has both a sending and a receiving port.
+            .filter_map(|link| Some((link, link.out_port?, link.in_port?)))
+            .map(|(link, out_port, in_port)| {
+                let out = &plan.ports[out_port];
+                let carries_output = out
+                    .bind
+                    .as_ref()
+                    .is_some_and(|b| b.tensor == BoundTensor::Output);
+                Chain {
+                    along_rows: along(link.dir, 2, 1) == 2,
+                    output: port_of_plan[out_port].filter(|_| carries_output),
+                    out_port: out.name.clone(),
+                    in_port: plan.ports[in_port].name.clone(),
                 }
-                ins > 0 && outs > 0
-            })
-            .map(|(k, link)| Chain {
-                along_rows: along(link.dir, 2, 1) == 2,
-                output: plan.ports.iter().enumerate().find_map(|(i, p)| {
-                    let bound_out = p.slot == SlotOf::Link(k)
-                        && p.direction == PortDirection::Out
-                        && p.bind
-                            .as_ref()
-                            .is_some_and(|b| b.tensor == BoundTensor::Output);
-                    if bound_out { port_of_plan[i] } else { None }
-                }),
             })
             .collect();
         CostInputs {
@@ -167,15 +163,50 @@ impl CostInputs {
             .sum()
     }
 
+    /// What the chains add on a `rows × cols` region, where `flow` says how the kernel
+    /// passes messages on the chain of its `out` and `in` ports, when the caller measured it
+    /// ([`crate::KernelWork::chain_flow`]).
+    pub(crate) fn chain_terms(
+        &self,
+        rows: u32,
+        cols: u32,
+        flow: &dyn Fn(&str, &str) -> Option<ChainFlow>,
+    ) -> ChainTerms {
+        let chains: Vec<ChainOn> = self
+            .chains
+            .iter()
+            .map(|c| ChainOn {
+                length: u64::from(if c.along_rows { rows } else { cols }),
+                bound: c.output.map(|o| self.part(&self.ports[o], rows, cols)),
+                flow: flow(&c.out_port, &c.in_port),
+            })
+            .collect();
+        let costs = StepCosts {
+            hop: self.hop,
+            switch: self.switch,
+            add_rate: self.add_rate,
+        };
+        chain_terms(&chains, costs)
+    }
+
+    /// A bound port's part on a `rows × cols` region, in elements per sample.
+    fn part(&self, p: &PortCost, rows: u32, cols: u32) -> u64 {
+        p.elems
+            .div_ceil(parts(p.parts, rows, cols))
+            .div_ceil(p.amortise)
+    }
+
     /// The estimate on a `rows × cols` region, whose busiest PE does `work` cycles of tasks
     /// per sample when the caller measured it ([`crate::KernelWork`]); without it, the
-    /// layer's multiply-adds spread over the region at the target's fma rate. Host streams
-    /// move at `pace`; `None` takes this layer's own host streams as the only ones.
+    /// layer's multiply-adds spread over the region at the target's fma rate. The chains add
+    /// `chains` ([`CostInputs::chain_terms`]). Host streams move at `pace`; `None` takes this
+    /// layer's own host streams as the only ones.
     pub(crate) fn estimate(
         &self,
         rows: u32,
         cols: u32,
         work: Option<u64>,
+        chains: ChainTerms,
         pace: Option<HostPace>,
     ) -> Estimate {
         let pes = u64::from(rows.max(1)) * u64::from(cols.max(1));
@@ -184,11 +215,7 @@ impl CostInputs {
             streams: self.host_streams(rows, cols).max(1),
             bandwidth_bytes_per_cycle: self.host_bandwidth,
         });
-        let len = |p: &PortCost| {
-            p.elems
-                .div_ceil(parts(p.parts, rows, cols))
-                .div_ceil(p.amortise)
-        };
+        let len = |p: &PortCost| self.part(p, rows, cols);
         let time = |p: &PortCost| if p.host { pace.cycles(len(p)) } else { len(p) };
         let edge_in: u64 = self.ports.iter().filter(|p| p.input).map(time).sum();
         let edge_out = self
@@ -198,27 +225,14 @@ impl CostInputs {
             .map(time)
             .max()
             .unwrap_or(0);
-        let (mut chain, mut steps) = (0, 0);
-        for c in &self.chains {
-            let length = u64::from(if c.along_rows { rows } else { cols });
-            if length < 2 {
-                continue;
-            }
-            let message = c.output.map_or(1, |o| len(&self.ports[o]));
-            if c.output.is_some() {
-                chain = chain.max(message);
-            }
-            let step = self.hop + self.switch + message + message.div_ceil(self.add_rate);
-            steps += (length - 1) * step;
-        }
         Estimate {
             compute,
             edge_in,
             edge_out,
-            chain,
+            chain: chains.chain,
             batch_compute: 0,
-            cycles: (edge_in + compute + chain).max(edge_out),
-            latency: edge_in + compute + steps,
+            cycles: (edge_in + compute + chains.chain).max(edge_out),
+            latency: edge_in + compute + chains.steps,
         }
     }
 }
@@ -291,6 +305,18 @@ mod tests {
         }
     }
 
+    /// The estimate with no chain measured.
+    fn unmeasured(
+        c: &CostInputs,
+        rows: u32,
+        cols: u32,
+        work: Option<u64>,
+        pace: Option<HostPace>,
+    ) -> Estimate {
+        let chains = c.chain_terms(rows, cols, &|_, _| None);
+        c.estimate(rows, cols, work, chains, pace)
+    }
+
     fn port(elems: u64, parts: Parts, input: bool, host: bool) -> PortCost {
         PortCost {
             elems,
@@ -312,9 +338,11 @@ mod tests {
             vec![Chain {
                 along_rows: true,
                 output: Some(1),
+                out_port: "ysum".into(),
+                in_port: "psum".into(),
             }],
         );
-        let e = c.estimate(4, 2, None, None);
+        let e = unmeasured(&c, 4, 2, None, None);
         assert_eq!(
             (e.compute, e.edge_in, e.edge_out, e.chain),
             (256, 16, 16, 16)
@@ -323,7 +351,7 @@ mod tests {
         // Three steps down the rows, each a hop, a task switch, 16 wavelets and 8 adds.
         assert_eq!(e.latency, 16 + 256 + 3 * (1 + 4 + 16 + 8));
         // One row: no chain.
-        let e = c.estimate(1, 2, Some(10), None);
+        let e = unmeasured(&c, 1, 2, Some(10), None);
         assert_eq!((e.chain, e.cycles, e.latency), (0, 64 + 10, 64 + 10));
     }
 
@@ -342,7 +370,7 @@ mod tests {
             streams: 32,
             bandwidth_bytes_per_cycle: 64,
         };
-        let e = c.estimate(1, 16, Some(5), Some(pace));
+        let e = unmeasured(&c, 1, 16, Some(5), Some(pace));
         assert_eq!((e.edge_in, e.edge_out, e.cycles), (8, 8, 13));
         // Few streams never move faster than a wavelet per cycle.
         assert_eq!(HostPace::new(&Target::wse2(), 2).cycles(100), 100);

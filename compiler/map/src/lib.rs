@@ -27,6 +27,7 @@
 
 mod batch;
 mod bus;
+mod chain;
 mod colors;
 mod copies;
 pub mod diagnostics;
@@ -56,6 +57,7 @@ use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_target::Target;
 
+pub use chain::ChainFlow;
 pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
 pub use expr::kernel_args;
@@ -97,6 +99,23 @@ pub trait KernelWork {
         cols: u32,
     ) -> Option<u64> {
         let _ = (layer, implementation, rows, cols);
+        None
+    }
+
+    /// How `layer`'s kernel, running its implementation `implementation` on a logical
+    /// `rows × cols` region, passes messages along the chain whose PEs send on `out_port` and
+    /// receive their neighbour's sends on `in_port`, per sample; `None` when unknown. The
+    /// default knows nothing.
+    fn chain_flow(
+        &self,
+        layer: usize,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+        out_port: &str,
+        in_port: &str,
+    ) -> Option<ChainFlow> {
+        let _ = (layer, implementation, rows, cols, out_port, in_port);
         None
     }
 }

@@ -798,7 +798,13 @@ pub(crate) fn assemble(
             orientation,
             kernel_args,
             sram_bytes: cand.map_or(0, |c| c.sram_bytes),
-            estimate: cand.map_or_else(|| lp.cost.estimate(rows, cols, None, None), |c| c.estimate),
+            estimate: cand.map_or_else(
+                || {
+                    let chains = lp.cost.chain_terms(rows, cols, &|_, _| None);
+                    lp.cost.estimate(rows, cols, None, chains, None)
+                },
+                |c| c.estimate,
+            ),
             ports,
         });
     }

@@ -535,12 +535,12 @@ fn candidate_table(
                 }
                 continue;
             }
-            let work = fabric
-                .options
-                .work
-                .and_then(|w| w.cycles_per_sample(l, k, r, c, graph.batch));
+            let measured = fabric.options.work;
+            let work = measured.and_then(|w| w.cycles_per_sample(l, k, r, c, graph.batch));
+            let flow = |out: &str, inp: &str| measured?.chain_flow(l, k, r, c, out, inp);
+            let chains = cost.chain_terms(r, c, &flow);
             table[ri * sizes.cols.len() + ci] = Some(Candidate {
-                estimate: cost.estimate(r, c, work, None),
+                estimate: cost.estimate(r, c, work, chains, None),
                 sram_bytes: sram,
             });
         }

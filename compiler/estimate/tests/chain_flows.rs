@@ -1,0 +1,205 @@
+//! How a kernel passes messages along a chain, as the dry runs of a region's centre PE
+//! measure it for the mapper's estimate (`docs/mapping.md` §5, `wsel_map::ChainFlow`): three
+//! kernels on a 1 × 5 row of `dev` (2 cycles a task switch, 2 f32 adds a cycle), 8 words per
+//! PE and sample, measured at the centre PE, column 2.
+
+use std::path::Path;
+
+use wsel_map::{ChainFlow, KernelWork};
+use wsel_sema::Database;
+use wsel_target::Target;
+
+/// The model: three layers on `[1, C]`, each running one kernel of `KERNELS`.
+fn program() -> String {
+    let layer = |name: &str, kernel: &str| {
+        format!(
+            "layer {name}(x: f32[B, N]) -> y: f32[B, N] {{
+    cost {{ flops = N; weights = 0; activations = 4 * (N + N); }}
+    pipelined on [1, C] where N % C == 0 {{
+        run {kernel}(n = N / C, samples = B);
+        bind x to port xs split [cols];
+        bind y to port ys split [cols];
+    }}
+}}
+"
+        )
+    };
+    let model = "model m(x: f32[B, 40]) -> f32[B, 40] {
+    return trip(swap(relay(x)));
+}
+";
+    [
+        model.to_string(),
+        layer("relay", "relay_row"),
+        layer("swap", "swap_row"),
+        layer("trip", "trip_row"),
+        KERNELS.to_string(),
+    ]
+    .concat()
+}
+
+const KERNELS: &str = "
+// A running sum east: PE c > 0 adds what the west sent before it passes it on.
+kernel relay_row(n: u32, samples: u32) {
+    var v: [f32; n];
+    var s: [f32; n];
+    var done: u32 = 0;
+    in  xs:    stream<f32> from north;
+    out ys:    stream<f32> to south;
+    in  fromw: stream<f32> from west;
+    out toe:   stream<f32> to east;
+
+    task main() {
+        if samples > 0 { recv(xs, v[0..n]) then got; }
+    }
+    task got() {
+        if pe.col == 0 { activate pass; } else { recv(fromw, s[0..n]) then add; }
+    }
+    task add() {
+        v[0..n] += s[0..n];
+        activate pass;
+    }
+    task pass() {
+        if pe.col < region.cols - 1 { send(toe, v[0..n]); }
+        send(ys, v[0..n]);
+        done += 1;
+        if done < samples { recv(xs, v[0..n]) then got; }
+    }
+}
+
+// An exchange: every PE sends its own part east and takes its west neighbour's.
+kernel swap_row(n: u32, samples: u32) {
+    var v: [f32; n];
+    var s: [f32; n];
+    var done: u32 = 0;
+    in  xs:    stream<f32> from north;
+    out ys:    stream<f32> to south;
+    in  fromw: stream<f32> from west;
+    out toe:   stream<f32> to east;
+
+    task main() {
+        if samples > 0 { recv(xs, v[0..n]) then got; }
+    }
+    task got() {
+        if pe.col < region.cols - 1 { send(toe, v[0..n]); }
+        if pe.col > 0 { recv(fromw, s[0..n]) then emit; } else { activate emit; }
+    }
+    task emit() {
+        send(ys, s[0..n]);
+        done += 1;
+        if done < samples { recv(xs, v[0..n]) then got; }
+    }
+}
+
+// A round trip: a word east from PE to PE, the last one's back west; the next sample waits.
+kernel trip_row(n: u32, samples: u32) {
+    var v: [f32; n];
+    var s: [f32; 1];
+    var t: [f32; 1];
+    var done: u32 = 0;
+    in  xs:    stream<f32> from north;
+    out ys:    stream<f32> to south;
+    in  fromw: stream<f32> from west;
+    out toe:   stream<f32> to east;
+    in  frome: stream<f32> from east;
+    out tow:   stream<f32> to west;
+
+    task main() {
+        if samples > 0 { recv(xs, v[0..n]) then got; }
+    }
+    task got() {
+        if pe.col == 0 { activate east; } else { recv(fromw, s[0..1]) then east; }
+    }
+    task east() {
+        if pe.col == region.cols - 1 {
+            activate west;
+        } else {
+            send(toe, v[0..1]);
+            recv(frome, t[0..1]) then west;
+        }
+    }
+    task west() {
+        if pe.col > 0 { send(tow, t[0..1]); }
+        send(ys, v[0..n]);
+        done += 1;
+        if done < samples { recv(xs, v[0..n]) then got; }
+    }
+}
+";
+
+/// The flow of layer `layer`'s chain `out`/`inp` on 1 × 5, measured on `dev`.
+fn flow(layer: usize, out: &str, inp: &str) -> ChainFlow {
+    let mut db = Database::default();
+    let file = wsel_sema::set_file(&mut db, Path::new("/chains.wse"), program());
+    assert!(wsel_sema::diagnostics(&db, file).is_empty());
+    let model = wsel_lower::find_model(&db, file, "m").expect("the model `m`");
+    let target = Target::preset("dev").expect("dev");
+    let work = wsel_estimate::KernelDryRuns::new(&db, model, &target);
+    work.chain_flow(layer, 0, 1, 5, out, inp).expect("measured")
+}
+
+#[test]
+fn a_running_sum_relays() {
+    // Relay work, from `add`'s start to the send in `pass`: add = switch 2 + `v += s` (8
+    // adds at 2 a cycle) 4 + `activate` 1 = 7; then pass = switch 2 + `if` (1, its
+    // compare 1, `region.cols - 1` 1) 3 + the send's issue 1 = 6. 13 in all.
+    let f = flow(0, "toe", "fromw");
+    assert_eq!(
+        f,
+        ChainFlow {
+            messages: 1,
+            words: 8,
+            relays: 1,
+            relay_words: 8,
+            relay_work: 7 + 6,
+            round_trip: false,
+        }
+    );
+}
+
+#[test]
+fn an_exchange_does_not_relay() {
+    // Sample k's send east follows only sample k − 1's receive from the west.
+    let f = flow(1, "toe", "fromw");
+    assert_eq!(
+        f,
+        ChainFlow {
+            messages: 1,
+            words: 8,
+            ..ChainFlow::default()
+        }
+    );
+}
+
+#[test]
+fn a_round_trip_is_seen_on_the_answering_chain() {
+    // East: a word relayed after `east`'s switch 2, `if` (1 + compare 1 + subtraction 1) 3
+    // and the send's issue 1 = 6 cycles.
+    let east = flow(2, "toe", "fromw");
+    assert_eq!(
+        east,
+        ChainFlow {
+            messages: 1,
+            words: 1,
+            relays: 1,
+            relay_words: 1,
+            relay_work: 6,
+            round_trip: false,
+        }
+    );
+    // West: relayed after `west`'s switch 2, `if` (1 + compare 1) 2 and the issue 1 = 5;
+    // the next sample's input waits for it, and its receive was posted after the PE's own
+    // send east: a round trip.
+    let west = flow(2, "tow", "frome");
+    assert_eq!(
+        west,
+        ChainFlow {
+            relay_work: 5,
+            round_trip: true,
+            ..east
+        }
+    );
+    // A pair that is no chain's: the east sends follow no receive from the east of the same
+    // sample.
+    assert_eq!(flow(2, "toe", "frome").relays, 0);
+}

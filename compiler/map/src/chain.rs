@@ -1,0 +1,244 @@
+//! The chain terms of a layer's estimate (`docs/mapping.md` §5): what a link class whose PEs
+//! pass messages from one to the next adds to a sample's latency and to the stage's period,
+//! from how the kernel uses it ([`ChainFlow`], measured by the caller's dry runs) or, when
+//! that is unknown, from the bound output's part alone.
+//!
+//! ```text
+//! relay     (a send waits for the receive of the same message, row_allreduce's running sum):
+//!           (L − 1) · (hop + msg + relay) + (relays − 1) · (msg + relay)
+//! exchange  (sends wait for no receive of the same message, jacobi5's halos): one step,
+//!           hop + switch + msg
+//! unknown   (L − 1) · (hop + switch + msg + msg / add_rate), msg the bound output's part
+//!           or one wavelet
+//! ```
+//!
+//! `msg` is a relayed (else a sent) message's words, `relay` the work from its arrival to its
+//! send, `relays` the relayed messages per sample. A PE's measured work holds its own relays,
+//! so the latency takes each relaying chain's `relay` once less. When a PE's next sample waits
+//! for a chain's message that answers its own send on another chain (a round trip,
+//! layernorm_row's statistics east and back west), the stage's period holds every relaying
+//! chain's latency too.
+
+/// How a PE passes messages along a chain, per sample: measured by a dry run of the region's
+/// centre PE ([`crate::KernelWork::chain_flow`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ChainFlow {
+    /// Sends on the chain's `out` port per sample.
+    pub messages: u64,
+    /// Their words.
+    pub words: u64,
+    /// Of them, the relays: sends that follow the receive of the same message (the same
+    /// number among the port's transfers) on the chain's `in` port.
+    pub relays: u64,
+    /// Their words.
+    pub relay_words: u64,
+    /// The most cycles of work, task switches included, from a relayed message's arrival to
+    /// its send.
+    pub relay_work: u64,
+    /// The PE takes its next sample only after a message on this chain that answers its own
+    /// send of the same message on another chain.
+    pub round_trip: bool,
+}
+
+/// What a step costs on the target.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StepCosts {
+    pub hop: u64,
+    pub switch: u64,
+    pub add_rate: u64,
+}
+
+/// What the chains add to a layer's estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct ChainTerms {
+    /// To the stage's period (the estimate's `chain`).
+    pub chain: u64,
+    /// To a sample's latency.
+    pub steps: u64,
+}
+
+impl ChainTerms {
+    /// The terms an estimate holds: its `chain`, and its latency beyond inputs and work.
+    pub(crate) fn kept(e: &crate::placement::Estimate) -> ChainTerms {
+        ChainTerms {
+            chain: e.chain,
+            steps: e.latency.saturating_sub(e.edge_in + e.compute),
+        }
+    }
+}
+
+/// One chain of a layer on its region.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChainOn {
+    /// PEs along it.
+    pub length: u64,
+    /// The bound output's part, when the chain's `out` port carries it.
+    pub bound: Option<u64>,
+    pub flow: Option<ChainFlow>,
+}
+
+/// The chain terms of `chains`. A PE's measured work holds its relays, which every step of
+/// a relaying chain counts too: a sample's latency takes them once, in the steps.
+pub(crate) fn chain_terms(chains: &[ChainOn], costs: StepCosts) -> ChainTerms {
+    let mut terms = ChainTerms::default();
+    let (mut relaying, mut relay_work) = (0, 0);
+    let mut round_trip = false;
+    for c in chains.iter().filter(|c| c.length >= 2) {
+        let latency = latency(c, costs);
+        terms.steps += latency;
+        terms.chain = terms.chain.max(c.bound.unwrap_or(0));
+        if let Some(f) = c.flow.filter(|f| f.relays > 0) {
+            relaying += latency;
+            relay_work += f.relay_work;
+            round_trip |= f.round_trip;
+        }
+    }
+    terms.steps = terms.steps.saturating_sub(relay_work);
+    if round_trip {
+        terms.chain += relaying.saturating_sub(relay_work);
+    }
+    terms
+}
+
+/// Cycles chain `c` adds to a sample's latency.
+fn latency(c: &ChainOn, costs: StepCosts) -> u64 {
+    let StepCosts {
+        hop,
+        switch,
+        add_rate,
+    } = costs;
+    let steps = c.length - 1;
+    match c.flow {
+        Some(f) if f.relays > 0 => {
+            let msg = f.relay_words.div_ceil(f.relays);
+            steps * (hop + msg + f.relay_work) + (f.relays - 1) * (msg + f.relay_work)
+        }
+        Some(f) if f.messages > 0 => hop + switch + f.words.div_ceil(f.messages),
+        Some(_) => 0,
+        None => {
+            let msg = c.bound.unwrap_or(1);
+            steps * (hop + switch + msg + msg.div_ceil(add_rate))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COSTS: StepCosts = StepCosts {
+        hop: 2,
+        switch: 2,
+        add_rate: 2,
+    };
+
+    fn on(length: u64, flow: ChainFlow) -> ChainOn {
+        ChainOn {
+            length,
+            bound: None,
+            flow: Some(flow),
+        }
+    }
+
+    #[test]
+    fn a_relay_takes_a_step_per_pe() {
+        // row_allreduce's running sum on 1 × 8: 64 words a sample, each relayed 73 cycles
+        // after it arrived. Each of the 7 steps: the hop (2), the 64 wavelets, the relay (73);
+        // one relay is in the PE's work already.
+        let sum = ChainFlow {
+            messages: 1,
+            words: 64,
+            relays: 1,
+            relay_words: 64,
+            relay_work: 73,
+            round_trip: false,
+        };
+        let t = chain_terms(&[on(8, sum)], COSTS);
+        assert_eq!(
+            t,
+            ChainTerms {
+                chain: 0,
+                steps: 7 * (2 + 64 + 73) - 73
+            }
+        );
+        // Three messages a sample (jacobi5's rows, 10 words, 5 cycles each): the first
+        // crosses the 3 steps, the other two follow one message and relay apart.
+        let rows = ChainFlow {
+            messages: 3,
+            words: 30,
+            relays: 3,
+            relay_words: 30,
+            relay_work: 5,
+            round_trip: false,
+        };
+        let t = chain_terms(&[on(4, rows)], COSTS);
+        assert_eq!(t.steps, 3 * (2 + 10 + 5) + 2 * (10 + 5) - 5);
+    }
+
+    #[test]
+    fn an_exchange_takes_one_step() {
+        // jacobi5's halos: 500 messages of 16 words a sample, none waiting for the
+        // neighbour's same message: one hop (2), a switch (2) and one message (16).
+        let halos = ChainFlow {
+            messages: 500,
+            words: 8000,
+            ..ChainFlow::default()
+        };
+        assert_eq!(chain_terms(&[on(16, halos)], COSTS).steps, 2 + 2 + 16);
+        // A chain its PEs send nothing on per sample adds nothing.
+        assert_eq!(chain_terms(&[on(16, ChainFlow::default())], COSTS).steps, 0);
+    }
+
+    #[test]
+    fn a_round_trip_is_in_the_period() {
+        // layernorm_row on 1 × 5: two words east (relayed after 20 cycles) and two back west
+        // (after 10), the next sample waiting for the total from the east. Each chain's latency
+        // is 4 steps: east 4 · (2 + 2 + 20) = 96, west 4 · (2 + 2 + 10) = 56, less the two
+        // relays in the PE's work (30); PE 0 waits for both before its next sample.
+        let east = ChainFlow {
+            messages: 1,
+            words: 2,
+            relays: 1,
+            relay_words: 2,
+            relay_work: 20,
+            round_trip: false,
+        };
+        let west = ChainFlow {
+            relay_work: 10,
+            round_trip: true,
+            ..east
+        };
+        let t = chain_terms(&[on(5, east), on(5, west)], COSTS);
+        let both = 96 + 56 - 30;
+        assert_eq!(
+            t,
+            ChainTerms {
+                chain: both,
+                steps: both
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_chains_take_the_bound_part() {
+        // dense_tile's partial sums down 4 rows, 16 words, nothing measured: each of the 3
+        // steps a hop, a switch, the 16 wavelets and their 8 adds; the period waits for the
+        // 16 wavelets. An unbound chain is one wavelet a step.
+        let sums = ChainOn {
+            length: 4,
+            bound: Some(16),
+            flow: None,
+        };
+        let other = ChainOn {
+            length: 2,
+            bound: None,
+            flow: None,
+        };
+        let t = chain_terms(&[sums, other], COSTS);
+        assert_eq!(t.chain, 16);
+        assert_eq!(t.steps, 3 * (2 + 2 + 16 + 8) + (2 + 2 + 1 + 1));
+        // One PE along it: no chain.
+        let t = chain_terms(&[ChainOn { length: 1, ..sums }], COSTS);
+        assert_eq!(t, ChainTerms::default());
+    }
+}
