@@ -35,6 +35,8 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
        -> dense(w3, c3) -> softmax, the mean cross-entropy against labels: [24] (class
        indices below 3): a residual block, for pipelined training. `res_mlp_no_skip` trains
        it with h's gradient through the skip left out (what a comparison must tell apart).
+  relu_res_mlp  res_mlp's data with the block after a relu: h = relu(dense(x, w1, c1)) ->
+       h + dense(h, w2, c2) -> dense(w3, c3) -> softmax (`relu_res_mlp_no_skip` as above).
   gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
        pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32), with
        examples/transformer's parameter names (block i's end in i):
@@ -255,12 +257,14 @@ class LnMlp:
 class ResMlp:
     """h = x W1 + c1; s = h + gelu(h W2 + c2); softmax(s W3 + c3): h feeds the second dense
     layer and the sum, so its gradient is the sum of two (or, `skip=False`, only the one
-    through the dense layer: a wrong trainer to tell apart)."""
+    through the dense layer: a wrong trainer to tell apart). With `relu`, the block after a
+    relu: h = relu(x W1 + c1); s = h + (h W2 + c2)."""
 
     NAMES = ["w1", "c1", "w2", "c2", "w3", "c3"]
 
-    def __init__(self, skip=True):
+    def __init__(self, skip=True, relu=False):
         self.skip = skip
+        self.relu = relu
 
     def make(self, rng):
         p = {"w1": rng.uniform(-0.8, 0.8, (5, 7)), "c1": rng.uniform(-0.5, 0.5, 7),
@@ -270,14 +274,19 @@ class ResMlp:
 
     def loss_and_grads(self, p, d):
         h = dense(d["x"], p["w1"], p["c1"])
+        if self.relu:
+            h = relu(h)
         f = dense(h, p["w2"], p["c2"])
-        s = h + gelu(f)
+        s = h + (f if self.relu else gelu(f))
         loss, dz = softmax_cross_entropy(dense(s, p["w3"], p["c3"]), d["labels"])
         g = {}
         ds, g["w3"], g["c3"] = dense_back(s, p["w3"], dz)
-        dh, g["w2"], g["c2"] = dense_back(h, p["w2"], gelu_back(f, ds))
+        df = ds if self.relu else gelu_back(f, ds)
+        dh, g["w2"], g["c2"] = dense_back(h, p["w2"], df)
         if self.skip:
             dh = dh + ds
+        if self.relu:
+            dh = relu_back(h, dh)
         _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
         return loss, g
 
@@ -461,8 +470,10 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "att_chain": AttChain,
           "gelu_mlp": GeluMlp, "ln_mlp": LnMlp,
           "ln_gelu_mlp": lambda: LnMlp(gelu=True), "res_mlp": ResMlp,
-          "res_mlp_no_skip": lambda: ResMlp(skip=False), "gpt": Gpt,
-          "gpt_packed": lambda: Gpt(packed=True), "example": Example}
+          "res_mlp_no_skip": lambda: ResMlp(skip=False),
+          "relu_res_mlp": lambda: ResMlp(relu=True),
+          "relu_res_mlp_no_skip": lambda: ResMlp(skip=False, relu=True),
+          "gpt": Gpt, "gpt_packed": lambda: Gpt(packed=True), "example": Example}
 
 
 def rows(d, sl):
@@ -537,7 +548,7 @@ def main():
     data = {n: (v.astype(np.float32).astype(np.float64) if v.dtype.kind == "f" else v)
             for n, v in data.items()}
 
-    if args.model not in ("example", "res_mlp_no_skip"):
+    if args.model not in ("example", "res_mlp_no_skip", "relu_res_mlp_no_skip"):
         # The example's model is the tiny gpt's code at another size; its central
         # differences take minutes. The model without the skip's gradient is wrong on purpose.
         check_gradients(model, params, data, rng)

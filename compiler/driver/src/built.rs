@@ -20,7 +20,7 @@ use crate::inputs::{NamedInput, batch_and_inputs};
 use crate::pipeline::{
     BuildError, Compiled, Loaded, Lowerings, ModeDecision, ModeRequest, choose_backend,
     choose_mode, choose_target, compile_layers, hang_checks, load_and_check_source, map_graph,
-    pick_model, stage,
+    pick_model, relay, stage,
 };
 use crate::render::SourceTexts;
 use crate::tensor::Tensor;
@@ -171,7 +171,12 @@ fn steps(
     let mode = choose_mode(request.mode, config.as_ref());
     let per_copy = &mut |b| lower_for_batch(db, model, b);
     let staged = &|g: &LayerGraph| stage(db, g);
-    let lowerings = Lowerings { per_copy, staged };
+    let relayed = &|g: &LayerGraph| relay(db, g);
+    let lowerings = Lowerings {
+        per_copy,
+        staged,
+        relayed,
+    };
     let work = KernelDryRuns::new(db, model, &target);
     let (graph, placement, decision) =
         map_graph(&graph, lowerings, &work, &target, mode, request.copies)?;

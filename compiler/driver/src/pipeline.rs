@@ -211,10 +211,12 @@ pub enum ModeRequest {
 pub type Mapping = (LayerGraph, Placement, ModeDecision);
 
 /// How the mapper gets the model lowered other ways: for another batch size (a copy's share
-/// of the batch, a micro-batch), and staged for weight streaming (`wsel_lower::staged_graph`).
+/// of the batch, a micro-batch), staged for weight streaming (`wsel_lower::staged_graph`), and
+/// with relays for pipelined mode (`wsel_lower::relayed_graph`).
 pub struct Lowerings<'a> {
     pub per_copy: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub staged: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
+    pub relayed: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
 }
 
 /// Maps the model in the requested mode; `Auto` tries pipelined (everything resident in
@@ -256,13 +258,18 @@ pub(crate) fn map_with_sizes(
         sizes,
         ..MapOptions::default()
     };
-    let Lowerings { per_copy, staged } = lowerings;
-    let staged = &**staged;
+    let Lowerings {
+        per_copy,
+        staged,
+        relayed,
+    } = lowerings;
+    let (staged, relayed) = (&**staged, &**relayed);
     let mut attempt = |mode: Mode| -> Result<Mapped, Vec<Diagnostic>> {
         if mode == Mode::Pipelined {
+            let mut share = |b: u64| relayed(&per_copy(b)?);
             return Ok(wsel_map::map_batch(
-                graph,
-                &mut **per_copy,
+                &relayed(graph)?,
+                &mut share,
                 target,
                 mode,
                 &options,
@@ -364,6 +371,16 @@ fn both_modes(pipelined: Vec<Diagnostic>, streaming: Vec<Diagnostic>) -> Vec<Dia
 pub fn stage(db: &Database, graph: &LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>> {
     match wsel_lower::staged_graph(db, graph) {
         Some((staged, diagnostics)) if diagnostics.is_empty() => Ok(staged),
+        Some((_, diagnostics)) => Err(diagnostics),
+        None => Ok(graph.clone()),
+    }
+}
+
+/// `graph` with a relay before every layer that reads a result twice
+/// (`wsel_lower::relayed_graph`), or its diagnostics.
+pub fn relay(db: &Database, graph: &LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>> {
+    match wsel_lower::relayed_graph(db, graph) {
+        Some((relayed, diagnostics)) if diagnostics.is_empty() => Ok(relayed),
         Some((_, diagnostics)) => Err(diagnostics),
         None => Ok(graph.clone()),
     }

@@ -6,7 +6,7 @@ mod common;
 use expect_test::{Expect, expect};
 use wsel_ir::graph::{CExpr, RegionSide, TensorRef};
 use wsel_ir::print_graph::{cexpr_text, print_graph};
-use wsel_lower::{RunMode, TargetSpec, find_model, layer_graph, lower_run_config};
+use wsel_lower::{RunMode, TargetSpec, find_model, layer_graph, lower_run_config, relayed_graph};
 use wsel_sema::{Diagnostic, ItemKind};
 
 /// The printed graph of model `m` in `src` (file `dir/main.wse`) at batch 2, then its
@@ -320,4 +320,70 @@ model m(x: f32[B, 4]) -> f32[B, 4] { return l(l(x, scale = EPS), iters = 5); }
                 return l#2
         "#]],
     );
+}
+
+/// A layer that reads one layer's result on two ports gets `std.resident`'s `relay` before
+/// its second reading, in pipelined mode (docs/mapping.md §4); a model input read twice
+/// does not (the host feeds each port), and the layers after the relay move one place on.
+#[test]
+fn a_result_read_twice_by_one_layer_gets_a_relay() {
+    let src = r"
+kernel k(n: u32) { var a: [f32; n]; task main() { } }
+layer one(x: f32[B, N]) -> y: f32[B, N] {
+    cost { flops = N; weights = 0; activations = 8 * N; }
+    pipelined on [1, 1] { run k(n = N); }
+}
+layer two(a: f32[B, N], b: f32[B, N]) -> y: f32[B, N] {
+    cost { flops = N; weights = 0; activations = 12 * N; }
+    pipelined on [1, 1] { run k(n = N); }
+}
+model m(x: f32[B, 4]) -> f32[B, 4] {
+    let h = one(two(x, x));
+    return one(two(h, h));
+}
+";
+    let (db, file) = common::load(&[("dir/main.wse", src)]);
+    let model = common::item(&db, file, ItemKind::Model, "m");
+    let (graph, _) = layer_graph(&db, model, 2);
+    let (relayed, diags) = relayed_graph(&db, &graph).expect("std.resident is loaded");
+    assert!(diags.is_empty(), "{diags:?}");
+    expect![[r#"
+        model m (batch 2)
+            input x: f32[2, 4]
+            two#1 = two(x, x) -> y: f32[2, 4]
+                dims B = 2, N = 4
+                cost flops 4, weights 0 B, activations 48 B
+                pipelined on [1, 1]
+                    run k(n = N) from "dir/main.wse"
+                    sram words N
+            one#1 = one(two#1) -> y: f32[2, 4]
+                dims B = 2, N = 4
+                cost flops 4, weights 0 B, activations 32 B
+                pipelined on [1, 1]
+                    run k(n = N) from "dir/main.wse"
+                    sram words N
+            relay#1 = relay(one#1) -> y: f32[2, 4]
+                dims B = 2, N = 4
+                cost flops 0, weights 0 B, activations 32 B
+                pipelined on [1, C] where C <= N
+                    run relay_tile(n_total = N, n = (N + C - 1) / C, samples = B) from "<std>/resident.wse"
+                    sram words (N + C - 1) / C + 2
+                    in xs: stream<f32> from north
+                    out ys: stream<f32> to south
+                    bind x to port xs split [cols]
+                    bind y to port ys split [cols]
+            two#2 = two(one#1, relay#1) -> y: f32[2, 4]
+                dims B = 2, N = 4
+                cost flops 4, weights 0 B, activations 48 B
+                pipelined on [1, 1]
+                    run k(n = N) from "dir/main.wse"
+                    sram words N
+            one#2 = one(two#2) -> y: f32[2, 4]
+                dims B = 2, N = 4
+                cost flops 4, weights 0 B, activations 32 B
+                pipelined on [1, 1]
+                    run k(n = N) from "dir/main.wse"
+                    sram words N
+            return one#2
+    "#]].assert_eq(&print_graph(&relayed));
 }

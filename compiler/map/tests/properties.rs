@@ -207,3 +207,54 @@ fn a_result_feeding_several_layers() {
         }
     }
 }
+
+/// A residual block whose branch reads the block's start itself (`h = relu#1`, read by
+/// `dense#2` and by `add#9`, which adds it to `dense#2`'s result): `add` lies a PE away from
+/// `dense#2`, whose PEs carry `h` on `h`'s color, so that `h` reaches the PEs beside `add`'s
+/// edge (E0603 when `add` touched `dense#2`). Every route is followed hop by hop by
+/// `check_placement`, and each part of `h` reaches both readers.
+#[test]
+fn a_residual_block_whose_branch_reads_its_start() {
+    use wsel_ir::graph::TensorRef;
+    // mlp: dense#1, relu#1, dense#2 (reading relu#1); then the sum.
+    let mut graph = fixtures::mlp(&[16, 16, 16], 1, true);
+    graph.layers.push(fixtures::add(
+        9,
+        TensorRef::Layer(1),
+        TensorRef::Layer(2),
+        16,
+        1,
+    ));
+    graph.output = TensorRef::Layer(3);
+    for size in [16u32, 24] {
+        let target = target_with_defects(size, &[], &[]);
+        let result = map(&graph, &target, Mode::Pipelined, &MapOptions::default());
+        let p = result
+            .placement
+            .unwrap_or_else(|| panic!("{size}: {:#?}", result.diagnostics));
+        common::check_placement(&p, &target);
+        let h: Vec<_> = p
+            .transfers
+            .iter()
+            .filter(|t| t.tensor == "relu#1.y")
+            .collect();
+        assert!(!h.is_empty());
+        for t in h {
+            assert_eq!(t.destinations.len(), 2, "{t:?}");
+        }
+        let (dense, add) = (p.layers[2].rect, p.layers[3].rect);
+        // The PEs between two spans (negative when they overlap).
+        let gap = |a0: u32, a_len: u32, b0: u32, b_len: u32| {
+            let (a0, a1, b0, b1) = (
+                a0 as i64,
+                (a0 + a_len) as i64,
+                b0 as i64,
+                (b0 + b_len) as i64,
+            );
+            (b0 - a1).max(a0 - b1)
+        };
+        let apart = gap(dense.x, dense.width, add.x, add.width) >= 1
+            || gap(dense.y, dense.height, add.y, add.height) >= 1;
+        assert!(apart, "{size}: add#9 touches dense#2: {dense:?} {add:?}");
+    }
+}

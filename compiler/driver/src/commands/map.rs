@@ -82,7 +82,12 @@ pub fn run(args: &MapArgs) -> Status {
     let request = choose_mode(args.model.mode, run_config.as_ref());
     let per_copy = &mut |b| lower_for_batch(&db, model, b);
     let staged = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::stage(&db, g);
-    let lowerings = crate::pipeline::Lowerings { per_copy, staged };
+    let relayed = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::relay(&db, g);
+    let lowerings = crate::pipeline::Lowerings {
+        per_copy,
+        staged,
+        relayed,
+    };
     let work = KernelDryRuns::new(&db, model, &target);
     let (graph, placement, decision) = match map_graph(
         &graph,

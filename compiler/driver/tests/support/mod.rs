@@ -33,8 +33,9 @@ pub fn backends() -> Vec<&'static str> {
     all
 }
 
-/// Runs `wsel` with `args` (and `--color never`) in `dir`, and checks that it succeeds.
-pub fn wsel_ok(dir: &Path, args: &[&str]) {
+/// Runs `wsel` with `args` (and `--color never`) in `dir`, checks that it succeeds, and gives
+/// its output.
+pub fn wsel_ok(dir: &Path, args: &[&str]) -> std::process::Output {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_wsel"))
         .current_dir(dir)
         .args(args)
@@ -43,6 +44,7 @@ pub fn wsel_ok(dir: &Path, args: &[&str]) {
         .expect("wsel runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
+    output
 }
 
 /// Writes `values` as an f32 `.npy` file of `shape` (an input a test generated).

@@ -10,11 +10,13 @@ mod instance;
 pub mod pipelined_replica;
 mod pipelined_shape;
 pub mod pipelined_training;
+mod relays;
 mod settings;
 mod staging;
 mod switch;
 pub mod training;
 
+pub use relays::relayed_graph;
 pub use staging::staged_graph;
 
 use std::collections::BTreeMap;

@@ -157,9 +157,16 @@ impl<'a> Chain<'a> {
                 // A result feeding several layers branches one PE out from its
                 // producer, so its first consumer keeps a gap.
                 let fan_out = self.consumers[p] + usize::from(graph.output == TensorRef::Layer(p));
+                // A result that `p` reads as well must reach this layer's input edge past
+                // `p`'s region, whose PEs carry it on its own color: the PEs beside the edge
+                // must lie outside `p` (a residual block, `add(h, f(h))`).
+                let joins = layer.args.iter().any(|a| match a {
+                    TensorRef::Layer(q) => *q != p && graph.layers[p].args.contains(a),
+                    _ => false,
+                });
                 for o in straight {
                     let (w, h) = o.extent(rows, cols);
-                    let first_gap = u32::from(fan_out > 1);
+                    let first_gap = u32::from(fan_out > 1 || joins);
                     let found = (first_gap..=MAX_GAP)
                         .map_while(|gap| Some((beside(prect, out_dir, w, h, gap)?, gap)))
                         .find(|&(rect, gap)| {
