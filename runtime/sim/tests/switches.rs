@@ -268,18 +268,7 @@ fn one_control_wavelet_advances_a_chain_of_routers() {
 /// at B, that no control wavelet selects; B's PE idles); C's is a plain WEST → RAMP.
 fn paced_chain(t: &wsel_target::Target, n: u32) -> u64 {
     let mut p = Program::new();
-    let a = p.add_kernel(
-        "a",
-        vec![(
-            "main",
-            task(move |ctx: &mut TaskContext<'_>| {
-                for i in 0..n {
-                    ctx.write_u32(4 * i, i + 1)?;
-                }
-                ctx.send(0, 0, n, None)
-            }),
-        )],
-    );
+    let a = streams::sender(&mut p, n, 1);
     let idle = p.add_kernel(
         "idle",
         vec![("main", task(|_: &mut TaskContext<'_>| Ok(())))],
