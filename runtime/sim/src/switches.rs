@@ -20,8 +20,9 @@
 //! wavelets (control wavelets too) leave the router through a link port toward direction `d`
 //! at most one every `P_d` cycles, `P_d` that direction's cycles per wavelet (thousandths
 //! kept exactly): released at `r`, `r + P_d`, `r + 2·P_d`, … and each leaving at the first
-//! whole cycle at or after its release, or later when the fabric holds it — then the next
-//! period starts when it left (no burst after a pause; [`crate::pacer::Pacer`]). The route's
+//! whole cycle at or after its release, or later when the fabric holds it; one that leaves a
+//! cycle or more after its release starts the next period when it left (no burst after a
+//! pause; [`crate::pacer::Pacer`]). The route's
 //! queues share its pace per direction; the ramp (delivery) is not paced. A wavelet held by
 //! the pace waits in its queue like one without a credit, and the router steps again at its
 //! release.
