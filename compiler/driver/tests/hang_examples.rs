@@ -240,3 +240,33 @@ run m {{
     let _ = fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The synchronous-slide port (`examples/fidelity/synchronous_slide.wse`: two switched lines
+/// whose routers start at three different positions and are advanced by control wavelets)
+/// passes the switched ports' checks at every width of the CS-2's file: every receive has a
+/// sender before it on its row and a router that can reach its delivering position, every
+/// send a receiver after it and a router that takes from the ramp.
+#[test]
+fn the_synchronous_slide_passes_the_hang_checks() {
+    let dir = std::env::temp_dir().join(format!("wsel-hang-slide-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("temp dir");
+    let port = repo_root().join("examples/fidelity/synchronous_slide.wse");
+    fs::copy(&port, dir.join("synchronous_slide.wse")).expect("copy the port");
+    let mut failures = Vec::new();
+    for width in (8..=32).step_by(4) {
+        let file = dir.join(format!("slide_{width}.wse"));
+        let text = format!(
+            "import synchronous_slide.{{synchronous_slide}};
+model m(x: f32[B, {width}]) -> f32[B, {width}] {{
+    return synchronous_slide(x, n = 11);
+}}"
+        );
+        fs::write(&file, text).expect("write program");
+        let (status, stderr) = map(&file, &["--target", "wse2", "--batch", "1"]);
+        if status != Some(0) || stderr.contains("[E07") {
+            failures.push(format!("W = {width}: {stderr}"));
+        }
+    }
+    let _ = fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -20,13 +20,16 @@ use crate::{Finding, LayerKernel, Problem};
 /// neighbour never sends on the paired port, it is a multicast port with nothing bound, it
 /// is a bus port that no other PE of its line sends on (or whose line is the PE alone), or
 /// it is a port `by k` used off its stride, with no PE `k` away, or whose PE `k` away never
-/// sends on the paired port.
+/// sends on the paired port, or it is a switched port that no PE before it on its line sends
+/// on, or whose router never takes a position delivering to its ramp.
 pub const E0701: &str = "E0701";
 /// A `send` that may run on some PE where nothing drains its port: the port's side is the
 /// region's edge and the layer binds nothing to it, no `in` port pairs with it, the
 /// neighbour never receives on the paired port, it is a bus port that no other PE of its
 /// line receives on (or whose line is the PE alone), or it is a port `by k` used off its
-/// stride, with no PE `k` away, or whose PE `k` away never receives on the paired port.
+/// stride, with no PE `k` away, or whose PE `k` away never receives on the paired port, or
+/// it is a switched port that no PE after it on its line receives on, or whose router never
+/// takes a position receiving from its ramp.
 pub const E0702: &str = "E0702";
 /// (Warning.) A task other than `main` that no `then` or `activate` reachable from `main`
 /// names, on any PE of any region: it never runs.
@@ -165,6 +168,10 @@ pub(crate) fn port_finding(
         (Problem::OffStride(_) | Problem::BeyondRegion(_), _) => {
             far_why(finding.problem, recv, &ports[port], n == 1)
         }
+        (Problem::SwitchedSilent(_) | Problem::SwitchNeverDelivers(_), _)
+        | (Problem::SwitchNeverTakes, _) => {
+            switched_why(finding.problem, recv, ports, port, n == 1)
+        }
         (Problem::MulticastUnbound, _) => (
             format!("the layer binds no stream to the multicast port `{name}`"),
             format!("bind a tensor to `{name}` in the layer, or do not receive on it"),
@@ -230,6 +237,76 @@ fn bus_why(
             format!("no `{other_dir} ... {other_word} {bus}` port pairs with `{name}`"),
             format!(
                 "declare an `{other_dir}` port `{other_word} {bus}` (the k-th `out ... to {bus}` pairs with the k-th `in ... from {bus}`)"
+            ),
+        ),
+    }
+}
+
+/// Why an operation on a switched port cannot finish, and what to do: no PE before it on its
+/// line sends (after it receives) on the paired port, or its router never takes a position
+/// that delivers to (takes from) its ramp.
+fn switched_why(
+    problem: Problem,
+    recv: bool,
+    ports: &[wsel_map::PlacedPort],
+    port: usize,
+    one: bool,
+) -> (String, String) {
+    let name = &ports[port].name;
+    let side = ports[port].side;
+    let line = match side {
+        wsel_target::Dir::North | wsel_target::Dir::South => "column",
+        _ => "row",
+    };
+    let (it, its, routers) = if one {
+        ("it", "its", "its router")
+    } else {
+        ("them", "their", "their routers")
+    };
+    let (toward, from) = if recv {
+        (side_name(side.opposite()), side_name(side))
+    } else {
+        (side_name(side), side_name(side.opposite()))
+    };
+    match problem {
+        Problem::SwitchedSilent(partner) => {
+            let other = &ports[partner].name;
+            let (way, verb, op, then) = if recv {
+                (from, "sends", "send", "")
+            } else {
+                (
+                    toward,
+                    "receives",
+                    "receive",
+                    ", so the wavelets wait in a router forever",
+                )
+            };
+            (
+                format!(
+                    "no PE {way} of {it} on {its} {line} ever {verb} on `{other}`, the switched port that pairs with `{name}`{then}"
+                ),
+                format!(
+                    "make a PE {way} of {it} {op} on `{other}`, or use `{name}` only where one does"
+                ),
+            )
+        }
+        Problem::SwitchNeverDelivers(out) => {
+            let out = &ports[out].name;
+            (
+                format!(
+                    "no position {routers} can take for `{out}` (the start, and those the control wavelets sent on `{out}` can move it to) delivers from the {from} to the ramp"
+                ),
+                format!(
+                    "give `{out}` a position `tx ramp` after one with `rx {from}`, and send a control wavelet on `{out}` that moves {routers} there"
+                ),
+            )
+        }
+        _ => (
+            format!(
+                "no position {routers} can take for `{name}` (the start, and those the control wavelets sent on `{name}` can move it to) receives from the ramp, so the wavelets never leave the PE"
+            ),
+            format!(
+                "start the router at position 0 (`rx ramp`), or send a control wavelet on `{name}` that resets or advances it there"
             ),
         ),
     }

@@ -25,9 +25,12 @@
 //!   a task's top level, [`endless`](crate::endless)), reachable on some PE: once one runs,
 //!   the PE never stops.
 //!
-//! Switched ports (`switch { ... }`) are accepted without a check: their routes change with
-//! control wavelets at run time, so a send or receive on one is never reported (a wrong one
-//! shows as the simulator's deadlock).
+//! Switched ports (`switch { ... }`) are checked along their lines, following the positions
+//! each router can take ([`switched`](crate::switched)): E0701 for a receive that no PE
+//! before it on the line feeds, or whose router never takes a position delivering to its
+//! ramp; E0702 for a send that no PE after it drains, or whose router never takes a position
+//! receiving from its ramp. The order in which control wavelets and data meet a router is not
+//! followed: a switch that opens too early or too late is the simulator's deadlock report.
 //!
 //! What "may run" means is in [`reach`](crate::reach); how the PEs of a region are grouped so
 //! that the checks cost a handful of evaluations per layer instead of one per PE is in
@@ -55,6 +58,7 @@ mod inline;
 mod reach;
 mod routes;
 mod streams;
+mod switched;
 #[cfg(test)]
 mod tests;
 
@@ -168,6 +172,14 @@ pub(crate) enum Problem {
     /// A port with a distance `k` used on a PE that is not on the region's edge on its side
     /// but has no PE `k` further that way.
     BeyondRegion(u32),
+    /// A switched port whose paired port (index) no PE before it on its line (a receive) or
+    /// after it (a send) uses in a way that could match ([`switched`](crate::switched)).
+    SwitchedSilent(usize),
+    /// A receive on a switched port whose router never takes a position delivering the
+    /// line's wavelets (of the `out` port, index) to its ramp.
+    SwitchNeverDelivers(usize),
+    /// A send on a switched port whose router never takes a position receiving from its ramp.
+    SwitchNeverTakes,
 }
 
 /// One reachable `recv`/`send` that cannot finish on the PEs listed.
@@ -220,12 +232,17 @@ fn port_findings(
     let mut findings: Vec<Finding> = Vec::new();
     for group in &classes.groups {
         for &(stmt, op) in &reaches[group.base].ops {
-            let found = match far_op(placed, &paired, op) {
-                Some(far) => {
+            let switched = match op {
+                PortOp::Recv(port) => switched::switched_op(placed, &paired, port, true),
+                PortOp::Send(port) => switched::switched_op(placed, &paired, port, false),
+            };
+            let found = match (switched, far_op(placed, &paired, op)) {
+                (Some(sw), _) => switched::problems(&sw, placed, group, &classes.base_of, reaches),
+                (None, Some(far)) => {
                     let size = (placed.rows, placed.cols);
                     far::problems(&far, size, group, &classes.base_of, reaches)
                 }
-                None => op_problem(ir, placed, &paired, classes, reaches, group, op)
+                (None, None) => op_problem(ir, placed, &paired, classes, reaches, group, op)
                     .map(|problem| (problem, group.pes.clone()))
                     .into_iter()
                     .collect(),
@@ -265,12 +282,6 @@ fn op_problem(
 ) -> Option<Problem> {
     let (PortOp::Recv(port) | PortOp::Send(port)) = op;
     let p = port.0 as usize;
-    // Switched ports are accepted as they are: where a wavelet goes depends on positions
-    // that control wavelets move at run time, which these checks do not follow (the
-    // simulator reports a receive that never completes as a deadlock).
-    if placed.ports.get(p)?.switch.is_some() {
-        return None;
-    }
     if let Some(bus) = placed.ports.get(p)?.bus {
         let recv = matches!(op, PortOp::Recv(_));
         let size = (placed.rows, placed.cols);

@@ -9,7 +9,7 @@
 //! are activated per PE, so a task may run on a PE only if a `then`/`activate` that may run
 //! on that PE names it (or it is `main`).
 
-use wsel_ir::kernel::{KernelIr, KernelSpans, PortId, Stmt, TaskId};
+use wsel_ir::kernel::{KernelIr, KernelSpans, PortId, Stmt, SwitchCmd, TaskId};
 
 use crate::classes::loop_runs;
 use crate::eval::{CoordEnv, Ctx, eval_bool};
@@ -36,6 +36,8 @@ pub(crate) struct Reach {
     pub tasks: Vec<bool>,
     /// The `recv`s and `send`s that may run, in task and statement order.
     pub ops: Vec<(StmtRef, PortOp)>,
+    /// The control wavelets that may be sent: the port and the commands, without repeats.
+    pub controls: Vec<(PortId, Vec<SwitchCmd>)>,
 }
 
 impl Reach {
@@ -79,6 +81,7 @@ fn walk(
     let mut out = Reach {
         tasks: vec![false; ir.tasks.len()],
         ops: Vec::new(),
+        controls: Vec::new(),
     };
     let mut queue = vec![ir.entry];
     if let Some(t) = out.tasks.get_mut(ir.entry.0 as usize) {
@@ -96,12 +99,18 @@ fn walk(
             next: 0,
             targets: Vec::new(),
             ops: Vec::new(),
+            controls: Vec::new(),
         };
         walker.block(body, true);
         if let Some(spans) = named.and_then(|f| f.tasks.get(task.0 as usize)) {
             walker.targets.extend(&spans.folded_targets);
         }
         out.ops.extend(walker.ops);
+        for control in walker.controls {
+            if !out.controls.contains(&control) {
+                out.controls.push(control);
+            }
+        }
         for t in walker.targets {
             if let Some(seen) = out.tasks.get_mut(t.0 as usize)
                 && !*seen
@@ -125,6 +134,7 @@ struct Walker<'a> {
     next: usize,
     targets: Vec<TaskId>,
     ops: Vec<(StmtRef, PortOp)>,
+    controls: Vec<(PortId, Vec<SwitchCmd>)>,
 }
 
 impl Walker<'_> {
@@ -168,12 +178,17 @@ impl Walker<'_> {
                     let known = self.decide(live, &loop_runs(task, *local, lo, hi));
                     self.block(body, live && known != Some(false));
                 }
-                // A control wavelet completes nothing and is never delivered to a PE.
+                // A control wavelet completes nothing and is never delivered to a PE; it moves
+                // switches (`switched`).
+                Stmt::Control { port, commands } => {
+                    if live {
+                        self.controls.push((*port, commands.clone()));
+                    }
+                }
                 Stmt::SetLocal { .. }
                 | Stmt::Store { .. }
                 | Stmt::Vector { .. }
-                | Stmt::CheckLength { .. }
-                | Stmt::Control { .. } => {}
+                | Stmt::CheckLength { .. } => {}
             }
         }
         live

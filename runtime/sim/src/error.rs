@@ -278,14 +278,16 @@ impl fmt::Display for DeadlockReport {
         more(f, self.stuck_sends.len())?;
         for q in self.queued.iter().take(SHOWN) {
             let to: Vec<String> = q.blocked_on.iter().map(|p| p.to_string()).collect();
+            // A switch whose position does not receive from the queue's port holds it.
+            let waits = if to.is_empty() {
+                "held by its switch's position".to_string()
+            } else {
+                format!("waiting for {}", to.join(", "))
+            };
             write!(
                 f,
-                "\n  router {} holds {} wavelet(s) of color {} from {} waiting for {}",
-                q.at,
-                q.count,
-                q.color,
-                q.from,
-                to.join(", ")
+                "\n  router {} holds {} wavelet(s) of color {} from {} {waits}",
+                q.at, q.count, q.color, q.from
             )?;
         }
         more(f, self.queued.len())

@@ -321,7 +321,7 @@ impl<'p> Builder<'_, 'p> {
                     (target.boundary_queue_depth(), target.max_link_latency()),
                     queues,
                 ),
-                switches: crate::switches::Switches::new(self.n.program, queues),
+                switches: crate::switches::Switches::new(self.n.program, target, queues),
                 ..Fabric::default()
             },
             wakes: Vec::new(),

@@ -1,4 +1,4 @@
-//! Rate limiting for edge streams: a stream that may move one wavelet every `num / den`
+//! Rate limiting for edge streams (and switched routes, `switches.rs`): a stream that may move one wavelet every `num / den`
 //! cycles (never faster than one per cycle), without bursts after idle periods.
 
 /// Paces one edge stream. Times are kept in units of `1 / den` cycle so that fractional rates
@@ -22,6 +22,12 @@ impl Pacer {
             den,
             next: u128::from(start) * u128::from(den),
         }
+    }
+
+    /// A stream that may move one wavelet every `num / den` cycles (`num >= den`) from cycle 0.
+    pub(crate) fn periodic(num: u64, den: u64) -> Pacer {
+        debug_assert!(num >= den && den > 0);
+        Pacer { num, den, next: 0 }
     }
 
     /// The first cycle at or after which the next wavelet may move.

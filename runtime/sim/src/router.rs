@@ -432,8 +432,14 @@ impl CycleState<'_> {
             let control = self.switched && self.switches.head_is_control(queue, q);
             if o < RAMP {
                 let data = if control { forwarded(data) } else { data };
+                if self.switched && !self.switch_pace_allows(node, q, o) {
+                    continue;
+                }
                 if !self.emit(node, ch, o, data, control) {
                     continue;
+                }
+                if self.switched {
+                    self.switch_paced(node, q, o);
                 }
             } else if !control && !self.deliver(node, slot, data) {
                 continue;

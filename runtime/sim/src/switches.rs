@@ -16,17 +16,30 @@
 //! N, S, E, W order, then the ramp), else from the next cycle. A control wavelet is never
 //! delivered to a PE (the CE filter of the CSL example): the ramp drops it.
 //!
+//! **Rate** (the target's `[switched]`, `wsel_target::Switched`): a switched route lets its
+//! wavelets (control wavelets too) leave the router through a link port toward direction `d`
+//! at most one every `P_d` cycles, `P_d` that direction's cycles per wavelet (thousandths
+//! kept exactly): released at `r`, `r + P_d`, `r + 2·P_d`, … and each leaving at the first
+//! whole cycle at or after its release, or later when the fabric holds it; one that leaves a
+//! cycle or more after its release starts the next period when it left (no burst after a
+//! pause; [`crate::pacer::Pacer`]). The route's
+//! queues share its pace per direction; the ramp (delivery) is not paced. A wavelet held by
+//! the pace waits in its queue like one without a credit, and the router steps again at its
+//! release.
+//!
 //! Control wavelets are told apart by a tag per ring slot of each queue ([`Switches::tags`]),
 //! kept only when the program has a switch; such a program runs in one partition (the tag
 //! does not travel in cross-partition messages) and without express streams on switched
 //! colors ([`Switches::blocks_express`]).
 
 use crate::fabric::{Filter, Queue};
+use crate::pacer::Pacer;
 use crate::program::{Color, Program, Switch, SwitchCommand};
 use crate::queue::Rings;
 use crate::router::{CycleState, set_want};
 
 use wsel_abi::COMMAND_BITS;
+use wsel_target::{Dir, SWITCHED_PERIOD_UNITS, Target};
 
 /// The payload of a control wavelet carrying `commands`, the first for the sender's router,
 /// then one per router downstream (at most `wsel_abi::COMMAND_HOPS`; later hops get nops).
@@ -105,6 +118,8 @@ struct SwitchedRoute {
     ring: bool,
     /// Its local queues (each with a [`Filter`] holding its [`SwitchHead`]).
     queues: Vec<u32>,
+    /// Its pace per link port (N, S, E, W), when the target slows a direction down.
+    pace: Option<[Pacer; 4]>,
 }
 
 /// The switch state of a partition.
@@ -119,6 +134,9 @@ pub(crate) struct Switches {
     colors: u64,
     /// A control wavelet that left a queue in the port serve going on: (queue, payload).
     pub left: Option<(u32, u32)>,
+    /// Per link port (N, S, E, W): the cycles per wavelet of a switched route, in
+    /// [`SWITCHED_PERIOD_UNITS`]; `None` when every direction moves a wavelet per cycle.
+    periods: Option<[u64; 4]>,
 }
 
 /// Whether `program` has a switched route (then it runs in one partition).
@@ -127,8 +145,8 @@ pub(crate) fn any(program: &Program) -> bool {
 }
 
 impl Switches {
-    /// The state for a partition of `queues` queues of `program`.
-    pub(crate) fn new(program: &Program, queues: usize) -> Switches {
+    /// The state for a partition of `queues` queues of `program` on `target`.
+    pub(crate) fn new(program: &Program, target: &Target, queues: usize) -> Switches {
         let colors = program
             .routes
             .iter()
@@ -143,6 +161,8 @@ impl Switches {
             routes: Vec::new(),
             colors,
             left: None,
+            periods: (!target.switched.is_default())
+                .then(|| Dir::ALL.map(|d| target.switched.period_units(d))),
         }
     }
 
@@ -171,7 +191,21 @@ impl Switches {
             count: switch.count,
             ring: switch.ring,
             queues,
+            pace: self
+                .periods
+                .map(|p| p.map(|num| Pacer::periodic(num, SWITCHED_PERIOD_UNITS))),
         });
+    }
+
+    /// The pace of the switched route of `color` at local router `node` toward link port `o`,
+    /// if the target slows switched routes down and the router has one for the color.
+    fn pace(&mut self, node: u32, color: Color, o: usize) -> Option<&mut Pacer> {
+        self.periods?;
+        let i = self
+            .routes
+            .binary_search_by_key(&(node, color), |r| (r.node, r.color))
+            .ok()?;
+        self.routes[i].pace.as_mut().map(|p| &mut p[o])
     }
 
     /// Whether the head wavelet of local queue `qi` is a control wavelet.
@@ -223,6 +257,33 @@ impl Switches {
 }
 
 impl CycleState<'_> {
+    /// Whether the head of local queue `q` at `node` may leave through link port `o` now, as
+    /// far as a switched route's pace goes; if it may not, the router steps again when it may.
+    #[inline]
+    pub(crate) fn switch_pace_allows(&mut self, node: u32, q: u32, o: usize) -> bool {
+        let color = self.queues[q as usize].color;
+        let t = self.t;
+        let Some(pace) = self.switches.pace(node, color, o) else {
+            return true;
+        };
+        if pace.allows(t) {
+            return true;
+        }
+        let when = pace.ready_at();
+        self.schedule(node, when);
+        false
+    }
+
+    /// The head of local queue `q` at `node` left through link port `o` in this cycle.
+    #[inline]
+    pub(crate) fn switch_paced(&mut self, node: u32, q: u32, o: usize) {
+        let color = self.queues[q as usize].color;
+        let t = self.t;
+        if let Some(pace) = self.switches.pace(node, color, o) {
+            pace.moved(t);
+        }
+    }
+
     /// A port of `node` was served: if a control wavelet left a queue there, apply it.
     #[inline]
     pub(crate) fn control_served(&mut self, node: u32) {

@@ -262,3 +262,60 @@ fn one_control_wavelet_advances_a_chain_of_routers() {
         .collect();
     assert_eq!((out.cycles, got), (13, vec![2, 3, 1]));
 }
+
+/// A sends `n` words (1 … n) east through B to C on color 0, on `t`. A's route is RAMP →
+/// EAST and B's WEST → EAST, both switched (a second position, `rx = WEST` at A, `tx = RAMP`
+/// at B, that no control wavelet selects; B's PE idles); C's is a plain WEST → RAMP.
+fn paced_chain(t: &wsel_target::Target, n: u32) -> u64 {
+    let mut p = Program::new();
+    let a = streams::sender(&mut p, n, 1);
+    let idle = p.add_kernel(
+        "idle",
+        vec![("main", task(|_: &mut TaskContext<'_>| Ok(())))],
+    );
+    let c = streams::receiver(&mut p, n, 0);
+    let (pa, pb, pc) = (Coord::new(0, 0), Coord::new(1, 0), Coord::new(2, 0));
+    p.add_pe(pa, a, 4 * n, &[0], &[0]);
+    p.add_pe(pb, idle, 4, &[0], &[0]);
+    p.add_pe(pc, c, 4 * n, &[0], &[0]);
+    p.add_route(pa, 0, RAMP, EAST);
+    assert!(p.set_switch(pa, 0, &[SwitchPosition::rx(WEST)], 0, false));
+    p.add_route(pb, 0, WEST, EAST);
+    assert!(p.set_switch(pb, 0, &[SwitchPosition::tx(RAMP)], 0, false));
+    p.add_route(pc, 0, WEST, RAMP);
+    let out = run_agreeing(t, &p);
+    let want: Vec<u32> = (1..=n).collect();
+    assert_eq!(out.read_u32s(pc, 0, n).expect("sram"), want);
+    out.cycles
+}
+
+#[test]
+fn a_switched_route_moves_a_wavelet_every_period() {
+    // East at 2.5 cycles per wavelet (`[switched] east = 2.5`). A's send of 5 is issued at
+    // S = 2 and its ramp injects a wavelet per cycle from 2 (the queue holds 4). A's pace
+    // releases at 0; the first wavelet leaves at 2, more than a cycle after its release, so
+    // the period restarts there: releases 4.5, 7, 9.5, 12, each leaving at the first whole
+    // cycle at or after it: A sends at 2, 5, 7, 10, 12, reaching B at 4, 7, 9, 12, 14.
+    // B's pace: 4 (restarts: next 6.5), 7 (≥ 6.5, within a cycle: next 9), 9 (next 11.5),
+    // 12 (next 14), 14: it passes each on as it arrives, reaching C at 6, 9, 11, 14, 16.
+    // C's receive of 5 completes at 16, its task is ready at 17 and ends at 19.
+    let mut t = target(2, 2, 4);
+    t.switched.east = 2.5;
+    assert_eq!(paced_chain(&t, 5), 19);
+    // At a wavelet per cycle A sends at 2 … 6, C takes them at 6 … 10: its task ends at 13.
+    assert_eq!(paced_chain(&target(2, 2, 4), 5), 13);
+    // The pace is per direction: westward only leaves the eastward chain at 13.
+    let mut west = target(2, 2, 4);
+    west.switched.west = 2.5;
+    assert_eq!(paced_chain(&west, 5), 13);
+}
+
+#[test]
+fn a_pace_of_whole_cycles_spaces_every_wavelet() {
+    // East at 3: A sends at 2, 5, 8, 11, 14, 17 (each a period after the one before, the
+    // first restarting the pace), B passes each on as it arrives (4, 7, …, 19: its pace
+    // allows one every 3), C takes them at 6, 9, …, 21: its task ends at 21 + 1 + 2 = 24.
+    let mut t = target(2, 2, 4);
+    t.switched.east = 3.0;
+    assert_eq!(paced_chain(&t, 6), 24);
+}

@@ -8,6 +8,7 @@
 //! - [`Swarm`]: the broadcast/reduce fabric between the weight store and a cluster of
 //!   systems (`wsel run --systems N`).
 //! - [`Boundary`]: lines between dies that cost extra cycles to cross.
+//! - [`Switched`]: the rate of a switched route (router switch positions), per direction.
 //! - [`DefectMap`]: dead PEs and dead links.
 //! - Geometry: [`Coord`] (x = column eastward, y = row southward), [`Dir`], [`Port`], [`PortSet`],
 //!   [`Rect`].
@@ -22,6 +23,7 @@ mod geometry;
 mod presets;
 mod routing;
 mod swarm;
+mod switched;
 mod target;
 
 pub use boundary::Boundary;
@@ -33,6 +35,7 @@ pub use routing::{
     shortest_path,
 };
 pub use swarm::{MAX_FAN_OUT, Swarm};
+pub use switched::{MAX_SWITCHED_CYCLES_PER_WAVELET, SWITCHED_PERIOD_UNITS, Switched};
 pub use target::{
     CODES, E0901, E0902, HostIo, Launch, MAX_COLORS, MAX_FABRIC_SIDE, MAX_HOP_LATENCY,
     MAX_LAUNCH_CYCLES_PER_COLUMN, MAX_QUEUE_DEPTH, MAX_SRAM_BYTES, Ramp, Target, TargetError,

@@ -10,6 +10,7 @@
 use crate::boundary::Boundary;
 use crate::defects::DefectMap;
 use crate::swarm::Swarm;
+use crate::switched::Switched;
 use crate::target::{HostIo, Launch, Ramp, Target, TargetError, Throughput, WeightStore};
 
 /// Names of the built-in presets.
@@ -72,6 +73,7 @@ impl Target {
             launch: Launch::default(),
             boundary: Boundary::default(),
             ramp: Ramp::default(),
+            switched: Switched::default(),
             swarm: Swarm::dev(),
             defects: DefectMap::new(),
         }
@@ -162,6 +164,11 @@ impl Target {
             // CS-2 only from 0.65 / 0.43 / 0.38 (left / middle / right) to 0.69 / 0.49 /
             // 0.44, so it is not the default.
             ramp: Ramp::default(),
+            // Default (wsel): how fast a router forwards through a switched route is not
+            // public; a wavelet per cycle each way, as a plain route. The CS-2's
+            // synchronous-slide figures ask for a slower westward switched stream than
+            // eastward (`examples/fidelity/cs2-slide.toml` fits both).
+            switched: Switched::default(),
             swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
@@ -218,6 +225,7 @@ impl Target {
             launch: Launch::default(),
             boundary: Boundary::default(),
             ramp: Ramp::default(),
+            switched: Switched::default(),
             swarm: Swarm::wse2(),
             defects: DefectMap::new(),
         }
@@ -318,6 +326,11 @@ const WSE2_SOURCES: &[Source] = &[
          synchronous slide: examples/fidelity/cs2-ramp.toml)",
     ),
     default(
+        "switched",
+        "not public; a wavelet per cycle each way through a switched route (a CS-2 fit to the \
+         synchronous slide, slower westward: examples/fidelity/cs2-slide.toml)",
+    ),
+    default(
         "reconfigure_cycles",
         "not public; 1,000 cycles between weight-streaming phases",
     ),
@@ -386,6 +399,10 @@ const WSE3_SOURCES: &[Source] = &[
     default(
         "ramp.shared",
         "not public; one wavelet each way per cycle (wse2's shared ramp is a CS-2 fit)",
+    ),
+    default(
+        "switched",
+        "not public; a wavelet per cycle each way through a switched route (as wse2)",
     ),
     default(
         "reconfigure_cycles",

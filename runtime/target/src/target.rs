@@ -5,6 +5,7 @@ use crate::boundary::Boundary;
 use crate::defects::DefectMap;
 use crate::geometry::{Coord, Dir};
 use crate::swarm::Swarm;
+use crate::switched::Switched;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -48,8 +49,8 @@ pub const CODES: &[(&str, &str)] = &[
     (E0902, "target description invalid"),
 ];
 
-/// One machine. Every field is required in a target file; only `launch`, `boundary`, `swarm`
-/// and `defects` may be left out.
+/// One machine. Every field is required in a target file; only `launch`, `boundary`, `ramp`,
+/// `switched`, `swarm` and `defects` may be left out.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
@@ -100,6 +101,10 @@ pub struct Target {
     /// default one wavelet in and one out per cycle).
     #[serde(default, skip_serializing_if = "Ramp::is_default")]
     pub ramp: Ramp,
+    /// Cycles per wavelet leaving a router through a switched route, per direction; optional
+    /// in a target file (by default one wavelet per cycle, as a plain route).
+    #[serde(default, skip_serializing_if = "Switched::is_default")]
+    pub switched: Switched,
     /// The broadcast/reduce fabric between the weight store and a cluster of systems (the
     /// SwarmX role), used by `wsel run --systems N`; optional in a target file.
     #[serde(default)]
@@ -325,6 +330,9 @@ impl Target {
         }
         if let Some((field, message)) = self.boundary.problem(self.hop_latency) {
             return Err(field_error(&format!("boundary.{field}"), &message));
+        }
+        if let Some((field, message)) = self.switched.problem() {
+            return Err(field_error(&format!("switched.{field}"), &message));
         }
         if let Some((field, message)) = self.swarm.problem() {
             return Err(field_error(&format!("swarm.{field}"), &message));

@@ -248,3 +248,18 @@ fn the_launch_is_optional_and_checked() {
     let starts: Vec<u64> = (0..5).map(|d| launch.start(d)).collect();
     assert_eq!(starts, [0, 1, 3, 4, 6]);
 }
+
+#[test]
+fn a_switched_rate_is_optional_read_and_checked() {
+    let text = dev_text();
+    assert!(
+        !text.contains("[switched]"),
+        "the default is left out: {text}"
+    );
+    let slow = format!("{text}\n[switched]\nwest = 2.5\n");
+    let target = Target::from_toml_str(&slow).expect("a target with [switched]");
+    assert_eq!((target.switched.west, target.switched.east), (2.5, 1.0));
+    assert_eq!(Target::from_toml_str(&target.to_toml_string()), Ok(target));
+    let msg = error_for(&format!("{text}\n[switched]\nnorth = 0.5\n"));
+    assert!(msg.contains("switched.north"), "{msg}");
+}

@@ -8,7 +8,7 @@ use wsel_target::{Coord, Port, PortSet, Target};
 
 /// The sender's kernel: it writes the words `base + i` (`i < n`) to SRAM and sends them on
 /// port 0 (one word as a scalar send).
-fn sender(p: &mut Program, n: u32, base: u32) -> u32 {
+pub fn sender(p: &mut Program, n: u32, base: u32) -> u32 {
     p.add_kernel(
         "send",
         vec![(
