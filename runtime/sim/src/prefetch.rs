@@ -167,9 +167,10 @@ impl<D: Distances> Ahead<D> {
 /// busy time, the color masks a task's runtime calls check, the livelock count); 8 ahead,
 /// what those records point to — the first four delayed calls, the heap of far activations, the
 /// last queued receive (a receive posted behind an open one looks at it), the send and
-/// receive slots, and the program record a task start reads; 4 ahead, the argument words
-/// and port table that record points to (a task's code reads them). Most wakes of a busy
-/// cycle only carry out a delayed call or two, so the stages are far apart.
+/// receive slots, the program record a task start reads and the two ends of the PE's SRAM;
+/// 4 ahead, the argument words and port table that record points to (a task's code reads
+/// them). Most wakes of a busy cycle only carry out a delayed call or two, so the stages are
+/// far apart.
 #[inline(always)]
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
     if let Some(node) = p.events.timers.ahead(16) {
@@ -196,10 +197,16 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
             }
         }
         pe.ready.prefetch_far();
-        if !pe.ready.is_empty()
-            && let Some(prog) = program(pe)
-        {
-            fetch_lines::<_, 3>(std::slice::from_ref(prog));
+        if !pe.ready.is_empty() {
+            if let Some(prog) = program(pe) {
+                fetch_lines::<_, 3>(std::slice::from_ref(prog));
+            }
+            // A kernel's SRAM is laid out in declaration order, usually arrays first and
+            // scalars (counters, flags) last: a task most often touches both ends.
+            if let (Some(first), Some(last)) = (pe.sram.first(), pe.sram.last()) {
+                fetch(std::ptr::from_ref(first));
+                fetch(std::ptr::from_ref(last));
+            }
         }
         fetch_lines::<_, 6>(pe.recv_slots(&p.fab.recvs));
         fetch_lines::<_, 6>(pe.send_slots(&p.fab.sends));
