@@ -253,7 +253,7 @@ impl CycleState<'_> {
     #[inline(always)]
     fn prefetch_pe(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {
-            fetch_lines::<_, 2>(std::slice::from_ref(p));
+            fetch_lines::<_, 3>(std::slice::from_ref(p));
         }
     }
 
