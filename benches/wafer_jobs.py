@@ -7,7 +7,10 @@
 
 Usage (from the repository root, after `cargo build --release -p wsel`):
     python3 benches/wafer_jobs.py [--jobs heat,mlp_streaming] [--threads 1,2] [--runs 3]
-                                  [--wsel PATH[,PATH...]]
+                                  [--wsel PATH[,PATH...]] [--side 512]
+
+`--side` makes the heat plate (and its region) smaller, for profiling: 256 is a quarter of the
+PEs, whose state still does not fit in the caches.
 
 Writes the heat program and its plate (seeded NumPy, as examples/heat/make_data.py) into a
 temporary directory, runs `wsel run --no-cache --threads N` under `/usr/bin/time` for each
@@ -34,17 +37,17 @@ SIDE = 512
 STEPS = 20
 
 
-def heat_job(tmp: Path) -> Path:
-    """The heat example on a SIDE x SIDE plate, STEPS steps, on wse2; the program's path."""
+def heat_job(tmp: Path, side: int = SIDE) -> Path:
+    """The heat example on a side x side plate, STEPS steps, on wse2; the program's path."""
     src = HEAT.read_text()
     src = src.replace("const STEPS: u32 = 500;", f"const STEPS: u32 = {STEPS};")
-    src = src.replace("f32[B, 64, 64]", f"f32[B, {SIDE}, {SIDE}]")
+    src = src.replace("f32[B, 64, 64]", f"f32[B, {side}, {side}]")
     src = src.replace('target = "dev";', 'target = "wse2";')
     (tmp / "main.wse").write_text(src)
     (tmp / "data").mkdir()
     rng = np.random.default_rng(202)
-    plate = rng.uniform(0.0, 20.0, (SIDE, SIDE))
-    plate[:, 0] = np.linspace(100.0, 0.0, SIDE)
+    plate = rng.uniform(0.0, 20.0, (side, side))
+    plate[:, 0] = np.linspace(100.0, 0.0, side)
     plate[:, -1] = 50.0
     plate[0, :] = 100.0
     plate[-1, :] = 0.0
@@ -80,12 +83,13 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--wsel", default=str(ROOT / "target" / "release" / "wsel"))
+    ap.add_argument("--side", type=int, default=SIDE, help="the heat plate's side")
     args = ap.parse_args()
     binaries = args.wsel.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         jobs = {
-            "heat": [str(heat_job(tmp))],
+            "heat": [str(heat_job(tmp, args.side))],
             "mlp_streaming": [str(ROOT / "examples" / "mlp_streaming" / "main.wse"),
                               "--target", "wse2"],
         }

@@ -675,10 +675,14 @@ impl Partition<'_> {
     /// Before a task of PE `pe` runs at cycle `t`: write what a stream has delivered to it.
     pub(crate) fn express_before_task(&mut self, pe: u32, t: u64) {
         let node = self.fab.pes[pe as usize].node;
-        let x = self.fab.info[node as usize].express;
-        if x == NONE {
+        // The router's flag says whether a stream reserves a port there (set and cleared with
+        // `RouterInfo::express`): the router's line is in cache, the info's may not be.
+        let reserved = self.fab.routers[node as usize].flags & EXPRESS != 0;
+        debug_assert_eq!(reserved, self.fab.info[node as usize].express != NONE);
+        if !reserved {
             return;
         }
+        let x = self.fab.info[node as usize].express;
         let s = &self.streams.list[x as usize];
         if let Some(r) = s.receivers.iter().position(|r| r.pe == pe) {
             self.hot(t).flush(x, r as u32, t.saturating_sub(1));

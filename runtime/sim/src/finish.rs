@@ -105,8 +105,7 @@ impl Gathered {
                 busy_cycles: pe.busy_cycles,
                 idle_cycles: cycles.saturating_sub(pe.busy_cycles),
                 tasks: pe.tasks_run,
-                first_task_start: Some(p.tasks.first[router.pe as usize])
-                    .filter(|&t| t != u64::MAX),
+                first_task_start: Some(pe.first).filter(|&t| t != u64::MAX),
                 last_task_end: (pe.tasks_run > 0).then_some(pe.busy_until),
                 waits: pe
                     .recv_slots(&fab.recvs)

@@ -350,7 +350,6 @@ impl<'p> Builder<'_, 'p> {
     fn finish(&self, parts: Parts, nodes: usize) -> Partition<'p> {
         let target = self.n.target;
         let latency = u64::from(target.hop_latency);
-        let pes = parts.fab.pes.len();
         let mut part = Partition {
             setup: Setup {
                 id: self.p as u32,
@@ -384,8 +383,6 @@ impl<'p> Builder<'_, 'p> {
             tasks: Tasks {
                 ops: Vec::new(),
                 spare: Default::default(),
-                closed: vec![0; pes],
-                first: vec![u64::MAX; pes],
             },
             streams: Default::default(),
             phases: parts.phases,

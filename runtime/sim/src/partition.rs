@@ -157,18 +157,12 @@ pub(crate) struct Output {
     pub trace: Option<TraceBuf>,
 }
 
-/// Per-PE bookkeeping of task runs, and the scratch space tasks use.
+/// The scratch space tasks use.
 pub(crate) struct Tasks {
     /// Scratch space for a task's runtime calls.
     pub ops: Vec<Op>,
     /// Data buffers of finished sends, reused by new ones (see `TaskRuntime::buffer`).
     pub spare: crate::task::SpareBuffers,
-    /// Per PE the tasks it ran in a row that only activated tasks while nothing of its own
-    /// was open (against `Setup::livelock_tasks`).
-    pub closed: Vec<u64>,
-    /// Per PE, the cycle its first task started (`u64::MAX` until one has): with
-    /// `busy_until`, the PE's span of work (`PeActivity::first_task_start`).
-    pub first: Vec<u64>,
 }
 
 /// The state of one partition, in groups that the cycle's work borrows apart.

@@ -143,7 +143,9 @@ pub(crate) enum Pending {
 }
 
 /// A PE. The fields a router step reads (injecting and delivering) are in the record's first
-/// cache line; those a PE wake reads (delayed calls, activations, busy time) in the next two.
+/// cache line; those a PE wake reads (delayed calls, activations, busy time, the color masks
+/// a task's runtime calls check, the livelock count) in the other five, which the timer pass
+/// fetches whole before the wake (`prefetch::wakes_ahead`).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Pe {
@@ -162,6 +164,9 @@ pub(crate) struct Pe {
     pub n_recvs: u8,
     /// The send slot the ramp injected from last (round-robin), or `NONE8`.
     pub last_slot: u8,
+    /// The send slot an express stream holds (its color's new sends wait behind it), or
+    /// `NONE8`.
+    pub xslot: u8,
     pub seq: u32,
     pub busy_until: u64,
     /// Activations: (ready cycle, sequence number, task), earliest first.
@@ -173,9 +178,6 @@ pub(crate) struct Pe {
     pub express: u32,
     /// Colors an express stream feeds on which receives were posted since the PE woke.
     pub xposted: u64,
-    /// The send slot an express stream holds (its color's new sends wait behind it), or
-    /// `NONE8`.
-    pub xslot: u8,
     /// Future runtime calls, (issue cycle, sequence number) order. Calls only ever join at
     /// the back: a task starts no earlier than the last one ended, so its calls are issued no
     /// earlier than any of the last one's.
@@ -191,6 +193,12 @@ pub(crate) struct Pe {
     pub queued_colors: u64,
     pub busy_cycles: u64,
     pub tasks_run: u64,
+    /// The tasks it ran in a row that only activated tasks while nothing of its own was
+    /// open (against `Setup::livelock_tasks`).
+    pub closed: u64,
+    /// The cycle its first task started (`u64::MAX` until one has): with `busy_until`, the
+    /// PE's span of work (`PeActivity::first_task_start`).
+    pub first: u64,
     /// Send colors with a switch somewhere: control wavelets may be sent on them.
     pub control_colors: u64,
     /// The issue numbers (`SendState::seq`) of control sends not yet in a send slot.
@@ -257,6 +265,14 @@ impl Ready {
     pub(crate) fn is_empty(&self) -> bool {
         self.n == 0 && self.far.is_empty()
     }
+
+    /// Prefetch the earliest far activation, if any (a hint: see `prefetch.rs`).
+    #[inline(always)]
+    pub(crate) fn prefetch_far(&self) {
+        if let Some(first) = self.far.peek() {
+            crate::prefetch::fetch(std::ptr::from_ref(first));
+        }
+    }
 }
 
 /// What [`deliver`] did with a wavelet.
@@ -301,6 +317,8 @@ impl Pe {
             queued_colors: 0,
             busy_cycles: 0,
             tasks_run: 0,
+            closed: 0,
+            first: u64::MAX,
         }
     }
 

@@ -134,15 +134,14 @@ impl Partition<'_> {
             self.fail(t, node, e);
             return;
         }
-        let closed = &mut self.tasks.closed[pe as usize];
-        *closed = if is_closed(p, &ops) { *closed + 1 } else { 0 };
-        if *closed >= self.setup.livelock_tasks {
+        p.closed = if is_closed(p, &ops) { p.closed + 1 } else { 0 };
+        if p.closed >= self.setup.livelock_tasks {
             let e = SimError::Task {
                 at: prog.at,
                 task,
                 task_name: def.name.clone(),
                 cycle: t,
-                fault: crate::error::TaskFault::Livelock { tasks: *closed },
+                fault: crate::error::TaskFault::Livelock { tasks: p.closed },
             };
             ops.clear();
             self.tasks.ops = ops;
@@ -160,8 +159,7 @@ impl Partition<'_> {
         }
         p.busy_until = t + busy;
         p.busy_cycles += busy;
-        let first = &mut self.tasks.first[pe as usize];
-        *first = (*first).min(t);
+        p.first = p.first.min(t);
         p.tasks_run += 1;
         let issue0 = t + switch;
         let mut slots = Slots {

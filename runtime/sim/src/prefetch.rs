@@ -161,15 +161,19 @@ impl<D: Distances> Ahead<D> {
     }
 }
 
-/// While a cycle's timers wake their PEs (in node order, each wake reading the router's
-/// timer, its PE record, the PE's queues of delayed calls and ready tasks and its wait
-/// records, for a task start its program record, for a receive posted behind an open one the
-/// last receive queued): the router records and timers of the wakes 8 ahead, the PE records
-/// (all four lines, and wait record headers) of those 4 ahead, and what those records point
-/// to 2 ahead.
+/// While a cycle's timers wake their PEs (in node order), in four stages, each reading only
+/// what an earlier stage fetched: the router records and timers of the wakes 16 ahead; the
+/// whole PE records of those 12 ahead (a wake reads all six lines: activations, delayed calls,
+/// busy time, the color masks a task's runtime calls check, the livelock count); 8 ahead,
+/// what those records point to — the first four delayed calls, the heap of far activations, the
+/// last queued receive (a receive posted behind an open one looks at it), the send and
+/// receive slots, the program record a task start reads and the two ends of the PE's SRAM;
+/// 4 ahead, the argument words and port table that record points to (a task's code reads
+/// them). Most wakes of a busy cycle only carry out a delayed call or two, so the stages are
+/// far apart.
 #[inline(always)]
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
-    if let Some(node) = p.events.timers.ahead(8) {
+    if let Some(node) = p.events.timers.ahead(16) {
         fetch(std::ptr::from_ref(&p.fab.routers[node as usize]));
         fetch(std::ptr::from_ref(&p.fab.info[node as usize]));
     }
@@ -178,25 +182,41 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         let pe = p.fab.routers[node as usize].pe as usize;
         p.fab.pes.get(pe)
     };
-    if let Some(pe) = pe_of(4) {
-        fetch_lines::<_, 5>(std::slice::from_ref(pe));
+    let program = |pe: &crate::pe::Pe| p.setup.program.pes.get(pe.prog as usize);
+    if let Some(pe) = pe_of(12) {
+        fetch_lines::<_, 6>(std::slice::from_ref(pe));
     }
-    if let Some(pe) = pe_of(2) {
-        if let Some(call) = pe.pending.front() {
-            fetch(std::ptr::from_ref(call));
-            // A receive posted behind an open one looks at the last one queued.
+    if let Some(pe) = pe_of(8) {
+        if !pe.pending.is_empty() {
+            // A wake carries out the calls due, often several (a line each).
+            for call in pe.pending.iter().take(4) {
+                fetch(std::ptr::from_ref(call));
+            }
             if let Some(last) = pe.queued_recvs.back() {
                 fetch(std::ptr::from_ref(last));
             }
         }
+        pe.ready.prefetch_far();
         if !pe.ready.is_empty() {
-            // A task may start: its PE's program record.
-            if let Some(prog) = p.setup.program.pes.get(pe.prog as usize) {
+            if let Some(prog) = program(pe) {
                 fetch_lines::<_, 3>(std::slice::from_ref(prog));
             }
+            // A kernel's SRAM is laid out in declaration order, usually arrays first and
+            // scalars (counters, flags) last: a task most often touches both ends.
+            if let (Some(first), Some(last)) = (pe.sram.first(), pe.sram.last()) {
+                fetch(std::ptr::from_ref(first));
+                fetch(std::ptr::from_ref(last));
+            }
         }
-        fetch_lines::<_, 2>(pe.recv_slots(&p.fab.recvs));
-        fetch_lines::<_, 2>(pe.send_slots(&p.fab.sends));
+        fetch_lines::<_, 6>(pe.recv_slots(&p.fab.recvs));
+        fetch_lines::<_, 6>(pe.send_slots(&p.fab.sends));
+    }
+    if let Some(pe) = pe_of(4)
+        && !pe.ready.is_empty()
+        && let Some(prog) = program(pe)
+    {
+        fetch(prog.args.as_ptr());
+        fetch(prog.ports.as_ptr());
     }
 }
 
@@ -205,11 +225,14 @@ const _: () = assert!(Small::FAR < 64 && Small::MID < Small::FAR && Small::NEAR 
 
 impl CycleState<'_> {
     /// Stage 2: the record of the queue that the ramp port of router `node` tries first: the
-    /// one line holds the wavelet and everything popping it reads and writes.
+    /// one line holds the wavelet and everything popping it reads and writes (and, on a target
+    /// with boundaries, its entry in the boundary index).
     #[inline(always)]
     fn prefetch_served(&self, node: u32) {
-        if let Some(queue) = self.queues.get(self.served(node) as usize) {
+        let q = self.served(node);
+        if let Some(queue) = self.queues.get(q as usize) {
             fetch(std::ptr::from_ref(queue));
+            self.rings.prefetch(q);
         }
     }
 
@@ -230,7 +253,7 @@ impl CycleState<'_> {
     #[inline(always)]
     fn prefetch_pe(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {
-            fetch_lines::<_, 2>(std::slice::from_ref(p));
+            fetch_lines::<_, 3>(std::slice::from_ref(p));
         }
     }
 
@@ -266,6 +289,7 @@ impl CycleState<'_> {
             incoming &= incoming - 1;
             if let Some(queue) = self.queues.get(q as usize) {
                 fetch(std::ptr::from_ref(queue));
+                self.rings.prefetch(q);
             }
         }
     }
@@ -296,6 +320,7 @@ impl CycleState<'_> {
                 fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
                 if downstream && let Some(q) = self.queues.get(s.down as usize) {
                     fetch(std::ptr::from_ref(q));
+                    self.rings.prefetch(s.down);
                     fetch(std::ptr::from_ref(&self.routers[s.down_node as usize]));
                     fetch(std::ptr::from_ref(&self.outch[s.out as usize]));
                 }

@@ -105,6 +105,15 @@ impl Rings {
         self.crossing(qi) != NONE
     }
 
+    /// Prefetch queue `qi`'s entry in the boundary index, which every access to its slots
+    /// reads (a hint: see `prefetch.rs`).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, qi: u32) {
+        if let Some(c) = self.crossing.get(qi as usize) {
+            crate::prefetch::fetch(std::ptr::from_ref(c));
+        }
+    }
+
     /// The depth of queue `qi`.
     #[inline(always)]
     pub(crate) fn depth_of(&self, qi: u32) -> u32 {
