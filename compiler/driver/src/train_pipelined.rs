@@ -28,7 +28,7 @@ use crate::assemble::{HostData, assemble, collect_result};
 use crate::carry::Carry;
 use crate::cluster::replica::ReplicaSides;
 use crate::pipeline::{BuildError, Compiled, Loaded, choose_backend, choose_target};
-use crate::run_errors::{E0806, E0817};
+use crate::run_errors::{E0806, E0811, E0817};
 use crate::tensor::Tensor;
 use crate::train_micro;
 use crate::train_session::{
@@ -93,9 +93,13 @@ pub(crate) fn prepare_share<'db>(
     let mut data = read_data(loaded, request)?;
     let batch = data.settings.batch;
     if share.is_some() && data.settings.micro_batch != batch {
-        return Err(BuildError::Message(
-            "pipelined replicas take their whole share of the batch at once; micro-batches are for one system".into(),
-        ));
+        return Err(BuildError::Run {
+            code: E0811,
+            message: format!(
+                "micro-batches of {} were asked for, and pipelined replicas take their whole share of the batch at once: micro-batches are for one system",
+                data.settings.micro_batch
+            ),
+        });
     }
     let mut optimizer = optimizer_settings(&data.settings);
     if let Some(share) = share {
