@@ -62,7 +62,9 @@ impl ChainTerms {
     pub(crate) fn kept(e: &crate::placement::Estimate) -> ChainTerms {
         ChainTerms {
             chain: e.chain,
-            steps: e.latency.saturating_sub(e.edge_in + e.compute),
+            steps: e
+                .latency
+                .saturating_sub(e.edge_in.max(e.stream) + e.compute),
         }
     }
 }

@@ -5,13 +5,14 @@
 //! compute  = the task cycles per sample of the busiest PE, measured by a dry run of the
 //!            kernel (crate::KernelWork), or without one
 //!            ceil(flops / 2 / (R·C) / fma_rate)    multiply-adds spread over the PEs
-//! edge_in  = Σ over bound input ports: part length × pace     (taken one after another)
+//! edge_in  = Σ over bound input ports: the part's receive     (taken one after another)
+//! stream   = max over bound input ports: part length × pace   (host streams run side by side)
 //! edge_out = max over bound output ports: part length × pace
 //! chain    = the bound output's part length, when the output port passes it along a chain
 //!            of PEs (a link class of length > 1: a reduction down the columns, along a row),
 //!            plus the chains' latency when a PE's next sample waits for a round trip
-//! cycles   = max(edge_in + compute + chain, edge_out)           the stage's period
-//! latency  = edge_in + compute + Σ chains' latency              (crate::chain)
+//! cycles   = max(edge_in + compute + chain, stream, edge_out)   the stage's period
+//! latency  = max(edge_in, stream) + compute + Σ chains' latency (crate::chain)
 //! ```
 //!
 //! A stream's `pace` is one wavelet per cycle, except a host stream's: the host's bandwidth is
@@ -20,6 +21,12 @@
 //! when that is more than one ([`HostPace`]). `fma_rate` is the target's fp16 rate for an
 //! fp16 result, its fp32 rate otherwise. A weight streamed into a port arrives once per
 //! batch, so its part length is divided by the batch size.
+//!
+//! A host stream does not wait for the kernel's receive: the host feeds every stream at its
+//! pace, and a stream runs ahead of its receive by the queue in front of the PE
+//! (`queue_depth` wavelets). So a part's receive takes `pace × (len − q) + q` cycles, `q =
+//! min(queue_depth, len)` of it already queued while the PE did something else; a short part
+//! (axpy's two elements a PE on wse2) is all queued, and the stage runs at its streams' pace.
 //!
 //! Inputs and work add up because kernels take a sample's input, work on it and only then
 //! post the receive for the next (std.nn's `dense_tile`, std.collectives' `row_reduce`); a
@@ -93,6 +100,8 @@ pub(crate) struct CostInputs {
     switch: u64,
     add_rate: u64,
     host_bandwidth: u64,
+    /// Wavelets a stream can queue in front of a PE before its receive is posted.
+    queue: u64,
 }
 
 impl CostInputs {
@@ -151,6 +160,7 @@ impl CostInputs {
             switch: u64::from(target.task_switch_cycles),
             add_rate: u64::from(add.max(1)),
             host_bandwidth: u64::from(target.host_io.bandwidth_bytes_per_cycle.max(1)),
+            queue: u64::from(target.queue_depth),
         }
     }
 
@@ -217,7 +227,16 @@ impl CostInputs {
         });
         let len = |p: &PortCost| self.part(p, rows, cols);
         let time = |p: &PortCost| if p.host { pace.cycles(len(p)) } else { len(p) };
-        let edge_in: u64 = self.ports.iter().filter(|p| p.input).map(time).sum();
+        let receive = |p: &PortCost| {
+            if !p.host {
+                return len(p);
+            }
+            let queued = len(p).min(self.queue);
+            pace.cycles(len(p) - queued) + queued
+        };
+        let inputs = || self.ports.iter().filter(|p| p.input);
+        let edge_in: u64 = inputs().map(receive).sum();
+        let stream = inputs().map(time).max().unwrap_or(0);
         let edge_out = self
             .ports
             .iter()
@@ -228,11 +247,12 @@ impl CostInputs {
         Estimate {
             compute,
             edge_in,
+            stream,
             edge_out,
             chain: chains.chain,
             batch_compute: 0,
-            cycles: (edge_in + compute + chains.chain).max(edge_out),
-            latency: edge_in + compute + chains.steps,
+            cycles: (edge_in + compute + chains.chain).max(stream).max(edge_out),
+            latency: edge_in.max(stream) + compute + chains.steps,
         }
     }
 }
@@ -302,6 +322,7 @@ mod tests {
             switch: 4,
             add_rate: 2,
             host_bandwidth: 1 << 20,
+            queue: 0,
         }
     }
 
@@ -374,5 +395,35 @@ mod tests {
         assert_eq!((e.edge_in, e.edge_out, e.cycles), (8, 8, 13));
         // Few streams never move faster than a wavelet per cycle.
         assert_eq!(HostPace::new(&Target::wse2(), 2).cycles(100), 100);
+    }
+
+    #[test]
+    fn a_host_stream_queues_ahead_of_its_receive() {
+        // x and y, one part each, from the host at a wavelet every 3 cycles (3 streams share
+        // 4 bytes per cycle), 4 wavelets queued in front of the PE.
+        let pace = HostPace {
+            streams: 3,
+            bandwidth_bytes_per_cycle: 4,
+        };
+        let two_inputs = |elems| CostInputs {
+            queue: 4,
+            ..inputs(
+                vec![
+                    port(elems, Parts::One, true, true),
+                    port(elems, Parts::One, true, true),
+                ],
+                Vec::new(),
+            )
+        };
+        // 8 wavelets each: 4 were queued, 4 more come at the pace, 3 · 4 + 4 = 16 a receive;
+        // both streams ran from the start, so the slowest arrived after 8 · 3 = 24.
+        let e = unmeasured(&two_inputs(8), 1, 1, Some(5), Some(pace));
+        assert_eq!((e.edge_in, e.stream), (32, 24));
+        assert_eq!((e.cycles, e.latency), (32 + 5, 32 + 5));
+        // 2 wavelets each, all queued: the receives take 2 cycles each, but the stage can go no
+        // faster than its streams, 2 · 3 = 6 cycles a sample.
+        let e = unmeasured(&two_inputs(2), 1, 1, Some(1), Some(pace));
+        assert_eq!((e.edge_in, e.stream), (4, 6));
+        assert_eq!((e.cycles, e.latency), (6, 6 + 1));
     }
 }

@@ -133,8 +133,13 @@ pub struct Estimate {
     pub compute: u64,
     /// Cycles an edge PE takes in its inputs: every bound input port's part, one after
     /// another, each wavelet at its stream's pace (one per cycle, or slower for a host stream
-    /// sharing the host's bandwidth).
+    /// sharing the host's bandwidth) but those a host stream queued in front of the PE before
+    /// the receive.
     pub edge_in: u64,
+    /// Cycles the slowest input part takes to arrive at its stream's pace: host streams run
+    /// side by side, so the stage is never faster than its slowest one.
+    #[serde(default)]
+    pub stream: u64,
     /// Cycles the longest output part takes to leave, at its stream's pace.
     pub edge_out: u64,
     /// Cycles a PE of a reduction chain waits for its neighbour's partial result (the bound
@@ -145,7 +150,7 @@ pub struct Estimate {
     /// phase of weight streaming, which runs every sample at once); 0 otherwise.
     #[serde(default)]
     pub batch_compute: u64,
-    /// The stage's period: `max(edge_in + compute + chain, edge_out)`.
+    /// The stage's period: `max(edge_in + compute + chain, stream, edge_out)`.
     pub cycles: u64,
     /// Cycles from a sample's first wavelet reaching the region to its result leaving it:
     /// inputs, work, and the hops and steps of every chain of PEs the data crosses.

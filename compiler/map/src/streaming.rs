@@ -560,6 +560,7 @@ fn phase_estimate(
     Estimate {
         compute: compute.div_ceil(batch),
         edge_in: ramp.max(store).div_ceil(batch),
+        stream: 0,
         edge_out: 0,
         batch_compute: compute,
         chain: chain.div_ceil(batch),
