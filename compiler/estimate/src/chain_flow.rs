@@ -40,6 +40,22 @@ pub(crate) fn chain_flows(
     flows
 }
 
+/// The longest step a message takes through the PE of `trace` along any chain of `ir`, or
+/// `None` when the PE relays nothing: a relayed message's words (on average), and at least
+/// the shortest work between two relays on the chain — a PE takes the chain's messages one
+/// after another, so at the end of a phase, when only the reductions are left, the last
+/// message advances one PE per such period. A weight-streaming phase runs its whole batch in
+/// one trace, so there is no second sample to subtract.
+pub(crate) fn relay_step(ir: &KernelIr, trace: &[Transfer]) -> Option<u64> {
+    let ports = |d: PortDirection| {
+        (0..ir.ports.len() as u32).filter(move |&i| ir.ports[i as usize].direction == d)
+    };
+    ports(PortDirection::Out)
+        .flat_map(|out| ports(PortDirection::In).map(move |inp| Pair { ir, out, inp }))
+        .filter_map(|pair| pair.relay_period(trace))
+        .max()
+}
+
 /// Sends on a chain's `out` port in one trace.
 #[derive(Debug, Clone, Copy, Default)]
 struct Sends {
@@ -84,6 +100,22 @@ impl Pair<'_> {
             }
         }
         s
+    }
+
+    /// The words of a relayed message (on average) plus the shortest work between two
+    /// relays, `None` without two relays.
+    fn relay_period(&self, trace: &[Transfer]) -> Option<u64> {
+        let relays: Vec<&Transfer> = trace
+            .iter()
+            .filter(|t| t.send && t.port == self.out)
+            .filter(|t| self.latest(t).is_some_and(|m| m.ordinal >= t.ordinal))
+            .collect();
+        let words: u64 = relays.iter().map(|t| u64::from(t.words)).sum();
+        let gap = match relays[..] {
+            [.., a, b] => b.at.saturating_sub(a.at),
+            _ => return None,
+        };
+        Some(words.div_ceil(relays.len() as u64) + gap)
     }
 
     /// The latest receive on the chain's `in` port that `t` follows.

@@ -54,6 +54,15 @@ pub(crate) struct Measured {
     flows: Vec<(String, String, ChainFlow)>,
 }
 
+/// What the dry runs of a weight-streaming phase measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PhaseWork {
+    /// The busiest PE's busy cycles.
+    busy: u64,
+    /// The centre PE's longest relay step ([`crate::chain_flow::relay_step`]).
+    relay_step: Option<u64>,
+}
+
 /// The measured kernel work of one model's layers.
 pub struct KernelDryRuns<'db> {
     db: &'db dyn Db,
@@ -63,8 +72,8 @@ pub struct KernelDryRuns<'db> {
     switch_cycles: u64,
     /// Per kernel instance (its arguments at both batches) and region size, the PEs' work.
     memo: RefCell<HashMap<String, Option<Measured>>>,
-    /// Per kernel instance and region size, the busiest PE's busy cycles for a whole phase.
-    phase_memo: RefCell<HashMap<String, Option<u64>>>,
+    /// Per kernel instance and region size, what the dry runs of a whole phase measure.
+    phase_memo: RefCell<HashMap<String, Option<PhaseWork>>>,
     /// Measurements kept across mappings, by their inputs.
     kept: Option<&'db MeasuredWork>,
 }
@@ -228,6 +237,30 @@ impl wsel_map::KernelWork for KernelDryRuns<'_> {
         rows: u32,
         cols: u32,
     ) -> Option<u64> {
+        Some(self.phase(layer, implementation, rows, cols)?.busy)
+    }
+
+    fn phase_relay_step(
+        &self,
+        layer: &LayerInstance,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+    ) -> Option<u64> {
+        self.phase(layer, implementation, rows, cols)?.relay_step
+    }
+}
+
+impl KernelDryRuns<'_> {
+    /// The dry runs of `layer`'s whole phase on a `rows × cols` region: kept, else measured on
+    /// the phase's PEs, the centre one traced.
+    fn phase(
+        &self,
+        layer: &LayerInstance,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+    ) -> Option<PhaseWork> {
         let imp = layer.impls.get(implementation)?;
         let args = wsel_map::kernel_args(layer, imp, rows, cols).ok()?;
         let key = format!(
@@ -238,23 +271,29 @@ impl wsel_map::KernelWork for KernelDryRuns<'_> {
         if let Some(known) = self.phase_memo.borrow().get(&key) {
             return *known;
         }
-        let busiest = wsel_lower::kernel_item(self.db, &imp.kernel)
+        let work = wsel_lower::kernel_item(self.db, &imp.kernel)
             .and_then(|item| wsel_lower::lower_kernel(self.db, item, &args).ok())
-            .and_then(|ir| DryRunner::new(&ir, &self.cost, DryRunLimits::default()).ok())
-            .and_then(|runner| {
-                phase_pes(rows, cols)
-                    .into_iter()
-                    .map(|place| {
-                        runner
-                            .run(self.switch_cycles, place)
-                            .ok()
-                            .map(|r| r.busy_cycles)
-                    })
-                    .collect::<Option<Vec<u64>>>()
-            })
-            .and_then(|busy| busy.into_iter().max());
-        self.phase_memo.borrow_mut().insert(key, busiest);
-        busiest
+            .and_then(|ir| self.measure_phase(&ir, rows, cols));
+        self.phase_memo.borrow_mut().insert(key, work);
+        work
+    }
+
+    fn measure_phase(&self, ir: &KernelIr, rows: u32, cols: u32) -> Option<PhaseWork> {
+        let runner = DryRunner::new(ir, &self.cost, DryRunLimits::default()).ok()?;
+        let centre = (rows.max(1) / 2, cols.max(1) / 2);
+        let mut relay_step = None;
+        let mut busy = 0;
+        for place in phase_pes(rows, cols) {
+            let run = if (place.y, place.x) == centre {
+                let (run, trace) = runner.trace(self.switch_cycles, place).ok()?;
+                relay_step = crate::chain_flow::relay_step(ir, &trace);
+                run
+            } else {
+                runner.run(self.switch_cycles, place).ok()?
+            };
+            busy = busy.max(run.busy_cycles);
+        }
+        Some(PhaseWork { busy, relay_step })
     }
 }
 

@@ -203,3 +203,57 @@ fn a_round_trip_is_seen_on_the_answering_chain() {
     // sample.
     assert_eq!(flow(2, "toe", "frome").relays, 0);
 }
+
+/// A weight-streaming phase's relay step (`KernelWork::phase_relay_step`): a column of 5 PEs
+/// on `dev` passes one message of 8 words south per sample, a batch of 3, measured at the
+/// centre PE, row 2. `extra` adds work between a relay and the next.
+fn phase_step(extra: &str) -> Option<u64> {
+    let source = format!(
+        "model m(x: f32[B, 8]) -> f32[B, 8] {{ return down(x); }}
+layer down(x: f32[B, N]) -> y: f32[B, N] {{
+    cost {{ flops = N; weights = 0; activations = 4 * (N + N); }}
+    pipelined, streaming on [R, 1] {{
+        run pass_south(n = N, samples = B);
+        bind x to port xs;
+        bind y to port ys;
+    }}
+}}
+kernel pass_south(n: u32, samples: u32) {{
+    var v: [f32; n];
+    var done: u32 = 0;
+    in  xs:    stream<f32> from west;
+    out ys:    stream<f32> to east;
+    in  fromn: stream<f32> from north;
+    out tos:   stream<f32> to south;
+
+    task main() {{
+        if samples > 0 {{ recv(fromn, v[0..n]) then pass; }}
+    }}
+    task pass() {{
+        send(tos, v[0..n]);
+        {extra}
+        done += 1;
+        if done < samples {{ recv(fromn, v[0..n]) then pass; }}
+    }}
+}}
+"
+    );
+    let mut db = Database::default();
+    let file = wsel_sema::set_file(&mut db, Path::new("/phase.wse"), source);
+    assert!(wsel_sema::diagnostics(&db, file).is_empty());
+    let model = wsel_lower::find_model(&db, file, "m").expect("the model `m`");
+    let target = Target::preset("dev").expect("dev");
+    let graph = wsel_estimate::lower_for_batch(&db, model, 3).expect("lowers");
+    let work = wsel_estimate::KernelDryRuns::new(&db, model, &target);
+    work.phase_relay_step(&graph.layers[0], 0, 5, 1)
+}
+
+#[test]
+fn a_phase_relay_step_is_a_message_and_the_work_between_two_relays() {
+    // The message, 8 wavelets, and from one relay to the next: the send's issue 1, `done +=
+    // 1` 2 (a store and its add), `if done < samples` 3 (the `if`, the compare, the load), the
+    // receive's issue 1, and the next `pass`'s switch 2 = 9.
+    assert_eq!(phase_step(""), Some(8 + 9));
+    // `v += v`: 8 adds at 2 a cycle, 4 cycles more between one relay and the next.
+    assert_eq!(phase_step("v[0..n] += v[0..n];"), Some(8 + 9 + 4));
+}

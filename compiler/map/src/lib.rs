@@ -102,6 +102,20 @@ pub trait KernelWork {
         None
     }
 
+    /// The longest step a message takes through a PE of `layer`'s phase on a logical
+    /// `rows × cols` region: a relayed message's words and the work from its arrival to its
+    /// relay; `None` when unknown or when its PEs relay nothing. The default knows nothing.
+    fn phase_relay_step(
+        &self,
+        layer: &wsel_ir::graph::LayerInstance,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+    ) -> Option<u64> {
+        let _ = (layer, implementation, rows, cols);
+        None
+    }
+
     /// How `layer`'s kernel, running its implementation `implementation` on a logical
     /// `rows × cols` region, passes messages along the chain whose PEs send on `out_port` and
     /// receive their neighbour's sends on `in_port`, per sample; `None` when unknown. The

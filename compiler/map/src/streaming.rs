@@ -413,10 +413,11 @@ fn estimates(
         .iter()
         .enumerate()
         .map(|(l, layer)| {
-            let measured = options
-                .work
-                .filter(|_| measure)
-                .and_then(|w| w.phase_cycles(layer, impls[l], size.0, size.1));
+            let work = options.work.filter(|_| measure);
+            let measured = PhaseMeasured {
+                busy: work.and_then(|w| w.phase_cycles(layer, impls[l], size.0, size.1)),
+                relay_step: work.and_then(|w| w.phase_relay_step(layer, impls[l], size.0, size.1)),
+            };
             phase_estimate(graph, layer, impls[l], size, measured, store, target)
         })
         .collect()
@@ -517,21 +518,32 @@ fn first_clean(
     })
 }
 
+/// What the dry runs of a phase measured, where they could.
+#[derive(Debug, Clone, Copy, Default)]
+struct PhaseMeasured {
+    /// The busiest PE's task work.
+    busy: Option<u64>,
+    /// The longest step a message takes through a PE along the region's chains.
+    relay_step: Option<u64>,
+}
+
 /// The estimate of one phase on a `rows × cols` region, per sample of the batch: the longest
-/// of the busiest PE's task work (`work`, measured by a dry run of the kernel, else the
-/// layer's multiply-adds spread over the region), the words of its streamed weights that
+/// of the busiest PE's task work (`measured.busy`, measured by a dry run of the kernel, else
+/// the layer's multiply-adds spread over the region), the words of its streamed weights that
 /// every PE of a row takes through its ramp, and its weight bytes through the store (at
-/// `store_bytes_per_cycle`); plus a
-/// round trip down the region's rows for the reductions and combines along columns.
+/// `store_bytes_per_cycle`); plus the chain down the region's rows that its last reduction or
+/// combine crosses after the work: `rows − 1` steps of a hop and the measured relay step, or
+/// without one a round trip of a hop, a task switch and 2 cycles a row.
 fn phase_estimate(
     graph: &LayerGraph,
     layer: &LayerInstance,
     impl_index: usize,
     (rows, cols): (u32, u32),
-    work: Option<u64>,
+    measured: PhaseMeasured,
     store_bytes_per_cycle: u64,
     target: &Target,
 ) -> Estimate {
+    let work = measured.busy;
     let imp = &layer.impls[impl_index];
     let batch = graph.batch.max(1);
     let fma = u64::from(target.fp32.fma.max(1));
@@ -553,9 +565,11 @@ fn phase_estimate(
         store_bytes += elems * 4;
     }
     let store = store_bytes.div_ceil(store_bytes_per_cycle.max(1));
-    let chain = 2
-        * u64::from(rows)
-        * (u64::from(target.hop_latency) + u64::from(target.task_switch_cycles) + 2);
+    let hop = u64::from(target.hop_latency);
+    let chain = match measured.relay_step {
+        Some(step) => u64::from(rows.saturating_sub(1)) * (hop + step),
+        None => 2 * u64::from(rows) * (hop + u64::from(target.task_switch_cycles) + 2),
+    };
     let cycles = compute.max(ramp).max(store) + chain;
     Estimate {
         compute: compute.div_ceil(batch),
