@@ -27,6 +27,10 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
   gelu_mlp  x: [12, 5] -> dense(w1, c1) -> gelu -> dense(w2, c2) -> softmax, the mean
        cross-entropy against labels: [12] (class indices below 3): a chain, for pipelined
        training.
+  grouped_mlp  x: [24, 5] -> dense(w1, c1) of 12 features -> softmax over 3 groups of 4,
+       causally masked by the sample's position s % 4 (std.nn's `softmax(x, context = 4)`)
+       -> dense(w2, c2) -> softmax, the mean cross-entropy against labels: [24] (class
+       indices below 3): the grouped softmax in pipelined training.
   ln_mlp  x: [24, 5] -> dense(w1, c1) of 19 features -> layernorm(g, b, eps=0.1) -> relu
        -> dense(w2, c2) -> softmax, the mean cross-entropy against labels: [24] (class
        indices below 3): a chain with a layernorm, for pipelined training.
@@ -65,6 +69,8 @@ the gpt's):
   attention  per sequence and head, S = Q K^T / sqrt(dh) (masked above the diagonal),
          P = softmax(S), Y = P V: dV = P^T dY, dP = dY V^T, dS = P (dP - rowsum(P dP)),
          dQ = dS K / sqrt(dh), dK = dS^T Q / sqrt(dh)
+  grouped softmax  per group of T features as a softmax over the unmasked ones (the masked
+         are 0): dx = y (dy - sum over the group of dy y)
   relu  y = max(x, 0):  dx = dy where y > 0, else 0
   softmax + cross-entropy  d(mean CE)/d(logits) = (p - onehot) / B
 """
@@ -250,6 +256,46 @@ class LnMlp:
         da, g["w2"], g["c2"] = dense_back(a, p["w2"], dz)
         dn = gelu_back(n, da) if self.gelu else relu_back(a, da)
         dh, g["g"], g["b"] = layernorm_back(h, p["g"], dn, eps=0.1)
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
+        return loss, g
+
+
+def grouped_softmax(x, context, causal=True):
+    """std.nn's `softmax(x, context = T)`: each group of T features normalised on its own,
+    masked after sample s's position s % T when causal (the masked ones are 0)."""
+    groups = x.reshape(len(x), -1, context)
+    if causal:
+        position = np.arange(len(x)) % context
+        keep = np.arange(context)[None, None, :] <= position[:, None, None]
+        groups = np.where(keep, groups, -np.inf)
+    p = np.exp(groups - groups.max(axis=2, keepdims=True))
+    return (p / p.sum(axis=2, keepdims=True)).reshape(x.shape)
+
+
+def grouped_softmax_back(y, dy, context):
+    yg, dg = y.reshape(len(y), -1, context), dy.reshape(len(dy), -1, context)
+    return (yg * (dg - (dg * yg).sum(axis=2, keepdims=True))).reshape(y.shape)
+
+
+class GroupedMlp:
+    """x -> dense(w1, c1) to 12 features -> softmax over 3 groups of 4, causal by the sample's
+    position s % 4 -> dense(w2, c2) -> softmax with the cross-entropy."""
+
+    NAMES = ["w1", "c1", "w2", "c2"]
+    CONTEXT = 4
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, 12)), "c1": rng.uniform(-0.5, 0.5, 12),
+             "w2": rng.uniform(-0.8, 0.8, (12, 3)), "c2": rng.uniform(-0.5, 0.5, 3)}
+        return p, {"x": rng.uniform(-1.0, 1.0, (24, 5)), "labels": rng.integers(0, 3, 24)}
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        a = grouped_softmax(h, self.CONTEXT)
+        loss, dz = softmax_cross_entropy(dense(a, p["w2"], p["c2"]), d["labels"])
+        g = {}
+        da, g["w2"], g["c2"] = dense_back(a, p["w2"], dz)
+        dh = grouped_softmax_back(a, da, self.CONTEXT)
         _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
         return loss, g
 
@@ -468,7 +514,7 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "wide_embedding": WideEmbedding,
           "emb_mlp": lambda: WideEmbedding(d=11, samples=24, context=3),
           "att_chain": AttChain,
-          "gelu_mlp": GeluMlp, "ln_mlp": LnMlp,
+          "gelu_mlp": GeluMlp, "grouped_mlp": GroupedMlp, "ln_mlp": LnMlp,
           "ln_gelu_mlp": lambda: LnMlp(gelu=True), "res_mlp": ResMlp,
           "res_mlp_no_skip": lambda: ResMlp(skip=False),
           "relu_res_mlp": lambda: ResMlp(relu=True),

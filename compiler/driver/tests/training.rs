@@ -500,6 +500,32 @@ fn gelu_trains_pipelined_and_streamed_like_numpy() {
     }
 }
 
+/// The grouped softmax (`softmax(h, context = 4)`: 3 groups of 4 features, causally masked
+/// by the sample's position) between two dense layers, trained pipelined — `softmax_train`
+/// and `softmax_train_back` with `context` — and streamed, against
+/// tests/reference/transformer_train.py's `grouped_mlp`, 8 steps of 8 samples.
+#[test]
+fn a_grouped_softmax_trains_pipelined_and_streamed_like_numpy() {
+    let source = r#"import std.nn.{dense, softmax};
+
+model grouped_mlp(x: f32[B, 5]) -> f32[B, 3] {
+    param w1: f32[5, 12] from "w1.npy";
+    param c1: f32[12] from "c1.npy";
+    param w2: f32[12, 3] from "w2.npy";
+    param c2: f32[3] from "c2.npy";
+    let a = softmax(dense(x, w1, c1), context = 4);
+    return softmax(dense(a, w2, c2));
+}
+"#
+    .to_string()
+        + &small_train_item("grouped_mlp", "x", 8);
+    let mut args = SMALL_SGD;
+    args[3] = "8";
+    for mode in ["pipelined", "streaming"] {
+        transformer_trains_like_numpy("grouped_mlp", &source, &["--mode", mode], &args);
+    }
+}
+
 /// The pipelined tests' settings for the NumPy reference: 8 steps of 6 samples (two epochs of
 /// the 24) with SGD-momentum, or with Adam (and the flags that switch wsel's `train` item to
 /// it).
