@@ -1,0 +1,239 @@
+//! Activations of rank 3 and 4 (docs/language.md §4, "Tensors of rank 3 and 4") and std.nn's
+//! layout layers (`stdlib/nn.wse`, "Layouts") end to end on `dev`: `transpose` and
+//! `transpose_heads` against NumPy (`tests/reference/layouts.py`) on even and ragged splits,
+//! on the region the mapper picks and on fixed numbers of columns; the exchange between the
+//! columns read from the trace.
+//!
+//! A fixed number of columns is a test layer of this file's that runs std.nn's own kernel
+//! `transpose_tile` with `on [1, C]` (the std.nn layers leave C to the mapper).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod support;
+use support::{numbers_after, read_f32, repo_root, starts, temp_dir, write_f32_npy, wsel_ok};
+
+/// One run of a layout layer: `x`'s per-sample shape, the layer's name in
+/// `tests/reference/layouts.py`, and the columns (`None`: std.nn's layer, on the mapper's
+/// region).
+struct Case {
+    name: &'static str,
+    layer: &'static str,
+    shape: &'static [u64],
+    cols: Option<u64>,
+    batch: u64,
+}
+
+impl Case {
+    /// The result's per-sample shape: the first two feature axes swapped.
+    fn out_shape(&self) -> Vec<u64> {
+        let mut s = self.shape.to_vec();
+        s.swap(0, 1);
+        s
+    }
+
+    /// The model's source: std.nn's layer, or a layer of `cols` columns running its kernel.
+    fn source(&self) -> String {
+        let dims = |s: &[u64]| s.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        let (x, y) = (dims(self.shape), dims(&self.out_shape()));
+        let Some(c) = self.cols else {
+            return format!(
+                "import std.nn.{{{l}}};\nmodel m(x: f32[B, {x}]) -> f32[B, {y}] {{\n    return {l}(x);\n}}\n",
+                l = self.layer
+            );
+        };
+        let e = self.shape.get(2).copied().unwrap_or(1);
+        let split = if self.shape.len() == 3 {
+            "cols, _, _"
+        } else {
+            "cols, _"
+        };
+        format!(
+            "import std.nn.{{transpose_tile}};\n\
+             layer fixed(x: f32[B, {x}]) -> y: f32[B, {y}] {{\n\
+             \x20   cost {{ flops = 1; weights = 0; activations = 4; }}\n\
+             \x20   pipelined on [1, {c}] {{\n\
+             \x20       run transpose_tile(a = {a}, b = {b}, e = {e}, p = {c}, samples = B);\n\
+             \x20       bind x to port xs split [{split}];\n\
+             \x20       bind y to port ys split [{split}];\n\
+             \x20   }}\n\
+             }}\n\
+             model m(x: f32[B, {x}]) -> f32[B, {y}] {{\n    return fixed(x);\n}}\n",
+            a = self.shape[0],
+            b = self.shape[1],
+        )
+    }
+
+    /// Writes the model and its input in a fresh folder.
+    fn write(&self) -> PathBuf {
+        let dir = temp_dir(self.name);
+        std::fs::write(dir.join("m.wse"), self.source()).expect("model");
+        let len: u64 = self.batch * self.shape.iter().product::<u64>();
+        let x: Vec<f32> = (0..len)
+            .map(|i| ((i * 37 + 11) % 101) as f32 - 50.0)
+            .collect();
+        let mut shape = vec![self.batch];
+        shape.extend(self.shape);
+        write_f32_npy(&dir.join("x.npy"), &shape, &x);
+        dir
+    }
+
+    /// Runs the model pipelined: its result, its report and its trace.
+    fn run(&self, dir: &Path) -> (Vec<f32>, String, serde_json::Value) {
+        let out = wsel_ok(
+            dir,
+            &[
+                "run",
+                "m.wse",
+                "--no-cache",
+                "--mode",
+                "pipelined",
+                "--copies",
+                "1",
+                "--input",
+                "x=x.npy",
+                "--output",
+                "y.npy",
+                "--trace",
+                "t.json",
+            ],
+        );
+        let trace = std::fs::read_to_string(dir.join("t.json")).expect("trace");
+        (
+            read_f32(&dir.join("y.npy")),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            serde_json::from_str(&trace).expect("json"),
+        )
+    }
+
+    /// Runs the case and checks its result against NumPy, exactly (a transpose moves values
+    /// and computes nothing); gives the report and the trace.
+    fn check(&self) -> (String, serde_json::Value) {
+        let dir = self.write();
+        let status = Command::new("python3")
+            .arg(repo_root().join("tests/reference/layouts.py"))
+            .arg(self.layer)
+            .arg(&dir)
+            .status()
+            .expect("python3 runs (CI installs requirements.txt)");
+        assert!(status.success(), "{}: layouts.py failed", self.name);
+        let (y, report, trace) = self.run(&dir);
+        let reference = read_f32(&dir.join("ref.npy"));
+        assert_eq!(y.len(), reference.len(), "{}", self.name);
+        if let Some(i) = (0..y.len()).find(|&i| y[i].to_bits() != reference[i].to_bits()) {
+            panic!(
+                "{}: element {i} is {}, np.transpose says {}",
+                self.name, y[i], reference[i]
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        (report, trace)
+    }
+}
+
+fn case(name: &'static str, layer: &'static str, shape: &'static [u64], cols: u64) -> Case {
+    Case {
+        name,
+        layer,
+        shape,
+        cols: Some(cols),
+        batch: 3,
+    }
+}
+
+#[test]
+fn transpose_matches_numpy_on_even_and_ragged_splits() {
+    for c in [
+        case("t-5x7-1", "transpose", &[5, 7], 1),
+        case("t-5x7-2", "transpose", &[5, 7], 2),
+        case("t-5x7-3", "transpose", &[5, 7], 3),
+        case("t-8x12-4", "transpose", &[8, 12], 4),
+        case("t-8x12-5", "transpose", &[8, 12], 5),
+        case("t-6x3-3", "transpose", &[6, 3], 3),
+    ] {
+        c.check();
+    }
+}
+
+#[test]
+fn transpose_heads_matches_numpy_on_even_and_ragged_splits() {
+    for c in [
+        case("h-4x6x16-1", "transpose_heads", &[4, 6, 16], 1),
+        case("h-3x4x5-2", "transpose_heads", &[3, 4, 5], 2),
+        case("h-4x6x16-3", "transpose_heads", &[4, 6, 16], 3),
+        case("h-4x4x8-4", "transpose_heads", &[4, 4, 8], 4),
+    ] {
+        c.check();
+    }
+}
+
+/// std.nn's own layers, on the region the mapper chooses (printed in the report).
+#[test]
+fn std_nn_layout_layers_match_numpy_on_the_mappers_region() {
+    for (name, layer, shape) in [
+        ("std-t", "transpose", &[6u64, 10][..]),
+        ("std-t-ragged", "transpose", &[7, 5][..]),
+        ("std-h", "transpose_heads", &[4, 8, 6][..]),
+    ] {
+        let c = Case {
+            name,
+            layer,
+            shape,
+            cols: None,
+            batch: 4,
+        };
+        let (report, _) = c.check();
+        assert!(report.contains("transpose_tile"), "{report}");
+    }
+}
+
+/// The exchange is counted. On C > 1 columns every PE receives, on the row's bus, the
+/// blocks of x that the others hold: `T·D − own` wavelets, at most one per cycle into its
+/// PE, all sent after the first sender's turns began. So on every column the gap from PE 0's
+/// `turns` to that column's `permute` is at least `T·D − own` cycles: a bound the simulated
+/// fabric must meet, which an exchange that cost nothing would break. On one column there
+/// are no turns: `permute` follows `turns` at once.
+///
+/// The whole layer on `dev`, batch 1 (the report's cycles), for x: [8, 12] — measured, not
+/// asserted beyond the bound above: 1 column 1,110 cycles, 3 columns 628, 5 columns 606. The
+/// transpose over several columns is *faster* than over one, because the input and the
+/// result cross C edge links in parallel and each PE permutes only its share; a pass-through
+/// layer on the same regions (receive a block, send it on) takes 207 and 107 cycles.
+#[test]
+fn the_exchange_between_columns_is_counted_in_cycles() {
+    let (t, d) = (8u64, 12u64);
+    for cols in [1u64, 3, 5] {
+        let c = Case {
+            batch: 1,
+            ..case("exchange", "transpose", &[8, 12], cols)
+        };
+        let (report, trace) = c.check();
+        let line = report
+            .lines()
+            .find(|l| l.contains(" cycles = "))
+            .expect("cycles");
+        assert!(numbers_after(line.trim_start(), "")[0] > 0, "{report}");
+        let turns = starts(&trace, "turns");
+        let permute = starts(&trace, "permute");
+        assert_eq!(permute.len() as u64, cols);
+        let first = turns
+            .iter()
+            .find(|(col, _)| *col == 0)
+            .expect("PE 0's turns")
+            .1;
+        for &(col, at) in &permute {
+            let bound = t * d - part_len(t, cols, col) * d;
+            assert!(
+                at - first >= bound,
+                "column {col} of {cols}: permute {} cycles after the turns began, but it \
+                 receives {bound} wavelets",
+                at - first
+            );
+        }
+    }
+}
+
+/// `part_len` of the kernels: block `i` of `n` elements over `p` parts.
+fn part_len(n: u64, p: u64, i: u64) -> u64 {
+    n / p + u64::from(i < n % p)
+}
