@@ -187,6 +187,45 @@ fn std_nn_layout_layers_match_numpy_on_the_mappers_region() {
     }
 }
 
+/// A model of rank-3 activations through three layers: std.nn's transpose, std.collectives'
+/// `allreduce_row` (an existing rank-3 layer, `f32[B, P, N]` on P columns) and transpose
+/// again. The transposes' parts are the allreduce's (`[4, 6]` over 4 columns: a row each),
+/// so the layers connect as rank-2 layers do, part i to part i.
+#[test]
+fn rank_three_layers_chain_like_numpy() {
+    let source = "import std.nn.{transpose};\n\
+                  import std.collectives.{allreduce_row};\n\
+                  model m(x: f32[B, 6, 4]) -> f32[B, 6, 4] {\n\
+                  \x20   return transpose(allreduce_row(transpose(x)));\n\
+                  }\n";
+    let c = Case {
+        name: "mixed",
+        layer: "mixed",
+        shape: &[6, 4],
+        cols: None,
+        batch: 3,
+    };
+    let dir = c.write();
+    std::fs::write(dir.join("m.wse"), source).expect("model");
+    let status = Command::new("python3")
+        .arg(repo_root().join("tests/reference/layouts.py"))
+        .args(["mixed".as_ref(), dir.as_os_str()])
+        .status()
+        .expect("python3 runs");
+    assert!(status.success());
+    let (y, report, _) = c.run(&dir);
+    let reference = read_f32(&dir.join("ref.npy"));
+    assert_eq!(y.len(), reference.len());
+    for (i, (a, b)) in y.iter().zip(&reference).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+            "element {i}: {a}, NumPy {b}"
+        );
+    }
+    assert!(report.contains("allreduce_row#1"), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The exchange is counted. On C > 1 columns every PE receives, on the row's bus, the
 /// blocks of x that the others hold: `T·D − own` wavelets, at most one per cycle into its
 /// PE, all sent after the first sender's turns began. So on every column the gap from PE 0's
