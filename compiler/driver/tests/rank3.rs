@@ -226,6 +226,79 @@ fn rank_three_layers_chain_like_numpy() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs `source` on `shape`-shaped samples and checks it against `layouts.py REFERENCE`
+/// exactly; gives the report.
+fn check_model(
+    name: &'static str,
+    reference: &'static str,
+    shape: &'static [u64],
+    source: &str,
+) -> String {
+    let c = Case {
+        name,
+        layer: reference,
+        shape,
+        cols: None,
+        batch: 3,
+    };
+    let dir = c.write();
+    std::fs::write(dir.join("m.wse"), source).expect("model");
+    let status = Command::new("python3")
+        .arg(repo_root().join("tests/reference/layouts.py"))
+        .args([reference.as_ref(), dir.as_os_str()])
+        .status()
+        .expect("python3 runs");
+    assert!(status.success());
+    let (y, report, _) = c.run(&dir);
+    let expected = read_f32(&dir.join("ref.npy"));
+    assert_eq!(y.len(), expected.len(), "{name}");
+    for (i, (a, b)) in y.iter().zip(&expected).enumerate() {
+        assert_eq!(
+            a.to_bits(),
+            b.to_bits(),
+            "{name}: element {i} is {a}, NumPy says {b}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    report
+}
+
+/// `reshape` relabels: a rank-3 result read by rank-2 layers and back, against NumPy's
+/// `reshape`, and no layer of its own on the fabric (the report lists the model's layers
+/// only: nothing runs for it, 0 cycles). `[5, 7]` transposed is `[7, 5]`: the transpose's
+/// parts line up with relu's 35 features only on a part count dividing 7 and 35, so the
+/// mapper puts it on one column where it would take 5 without the reshape (the std.nn
+/// test above); on 5 columns its parts (10, 10, 5, 5, 5 features) would not be relu's (7).
+#[test]
+fn a_reshape_relabels_between_layers_like_numpy() {
+    let flat = check_model(
+        "relabel-flat",
+        "relu_flat",
+        &[5, 7],
+        "import std.nn.{transpose, relu};\n\
+         model m(x: f32[B, 5, 7]) -> f32[B, 35] {\n\
+         \x20   return relu(reshape(transpose(x), 35));\n\
+         }\n",
+    );
+    let layers: Vec<&str> = flat.lines().filter(|l| l.contains("_tile ")).collect();
+    assert_eq!(layers.len(), 2, "{flat}");
+    assert!(
+        layers[0].contains("transpose#1") && layers[0].contains("1×1"),
+        "{flat}"
+    );
+    let round = check_model(
+        "relabel-round-trip",
+        "round_trip",
+        &[6, 4],
+        "import std.nn.{transpose, relu};\n\
+         model m(x: f32[B, 6, 4]) -> f32[B, 6, 4] {\n\
+         \x20   let t = reshape(transpose(x), 24);\n\
+         \x20   return transpose(reshape(relu(t), 4, 6));\n\
+         }\n",
+    );
+    assert!(!round.contains("reshape"), "{round}");
+}
+
 /// The exchange is counted. On C > 1 columns every PE receives, on the row's bus, the
 /// blocks of x that the others hold: `T·D − own` wavelets, at most one per cycle into its
 /// PE, all sent after the first sender's turns began. So on every column the gap from PE 0's
