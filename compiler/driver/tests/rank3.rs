@@ -297,6 +297,17 @@ fn a_reshape_relabels_between_layers_like_numpy() {
          }\n",
     );
     assert!(!round.contains("reshape"), "{round}");
+    // docs/language.md §7.1's sample: relu between two transposes, through two reshapes.
+    check_model(
+        "relabel-doc",
+        "round_trip",
+        &[5, 7],
+        "import std.nn.{transpose, relu};\n\
+         model flat(x: f32[B, 5, 7]) -> f32[B, 5, 7] {\n\
+         \x20   let t = reshape(transpose(x), 35);\n\
+         \x20   return transpose(reshape(relu(t), 7, 5));\n\
+         }\n",
+    );
 }
 
 /// The exchange is counted. On C > 1 columns every PE receives, on the row's bus, the
