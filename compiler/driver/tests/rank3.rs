@@ -278,11 +278,12 @@ fn a_reshape_relabels_between_layers_like_numpy() {
 /// fabric must meet, which an exchange that cost nothing would break. On one column there
 /// are no turns: `permute` follows `turns` at once.
 ///
-/// The whole layer on `dev`, batch 1 (the report's cycles), for x: [8, 12] — measured, not
-/// asserted beyond the bound above: 1 column 1,110 cycles, 3 columns 628, 5 columns 606. The
-/// transpose over several columns is *faster* than over one, because the input and the
-/// result cross C edge links in parallel and each PE permutes only its share; a pass-through
-/// layer on the same regions (receive a block, send it on) takes 207 and 107 cycles.
+/// And the whole layer (the report's cycles, batch 1) takes at least T·D cycles more than a
+/// pass-through layer on the same region. Measured on `dev` for x: [8, 12]: 1 column 1,110
+/// cycles, 3 columns 628, 5 columns 606; the pass-through 204, 104 and 84. The transpose
+/// over several columns is *faster* than over one, because the input and the result cross C
+/// edge links in parallel and each PE permutes only its share (BENCHMARKS.md, "Transpose on
+/// the fabric vs a pass-through").
 #[test]
 fn the_exchange_between_columns_is_counted_in_cycles() {
     let (t, d) = (8u64, 12u64);
@@ -292,11 +293,14 @@ fn the_exchange_between_columns_is_counted_in_cycles() {
             ..case("exchange", "transpose", &[8, 12], cols)
         };
         let (report, trace) = c.check();
-        let line = report
-            .lines()
-            .find(|l| l.contains(" cycles = "))
-            .expect("cycles");
-        assert!(numbers_after(line.trim_start(), "")[0] > 0, "{report}");
+        // Every word is either permuted by one PE (at least a cycle each) or crosses the
+        // row's bus (one per cycle, turn after turn): at least T·D cycles more than a layer
+        // that only passes its blocks through.
+        let (cycles, plain) = (cycles(&report), pass_through_cycles(cols, t, d));
+        assert!(
+            cycles >= plain + t * d,
+            "{cols} columns: transpose {cycles} cycles, pass-through {plain}"
+        );
         let turns = starts(&trace, "turns");
         let permute = starts(&trace, "permute");
         assert_eq!(permute.len() as u64, cols);
@@ -315,6 +319,51 @@ fn the_exchange_between_columns_is_counted_in_cycles() {
             );
         }
     }
+}
+
+/// The simulated cycles of a run's report.
+fn cycles(report: &str) -> u64 {
+    let line = report
+        .lines()
+        .find(|l| l.contains(" cycles = "))
+        .expect("cycles");
+    numbers_after(line.trim_start(), "")[0]
+}
+
+/// The cycles of one `[t, d]` sample through a layer on `1 × cols` that receives its
+/// column's rows from the north and sends them south: the transpose's edge traffic, without
+/// its exchange and permutation.
+fn pass_through_cycles(cols: u64, t: u64, d: u64) -> u64 {
+    let dir = temp_dir(&format!("pass-{cols}"));
+    let source = format!(
+        "kernel keep(a: u32, w: u32, p: u32) {{
+    var v: [f32; part_len(a, p, 0) * w];
+    in  xs: stream<f32> from north;
+    out ys: stream<f32> to south;
+    task main() {{ recv(xs, v[0 .. part_len(a, p, pe.col) * w]) then pass; }}
+    task pass() {{ send(ys, v[0 .. part_len(a, p, pe.col) * w]); }}
+}}
+layer plain(x: f32[B, T, D]) -> y: f32[B, T, D] {{
+    cost {{ flops = 1; weights = 0; activations = 4; }}
+    pipelined on [1, {cols}] {{
+        run keep(a = T, w = D, p = {cols});
+        bind x to port xs split [cols, _];
+        bind y to port ys split [cols, _];
+    }}
+}}
+model m(x: f32[B, {t}, {d}]) -> f32[B, {t}, {d}] {{ return plain(x); }}
+"
+    );
+    std::fs::write(dir.join("m.wse"), source).expect("model");
+    write_f32_npy(&dir.join("x.npy"), &[1, t, d], &vec![1.0; (t * d) as usize]);
+    let out = wsel_ok(
+        &dir,
+        &"run m.wse --no-cache --mode pipelined --copies 1 --input x=x.npy --output y.npy"
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    cycles(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// `part_len` of the kernels: block `i` of `n` elements over `p` parts.

@@ -53,8 +53,13 @@ fn constrain(
     let before = layer.impls.len();
     layer.impls.retain_mut(|imp| match part_side(imp, tensor) {
         Some(Some(side)) => {
-            imp.conditions.push(divides(&side, firsts.0));
-            imp.conditions.push(divides(&side, firsts.1));
+            for n in [firsts.0, firsts.1] {
+                let cond = divides(&side, n);
+                // A layer between two reshapes is constrained twice: once is enough.
+                if !imp.conditions.contains(&cond) {
+                    imp.conditions.push(cond);
+                }
+            }
             true
         }
         Some(None) => true,
