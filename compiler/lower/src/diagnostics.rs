@@ -9,6 +9,14 @@ use crate::error::LowerError;
 /// Every code this crate reports, with a one-line summary.
 pub const CODES: &[(&str, &str)] = &[
     (
+        "E0457",
+        "a layer keeps a reshaped tensor in an array or splits it other than along its first axis",
+    ),
+    (
+        "E0458",
+        "training a model that reads a layer's result through a reshape",
+    ),
+    (
         "E0501",
         "cost entry has no value at the shapes of a layer call",
     ),
@@ -267,4 +275,33 @@ pub fn setting_dropped(
         "give {takers} a scalar input `{setting}` and use it, or train a model that leaves \
          `{setting}` at its default"
     ))
+}
+
+/// E0457: a layer reads (or makes) a tensor that a `reshape` relabels, and every one of its
+/// implementations keeps that tensor in an array (resident) or splits it other than along its
+/// first feature dimension, so no region size lines its parts up with the other side's
+/// (docs/language.md §7.1).
+pub fn relabel_split(call: Location, layer: &str, tensor: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0457",
+        format!(
+            "`{layer}` keeps `{tensor}` in an array or splits it other than along its first \
+             feature dimension, so its parts cannot line up with a reshape's other side"
+        ),
+        call,
+        "this call's tensor is relabelled by a reshape",
+    )
+    .with_help("a reshape joins layers that stream the tensor through ports split along its first feature dimension only (`split [cols, _]`, no `tiles`)")
+}
+
+/// E0458: training a model in which a layer reads another's result through a `reshape`: the
+/// training graph's backward layers would see the producer's shape (not built yet).
+pub fn relabel_training(call: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E0458",
+        "training does not pass through a `reshape` yet",
+        call,
+        "this call reads a relabelled tensor",
+    )
+    .with_help("run the model (`wsel run`) instead, or train a model of rank-2 activations")
 }

@@ -212,6 +212,9 @@ pub struct ModelNode {
     pub layer_file: PathBuf,
     pub layer: String,
     pub args: Vec<ValueRef>,
+    /// The arguments' types as the call sees them: the source's type, or the type a
+    /// `reshape` gave it (docs/language.md §7.1).
+    pub arg_types: Vec<TensorType>,
     /// Every scalar input of the layer → its value at this call (given or default).
     pub scalars: Vec<(String, Value)>,
     pub result: TensorType,

@@ -35,8 +35,21 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        23,
+        24,
         "a sample was added to or removed from the doc"
+    );
+}
+
+#[test]
+fn reshape_between_layers() {
+    check(
+        "import std.nn.{transpose, relu};
+
+model flat(x: f32[B, 5, 7]) -> f32[B, 5, 7] {
+    let t = reshape(transpose(x), 35);     // f32[B, 7, 5] read as f32[B, 35]
+    return transpose(reshape(relu(t), 7, 5));
+}",
+        Wrap::Module,
     );
 }
 

@@ -10,6 +10,7 @@ mod instance;
 pub mod pipelined_replica;
 mod pipelined_shape;
 pub mod pipelined_training;
+pub(crate) mod relabel;
 mod relays;
 mod settings;
 mod staging;
@@ -152,7 +153,12 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
     let mut counters: BTreeMap<String, usize> = BTreeMap::new();
     for node in &graph.nodes {
         let args: Vec<TensorRef> = node.args.iter().map(|v| tensor_ref(*v)).collect();
-        let shapes: Vec<Vec<u64>> = args.iter().map(|a| shape_of(&out, *a)).collect();
+        // As the call sees them: a `reshape` relabels its argument (docs/language.md §7.1).
+        let shapes: Vec<Vec<u64>> = args
+            .iter()
+            .zip(&node.arg_types)
+            .map(|(a, ty)| seen_shape(ty, batch).unwrap_or_else(|| shape_of(&out, *a)))
+            .collect();
         let counter = counters.entry(node.layer.clone()).or_insert(0);
         *counter += 1;
         let name = format!("{}#{}", node.layer, counter);
@@ -170,7 +176,16 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
             instance::lower_instance(db, layer, name, call, args, &mut diags)
         });
         match instance {
-            Some(instance) => out.layers.push(instance),
+            Some(mut instance) => {
+                for (i, (arg, seen)) in instance.args.clone().iter().zip(&shapes).enumerate() {
+                    let produced = shape_of(&out, *arg);
+                    if let (TensorRef::Layer(p), true) = (arg, &produced != seen) {
+                        let shapes = (&produced[..], &seen[..]);
+                        relabel::line_up(&mut out.layers[*p], &mut instance, i, shapes, &mut diags);
+                    }
+                }
+                out.layers.push(instance);
+            }
             // Keep indices aligned with the model graph's nodes even for a broken call.
             None => return (out, diags),
         }
@@ -195,6 +210,20 @@ fn tensor_ref(value: ValueRef) -> TensorRef {
         ValueRef::Param(i) => TensorRef::Param(i),
         ValueRef::Node(i) => TensorRef::Layer(i),
     }
+}
+
+/// The concrete shape of a tensor of type `ty` for `batch` samples (`None` while a feature
+/// dimension is unknown).
+fn seen_shape(ty: &wsel_sema::ty::TensorType, batch: u64) -> Option<Vec<u64>> {
+    ty.dims
+        .iter()
+        .enumerate()
+        .map(|(i, d)| match d {
+            Dim::Var(_) if i == 0 => Some(batch),
+            Dim::Known(n) => Some(*n),
+            Dim::Var(_) | Dim::Expr(_) => None,
+        })
+        .collect()
 }
 
 fn shape_of(graph: &LayerGraph, tensor: TensorRef) -> Vec<u64> {

@@ -64,6 +64,9 @@ pub fn pipelined_training_graphs(
     if find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss).is_none() {
         return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
     }
+    if let Some(at) = super::relabel::first_relabel(db, model) {
+        return Err(vec![diagnostics::relabel_training(at)]);
+    }
     let blocks = residual_blocks(graph, &located)?;
     let files: Vec<std::path::PathBuf> = check_model(db, model)
         .graph

@@ -68,6 +68,9 @@ pub fn training_graph(
     let Some(loss_item) = find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss) else {
         return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
     };
+    if let Some(at) = super::relabel::first_relabel(db, model) {
+        return Err(vec![diagnostics::relabel_training(at)]);
+    }
     let (mut out, mut diags) = staged_graph(db, graph).ok_or_else(Vec::new)?;
     if !diags.is_empty() {
         return Err(diags);

@@ -20,6 +20,8 @@ use crate::items::{ItemId, ItemKind, item_ast, item_location};
 use crate::ty::{Dim, DimError, TensorType, Ty, Value, scalar_name};
 use wsel_diagnostic::Diagnostic;
 
+mod reshape;
+
 /// What `check_model` found: name uses and types, and the model graph.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ModelCheck {
@@ -59,6 +61,8 @@ struct TensorValue {
     source: ValueRef,
     ty: Option<TensorType>,
     param_def: Option<Span>,
+    /// The `reshape` call that gave the value its type, if it is a relabelled one.
+    relabelled: Option<Span>,
 }
 
 struct ModelChecker<'db> {
@@ -157,7 +161,10 @@ impl<'db> ModelChecker<'db> {
                 ast::ModelStmt::Return { value, span } => {
                     returned = Some(span.clone());
                     let v = self.value(value, None);
-                    if let Some(v) = v {
+                    if let Some(at) = v.as_ref().and_then(|v| v.relabelled.clone()) {
+                        let d = models::reshape_not_a_result(self.c.loc(&at), "the model's result");
+                        self.c.report(d);
+                    } else if let Some(v) = v {
                         self.graph.output = Some(v.source);
                         if let (Some(found), Some(expected)) = (&v.ty, &output_ty)
                             && found != expected
@@ -244,6 +251,7 @@ impl<'db> ModelChecker<'db> {
                 source,
                 ty,
                 param_def,
+                relabelled: None,
             },
         );
     }
@@ -284,6 +292,12 @@ impl<'db> ModelChecker<'db> {
                 }
                 Some(v)
             }
+            ast::Expr::Call {
+                callee,
+                args,
+                named,
+                span,
+            } if self.is_reshape(callee) => self.reshape(args, named, span),
             ast::Expr::Call {
                 callee,
                 args,
@@ -514,6 +528,7 @@ impl<'db> ModelChecker<'db> {
                 source: ValueRef::Node(self.graph.nodes.len()),
                 ty: None,
                 param_def: None,
+                relabelled: None,
             });
         };
         // A call with a broken argument has the error type when its result depends on a
@@ -527,6 +542,7 @@ impl<'db> ModelChecker<'db> {
                 source: ValueRef::Node(self.graph.nodes.len()),
                 ty: None,
                 param_def: None,
+                relabelled: None,
             });
         }
         self.c.record_type(span, &Ty::Tensor(result.clone()));
@@ -546,12 +562,18 @@ impl<'db> ModelChecker<'db> {
                 source: ValueRef::Node(self.graph.nodes.len()),
                 ty: Some(result),
                 param_def: None,
+                relabelled: None,
             });
         }
         let node = ModelNode {
             layer_file: layer.file(db).path(db).clone(),
             layer: sig.name.clone(),
             args: arg_values.iter().flatten().map(|v| v.source).collect(),
+            arg_types: arg_values
+                .iter()
+                .flatten()
+                .filter_map(|v| v.ty.clone())
+                .collect(),
             scalars,
             result: result.clone(),
             name: let_name.map(str::to_string),
@@ -562,6 +584,7 @@ impl<'db> ModelChecker<'db> {
             source: ValueRef::Node(self.graph.nodes.len() - 1),
             ty: Some(result),
             param_def: None,
+            relabelled: None,
         })
     }
 

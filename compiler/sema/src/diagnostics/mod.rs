@@ -137,6 +137,15 @@ pub const CODES: &[(&str, &str)] = &[
     ("E1111", "more than one `train` item in a file"),
     ("E1112", "train settings that exclude each other"),
     ("E0450", "`by k` on a bus port"),
+    ("E0454", "a reshape that changes the number of features"),
+    (
+        "E0455",
+        "a reshape of a model input or param, or as the model's result",
+    ),
+    (
+        "E0456",
+        "a reshape's arguments are not a tensor and its dimensions",
+    ),
     ("E0706", "too many or misnamed switch positions"),
     ("E0707", "`control` on a port without a switch"),
     ("E0708", "a switch names what its port cannot use"),

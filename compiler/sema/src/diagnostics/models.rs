@@ -222,3 +222,36 @@ pub fn missing_scalar_args(
         None => d,
     }
 }
+
+/// E0454: a `reshape` whose dimensions hold another number of features than its argument's.
+pub fn reshape_count(at: Location, from: &str, to: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0454",
+        format!(
+            "`reshape` cannot make `{to}` from `{from}`: they hold different numbers of features"
+        ),
+        at,
+        format!("`{from}` is not `{to}`"),
+    )
+    .with_note("a reshape relabels a sample's features in row-major order; it keeps their number")
+}
+
+/// E0455: a `reshape` of a model input or `param`, or one that is the model's result: a
+/// reshape relabels a layer's result for the layer that reads it. `what` names the tensor.
+pub fn reshape_not_a_result(at: Location, what: &str) -> Diagnostic {
+    Diagnostic::error(
+        "E0455",
+        format!("`reshape` relabels a layer's result for the layer that reads it, not {what}"),
+        at,
+        "not a layer's result read by a layer",
+    )
+    .with_help("declare the model's input or result, or the parameter, with the shape wanted: its data is the same")
+}
+
+/// E0456: `reshape`'s arguments are not a tensor and its new feature dimensions (positive
+/// `u32` compile-time values, no named arguments).
+pub fn reshape_args(at: Location, what: &str) -> Diagnostic {
+    Diagnostic::error("E0456", format!("`reshape` {what}"), at, "not a reshape").with_help(
+        "write `reshape(x, 8, 16)` for `f32[B, 8, 16]`: the tensor, then its feature dimensions",
+    )
+}

@@ -262,3 +262,63 @@ fn output_dimension_expressions_are_evaluated_at_each_call() {
         "model m(x: f32[B, 2], z: f32[B, D]) -> f32[B, 2] { let a = repeat(x, times = 2); let b = repeat(z, times = 2); return x; }",
     ));
 }
+
+/// Layers of rank 3 and 2 around `reshape` (docs/language.md §7.1).
+fn with_ranks(model: &str) -> String {
+    check(&format!(
+        "kernel k(n: u32) {{ task main() {{ }} }}
+layer id3(x: f32[B, T, D]) -> y: f32[B, T, D] {{
+    cost {{ flops = T; weights = 0; activations = 0; }}
+    pipelined on [1, 1] {{ run k(n = T); }}
+}}
+layer id2(x: f32[B, N]) -> y: f32[B, N] {{
+    cost {{ flops = N; weights = 0; activations = 0; }}
+    pipelined on [1, 1] {{ run k(n = N); }}
+}}
+{model}"
+    ))
+}
+
+#[test]
+fn reshape_relabels_a_layers_result_and_keeps_its_feature_count() {
+    expect![""].assert_eq(&with_ranks(
+        "model m(x: f32[B, 4, 6]) -> f32[B, 2, 12] { return id3(reshape(id2(reshape(id3(x), 24)), 2, 12)); }",
+    ));
+    expect![[r#"
+        E0454 main.wse:10:53 `reshape(id3(x), 20)`: `reshape` cannot make `f32[B, 20]` from `f32[B, 4, 6]`: they hold different numbers of features
+            [`f32[B, 4, 6]` is not `f32[B, 20]`]
+            note: a reshape relabels a sample's features in row-major order; it keeps their number
+    "#]]
+    .assert_eq(&with_ranks(
+        "model m(x: f32[B, 4, 6]) -> f32[B, 20] { return id2(reshape(id3(x), 20)); }",
+    ));
+}
+
+#[test]
+fn reshape_takes_a_layers_result_a_tensor_and_dimensions() {
+    expect![[r#"
+        E0455 main.wse:10:62 `x`: `reshape` relabels a layer's result for the layer that reads it, not a model input
+            [not a layer's result read by a layer]
+            help: declare the model's input or result, or the parameter, with the shape wanted: its data is the same
+        E0455 main.wse:10:78 `reshape(id3(x), 24)`: `reshape` relabels a layer's result for the layer that reads it, not the model's result
+            [not a layer's result read by a layer]
+            help: declare the model's input or result, or the parameter, with the shape wanted: its data is the same
+    "#]]
+    .assert_eq(&with_ranks(
+        "model m(x: f32[B, 4, 6]) -> f32[B, 24] { let a = id2(reshape(x, 24)); return reshape(id3(x), 24); }",
+    ));
+    expect![[r#"
+        E0456 main.wse:10:54 `reshape(id3(x))`: `reshape` takes a tensor and its new feature dimensions
+            [not a reshape]
+            help: write `reshape(x, 8, 16)` for `f32[B, 8, 16]`: the tensor, then its feature dimensions
+        E0456 main.wse:10:100 `0`: `reshape` takes positive dimensions
+            [not a reshape]
+            help: write `reshape(x, 8, 16)` for `f32[B, 8, 16]`: the tensor, then its feature dimensions
+        E0456 main.wse:10:136 `n`: `reshape` takes no named arguments
+            [not a reshape]
+            help: write `reshape(x, 8, 16)` for `f32[B, 8, 16]`: the tensor, then its feature dimensions
+    "#]]
+    .assert_eq(&with_ranks(
+        "model m(x: f32[B, 4, 6]) -> f32[B, 24] { let a = id2(reshape(id3(x))); let b = id2(reshape(id3(x), 0)); return id2(reshape(id3(x), 24, n = 1)); }",
+    ));
+}
