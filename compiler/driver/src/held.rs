@@ -47,6 +47,12 @@ impl HeldWeights {
         Ok(HeldWeights { arrays })
     }
 
+    /// The most bytes held on one PE.
+    pub fn bytes_per_pe(&self) -> u64 {
+        let pe = |kept: &Vec<(usize, Vec<u32>)>| kept.iter().map(|(_, w)| w.len() as u64).sum();
+        4 * self.arrays.values().map(pe).max().unwrap_or(0)
+    }
+
     /// Puts the held arrays into the SRAM images of `program`'s PEs, and drops its weight
     /// streams: the layer takes nothing from the store.
     pub fn load(&self, program: &mut Program) -> Result<(), String> {

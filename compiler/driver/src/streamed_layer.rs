@@ -95,6 +95,9 @@ pub(crate) fn run(
                     }
                     Kind::Other => {}
                 }
+                for kept in held.values() {
+                    beside(runner, phase, kept)?;
+                }
                 let done = runner.step(phase, micro, &own, state, work)?;
                 if let Some(kept) = done.kept {
                     held.insert(phase, kept);
@@ -106,6 +109,32 @@ pub(crate) fn run(
         }
     }
     Ok(())
+}
+
+/// Phase `phase` runs while a layer holds its weights on the same PEs: its arrays and the
+/// held ones must fit a PE's SRAM together (they never share a word: the held arrays stay
+/// where the phase does not reach). The phase of the holding layer itself counts them
+/// already.
+fn beside(runner: &Runner<'_, '_>, phase: u32, held: &HeldWeights) -> Result<(), PhaseFailure> {
+    let program = runner.program();
+    let l = layer_of(program.placement, phase);
+    let ir = &program.compiled.irs[program.compiled.layer_kernel[l]];
+    if ir.arrays.iter().any(|a| a.name.starts_with("held_")) {
+        return Ok(());
+    }
+    let (own, kept) = (4 * u64::from(ir.sram_words()), held.bytes_per_pe());
+    let sram = u64::from(program.target.sram_bytes);
+    if own + kept <= sram {
+        return Ok(());
+    }
+    let name = &program.placement.layers[l].name;
+    Err(PhaseFailure {
+        phase,
+        error: crate::streamed::PhaseError::Assemble(format!(
+            "`{name}` needs {own} bytes of SRAM per PE beside the {kept} bytes of weights held \
+             there for the layer's micro-batches, the target has {sram}"
+        )),
+    })
 }
 
 /// A micro-batch that stays on the fabric skips parking phase `phase`: the layer's result is
