@@ -44,6 +44,7 @@ impl Settings {
             batch: self.batch,
             backend: self.backend,
             copies: self.copies,
+            micro_order: wsel_map::MicroOrder::Auto,
             inputs: &[],
             read_inputs: false,
             params_in_memory: &[],

@@ -469,7 +469,13 @@ fn edge_input(
                 .inputs
                 .get(point.index)
                 .ok_or_else(|| format!("no data for model input `{}`", point.tensor))?;
-            let name = arg_name(layer, TensorRef::Input(point.index))?;
+            // An unpark (`crate::streamed_layer`) takes a parked result, not a model input.
+            let parked = || match layer.args.as_slice() {
+                [TensorRef::Layer(_)] => layer.arg_names.first().map(String::as_str),
+                _ => None,
+            };
+            let name =
+                arg_name(layer, TensorRef::Input(point.index)).or_else(|e| parked().ok_or(e))?;
             let sample_shape = &tensor.shape[1..];
             let indices = part_indices(sample_shape, layer, imp, name, region, cell)?;
             // This copy's block of samples.

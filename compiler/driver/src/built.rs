@@ -40,6 +40,8 @@ pub struct BuildRequest<'a> {
     pub backend: BackendArg,
     /// Copies of the pipeline (`docs/mapping.md` §5).
     pub copies: Copies,
+    /// The order of weight streaming's micro-batches (`docs/running.md`, "Micro-batches").
+    pub micro_order: wsel_map::MicroOrder,
     /// Overrides of the `run` item's inputs (`--input NAME=PATH`, arrays in memory).
     pub inputs: &'a [NamedInput],
     /// Read the model inputs, and check the `param` files at their `param` lines (a run needs
@@ -63,6 +65,7 @@ impl<'a> BuildRequest<'a> {
             batch: model.batch,
             backend,
             copies: model.copies,
+            micro_order: model.micro_order.order(),
             inputs: &[],
             read_inputs: false,
             params_in_memory: &[],
@@ -85,6 +88,8 @@ pub struct Built {
     pub mode_request: ModeRequest,
     /// The copies asked for (the placement says how many it became).
     pub copies_request: Copies,
+    /// The micro-batch order asked for (the placement's traffic says which runs).
+    pub micro_order: wsel_map::MicroOrder,
     pub backend: Backend,
     /// Samples in the batch, over all copies.
     pub batch: u64,
@@ -172,10 +177,13 @@ fn steps(
     let per_copy = &mut |b| lower_for_batch(db, model, b);
     let staged = &|g: &LayerGraph| stage(db, g);
     let relayed = &|g: &LayerGraph| relay(db, g);
+    let parked = &|g: &LayerGraph| crate::pipeline::park(db, g);
     let lowerings = Lowerings {
         per_copy,
         staged,
         relayed,
+        parked,
+        micro_order: request.micro_order,
     };
     let work = KernelDryRuns::new(db, model, &target);
     let (graph, placement, decision) =
@@ -199,6 +207,7 @@ fn steps(
         target,
         mode_request: mode,
         copies_request: request.copies,
+        micro_order: request.micro_order,
         backend,
         batch: data.batch,
         inputs: data.inputs,

@@ -244,7 +244,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             Ok(hash) => hash,
             Err(why) => return Lookup::Stale(why),
         },
-        mode: mode_name(mode).to_string(),
+        mode: mode_key(mode, request.micro_order),
         batch: data.batch,
         copies: request.copies.to_string(),
         backend: backend.name().to_string(),
@@ -281,6 +281,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             target,
             mode_request: mode,
             copies_request: request.copies,
+            micro_order: request.micro_order,
             backend,
             batch: data.batch,
             inputs: data.inputs,
@@ -380,7 +381,7 @@ impl Key {
             choices: Choices {
                 target_name: built.target.name.clone(),
                 target_hash: target_hash(&built.target)?,
-                mode: mode_name(built.mode_request).to_string(),
+                mode: mode_key(built.mode_request, built.micro_order),
                 batch: built.batch,
                 copies: built.copies_request.to_string(),
                 backend: built.backend.name().to_string(),
@@ -474,6 +475,15 @@ fn check_sources(sources: &[(PathBuf, [u8; 32])]) -> Result<SourceTexts, String>
 fn target_hash(target: &wsel_target::Target) -> Result<[u8; 32], String> {
     let json = serde_json::to_vec(target).map_err(|e| format!("cannot hash the target: {e}"))?;
     Ok(*blake3::hash(&json).as_bytes())
+}
+
+/// The mode asked for, with the micro-batch order when one was asked for.
+fn mode_key(mode: ModeRequest, order: wsel_map::MicroOrder) -> String {
+    match order {
+        wsel_map::MicroOrder::Auto => mode_name(mode).to_string(),
+        wsel_map::MicroOrder::Micro => format!("{}, micro-order micro", mode_name(mode)),
+        wsel_map::MicroOrder::Layer => format!("{}, micro-order layer", mode_name(mode)),
+    }
 }
 
 fn mode_name(mode: ModeRequest) -> &'static str {

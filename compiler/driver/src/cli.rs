@@ -249,6 +249,12 @@ pub struct ModelArgs {
     /// mapper's estimate says make the batch faster (pipelined mode only).
     #[arg(long, value_name = "N|auto", default_value = "auto")]
     pub copies: Copies,
+    /// Weight streaming in micro-batches: `micro` runs every layer for one micro-batch, then
+    /// the next (each streams the weights again); `layer` runs each layer over every
+    /// micro-batch, its weights streamed once and held, the waiting micro-batches parked in the
+    /// weight store; `auto` the one that moves fewer bytes with the store and fits.
+    #[arg(long, value_enum, default_value_t = MicroOrderArg::Auto)]
+    pub micro_order: MicroOrderArg,
 }
 
 #[derive(Debug, clap::Args)]
@@ -418,6 +424,23 @@ pub enum ModeArg {
     Pipelined,
     Streaming,
     Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MicroOrderArg {
+    Auto,
+    Micro,
+    Layer,
+}
+
+impl MicroOrderArg {
+    pub fn order(self) -> wsel_map::MicroOrder {
+        match self {
+            MicroOrderArg::Auto => wsel_map::MicroOrder::Auto,
+            MicroOrderArg::Micro => wsel_map::MicroOrder::Micro,
+            MicroOrderArg::Layer => wsel_map::MicroOrder::Layer,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -217,6 +217,10 @@ pub struct Lowerings<'a> {
     pub per_copy: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub staged: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub relayed: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
+    /// A staged graph with layer-major order's parking phases (`wsel_lower::parked_graph`).
+    pub parked: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
+    /// The order of weight streaming's micro-batches asked for.
+    pub micro_order: wsel_map::MicroOrder,
 }
 
 /// Maps the model in the requested mode; `Auto` tries pipelined (everything resident in
@@ -256,14 +260,17 @@ pub(crate) fn map_with_sizes(
     let options = MapOptions {
         work: Some(work),
         sizes,
+        micro_order: lowerings.micro_order,
         ..MapOptions::default()
     };
     let Lowerings {
         per_copy,
         staged,
         relayed,
+        parked,
+        ..
     } = lowerings;
-    let (staged, relayed) = (&**staged, &**relayed);
+    let (staged, relayed, parked) = (&**staged, &**relayed, &**parked);
     let mut attempt = |mode: Mode| -> Result<Mapped, Vec<Diagnostic>> {
         if mode == Mode::Pipelined {
             let mut share = |b: u64| relayed(&per_copy(b)?);
@@ -279,7 +286,7 @@ pub(crate) fn map_with_sizes(
         let whole = staged(graph)?;
         let mut micro = |b: u64| staged(&per_copy(b)?);
         Ok(wsel_map::map_micro_batches(
-            &whole, &mut micro, target, &options,
+            &whole, &mut micro, parked, target, &options,
         ))
     };
     let placed = |mapped: Result<Mapped, Vec<Diagnostic>>, mode: Mode, reason: String| {
@@ -371,6 +378,16 @@ fn both_modes(pipelined: Vec<Diagnostic>, streaming: Vec<Diagnostic>) -> Vec<Dia
 pub fn stage(db: &Database, graph: &LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>> {
     match wsel_lower::staged_graph(db, graph) {
         Some((staged, diagnostics)) if diagnostics.is_empty() => Ok(staged),
+        Some((_, diagnostics)) => Err(diagnostics),
+        None => Ok(graph.clone()),
+    }
+}
+
+/// A staged `graph` with layer-major order's parking phases (`wsel_lower::parked_graph`), or
+/// its diagnostics.
+pub fn park(db: &Database, graph: &LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>> {
+    match wsel_lower::parked_graph(db, graph) {
+        Some((parked, diagnostics)) if diagnostics.is_empty() => Ok(parked),
         Some((_, diagnostics)) => Err(diagnostics),
         None => Ok(graph.clone()),
     }

@@ -99,6 +99,18 @@ impl Resident {
         Ok(())
     }
 
+    /// Keeps graph layer `from`'s resident result as layer `to`'s too: `to` passes it on where
+    /// it lies (a parking phase that a micro-batch staying on the fabric skips).
+    pub fn alias(&mut self, from: usize, to: usize) {
+        let blocks: Vec<_> = self
+            .blocks
+            .iter()
+            .filter(|((l, _), _)| *l == from)
+            .map(|((_, at), words)| ((to, *at), words.clone()))
+            .collect();
+        self.blocks.extend(blocks);
+    }
+
     /// Drops the resident result of graph layer `l` once nothing needs it any more.
     pub fn release(&mut self, l: usize) {
         self.blocks.retain(|(layer, _), _| *layer != l);

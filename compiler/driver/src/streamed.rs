@@ -19,6 +19,7 @@ use wsel_sim::{
 use wsel_target::Target;
 
 use crate::assemble::{Assembled, HostData, OutputPart, Scope, assemble_scope};
+use crate::held::HeldWeights;
 use crate::pipeline::Compiled;
 use crate::resident::Resident;
 use crate::run_timing::{LayerPes, WeightStream, WeightStreaming, layer_weights, span};
@@ -57,11 +58,24 @@ pub struct StreamedRun {
     /// the result each carries.
     pub outputs: Vec<Vec<u32>>,
     pub output_parts: Vec<OutputPart>,
+    /// Bytes the store streamed and took: weights, parked activations out and back in.
+    pub store: StoreBytes,
     /// The cycles the first host input entered and the last result wavelet left.
     pub first_in: Option<u64>,
     pub last_in: Option<u64>,
     pub first_out: Option<u64>,
     pub last_out: Option<u64>,
+}
+
+/// What a streamed run moved between the fabric and the weight store, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StoreBytes {
+    /// Weights (and biases) streamed into the fabric.
+    pub weights: u64,
+    /// Activations parked: sent out of the fabric to the store.
+    pub parked_out: u64,
+    /// Parked activations streamed back in.
+    pub parked_in: u64,
 }
 
 /// Why a phase failed: its simulator error, and the phase.
@@ -129,6 +143,7 @@ pub fn run_gated(
             report: ReportSum::default().report(target, 0),
             outputs: Vec::new(),
             output_parts: Vec::new(),
+            store: StoreBytes::default(),
             first_in: None,
             last_in: None,
             first_out: None,
@@ -138,12 +153,18 @@ pub fn run_gated(
         parts: Vec::new(),
         processes: 0,
         warm: u64::from(target.weight_store.latency_cycles),
+        started: false,
     };
     let size = placement.samples_per_copy.max(1) as usize;
+    let layer_major = placement
+        .micro_traffic
+        .as_ref()
+        .is_some_and(|t| t.layer_major);
+    if layer_major {
+        crate::streamed_layer::run(&mut runner, data, size)?;
+        return runner.finish();
+    }
     for micro in 0..placement.micro_batches.max(1) {
-        if micro > 0 {
-            runner.run.cycles += u64::from(target.reconfigure_cycles);
-        }
         let inputs = micro_batch(data.inputs, micro as usize, size);
         let data = HostData {
             inputs: &inputs,
@@ -165,7 +186,7 @@ pub struct Streamed<'a> {
 }
 
 /// A streamed run in progress.
-struct Runner<'a, 'g> {
+pub(crate) struct Runner<'a, 'g> {
     gate: &'a mut PhaseGate<'g>,
     program: Streamed<'a>,
     options: &'a SimOptions,
@@ -177,52 +198,113 @@ struct Runner<'a, 'g> {
     processes: u32,
     /// Cycles of the store's latency past when the next phase starts.
     warm: u64,
+    /// Whether a phase has run (every later one starts after a reconfiguration).
+    started: bool,
 }
 
-impl Runner<'_, '_> {
-    /// Every phase, in order, for micro-batch `micro` (whose inputs `data` holds).
-    fn pass(&mut self, data: &HostData<'_>, micro: u32) -> Result<(), PhaseFailure> {
-        let Streamed {
-            graph, placement, ..
-        } = self.program;
-        let mut resident = Resident::new();
-        let mut consumers = consumer_counts(graph);
-        for phase in 0..placement.phases {
-            let own = self.phase(phase, micro, data, &mut resident)?;
-            // In a cluster the next phase starts when the slowest system's phase has ended.
-            let cycles = (self.gate)(own).ok_or(PhaseFailure {
-                phase,
-                error: PhaseError::Aborted,
-            })?;
-            self.run.cycles += cycles.saturating_sub(own);
-            for l in (0..placement.layers.len()).filter(|&l| placement.layers[l].phase == phase) {
-                for arg in &graph.layers[placement.instance(l)].args {
-                    if let TensorRef::Layer(p) = *arg {
-                        consumers[p] -= 1;
-                        if consumers[p] == 0 {
-                            resident.release(p);
-                        }
+/// One micro-batch's state on the fabric: its resident results, and how many layers still
+/// take each.
+pub(crate) struct MicroState {
+    pub resident: Resident,
+    consumers: Vec<usize>,
+}
+
+impl MicroState {
+    pub fn new(graph: &LayerGraph) -> MicroState {
+        MicroState {
+            resident: Resident::new(),
+            consumers: consumer_counts(graph),
+        }
+    }
+
+    /// Phase `phase` has run (or been skipped): the results its layers took and nothing
+    /// needs any more leave SRAM.
+    pub fn after(&mut self, graph: &LayerGraph, placement: &Placement, phase: u32) {
+        for l in (0..placement.layers.len()).filter(|&l| placement.layers[l].phase == phase) {
+            for arg in &graph.layers[placement.instance(l)].args {
+                if let TensorRef::Layer(p) = *arg {
+                    self.consumers[p] -= 1;
+                    if self.consumers[p] == 0 {
+                        self.resident.release(p);
                     }
                 }
             }
-            // The phase ended at `self.run.cycles`; the next starts after a reconfiguration.
-            let gap = u64::from(self.program.target.reconfigure_cycles);
-            self.warm = cycles + gap;
-            if phase + 1 < placement.phases {
-                self.run.cycles += gap;
-            }
+        }
+    }
+}
+
+/// What a phase does beside simulating its layer (layer-major order, `crate::streamed_layer`).
+#[derive(Default)]
+pub(crate) struct PhaseWork<'w> {
+    /// Weights held since the layer's first micro-batch: loaded, nothing streamed.
+    pub held: Option<&'w HeldWeights>,
+    /// Keep the layer's held weights at the end of the phase.
+    pub keep: bool,
+    /// Parked streams, by part, that feed the phase's edge inputs from the store.
+    pub unpark: Option<&'w BTreeMap<u32, Vec<u32>>>,
+    /// The phase parks: its edge outputs go to the store, not to the result.
+    pub park: bool,
+}
+
+/// What a phase left: its cycles, the weights it holds, the streams it parked (by part).
+pub(crate) struct PhaseDone {
+    pub cycles: u64,
+    pub kept: Option<HeldWeights>,
+    pub parked: BTreeMap<u32, Vec<u32>>,
+}
+
+impl<'a> Runner<'a, '_> {
+    /// What the run runs.
+    pub fn program(&self) -> Streamed<'a> {
+        self.program
+    }
+
+    /// Every phase, in order, for micro-batch `micro` (whose inputs `data` holds).
+    fn pass(&mut self, data: &HostData<'_>, micro: u32) -> Result<(), PhaseFailure> {
+        let mut state = MicroState::new(self.program.graph);
+        for phase in 0..self.program.placement.phases {
+            self.step(phase, micro, data, &mut state, PhaseWork::default())?;
         }
         Ok(())
     }
 
-    /// Simulates one phase, keeps what it leaves resident and records it; its cycles.
+    /// Runs phase `phase` for micro-batch `micro` after a reconfiguration (but the first),
+    /// waits at the gate, and lets go of what nothing needs any more.
+    pub fn step(
+        &mut self,
+        phase: u32,
+        micro: u32,
+        data: &HostData<'_>,
+        state: &mut MicroState,
+        work: PhaseWork<'_>,
+    ) -> Result<PhaseDone, PhaseFailure> {
+        let gap = u64::from(self.program.target.reconfigure_cycles);
+        if self.started {
+            self.run.cycles += gap;
+        }
+        self.started = true;
+        let done = self.phase(phase, micro, data, &mut state.resident, work)?;
+        // In a cluster the next phase starts when the slowest system's phase has ended.
+        let cycles = (self.gate)(done.cycles).ok_or(PhaseFailure {
+            phase,
+            error: PhaseError::Aborted,
+        })?;
+        self.run.cycles += cycles.saturating_sub(done.cycles);
+        state.after(self.program.graph, self.program.placement, phase);
+        // The phase ended at `self.run.cycles`; the next starts after a reconfiguration.
+        self.warm = cycles + gap;
+        Ok(done)
+    }
+
+    /// Simulates one phase, keeps what it leaves resident and records it.
     fn phase(
         &mut self,
         phase: u32,
         micro: u32,
         data: &HostData<'_>,
         resident: &mut Resident,
-    ) -> Result<u64, PhaseFailure> {
+        work: PhaseWork<'_>,
+    ) -> Result<PhaseDone, PhaseFailure> {
         let Streamed {
             graph,
             placement,
@@ -257,8 +339,18 @@ impl Runner<'_, '_> {
         for part in &mut assembled.output_parts {
             (part.copy, part.copies) = (micro, placement.micro_batches.max(1));
         }
+        if let Some(held) = work.held {
+            held.load(&mut assembled.program)
+                .map_err(|e| fail(PhaseError::Assemble(e)))?;
+        }
+        if let Some(streams) = work.unpark {
+            self.run.store.parked_in +=
+                crate::streamed_layer::feed(&mut assembled.program, placement, phase, streams)
+                    .map_err(|e| fail(PhaseError::Assemble(e)))?;
+        }
         let outcome = simulate(target, &assembled.program, &options)
             .map_err(|e| fail(PhaseError::Simulate(e)))?;
+        let mut kept = None;
         for (l, placed) in placement.layers.iter().enumerate() {
             if placed.phase != phase {
                 continue;
@@ -269,13 +361,38 @@ impl Runner<'_, '_> {
             resident
                 .keep(instance, &graph.layers[instance], placed, ir, &sram)
                 .map_err(|e| fail(PhaseError::Assemble(e)))?;
-            let record = record(placement, &assembled, &outcome, l, start, target);
+            if work.keep {
+                let pes = (0..placed.rows).flat_map(|r| (0..placed.cols).map(move |c| (r, c)));
+                let pes = pes.map(|(r, c)| placed.pe(r, c));
+                kept = Some(
+                    HeldWeights::keep(ir, pes, &sram).map_err(|e| fail(PhaseError::Assemble(e)))?,
+                );
+            }
+            let weighted = graph.layers[instance]
+                .args
+                .iter()
+                .any(|a| matches!(a, TensorRef::Param(_)));
+            let record = record(placement, &assembled, &outcome, l, start, target, weighted);
+            if let Some(w) = &record.weights {
+                self.run.store.weights += w.weight_bytes;
+            }
             self.run.phases.push(PhaseRecord { micro, ..record });
         }
         self.sum.add(&outcome.report);
         let cycles = outcome.cycles;
-        absorb(&mut self.run, &assembled, outcome, start);
-        Ok(cycles)
+        let mut parked = BTreeMap::new();
+        if work.park {
+            for (part, words) in assembled.output_parts.iter().zip(&outcome.outputs) {
+                self.run.store.parked_out += 4 * words.len() as u64;
+                parked.insert(part.part, words.clone());
+            }
+        }
+        absorb(&mut self.run, &assembled, outcome, start, !work.park);
+        Ok(PhaseDone {
+            cycles,
+            kept,
+            parked,
+        })
     }
 
     /// The run, its report added up and its trace spliced.
@@ -293,7 +410,7 @@ impl Runner<'_, '_> {
 }
 
 /// Micro-batch `micro` (of `size` samples) of each input.
-fn micro_batch(inputs: &[Tensor], micro: usize, size: usize) -> Vec<Tensor> {
+pub(crate) fn micro_batch(inputs: &[Tensor], micro: usize, size: usize) -> Vec<Tensor> {
     inputs
         .iter()
         .map(|t| {
@@ -336,6 +453,7 @@ fn record(
     l: usize,
     start: u64,
     target: &Target,
+    weighted: bool,
 ) -> PhaseRecord {
     let rect = placement.layers[l].rect;
     let pes: Vec<_> = outcome
@@ -351,7 +469,7 @@ fn record(
         .inputs
         .iter()
         .zip(&outcome.input_timing)
-        .filter(|(input, _)| input.source == wsel_sim::EdgeSource::WeightStore)
+        .filter(|(input, _)| weighted && input.source == wsel_sim::EdgeSource::WeightStore)
         .map(|(input, timing)| WeightStream {
             color: input.color,
             bytes: 4 * input.data.len() as u64,
@@ -374,13 +492,23 @@ fn record(
     }
 }
 
-/// Adds a finished phase to the run: its cycles, its report, its host traffic and outputs.
-fn absorb(run: &mut StreamedRun, assembled: &Assembled, outcome: Outcome, start: u64) {
+/// Adds a finished phase to the run: its cycles, its report, its host traffic and, when they
+/// are the `result`'s, its outputs.
+fn absorb(
+    run: &mut StreamedRun,
+    assembled: &Assembled,
+    outcome: Outcome,
+    start: u64,
+    result: bool,
+) {
     run.cycles = start + outcome.cycles;
     let hosts = host_span(&assembled.program, &outcome);
     if let Some((first, last)) = hosts {
         run.first_in = run.first_in.or(Some(start + first));
         run.last_in = Some(start + last);
+    }
+    if !result {
+        return;
     }
     if let Some((first, last)) = span(outcome.output_timing.iter()) {
         run.first_out = run.first_out.or(Some(start + first));

@@ -10,7 +10,7 @@ use wsel_map::report::group;
 
 use crate::run_report::{Accuracy, LayerRow, RunContext, RunReport};
 use crate::run_timing::{Latency, WeightStreaming};
-use crate::streamed::StreamedRun;
+use crate::streamed::{StoreBytes, StreamedRun};
 
 /// One phase of a weight-streaming run.
 #[derive(Debug, Clone, Serialize)]
@@ -51,6 +51,14 @@ pub struct MicroBatches {
     /// The store traffic of re-streaming the weights for each micro-batch against parking
     /// the waiting micro-batches' activations in the store.
     pub traffic: Option<wsel_map::MicroTraffic>,
+    /// What the run moved between the fabric and the store, as simulated.
+    pub store: StoreBytes,
+}
+
+impl MicroBatches {
+    fn layer_major(&self) -> bool {
+        self.traffic.as_ref().is_some_and(|t| t.layer_major)
+    }
 }
 
 impl RunReport {
@@ -59,12 +67,9 @@ impl RunReport {
         let placement = context.placement;
         let target = context.target;
         let batch = placement.batch.max(1);
-        // One row per layer: the first micro-batch's phase, its busy cycles and weights
-        // summed over every micro-batch.
-        let layers: Vec<LayerRow> = run
-            .phases
-            .iter()
-            .filter(|phase| phase.micro == 0)
+        // One row per layer: its first phase, its busy cycles and weights summed over every
+        // micro-batch.
+        let layers: Vec<LayerRow> = first_of_each(&run.phases, |p| p.layer)
             .map(|first| {
                 let layer = &placement.layers[first.layer];
                 let all = run.phases.iter().filter(|p| p.layer == first.layer);
@@ -157,6 +162,7 @@ impl RunReport {
                 samples: placement.samples_per_copy,
                 reason: placement.micro_batch_reason.clone(),
                 traffic: placement.micro_traffic.clone(),
+                store: run.store,
             }),
         }
     }
@@ -167,6 +173,19 @@ impl RunReport {
             return;
         }
         match &self.micro_batches {
+            Some(m) if m.layer_major() => {
+                let _ = writeln!(
+                    out,
+                    "\n  {} micro-batches of {} samples, layer-major: each layer over every \
+                     micro-batch before the next ({} samples at once do not fit: {}); one layer \
+                     at a time on the region above:",
+                    m.count,
+                    group(m.samples),
+                    group(self.batch),
+                    m.reason,
+                );
+                m.store_lines(out);
+            }
             Some(m) => {
                 let _ = writeln!(
                     out,
@@ -179,9 +198,7 @@ impl RunReport {
                     m.reason,
                     self.phases.len() / m.count.max(1) as usize
                 );
-                if let Some(traffic) = &m.traffic {
-                    let _ = writeln!(out, "  store traffic: {}.", traffic.sentence());
-                }
+                m.store_lines(out);
             }
             None => {
                 let _ = writeln!(
@@ -196,7 +213,7 @@ impl RunReport {
             "  {:<12} {:>12} {:>12} {:>22}",
             "phase", "start cyc", "cycles", "weights in (from start)"
         );
-        for p in self.phases.iter().filter(|p| p.micro_batch == 0) {
+        for p in first_of_each(&self.phases, |p| p.layer.clone()) {
             let weights = p.weights_in.map_or("—".to_string(), |(first, last)| {
                 format!("{} .. {}", group(first), group(last))
             });
@@ -209,7 +226,17 @@ impl RunReport {
                 weights
             );
         }
-        if let (Some(m), Some(second)) = (
+        if self
+            .micro_batches
+            .as_ref()
+            .is_some_and(MicroBatches::layer_major)
+        {
+            let _ = writeln!(
+                out,
+                "  … each layer's first phase; the other micro-batches' run between them (every \
+                 phase in the JSON report)"
+            );
+        } else if let (Some(m), Some(second)) = (
             &self.micro_batches,
             self.phases.iter().find(|p| p.micro_batch == 1),
         ) {
@@ -221,4 +248,30 @@ impl RunReport {
             );
         }
     }
+}
+
+impl MicroBatches {
+    /// The traffic line and what the run moved with the store.
+    fn store_lines(&self, out: &mut String) {
+        if let Some(traffic) = &self.traffic {
+            let _ = writeln!(out, "  store traffic: {}.", traffic.sentence());
+        }
+        let _ = writeln!(
+            out,
+            "  store, as simulated: {} B of weights streamed in; {} B of activations parked out, \
+             {} B back in.",
+            group(self.store.weights),
+            group(self.store.parked_out),
+            group(self.store.parked_in)
+        );
+    }
+}
+
+/// The first of `items` for each key, in order.
+fn first_of_each<T, K: PartialEq>(items: &[T], key: impl Fn(&T) -> K) -> impl Iterator<Item = &T> {
+    items
+        .iter()
+        .enumerate()
+        .filter(move |(i, item)| !items[..*i].iter().any(|before| key(before) == key(item)))
+        .map(|(_, item)| item)
 }

@@ -22,7 +22,9 @@ pub use graph::cost::{CostEntry, CostKey, cost_at, layer_cost};
 pub use graph::pipelined_replica::{Drain, ReplicaError, ReplicaGraphs, replica_graphs};
 pub use graph::pipelined_training::{PipelinedTrain, pipelined_training_graphs};
 pub use graph::training::{TrainGraph, training_graph};
-pub use graph::{GraphKey, kernel_item, layer_graph, model_graph, relayed_graph, staged_graph};
+pub use graph::{
+    GraphKey, kernel_item, layer_graph, model_graph, parked_graph, relayed_graph, staged_graph,
+};
 pub use kernel::{
     KernelInstanceKey, instance_key, kernel_instance, lower_kernel, lower_kernel_with_spans,
 };

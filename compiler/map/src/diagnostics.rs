@@ -53,6 +53,10 @@ pub const E0613: &str = "E0613";
 /// In weight-streaming mode, a layer's streaming implementation binds a weight to an array:
 /// weights stream from the store into ports; nothing puts them into SRAM before a phase.
 pub const E0614: &str = "E0614";
+/// Layer-major micro-batches were asked for (`--micro-order layer`) but a layer cannot hold
+/// its weights on the fabric between micro-batches: it has no streaming implementation that
+/// holds them, or held they do not fit even at micro-batches of one sample.
+pub const E0618: &str = "E0618";
 
 /// Every mapping code with a one-line description, in code order.
 pub fn codes() -> &'static [(&'static str, &'static str)] {
@@ -94,6 +98,10 @@ pub fn codes() -> &'static [(&'static str, &'static str)] {
         (
             E0614,
             "a streamed layer binds a weight to an array instead of streaming it",
+        ),
+        (
+            E0618,
+            "layer-major micro-batches asked for, but a layer cannot hold its weights on the fabric",
         ),
     ]
 }
@@ -421,4 +429,40 @@ pub(crate) fn weight_in_array(layer: &str, call: &SourceSpan, tensor: &str) -> D
         "bind `{tensor}` to an `in` port of the kernel in the layer's `streaming` \
          implementation, and receive it there"
     ))
+}
+
+/// E0618 at the call of `layer`, which has no streaming implementation that holds its
+/// weights (`hold = true`).
+pub(crate) fn no_held_implementation(layer: &str, call: &SourceSpan) -> Diagnostic {
+    Diagnostic::error(
+        E0618,
+        format!(
+            "layer-major micro-batches need `{layer}`'s weights held on the fabric between \
+             micro-batches, and its layer has no streaming implementation that holds them"
+        ),
+        at(call),
+        "no streaming implementation with `hold = true`",
+    )
+    .with_help("use `--micro-order micro`, or give the layer a streaming implementation that holds its weights")
+}
+
+/// E0618 for layer-major order asked for, where a held layer fits no region even at
+/// micro-batches of one sample: `why` is the mapper's diagnostic at that size, naming the
+/// layer and the bytes.
+pub(crate) fn held_weights_do_not_fit(why: &Diagnostic) -> Diagnostic {
+    Diagnostic {
+        code: E0618,
+        message: format!(
+            "`--micro-order layer` cannot hold every layer's weights on the fabric between \
+             micro-batches, even at micro-batches of one sample: {}",
+            why.message
+        ),
+        notes: Vec::new(),
+        help: Some(
+            "use `--micro-order micro` (each micro-batch streams the weights again), or a target \
+             with more SRAM"
+                .into(),
+        ),
+        ..why.clone()
+    }
 }

@@ -38,6 +38,7 @@ pub mod fixtures;
 mod fold;
 mod io_routes;
 mod ladder;
+mod layer_major;
 mod links;
 mod micro_traffic;
 mod orientation;
@@ -62,7 +63,7 @@ pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
 pub use expr::kernel_args;
 pub use ladder::{LadderStep, size_ladder};
-pub use micro_traffic::MicroTraffic;
+pub use micro_traffic::{MicroOrder, MicroTraffic};
 pub use pairing::pairing;
 pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
@@ -164,6 +165,9 @@ pub struct MapOptions<'a> {
     /// kernels run on the same PEs (`docs/running.md`, "Training"). Routes between the
     /// regions are searched as usual. `None`: the mapper chooses.
     pub regions: Option<&'a [(wsel_target::Rect, Orientation)]>,
+    /// Weight streaming in micro-batches: the order asked for (`docs/running.md`,
+    /// "Micro-batches").
+    pub micro_order: MicroOrder,
 }
 
 impl Default for MapOptions<'_> {
@@ -176,6 +180,7 @@ impl Default for MapOptions<'_> {
             region: None,
             sizes: None,
             regions: None,
+            micro_order: MicroOrder::Auto,
         }
     }
 }

@@ -123,7 +123,9 @@ pub fn render(p: &Placement) -> String {
             .iter()
             .filter(|f| f.tensor == e.tensor && f.layer == e.layer && f.source == e.source)
             .collect();
+        // Layer-major order's unparks take parked activations back from the store.
         let from = match e.source {
+            EdgeSource::Host if label(p, e.layer).starts_with("unpark#") => "parked, weight store",
             EdgeSource::Host => "host",
             EdgeSource::WeightStore => "weight store",
         };
@@ -138,14 +140,26 @@ pub fn render(p: &Placement) -> String {
             span_of(points.iter().map(|f| f.at)),
         );
     }
-    for copy in 0..p.copies {
-        let points: Vec<_> = p.outputs.iter().filter(|o| o.copy == copy).collect();
+    let mut layers: Vec<usize> = p.outputs.iter().map(|o| o.layer).collect();
+    layers.sort_unstable();
+    layers.dedup();
+    for (copy, layer) in (0..p.copies).flat_map(|c| layers.iter().map(move |&l| (c, l))) {
+        let points: Vec<_> = p
+            .outputs
+            .iter()
+            .filter(|o| o.copy == copy && o.layer == layer)
+            .collect();
         let Some(o) = points.first() else { continue };
+        // Layer-major order's parks send activations to the store.
+        let to = match label(p, o.layer).starts_with("park#") {
+            true => "weight store",
+            false => "host",
+        };
         let mut sides: Vec<String> = points.iter().map(|f| f.side.to_string()).collect();
         sides.dedup();
         let _ = writeln!(
             out,
-            "out: {}{} → host: {} part{} leaving the {} edge{} at {}",
+            "out: {}{} → {to}: {} part{} leaving the {} edge{} at {}",
             if copied {
                 format!("{} ", copy_name(copy))
             } else {

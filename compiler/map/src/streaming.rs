@@ -50,11 +50,22 @@ fn resident_split<'a>(imp: &'a LayerImpl, name: &str) -> Option<&'a [SplitAxis]>
 /// Maps a staged graph for weight streaming: one phase per layer, in graph order, all on one
 /// region. On failure, no placement and a diagnostic at the layer concerned.
 pub(crate) fn map_streamed(graph: &LayerGraph, target: &Target, options: &MapOptions) -> MapResult {
+    map_phases(graph, target, options, false)
+}
+
+/// [`map_streamed`]; with `held`, every layer that streams weights runs its streaming
+/// implementation that holds them (layer-major micro-batches, `crate::layer_major`).
+pub(crate) fn map_phases(
+    graph: &LayerGraph,
+    target: &Target,
+    options: &MapOptions,
+    held: bool,
+) -> MapResult {
     let failed = |diagnostics: Vec<Diagnostic>| MapResult {
         placement: None,
         diagnostics,
     };
-    let impls = match streaming_impls(graph) {
+    let impls = match streaming_impls(graph, held) {
         Ok(impls) => impls,
         Err(d) => return failed(d),
     };
@@ -115,11 +126,13 @@ pub(crate) fn map_streamed(graph: &LayerGraph, target: &Target, options: &MapOpt
 /// `staged(b)` lowers and stages the model for a batch of `b` samples. The whole batch first;
 /// when a layer's working set does not fit even the whole fabric (E0612), the largest
 /// micro-batch that divides the batch and maps; when none maps, the whole batch's E0612 with
-/// a note on the largest micro-batch's failure. The graph returned is the one the placement
-/// runs (lowered for a micro-batch).
+/// a note on the largest micro-batch's failure; then the order of the micro-batches
+/// (`crate::layer_major`, where `parked(g)` inserts the parking phases into a staged graph).
+/// The graph returned is the one the placement runs (lowered for a micro-batch).
 pub fn map_micro_batches(
     graph: &LayerGraph,
     staged: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    parked: &dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
     target: &Target,
     options: &MapOptions,
 ) -> crate::Mapped {
@@ -156,20 +169,16 @@ pub fn map_micro_batches(
                 .map(|d| d.message.clone())
                 .unwrap_or_default();
             let capacity = target.weight_store.capacity_bytes;
-            let free = |l: &crate::PlacedLayer| {
-                let per_pe = u64::from(p.sram_bytes_available).saturating_sub(l.sram_bytes);
-                l.pe_count() * per_pe
-            };
-            let room: Vec<u64> = p.layers.iter().map(free).collect();
-            let traffic = crate::MicroTraffic::of(&lowered, &room, batch / size, capacity);
-            p.micro_traffic = Some(traffic);
+            p.micro_traffic = Some(crate::MicroTraffic::of(&lowered, batch / size, capacity));
             p.batch = batch;
             p.estimated_cycles = p.estimated_cycles * (batch / size)
                 + u64::from(target.reconfigure_cycles) * (batch / size - 1);
-            return crate::Mapped {
+            let micro_major = crate::Mapped {
                 result,
                 graph: lowered,
             };
+            let stagings = crate::layer_major::Stagings { staged, parked };
+            return crate::layer_major::choose(micro_major, stagings, target, options);
         }
         // A micro-batch may fail for reasons of its own (a layer's conditions on the batch):
         // the whole batch's E0612 stays the reason, with the largest micro-batch's failure.
@@ -200,17 +209,24 @@ pub fn map_micro_batches(
     }
 }
 
-/// Every layer's streaming implementation (its index), or E0606 at each layer without one.
-fn streaming_impls(graph: &LayerGraph) -> Result<Vec<usize>, Vec<Diagnostic>> {
+/// Every layer's streaming implementation (its index), or E0606 at each layer without one:
+/// the first that does not hold its weights, or with `held` for a layer with weights, the
+/// first that does (E0618 when it has none).
+fn streaming_impls(graph: &LayerGraph, held: bool) -> Result<Vec<usize>, Vec<Diagnostic>> {
     let mut impls = Vec::new();
     let mut missing = Vec::new();
     for layer in &graph.layers {
+        let hold = held && layer.args.iter().any(|a| matches!(a, TensorRef::Param(_)));
+        let streaming = |i: &LayerImpl| i.modes.contains(&Mode::Streaming);
         match layer
             .impls
             .iter()
-            .position(|i| i.modes.contains(&Mode::Streaming))
+            .position(|i| streaming(i) && holds(i) == hold)
         {
             Some(k) => impls.push(k),
+            None if hold && layer.impls.iter().any(streaming) => {
+                missing.push(diag::no_held_implementation(&layer.name, &layer.call));
+            }
             None => missing.push(diag::no_implementation(
                 &layer.name,
                 &layer.call,
@@ -225,6 +241,14 @@ fn streaming_impls(graph: &LayerGraph) -> Result<Vec<usize>, Vec<Diagnostic>> {
     }
 }
 
+/// Whether implementation `imp` holds its weights between micro-batches: its kernel takes
+/// `hold = true` (std.nn's `dense_resident`).
+fn holds(imp: &LayerImpl) -> bool {
+    imp.kernel_args
+        .iter()
+        .any(|(name, e)| name == "hold" && *e == wsel_ir::graph::CExpr::Bool(true))
+}
+
 /// Every activation passed between two layers must be resident on both sides in the same
 /// split; only model inputs and the model's result may cross the edge (E0611 otherwise).
 fn check_residency(graph: &LayerGraph, impls: &[usize]) -> Result<(), Vec<Diagnostic>> {
@@ -235,7 +259,10 @@ fn check_residency(graph: &LayerGraph, impls: &[usize]) -> Result<(), Vec<Diagno
             let TensorRef::Layer(p) = *arg else { continue };
             let producer = &graph.layers[p];
             let made = resident_split(&producer.impls[impls[p]], &producer.output_name);
+            // A parked micro-batch comes back from the store (`crate::layer_major`).
+            let parked = producer.layer == "park" && made.is_none();
             match (resident_split(imp, name), made) {
+                (None, None) if parked => {}
                 (Some(taken), Some(made)) if taken == made => {}
                 (Some(_), Some(_)) => found.push(diag::resident_mismatch(
                     &layer.name,

@@ -83,10 +83,13 @@ pub fn run(args: &MapArgs) -> Status {
     let per_copy = &mut |b| lower_for_batch(&db, model, b);
     let staged = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::stage(&db, g);
     let relayed = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::relay(&db, g);
+    let parked = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::park(&db, g);
     let lowerings = crate::pipeline::Lowerings {
         per_copy,
         staged,
         relayed,
+        parked,
+        micro_order: args.model.micro_order.order(),
     };
     let work = KernelDryRuns::new(&db, model, &target);
     let (graph, placement, decision) = match map_graph(

@@ -7,6 +7,7 @@
 pub mod cost;
 mod implementation;
 mod instance;
+mod parking;
 pub mod pipelined_replica;
 mod pipelined_shape;
 pub mod pipelined_training;
@@ -17,6 +18,7 @@ mod staging;
 mod switch;
 pub mod training;
 
+pub use parking::parked_graph;
 pub use relays::relayed_graph;
 pub use staging::staged_graph;
 

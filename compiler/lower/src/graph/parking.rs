@@ -1,0 +1,112 @@
+//! The parked graph of layer-major micro-batches (`docs/running.md`, "Micro-batches"): a
+//! staged graph (`super::staging`) with, before every layer that streams weights but the
+//! first, a `park` and an `unpark` (`std.resident`'s `park` and `stage_in`) for each result
+//! still live there. In layer-major order the micro-batches waiting their turn at that layer
+//! send those results to the weight store (`park`) and take them back (`unpark`, a `stage_in`
+//! fed from the store); the layers from there on take the unparked copy.
+
+use std::path::Path;
+
+use wsel_ir::graph::{LayerGraph, LayerInstance, TensorRef};
+use wsel_sema::{Db, Diagnostic, ItemKind, Location};
+
+use super::instance::{CallArgs, lower_instance};
+use super::shape_of;
+use super::staging::RESIDENT;
+
+/// `staged` with a `park#k` and `unpark#k` for every result live across each boundary before
+/// a layer with weights (except the first such layer). `None` when `std.resident` lacks them.
+pub fn parked_graph(db: &dyn Db, staged: &LayerGraph) -> Option<(LayerGraph, Vec<Diagnostic>)> {
+    let find = |name: &str| super::find_item(db, Path::new(RESIDENT), ItemKind::Layer, name);
+    let (park, unpark) = (find("park")?, find("stage_in")?);
+    let weighted = |l: usize| {
+        staged.layers[l]
+            .args
+            .iter()
+            .any(|a| matches!(a, TensorRef::Param(_)))
+    };
+    let first = (0..staged.layers.len()).find(|&l| weighted(l));
+    let mut diags = Vec::new();
+    let mut out = LayerGraph {
+        layers: Vec::new(),
+        ..staged.clone()
+    };
+    // Where each staged layer's result now lives in `out`.
+    let mut now: Vec<usize> = Vec::with_capacity(staged.layers.len());
+    let moved = |now: &[usize], t: TensorRef| match t {
+        TensorRef::Layer(p) => TensorRef::Layer(now[p]),
+        other => other,
+    };
+    let mut count = 0;
+    for (j, layer) in staged.layers.iter().enumerate() {
+        if weighted(j) && first.is_some_and(|f| j > f) {
+            for p in (0..j).filter(|&p| live(staged, p, j)) {
+                let location = Location {
+                    file: layer.call.file.clone(),
+                    span: layer.call.span.clone(),
+                };
+                count += 1;
+                let shape = staged.layers[p].output_shape.clone();
+                for (item, name) in [(park, "park"), (unpark, "unpark")] {
+                    let args = CallArgs {
+                        tensors: vec![TensorRef::Layer(now[p])],
+                        shapes: std::slice::from_ref(&shape),
+                        scalars: &[],
+                    };
+                    let name = format!("{name}#{count}");
+                    let instance =
+                        lower_instance(db, item, name, location.clone(), args, &mut diags)?;
+                    out.layers.push(instance);
+                    now[p] = out.layers.len() - 1;
+                }
+            }
+        }
+        let mut layer = match weighted(j) {
+            true => with_held(db, staged, layer, &mut diags)?,
+            false => layer.clone(),
+        };
+        layer.args = layer.args.iter().map(|&a| moved(&now, a)).collect();
+        out.layers.push(layer);
+        now.push(out.layers.len() - 1);
+    }
+    out.output = moved(&now, staged.output);
+    Some((out, diags))
+}
+
+/// `layer` (of `staged`) with the implementations of `{its layer}_held` added, the layer of
+/// the same file that holds its weights (std.nn's `dense_held`), when there is one.
+fn with_held(
+    db: &dyn Db,
+    staged: &LayerGraph,
+    layer: &LayerInstance,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<LayerInstance> {
+    let file = layer.impls.first().map(|i| i.kernel.file.clone());
+    let name = format!("{}_held", layer.layer);
+    let item = file.and_then(|f| super::find_item(db, &f, ItemKind::Layer, &name));
+    let Some(item) = item.filter(|_| layer.scalars.is_empty()) else {
+        return Some(layer.clone());
+    };
+    let shapes: Vec<Vec<u64>> = layer.args.iter().map(|&a| shape_of(staged, a)).collect();
+    let args = CallArgs {
+        tensors: layer.args.clone(),
+        shapes: &shapes,
+        scalars: &[],
+    };
+    let location = Location {
+        file: layer.call.file.clone(),
+        span: layer.call.span.clone(),
+    };
+    let held = lower_instance(db, item, layer.name.clone(), location, args, diags)?;
+    let mut out = layer.clone();
+    out.impls.extend(held.impls);
+    Some(out)
+}
+
+/// Whether layer `p`'s result is taken by layer `j` or a later one, or is the model's result.
+fn live(graph: &LayerGraph, p: usize, j: usize) -> bool {
+    let taken = graph.layers[j..]
+        .iter()
+        .any(|layer| layer.args.contains(&TensorRef::Layer(p)));
+    taken || graph.output == TensorRef::Layer(p)
+}

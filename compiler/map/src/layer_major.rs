@@ -1,0 +1,149 @@
+//! The order of a batch's micro-batches in weight streaming (`docs/running.md`,
+//! "Micro-batches"): micro-batch-major as mapped, or layer-major — the staged graph with its
+//! parking phases (`wsel_lower::parked_graph`), every layer with weights on its streaming
+//! implementation that holds them, in micro-batches small enough that the held weights fit.
+//! `auto` takes layer-major order when it maps and moves fewer bytes with the store
+//! ([`MicroTraffic::parking_pays`]); `layer` takes it or fails with E0618; `micro` never.
+
+use wsel_diagnostic::Diagnostic;
+use wsel_ir::graph::LayerGraph;
+use wsel_target::Target;
+
+use crate::diagnostics as diag;
+use crate::micro_traffic::MicroOrder;
+use crate::{MapOptions, MapResult, Mapped};
+
+/// How the mapper gets the model staged for a micro-batch size, and parked.
+pub(crate) struct Stagings<'a> {
+    pub staged: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    pub parked: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
+}
+
+/// The mapping that runs: `micro_major` (mapped in micro-batches, its traffic counted) or
+/// the layer-major mapping, as `options.micro_order` asks.
+pub(crate) fn choose(
+    mut micro_major: Mapped,
+    stagings: Stagings<'_>,
+    target: &Target,
+    options: &MapOptions,
+) -> Mapped {
+    let asked = options.micro_order;
+    let Some(p) = micro_major.result.placement.as_mut() else {
+        return micro_major;
+    };
+    let Some(mut traffic) = p.micro_traffic.take() else {
+        return micro_major;
+    };
+    traffic.asked = asked;
+    // Smaller micro-batches park more: when parking at this size already moves no fewer bytes
+    // than streaming again, layer-major order cannot pay at any size.
+    let hopeless = traffic.park_bytes >= traffic.restream_bytes;
+    if asked == MicroOrder::Micro || (asked == MicroOrder::Auto && hopeless) {
+        p.micro_traffic = Some(traffic);
+        return micro_major;
+    }
+    let (batch, size) = (p.batch.max(1), p.samples_per_copy.max(1));
+    match held_mapping(stagings, batch, size, target, options) {
+        Ok(mut layer) => {
+            traffic.park(&layer.staged, batch / layer.size);
+            if asked == MicroOrder::Auto && !traffic.parking_pays() {
+                p.micro_traffic = Some(traffic);
+                return micro_major;
+            }
+            traffic.layer_major = true;
+            let reason = p.micro_batch_reason.clone();
+            let placed = layer.mapped.result.placement.as_mut().expect("mapped");
+            placed.micro_batches = (batch / layer.size) as u32;
+            placed.micro_batch_reason = reason;
+            placed.micro_traffic = Some(traffic);
+            placed.batch = batch;
+            placed.estimated_cycles *= batch / layer.size;
+            layer.mapped
+        }
+        Err(failure) if asked == MicroOrder::Layer => Mapped {
+            result: MapResult {
+                placement: None,
+                diagnostics: vec![failure.0],
+            },
+            graph: micro_major.graph,
+        },
+        Err(failure) => {
+            traffic.unheld = Some(failure.1);
+            p.micro_traffic = Some(traffic);
+            micro_major
+        }
+    }
+}
+
+/// A layer-major mapping: in micro-batches of `size` samples, the staged graph of one.
+struct Held {
+    mapped: Mapped,
+    staged: LayerGraph,
+    size: u64,
+}
+
+/// The largest micro-batch of at most `most` samples that divides `batch` and maps with the
+/// weights held; or E0618 with why the smallest does not (the mapper's own sentence).
+fn held_mapping(
+    stagings: Stagings<'_>,
+    batch: u64,
+    most: u64,
+    target: &Target,
+    options: &MapOptions,
+) -> Result<Held, Box<(Diagnostic, String)>> {
+    let d = match search(stagings, batch, most, target, options) {
+        Ok(held) => return Ok(held),
+        Err(d) => d,
+    };
+    let why = d.message.clone();
+    let error = if d.code == diag::E0618 {
+        *d
+    } else {
+        diag::held_weights_do_not_fit(&d)
+    };
+    Err(Box::new((error, why)))
+}
+
+/// [`held_mapping`]'s search, from the largest micro-batch down; the smallest's first
+/// diagnostic when none maps.
+fn search(
+    stagings: Stagings<'_>,
+    batch: u64,
+    most: u64,
+    target: &Target,
+    options: &MapOptions,
+) -> Result<Held, Box<Diagnostic>> {
+    let mut last = Vec::new();
+    for size in (1..=most).rev().filter(|s| batch.is_multiple_of(*s)) {
+        let staged = (stagings.staged)(size).map_err(first)?;
+        let parked = (stagings.parked)(&staged).map_err(first)?;
+        let result = crate::streaming::map_phases(&parked, target, options, true);
+        if result.placement.is_some() {
+            let mapped = Mapped {
+                result,
+                graph: parked,
+            };
+            return Ok(Held {
+                mapped,
+                staged,
+                size,
+            });
+        }
+        last = result.diagnostics;
+        if last.first().is_some_and(|d| d.code == diag::E0618) {
+            break;
+        }
+    }
+    Err(first(last))
+}
+
+/// The first of `diagnostics` (the mapper always gives one with a failure).
+fn first(diagnostics: Vec<Diagnostic>) -> Box<Diagnostic> {
+    Box::new(diagnostics.into_iter().next().unwrap_or_else(|| {
+        let nowhere = wsel_diagnostic::Location {
+            file: std::path::PathBuf::new(),
+            span: 0..0,
+        };
+        Diagnostic::error(diag::E0618, "layer-major order did not map", nowhere, "")
+    }))
+}
