@@ -29,6 +29,7 @@ mod batch;
 mod bus;
 mod chain;
 mod colors;
+mod companion;
 mod copies;
 pub mod diagnostics;
 mod estimate;
@@ -58,6 +59,7 @@ use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_target::Target;
 
 pub use chain::ChainFlow;
+pub use companion::{Companion, Seat, seat_regions};
 pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
 pub use expr::kernel_args;
@@ -150,6 +152,9 @@ pub struct MapOptions<'a> {
     /// kernels run on the same PEs (`docs/running.md`, "Training"). Routes between the
     /// regions are searched as usual. `None`: the mapper chooses.
     pub regions: Option<&'a [(wsel_target::Rect, Orientation)]>,
+    /// A program that will run on these regions (pipelined training's backward): a choice
+    /// is kept only when its routes exist too (`companion`).
+    pub companion: Option<Companion<'a>>,
 }
 
 impl Default for MapOptions<'_> {
@@ -162,6 +167,7 @@ impl Default for MapOptions<'_> {
             region: None,
             sizes: None,
             regions: None,
+            companion: None,
         }
     }
 }
@@ -176,6 +182,7 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("region", &self.region)
             .field("sizes", &self.sizes)
             .field("regions", &self.regions)
+            .field("companion", &self.companion.map(|c| c.graph.layers.len()))
             .finish()
     }
 }

@@ -43,6 +43,10 @@ pub struct PipelinedTrain {
     pub backward: LayerGraph,
     /// For every backward layer, the forward layer whose region it runs on.
     pub region_of: Vec<usize>,
+    /// For every backward layer that is a residual block's sum, the layer `p` whose result
+    /// the block reads twice and the branch's first layer: the sum runs at the fork, between
+    /// their regions, when the placement leaves a free line there (`wsel_map::Seat::Fork`).
+    pub fork_of: Vec<Option<(usize, usize)>>,
 }
 
 /// The pipelined-training graphs of `model`, lowered as `graph`, with the loss `loss` of
@@ -144,6 +148,7 @@ pub fn pipelined_training_graphs(
         ..graph.clone()
     };
     let mut region_of = vec![graph.layers.len()];
+    let mut fork_of = vec![None];
     let item = loss_variant("_train_back")?;
     let targets_in = vec![TensorRef::Input(0)];
     let scalars = given(db, item, optimizer);
@@ -162,6 +167,7 @@ pub fn pipelined_training_graphs(
             let instance = push_call(db, &backward, item, call, vec![at_end, dy], &scalars)?;
             backward.layers.push(instance);
             region_of.push(end);
+            fork_of.push((l + 1 < end).then_some((l, l + 1)));
             dy = TensorRef::Layer(backward.layers.len() - 1);
         }
         if let Some(p) = blocks[l] {
@@ -174,12 +180,14 @@ pub fn pipelined_training_graphs(
         let instance = push_call(db, &backward, item, &layer.call, args, &scalars)?;
         backward.layers.push(instance);
         region_of.push(l);
+        fork_of.push(None);
     }
     backward.output = TensorRef::Layer(backward.layers.len() - 1);
     Ok(PipelinedTrain {
         forward,
         backward,
         region_of,
+        fork_of,
     })
 }
 
