@@ -640,7 +640,7 @@ fn reference_losses(model: &str, args: &[&str]) -> Vec<f64> {
 }
 
 /// A residual block in pipelined training: the backward sends the gradient at `add` into the
-/// branch (dense → gelu) unchanged, and `add_train_back`, on `add`'s region, adds it to what
+/// branch (dense → gelu) unchanged, and `add_train_back`, at the block's fork, adds it to what
 /// the branch gave `h` before `h`'s dense layer takes it — a sum on the fabric, in its
 /// cycles. 8 steps with SGD-momentum and with Adam against the reference within
 /// `transformer_trains_like_numpy`'s 1e-5 (measured with SGD: losses within 2.4e-7

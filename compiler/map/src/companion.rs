@@ -117,34 +117,58 @@ pub(crate) fn check(
         ..MapOptions::default()
     };
     let mut diagnostics = Vec::new();
-    let blamed = RefCell::new(Vec::new());
-    let found = Problem::build(
+    let built = Problem::build(
         companion.graph,
         target,
         mode,
         &options,
         None,
         &mut diagnostics,
-    )
-    .and_then(|problem| {
-        search::choose(&problem, &mut diagnostics, |pinned| {
-            complete(&problem, pinned).inspect_err(|inc| {
-                blamed.borrow_mut().extend(inc.layers.iter().copied());
-            })
+    );
+    let Some(problem) = built else {
+        // A layer that fits no region (its SRAM, its sizes) is named at its call.
+        let failing = companion
+            .graph
+            .layers
+            .iter()
+            .enumerate()
+            .filter(|(_, layer)| {
+                diagnostics.iter().any(|d| {
+                    let at = &d.primary.location;
+                    at.file == layer.call.file && at.span == layer.call.span
+                })
+            });
+        let blamed = failing.map(|(k, _)| k).collect();
+        return Err(incomplete(companion, diagnostics, blamed));
+    };
+    let blamed = RefCell::new(Vec::new());
+    let found = search::choose(&problem, &mut diagnostics, |pinned| {
+        complete(&problem, pinned).inspect_err(|inc| {
+            blamed.borrow_mut().extend(inc.layers.iter().copied());
         })
     });
     match found {
         Some(_) => Ok(()),
-        None => Err(Incomplete {
-            diagnostics,
-            layers: blamed
-                .into_inner()
-                .into_iter()
-                .filter_map(|k| match companion.seats.get(k)? {
-                    Seat::On(l) | Seat::Fork { to: l, .. } => Some(*l),
-                })
-                .collect(),
-        }),
+        None => Err(incomplete(companion, diagnostics, blamed.into_inner())),
+    }
+}
+
+/// The failure of `companion`'s layers `blamed`, blaming the mapped program's layers whose
+/// regions they take.
+fn incomplete(
+    companion: &Companion<'_>,
+    diagnostics: Vec<wsel_diagnostic::Diagnostic>,
+    blamed: Vec<usize>,
+) -> Incomplete {
+    let layers = blamed
+        .into_iter()
+        .filter_map(|k| match companion.seats.get(k)? {
+            Seat::On(l) | Seat::Fork { to: l, .. } => Some(*l),
+        })
+        .collect();
+    Incomplete {
+        diagnostics,
+        layers,
     }
 }
 

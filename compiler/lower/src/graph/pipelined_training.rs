@@ -10,14 +10,16 @@
 //!   `L_train_back` for every layer from the last to the first, each fed by the one before;
 //!   the result is the first layer's input gradient. A residual block `add(h, f(h))` (`h` layer
 //!   `p`'s result) sends its gradient dy into `f`'s chain unchanged, and its `add_train_back(dy,
-//!   dr)` runs after that chain, on `add`'s region: it adds dy to dr, the gradient `f`'s chain
-//!   gave `h`, and feeds `p`'s backward. A backward layer's scalar inputs are the
+//!   dr)` runs after that chain, at the block's fork between `p`'s region and `f`'s first
+//!   layer's ([`PipelinedTrain::fork_of`]), else on `add`'s region: it adds dy to dr, the
+//!   gradient `f`'s chain gave `h`, and feeds `p`'s backward. A backward layer's scalar inputs are the
 //!   optimizer's settings, by name (`lr`, `momentum`, ...), and for any other name the
 //!   forward call's scalar of that name (attention's `heads`); the loss's `F_train` and
 //!   `F_train_back` take theirs (`over`: the samples of the mean) from the same settings.
 //!
 //! The backward graph's layer `k` runs on the region of forward layer [`PipelinedTrain::
-//! region_of`]`[k]`; the driver carries SRAM between the two by array name.
+//! region_of`]`[k]` (or at a block's fork); the driver carries SRAM between the two by array
+//! name.
 
 use std::path::Path;
 
