@@ -164,15 +164,21 @@ struct Builder<'a, 'db> {
 }
 
 impl Builder<'_, '_> {
-    /// The model's graph for `samples` samples.
+    /// The model's graph for `samples` samples, relayed.
     fn lowered(&self, samples: u64) -> Result<LayerGraph, BuildError> {
         let model = self.data.model;
         let (graph, diagnostics) = wsel_lower::layer_graph(&self.loaded.db, model, samples);
         if diagnostics.is_empty() {
-            Ok(graph)
+            self.relayed(&graph)
         } else {
             Err(BuildError::Diagnostics(diagnostics))
         }
+    }
+
+    /// `graph` with a relay before a layer's second reading of a result (`add(h, h)`): in
+    /// training the relay is the block's branch (`relay_train`, `relay_train_back`).
+    fn relayed(&self, graph: &LayerGraph) -> Result<LayerGraph, BuildError> {
+        crate::pipeline::relay(&self.loaded.db, graph).map_err(BuildError::Diagnostics)
     }
 
     /// The forward and backward graphs of `graph`, the run's `settings` given to its layers.
@@ -226,7 +232,7 @@ fn fit_forward(
     };
     train_micro::fit(&sizes, |samples| {
         let graph = match share {
-            None if samples == batch => data.graph.clone(),
+            None if samples == batch => builder.relayed(&data.graph)?,
             _ => builder.lowered(samples)?,
         };
         let mut settings = optimizer.to_vec();

@@ -29,6 +29,7 @@ use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_s
 
 use super::instance::{CallArgs, lower_instance};
 use super::pipelined_shape::residual_blocks;
+use super::staging::RESIDENT;
 use super::training::{LOSS_MODULE, TARGETS};
 use super::{find_item, settings, shape_of};
 use crate::diagnostics;
@@ -71,11 +72,18 @@ pub fn pipelined_training_graphs(
         return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
     }
     let blocks = residual_blocks(graph, &located)?;
-    let files: Vec<std::path::PathBuf> = check_model(db, model)
-        .graph
-        .nodes
+    // The module of every layer: the model's call's, or std.resident's for a relay the
+    // compiler inserted (`relayed_graph`), which no call of the model names.
+    let nodes = &check_model(db, model).graph.nodes;
+    let files: Vec<std::path::PathBuf> = graph
+        .layers
         .iter()
-        .map(|n| n.layer_file.clone())
+        .map(|layer| {
+            nodes
+                .iter()
+                .find(|n| n.layer == layer.layer && n.span == layer.call.span)
+                .map_or_else(|| RESIDENT.into(), |n| n.layer_file.clone())
+        })
         .collect();
     let variant = |l: usize, suffix: &str| -> Result<ItemId<'_>, Vec<Diagnostic>> {
         let layer = &graph.layers[l];
