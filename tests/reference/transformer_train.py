@@ -41,6 +41,8 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
        it with h's gradient through the skip left out (what a comparison must tell apart).
   relu_res_mlp  res_mlp's data with the block after a relu: h = relu(dense(x, w1, c1)) ->
        h + dense(h, w2, c2) -> dense(w3, c3) -> softmax (`relu_res_mlp_no_skip` as above).
+  double_mlp  res_mlp's data: h = dense(x, w1, c1) -> h + h -> dense(w3, c3) -> softmax, a
+       block with an empty branch (`double_mlp_no_skip` counts h's gradient once).
   gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
        pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32), with
        examples/transformer's parameter names (block i's end in i):
@@ -337,6 +339,31 @@ class ResMlp:
         return loss, g
 
 
+class DoubleMlp:
+    """h = x W1 + c1; s = h + h; softmax(s W3 + c3): the sum reads h twice, so h's gradient
+    is twice ds (or, `skip=False`, ds once: a wrong trainer to tell apart)."""
+
+    NAMES = ["w1", "c1", "w3", "c3"]
+
+    def __init__(self, skip=True):
+        self.skip = skip
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, 7)), "c1": rng.uniform(-0.5, 0.5, 7),
+             "w3": rng.uniform(-0.8, 0.8, (7, 3)), "c3": rng.uniform(-0.5, 0.5, 3)}
+        return p, {"x": rng.uniform(-1.0, 1.0, (24, 5)), "labels": rng.integers(0, 3, 24)}
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        s = h + h
+        loss, dz = softmax_cross_entropy(dense(s, p["w3"], p["c3"]), d["labels"])
+        g = {}
+        ds, g["w3"], g["c3"] = dense_back(s, p["w3"], dz)
+        dh = ds + ds if self.skip else ds
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
+        return loss, g
+
+
 class WideEmbedding:
     """ids -> embedding(wte, wpe) -> dense(w, c) -> softmax, the mean cross-entropy."""
 
@@ -519,6 +546,7 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "res_mlp_no_skip": lambda: ResMlp(skip=False),
           "relu_res_mlp": lambda: ResMlp(relu=True),
           "relu_res_mlp_no_skip": lambda: ResMlp(skip=False, relu=True),
+          "double_mlp": DoubleMlp, "double_mlp_no_skip": lambda: DoubleMlp(skip=False),
           "gpt": Gpt, "gpt_packed": lambda: Gpt(packed=True), "example": Example}
 
 
@@ -594,7 +622,8 @@ def main():
     data = {n: (v.astype(np.float32).astype(np.float64) if v.dtype.kind == "f" else v)
             for n, v in data.items()}
 
-    if args.model not in ("example", "res_mlp_no_skip", "relu_res_mlp_no_skip"):
+    if args.model not in ("example", "res_mlp_no_skip", "relu_res_mlp_no_skip",
+                          "double_mlp_no_skip"):
         # The example's model is the tiny gpt's code at another size; its central
         # differences take minutes. The model without the skip's gradient is wrong on purpose.
         check_gradients(model, params, data, rng)

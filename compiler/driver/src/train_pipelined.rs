@@ -19,7 +19,7 @@
 use wsel_diagnostic::Location;
 use wsel_ir::graph::{BindTarget, LayerGraph, Mode};
 use wsel_lower::PipelinedTrain;
-use wsel_map::{MapOptions, Orientation, Placement};
+use wsel_map::{MapOptions, Orientation, Placement, Seat};
 use wsel_sema::ty::Value;
 use wsel_sim::SimOptions;
 use wsel_target::{Rect, Target};
@@ -164,15 +164,21 @@ struct Builder<'a, 'db> {
 }
 
 impl Builder<'_, '_> {
-    /// The model's graph for `samples` samples.
+    /// The model's graph for `samples` samples, relayed.
     fn lowered(&self, samples: u64) -> Result<LayerGraph, BuildError> {
         let model = self.data.model;
         let (graph, diagnostics) = wsel_lower::layer_graph(&self.loaded.db, model, samples);
         if diagnostics.is_empty() {
-            Ok(graph)
+            self.relayed(&graph)
         } else {
             Err(BuildError::Diagnostics(diagnostics))
         }
+    }
+
+    /// `graph` with a relay before a layer's second reading of a result (`add(h, h)`): in
+    /// training the relay is the block's branch (`relay_train`, `relay_train_back`).
+    fn relayed(&self, graph: &LayerGraph) -> Result<LayerGraph, BuildError> {
+        crate::pipeline::relay(&self.loaded.db, graph).map_err(BuildError::Diagnostics)
     }
 
     /// The forward and backward graphs of `graph`, the run's `settings` given to its layers.
@@ -226,7 +232,7 @@ fn fit_forward(
     };
     train_micro::fit(&sizes, |samples| {
         let graph = match share {
-            None if samples == batch => data.graph.clone(),
+            None if samples == batch => builder.relayed(&data.graph)?,
             _ => builder.lowered(samples)?,
         };
         let mut settings = optimizer.to_vec();
@@ -234,7 +240,15 @@ fn fit_forward(
             settings.push(("over".into(), Value::Int(i128::from(batch))));
         }
         let graphs = builder.training(&graph, &settings)?;
-        let forward = builder.side(graphs.forward.clone(), &MapOptions::default())?;
+        let seats = seats(&graphs);
+        let options = MapOptions {
+            companion: Some(wsel_map::Companion {
+                graph: &graphs.backward,
+                seats: &seats,
+            }),
+            ..MapOptions::default()
+        };
+        let forward = builder.side(graphs.forward.clone(), &options)?;
         Ok((graph, settings, graphs, forward))
     })
 }
@@ -246,16 +260,33 @@ type Settings = Vec<(String, Value)>;
 /// placed forward program.
 type Forward = (LayerGraph, Settings, PipelinedTrain, Side);
 
-/// The forward region and orientation of every backward layer of `graphs`.
-fn regions_of(graphs: &PipelinedTrain, forward: &Side) -> Vec<(Rect, Orientation)> {
+/// Where every backward layer of `graphs` runs: on its forward layer's region, a residual
+/// block's sum at the block's fork when the placement leaves room (`wsel_map::Seat`).
+fn seats(graphs: &PipelinedTrain) -> Vec<Seat> {
     graphs
         .region_of
         .iter()
-        .map(|&f| {
-            let placed = &forward.placement.layers[f];
-            (placed.rect, placed.orientation)
+        .zip(&graphs.fork_of)
+        .map(|(&otherwise, fork)| match *fork {
+            Some((from, to)) => Seat::Fork {
+                from,
+                to,
+                otherwise,
+            },
+            None => Seat::On(otherwise),
         })
         .collect()
+}
+
+/// The region and orientation of every backward layer of `graphs` on the `forward` placement.
+fn regions_of(graphs: &PipelinedTrain, forward: &Side) -> Vec<(Rect, Orientation)> {
+    let placed: Vec<(Rect, Orientation)> = forward
+        .placement
+        .layers
+        .iter()
+        .map(|l| (l.rect, l.orientation))
+        .collect();
+    wsel_map::seat_regions(&seats(graphs), &placed).unwrap_or_default()
 }
 
 /// The backward program, placed as `pinned`; with micro-batches of `micro` samples, the last

@@ -666,7 +666,7 @@ fn reference_losses(model: &str, args: &[&str]) -> Vec<f64> {
 }
 
 /// A residual block in pipelined training: the backward sends the gradient at `add` into the
-/// branch (dense → gelu) unchanged, and `add_train_back`, on `add`'s region, adds it to what
+/// branch (dense → gelu) unchanged, and `add_train_back`, at the block's fork, adds it to what
 /// the branch gave `h` before `h`'s dense layer takes it — a sum on the fabric, in its
 /// cycles. 8 steps with SGD-momentum and with Adam against the reference within
 /// `transformer_trains_like_numpy`'s 1e-5 (measured with SGD: losses within 2.4e-7
@@ -1142,4 +1142,82 @@ fn a_wide_embedding_trains_over_several_rows_like_numpy() {
     let report = transformer_trains_like_numpy("wide_embedding", &wide_embedding(), &[], &args);
     let (rows, _) = training_region(&report);
     assert!(rows > 1, "the wide embedding trained on {rows} row(s)");
+}
+
+/// The tiny GPT with packed attention (tests/reference/transformer_train.py's `gpt_packed`):
+/// [`TINY_GPT`] with q, k and v made by one dense layer into `attention_qkv`, trained
+/// pipelined on `dev`.
+fn gpt_packed() -> String {
+    let separate: String = ["q", "k", "v"]
+        .iter()
+        .map(|x| {
+            format!(
+                "    param w{x}1: f32[16, 16] from \"w{x}1.npy\";\n    param b{x}1: f32[16] from \"b{x}1.npy\";\n"
+            )
+        })
+        .collect();
+    let packed = "    param wqkv1: f32[16, 48] from \"wqkv1.npy\";\n    param bqkv1: f32[48] from \"bqkv1.npy\";\n";
+    let attention = "    let att = attention(dense(a, wq1, bq1), dense(a, wk1, bk1), dense(a, wv1, bv1),\n\
+                     \x20       heads = 2, context = 8);\n";
+    let attention_qkv =
+        "    let att = attention_qkv(dense(a, wqkv1, bqkv1), heads = 2, context = 8);\n";
+    let on_wse2 = "    target = \"wse2\";\n";
+    assert!(TINY_GPT.contains(&separate) && TINY_GPT.contains(attention));
+    TINY_GPT
+        .replace(&separate, packed)
+        .replace(attention, attention_qkv)
+        .replace("attention, softmax}", "attention_qkv, softmax}")
+        .replace("model gpt(", "model gpt_packed(")
+        .replace("train gpt {", "train gpt_packed {")
+        .replace(
+            on_wse2,
+            "    target = \"dev\";\n    mode = \"pipelined\";\n",
+        )
+}
+
+/// The tiny GPT with packed attention trains pipelined on `dev`: 3 SGD-momentum steps of 16
+/// samples (two sequences of 8) like the NumPy reference, within `transformer_trains_like_numpy`'s
+/// float32 tolerance (losses 1e-5 relative, weights 1e-5; measured: the losses agree to 7
+/// digits, the weights within 1.2e-7, while training moves them by 0.013 to 0.12).
+///
+/// Both residual blocks are three parts wide on `add`'s edge (more than the two a line of PEs
+/// beside it takes from its ends): the forward's `h` and `r` reach `add` through the gap
+/// `join_gap` leaves, and each block's sum of its two gradients runs at the block's fork,
+/// between the regions of `h`'s producer and the branch's first layer (`wsel_map::Seat::Fork`,
+/// docs/mapping.md §4). A fork that drops a gradient fails this: `add_train_back_tile`
+/// sending dy alone (the branch's dr dropped) gave step 2's loss 3.68968 against the
+/// reference's 3.66695 (6e-3 relative), sending dr alone (the skip's dy dropped) 3.68409.
+/// Without `join_gap` the forward's fork of `h` does not route (E0603 at `layernorm_train#1`).
+#[test]
+fn a_tiny_gpt_with_packed_attention_trains_pipelined_like_numpy() {
+    let stdout = transformer_trains_like_numpy("gpt_packed", &gpt_packed(), &[], &TINY_GPT_SGD);
+    for add in ["add_train#1", "add_train#2"] {
+        assert!(region_columns(&stdout, add) > 2, "{add}: {stdout}");
+    }
+}
+
+/// `add(h, h)` (tests/reference/transformer_train.py's `double_mlp`): h = dense(x) read twice
+/// by one layer. The training graph, like inference's, relays h's second reading
+/// (`relay_train`, std.resident), so the block's branch is the relay; its backward
+/// `relay_train_back` sends dy back up as dr, and the block's sum at the fork adds it to the
+/// skip's dy. 8 SGD-momentum steps on `dev` match the reference within
+/// `transformer_trains_like_numpy`'s 1e-5 (measured: losses to 7 digits, weights within
+/// 8.3e-8); the reference counting h's gradient once is more than 1e-2 away.
+#[test]
+fn a_layer_reading_h_twice_trains_pipelined_like_numpy() {
+    let source = format!(
+        r#"import std.nn.{{dense, add, softmax}};
+
+model double_mlp(x: f32[B, 5]) -> f32[B, 3] {{
+    param w1: f32[5, 7] from "w1.npy";
+    param c1: f32[7] from "c1.npy";
+    param w3: f32[7, 3] from "w3.npy";
+    param c3: f32[3] from "c3.npy";
+    let h = dense(x, w1, c1);
+    return softmax(dense(add(h, h), w3, c3));
+}}
+{}"#,
+        small_train_item("double_mlp", "x", 6)
+    );
+    block_trains_with_its_skip("double_mlp", &source);
 }

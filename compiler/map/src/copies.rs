@@ -23,6 +23,7 @@ use wsel_ir::graph::{LayerGraph, Mode, SourceSpan};
 use wsel_target::{Coord, Target};
 
 use crate::batch::{copies_bound, copies_estimate, estimate_batch};
+use crate::companion;
 use crate::diagnostics as diag;
 use crate::io_routes::{Occupancy, route_copy};
 use crate::place::DeadIndex;
@@ -455,6 +456,9 @@ pub(crate) fn map_one(
                 layers: blamed,
             });
         };
+        if let Some(companion) = &options.companion {
+            companion::check(companion, target, mode, choice)?;
+        }
         Ok((routed, coloring))
     };
     let (choice, (routed, coloring)) = search::choose(&problem, diagnostics, complete)?;

@@ -29,6 +29,7 @@ mod batch;
 mod bus;
 mod chain;
 mod colors;
+mod companion;
 mod copies;
 pub mod diagnostics;
 mod estimate;
@@ -59,6 +60,7 @@ use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_target::Target;
 
 pub use chain::ChainFlow;
+pub use companion::{Companion, Seat, seat_regions};
 pub use copies::{Copies, MAX_AUTO_COPIES, Mapped, map_batch};
 pub use diagnostics::codes;
 pub use expr::kernel_args;
@@ -168,6 +170,9 @@ pub struct MapOptions<'a> {
     /// Weight streaming in micro-batches: the order asked for (`docs/running.md`,
     /// "Micro-batches").
     pub micro_order: MicroOrder,
+    /// A program that will run on these regions (pipelined training's backward): a choice
+    /// is kept only when its routes exist too (`companion`).
+    pub companion: Option<Companion<'a>>,
 }
 
 impl Default for MapOptions<'_> {
@@ -181,6 +186,7 @@ impl Default for MapOptions<'_> {
             sizes: None,
             regions: None,
             micro_order: MicroOrder::Auto,
+            companion: None,
         }
     }
 }
@@ -195,6 +201,7 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("region", &self.region)
             .field("sizes", &self.sizes)
             .field("regions", &self.regions)
+            .field("companion", &self.companion.map(|c| c.graph.layers.len()))
             .finish()
     }
 }

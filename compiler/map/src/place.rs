@@ -479,7 +479,7 @@ fn on_fabric_edge(rect: Rect, side: Dir, target: &Target) -> bool {
     }
 }
 
-fn overlaps(a: Rect, b: Rect) -> bool {
+pub(crate) fn overlaps(a: Rect, b: Rect) -> bool {
     a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
 }
 

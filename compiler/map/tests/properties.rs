@@ -183,20 +183,8 @@ fn a_result_feeding_several_layers() {
     for (graph, readers) in [(&two, 2), (&three, 3)] {
         for size in [16u32, 24] {
             let target = target_with_defects(size, &[], &[]);
-            let result = map(graph, &target, Mode::Pipelined, &MapOptions::default());
-            let p = result
-                .placement
-                .unwrap_or_else(|| panic!("{size}: {:#?}", result.diagnostics));
-            common::check_placement(&p, &target);
-            let fan_out: Vec<_> = p
-                .transfers
-                .iter()
-                .filter(|t| t.tensor == "relu#1.y")
-                .collect();
-            assert!(!fan_out.is_empty());
-            for t in fan_out {
-                assert_eq!(t.destinations.len(), readers, "{t:?}");
-            }
+            let what = format!("{size}");
+            let (p, _) = fanned_out(graph, &target, &MapOptions::default(), readers, &what);
             let passing = p
                 .layers
                 .iter()
@@ -228,20 +216,13 @@ fn a_residual_block_whose_branch_reads_its_start() {
     graph.output = TensorRef::Layer(3);
     for size in [16u32, 24] {
         let target = target_with_defects(size, &[], &[]);
-        let result = map(&graph, &target, Mode::Pipelined, &MapOptions::default());
-        let p = result
-            .placement
-            .unwrap_or_else(|| panic!("{size}: {:#?}", result.diagnostics));
-        common::check_placement(&p, &target);
-        let h: Vec<_> = p
-            .transfers
-            .iter()
-            .filter(|t| t.tensor == "relu#1.y")
-            .collect();
-        assert!(!h.is_empty());
-        for t in h {
-            assert_eq!(t.destinations.len(), 2, "{t:?}");
-        }
+        let (p, _) = fanned_out(
+            &graph,
+            &target,
+            &MapOptions::default(),
+            2,
+            &format!("{size}"),
+        );
         let (dense, add) = (p.layers[2].rect, p.layers[3].rect);
         // The PEs between two spans (negative when they overlap).
         let gap = |a0: u32, a_len: u32, b0: u32, b_len: u32| {
@@ -257,4 +238,145 @@ fn a_residual_block_whose_branch_reads_its_start() {
             || gap(dense.y, dense.height, add.y, add.height) >= 1;
         assert!(apart, "{size}: add#9 touches dense#2: {dense:?} {add:?}");
     }
+}
+
+/// Residual blocks `add(h, f(h))` whose `h` (`relu#1`) is 3, 4 and 6 parts wide on `add`'s
+/// edge (sizes pinned), wider than the two parts a line of PEs beside the edge takes from its
+/// two ends: `f` = `dense(dense(h))` (the branch's first layer reads `h` on a multicast line
+/// and passes it on) and `f` = `relu(relu(h))`. `add` keeps the gap `h`'s parts need to turn
+/// in one inside the other (`place/chain.rs`, `join_gap`). (A branch that turns its stream an
+/// odd number of times, like one `dense`, reverses its parts' order against any route's, so
+/// `h` reaches such an `add` in at most two parts, one from each end of the line beside its
+/// edge: docs/mapping.md §4.) Every route is followed hop by hop by `check_placement`, and
+/// each part of `h` reaches both readers.
+#[test]
+fn a_residual_block_of_any_width_routes_its_fork() {
+    for branch in [Branch::Dense, Branch::Relus, Branch::Block] {
+        for parts in [3u32, 4, 6] {
+            let graph = wide_block(branch);
+            let sizes: Vec<(u32, u32)> = graph
+                .layers
+                .iter()
+                .map(|l| match l.layer.as_str() {
+                    "dense" => (parts, parts),
+                    _ => (1, parts),
+                })
+                .collect();
+            let options = MapOptions {
+                sizes: Some(&sizes),
+                ..MapOptions::default()
+            };
+            let target = target_with_defects(32, &[], &[]);
+            let what = format!("{branch:?}, {parts} parts");
+            let (_, h_parts) = fanned_out(&graph, &target, &options, 2, &what);
+            assert_eq!(h_parts, parts as usize, "{what}");
+        }
+    }
+}
+
+/// `graph` mapped pipelined on `target` with `options` (`what` names the case in a failure),
+/// every route followed hop by hop, each part of `relu#1.y` checked to reach `readers` layers;
+/// the placement and how many parts `relu#1.y` has.
+fn fanned_out(
+    graph: &wsel_ir::graph::LayerGraph,
+    target: &Target,
+    options: &MapOptions,
+    readers: usize,
+    what: &str,
+) -> (wsel_map::Placement, usize) {
+    let result = map(graph, target, Mode::Pipelined, options);
+    let p = result
+        .placement
+        .unwrap_or_else(|| panic!("{what}: {:#?}", result.diagnostics));
+    common::check_placement(&p, target);
+    let parts: Vec<_> = p
+        .transfers
+        .iter()
+        .filter(|t| t.tensor == "relu#1.y")
+        .collect();
+    assert!(!parts.is_empty(), "{what}");
+    for t in &parts {
+        assert_eq!(t.destinations.len(), readers, "{what}: {t:?}");
+    }
+    let count = parts.len();
+    (p, count)
+}
+
+/// The branch of [`wide_block`].
+#[derive(Debug, Clone, Copy)]
+enum Branch {
+    /// `dense(dense(h))`.
+    Dense,
+    /// `relu(relu(h))`.
+    Relus,
+    /// `dense(relu(dense(relu(h))))`, a transformer block's shape
+    /// (`dense(attention(dense(layernorm(h))))`).
+    Block,
+}
+
+/// `x → dense#1 → relu#1 = h → add#9(h, f(h))` over 24 features, so 3, 4 and 6 parts divide
+/// them.
+fn wide_block(branch: Branch) -> wsel_ir::graph::LayerGraph {
+    use wsel_ir::graph::TensorRef;
+    let mut graph = fixtures::mlp(&[24, 24, 24, 24], 1, true);
+    graph.layers.truncate(2);
+    let branch_layers = match branch {
+        Branch::Dense => vec![
+            fixtures::dense(
+                2,
+                TensorRef::Layer(1),
+                TensorRef::Param(2),
+                TensorRef::Param(3),
+                24,
+                24,
+                1,
+            ),
+            fixtures::dense(
+                3,
+                TensorRef::Layer(2),
+                TensorRef::Param(4),
+                TensorRef::Param(5),
+                24,
+                24,
+                1,
+            ),
+        ],
+        Branch::Relus => vec![
+            fixtures::relu(5, TensorRef::Layer(1), 24, 1),
+            fixtures::relu(6, TensorRef::Layer(2), 24, 1),
+        ],
+        Branch::Block => vec![
+            fixtures::relu(5, TensorRef::Layer(1), 24, 1),
+            fixtures::dense(
+                2,
+                TensorRef::Layer(2),
+                TensorRef::Param(2),
+                TensorRef::Param(3),
+                24,
+                24,
+                1,
+            ),
+            fixtures::relu(6, TensorRef::Layer(3), 24, 1),
+            fixtures::dense(
+                3,
+                TensorRef::Layer(4),
+                TensorRef::Param(4),
+                TensorRef::Param(5),
+                24,
+                24,
+                1,
+            ),
+        ],
+    };
+    graph.layers.extend(branch_layers);
+    let last = graph.layers.len() - 1;
+    graph.layers.push(fixtures::add(
+        9,
+        TensorRef::Layer(1),
+        TensorRef::Layer(last),
+        24,
+        1,
+    ));
+    graph.output = TensorRef::Layer(last + 1);
+    graph
 }

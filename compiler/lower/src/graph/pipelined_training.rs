@@ -10,14 +10,16 @@
 //!   `L_train_back` for every layer from the last to the first, each fed by the one before;
 //!   the result is the first layer's input gradient. A residual block `add(h, f(h))` (`h` layer
 //!   `p`'s result) sends its gradient dy into `f`'s chain unchanged, and its `add_train_back(dy,
-//!   dr)` runs after that chain, on `add`'s region: it adds dy to dr, the gradient `f`'s chain
-//!   gave `h`, and feeds `p`'s backward. A backward layer's scalar inputs are the
+//!   dr)` runs after that chain, at the block's fork between `p`'s region and `f`'s first
+//!   layer's ([`PipelinedTrain::fork_of`]), else on `add`'s region: it adds dy to dr, the
+//!   gradient `f`'s chain gave `h`, and feeds `p`'s backward. A backward layer's scalar inputs are the
 //!   optimizer's settings, by name (`lr`, `momentum`, ...), and for any other name the
 //!   forward call's scalar of that name (attention's `heads`); the loss's `F_train` and
 //!   `F_train_back` take theirs (`over`: the samples of the mean) from the same settings.
 //!
 //! The backward graph's layer `k` runs on the region of forward layer [`PipelinedTrain::
-//! region_of`]`[k]`; the driver carries SRAM between the two by array name.
+//! region_of`]`[k]` (or at a block's fork); the driver carries SRAM between the two by array
+//! name.
 
 use std::path::Path;
 
@@ -27,6 +29,7 @@ use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_s
 
 use super::instance::{CallArgs, lower_instance};
 use super::pipelined_shape::residual_blocks;
+use super::staging::RESIDENT;
 use super::training::{LOSS_MODULE, TARGETS};
 use super::{find_item, settings, shape_of};
 use crate::diagnostics;
@@ -43,6 +46,10 @@ pub struct PipelinedTrain {
     pub backward: LayerGraph,
     /// For every backward layer, the forward layer whose region it runs on.
     pub region_of: Vec<usize>,
+    /// For every backward layer that is a residual block's sum, the layer `p` whose result
+    /// the block reads twice and the branch's first layer: the sum runs at the fork, between
+    /// their regions, when the placement leaves a free line there (`wsel_map::Seat::Fork`).
+    pub fork_of: Vec<Option<(usize, usize)>>,
 }
 
 /// The pipelined-training graphs of `model`, lowered as `graph`, with the loss `loss` of
@@ -68,11 +75,18 @@ pub fn pipelined_training_graphs(
         return Err(vec![diagnostics::relabel_training(at)]);
     }
     let blocks = residual_blocks(graph, &located)?;
-    let files: Vec<std::path::PathBuf> = check_model(db, model)
-        .graph
-        .nodes
+    // The module of every layer: the model's call's, or std.resident's for a relay the
+    // compiler inserted (`relayed_graph`), which no call of the model names.
+    let nodes = &check_model(db, model).graph.nodes;
+    let files: Vec<std::path::PathBuf> = graph
+        .layers
         .iter()
-        .map(|n| n.layer_file.clone())
+        .map(|layer| {
+            nodes
+                .iter()
+                .find(|n| n.layer == layer.layer && n.span == layer.call.span)
+                .map_or_else(|| RESIDENT.into(), |n| n.layer_file.clone())
+        })
         .collect();
     let variant = |l: usize, suffix: &str| -> Result<ItemId<'_>, Vec<Diagnostic>> {
         let layer = &graph.layers[l];
@@ -147,6 +161,7 @@ pub fn pipelined_training_graphs(
         ..graph.clone()
     };
     let mut region_of = vec![graph.layers.len()];
+    let mut fork_of = vec![None];
     let item = loss_variant("_train_back")?;
     let targets_in = vec![TensorRef::Input(0)];
     let scalars = given(db, item, optimizer);
@@ -165,6 +180,7 @@ pub fn pipelined_training_graphs(
             let instance = push_call(db, &backward, item, call, vec![at_end, dy], &scalars)?;
             backward.layers.push(instance);
             region_of.push(end);
+            fork_of.push((l + 1 < end).then_some((l, l + 1)));
             dy = TensorRef::Layer(backward.layers.len() - 1);
         }
         if let Some(p) = blocks[l] {
@@ -177,12 +193,14 @@ pub fn pipelined_training_graphs(
         let instance = push_call(db, &backward, item, &layer.call, args, &scalars)?;
         backward.layers.push(instance);
         region_of.push(l);
+        fork_of.push(None);
     }
     backward.output = TensorRef::Layer(backward.layers.len() - 1);
     Ok(PipelinedTrain {
         forward,
         backward,
         region_of,
+        fork_of,
     })
 }
 

@@ -72,6 +72,59 @@ impl<'a> Chain<'a> {
         (l, used)
     }
 
+    /// The least gap between a result read by `fan_out` layers (or the model's result too),
+    /// leaving in `parts` parts, and its first consumer, `depth` PEs deep toward it: one PE,
+    /// where the parts branch. With [`Problem::fork_room`], a line for the companion's sum of
+    /// the two gradients beside the producer, and the lines where the skip's gradient turns
+    /// in beside the sum's edge, one inside the other: `parts` lines with the consumer's own
+    /// (`companion`, `docs/mapping.md` §4).
+    fn fork_gap(&self, fan_out: usize, parts: u32, depth: u32) -> u32 {
+        match (fan_out > 1, self.problem.fork_room) {
+            (false, _) => 0,
+            (true, false) => 1,
+            (true, true) => 1 + parts.saturating_sub(depth).max(1),
+        }
+    }
+
+    /// The least gap between layer `l` and its producer `p` (at `prect`, its result leaving
+    /// toward `out_dir`) that leaves room for the other results `l` reads — a residual block's
+    /// `h` in `add(h, f(h))`, `p` being `f`'s last layer — to reach `l`'s input edge
+    /// (`docs/mapping.md` §4, "A residual block"). `h`'s parts reach the PEs beside the edge
+    /// through the gap and through `p`'s PEs, unless `p` reads `h` too (they carry it on its
+    /// own color); arriving from one side they turn one inside the other, a line of PEs each,
+    /// so the gap and `p`'s depth together take `n` lines for `n` parts. Two parts enter a
+    /// line of the gap from its two ends, so up to two need only one line.
+    fn join_gap(&self, l: usize, p: usize, prect: Rect, out_dir: Dir) -> u32 {
+        let graph = self.problem.graph;
+        let depth = match out_dir {
+            Dir::North | Dir::South => prect.height,
+            Dir::West | Dir::East => prect.width,
+        };
+        graph.layers[l]
+            .args
+            .iter()
+            .filter_map(|a| match *a {
+                TensorRef::Layer(q) if q != p && q < l => {
+                    Some((q, graph.layers[p].args.contains(a)))
+                }
+                _ => None,
+            })
+            .map(|(q, p_reads)| {
+                let (rows, cols) = self.sizes[q];
+                let plan = &self.problem.layers[q].plan;
+                let parts = plan
+                    .output_port()
+                    .map_or(1, |out| lines_on(plan.ports[out].side, rows, cols));
+                match (parts, p_reads) {
+                    (0..=2, reads) => u32::from(reads),
+                    (n, true) => n,
+                    (n, false) => n.saturating_sub(depth).max(1),
+                }
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The ways layer `l` can lie beside `placed` (the layers before it) without taking a
     /// fold's `squares`, best first: straight on from its producer in each orientation that
     /// takes the parts in order, then folded toward each side (a result read by one layer
@@ -157,16 +210,14 @@ impl<'a> Chain<'a> {
                 // A result feeding several layers branches one PE out from its
                 // producer, so its first consumer keeps a gap.
                 let fan_out = self.consumers[p] + usize::from(graph.output == TensorRef::Layer(p));
-                // A result that `p` reads as well must reach this layer's input edge past
-                // `p`'s region, whose PEs carry it on its own color: the PEs beside the edge
-                // must lie outside `p` (a residual block, `add(h, f(h))`).
-                let joins = layer.args.iter().any(|a| match a {
-                    TensorRef::Layer(q) => *q != p && graph.layers[p].args.contains(a),
-                    _ => false,
-                });
+                let join_gap = self.join_gap(l, p, prect, out_dir);
                 for o in straight {
                     let (w, h) = o.extent(rows, cols);
-                    let first_gap = u32::from(fan_out > 1 || joins);
+                    let depth = match out_dir {
+                        Dir::North | Dir::South => h,
+                        Dir::West | Dir::East => w,
+                    };
+                    let first_gap = self.fork_gap(fan_out, lines, depth).max(join_gap);
                     let found = (first_gap..=MAX_GAP)
                         .map_while(|gap| Some((beside(prect, out_dir, w, h, gap)?, gap)))
                         .find(|&(rect, gap)| {

@@ -32,6 +32,9 @@ pub(crate) struct Problem<'a> {
     pub region: Option<Rect>,
     /// The rectangle and orientation every layer must take ([`MapOptions::regions`]).
     pub regions: Option<Vec<(Rect, Orientation)>>,
+    /// A second program will run on these regions ([`MapOptions::companion`]): a result read
+    /// by several layers leaves room at its fork for the companion's sum (`companion`).
+    pub fork_room: bool,
 }
 
 /// One layer instance's implementation and candidates.
@@ -143,6 +146,7 @@ impl<'a> Problem<'a> {
             live_pes,
             region: options.region,
             regions: options.regions.map(<[_]>::to_vec),
+            fork_room: options.companion.is_some(),
         })
     }
 
