@@ -296,9 +296,9 @@ impl CycleState<'_> {
         }
     }
 
-    /// Stage 2: the send and receive slots of PE `pe` (NONE: none): up to six lines each, so
-    /// that a PE sending and receiving on four colors (a halo exchange: 4 x 64-byte send
-    /// slots, 4 x 80-byte receive slots) has all of them in cache when its step comes.
+    /// Stage 2: the send and receive slots of PE `pe` (NONE: none): up to six lines each (a
+    /// slot is one line), so that a PE sending and receiving on up to six colors (a halo
+    /// exchange: four of each) has all of them in cache when its step comes.
     #[inline(always)]
     fn prefetch_arrays(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {
