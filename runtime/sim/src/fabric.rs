@@ -76,8 +76,6 @@ impl Router {
 /// What a router step does not need.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RouterInfo {
-    /// Cycle of the pending node timer (PE wake or paced edge stream), or u64::MAX.
-    pub wake: u64,
     pub at: Coord,
     /// Local range of edge sources feeding this router.
     pub src_start: u32,

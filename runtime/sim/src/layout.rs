@@ -431,8 +431,8 @@ impl<'p> Builder<'_, 'p> {
             flags: if src_len > 0 { SOURCES } else { 0 },
             ports: 0,
         });
+        parts.fab.wake.push(u64::MAX);
         parts.fab.info.push(RouterInfo {
-            wake: u64::MAX,
             at,
             src_start,
             src_len,

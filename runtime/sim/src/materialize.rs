@@ -152,9 +152,9 @@ impl CycleState<'_> {
                 Delivery::Completed => {
                     // Inline `schedule`: the PE wakes for the receive's task.
                     let when = (d + 1).max(self.floor);
-                    let info = &mut self.info[node as usize];
-                    if when < info.wake {
-                        info.wake = when;
+                    let wake = &mut self.wake[node as usize];
+                    if when < *wake {
+                        *wake = when;
                         self.timers.push(when, node);
                     }
                 }

@@ -91,6 +91,10 @@ pub(crate) enum Stop {
 #[derive(Default)]
 pub(crate) struct Fabric {
     pub routers: Vec<Router>,
+    /// Per router: the cycle of its pending node timer (PE wake or paced edge stream), or
+    /// u64::MAX. Dense (eight routers a line), so that the timer pass, which wakes nodes in
+    /// order, and the deliveries that set timers read it without a line of their own.
+    pub wake: Vec<u64>,
     pub info: Vec<RouterInfo>,
     pub queues: Vec<Queue>,
     pub rings: Rings,
@@ -187,9 +191,9 @@ impl<'p> Partition<'p> {
     /// earliest timer; whatever a later timer was for is found again when the node wakes.
     pub(crate) fn schedule(&mut self, node: u32, t: u64) {
         let t = t.max(self.clock.floor);
-        let n = &mut self.fab.info[node as usize];
-        if t < n.wake {
-            n.wake = t;
+        let wake = &mut self.fab.wake[node as usize];
+        if t < *wake {
+            *wake = t;
             self.events.timers.push(t, node);
         }
     }
@@ -319,10 +323,10 @@ impl<'p> Partition<'p> {
         }
         while let Some((when, node)) = self.events.timers.pop_due(t) {
             crate::prefetch::wakes_ahead(self);
-            if self.fab.info[node as usize].wake != when {
+            if self.fab.wake[node as usize] != when {
                 continue;
             }
-            self.fab.info[node as usize].wake = u64::MAX;
+            self.fab.wake[node as usize] = u64::MAX;
             let r = &self.fab.routers[node as usize];
             let (pe, sources) = (r.pe, r.flags & crate::fabric::SOURCES != 0);
             if pe != NONE {

@@ -56,8 +56,10 @@ pub(crate) struct SendState {
     pub seq: u32,
 }
 
-/// A color's send slot: the send in progress on it, if any.
+/// A color's send slot: the send in progress on it, if any (one cache line, as a receive
+/// slot).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub(crate) struct SendSlot {
     /// The send's data (empty when the slot is idle).
     pub data: Vec<u32>,
@@ -81,8 +83,10 @@ pub(crate) struct SendSlot {
     pub control: bool,
 }
 
-/// A color's receive slot: its open receive, if any.
+/// A color's receive slot: its open receive, if any. One cache line: a delivery touches it
+/// alone, and a PE's slots are fetched whole before it wakes.
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub(crate) struct RecvSlot {
     pub offset: u32,
     pub n: u32,
@@ -98,6 +102,10 @@ pub(crate) struct RecvSlot {
     pub color: Color,
     pub open: bool,
 }
+
+// A slot is one cache line.
+const _: () = assert!(std::mem::size_of::<RecvSlot>() == 64);
+const _: () = assert!(std::mem::size_of::<SendSlot>() == 64);
 
 impl RecvSlot {
     pub(crate) fn new(color: Color) -> RecvSlot {

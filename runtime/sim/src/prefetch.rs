@@ -162,7 +162,7 @@ impl<D: Distances> Ahead<D> {
 }
 
 /// While a cycle's timers wake their PEs (in node order), in four stages, each reading only
-/// what an earlier stage fetched: the router records and timers of the wakes 16 ahead; the
+/// what an earlier stage fetched: the router records and timer cycles of the wakes 16 ahead; the
 /// whole PE records of those 12 ahead (a wake reads all six lines: activations, delayed calls,
 /// busy time, the color masks a task's runtime calls check, the livelock count); 8 ahead,
 /// what those records point to — the first four delayed calls, the heap of far activations, the
@@ -175,7 +175,7 @@ impl<D: Distances> Ahead<D> {
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
     if let Some(node) = p.events.timers.ahead(16) {
         fetch(std::ptr::from_ref(&p.fab.routers[node as usize]));
-        fetch(std::ptr::from_ref(&p.fab.info[node as usize]));
+        fetch(std::ptr::from_ref(&p.fab.wake[node as usize]));
     }
     let pe_of = |k: usize| {
         let node = p.events.timers.ahead(k)?;
@@ -226,9 +226,11 @@ const _: () = assert!(Small::FAR < 64 && Small::MID < Small::FAR && Small::NEAR 
 impl CycleState<'_> {
     /// Stage 2: the record of the queue that the ramp port of router `node` tries first: the
     /// one line holds the wavelet and everything popping it reads and writes (and, on a target
-    /// with boundaries, its entry in the boundary index).
+    /// with boundaries, its entry in the boundary index); and the router's timer cycle, which a
+    /// delivery that completes a receive reads.
     #[inline(always)]
     fn prefetch_served(&self, node: u32) {
+        fetch(std::ptr::from_ref(&self.wake[node as usize]));
         let q = self.served(node);
         if let Some(queue) = self.queues.get(q as usize) {
             fetch(std::ptr::from_ref(queue));
@@ -294,9 +296,9 @@ impl CycleState<'_> {
         }
     }
 
-    /// Stage 2: the send and receive slots of PE `pe` (NONE: none): up to six lines each, so
-    /// that a PE sending and receiving on four colors (a halo exchange: 4 x 64-byte send
-    /// slots, 4 x 80-byte receive slots) has all of them in cache when its step comes.
+    /// Stage 2: the send and receive slots of PE `pe` (NONE: none): up to six lines each (a
+    /// slot is one line), so that a PE sending and receiving on up to six colors (a halo
+    /// exchange: four of each) has all of them in cache when its step comes.
     #[inline(always)]
     fn prefetch_arrays(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {

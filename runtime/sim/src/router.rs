@@ -53,6 +53,7 @@ pub(crate) struct CycleState<'a> {
     pub(crate) floor: u64,
     pub(crate) program: &'a Program,
     pub(crate) routers: &'a mut [Router],
+    pub(crate) wake: &'a mut [u64],
     pub(crate) info: &'a mut [RouterInfo],
     pub queues: &'a mut [Queue],
     pub(crate) rings: &'a mut Rings,
@@ -89,6 +90,7 @@ impl<'p> Partition<'p> {
     pub(crate) fn hot(&mut self, t: u64) -> CycleState<'_> {
         let Fabric {
             routers,
+            wake,
             info,
             queues,
             rings,
@@ -123,6 +125,7 @@ impl<'p> Partition<'p> {
             floor: clock.floor,
             program: setup.program,
             routers,
+            wake,
             info,
             queues,
             rings,
@@ -155,9 +158,9 @@ impl CycleState<'_> {
     /// Wake `node`'s PE (and step its router) at cycle `t` (see `Partition::schedule`).
     pub(crate) fn schedule(&mut self, node: u32, t: u64) {
         let t = t.max(self.floor);
-        let n = &mut self.info[node as usize];
-        if t < n.wake {
-            n.wake = t;
+        let wake = &mut self.wake[node as usize];
+        if t < *wake {
+            *wake = t;
             self.timers.push(t, node);
         }
     }

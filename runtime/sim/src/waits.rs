@@ -14,23 +14,38 @@
 
 use crate::report::ColorWait;
 
-/// The waiting record of one color at one PE.
-#[derive(Clone, Copy, Debug, Default)]
+/// The waiting record of one color at one PE: four words, so that a receive slot, which
+/// holds it, fits one cache line.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Wait {
-    /// Start of the interval not yet accounted (meaningful while a receive is open).
+    /// Start of the interval not yet accounted (meaningful while a receive is open), or
+    /// [`NEVER`] while no receive was ever posted on the color (then it is not reported).
     since: u64,
-    first: Option<u64>,
+    /// The cycle of the first delivery, or [`NEVER`].
+    first: u64,
     before: u64,
     after: u64,
-    /// A receive was posted on the color: the record is reported.
-    used: bool,
+}
+
+/// "No cycle" in a [`Wait`]'s fields.
+const NEVER: u64 = u64::MAX;
+
+impl Default for Wait {
+    fn default() -> Wait {
+        Wait {
+            since: NEVER,
+            first: NEVER,
+            before: 0,
+            after: 0,
+        }
+    }
 }
 
 impl Wait {
     /// A receive on the color was posted at cycle `t`; `open` says whether another receive on
     /// the color was already waiting.
     pub(crate) fn posted(&mut self, t: u64, open: bool) {
-        self.used = true;
+        // The first receive posted on a color finds none open: `since` leaves NEVER here.
         if !open {
             self.since = t;
         }
@@ -39,8 +54,8 @@ impl Wait {
     /// A wavelet of the color was written to the PE at cycle `t`.
     #[inline(always)]
     pub(crate) fn delivered(&mut self, t: u64) {
-        if self.first.is_none() {
-            self.first = Some(t);
+        if self.first == NEVER {
+            self.first = t;
         }
     }
 
@@ -58,9 +73,9 @@ impl Wait {
 
     /// The finished record for `color`, if a receive was ever posted on it.
     pub(crate) fn report(&self, color: u8) -> Option<ColorWait> {
-        self.used.then_some(ColorWait {
+        (self.since != NEVER).then_some(ColorWait {
             color,
-            first_delivery: self.first,
+            first_delivery: (self.first != NEVER).then_some(self.first),
             before_first: self.before,
             after_first: self.after,
         })
@@ -72,13 +87,14 @@ impl Wait {
         if a >= u {
             return;
         }
-        match self.first {
-            Some(f) if f <= a => self.after += u - a,
-            Some(f) if f < u => {
-                self.before += f - a;
-                self.after += u - f;
-            }
-            _ => self.before += u - a,
+        let f = self.first;
+        if f <= a {
+            self.after += u - a;
+        } else if f < u {
+            self.before += f - a;
+            self.after += u - f;
+        } else {
+            self.before += u - a;
         }
     }
 }
@@ -102,5 +118,19 @@ mod tests {
         w.closed(60, 50);
         let r = w.report(3).expect("used");
         assert_eq!((r.before_first, r.after_first), (6, 10 + 5 + 10));
+    }
+
+    #[test]
+    fn a_color_is_reported_once_a_receive_was_posted_on_it() {
+        let mut w = Wait::default();
+        assert!(w.report(2).is_none());
+        // Posted at 5, nothing delivered, the PE idle: every cycle so far is before the first.
+        w.posted(5, false);
+        w.task_start(9, 0);
+        let r = w.report(2).expect("posted");
+        assert_eq!(
+            (r.first_delivery, r.before_first, r.after_first),
+            (None, 4, 0)
+        );
     }
 }
