@@ -83,9 +83,10 @@ snapshot!(
             ("mmax", 2),
             ("smax", 2),
             ("k", 2),
-            ("slots", 2)
+            ("slots", 2),
+            ("wlen", 8)
         ],
-        &[("biased", true)]
+        &[("biased", true), ("hold", false)]
     )
 );
 snapshot!(

@@ -443,7 +443,10 @@ pub(crate) fn no_held_implementation(layer: &str, call: &SourceSpan) -> Diagnost
         at(call),
         "no streaming implementation with `hold = true`",
     )
-    .with_help("use `--micro-order micro`, or give the layer a streaming implementation that holds its weights")
+    .with_help(format!(
+        "use `--micro-order micro`, or give `{layer}`'s layer a `_held` twin whose streaming \
+         implementation's kernel takes `hold = true` (std.nn's `dense_held`)"
+    ))
 }
 
 /// E0618 for layer-major order asked for, where a held layer fits no region even at
