@@ -19,7 +19,7 @@ use wsel_codegen::dry_run::{DryRunLimits, DryRunner, PePlace};
 use wsel_ir::cost::CostModel;
 use wsel_ir::graph::{CValue, LayerGraph, LayerInstance};
 use wsel_ir::kernel::KernelIr;
-use wsel_map::ChainFlow;
+use wsel_map::{ChainFlow, PhaseDryRun};
 use wsel_sema::{Db, ItemId};
 use wsel_target::Target;
 
@@ -54,15 +54,6 @@ pub(crate) struct Measured {
     flows: Vec<(String, String, ChainFlow)>,
 }
 
-/// What the dry runs of a weight-streaming phase measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PhaseWork {
-    /// The busiest PE's busy cycles.
-    busy: u64,
-    /// The centre PE's longest relay step ([`crate::chain_flow::relay_step`]).
-    relay_step: Option<u64>,
-}
-
 /// The measured kernel work of one model's layers.
 pub struct KernelDryRuns<'db> {
     db: &'db dyn Db,
@@ -73,7 +64,7 @@ pub struct KernelDryRuns<'db> {
     /// Per kernel instance (its arguments at both batches) and region size, the PEs' work.
     memo: RefCell<HashMap<String, Option<Measured>>>,
     /// Per kernel instance and region size, what the dry runs of a whole phase measure.
-    phase_memo: RefCell<HashMap<String, Option<PhaseWork>>>,
+    phase_memo: RefCell<HashMap<String, Option<PhaseDryRun>>>,
     /// Measurements kept across mappings, by their inputs.
     kept: Option<&'db MeasuredWork>,
 }
@@ -230,37 +221,13 @@ impl wsel_map::KernelWork for KernelDryRuns<'_> {
             .map(|&(_, _, flow)| flow)
     }
 
-    fn phase_cycles(
+    fn phase_work(
         &self,
         layer: &LayerInstance,
         implementation: usize,
         rows: u32,
         cols: u32,
-    ) -> Option<u64> {
-        Some(self.phase(layer, implementation, rows, cols)?.busy)
-    }
-
-    fn phase_relay_step(
-        &self,
-        layer: &LayerInstance,
-        implementation: usize,
-        rows: u32,
-        cols: u32,
-    ) -> Option<u64> {
-        self.phase(layer, implementation, rows, cols)?.relay_step
-    }
-}
-
-impl KernelDryRuns<'_> {
-    /// The dry runs of `layer`'s whole phase on a `rows × cols` region: kept, else measured on
-    /// the phase's PEs, the centre one traced.
-    fn phase(
-        &self,
-        layer: &LayerInstance,
-        implementation: usize,
-        rows: u32,
-        cols: u32,
-    ) -> Option<PhaseWork> {
+    ) -> Option<PhaseDryRun> {
         let imp = layer.impls.get(implementation)?;
         let args = wsel_map::kernel_args(layer, imp, rows, cols).ok()?;
         let key = format!(
@@ -277,8 +244,11 @@ impl KernelDryRuns<'_> {
         self.phase_memo.borrow_mut().insert(key, work);
         work
     }
+}
 
-    fn measure_phase(&self, ir: &KernelIr, rows: u32, cols: u32) -> Option<PhaseWork> {
+impl KernelDryRuns<'_> {
+    /// Dry-runs the phase kernel `ir` on the phase's PEs, the centre one traced.
+    fn measure_phase(&self, ir: &KernelIr, rows: u32, cols: u32) -> Option<PhaseDryRun> {
         let runner = DryRunner::new(ir, &self.cost, DryRunLimits::default()).ok()?;
         let centre = (rows.max(1) / 2, cols.max(1) / 2);
         let mut relay_step = None;
@@ -293,7 +263,7 @@ impl KernelDryRuns<'_> {
             };
             busy = busy.max(run.busy_cycles);
         }
-        Some(PhaseWork { busy, relay_step })
+        Some(PhaseDryRun { busy, relay_step })
     }
 }
 

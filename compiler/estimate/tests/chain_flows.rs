@@ -204,7 +204,7 @@ fn a_round_trip_is_seen_on_the_answering_chain() {
     assert_eq!(flow(2, "toe", "frome").relays, 0);
 }
 
-/// A weight-streaming phase's relay step (`KernelWork::phase_relay_step`): a column of 5 PEs
+/// A weight-streaming phase's relay step (`KernelWork::phase_work`): a column of 5 PEs
 /// on `dev` passes one message of 8 words south per sample, a batch of 3, measured at the
 /// centre PE, row 2. `extra` adds work between a relay and the next.
 fn phase_step(extra: &str) -> Option<u64> {
@@ -245,7 +245,7 @@ kernel pass_south(n: u32, samples: u32) {{
     let target = Target::preset("dev").expect("dev");
     let graph = wsel_estimate::lower_for_batch(&db, model, 3).expect("lowers");
     let work = wsel_estimate::KernelDryRuns::new(&db, model, &target);
-    work.phase_relay_step(&graph.layers[0], 0, 5, 1)
+    work.phase_work(&graph.layers[0], 0, 5, 1)?.relay_step
 }
 
 #[test]

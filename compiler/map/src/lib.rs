@@ -71,7 +71,7 @@ pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
     PlacedPort, Placement, Transfer,
 };
-pub use streaming::map_micro_batches;
+pub use streaming::{PhaseDryRun, map_micro_batches};
 pub use switched::{PlacedSwitch, SwitchAt};
 
 /// The task work of a layer's kernel on a region, for the estimate (`docs/mapping.md` §5):
@@ -91,30 +91,16 @@ pub trait KernelWork {
         samples: u64,
     ) -> Option<u64>;
 
-    /// Busy cycles of the busiest PE when `layer` runs its implementation `implementation`
-    /// once, for its whole batch, on a logical `rows × cols` region (a phase of weight
-    /// streaming); `None` when unknown. The default knows nothing.
-    fn phase_cycles(
+    /// What the dry runs of `layer`'s kernel measure when it runs its implementation
+    /// `implementation` once, for its whole batch, on a logical `rows × cols` region (a phase
+    /// of weight streaming); `None` when unknown. The default knows nothing.
+    fn phase_work(
         &self,
         layer: &wsel_ir::graph::LayerInstance,
         implementation: usize,
         rows: u32,
         cols: u32,
-    ) -> Option<u64> {
-        let _ = (layer, implementation, rows, cols);
-        None
-    }
-
-    /// The longest step a message takes through a PE of `layer`'s phase on a logical
-    /// `rows × cols` region: a relayed message's words and the work from its arrival to its
-    /// relay; `None` when unknown or when its PEs relay nothing. The default knows nothing.
-    fn phase_relay_step(
-        &self,
-        layer: &wsel_ir::graph::LayerInstance,
-        implementation: usize,
-        rows: u32,
-        cols: u32,
-    ) -> Option<u64> {
+    ) -> Option<PhaseDryRun> {
         let _ = (layer, implementation, rows, cols);
         None
     }

@@ -440,11 +440,10 @@ fn estimates(
         .iter()
         .enumerate()
         .map(|(l, layer)| {
-            let work = options.work.filter(|_| measure);
-            let measured = PhaseMeasured {
-                busy: work.and_then(|w| w.phase_cycles(layer, impls[l], size.0, size.1)),
-                relay_step: work.and_then(|w| w.phase_relay_step(layer, impls[l], size.0, size.1)),
-            };
+            let measured = options
+                .work
+                .filter(|_| measure)
+                .and_then(|w| w.phase_work(layer, impls[l], size.0, size.1));
             phase_estimate(graph, layer, impls[l], size, measured, store, target)
         })
         .collect()
@@ -545,17 +544,18 @@ fn first_clean(
     })
 }
 
-/// What the dry runs of a phase measured, where they could.
-#[derive(Debug, Clone, Copy, Default)]
-struct PhaseMeasured {
-    /// The busiest PE's task work.
-    busy: Option<u64>,
-    /// The longest step a message takes through a PE along the region's chains.
-    relay_step: Option<u64>,
+/// What the dry runs of a weight-streaming phase measure ([`crate::KernelWork::phase_work`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhaseDryRun {
+    /// The busiest PE's busy cycles for the whole batch.
+    pub busy: u64,
+    /// The longest step a message takes through a PE along the region's chains: a relayed
+    /// message's words and the work between two relays; `None` when its PEs relay nothing.
+    pub relay_step: Option<u64>,
 }
 
 /// The estimate of one phase on a `rows × cols` region, per sample of the batch: the longest
-/// of the busiest PE's task work (`measured.busy`, measured by a dry run of the kernel, else
+/// of the busiest PE's task work (`measured`'s, from a dry run of the kernel, else
 /// the layer's multiply-adds spread over the region), the words of its streamed weights that
 /// every PE of a row takes through its ramp, and its weight bytes through the store (at
 /// `store_bytes_per_cycle`); plus the chain down the region's rows that its last reduction or
@@ -566,11 +566,11 @@ fn phase_estimate(
     layer: &LayerInstance,
     impl_index: usize,
     (rows, cols): (u32, u32),
-    measured: PhaseMeasured,
+    measured: Option<PhaseDryRun>,
     store_bytes_per_cycle: u64,
     target: &Target,
 ) -> Estimate {
-    let work = measured.busy;
+    let work = measured.map(|m| m.busy);
     let imp = &layer.impls[impl_index];
     let batch = graph.batch.max(1);
     let fma = u64::from(target.fp32.fma.max(1));
@@ -593,7 +593,7 @@ fn phase_estimate(
     }
     let store = store_bytes.div_ceil(store_bytes_per_cycle.max(1));
     let hop = u64::from(target.hop_latency);
-    let chain = match measured.relay_step {
+    let chain = match measured.and_then(|m| m.relay_step) {
         Some(step) => u64::from(rows.saturating_sub(1)) * (hop + step),
         None => 2 * u64::from(rows) * (hop + u64::from(target.task_switch_cycles) + 2),
     };
