@@ -4,18 +4,17 @@
 //! written here with npyz (a `.npy` file) and the zip crate (an archive of them).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use npyz::WriterBuilder;
 use wsel_data::convert::Float64;
 use wsel_data::{DataRef, TensorError, read_labels, read_tensor};
 use wsel_ir::kernel::ScalarTy;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-data-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    let prefix = format!("wsel-data-{name}-");
+    let dir = tempfile::Builder::new().prefix(&prefix).tempdir();
+    dir.expect("scratch folder")
 }
 
 fn npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(shape: &[u64], values: &[T]) -> Vec<u8> {
@@ -45,7 +44,8 @@ fn npz(path: &Path, members: &[(&str, Vec<u8>)], method: zip::CompressionMethod)
 
 #[test]
 fn npz_members_are_read_by_the_tensors_name() {
-    let dir = temp_dir("npz");
+    let scratch = temp_dir("npz");
+    let dir = scratch.path();
     let w = npy(&[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let b = npy(&[3], &[0.5f32, 0.25, 0.125]);
     for method in [
@@ -81,7 +81,8 @@ fn npz_members_are_read_by_the_tensors_name() {
 
 #[test]
 fn float64_is_rounded_for_inputs_and_refused_for_params() {
-    let dir = temp_dir("f64");
+    let scratch = temp_dir("f64");
+    let dir = scratch.path();
     let path = dir.join("x.npy");
     std::fs::write(&path, npy(&[2, 2], &[0.1f64, 0.2, 0.3, 0.4])).expect("write");
     let data = DataRef::new(&path, "x");
@@ -95,7 +96,8 @@ fn float64_is_rounded_for_inputs_and_refused_for_params() {
 
 #[test]
 fn labels_of_any_integer_width() {
-    let dir = temp_dir("labels");
+    let scratch = temp_dir("labels");
+    let dir = scratch.path();
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("u8", npy(&[3], &[1u8, 2, 3])),
         ("i16", npy(&[3], &[1i16, 2, 3])),
@@ -114,7 +116,8 @@ fn labels_of_any_integer_width() {
 
 #[test]
 fn a_transposed_shape_is_said_to_look_transposed() {
-    let dir = temp_dir("reversed");
+    let scratch = temp_dir("reversed");
+    let dir = scratch.path();
     let path = dir.join("w.npy");
     std::fs::write(&path, npy(&[3, 2], &[0f32; 6])).expect("write");
     let data = DataRef::new(&path, "w");

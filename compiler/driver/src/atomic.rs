@@ -207,16 +207,16 @@ fn write_in_place(path: &Path, content: Content) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("wsel-atomic-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("scratch");
-        dir
+    fn scratch(name: &str) -> tempfile::TempDir {
+        let prefix = format!("wsel-atomic-{name}-");
+        let dir = tempfile::Builder::new().prefix(&prefix).tempdir();
+        dir.expect("scratch folder")
     }
 
     #[test]
     fn a_failing_file_leaves_every_file_unwritten() {
-        let dir = scratch("all-or-nothing");
+        let scratch = scratch("all-or-nothing");
+        let dir = scratch.path();
         fs::write(dir.join("old.txt"), "old").expect("old file");
         let mut outputs = Outputs::default();
         outputs.add(&dir.join("old.txt"), b"new".to_vec());
@@ -230,12 +230,12 @@ mod tests {
         assert!(!dir.join("a/b.txt").exists());
         let left: Vec<_> = fs::read_dir(dir.join("a")).expect("a").collect();
         assert!(left.is_empty(), "temporary files left: {left:?}");
-        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn a_symlink_is_written_through() {
-        let dir = scratch("symlink");
+        let scratch = scratch("symlink");
+        let dir = scratch.path();
         fs::write(dir.join("real.txt"), "old").expect("real");
         std::os::unix::fs::symlink("real.txt", dir.join("link.txt")).expect("link");
         std::os::unix::fs::symlink("fresh.txt", dir.join("dangling.txt")).expect("link");
@@ -259,7 +259,6 @@ mod tests {
             fs::read_to_string(dir.join("fresh.txt")).expect("fresh"),
             "fresh"
         );
-        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -26,19 +26,18 @@ pub fn encode_npy(tensor: &Tensor) -> Result<Vec<u8>, TensorError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
     use wsel_ir::kernel::ScalarTy;
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("wsel-tensor-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        dir
+    fn temp_dir(name: &str) -> tempfile::TempDir {
+        let prefix = format!("wsel-tensor-{name}-");
+        let dir = tempfile::Builder::new().prefix(&prefix).tempdir();
+        dir.expect("scratch folder")
     }
 
     #[test]
     fn round_trips_f32_and_checks_shape_and_dtype() {
-        let dir = temp_dir("roundtrip");
+        let scratch = temp_dir("roundtrip");
+        let dir = scratch.path();
         let path = dir.join("sub/x.npy");
         let tensor = Tensor {
             elem: ScalarTy::F32,
@@ -73,7 +72,8 @@ mod tests {
 
     #[test]
     fn missing_and_garbage_files_are_clear_errors() {
-        let dir = temp_dir("bad");
+        let scratch = temp_dir("bad");
+        let dir = scratch.path();
         let missing = read_npy(&dir.join("nope.npy"), ScalarTy::F32, &[None]);
         assert!(matches!(missing, Err(TensorError::Read { .. })));
         let garbage = dir.join("garbage.npy");
@@ -87,7 +87,8 @@ mod tests {
 
     #[test]
     fn unwritable_output_leaves_nothing() {
-        let dir = temp_dir("unwritable");
+        let scratch = temp_dir("unwritable");
+        let dir = scratch.path();
         let blocker = dir.join("file");
         std::fs::write(&blocker, b"x").expect("write");
         let tensor = Tensor {

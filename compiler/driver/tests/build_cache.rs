@@ -6,14 +6,14 @@
 //! Every test works on a copy of an example in its own temporary folder, so the artifacts of
 //! tests running in parallel never meet.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 mod support;
-use support::{repo_root, temp_dir};
+use support::{Scratch, repo_root, temp_dir};
 
 /// Copies `examples/<name>/main.wse` and its data into a new folder.
-fn copy_example(name: &str, test: &str) -> PathBuf {
+fn copy_example(name: &str, test: &str) -> Scratch {
     let dir = temp_dir(test);
     let from = repo_root().join("examples").join(name);
     std::fs::copy(from.join("main.wse"), dir.join("main.wse")).expect("copy main.wse");
@@ -33,7 +33,7 @@ fn copy_example(name: &str, test: &str) -> PathBuf {
 
 /// The axpy example split in two: `lib.wse` holds the constant, the kernel and the layer;
 /// `main.wse` imports the layer and holds the model and the `run` item.
-fn split_axpy(test: &str) -> PathBuf {
+fn split_axpy(test: &str) -> Scratch {
     let dir = copy_example("axpy", test);
     let text = std::fs::read_to_string(dir.join("main.wse")).expect("axpy source");
     let at = text.find("model saxpy").expect("the model");

@@ -4,8 +4,11 @@
 //! hand-derived one; the bandwidth the report says would restore scaling does; failures stop
 //! every system with one error.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output};
+use support::{Scratch, temp_dir};
 
 use serde_json::Value;
 use wsel::tensor::{Tensor, write_npy_atomic};
@@ -29,13 +32,6 @@ model m(x: f32[B, {features}]) -> f32[B, 10] {{
     )
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-cluster-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
 fn write_f32(path: &Path, shape: &[u64], f: impl Fn(u64) -> f32) {
     let len: u64 = shape.iter().product();
     let tensor = Tensor {
@@ -47,11 +43,11 @@ fn write_f32(path: &Path, shape: &[u64], f: impl Fn(u64) -> f32) {
 }
 
 /// The small model (64 → 24 → 10) and a batch of 12.
-fn setup(name: &str) -> PathBuf {
+fn setup(name: &str) -> Scratch {
     setup_model(name, 64, 24, 12)
 }
 
-fn setup_model(name: &str, features: u64, hidden: u64, batch: u64) -> PathBuf {
+fn setup_model(name: &str, features: u64, hidden: u64, batch: u64) -> Scratch {
     let dir = temp_dir(name);
     std::fs::write(dir.join("m.wse"), model(features, hidden)).expect("model");
     write_f32(&dir.join("x.npy"), &[batch, features], |i| {

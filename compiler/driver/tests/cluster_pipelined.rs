@@ -22,15 +22,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod support;
-use support::{farthest, numbers_after, read_f32, repo_root, write_f32_npy};
+use support::{farthest, numbers_after, read_f32, repo_root, temp_dir, write_f32_npy};
 
 const NAMES: [&str; 6] = ["w1", "b1", "w2", "b2", "w3", "b3"];
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-cpipe-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 /// Pipelined `wsel train` of the digits on `dev`, batches of 16, written to `out`, with
 /// `optimizer` and `args`; it must succeed.
@@ -98,7 +92,6 @@ fn two_three_and_four_replicas_train_the_weights_one_system_trains() {
         train(&other, optimizer, &["--seed", "2", "--systems", "2"]);
         let moved = farthest(&one, &other, &NAMES);
         assert!(moved > 1e-3, "{name}: another order moved only {moved}");
-        let _ = std::fs::remove_dir_all(&root);
     }
 }
 
@@ -145,7 +138,6 @@ fn layernorm_digits(dir: &Path) -> PathBuf {
 #[test]
 fn layernorm_trains_on_replicas_as_on_one_system() {
     let root = temp_dir("layernorm");
-    std::fs::create_dir_all(&root).expect("a folder");
     let file = layernorm_digits(&root);
     let names = ["w1", "b1", "lg", "lb", "w3", "b3"];
     two_replicas_train_as_one_system(&root, &file, "16", &names, &["lg", "lb"]);
@@ -178,7 +170,6 @@ fn two_replicas_train_as_one_system(
     train_file(file, batch, &other, sgd, &["--seed", "2", "--systems", "2"]);
     let far = farthest(&one, &other, moved);
     assert!(far > 1e-3, "another order moved {moved:?} only {far}");
-    let _ = std::fs::remove_dir_all(root);
 }
 
 /// tests/reference/transformer_train.py's `emb_mlp` (token and position embeddings of 11
@@ -219,7 +210,6 @@ fn embedding_chain(dir: &Path) -> PathBuf {
 #[test]
 fn an_embedding_trains_on_replicas_as_on_one_system() {
     let root = temp_dir("embedding");
-    std::fs::create_dir_all(&root).expect("a folder");
     let file = embedding_chain(&root);
     two_replicas_train_as_one_system(
         &root,
@@ -298,14 +288,12 @@ fn a_replicas_step_charges_the_drains_the_tree_and_the_fill() {
         .parse()
         .expect("a number");
     assert_eq!(first, step);
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// One dense layer of `inputs` × 10 (then softmax), trained by 2 replicas on `dev`: its
 /// step's drain cycles. The data and initial weights are written by the test.
 fn drain_of_one_layer(inputs: u64) -> u64 {
     let dir = temp_dir(&format!("layer-{inputs}"));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
     let values = |n: u64, scale: f32| -> Vec<f32> {
         (0..n)
             .map(|i| scale * ((i * 7 % 13) as f32 - 6.0))
@@ -356,7 +344,6 @@ fn drain_of_one_layer(inputs: u64) -> u64 {
         "{stdout}{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let _ = std::fs::remove_dir_all(&dir);
     numbers_after(&stdout, "a step:")[2]
 }
 
@@ -424,5 +411,4 @@ fn the_library_call_trains_replicas_as_the_command_does() {
         })
         .collect();
     assert_eq!(cycles, written);
-    let _ = std::fs::remove_dir_all(&out);
 }

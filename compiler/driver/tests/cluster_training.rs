@@ -15,17 +15,11 @@
 //! sum by its own size, moves the weights by more than 1e-3 — as another batch order does, which
 //! the last check shows the comparison would catch.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 mod support;
-use support::{farthest, numbers_after, repo_root};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-ctrain-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+use support::{farthest, numbers_after, repo_root, temp_dir};
 
 const NAMES: [&str; 6] = ["w1", "b1", "w2", "b2", "w3", "b3"];
 
@@ -96,7 +90,6 @@ fn two_three_and_four_systems_train_the_weights_one_system_trains() {
         moved > 1e-3,
         "another batch order moved the weights by {moved} only"
     );
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// On `tests/targets/train-tree.toml`, four systems hang two levels below the root (3
@@ -131,5 +124,4 @@ fn the_reduction_and_the_step_take_the_cycles_derived_by_hand() {
     let step = numbers_after(&out, "step 1:");
     let (fabric, summed, update, cycles) = (step[0], step[1], step[2], step[3]);
     assert_eq!(cycles, fabric.max(summed) + update, "{out}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -27,21 +27,17 @@
 //! receive completes and `got` is ready the cycle after; `got` takes S + 3, the next `turn`
 //! S + 17 to its send. So sender k + 1 issues `len + d·L + 2S + 20` cycles after sender k.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
+use support::temp_dir;
 
 use wsel::tensor::{Tensor, write_npy_atomic};
 use wsel_ir::kernel::ScalarTy;
 
 const S: u64 = 2;
 const L: u64 = 2;
-
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-collectives-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
 
 /// Where the PEs of a collective are: a row or column of `p`, or a `rows × cols` region.
 #[derive(Debug, Clone, Copy)]
@@ -354,7 +350,7 @@ fn case(layer: &'static str, kind: Kind, line: Line, n: u64) -> Case {
 #[test]
 fn bus_collectives_match_their_references_and_cycle_formulas() {
     use Kind::*;
-    let dir = temp_dir();
+    let dir = temp_dir("collectives");
     let cases = [
         case("allreduce_row", Allreduce, Line::Row(4), 3),
         case("allreduce_row", Allreduce, Line::Row(3), 6),

@@ -103,6 +103,5 @@ fn results_read_by_several_layers_run_pipelined_like_numpy() {
             let relays = name == "twice" || name == "mixed";
             assert_eq!(report.contains("relay#1"), relays, "{name}: {report}");
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -14,17 +14,11 @@
 //! the last test shows the three activations on the round trip and the fit against the
 //! CS-2's measurement of the smallest row.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod support;
-use support::repo_root;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-fidelity-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use support::{repo_root, temp_dir};
 
 /// The figures of every PE of a row of `width` PEs moving `n` values, on `target`.
 fn figures(dir: &Path, target: &str, width: u64, n: u32) -> Vec<f32> {
@@ -97,7 +91,6 @@ fn the_sliding_window_port_swaps_the_edges_values_and_times_itself() {
             "W = {width}: {launched:?}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The CS-2's (left, middle, right) cycles for a row of `width` PEs moving `n` values
@@ -145,7 +138,6 @@ fn wse2s_fitted_task_switch_meets_the_cs2_on_the_smallest_row() {
         (unfitted[2] / measured - 1.0).abs() > 0.10,
         "{unfitted:?} vs {measured}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -177,7 +169,6 @@ fn wse2s_fitted_boundaries_meet_the_cs2_on_a_row_crossing_them() {
         "{} vs {measured}",
         unfitted[202]
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `synchronous_slide.wse` on `wse2` (S = 7, L = 1), W = 8, n = 1 (the file's control
@@ -213,5 +204,4 @@ fn the_synchronous_slide_port_slides_the_arrays_and_times_itself() {
     assert!(f.iter().all(|&c| c > 0.0), "{f:?}");
     let (s, picked) = (7.0, [f[0], f[3], f[7]]);
     assert_eq!(picked, [4.0 * s + 24.0, 5.0 * s + 27.0, 4.0 * s + 24.0]);
-    let _ = std::fs::remove_dir_all(&dir);
 }

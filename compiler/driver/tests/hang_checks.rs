@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod support;
-use support::repo_root;
+use support::{repo_root, temp_dir};
 
 fn hang_files() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir(repo_root().join("tests/hang"))
@@ -62,9 +62,7 @@ fn write_npy(path: &Path, shape: &[usize], values: &[f32]) {
 /// the same on every machine), with or without the hang checks.
 fn run(relative: &Path, checks: bool) -> (String, Option<i32>) {
     let stem = relative.file_stem().expect("name").to_string_lossy();
-    let dir =
-        std::env::temp_dir().join(format!("wsel-hang-{}-{stem}-{checks}", std::process::id()));
-    fs::create_dir_all(&dir).expect("temp dir");
+    let dir = temp_dir(&format!("{stem}-{checks}"));
     let input = dir.join("x.npy");
     let values: Vec<f32> = (0..8).map(|i| i as f32).collect();
     write_npy(&input, &[1, 8], &values);
@@ -82,7 +80,6 @@ fn run(relative: &Path, checks: bool) -> (String, Option<i32>) {
         command.args(["--no-hang-checks", "--max-cycles", "100000"]);
     }
     let output = command.output().expect("wsel runs");
-    let _ = fs::remove_dir_all(&dir);
     let status = output.status.code();
     let shown = status.map_or("signal".to_string(), |c| c.to_string());
     (

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod support;
-use support::repo_root;
+use support::{repo_root, temp_dir};
 
 /// Runs `wsel map` with `args`; returns its exit code and standard error.
 fn map(file: &Path, args: &[&str]) -> (Option<i32>, String) {
@@ -159,15 +159,13 @@ model m(q: f32[B, 24], k: f32[B, 24], v: f32[B, 24]) -> f32[B, 24] {
 
 #[test]
 fn every_standard_library_layer_passes_the_hang_checks() {
-    let dir = std::env::temp_dir().join(format!("wsel-hang-std-{}", std::process::id()));
-    fs::create_dir_all(&dir).expect("temp dir");
+    let dir = temp_dir("std");
     let mut failures = Vec::new();
     for (name, text) in STD_PROGRAMS {
         let file = dir.join(format!("{name}.wse"));
         fs::write(&file, text).expect("write program");
         failures.extend(check_file(&file, &["1", "2", "5"]));
     }
-    let _ = fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -177,8 +175,7 @@ fn every_standard_library_layer_passes_the_hang_checks() {
 /// not reported as never activated (E0703), nor the spanning ones when those run.
 #[test]
 fn attention_over_columns_passes_the_hang_checks() {
-    let dir = std::env::temp_dir().join(format!("wsel-hang-span-{}", std::process::id()));
-    fs::create_dir_all(&dir).expect("temp dir");
+    let dir = temp_dir("span");
     let mut failures = Vec::new();
     for causal in ["true", "false"] {
         let file = dir.join(format!("span_{causal}.wse"));
@@ -198,7 +195,6 @@ run m {{
         fs::write(&file, text).expect("write program");
         failures.extend(check_file(&file, &["8", "16", "32"]));
     }
-    let _ = fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -209,8 +205,7 @@ run m {{
 /// the checks.
 #[test]
 fn attention_backward_over_columns_passes_the_hang_checks() {
-    let dir = std::env::temp_dir().join(format!("wsel-hang-spanbw-{}", std::process::id()));
-    fs::create_dir_all(&dir).expect("temp dir");
+    let dir = temp_dir("spanbw");
     let mut failures = Vec::new();
     let shapes: [(u32, u32, &[&str]); 2] = [(8, 8, &["8", "16", "32"]), (24, 17, &["17", "34"])];
     for (n, context, batches) in shapes {
@@ -237,7 +232,6 @@ run m {{
             }
         }
     }
-    let _ = fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -248,8 +242,7 @@ run m {{
 /// send a receiver after it and a router that takes from the ramp.
 #[test]
 fn the_synchronous_slide_passes_the_hang_checks() {
-    let dir = std::env::temp_dir().join(format!("wsel-hang-slide-{}", std::process::id()));
-    fs::create_dir_all(&dir).expect("temp dir");
+    let dir = temp_dir("slide");
     let port = repo_root().join("examples/fidelity/synchronous_slide.wse");
     fs::copy(&port, dir.join("synchronous_slide.wse")).expect("copy the port");
     let mut failures = Vec::new();
@@ -267,6 +260,5 @@ model m(x: f32[B, {width}]) -> f32[B, {width}] {{
             failures.push(format!("W = {width}: {stderr}"));
         }
     }
-    let _ = fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -9,8 +9,11 @@
 //! free, `wsel_ir::cost`), so the reading is `floor(1.5·c) + S + 2`. The same program on a
 //! target without `[launch]` reads `S + 2` on every PE. Every backend reads the same.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
+use support::temp_dir;
 
 const SOURCE: &str = r#"
 kernel clock_row() {
@@ -55,12 +58,6 @@ fn target(launch: Option<f64>) -> String {
     t
 }
 
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-launch-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
 /// The five readings of one run.
 fn readings(dir: &Path, target: &str, backend: &str) -> Vec<f32> {
     let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
@@ -84,7 +81,7 @@ fn readings(dir: &Path, target: &str, backend: &str) -> Vec<f32> {
 
 #[test]
 fn programs_start_as_the_launch_reaches_them_and_read_their_clock() {
-    let dir = temp_dir();
+    let dir = temp_dir("launch");
     std::fs::write(dir.join("clock.wse"), SOURCE).expect("source");
     std::fs::write(dir.join("launch.toml"), target(Some(1.5))).expect("target");
     std::fs::write(dir.join("flat.toml"), target(None)).expect("target");
@@ -111,5 +108,4 @@ fn programs_start_as_the_launch_reaches_them_and_read_their_clock() {
             "{backend}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,9 +6,12 @@
 //! Neovim must be installed (`apt-get install neovim`; `.ci/run` does it): without it this
 //! test fails rather than skips.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::temp_dir;
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -26,9 +29,7 @@ fn neovim_sees_diagnostics_hover_and_stdlib_definition() {
          (Debian: `apt-get install neovim`; `.ci/run` installs it)"
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = std::env::temp_dir().join(format!("wsel-nvim-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let dir = temp_dir("nvim-e2e");
     let file = dir.join("main.wse");
     std::fs::copy(root.join("examples/digits/main.wse"), &file).expect("the digits example");
     // With its weights: the server reports a missing `param` file (E0801).
@@ -87,7 +88,6 @@ fn neovim_sees_diagnostics_hover_and_stdlib_definition() {
     ] {
         assert!(report.contains(step), "missing `{step}` in:\n{report}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Neovim's LSP log, if it wrote one (for failure messages).

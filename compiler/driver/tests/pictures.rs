@@ -5,8 +5,11 @@
 //! docs/mapping.md shows (`docs/img/`): a missing one is written, `UPDATE_EXPECT=1` rewrites
 //! them, and otherwise a PNG that no longer matches its picture fails the test.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::temp_dir;
 
 use wsel::png::{labels, legibility, to_png};
 use wsel_ir::graph::{Mode, TensorRef};
@@ -15,12 +18,6 @@ use wsel_target::Target;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-pictures-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 fn wsel(args: &[&str]) {
@@ -72,7 +69,6 @@ fn digits_in_copies_on_wse2_is_legible() {
         svg_arg,
     ]);
     check("digits-wse2", &std::fs::read_to_string(&svg).expect("svg"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -116,5 +112,4 @@ fn a_heat_map_of_a_run_is_legible() {
         "heatmap-digits-dev",
         &std::fs::read_to_string(&svg).expect("svg"),
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

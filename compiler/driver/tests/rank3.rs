@@ -7,11 +7,13 @@
 //! A fixed number of columns is a test layer of this file's that runs std.nn's own kernel
 //! `transpose_tile` with `on [1, C]` (the std.nn layers leave C to the mapper).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod support;
-use support::{numbers_after, read_f32, repo_root, starts, temp_dir, write_f32_npy, wsel_ok};
+use support::{
+    Scratch, numbers_after, read_f32, repo_root, starts, temp_dir, write_f32_npy, wsel_ok,
+};
 
 /// One run of a layout layer: `x`'s per-sample shape, the layer's name in
 /// `tests/reference/layouts.py`, and the columns (`None`: std.nn's layer, on the mapper's
@@ -65,7 +67,7 @@ impl Case {
     }
 
     /// Writes the model and its input in a fresh folder.
-    fn write(&self) -> PathBuf {
+    fn write(&self) -> Scratch {
         let dir = temp_dir(self.name);
         std::fs::write(dir.join("m.wse"), self.source()).expect("model");
         let len: u64 = self.batch * self.shape.iter().product::<u64>();
@@ -115,7 +117,6 @@ impl Case {
                 self.name, y[i], reference[i]
             );
         }
-        let _ = std::fs::remove_dir_all(&dir);
         (report, trace)
     }
 }
@@ -225,7 +226,6 @@ fn check_model(
             "{name}: element {i} is {a}, NumPy says {b}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
     report
 }
 
@@ -362,7 +362,6 @@ model m(x: f32[B, {t}, {d}]) -> f32[B, {t}, {d}] {{ return plain(x); }}
             .split_whitespace()
             .collect::<Vec<_>>(),
     );
-    let _ = std::fs::remove_dir_all(&dir);
     cycles(&String::from_utf8_lossy(&out.stdout))
 }
 

@@ -11,7 +11,7 @@ use wsel::tensor::Tensor;
 use wsel_ir::kernel::ScalarTy;
 
 mod support;
-use support::repo_root;
+use support::{repo_root, temp_dir};
 
 /// How long any `wsel` run here may take before it counts as hung.
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -52,19 +52,11 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-robust-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch folder");
-    dir
-}
-
 #[test]
 fn a_thousand_threads_are_capped_at_the_cores() {
     // On 61cd1ce `--threads 1000` never finished: the simulator's threads meet at a barrier
     // every few cycles, and on 2 cores almost all of them wait for a core.
-    let dir = scratch("threads");
+    let dir = temp_dir("threads");
     let out = dir.join("z.npy");
     let out = out.to_str().expect("utf-8 path");
     let output = run(&[
@@ -83,14 +75,13 @@ fn a_thousand_threads_are_capped_at_the_cores() {
         "{}",
         stderr(&output)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_long_misspelt_name_is_reported_without_a_suggestion() {
     // On 61cd1ce the suggestion compared the two 20,000-character names at the product of
     // their lengths: 14.7 s and 3.2 GB for one diagnostic.
-    let dir = scratch("long-name");
+    let dir = temp_dir("long-name");
     let name = "a".repeat(20_000);
     let file = dir.join("long.wse");
     std::fs::write(
@@ -103,14 +94,13 @@ fn a_long_misspelt_name_is_reported_without_a_suggestion() {
     let text = stderr(&output);
     assert!(text.contains("[E0105] Error"), "{text}");
     assert!(!text.contains("did you mean"), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_long_operator_chain_is_a_syntax_error_not_a_stack_overflow() {
     // Found by fuzzing (seed 2): `wsel check` overflowed its stack (SIGABRT) walking a chain
     // of 2,000 `*`s, a tree 2,000 deep, which the 4,096-token statement limit let through.
-    let dir = scratch("operator-chain");
+    let dir = temp_dir("operator-chain");
     let file = dir.join("chain.wse");
     let chain = " * COL".repeat(2_000);
     std::fs::write(
@@ -123,7 +113,6 @@ fn a_long_operator_chain_is_a_syntax_error_not_a_stack_overflow() {
     let text = stderr(&output);
     assert!(text.contains("[E0007] Error"), "{text}");
     assert!(text.contains("nested more than 256 deep"), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A `.npy` file of `words` with element type `elem` and shape `shape`.
@@ -140,7 +129,7 @@ fn write_npy(path: &Path, elem: ScalarTy, shape: &[u64], words: Vec<u32>) {
 fn a_run_with_bad_labels_writes_nothing() {
     // On 61cd1ce the labels were read after the result had been written: 24 of the fuzzing
     // pass's bad-labels runs failed with E0801-E0803 and left the output behind.
-    let dir = scratch("labels");
+    let dir = temp_dir("labels");
     write_npy(&dir.join("float.npy"), ScalarTy::F32, &[8], vec![0; 8]);
     write_npy(&dir.join("short.npy"), ScalarTy::I32, &[3], vec![1, 2, 3]);
     let cases = [
@@ -185,7 +174,6 @@ fn a_run_with_bad_labels_writes_nothing() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A character device that fails every write like `/dev/full`: a node of its own in `dir`
@@ -211,7 +199,7 @@ fn a_full_device_is_a_write_error_and_stays_a_device() {
     // On 61cd1ce `--output /dev/full` and `--report /dev/full` exited 0: the result went to a
     // temporary file renamed over the device node, which became a regular file.
     use std::os::unix::fs::FileTypeExt;
-    let dir = scratch("full");
+    let dir = temp_dir("full");
     let full = full_device(&dir);
     let full = full.to_str().expect("utf-8");
     let out = dir.join("z.npy");
@@ -246,13 +234,12 @@ fn a_full_device_is_a_write_error_and_stays_a_device() {
             "{args:?}: the result was written"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn an_output_symlink_is_written_through() {
     // On 61cd1ce the temporary file was renamed over the link, which became a regular file.
-    let dir = scratch("symlink");
+    let dir = temp_dir("symlink");
     std::fs::create_dir_all(dir.join("results")).expect("folder");
     std::os::unix::fs::symlink("results/z.npy", dir.join("latest.npy")).expect("symlink");
     let link = dir.join("latest.npy");
@@ -268,7 +255,6 @@ fn an_output_symlink_is_written_through() {
     assert!(meta.file_type().is_symlink(), "the link was replaced");
     let written = std::fs::read(dir.join("results/z.npy")).expect("written through the link");
     assert!(written.starts_with(b"\x93NUMPY"), "not a .npy file");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Starts `wsel args...` with its standard output a pipe that is already closed, as when
@@ -394,7 +380,7 @@ fn a_task_activating_itself_is_stopped_as_a_livelock() {
     // On 61cd1ce only the cycle budget stopped it: 48 s for the default billion cycles.
     // Here the budget is 10 million cycles, so the livelock limit is 10,000 tasks (on
     // 61cd1ce: the budget, after about 2 million tasks).
-    let dir = scratch("livelock");
+    let dir = temp_dir("livelock");
     std::fs::write(dir.join("main.wse"), SPINNER).expect("write program");
     write_npy(&dir.join("x.npy"), ScalarTy::F32, &[1, 4], vec![0; 4]);
     let text = |name: &str| dir.join(name).to_str().expect("utf-8").to_string();
@@ -421,7 +407,6 @@ fn a_task_activating_itself_is_stopped_as_a_livelock() {
         stderr(&output)
     );
     assert!(!dir.join("y.npy").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The `dev` target with the PEs at `dead` dead, written to `dir`; its path.
@@ -458,7 +443,7 @@ fn defects_move_regions_without_changing_results_or_say_so() {
     // Found by fuzzing 61cd1ce: with 5% of `dev`'s PEs dead (13 at random), digits chose other
     // region sizes, so other tile shapes and sums in another order: its probabilities differed
     // by up to 1.1e-6, and nothing said so.
-    let dir = scratch("defects");
+    let dir = temp_dir("defects");
     let (_, clean) = digits_on(&dir, "dev");
     // A dead corner, away from where digits maps and routes: the defect-free sizes are kept
     // and the result is bit for bit the same.
@@ -477,7 +462,6 @@ fn defects_move_regions_without_changing_results_or_say_so() {
             && report.contains("results may differ"),
         "{report}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -485,7 +469,7 @@ fn a_deeply_nested_npy_header_is_refused_at_once() {
     // Found by fuzzing: npyz parses a `.npy` header in time exponential in its bracket
     // nesting (12 levels 7.5 s, 14 a minute); on 61cd1ce this 16-deep header ran past the
     // deadline.
-    let dir = scratch("npy-header");
+    let dir = temp_dir("npy-header");
     let header = format!(
         "{}'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }}",
         "{".repeat(16)
@@ -513,5 +497,4 @@ fn a_deeply_nested_npy_header_is_refused_at_once() {
         "{}",
         stderr(&output)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -43,14 +43,7 @@ use wsel::tensor::{Tensor, read_npy};
 use wsel_ir::kernel::ScalarTy;
 
 mod support;
-use support::repo_root;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-all-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use support::{repo_root, temp_dir};
 
 /// How the suite runs one example, where the defaults do not do.
 struct Settings {

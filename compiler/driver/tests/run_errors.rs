@@ -3,8 +3,11 @@
 //! access: a constant index, a loop running past the end, a slice whose end is too far; and a
 //! task that never ends, stopped by the cycle budget.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
+use support::{Scratch, temp_dir};
 
 use wsel::tensor::{Tensor, write_npy_atomic};
 use wsel_ir::kernel::ScalarTy;
@@ -46,10 +49,8 @@ run m {{
     )
 }
 
-fn setup(name: &str, statement: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-oob-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+fn setup(name: &str, statement: &str) -> Scratch {
+    let dir = temp_dir(name);
     std::fs::write(dir.join("main.wse"), program(statement)).expect("write program");
     let x = Tensor {
         elem: ScalarTy::F32,

@@ -6,21 +6,14 @@
 //! float32 ulps of the largest magnitude, not bit for bit: 1e-5 relative to the result's
 //! largest absolute value.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use wsel::tensor::{Tensor, read_npy};
 use wsel_ir::kernel::ScalarTy;
 
 mod support;
-use support::repo_root;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-run-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use support::{repo_root, temp_dir};
 
 fn wsel_run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wsel"))

@@ -11,7 +11,7 @@
 //! - streaming against pipelined, 1e-5 of the largest value: both compute in float32 and
 //!   differ only in summation order, with fan-ins of at most 100 (observed: about 1e-6).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -19,14 +19,7 @@ use wsel::tensor::read_npy;
 use wsel_ir::kernel::ScalarTy;
 
 mod support;
-use support::{repo_root, write_f32_npy};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-streamed-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use support::{repo_root, temp_dir, write_f32_npy};
 
 /// Deterministic values in [-1, 1) (a 64-bit LCG's top bits).
 struct Values(u64);
@@ -241,7 +234,6 @@ fn a_model_sixteen_times_the_fabric_streams_and_matches_the_reference() {
     }
     let svg = std::fs::read_to_string(dir.join("t.svg")).expect("timeline");
     assert!(svg.contains("dense#2") && svg.contains("<svg"), "{svg}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -270,7 +262,6 @@ fn digits_sized_classifiers_stream_as_they_run_pipelined() {
             "{name}: streaming differs from pipelined by {difference}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -339,7 +330,6 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
         .filter_map(|p| p["micro_batch"].as_u64())
         .collect();
     assert_eq!(micro_of, [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -370,7 +360,6 @@ fn micro_batches_of_a_model_larger_than_the_fabric_say_why_they_stream_weights_a
                     per PE on the best region its conditions allow (16 × 1 PEs), the target has \
                     4096: micro-batch-major order runs";
     assert!(table.contains(expected), "{table}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The NumPy reference of `mlp` (`tests/reference/mlp.py`), computed in float32.
@@ -479,7 +468,6 @@ fn a_wide_first_layer_runs_layer_major_and_streams_each_weight_once() {
         "{micro}"
     );
     assert!(same_bits(&y, &read(&dir.join("y_micro.npy"))));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -508,5 +496,4 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
     let table = run_streamed(&dir, "auto", "y_auto.npy", "r_auto.json");
     assert!(table.contains("micro-batch-major order runs"), "{table}");
     assert!(same_bits(&y, &read(&dir.join("y_auto.npy"))));
-    let _ = std::fs::remove_dir_all(&dir);
 }

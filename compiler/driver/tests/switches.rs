@@ -117,7 +117,7 @@ fn run(ring: bool, opens: u32, backend: &str) -> Result<(Vec<f32>, serde_json::V
         "t.json",
     ];
     let output = wsel(&dir, &args);
-    let result = if output.status.success() {
+    if output.status.success() {
         let bytes = std::fs::read(dir.join("y.npy")).expect("output");
         let y: Vec<f32> = npyz::NpyFile::new(&bytes[..])
             .expect("an .npy file")
@@ -127,9 +127,7 @@ fn run(ring: bool, opens: u32, backend: &str) -> Result<(Vec<f32>, serde_json::V
         Ok((y, serde_json::from_str(&trace).expect("json")))
     } else {
         Err(String::from_utf8_lossy(&output.stderr).into_owned())
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    }
 }
 
 /// The backends this build has.

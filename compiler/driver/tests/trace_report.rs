@@ -6,20 +6,13 @@
 //! small on wse2.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
 mod support;
-use support::repo_root;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-trace-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use support::{repo_root, temp_dir};
 
 /// `wsel run examples/digits/main.wse` on 16 samples, writing into `dir`.
 fn digits(dir: &Path, args: &[&str]) -> Output {
@@ -121,7 +114,6 @@ fn a_filtered_trace_has_a_process_per_layer_and_a_track_per_pe() {
     assert_eq!(sliced, expected, "every PE ran tasks in the window");
     let counters = events.iter().filter(|e| e["ph"] == "C").count();
     assert!(counters > 0);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -157,7 +149,6 @@ fn trace_flags_that_name_nothing_fail_and_leave_no_file() {
         let left: Vec<_> = std::fs::read_dir(&dir).expect("dir").collect();
         assert!(left.is_empty(), "{flags:?} left {left:?}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The report with its one figure that is not a result of the simulation, the wall time,
@@ -206,7 +197,6 @@ fn trace_and_report_are_the_same_bytes_for_any_thread_count() {
     }
     let (trace, _) = first.expect("runs");
     assert!(trace.len() > 100_000, "a trace of {} bytes", trace.len());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `wsel map FILE --format json`'s placement, with the settings the runs here use.
@@ -342,7 +332,6 @@ fn per_layer_figures_add_up_the_per_pe_detail() {
             assert!(inputs.contains(&wait["port"].as_str().expect("an in port")));
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -378,7 +367,6 @@ fn the_default_report_on_wse2_is_small_and_per_layer() {
         );
         assert_columns_aligned(&String::from_utf8_lossy(&output.stdout), layers.len());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The table's rows start their kernel where the header's `kernel` starts, however long the

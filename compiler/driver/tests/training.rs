@@ -13,17 +13,11 @@
 //! bound, while a change of seed (another batch order) moves the losses by more than 1e-2,
 //! which the last check shows the comparison would catch.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod support;
-use support::repo_root;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-train-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+use support::{repo_root, temp_dir};
 
 const NAMES: [&str; 6] = ["w1", "b1", "w2", "b2", "w3", "b3"];
 
@@ -147,7 +141,6 @@ fn matches_reference(name: &str, flags: &[&str], args: &[&str]) -> std::process:
         ours.iter().zip(&moved).any(|(a, b)| (a - b).abs() > 1e-2),
         "another seed should change the losses"
     );
-    let _ = std::fs::remove_dir_all(&out);
     run
 }
 
@@ -316,7 +309,6 @@ fn pipelined_training_reports_forward_backward_and_update_cycles() {
     // waits for the fabric to take its code and routes back: dev's reconfigure_cycles, 100.
     assert_eq!(rows[1][0], rows[0][0] + 100, "{rows:?}");
     assert_eq!(rows[0][1..3], rows[1][1..3]);
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// A batch of 256 does not fit tests/targets/train-12k.toml's SRAM for training: with no
@@ -350,7 +342,8 @@ fn a_batch_too_big_falls_back_to_the_largest_micro_batch_that_fits() {
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(stdout.contains("in 2 micro-batches of 128"), "{stdout}");
     // Asked for, a micro-batch that does not fit is the mapper's error, not a fall-back.
-    let out = temp_dir("fall-back-asked");
+    let scratch = temp_dir("fall-back-asked");
+    let out = scratch.join("out");
     let asked = wsel_train(&out, &[&flags[..], &["--micro-batch", "256"]].concat());
     assert_eq!(asked.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&asked.stderr);
@@ -360,7 +353,8 @@ fn a_batch_too_big_falls_back_to_the_largest_micro_batch_that_fits() {
 
 #[test]
 fn a_bad_setting_writes_no_weights() {
-    let out = temp_dir("bad");
+    let scratch = temp_dir("bad");
+    let out = scratch.join("out");
     let run = wsel_train(&out, &["--lr", "-1", "--steps", "1"]);
     assert_eq!(run.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&run.stderr);
@@ -452,7 +446,6 @@ fn a_residual_model_trains_through_its_fan_out_like_numpy() {
     for (step, (a, c)) in ours.iter().zip(&without).enumerate().skip(1) {
         assert!((a - c).abs() > 1e-2, "step {}: the sum matters", step + 1);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A chain with gelu, for pipelined training (`gelu_train`, `gelu_train_back`).
@@ -660,9 +653,7 @@ fn transformer_reference(model: &str, dir: &Path, args: &[&str]) {
 fn reference_losses(model: &str, args: &[&str]) -> Vec<f64> {
     let dir = temp_dir(&format!("ref-{model}"));
     transformer_reference(model, &dir, args);
-    let losses = read_npy(&dir.join("reference/losses.npy"));
-    let _ = std::fs::remove_dir_all(&dir);
-    losses
+    read_npy(&dir.join("reference/losses.npy"))
 }
 
 /// A residual block in pipelined training: the backward sends the gradient at `add` into the
@@ -961,7 +952,6 @@ fn transformer_trains_like_numpy(
         );
     }
     assert!(names >= 4, "{model}: {names} trained parameters");
-    let _ = std::fs::remove_dir_all(&dir);
     String::from_utf8_lossy(&run.stdout).into_owned()
 }
 

@@ -25,14 +25,7 @@ use wsel_ir::kernel::ScalarTy;
 const TOLERANCE: f32 = 2e-5;
 
 mod support;
-use support::repo_root;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-gpt-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use support::{repo_root, temp_dir};
 
 fn wsel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wsel"))
@@ -161,7 +154,6 @@ fn held_out_logits_match_numpy_and_pytorch() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The first characters of the greedy generation, each a run on the fabric, are PyTorch's

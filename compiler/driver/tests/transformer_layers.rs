@@ -11,7 +11,7 @@
 //! of values of order 1 (observed: below 1e-6). A wrong mask, head, position or sequence
 //! boundary moves values by order 1 and fails.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use wsel::tensor::{Tensor, read_npy, write_npy_atomic};
@@ -20,14 +20,7 @@ use wsel_ir::kernel::ScalarTy;
 const TOLERANCE: f32 = 1e-5;
 
 mod support;
-use support::repo_root;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-tfl-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use support::{Scratch, repo_root, temp_dir};
 
 /// Deterministic values in [-1, 1) (a 64-bit LCG's top bits).
 struct Values(u64);
@@ -136,7 +129,7 @@ impl Case {
     }
 
     /// Writes the model and its data; returns the folder.
-    fn write(&self, seed: u64) -> PathBuf {
+    fn write(&self, seed: u64) -> Scratch {
         let dir = temp_dir(self.name);
         let mut values = Values(seed);
         for (name, features) in &self.inputs {
@@ -232,7 +225,6 @@ impl Case {
                 );
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -697,7 +689,6 @@ fn composed_attention_matches_numpy_and_fused_attention() {
                 );
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 

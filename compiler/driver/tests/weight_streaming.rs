@@ -11,9 +11,12 @@
 //! the fabric has with any store (a row's multicast waiting for its slowest PE), measured
 //! with an unlimited store.
 
+mod support;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::temp_dir;
 
 use serde_json::Value;
 use wsel::tensor::{Tensor, write_npy_atomic};
@@ -33,13 +36,6 @@ model one(x: f32[B, 256]) -> f32[B, 65] {
     return dense(x, w, b);
 }
 "#;
-
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wsel-weight-streaming-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
 
 fn write_f32(path: &Path, shape: &[u64], f: impl Fn(u64) -> f32) {
     let len: u64 = shape.iter().product();
@@ -161,7 +157,7 @@ fn stall(layer: &Value) -> u64 {
 
 #[test]
 fn stalls_vanish_at_the_analytic_bandwidth_threshold_and_grow_below_it() {
-    let dir = temp_dir();
+    let dir = temp_dir("weight-streaming");
     setup(&dir);
 
     // Compute-bound reference run: the store is as fast as the links allow.
@@ -221,5 +217,4 @@ fn stalls_vanish_at_the_analytic_bandwidth_threshold_and_grow_below_it() {
         );
         previous = stalled;
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

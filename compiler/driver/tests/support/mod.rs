@@ -1,5 +1,5 @@
 //! Harness shared by the driver's integration tests (`mod support;` in each): the
-//! repository's root, fresh scratch folders and `.npy` inputs. Each test binary compiles this module on its
+//! repository's root, scratch folders removed after the test, and `.npy` inputs. Each test binary compiles this module on its
 //! own and uses only part of it.
 #![allow(dead_code)]
 
@@ -10,17 +10,36 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// An empty scratch folder of this test binary's, `wsel-<test>-<name>-<process id>` under the
-/// system's temporary folder (anything left there by an earlier run is removed first).
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "wsel-{}-{name}-{}",
-        env!("CARGO_CRATE_NAME"),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+/// A scratch folder of a test's, removed with everything in it when dropped: a
+/// `tempfile::TempDir` named `wsel-<test binary>-<name>-<random>` under the system's temporary
+/// folder. It derefs to its path, so `dir.join("x.npy")` and `&dir` as a `&Path` work.
+pub struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.path().as_os_str()
+    }
+}
+
+/// A new, empty scratch folder for this test (see [`Scratch`]).
+pub fn temp_dir(name: &str) -> Scratch {
+    let prefix = format!("wsel-{}-{name}-", env!("CARGO_CRATE_NAME"));
+    let dir = tempfile::Builder::new().prefix(&prefix).tempdir();
+    Scratch(dir.expect("scratch folder"))
 }
 
 /// The backends this build has: the interpreter, cranelift and, with the `llvm` feature,
