@@ -1,6 +1,7 @@
-//! The build artifact: a built program saved to disk (`.wsel/<stem>.wselb` next to the source
-//! by default), so that running an unchanged program again skips parsing, checking, lowering,
-//! mapping, the hang checks and code generation.
+//! The build artifact: a built program saved to disk (by default `.wsel/<stem>.wselb` next to
+//! the source, one more per combination of settings given as flags, [`default_path`]), so that
+//! running an unchanged program again skips parsing, checking, lowering, mapping, the hang
+//! checks and code generation.
 //!
 //! **What it holds**: the layer graph, the placement and the mode decision, the kernel IR of
 //! every distinct kernel instance and each placed layer's kernel, the compiled code
@@ -60,6 +61,9 @@ pub struct CacheUse<'a> {
     pub read: bool,
     /// After building afresh, write the artifact to `path`.
     pub write: Write,
+    /// `path` is the default one ([`default_path`]): after writing it, keep at most [`KEPT`]
+    /// artifacts named by settings for the source file.
+    pub prune: bool,
 }
 
 /// What to do when writing the artifact fails.
@@ -73,13 +77,104 @@ pub enum Write {
     Required,
 }
 
-/// The default artifact of a source file: `.wsel/<file stem>.wselb` in the file's folder.
-pub fn default_path(file: &Path) -> PathBuf {
+/// How many artifacts named by command-line settings ([`default_path`]) are kept per source
+/// file; writing another removes the least recently written.
+pub const KEPT: usize = 8;
+
+/// The default artifact of a build: in `.wsel/` in the source file's folder,
+/// `<file stem>.wselb` for the `run` item's own settings, and for settings given on the
+/// command line one artifact per combination, named by them
+/// (`main.wse2.b10.interp.wselb`), so that alternating between them rebuilds nothing.
+pub fn default_path(request: &BuildRequest<'_>) -> PathBuf {
+    let file = request.file;
     let folder = file.parent().unwrap_or(Path::new(""));
     let stem = file
         .file_stem()
         .map_or_else(|| "main".into(), |s| s.to_string_lossy());
-    folder.join(".wsel").join(format!("{stem}.wselb"))
+    let name: Vec<String> = std::iter::once(stem.into_owned())
+        .chain(settings_named(request))
+        .collect();
+    folder
+        .join(".wsel")
+        .join(format!("{}.wselb", name.join(".")))
+}
+
+/// The command-line settings that the artifact's key checks, as parts of a file name: the
+/// target (a target file by its stem), mode, `b` batch, `c` copies, micro-batch order,
+/// backend, and `in-` a hash of the `--input` overrides.
+fn settings_named(request: &BuildRequest<'_>) -> Vec<String> {
+    let mut parts = Vec::new();
+    if let Some(target) = request.target {
+        let stem = Path::new(target).file_stem().map(|s| s.to_string_lossy());
+        parts.push(file_safe(&stem.unwrap_or_default()));
+    }
+    if let Some(mode) = request.mode {
+        parts.push(format!("{mode:?}").to_lowercase());
+    }
+    if let Some(batch) = request.batch {
+        parts.push(format!("b{batch}"));
+    }
+    if let wsel_map::Copies::Exactly(n) = request.copies {
+        parts.push(format!("c{n}"));
+    }
+    if request.micro_order != wsel_map::MicroOrder::Auto {
+        parts.push(format!("{:?}-major", request.micro_order).to_lowercase());
+    }
+    if request.backend != crate::cli::BackendArg::Cranelift {
+        parts.push(format!("{:?}", request.backend).to_lowercase());
+    }
+    if !request.inputs.is_empty() {
+        let mut hasher = blake3::Hasher::new();
+        for input in request.inputs {
+            let data = match &input.data {
+                crate::inputs::InputData::File(path) => path.to_string_lossy().into_owned(),
+                crate::inputs::InputData::Array(_) => "(in memory)".to_string(),
+            };
+            hasher.update(format!("{}={data}\n", input.name).as_bytes());
+        }
+        parts.push(format!("in-{}", &hasher.finalize().to_hex()[..8]));
+    }
+    parts
+}
+
+/// `text` with every character but ASCII letters, digits, `-` and `_` replaced by `_`.
+fn file_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Removes the least recently written artifacts named by settings beside `written` (a
+/// default path, [`default_path`]) beyond [`KEPT`]; the plain `<stem>.wselb` is never removed.
+/// Best effort: a file that cannot be listed or removed stays.
+fn prune_named(written: &Path) {
+    let (Some(folder), Some(name)) = (written.parent(), written.file_name()) else {
+        return;
+    };
+    let stem = name.to_string_lossy();
+    let stem = stem.split('.').next().unwrap_or_default();
+    let prefix = format!("{stem}.");
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let mut named: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(&prefix) && name.ends_with(".wselb") && name != format!("{stem}.wselb")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    named.sort_by_key(|(written, _)| std::cmp::Reverse(*written));
+    for (_, path) in named.into_iter().skip(KEPT) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// The built program: from the artifact when `cache` allows and it is valid (saying so on
@@ -118,7 +213,11 @@ pub fn obtain(
     // A build whose hang checks were skipped (`--no-hang-checks`, a hidden flag for showing
     // that the checks catch real hangs) is never saved: a reused build has passed them.
     if let Some(cache) = cache.filter(|c| c.write != Write::Never && built.hang_checked) {
-        match store(cache.path, &built, request.file) {
+        let stored = store(cache.path, &built, request.file);
+        if stored.is_ok() && cache.prune {
+            prune_named(cache.path);
+        }
+        match stored {
             // `wsel build` says where the artifact went; `wsel run` saves it silently (the next
             // run says when it reuses it).
             Ok(()) if cache.write == Write::Required => {

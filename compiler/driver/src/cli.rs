@@ -33,8 +33,9 @@ pub enum Command {
     ///
     /// Every value and cycle count comes from executing the program on the simulated fabric.
     /// Settings come from the file's `run` item; flags override them. The build is saved as an
-    /// artifact (.wsel/<file stem>.wselb next to the source) and reused, skipping parsing,
-    /// mapping and code generation, while the sources and the settings stay the same.
+    /// artifact (.wsel/<file stem>.wselb next to the source; one per combination of settings
+    /// given as flags) and reused, skipping parsing, mapping and code generation, while the
+    /// sources and the settings stay the same.
     #[command(
         after_help = "Examples:\n  wsel run examples/digits/main.wse\n  wsel run examples/gemv/main.wse --mode streaming --backend interp --report r.json\n  wsel run model.wse --input x=data/x.npy --output out/y.npy --target wse2\n  wsel run examples/heat/main.wse --target wse2 --trace t.json --trace-region 0,0,15,15 --trace-cycles 40000..50000\n  wsel run examples/digits/main.wse --heatmap heat.png --map map.png"
     )]
@@ -379,7 +380,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_cache: bool,
     /// The build artifact to reuse when valid, and to write after building afresh
-    /// [default: .wsel/<file stem>.wselb next to the source file].
+    /// [default: .wsel/<file stem>.wselb next to the source file, or
+    /// .wsel/<file stem>.<settings>.wselb with settings given as flags, e.g. main.b10.interp].
     #[arg(long, value_name = "PATH")]
     pub artifact: Option<PathBuf>,
     /// When to colour diagnostics.
@@ -403,8 +405,9 @@ pub struct BuildArgs {
     /// the placement as JSON. Repeat the flag for several.
     #[arg(long, value_enum)]
     pub emit: Vec<Emit>,
-    /// Where to write the build artifact [default: .wsel/<file stem>.wselb next to the
-    /// source file, where `wsel run` looks for it].
+    /// Where to write the build artifact [default: where `wsel run` with the same flags looks
+    /// for it: .wsel/<file stem>.wselb next to the source file, or
+    /// .wsel/<file stem>.<settings>.wselb with settings given as flags].
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
     /// When to colour diagnostics.

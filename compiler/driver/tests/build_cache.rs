@@ -77,7 +77,11 @@ fn artifact_lines(stderr: &str) -> Vec<&str> {
 
 const REUSED: &str =
     "reusing build artifact .wsel/main.wselb (parse, map and code generation skipped)";
-const WROTE: &str = "wrote build artifact .wsel/main.wselb";
+
+/// The line of a run that reuses the artifact `.wsel/<name>.wselb`.
+fn reused(name: &str) -> String {
+    format!("reusing build artifact .wsel/{name}.wselb (parse, map and code generation skipped)")
+}
 
 /// The simulation part of a `--report --report-detail` (everything but wall times and paths:
 /// the totals, and per PE and per link).
@@ -113,10 +117,19 @@ fn build_then_run_reuses_the_artifact_bit_for_bit() {
         );
         assert!(artifact_lines(&fresh).is_empty(), "{fresh}");
 
+        // The default backend's artifact is main.wselb; another's is named by it.
+        let name = if backend == "cranelift" {
+            "main".to_string()
+        } else {
+            format!("main.{backend}")
+        };
         let built = ok(&dir, &["build", "main.wse", "--backend", backend]);
-        assert!(built.contains(WROTE), "{built}");
+        assert!(
+            built.contains(&format!("wrote build artifact .wsel/{name}.wselb")),
+            "{built}"
+        );
 
-        let reused = ok(
+        let again = ok(
             &dir,
             &[
                 "run",
@@ -130,7 +143,11 @@ fn build_then_run_reuses_the_artifact_bit_for_bit() {
                 "--report-detail",
             ],
         );
-        assert_eq!(artifact_lines(&reused), [REUSED], "{backend}: {reused}");
+        assert_eq!(
+            artifact_lines(&again),
+            [reused(&name)],
+            "{backend}: {again}"
+        );
         assert_eq!(
             bytes(&dir, "fresh.npy"),
             bytes(&dir, "cached.npy"),
@@ -226,15 +243,13 @@ fn another_target_batch_mode_or_backend_misses() {
             "{flags:?}"
         );
     }
-    // A run with another batch misses too, and its result is the fresh one.
+    // A run with another batch builds its own artifact, named by the batch, and its result
+    // is the fresh one.
     let stderr = ok(
         &dir,
         &["run", "main.wse", "--batch", "2", "--output", "two.npy"],
     );
-    assert_eq!(
-        artifact_lines(&stderr)[0],
-        "not reusing build artifact .wsel/main.wselb: batch changed (8 → 2)"
-    );
+    assert!(artifact_lines(&stderr).is_empty(), "{stderr}");
     ok(
         &dir,
         &[
@@ -251,6 +266,48 @@ fn another_target_batch_mode_or_backend_misses() {
 }
 
 #[test]
+fn alternating_settings_reuse_an_artifact_each_and_the_oldest_go() {
+    let dir = split_axpy("alternate");
+    ok(&dir, &["build", "main.wse"]);
+    let runs: [(&[&str], &str); 3] = [
+        (&["--batch", "2"], "main.b2"),
+        (&["--backend", "interp"], "main.interp"),
+        (
+            &["--target", "wse2", "--mode", "pipelined"],
+            "main.wse2.pipelined",
+        ),
+    ];
+    for (flags, _) in runs {
+        ok(&dir, &[&["build", "main.wse"], flags].concat());
+    }
+    // Every setting keeps its own build: alternating between them rebuilds nothing.
+    for (flags, name) in runs.iter().rev() {
+        let stderr = ok(
+            &dir,
+            &[&["run", "main.wse", "--output", "y.npy"], *flags].concat(),
+        );
+        assert_eq!(artifact_lines(&stderr), [reused(name)], "{flags:?}");
+    }
+    let stderr = ok(&dir, &["run", "main.wse", "--output", "y.npy"]);
+    assert_eq!(artifact_lines(&stderr), [REUSED]);
+
+    // Past eight named builds the least recently written go; the plain one stays.
+    for batch in 3..=9 {
+        ok(&dir, &["build", "main.wse", "--batch", &batch.to_string()]);
+    }
+    let mut kept: Vec<String> = std::fs::read_dir(dir.join(".wsel"))
+        .expect(".wsel")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".wselb"))
+        .collect();
+    kept.sort();
+    let mut expected: Vec<String> = (3..=9).map(|b| format!("main.b{b}.wselb")).collect();
+    expected.extend(["main.wse2.pipelined.wselb".into(), "main.wselb".into()]);
+    expected.sort();
+    assert_eq!(kept, expected);
+}
+
+#[test]
 fn an_edited_target_file_misses() {
     let dir = copy_example("rowsum", "target-file");
     let mut target = wsel_target::Target::preset("dev").expect("dev");
@@ -258,14 +315,14 @@ fn an_edited_target_file_misses() {
     std::fs::write(dir.join("mine.toml"), target.to_toml_string()).expect("target file");
     ok(&dir, &["build", "main.wse", "--target", "mine.toml"]);
     let same = ok(&dir, &["build", "main.wse", "--target", "mine.toml"]);
-    assert_eq!(artifact_lines(&same), [REUSED], "{same}");
+    assert_eq!(artifact_lines(&same), [reused("main.mine")], "{same}");
 
     target.sram_bytes *= 2;
     std::fs::write(dir.join("mine.toml"), target.to_toml_string()).expect("edit target file");
     let edited = ok(&dir, &["build", "main.wse", "--target", "mine.toml"]);
     assert_eq!(
         artifact_lines(&edited)[0],
-        "not reusing build artifact .wsel/main.wselb: the description of target mine changed"
+        "not reusing build artifact .wsel/main.mine.wselb: the description of target mine changed"
     );
 }
 
@@ -427,7 +484,7 @@ fn llvm_reuses_the_build_but_compiles_afresh() {
     assert_eq!(
         artifact_lines(&stderr),
         [
-            "reusing build artifact .wsel/main.wselb (parse and map skipped; llvm backend: compiled afresh)"
+            "reusing build artifact .wsel/main.llvm.wselb (parse and map skipped; llvm backend: compiled afresh)"
         ]
     );
     assert_eq!(bytes(&dir, "a.npy"), bytes(&dir, "b.npy"));

@@ -15,11 +15,12 @@ pub fn run(args: &BuildArgs) -> Status {
     let path = args
         .output
         .clone()
-        .unwrap_or_else(|| crate::cache::default_path(&args.model.file));
+        .unwrap_or_else(|| crate::cache::default_path(&request));
     let cache = CacheUse {
         path: &path,
         read: true,
         write: Write::Required,
+        prune: args.output.is_none(),
     };
     let built = match crate::cache::obtain(&request, Some(cache), color) {
         Ok(built) => built,

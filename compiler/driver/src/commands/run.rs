@@ -69,11 +69,12 @@ fn build(
     let path = args
         .artifact
         .clone()
-        .unwrap_or_else(|| crate::cache::default_path(&args.model.file));
+        .unwrap_or_else(|| crate::cache::default_path(&request));
     let cache = (!args.no_cache).then_some(CacheUse {
         path: &path,
         read: true,
         write: Write::BestEffort,
+        prune: args.artifact.is_none(),
     });
     crate::cache::obtain(&request, cache, color)
 }
