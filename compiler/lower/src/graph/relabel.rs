@@ -135,8 +135,10 @@ fn location(span: &SourceSpan) -> Location {
     }
 }
 
-/// The first `reshape` of `model` that a layer reads through, if any: training does not go
-/// through one yet (E0458), since a backward layer would see the producer's shape.
+/// The first `reshape` of `model` that a layer reads through, if any: pipelined training does
+/// not go through one yet (E0458): its `L_train_back` layers stream their gradients through
+/// ports on the forward's regions, which no relabelling lines up. (Weight streaming's training
+/// graph relabels each gradient as the forward relabels the activation, `training.rs`.)
 pub(crate) fn first_relabel(db: &dyn Db, model: ItemId<'_>) -> Option<Location> {
     let check = check_model(db, model);
     let file = model.file(db).path(db).clone();
