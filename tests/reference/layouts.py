@@ -10,6 +10,10 @@ Reads DIR/x.npy and writes the layer's result to DIR/ref.npy (float32):
   relu_flat        x: [B, T, D]    -> relu(reshape(transpose(x), D·T))  [B, D·T]
   round_trip       x: [B, T, D]    -> transpose(reshape(relu(reshape(transpose(x), D·T)),
                                       D, T)) = relu(x)                  [B, T, D]
+  t_heads          x: [B, T, D]    -> transpose, read as [B, D, T/2, 2], transpose_heads,
+                                      read as [B, T/2, 2·D]             [B, T/2, 2·D]
+  dense_chain      x: [B, 24], w1, b1, w2, b2 (DIR/*.npy) -> dense, read as [B, 6, 4],
+                                      transpose, read as [B, 24], dense [B, 24]
 Used by compiler/driver/tests/rank3.rs.
 """
 
@@ -29,6 +33,15 @@ def main():
         y = np.maximum(np.transpose(x, (0, 2, 1)).reshape(x.shape[0], -1), F32(0))
         if layer == "round_trip":
             y = np.transpose(y.reshape(x.shape[0], x.shape[2], x.shape[1]), (0, 2, 1))
+    elif layer == "t_heads":
+        b, t, d = x.shape
+        y = np.transpose(np.transpose(x, (0, 2, 1)).reshape(b, d, t // 2, 2), (0, 2, 1, 3))
+        y = y.reshape(b, t // 2, 2 * d)
+    elif layer == "dense_chain":
+        w = {n: np.load(folder / f"{n}.npy").astype(np.float64) for n in ("w1", "b1", "w2", "b2")}
+        h = x.astype(np.float64) @ w["w1"] + w["b1"]
+        h = np.transpose(h.reshape(x.shape[0], 6, 4), (0, 2, 1)).reshape(x.shape[0], 24)
+        y = h @ w["w2"] + w["b2"]
     elif layer == "mixed":
         t = np.transpose(x, (0, 2, 1))
         s = np.zeros_like(t[:, :1, :])

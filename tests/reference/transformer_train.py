@@ -31,6 +31,12 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
        causally masked by the sample's position s % 4 (std.nn's `softmax(x, context = 4)`)
        -> dense(w2, c2) -> softmax, the mean cross-entropy against labels: [24] (class
        indices below 3): the grouped softmax in pipelined training.
+  t_mlp  x: [24, 5] -> dense(w1, c1) of 24 features, read as [6, 4] -> transpose -> read
+       as 24 -> dense(w2, c2) -> softmax, the mean cross-entropy against labels: [24] (class
+       indices below 3): std.nn's transpose between reshapes in training. `t_mlp_no_back`
+       trains it with the gradient not transposed back (what a comparison must tell apart).
+  th_mlp  t_mlp with the 24 features read as [2, 3, 4] and std.nn's transpose_heads to
+       [3, 2, 4].
   ln_mlp  x: [24, 5] -> dense(w1, c1) of 19 features -> layernorm(g, b, eps=0.1) -> relu
        -> dense(w2, c2) -> softmax, the mean cross-entropy against labels: [24] (class
        indices below 3): a chain with a layernorm, for pipelined training.
@@ -302,6 +308,37 @@ class GroupedMlp:
         return loss, g
 
 
+class TransposeMlp:
+    """x -> dense(w1, c1) to 24 features, read as [6, 4] -> transpose to [4, 6], read as 24
+    -> dense(w2, c2) -> softmax with the cross-entropy (std.nn's `transpose` between two
+    `reshape`s; with `heads`, read as [2, 3, 4] and `transpose_heads` to [3, 2, 4]). `back=False` passes the gradient back through the transpose untransposed:
+    a wrong trainer to tell apart."""
+
+    NAMES = ["w1", "c1", "w2", "c2"]
+
+    def __init__(self, back=True, heads=False):
+        self.back = back
+        # transpose_heads: [2, 3, 4] -> [3, 2, 4]; transpose: [6, 4] -> [4, 6].
+        self.axes, self.shape = ((0, 2, 1, 3), (2, 3, 4)) if heads else ((0, 2, 1), (6, 4))
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.8, 0.8, (5, 24)), "c1": rng.uniform(-0.5, 0.5, 24),
+             "w2": rng.uniform(-0.8, 0.8, (24, 3)), "c2": rng.uniform(-0.5, 0.5, 3)}
+        return p, {"x": rng.uniform(-1.0, 1.0, (24, 5)), "labels": rng.integers(0, 3, 24)}
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        t = np.transpose(h.reshape(-1, *self.shape), self.axes)
+        shape_t = t.shape[1:]
+        t = t.reshape(-1, 24)
+        loss, dz = softmax_cross_entropy(dense(t, p["w2"], p["c2"]), d["labels"])
+        g = {}
+        dt, g["w2"], g["c2"] = dense_back(t, p["w2"], dz)
+        dh = np.transpose(dt.reshape(-1, *shape_t), self.axes).reshape(-1, 24) if self.back else dt
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
+        return loss, g
+
+
 class ResMlp:
     """h = x W1 + c1; s = h + gelu(h W2 + c2); softmax(s W3 + c3): h feeds the second dense
     layer and the sum, so its gradient is the sum of two (or, `skip=False`, only the one
@@ -541,7 +578,9 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "wide_embedding": WideEmbedding,
           "emb_mlp": lambda: WideEmbedding(d=11, samples=24, context=3),
           "att_chain": AttChain,
-          "gelu_mlp": GeluMlp, "grouped_mlp": GroupedMlp, "ln_mlp": LnMlp,
+          "gelu_mlp": GeluMlp, "grouped_mlp": GroupedMlp,
+          "t_mlp": TransposeMlp, "t_mlp_no_back": lambda: TransposeMlp(back=False),
+          "th_mlp": lambda: TransposeMlp(heads=True), "ln_mlp": LnMlp,
           "ln_gelu_mlp": lambda: LnMlp(gelu=True), "res_mlp": ResMlp,
           "res_mlp_no_skip": lambda: ResMlp(skip=False),
           "relu_res_mlp": lambda: ResMlp(relu=True),
@@ -623,7 +662,7 @@ def main():
             for n, v in data.items()}
 
     if args.model not in ("example", "res_mlp_no_skip", "relu_res_mlp_no_skip",
-                          "double_mlp_no_skip"):
+                          "double_mlp_no_skip", "t_mlp_no_back"):
         # The example's model is the tiny gpt's code at another size; its central
         # differences take minutes. The model without the skip's gradient is wrong on purpose.
         check_gradients(model, params, data, rng)

@@ -24,6 +24,8 @@ struct Case {
     shape: &'static [u64],
     cols: Option<u64>,
     batch: u64,
+    /// `pipelined` or `streaming`.
+    mode: &'static str,
 }
 
 impl Case {
@@ -82,13 +84,12 @@ impl Case {
 
     /// Runs the model pipelined: its result, its report and its trace.
     fn run(&self, dir: &Path) -> (Vec<f32>, String, serde_json::Value) {
-        let out = wsel_ok(
-            dir,
-            &"run m.wse --no-cache --mode pipelined --copies 1 --input x=x.npy --output y.npy \
-              --trace t.json"
-                .split_whitespace()
-                .collect::<Vec<_>>(),
+        let args = format!(
+            "run m.wse --no-cache --mode {} --copies 1 --input x=x.npy --output y.npy \
+             --trace t.json",
+            self.mode
         );
+        let out = wsel_ok(dir, &args.split_whitespace().collect::<Vec<_>>());
         let trace = std::fs::read_to_string(dir.join("t.json")).expect("trace");
         (
             read_f32(&dir.join("y.npy")),
@@ -128,6 +129,7 @@ fn case(name: &'static str, layer: &'static str, shape: &'static [u64], cols: u6
         shape,
         cols: Some(cols),
         batch: 3,
+        mode: "pipelined",
     }
 }
 
@@ -171,6 +173,7 @@ fn std_nn_layout_layers_match_numpy_on_the_mappers_region() {
             shape,
             cols: None,
             batch: 4,
+            mode: "pipelined",
         };
         let (report, _) = c.check();
         assert!(report.contains("transpose_tile"), "{report}");
@@ -189,7 +192,7 @@ fn rank_three_layers_chain_like_numpy() {
                   model m(x: f32[B, 6, 4]) -> f32[B, 6, 4] {\n\
                   \x20   return transpose(allreduce_row(transpose(x)));\n\
                   }\n";
-    let report = check_model("mixed", "mixed", &[6, 4], source);
+    let report = check_model("mixed", "mixed", &[6, 4], source, "pipelined");
     assert!(report.contains("allreduce_row#1"), "{report}");
 }
 
@@ -200,6 +203,7 @@ fn check_model(
     reference: &'static str,
     shape: &'static [u64],
     source: &str,
+    mode: &'static str,
 ) -> String {
     let c = Case {
         name,
@@ -207,6 +211,7 @@ fn check_model(
         shape,
         cols: None,
         batch: 3,
+        mode,
     };
     let dir = c.write();
     std::fs::write(dir.join("m.wse"), source).expect("model");
@@ -245,6 +250,7 @@ fn a_reshape_relabels_between_layers_like_numpy() {
          model m(x: f32[B, 5, 7]) -> f32[B, 35] {\n\
          \x20   return relu(reshape(transpose(x), 35));\n\
          }\n",
+        "pipelined",
     );
     let layers: Vec<&str> = flat.lines().filter(|l| l.contains("_tile ")).collect();
     assert_eq!(layers.len(), 2, "{flat}");
@@ -266,7 +272,7 @@ fn a_reshape_relabels_between_layers_like_numpy() {
              }}\n",
             n = t * d
         );
-        let report = check_model(name, "round_trip", shape, &source);
+        let report = check_model(name, "round_trip", shape, &source, "pipelined");
         assert!(!report.contains("reshape"), "{report}");
     }
 }
@@ -368,4 +374,276 @@ model m(x: f32[B, {t}, {d}]) -> f32[B, {t}, {d}] {{ return plain(x); }}
 /// `part_len` of the kernels: block `i` of `n` elements over `p` parts.
 fn part_len(n: u64, p: u64, i: u64) -> u64 {
     n / p + u64::from(i < n % p)
+}
+
+// ---------------------------------------------------------------------------------------
+// Weight streaming: `transpose_resident`, the resident blocks exchanged down the columns.
+// ---------------------------------------------------------------------------------------
+
+/// std.nn's layout layers in `--mode streaming`, on the region the mapper picks (several rows,
+/// so the rows exchange their blocks), bit-exact against NumPy. Every case's shape is not
+/// square, so its result differs from its input's words: a kernel that copied its block
+/// instead of moving the data would fail (checked here, so that the cases stay such).
+#[test]
+fn transpose_streams_like_numpy() {
+    for (name, layer, shape, batch) in [
+        ("s-t-6x4", "transpose", &[6u64, 4][..], 5),
+        ("s-t-8x12", "transpose", &[8, 12][..], 3),
+        ("s-h-4x6x3", "transpose_heads", &[4, 6, 3][..], 4),
+        ("s-h-6x4x2", "transpose_heads", &[6, 4, 2][..], 7),
+    ] {
+        let c = Case {
+            name,
+            layer,
+            shape,
+            cols: None,
+            batch,
+            mode: "streaming",
+        };
+        let x = input_words(&c);
+        let (report, _) = c.check();
+        assert!(report.contains("transpose_resident"), "{report}");
+        let rows = region_rows(&report, &format!("{layer}#1"));
+        assert!(rows > 1, "{name}: one row, no exchange\n{report}");
+        let reference = reference_of(&c);
+        assert_ne!(x, reference, "{name}: the transpose must move words");
+    }
+}
+
+/// Ragged blocks: a streamed transpose whose result's rows do not divide over the region's
+/// rows, read by a test layer fixed to those rows that runs std.nn's `transpose_resident`
+/// on that result as `transpose_heads` (`[D, T/2, 2] → [T/2, D, 2]`). Both exchanges then
+/// see row blocks of unequal sizes (5 rows over 3: 2, 2, 1; over 2: 3, 2). The model's
+/// input and result divide (staging reads them through a relabelled edge, §7.1).
+#[test]
+fn transpose_streams_ragged_blocks_like_numpy() {
+    for (name, shape, r) in [
+        ("s-rag-6x5", &[6u64, 5][..], 3u64),
+        ("s-rag-4x5", &[4, 5][..], 2),
+    ] {
+        let (t, d) = (shape[0], shape[1]);
+        let source = format!(
+            "import std.nn.{{transpose, transpose_resident}};\n\
+             layer fixed(x: f32[B, {d}, {t}]) -> y: f32[B, {h}, {w}] {{\n\
+             \x20   cost {{ flops = 1; weights = 0; activations = 4; }}\n\
+             \x20   streaming on [{r}, C] where C <= B {{\n\
+             \x20       run transpose_resident(a = {d}, b = {h}, e = 2, S = B, R = {r}, C = C);\n\
+             \x20       bind x to array xb split [cols, rows, _];\n\
+             \x20       bind y to array yb split [cols, rows, _];\n\
+             \x20   }}\n\
+             }}\n\
+             model m(x: f32[B, {t}, {d}]) -> f32[B, {h}, {w}] {{\n\
+             \x20   return fixed(transpose(x));\n\
+             }}\n",
+            h = t / 2,
+            w = 2 * d,
+        );
+        let report = check_model(name, "t_heads", shape, &source, "streaming");
+        assert_eq!(region_rows(&report, "transpose#1"), r, "{report}");
+    }
+}
+
+/// A chain of streamed layers through a transpose: `dense → reshape → transpose → reshape →
+/// dense`, the dense layers' resident results read by the transpose and the transpose's by
+/// the second dense where they lie (a `reshape` of resident activations relabels: the rows
+/// divide T = 6). The weights and inputs are multiples of 1/8 below 1, so every product and
+/// sum is exact in float32 and the result equals NumPy's float64 exactly. And
+/// `transpose → relu → transpose` through two reshapes (docs/language.md §7.1's sample).
+#[test]
+fn a_streamed_chain_through_transpose_is_like_numpy() {
+    let c = Case {
+        name: "s-dense-chain",
+        layer: "dense_chain",
+        shape: &[24],
+        cols: None,
+        batch: 6,
+        mode: "streaming",
+    };
+    let dir = temp_dir(c.name);
+    let eighths = |n: usize, k: usize| -> Vec<f32> {
+        (0..n)
+            .map(|i| ((i * k + 3) % 13) as f32 / 8.0 - 0.75)
+            .collect()
+    };
+    write_f32_npy(&dir.join("x.npy"), &[6, 24], &eighths(6 * 24, 7));
+    for (name, shape, k) in [("w1", &[24u64, 24][..], 5), ("b1", &[24][..], 3)] {
+        write_f32_npy(
+            &dir.join(format!("{name}.npy")),
+            shape,
+            &eighths(shape.iter().product::<u64>() as usize, k),
+        );
+    }
+    for (name, shape, k) in [("w2", &[24u64, 24][..], 11), ("b2", &[24][..], 2)] {
+        write_f32_npy(
+            &dir.join(format!("{name}.npy")),
+            shape,
+            &eighths(shape.iter().product::<u64>() as usize, k),
+        );
+    }
+    std::fs::write(
+        dir.join("m.wse"),
+        "import std.nn.{transpose, dense};\n\
+         model m(x: f32[B, 24]) -> f32[B, 24] {\n\
+         \x20   param w1: f32[24, 24]; param b1: f32[24];\n\
+         \x20   param w2: f32[24, 24]; param b2: f32[24];\n\
+         \x20   let t = transpose(reshape(dense(x, w1, b1), 6, 4));\n\
+         \x20   return dense(reshape(t, 24), w2, b2);\n\
+         }\n",
+    )
+    .expect("model");
+    let report = run_against_reference(&c, &dir);
+    assert!(
+        report.contains("dense_resident") && report.contains("transpose_resident"),
+        "{report}"
+    );
+    assert!(region_rows(&report, "transpose#1") > 1, "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let source = "import std.nn.{transpose, relu};\n\
+                  model flat(x: f32[B, 6, 4]) -> f32[B, 6, 4] {\n\
+                  \x20   let t = reshape(transpose(x), 24);\n\
+                  \x20   return transpose(reshape(relu(t), 4, 6));\n\
+                  }\n";
+    let report = check_model("s-round-trip", "round_trip", &[6, 4], source, "streaming");
+    assert!(report.contains("relu_resident"), "{report}");
+}
+
+/// The streamed exchange is counted. On R rows every PE takes in, on its column's bus, the
+/// x blocks of the other rows of its column: sb·(T − own)·D wavelets, one per cycle at most,
+/// sample by sample (a `got` each). So the transpose's phase lasts at least that many cycles,
+/// and the PEs of column c run `got` sb_c·(R − 1) times each: R·(R − 1)·B in all (`[8, 12]`
+/// over R rows: no row is empty).
+#[test]
+fn the_streamed_exchange_is_counted_in_cycles() {
+    let (t, d, batch) = (8u64, 12u64, 4u64);
+    let c = Case {
+        name: "s-exchange",
+        layer: "transpose",
+        shape: &[8, 12],
+        cols: None,
+        batch,
+        mode: "streaming",
+    };
+    let (report, trace) = c.check();
+    let (rows, cols) = region(&report, "transpose#1");
+    assert!(rows > 1, "{report}");
+    let phase = phase_cycles(&report, "transpose#1");
+    let sb = part_len(batch, cols, 0);
+    let most = (0..rows)
+        .map(|r| sb * (t - part_len(t, rows, r)) * d)
+        .max()
+        .unwrap_or(0);
+    assert!(
+        phase >= most,
+        "the phase took {phase} cycles, a PE takes in {most} wavelets"
+    );
+    let got = task_runs(&trace, "transpose#1", "got");
+    assert_eq!(
+        got.len() as u64,
+        rows * cols,
+        "every PE takes blocks: {got:?}"
+    );
+    let total: u64 = got.iter().map(|(_, n)| n).sum();
+    assert_eq!(
+        total,
+        rows * (rows - 1) * batch,
+        "a `got` per sample per other row: {got:?}"
+    );
+}
+
+/// Runs `c` in its folder `dir` (model and data written) against `layouts.py`, exactly.
+fn run_against_reference(c: &Case, dir: &Path) -> String {
+    let status = Command::new("python3")
+        .arg(repo_root().join("tests/reference/layouts.py"))
+        .args([c.layer.as_ref(), dir.as_os_str()])
+        .status()
+        .expect("python3 runs");
+    assert!(status.success());
+    let (y, report, _) = c.run(dir);
+    let expected = read_f32(&dir.join("ref.npy"));
+    assert_eq!(y.len(), expected.len(), "{}", c.name);
+    for (i, (a, b)) in y.iter().zip(&expected).enumerate() {
+        assert_eq!(
+            a.to_bits(),
+            b.to_bits(),
+            "{}: element {i} is {a}, NumPy says {b}",
+            c.name
+        );
+    }
+    report
+}
+
+/// The words of `c`'s input, as [`Case::write`] makes them.
+fn input_words(c: &Case) -> Vec<f32> {
+    let dir = c.write();
+    let x = read_f32(&dir.join("x.npy"));
+    let _ = std::fs::remove_dir_all(&dir);
+    x
+}
+
+/// NumPy's result for `c`'s input.
+fn reference_of(c: &Case) -> Vec<f32> {
+    let dir = c.write();
+    let status = Command::new("python3")
+        .arg(repo_root().join("tests/reference/layouts.py"))
+        .args([c.layer.as_ref(), dir.as_os_str()])
+        .status()
+        .expect("python3 runs");
+    assert!(status.success());
+    let y = read_f32(&dir.join("ref.npy"));
+    let _ = std::fs::remove_dir_all(&dir);
+    y
+}
+
+/// The region `rows × cols` of `layer` in the report's table.
+fn region(report: &str, layer: &str) -> (u64, u64) {
+    let line = report
+        .lines()
+        .find(|l| l.trim_start().starts_with(layer) && l.contains('×'))
+        .expect("the layer's row");
+    let cell = line
+        .split_whitespace()
+        .find(|w| w.contains('×'))
+        .expect("a region");
+    let (r, c) = cell.split_once('×').expect("rows×cols");
+    (r.parse().expect("rows"), c.parse().expect("cols"))
+}
+
+fn region_rows(report: &str, layer: &str) -> u64 {
+    region(report, layer).0
+}
+
+/// The cycles of `layer`'s phase in the report's phase table (`name start cycles ...`).
+fn phase_cycles(report: &str, layer: &str) -> u64 {
+    let line = report
+        .lines()
+        .filter(|l| l.trim_start().starts_with(layer))
+        .last()
+        .expect("the phase's row");
+    numbers_after(line.trim_start().trim_start_matches(layer), "")[1]
+}
+
+/// How often each PE of `layer` ran `task`, by the PE's thread name `(x, y)` in the trace.
+fn task_runs(trace: &serde_json::Value, layer: &str, task: &str) -> Vec<((u64, u64), u64)> {
+    let events = trace["traceEvents"]
+        .as_array()
+        .or_else(|| trace.as_array())
+        .expect("events");
+    let mut pes = std::collections::HashMap::new();
+    for e in events.iter().filter(|e| e["name"] == "thread_name") {
+        let name = e["args"]["name"].as_str().unwrap_or_default();
+        if let Some(rest) = name.strip_prefix(&format!("{layer} · PE (")) {
+            let nums = numbers_after(rest, "");
+            pes.insert((e["pid"].clone(), e["tid"].clone()), (nums[0], nums[1]));
+        }
+    }
+    let mut runs = std::collections::BTreeMap::new();
+    for e in events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == task)
+    {
+        if let Some(pe) = pes.get(&(e["pid"].clone(), e["tid"].clone())) {
+            *runs.entry(*pe).or_insert(0u64) += 1;
+        }
+    }
+    runs.into_iter().collect()
 }

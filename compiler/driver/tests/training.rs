@@ -519,6 +519,42 @@ model grouped_mlp(x: f32[B, 5]) -> f32[B, 3] {
     }
 }
 
+/// std.nn's `transpose` (and `transpose_heads`) between two dense layers, read through
+/// `reshape`s, trains streamed like tests/reference/transformer_train.py's `t_mlp` (`th_mlp`):
+/// 8 steps of 6 samples with SGD-momentum, within `transformer_trains_like_numpy`'s 1e-5
+/// (measured: weights within 1.2e-7). The backward graph relabels the gradients the way the
+/// forward relabels the activations, and `transpose_backward` (`transpose_heads_backward`)
+/// moves them back on the fabric. The reference that passes the gradient back untransposed
+/// (`t_mlp_no_back`) is more than 1e-2 away, so a backward that dropped the transpose fails.
+#[test]
+fn a_transpose_between_reshapes_trains_streamed_like_numpy() {
+    for (model, layer, shape) in [
+        ("t_mlp", "transpose", "6, 4"),
+        ("th_mlp", "transpose_heads", "2, 3, 4"),
+    ] {
+        let source = format!(
+            r#"import std.nn.{{dense, softmax, {layer}}};
+
+model {model}(x: f32[B, 5]) -> f32[B, 3] {{
+    param w1: f32[5, 24] from "w1.npy";
+    param c1: f32[24] from "c1.npy";
+    param w2: f32[24, 3] from "w2.npy";
+    param c2: f32[3] from "c2.npy";
+    let t = {layer}(reshape(dense(x, w1, c1), {shape}));
+    return softmax(dense(reshape(t, 24), w2, c2));
+}}
+"#
+        ) + &small_train_item(model, "x", 6);
+        transformer_trains_like_numpy(model, &source, &["--mode", "streaming"], &SMALL_SGD);
+    }
+    let with = reference_losses("t_mlp", &SMALL_SGD);
+    let without = reference_losses("t_mlp_no_back", &SMALL_SGD);
+    assert!(
+        with.iter().zip(&without).any(|(a, b)| (a - b).abs() > 1e-2),
+        "the transpose back should matter: {with:?} {without:?}"
+    );
+}
+
 /// The pipelined tests' settings for the NumPy reference: 8 steps of 6 samples (two epochs of
 /// the 24) with SGD-momentum, or with Adam (and the flags that switch wsel's `train` item to
 /// it).

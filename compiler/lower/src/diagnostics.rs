@@ -299,9 +299,11 @@ pub fn relabel_split(call: Location, layer: &str, tensor: &str) -> Diagnostic {
 pub fn relabel_training(call: Location) -> Diagnostic {
     Diagnostic::error(
         "E0458",
-        "training does not pass through a `reshape` yet",
+        "pipelined training does not pass through a `reshape` yet",
         call,
         "this call reads a relabelled tensor",
     )
-    .with_help("run the model (`wsel run`) instead, or train a model of rank-2 activations")
+    .with_help(
+        "train it in weight-streaming mode (`--mode streaming`), which relabels the gradients too",
+    )
 }

@@ -263,7 +263,7 @@ fn check_residency(graph: &LayerGraph, impls: &[usize]) -> Result<(), Vec<Diagno
             let parked = producer.layer == "park" && made.is_none();
             match (resident_split(imp, name), made) {
                 (None, None) if parked => {}
-                (Some(taken), Some(made)) if taken == made => {}
+                (Some(taken), Some(made)) if same_split(taken, made) => {}
                 (Some(_), Some(_)) => found.push(diag::resident_mismatch(
                     &layer.name,
                     &layer.call,
@@ -291,6 +291,20 @@ fn check_residency(graph: &LayerGraph, impls: &[usize]) -> Result<(), Vec<Diagno
         }
     }
     if found.is_empty() { Ok(()) } else { Err(found) }
+}
+
+/// Whether two splits of a resident tensor cut it the same way: equal but for dimensions left
+/// whole at the end (`[cols, rows]` of `f32[B, T·D]` and `[cols, rows, _]` of `f32[B, T, D]`
+/// read through a `reshape`, whose row count lowering made divide `T`: docs/language.md §7.1).
+fn same_split(a: &[SplitAxis], b: &[SplitAxis]) -> bool {
+    let trim = |s: &[SplitAxis]| {
+        let end = s
+            .iter()
+            .rposition(|x| *x != SplitAxis::Whole)
+            .map_or(0, |i| i + 1);
+        s[..end].to_vec()
+    };
+    trim(a) == trim(b)
 }
 
 /// Weights stream from the store: every streamed layer takes its weights through ports

@@ -8,9 +8,11 @@
 //! `T / P` whole rows on one side and `T·D / P` features on the other. That is added to the
 //! `where` conditions of both layers' implementations, so the mapper only picks such sizes.
 //!
-//! A resident activation (weight streaming, bound to an array) is not relabelled: no layer
-//! of rank 3 keeps one yet to show that its layout lines up, so an implementation that binds
-//! the tensor to an array is dropped, as one that splits it otherwise is.
+//! A resident activation (weight streaming, bound to an array `split [cols, rows, _, ...]`:
+//! samples over the columns, the first feature dimension over the rows) lines up the same
+//! way, its parts being the region's rows: the row count must divide both first dimensions.
+//! Weight streaming's staged graph relabels a model input or result of rank 3 or 4 too, since
+//! std.resident's stage layers take `f32[B, N]` ([`line_up_staged`]).
 
 use wsel_ir::graph::{
     BindTarget, CBinOp, CExpr, LayerImpl, LayerInstance, RegionSide, SourceSpan, SplitAxis,
@@ -36,10 +38,20 @@ pub(super) fn line_up(
         to.get(1).copied().unwrap_or(1),
     );
     let output = producer.output_name.clone();
-    constrain(producer, &output, firsts, diags);
+    constrain(producer, &output, firsts, Some(&mut *diags));
     if let Some(name) = consumer.arg_names.get(arg).cloned() {
-        constrain(consumer, &name, firsts, diags);
+        constrain(consumer, &name, firsts, Some(diags));
     }
+}
+
+/// Restricts `layer`'s implementations as [`line_up`] does for its tensor `tensor`, of
+/// per-sample shape `shape`, which weight streaming stages as `f32[B, N]` (a model input read
+/// by `layer`, or the model's result made by it). No diagnostic: a layer left without a
+/// streaming implementation is E0606 when the model is mapped.
+pub(super) fn line_up_staged(layer: &mut LayerInstance, tensor: &str, shape: &[u64]) {
+    let first = shape.get(1).copied().unwrap_or(1);
+    let all = shape.iter().skip(1).product();
+    constrain(layer, tensor, (first, all), None);
 }
 
 /// Keeps the implementations of `layer` that stream `tensor` through ports split along its
@@ -48,7 +60,7 @@ fn constrain(
     layer: &mut LayerInstance,
     tensor: &str,
     firsts: (u64, u64),
-    diags: &mut Vec<Diagnostic>,
+    diags: Option<&mut Vec<Diagnostic>>,
 ) {
     let before = layer.impls.len();
     layer.impls.retain_mut(|imp| match part_side(imp, tensor) {
@@ -65,7 +77,7 @@ fn constrain(
         Some(None) => true,
         None => false,
     });
-    if before > 0 && layer.impls.is_empty() {
+    if let (true, Some(diags)) = (before > 0 && layer.impls.is_empty(), diags) {
         diags.push(diagnostics::relabel_split(
             location(&layer.call),
             &layer.layer,
@@ -75,16 +87,22 @@ fn constrain(
 }
 
 /// The region side that cuts `tensor` into parts in `imp`: `Some(None)` when nothing does
-/// (one part), `None` when a bind keeps it in an array or splits it other than along its
-/// first feature dimension.
+/// (one part), `None` when a bind splits it other than along its first feature dimension.
+/// A port's split names the feature dimensions only; an array's (a resident activation)
+/// starts with the sample dimension, which must go over the columns.
 fn part_side(imp: &LayerImpl, tensor: &str) -> Option<Option<CExpr>> {
     let mut side = None;
     for bind in imp.binds.iter().filter(|b| b.tensor == tensor) {
-        let rest_whole = bind.split.iter().skip(1).all(|a| *a == SplitAxis::Whole);
-        if bind.target == BindTarget::Array || !rest_whole || !bind.tiles.is_empty() {
+        let features = match bind.target {
+            BindTarget::Array if bind.split.first() == Some(&SplitAxis::Cols) => &bind.split[1..],
+            BindTarget::Array => return None,
+            _ => &bind.split[..],
+        };
+        let rest_whole = features.iter().skip(1).all(|a| *a == SplitAxis::Whole);
+        if !rest_whole || !bind.tiles.is_empty() {
             return None;
         }
-        side = match bind.split.first() {
+        side = match features.first() {
             Some(SplitAxis::Rows) => Some(size(&imp.rows)),
             Some(SplitAxis::Cols) => Some(size(&imp.cols)),
             Some(SplitAxis::Whole) | None => side,
@@ -117,8 +135,10 @@ fn location(span: &SourceSpan) -> Location {
     }
 }
 
-/// The first `reshape` of `model` that a layer reads through, if any: training does not go
-/// through one yet (E0458), since a backward layer would see the producer's shape.
+/// The first `reshape` of `model` that a layer reads through, if any: pipelined training does
+/// not go through one yet (E0458): its `L_train_back` layers stream their gradients through
+/// ports on the forward's regions, which no relabelling lines up. (Weight streaming's training
+/// graph relabels each gradient as the forward relabels the activation, `training.rs`.)
 pub(crate) fn first_relabel(db: &dyn Db, model: ItemId<'_>) -> Option<Location> {
     let check = check_model(db, model);
     let file = model.file(db).path(db).clone();

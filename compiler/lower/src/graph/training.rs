@@ -68,9 +68,6 @@ pub fn training_graph(
     let Some(loss_item) = find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss) else {
         return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
     };
-    if let Some(at) = super::relabel::first_relabel(db, model) {
-        return Err(vec![diagnostics::relabel_training(at)]);
-    }
     let (mut out, mut diags) = staged_graph(db, graph).ok_or_else(Vec::new)?;
     if !diags.is_empty() {
         return Err(diags);
@@ -114,10 +111,12 @@ pub fn training_graph(
     let t = TensorRef::Layer(out.layers.len() - 1);
 
     let mut counters: BTreeMap<String, usize> = BTreeMap::new();
+    // A layer of the graph taking `tensors`, each as the shape `seen` gives it (`None`: as it
+    // is made); an argument made in another shape (through a `reshape`) is relabelled.
     let mut push = |out: &mut LayerGraph,
                     item: ItemId<'_>,
                     call: &SourceSpan,
-                    tensors: Vec<TensorRef>,
+                    (tensors, seen): (Vec<TensorRef>, Vec<Option<Vec<u64>>>),
                     scalars: &[(String, Value)],
                     diags: &mut Vec<Diagnostic>|
      -> Option<usize> {
@@ -125,13 +124,24 @@ pub fn training_graph(
         let counter = counters.entry(sig.name.clone()).or_insert(0);
         *counter += 1;
         let name = format!("{}#{}", sig.name, counter);
-        let shapes: Vec<Vec<u64>> = tensors.iter().map(|a| shape_of(out, *a)).collect();
+        let made: Vec<Vec<u64>> = tensors.iter().map(|a| shape_of(out, *a)).collect();
+        let shapes: Vec<Vec<u64>> = made
+            .iter()
+            .zip(seen.into_iter().chain(std::iter::repeat(None)))
+            .map(|(m, s)| s.unwrap_or_else(|| m.clone()))
+            .collect();
         let args = CallArgs {
-            tensors,
+            tensors: tensors.clone(),
             shapes: &shapes,
             scalars,
         };
-        let instance = lower_instance(db, item, name, located(call), args, diags)?;
+        let mut instance = lower_instance(db, item, name, located(call), args, diags)?;
+        for (i, tensor) in tensors.iter().enumerate() {
+            if let (TensorRef::Layer(p), true) = (tensor, made[i] != shapes[i]) {
+                let pair = (&made[i][..], &shapes[i][..]);
+                super::relabel::line_up(&mut out.layers[*p], &mut instance, i, pair, diags);
+            }
+        }
         out.layers.push(instance);
         Some(out.layers.len() - 1)
     };
@@ -143,7 +153,7 @@ pub fn training_graph(
         &mut out,
         loss_item,
         &loss_call,
-        vec![result, t],
+        (vec![result, t], Vec::new()),
         &over,
         &mut diags,
     )
@@ -175,14 +185,22 @@ pub fn training_graph(
             }
         }
     }
-    let l = push(&mut out, loss_bw, &loss_call, tensors, &over, &mut diags)
-        .ok_or_else(|| diags.clone())?;
+    let l = push(
+        &mut out,
+        loss_bw,
+        &loss_call,
+        (tensors, Vec::new()),
+        &over,
+        &mut diags,
+    )
+    .ok_or_else(|| diags.clone())?;
     grads_of.insert(result, vec![TensorRef::Layer(l)]);
 
     // The backward pass, last forward layer first. Every consumer of a layer's result comes
     // after it, so when a layer is reached all the gradients of its result are known; two or
     // more (a fan-out) are added by `gradient_sum` layers first.
     let files = layer_files(db, model);
+    let seen = seen_shapes(db, model, result_shape.first().copied().unwrap_or(1));
     let sum_item = find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, GRADIENT_SUM)
         .ok_or_else(Vec::new)?;
     let mut grads = Vec::new();
@@ -193,11 +211,12 @@ pub fn training_graph(
         };
         let mut dy = parts[0];
         for &other in &parts[1..] {
+            let first = Some(shape_of(&out, dy));
             let s = push(
                 &mut out,
                 sum_item,
                 &fwd.call,
-                vec![dy, other],
+                (vec![dy, other], vec![None, first]),
                 &[],
                 &mut diags,
             )
@@ -208,17 +227,20 @@ pub fn training_graph(
         let call = located(&fwd.call);
         let lookup = |name: &str| find_item(db, &file, ItemKind::Layer, name);
         let dy_name = format!("d{}", fwd.output_name);
-        let bind = |item: ItemId<'_>, bw_name: &str| -> Result<Vec<TensorRef>, Vec<Diagnostic>> {
+        let fwd_seen = seen.get(f - inputs).cloned().unwrap_or_default();
+        let bind = |item: ItemId<'_>, bw_name: &str| -> Result<Bound, Vec<Diagnostic>> {
             let sig = layer_signature(db, item);
-            sig.inputs
+            let output = Some(fwd.output_shape.clone());
+            let (tensors, shapes) = sig
+                .inputs
                 .iter()
                 .map(|input| {
                     if input.name == dy_name {
-                        Ok(dy)
+                        Ok((dy, output.clone()))
                     } else if input.name == fwd.output_name {
-                        Ok(TensorRef::Layer(f))
+                        Ok((TensorRef::Layer(f), output.clone()))
                     } else if let Some(k) = fwd.arg_names.iter().position(|n| *n == input.name) {
-                        Ok(fwd.args[k])
+                        Ok((fwd.args[k], fwd_seen.get(k).cloned().flatten()))
                     } else {
                         Err(vec![diagnostics::backward_input_unknown(
                             call.clone(),
@@ -227,7 +249,10 @@ pub fn training_graph(
                         )])
                     }
                 })
-                .collect()
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .unzip();
+            Ok((tensors, shapes))
         };
         // The activation inputs the layer declares (a model input among them still counts:
         // `add(x, f(x))` asks for `add_backward_b` alone).
@@ -318,6 +343,26 @@ fn missing_backward(call: Location, layer: &str, wanted: &str, has_single: bool)
     } else {
         diagnostics::no_backward(call, layer, wanted)
     }
+}
+
+/// A backward layer's inputs, each with the shape its forward call saw it in (`None`: as
+/// made).
+type Bound = (Vec<TensorRef>, Vec<Option<Vec<u64>>>);
+
+/// The shapes each call of `model` sees its arguments in (through a `reshape`, not the
+/// producer's), in graph order, the batch `batch`.
+fn seen_shapes(db: &dyn Db, model: ItemId<'_>, batch: u64) -> Vec<Vec<Option<Vec<u64>>>> {
+    check_model(db, model)
+        .graph
+        .nodes
+        .iter()
+        .map(|n| {
+            n.arg_types
+                .iter()
+                .map(|ty| super::seen_shape(ty, batch))
+                .collect()
+        })
+        .collect()
 }
 
 /// The file defining the layer of each call of `model`, in graph order.
