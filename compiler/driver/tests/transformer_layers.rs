@@ -729,58 +729,128 @@ fn assert_head_over_rows(
     );
 }
 
-/// The streamed matmuls with a head over `g = R / heads` rows: matmul_qk's rows add their
-/// partial dot products down the head's rows and send the totals back up, each keeping its
-/// `context / g` keys of `s`; matmul_pv's rows gather the head's probabilities the same way
-/// (each adding its slice, zeros elsewhere) and weigh their own `dh / g` features of v. One
-/// and two heads over 2, 3 and 4 rows (each streamed region checked), columns holding whole
-/// sequences or a block of one (3 positions of a context of 12, 1 of 8), contexts of 4, 6, 8
-/// and 12. Pipelined mode runs its own kernel (whole heads per column) on the same data.
-/// This fails if the sum down the column is skipped: a row would keep the dot product of
-/// its `dh / g` features only (matmul_qk), or weigh v by its own keys' probabilities only
-/// (matmul_pv), each off by order 1.
+/// Shapes on which the streamed matmuls spread a head over several rows on `dev`: (tag,
+/// features, heads, context, batch, a sequence over columns). One and two heads over 2, 3
+/// and 4 rows, columns holding whole sequences or a block of one (3 positions of a context
+/// of 12, 1 of 8), contexts of 4, 6, 8 and 12.
+const HEAD_OVER_ROWS: [(&str, u64, u64, u64, u64, bool); 6] = [
+    ("h1r4", 64, 1, 4, 64, false),
+    ("h1r2", 64, 1, 6, 96, false),
+    ("h2r4", 32, 2, 4, 64, false),
+    ("h1span", 32, 1, 8, 8, true),
+    ("h2span", 48, 2, 12, 48, true),
+    ("h1r3span", 48, 1, 6, 48, true),
+];
+
+/// A matmul-shaped layer of two activations: its inputs, each named with whether it is a
+/// score row (`heads · context` features) or a token's features, the same for its result,
+/// and whether it takes a scale (0.5 here).
+struct Matmul {
+    layer: &'static str,
+    inputs: [(&'static str, bool); 2],
+    scores_out: bool,
+    scaled: bool,
+}
+
+/// Runs `mm` on every shape of `HEAD_OVER_ROWS` in `modes` against NumPy, checking that the
+/// streamed region spreads each head over several rows.
+fn check_head_over_rows(mm: &Matmul, modes: &[&str], first_seed: u64) {
+    for (seed, (tag, n, heads, context, batch, spans)) in (first_seed..).zip(HEAD_OVER_ROWS) {
+        let width = |scores: bool| if scores { heads * context } else { n };
+        let scale = if mm.scaled { ", scale = 0.5" } else { "" };
+        let scalars: &'static str = format!("heads = {heads}, context = {context}{scale}").leak();
+        let mut args: Vec<&'static str> = vec![
+            format!("heads={heads}").leak(),
+            format!("context={context}").leak(),
+        ];
+        if mm.scaled {
+            args.push("scale=0.5");
+        }
+        let inputs: Vec<_> = mm.inputs.iter().map(|&(i, s)| (i, width(s))).collect();
+        let case = sequence_layer(
+            format!("{}{tag}", mm.layer).leak(),
+            mm.layer,
+            &inputs,
+            (width(mm.scores_out), batch),
+            scalars,
+            args.leak(),
+        );
+        let layer = format!("{}#1", mm.layer);
+        case.check_in(seed, modes, |mode, report| {
+            if mode == "streaming" {
+                assert_head_over_rows(report, &layer, heads, spans, (context, batch));
+            }
+        });
+    }
+}
+
+/// The streamed matmuls with a head over `g = R / heads` rows (`HEAD_OVER_ROWS`): matmul_qk's
+/// rows add their partial dot products down the head's rows and send the totals back up,
+/// each keeping its `context / g` keys of `s`; matmul_pv's rows gather the head's
+/// probabilities the same way (each adding its slice, zeros elsewhere) and weigh their own
+/// `dh / g` features of v. Pipelined mode runs its own kernel (whole heads per column) on the
+/// same data. This fails if the sum down the column is skipped: a row would keep the dot
+/// product of its `dh / g` features only (matmul_qk), or weigh v by its own keys'
+/// probabilities only (matmul_pv), each off by order 1.
 #[test]
 fn matmuls_with_a_head_over_rows_match_numpy() {
-    // (name, features, heads, context, batch, a sequence over columns)
-    let shapes: [(&str, u64, u64, u64, u64, bool); 6] = [
-        ("h1r4", 64, 1, 4, 64, false),
-        ("h1r2", 64, 1, 6, 96, false),
-        ("h2r4", 32, 2, 4, 64, false),
-        ("h1span", 32, 1, 8, 8, true),
-        ("h2span", 48, 2, 12, 48, true),
-        ("h1r3span", 48, 1, 6, 48, true),
+    let modes = ["pipelined", "streaming"];
+    let qk = Matmul {
+        layer: "matmul_qk",
+        inputs: [("q", false), ("k", false)],
+        scores_out: true,
+        scaled: true,
+    };
+    let pv = Matmul {
+        layer: "matmul_pv",
+        inputs: [("p", true), ("v", false)],
+        scores_out: false,
+        scaled: false,
+    };
+    check_head_over_rows(&qk, &modes, 60);
+    check_head_over_rows(&pv, &modes, 70);
+}
+
+/// The matmuls' input gradients with a head over several rows (`HEAD_OVER_ROWS`, weight
+/// streaming only): dP as matmul_qk's scores (summed down the head's rows), dQ as matmul_pv's
+/// sums and dK, dV as their transpose (each row gathering the head's ds or p first, then
+/// working on its own features).
+#[test]
+fn matmul_gradients_with_a_head_over_rows_match_numpy() {
+    let grads = [
+        (
+            "matmul_qk_backward_q",
+            [("k", false), ("ds", true)],
+            false,
+            true,
+        ),
+        (
+            "matmul_qk_backward_k",
+            [("q", false), ("ds", true)],
+            false,
+            true,
+        ),
+        (
+            "matmul_pv_backward_p",
+            [("v", false), ("dy", false)],
+            true,
+            false,
+        ),
+        (
+            "matmul_pv_backward_v",
+            [("p", true), ("dy", false)],
+            false,
+            false,
+        ),
     ];
-    for (seed, (tag, n, heads, context, batch, spans)) in (60..).zip(shapes) {
-        let scalars: &'static str = format!("heads = {heads}, context = {context}").leak();
-        let args: &'static [&'static str] = vec![
-            &*format!("heads={heads}").leak(),
-            &*format!("context={context}").leak(),
-        ]
-        .leak();
-        let qk = sequence_layer(
-            format!("mmqkrows{tag}").leak(),
-            "matmul_qk",
-            &[("q", n), ("k", n)],
-            (heads * context, batch),
-            scalars,
-            args,
-        );
-        let pv = sequence_layer(
-            format!("mmpvrows{tag}").leak(),
-            "matmul_pv",
-            &[("p", heads * context), ("v", n)],
-            (n, batch),
-            scalars,
-            args,
-        );
-        for case in [qk, pv] {
-            let layer = format!("{}#1", case.layer);
-            case.check_with(seed, |mode, report| {
-                if mode == "streaming" {
-                    assert_head_over_rows(report, &layer, heads, spans, (context, batch));
-                }
-            });
-        }
+    for (first_seed, (layer, inputs, scores_out, scaled)) in (80..).step_by(10).zip(grads) {
+        let mm = Matmul {
+            layer,
+            inputs,
+            scores_out,
+            scaled,
+        };
+        check_head_over_rows(&mm, &["streaming"], first_seed);
     }
 }
 
