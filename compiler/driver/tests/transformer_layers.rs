@@ -505,7 +505,8 @@ fn grouped_softmax_matches_numpy() {
 /// Composed attention where a column cannot hold a sequence: 64 tokens of 32 features in
 /// sequences of 16 on `dev` (E0612 while the matmuls took whole sequences per column). The
 /// matmuls' regions must spread a sequence over several columns, their blocks of keys and
-/// values passing along each row, and the two heads over two rows (both checked).
+/// values passing along each row, and each of the two heads over several rows (both
+/// checked; the mapper takes 8 rows, a head over 4).
 #[test]
 fn composed_attention_spans_columns() {
     let case = composed_attention(
@@ -518,8 +519,7 @@ fn composed_attention_spans_columns() {
     case.check_streaming_with(45, |_, report| {
         for layer in ["matmul_qk#1", "matmul_pv#1"] {
             spans_columns(report, layer, 16, 64);
-            let (rows, _) = region_size(report, layer);
-            assert_eq!(rows, 2, "{layer}: a head a row");
+            assert_head_over_rows(report, layer, 2, true, (16, 64));
         }
     });
 }
@@ -670,25 +670,217 @@ fn composed_attention_matches_numpy_and_fused_attention() {
     ];
     for (seed, composed) in (37..).zip(cases) {
         composed.check(seed);
-        let fused = Case {
-            model: None,
-            ..composed.clone()
-        };
-        let dir = composed.write(seed);
-        for mode in ["pipelined", "streaming"] {
-            std::fs::write(dir.join("m.wse"), composed.source()).expect("model");
-            let (a, _) = composed.run(&dir, mode);
-            std::fs::write(dir.join("m.wse"), fused.source()).expect("model");
-            let (b, _) = fused.run(&dir, mode);
-            let largest = b.iter().fold(0f32, |m, v| m.max(v.abs())).max(1e-30);
-            for (j, (x, y)) in a.iter().zip(&b).enumerate() {
-                assert!(
-                    (x - y).abs() / largest <= TOLERANCE,
-                    "{} ({mode}): element {j}: composed {x}, fused attention {y}",
-                    composed.name
-                );
-            }
+        assert_matches_fused(&composed, seed);
+    }
+}
+
+/// Runs `composed` (attention composed from its pieces) and the fused `attention` on the same
+/// data in both modes and asserts that they agree within `TOLERANCE`.
+fn assert_matches_fused(composed: &Case, seed: u64) {
+    let fused = Case {
+        model: None,
+        ..composed.clone()
+    };
+    let dir = composed.write(seed);
+    for mode in ["pipelined", "streaming"] {
+        std::fs::write(dir.join("m.wse"), composed.source()).expect("model");
+        let (a, _) = composed.run(&dir, mode);
+        std::fs::write(dir.join("m.wse"), fused.source()).expect("model");
+        let (b, _) = fused.run(&dir, mode);
+        let largest = b.iter().fold(0f32, |m, v| m.max(v.abs())).max(1e-30);
+        for (j, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert!(
+                (x - y).abs() / largest <= TOLERANCE,
+                "{} ({mode}): element {j}: composed {x}, fused attention {y}",
+                composed.name
+            );
         }
+    }
+}
+
+/// Asserts that the streamed `layer` in `report` spreads each of its `heads` heads over
+/// several rows (a head over `rows / heads` of them), with a column holding whole sequences
+/// (`spans` false) or a block of one sequence's positions (true).
+fn assert_head_over_rows(
+    report: &str,
+    layer: &str,
+    heads: u64,
+    spans: bool,
+    (context, batch): (u64, u64),
+) {
+    let (rows, cols) = region_size(report, layer);
+    assert!(
+        rows > heads && rows % heads == 0,
+        "{layer} on {rows} rows: {heads} heads not each over several rows"
+    );
+    assert_eq!(
+        cols * context > batch,
+        spans,
+        "{layer} on {cols} columns: a sequence of {context} (batch {batch}) should span columns: {spans}"
+    );
+}
+
+/// Shapes on which the streamed matmuls spread a head over several rows on `dev`: (tag,
+/// features, heads, context, batch, a sequence over columns). One and two heads over 2, 3
+/// and 4 rows, columns holding whole sequences or a block of one (3 positions of a context
+/// of 12, 1 of 8), contexts of 4, 6, 8 and 12.
+const HEAD_OVER_ROWS: [(&str, u64, u64, u64, u64, bool); 6] = [
+    ("h1r4", 64, 1, 4, 64, false),
+    ("h1r2", 64, 1, 6, 96, false),
+    ("h2r4", 32, 2, 4, 64, false),
+    ("h1span", 32, 1, 8, 8, true),
+    ("h2span", 48, 2, 12, 48, true),
+    ("h1r3span", 48, 1, 6, 48, true),
+];
+
+/// A matmul-shaped layer of two activations: its inputs, each named with whether it is a
+/// score row (`heads · context` features) or a token's features, the same for its result,
+/// and whether it takes a scale (0.5 here).
+struct Matmul {
+    layer: &'static str,
+    inputs: [(&'static str, bool); 2],
+    scores_out: bool,
+    scaled: bool,
+}
+
+/// Runs `mm` on every shape of `HEAD_OVER_ROWS` in `modes` against NumPy, checking that the
+/// streamed region spreads each head over several rows.
+fn check_head_over_rows(mm: &Matmul, modes: &[&str], first_seed: u64) {
+    for (seed, (tag, n, heads, context, batch, spans)) in (first_seed..).zip(HEAD_OVER_ROWS) {
+        let width = |scores: bool| if scores { heads * context } else { n };
+        let scale = if mm.scaled { ", scale = 0.5" } else { "" };
+        let scalars: &'static str = format!("heads = {heads}, context = {context}{scale}").leak();
+        let mut args: Vec<&'static str> = vec![
+            format!("heads={heads}").leak(),
+            format!("context={context}").leak(),
+        ];
+        if mm.scaled {
+            args.push("scale=0.5");
+        }
+        let inputs: Vec<_> = mm.inputs.iter().map(|&(i, s)| (i, width(s))).collect();
+        let case = sequence_layer(
+            format!("{}{tag}", mm.layer).leak(),
+            mm.layer,
+            &inputs,
+            (width(mm.scores_out), batch),
+            scalars,
+            args.leak(),
+        );
+        let layer = format!("{}#1", mm.layer);
+        case.check_in(seed, modes, |mode, report| {
+            if mode == "streaming" {
+                assert_head_over_rows(report, &layer, heads, spans, (context, batch));
+            }
+        });
+    }
+}
+
+/// The streamed matmuls with a head over `g = R / heads` rows (`HEAD_OVER_ROWS`): matmul_qk's
+/// rows add their partial dot products down the head's rows and send the totals back up,
+/// each keeping its `context / g` keys of `s`; matmul_pv's rows gather the head's
+/// probabilities the same way (each adding its slice, zeros elsewhere) and weigh their own
+/// `dh / g` features of v. Pipelined mode runs its own kernel (whole heads per column) on the
+/// same data. This fails if the sum down the column is skipped: a row would keep the dot
+/// product of its `dh / g` features only (matmul_qk), or weigh v by its own keys'
+/// probabilities only (matmul_pv), each off by order 1.
+#[test]
+fn matmuls_with_a_head_over_rows_match_numpy() {
+    let modes = ["pipelined", "streaming"];
+    let qk = Matmul {
+        layer: "matmul_qk",
+        inputs: [("q", false), ("k", false)],
+        scores_out: true,
+        scaled: true,
+    };
+    let pv = Matmul {
+        layer: "matmul_pv",
+        inputs: [("p", true), ("v", false)],
+        scores_out: false,
+        scaled: false,
+    };
+    check_head_over_rows(&qk, &modes, 60);
+    check_head_over_rows(&pv, &modes, 70);
+}
+
+/// The matmuls' input gradients with a head over several rows (`HEAD_OVER_ROWS`, weight
+/// streaming only): dP as matmul_qk's scores (summed down the head's rows), dQ as matmul_pv's
+/// sums and dK, dV as their transpose (each row gathering the head's ds or p first, then
+/// working on its own features).
+#[test]
+fn matmul_gradients_with_a_head_over_rows_match_numpy() {
+    let grads = [
+        (
+            "matmul_qk_backward_q",
+            [("k", false), ("ds", true)],
+            false,
+            true,
+        ),
+        (
+            "matmul_qk_backward_k",
+            [("q", false), ("ds", true)],
+            false,
+            true,
+        ),
+        (
+            "matmul_pv_backward_p",
+            [("v", false), ("dy", false)],
+            true,
+            false,
+        ),
+        (
+            "matmul_pv_backward_v",
+            [("p", true), ("dy", false)],
+            false,
+            false,
+        ),
+    ];
+    for (first_seed, (layer, inputs, scores_out, scaled)) in (80..).step_by(10).zip(grads) {
+        let mm = Matmul {
+            layer,
+            inputs,
+            scores_out,
+            scaled,
+        };
+        check_head_over_rows(&mm, &["streaming"], first_seed);
+    }
+}
+
+/// `matmul_qk → softmax(context) → matmul_pv` equal to the fused `attention` (and NumPy's)
+/// where the matmuls spread a head over several rows: one head of 64 features over 4 rows,
+/// two of 16 over 4 (checked in the streamed report).
+#[test]
+fn composed_attention_with_a_head_over_rows_matches_fused_attention() {
+    let cases = [
+        (
+            composed_attention(
+                "attcomprows1",
+                (64, 64, 4),
+                "heads = 1, context = 4",
+                &["heads=1", "context=4"],
+                "0.125",
+            ),
+            1,
+        ),
+        (
+            composed_attention(
+                "attcomprows2",
+                (32, 64, 4),
+                "heads = 2, context = 4",
+                &["heads=2", "context=4"],
+                "0.25",
+            ),
+            2,
+        ),
+    ];
+    for (seed, (composed, heads)) in (70..).zip(cases) {
+        composed.check_with(seed, |mode, report| {
+            if mode == "streaming" {
+                for layer in ["matmul_qk#1", "matmul_pv#1"] {
+                    assert_head_over_rows(report, layer, heads, false, (4, 64));
+                }
+            }
+        });
+        assert_matches_fused(&composed, seed);
     }
 }
 
