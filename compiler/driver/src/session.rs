@@ -192,7 +192,15 @@ pub(crate) fn phase_failure(
     compiled: &Compiled,
 ) -> BuildError {
     match failure.error {
-        PhaseError::Assemble(text) => BuildError::Message(text),
+        // What the phase before left on the fabric does not match the phase's kernel.
+        PhaseError::Assemble(text) => BuildError::Run {
+            code: E0806,
+            message: format!(
+                "phase {} (`{}`) cannot be set up on the fabric: {text}",
+                failure.phase,
+                phase_layer(placement, failure.phase)
+            ),
+        },
         PhaseError::Aborted => BuildError::Message("another system of the cluster failed".into()),
         PhaseError::Trace(e) => BuildError::Run {
             code: E0804,
@@ -203,6 +211,15 @@ pub(crate) fn phase_failure(
         },
         PhaseError::Simulate(e) => sim_error(e, trace, placement, compiled, Some(failure.phase)),
     }
+}
+
+/// The name of the layer phase `phase` runs.
+fn phase_layer(placement: &Placement, phase: u32) -> &str {
+    placement
+        .layers
+        .iter()
+        .find(|l| l.phase == phase)
+        .map_or("?", |l| l.name.as_str())
 }
 
 /// A failed simulation (of the whole program, or of one phase of weight streaming): the

@@ -50,7 +50,11 @@ pub(crate) fn run(
     let kinds: Vec<Kind> = (0..placement.phases)
         .map(|phase| kind(graph, placement, phase))
         .collect();
-    let segments = segments(&kinds);
+    // One layer a phase, in graph order; segments as the mapper checked them (E0619).
+    let segments: Vec<Vec<u32>> = wsel_map::segments(graph)
+        .into_iter()
+        .map(|s| s.into_iter().map(|l| placement.layers[l].phase).collect())
+        .collect();
     let inputs: Vec<Vec<Tensor>> = (0..m)
         .map(|micro| micro_batch(data.inputs, micro as usize, size))
         .collect();
@@ -95,9 +99,6 @@ pub(crate) fn run(
                     }
                     Kind::Other => {}
                 }
-                for kept in held.values() {
-                    beside(runner, phase, kept)?;
-                }
                 let done = runner.step(phase, micro, &own, state, work)?;
                 if let Some(kept) = done.kept {
                     held.insert(phase, kept);
@@ -109,32 +110,6 @@ pub(crate) fn run(
         }
     }
     Ok(())
-}
-
-/// Phase `phase` runs while a layer holds its weights on the same PEs: its arrays and the
-/// held ones must fit a PE's SRAM together (they never share a word: the held arrays stay
-/// where the phase does not reach). The phase of the holding layer itself counts them
-/// already.
-fn beside(runner: &Runner<'_, '_>, phase: u32, held: &HeldWeights) -> Result<(), PhaseFailure> {
-    let program = runner.program();
-    let l = layer_of(program.placement, phase);
-    let ir = &program.compiled.irs[program.compiled.layer_kernel[l]];
-    if ir.arrays.iter().any(|a| a.name.starts_with("held_")) {
-        return Ok(());
-    }
-    let (own, kept) = (4 * u64::from(ir.sram_words()), held.bytes_per_pe());
-    let sram = u64::from(program.target.sram_bytes);
-    if own + kept <= sram {
-        return Ok(());
-    }
-    let name = &program.placement.layers[l].name;
-    Err(PhaseFailure {
-        phase,
-        error: crate::streamed::PhaseError::Assemble(format!(
-            "`{name}` needs {own} bytes of SRAM per PE beside the {kept} bytes of weights held \
-             there for the layer's micro-batches, the target has {sram}"
-        )),
-    })
 }
 
 /// A micro-batch that stays on the fabric skips parking phase `phase`: the layer's result is
@@ -172,19 +147,6 @@ fn kind(graph: &LayerGraph, placement: &Placement, phase: u32) -> Kind {
         return Kind::Weighted;
     }
     Kind::Other
-}
-
-/// The phases in segments: a new segment starts at the first unpark after a park.
-fn segments(kinds: &[Kind]) -> Vec<Vec<u32>> {
-    let mut segments: Vec<Vec<u32>> = vec![Vec::new()];
-    for (phase, kind) in kinds.iter().enumerate() {
-        let after_park = phase > 0 && matches!(kinds[phase - 1], Kind::Park(_));
-        if matches!(kind, Kind::Unpark(_)) && after_park {
-            segments.push(Vec::new());
-        }
-        segments.last_mut().expect("one segment").push(phase as u32);
-    }
-    segments
 }
 
 /// The input an unpark phase is assembled with: zeros of the parked result's shape, which the

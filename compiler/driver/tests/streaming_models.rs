@@ -497,3 +497,41 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
     assert!(table.contains("micro-batch-major order runs"), "{table}");
     assert!(same_bits(&y, &read(&dir.join("y_auto.npy"))));
 }
+
+#[test]
+fn a_phase_that_does_not_fit_beside_held_weights_keeps_micro_batch_major_order() {
+    // tests/ui/E0619-*.wse: 37 samples of 4800 → 2 on dev, micro-batches of one sample on one
+    // column. Held, dense#1's row of 300 × 2 weights, its mark and its bias take
+    // 4 B × (601 + 1) = 2,408 B per PE; stage_in#1 beside them takes 4 B × (300 + 300) for a
+    // sample's block and a row's buffer: 4,808 B > 4,096. `auto` keeps micro-batch-major order
+    // and says why; `layer` is E0619 (the UI test).
+    let model = repo_root().join("tests/ui/E0619-phase-beside-held-weights.wse");
+    let model = model.to_str().expect("utf-8 path");
+    let args = [
+        "map",
+        model,
+        "--mode",
+        "streaming",
+        "--batch",
+        "37",
+        "--micro-order",
+        "auto",
+    ];
+    let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .args(args)
+        .args(["--color", "never"])
+        .output()
+        .expect("wsel runs");
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{table}");
+    assert!(
+        table.contains(
+            "held between micro-batches the weights do not fit: in layer-major order `dense#1` \
+             holds 2408 bytes of weights per PE between micro-batches, and phase 0 \
+             (`stage_in#1`), which runs beside them, needs 2400 bytes of its own: 4808 bytes \
+             per PE at best (16 × 1 PEs, micro-batches of 1 sample), the target has 4096: \
+             micro-batch-major order runs"
+        ),
+        "{table}"
+    );
+}

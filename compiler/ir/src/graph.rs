@@ -151,6 +151,9 @@ pub struct LayerImpl {
     pub kernel_args: Vec<(String, CExpr)>,
     /// The kernel's SRAM words per PE, as an expression over dims and `R`/`C`.
     pub sram_words: CExpr,
+    /// The words of those in its `held_*` arrays: the weights a layer holds on the fabric
+    /// between micro-batches (`docs/running.md`, "Micro-batches"); 0 for most kernels.
+    pub held_words: CExpr,
     /// The kernel's ports, in declaration order.
     pub ports: Vec<PortInfo>,
     /// The `bind` statements.

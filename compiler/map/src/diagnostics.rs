@@ -57,6 +57,10 @@ pub const E0614: &str = "E0614";
 /// its weights on the fabric between micro-batches: it has no streaming implementation that
 /// holds them, or held they do not fit even at micro-batches of one sample.
 pub const E0618: &str = "E0618";
+/// In layer-major micro-batches, a phase that runs while a layer holds its weights on the
+/// fabric (the rest of the layer's segment) does not fit a PE beside them, on any region where
+/// every phase fits alone, even at micro-batches of one sample.
+pub const E0619: &str = "E0619";
 
 /// Every mapping code with a one-line description, in code order.
 pub fn codes() -> &'static [(&'static str, &'static str)] {
@@ -102,6 +106,10 @@ pub fn codes() -> &'static [(&'static str, &'static str)] {
         (
             E0618,
             "layer-major micro-batches asked for, but a layer cannot hold its weights on the fabric",
+        ),
+        (
+            E0619,
+            "layer-major micro-batches asked for, but a phase does not fit beside a layer's held weights",
         ),
     ]
 }
@@ -468,4 +476,53 @@ pub(crate) fn held_weights_do_not_fit(why: &Diagnostic) -> Diagnostic {
         ),
         ..why.clone()
     }
+}
+
+/// Who holds weights beside which phase, for E0619: the holding layer and its call, the phase
+/// (its index and layer name), and the samples of a micro-batch.
+pub(crate) struct Beside<'a> {
+    pub holder: &'a str,
+    pub call: &'a SourceSpan,
+    pub phase: usize,
+    pub phase_name: &'a str,
+    pub micro: u64,
+}
+
+/// E0619 at the call of the layer that holds `held` bytes of weights per PE, beside which a
+/// phase needs `own` bytes of its own on a `rows × cols` region of PEs with `sram` bytes.
+pub(crate) fn phase_beside_held(
+    at_layer: Beside<'_>,
+    (held, own): (u64, u64),
+    (rows, cols): (u32, u32),
+    sram: u32,
+) -> Diagnostic {
+    let Beside {
+        holder,
+        call,
+        phase,
+        phase_name,
+        micro,
+    } = at_layer;
+    let samples = if micro == 1 { "sample" } else { "samples" };
+    Diagnostic::error(
+        E0619,
+        format!(
+            "in layer-major order `{holder}` holds {held} bytes of weights per PE between \
+             micro-batches, and phase {phase} (`{phase_name}`), which runs beside them, needs \
+             {own} bytes of its own: {} bytes per PE at best ({rows} × {cols} PEs, micro-batches \
+             of {micro} {samples}), the target has {sram}",
+            held + own
+        ),
+        at(call),
+        format!("holds {held} bytes per PE here"),
+    )
+    .with_note(
+        "a layer holds its weights from its first micro-batch until every micro-batch has run \
+         its segment (the phases from the unparks before it to the parks after it); each of \
+         those phases keeps its arrays beside the held ones",
+    )
+    .with_help(
+        "use `--micro-order micro` (each micro-batch streams the weights again), or a target \
+         with more SRAM per PE",
+    )
 }

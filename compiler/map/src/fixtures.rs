@@ -140,6 +140,7 @@ fn dense_tile() -> LayerImpl {
             ("samples".to_string(), var("B")),
         ],
         sram_words: words,
+        held_words: CExpr::Int(0),
         ports: vec![
             port("xs", PortDirection::In, Side::West, true),
             port("psum", PortDirection::In, Side::North, false),
@@ -227,6 +228,7 @@ fn dense_resident() -> LayerImpl {
             ("smax".to_string(), smax),
         ],
         sram_words: words,
+        held_words: CExpr::Int(0),
         ports: vec![
             port("ws", PortDirection::In, Side::West, true),
             port("from_n", PortDirection::In, Side::North, false),
@@ -265,6 +267,7 @@ fn store_fed(batch: u64) -> LayerImpl {
             name: "dense_store_fed".into(),
         },
         sram_words: words,
+        held_words: CExpr::Int(0),
         ports: vec![
             port("xs", PortDirection::In, Side::West, true),
             port("ws", PortDirection::In, Side::West, true),
@@ -320,6 +323,7 @@ pub fn relu(index: usize, x: TensorRef, n: u64, batch: u64) -> LayerInstance {
             ("samples".to_string(), var("B")),
         ],
         sram_words: bin(CBinOp::Add, small_n, CExpr::Int(1)),
+        held_words: CExpr::Int(0),
         ports: vec![
             port("xs", PortDirection::In, Side::North, false),
             port("ys", PortDirection::Out, Side::South, false),

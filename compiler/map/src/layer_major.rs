@@ -83,7 +83,8 @@ struct Held {
 }
 
 /// The largest micro-batch of at most `most` samples that divides `batch` and maps with the
-/// weights held; or E0618 with why the smallest does not (the mapper's own sentence).
+/// weights held; or E0618 with why the smallest does not (the mapper's own sentence), or the
+/// smallest's E0619 (a phase does not fit beside the held weights).
 fn held_mapping(
     stagings: Stagings<'_>,
     batch: u64,
@@ -96,7 +97,7 @@ fn held_mapping(
         Err(d) => d,
     };
     let why = d.message.clone();
-    let error = if d.code == diag::E0618 {
+    let error = if d.code == diag::E0618 || d.code == diag::E0619 {
         *d
     } else {
         diag::held_weights_do_not_fit(&d)

@@ -32,7 +32,7 @@ use crate::diagnostics as diag;
 use crate::expr::{Env, kernel_args, side_names};
 use crate::place::DeadIndex;
 use crate::placement::{EdgePoint, Endpoint, Estimate, Placement};
-use crate::{MapOptions, MapResult, copies, search};
+use crate::{MapOptions, MapResult, copies, held_fit, search};
 
 /// Whether `imp` keeps the tensor named `name` resident: an activation bound to an array.
 pub(crate) fn is_resident(imp: &LayerImpl, name: &str) -> bool {
@@ -243,7 +243,7 @@ fn streaming_impls(graph: &LayerGraph, held: bool) -> Result<Vec<usize>, Vec<Dia
 
 /// Whether implementation `imp` holds its weights between micro-batches: its kernel takes
 /// `hold = true` (std.nn's `dense_resident`).
-fn holds(imp: &LayerImpl) -> bool {
+pub(crate) fn holds(imp: &LayerImpl) -> bool {
     imp.kernel_args
         .iter()
         .any(|(name, e)| name == "hold" && *e == wsel_ir::graph::CExpr::Bool(true))
@@ -391,24 +391,23 @@ fn choose_region(
         Some(&(rows, cols)) => (vec![rows], vec![cols]),
         None => (lengths(target.height), lengths(max_cols)),
     };
-    let candidate =
-        |rows: u32, cols: u32, measure: bool| -> Option<Region> {
-            if !graph.layers.iter().enumerate().all(|(l, layer)| {
-                allowed(layer, &layer.impls[impls[l]], rows, cols, target, options)
-            }) {
-                return None;
-            }
-            let rect = first_clean(&dead, target, rows, cols, &sides)?;
-            let estimates = estimates(graph, impls, target, options, (rows, cols), measure);
-            let total = total_cycles(graph, &estimates, target);
-            Some(Region {
-                rect,
-                rows,
-                cols,
-                estimates,
-                total,
-            })
-        };
+    let candidate = |rows: u32, cols: u32, measure: bool| -> Option<Region> {
+        if !all_allowed(graph, impls, (rows, cols), target, options)
+            || held_fit::overflow(graph, impls, (rows, cols), limit(target, options)).is_some()
+        {
+            return None;
+        }
+        let rect = first_clean(&dead, target, rows, cols, &sides)?;
+        let estimates = estimates(graph, impls, target, options, (rows, cols), measure);
+        let total = total_cycles(graph, &estimates, target);
+        Some(Region {
+            rect,
+            rows,
+            cols,
+            estimates,
+            total,
+        })
+    };
     let better = |a: &Region, b: &Region| (a.total, a.rows * a.cols) < (b.total, b.rows * b.cols);
     let mut best: Option<Region> = None;
     for &rows in &all_rows {
@@ -472,6 +471,26 @@ fn total_cycles(graph: &LayerGraph, estimates: &[Estimate], target: &Target) -> 
     phases + u64::from(target.reconfigure_cycles) * (estimates.len() as u64).saturating_sub(1)
 }
 
+/// Whether every layer's implementation may run on a `rows × cols` region ([`allowed`]).
+fn all_allowed(
+    graph: &LayerGraph,
+    impls: &[usize],
+    (rows, cols): (u32, u32),
+    target: &Target,
+    options: &MapOptions,
+) -> bool {
+    graph
+        .layers
+        .iter()
+        .enumerate()
+        .all(|(l, layer)| allowed(layer, &layer.impls[impls[l]], rows, cols, target, options))
+}
+
+/// The SRAM bytes per PE a phase's kernels may take: the target's, less the reserved.
+fn limit(target: &Target, options: &MapOptions) -> u64 {
+    u64::from(target.sram_bytes).saturating_sub(u64::from(options.reserved_sram_bytes))
+}
+
 /// Whether `imp` may run on a `rows × cols` region: its conditions hold, its arguments have
 /// values and its SRAM fits.
 fn allowed(
@@ -522,6 +541,17 @@ fn fixed_side_holds(layer: &LayerInstance, side: &wsel_ir::graph::RegionSide, si
 
 /// The SRAM bytes per PE `imp`'s kernel needs on a `rows × cols` region.
 fn sram_bytes(layer: &LayerInstance, imp: &LayerImpl, rows: u32, cols: u32) -> Option<u64> {
+    bytes_of(&imp.sram_words, layer, imp, rows, cols)
+}
+
+/// The bytes of `words` (an expression of `imp`'s kernel's words) on a `rows × cols` region.
+pub(crate) fn bytes_of(
+    words: &wsel_ir::graph::CExpr,
+    layer: &LayerInstance,
+    imp: &LayerImpl,
+    rows: u32,
+    cols: u32,
+) -> Option<u64> {
     let (rn, cn) = side_names(imp);
     let env = Env {
         dims: &layer.dims,
@@ -530,7 +560,7 @@ fn sram_bytes(layer: &LayerInstance, imp: &LayerImpl, rows: u32, cols: u32) -> O
         rows,
         cols,
     };
-    let words = imp.sram_words.eval_int(&|s| env.lookup(s)).ok()?;
+    let words = words.eval_int(&|s| env.lookup(s)).ok()?;
     u64::try_from(words).ok().map(|w| w * 4)
 }
 
@@ -668,6 +698,9 @@ fn no_region(
             ),
         };
     }
+    if let Some(d) = beside_held(graph, impls, sizes(), target, options) {
+        return d;
+    }
     let reserved = u64::from(options.reserved_sram_bytes);
     if let Some((bytes, rows, cols, l)) = shared_working_set(graph, impls, sizes())
         && bytes + reserved > u64::from(target.sram_bytes)
@@ -688,6 +721,39 @@ fn no_region(
         &first.call,
         "no region of the fabric suits every phase of the streamed model at once",
     )
+}
+
+/// E0619 when every phase fits some region on its own but on each such region a phase does
+/// not fit beside a layer's held weights: the least such overflow, with its region.
+fn beside_held(
+    graph: &LayerGraph,
+    impls: &[usize],
+    sizes: impl Iterator<Item = (u32, u32)>,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<Diagnostic> {
+    let limit = limit(target, options);
+    let mut least: Option<(held_fit::Overflow, u32, u32)> = None;
+    for size in sizes.filter(|&size| all_allowed(graph, impls, size, target, options)) {
+        let o = held_fit::overflow(graph, impls, size, limit)?;
+        if least.is_none_or(|(l, _, _)| o.own + o.held < l.own + l.held) {
+            least = Some((o, size.0, size.1));
+        }
+    }
+    let (o, rows, cols) = least?;
+    let (holder, phase) = (&graph.layers[o.holder], &graph.layers[o.phase]);
+    Some(diag::phase_beside_held(
+        diag::Beside {
+            holder: &holder.name,
+            call: &holder.call,
+            phase: o.phase,
+            phase_name: &phase.name,
+            micro: graph.batch,
+        },
+        (o.held, o.own + u64::from(options.reserved_sram_bytes)),
+        (rows, cols),
+        target.sram_bytes,
+    ))
 }
 
 /// Over the region sizes `sizes` on which every phase's conditions hold, the one whose largest

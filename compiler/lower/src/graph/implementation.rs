@@ -96,12 +96,12 @@ pub(super) fn lower_impl(
         kernel_args.push((param.name.clone(), arg));
     }
     let module = module_scope(db, kernel_file);
-    let (sram_words, names) = match item_ast(db, kernel_item) {
+    let ((sram_words, held_words), names) = match item_ast(db, kernel_item) {
         Some(ast::Item::Kernel(kernel)) => {
             let names = kernel_names(db, module, kernel, &kernel_args);
             (sram_words(db, module, kernel, &names), names)
         }
-        _ => (CExpr::Int(0), BTreeMap::new()),
+        _ => ((CExpr::Int(0), CExpr::Int(0)), BTreeMap::new()),
     };
     let ports = ksig
         .ports
@@ -184,6 +184,7 @@ pub(super) fn lower_impl(
         },
         kernel_args,
         sram_words,
+        held_words,
         ports,
         binds,
         span: SourceSpan {
@@ -255,25 +256,31 @@ fn convert_member(
     converter.convert(expr).map(|e| simplify(&e))
 }
 
-/// The kernel's SRAM words (its arrays' lengths plus one per SRAM scalar), given its `names`.
+/// The kernel's SRAM words (its arrays' lengths plus one per SRAM scalar), and those of its
+/// `held_*` arrays (the weights it holds between micro-batches), given its `names`.
 fn sram_words(
     db: &dyn wsel_sema::Db,
     module: &wsel_sema::items::ModuleScope<'_>,
     kernel: &ast::Kernel,
     names: &BTreeMap<String, CExpr>,
-) -> CExpr {
+) -> (CExpr, CExpr) {
     let mut terms = Vec::new();
+    let mut held = Vec::new();
     for member in &kernel.members {
         if let ast::KernelMember::Var(v) = member {
-            terms.push(match &v.ty {
+            let words = match &v.ty {
                 ast::Type::Array { len, .. } => {
                     convert_member(db, module, len, names).unwrap_or(CExpr::Int(0))
                 }
                 _ => CExpr::Int(1),
-            });
+            };
+            if v.name.name.starts_with("held_") {
+                held.push(words.clone());
+            }
+            terms.push(words);
         }
     }
-    sum(&terms)
+    (sum(&terms), sum(&held))
 }
 
 fn is_module_const(cx: &LayerCx<'_, '_>, name: &str) -> bool {
