@@ -57,6 +57,8 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
            o = r + (gelu(m wfc11 + bfc11) wfc21 + bfc21)
        -> softmax(layernorm(o, lnf_g, lnf_b) whead + bhead), the mean cross-entropy against
        the next token's id (labels: [32], class indices).
+  gpt_one_head  gpt with one causal head of 16 features (for a head over several rows of
+       the streamed matmuls).
   gpt_packed  gpt with q, k and v made by one dense layer (wqkv1, bqkv1), packed per head
        (head h's q, k, v at h·3dh), into attention_qkv: for pipelined training.
   example  examples/transformer's model (2 blocks, d_model 128, 4 heads, context 64, MLP
@@ -586,7 +588,8 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "relu_res_mlp": lambda: ResMlp(relu=True),
           "relu_res_mlp_no_skip": lambda: ResMlp(skip=False, relu=True),
           "double_mlp": DoubleMlp, "double_mlp_no_skip": lambda: DoubleMlp(skip=False),
-          "gpt": Gpt, "gpt_packed": lambda: Gpt(packed=True), "example": Example}
+          "gpt": Gpt, "gpt_one_head": lambda: Gpt(heads=1),
+          "gpt_packed": lambda: Gpt(packed=True), "example": Example}
 
 
 def rows(d, sl):

@@ -1048,22 +1048,42 @@ fn a_tiny_transformer_trains_with_adam_like_numpy() {
 /// close to the reference as the fused model (the 1e-5 bound).
 #[test]
 fn a_tiny_transformer_with_composed_attention_trains_like_numpy() {
-    let fused = "    let att = attention(dense(a, wq1, bq1), dense(a, wk1, bk1), dense(a, wv1, bv1),\n\
-                 \x20       heads = 2, context = 8);\n";
-    let composed = "    let s = matmul_qk(dense(a, wq1, bq1), dense(a, wk1, bk1), heads = 2, context = 8,\n\
-                    \x20       scale = 0.35355339);\n\
-                    \x20   let att = matmul_pv(softmax(s, context = 8), dense(a, wv1, bv1), heads = 2,\n\
-                    \x20       context = 8);\n";
-    assert!(TINY_GPT.contains(fused));
-    let source = TINY_GPT
-        .replace(fused, composed)
-        .replace("attention, softmax}", "matmul_qk, matmul_pv, softmax}");
+    let source = composed_tiny_gpt(2, "0.35355339");
     let report = transformer_trains_like_numpy("gpt", &source, &[], &TINY_GPT_SGD);
     let (_, cols) = training_region(&report);
     assert!(
         cols * 8 > 16,
         "on {cols} columns: whole sequences per column"
     );
+}
+
+/// The tiny transformer with one head of 16 features (the reference's `gpt_one_head`), its
+/// attention composed: the training region has 2 rows (checked: more than one), so the
+/// matmuls and their gradients spread the head over the rows, their partial scores summed
+/// and their probabilities and ds gathered down the head's rows. Measured: losses within
+/// 1e-7 relative, weights within 1.5e-7 of the reference (the 1e-5 bound).
+#[test]
+fn a_tiny_transformer_with_a_head_over_rows_trains_like_numpy() {
+    let source = composed_tiny_gpt(1, "0.25");
+    let report = transformer_trains_like_numpy("gpt_one_head", &source, &[], &TINY_GPT_SGD);
+    let (rows, _) = training_region(&report);
+    assert!(rows > 1, "on {rows} row: the head is not spread over rows");
+}
+
+/// [`TINY_GPT`] with its attention composed of `matmul_qk` (`heads` heads, `scale` = 1/√dh
+/// as a literal), the grouped causal `softmax` and `matmul_pv`.
+fn composed_tiny_gpt(heads: u32, scale: &str) -> String {
+    let fused = "    let att = attention(dense(a, wq1, bq1), dense(a, wk1, bk1), dense(a, wv1, bv1),\n\
+                 \x20       heads = 2, context = 8);\n";
+    let composed = format!(
+        "    let s = matmul_qk(dense(a, wq1, bq1), dense(a, wk1, bk1), heads = {heads}, \
+         context = 8,\n        scale = {scale});\n    let att = matmul_pv(softmax(s, context = \
+         8), dense(a, wv1, bv1), heads = {heads},\n        context = 8);\n"
+    );
+    assert!(TINY_GPT.contains(fused));
+    TINY_GPT
+        .replace(fused, &composed)
+        .replace("attention, softmax}", "matmul_qk, matmul_pv, softmax}")
 }
 
 /// examples/transformer itself (2 blocks, d_model 128, 4 heads, context 64, its trained
