@@ -303,12 +303,12 @@ pub(crate) fn map_with_sizes(
             None => Err(result.diagnostics),
         }
     };
-    if request == ModeRequest::Streaming && matches!(copies, Copies::Exactly(n) if n > 1) {
-        return Err(BuildError::Message(
-            "`--copies` replicates a pipeline; weight streaming runs one layer at a time over \
-             its region, so it takes no copies"
-                .into(),
-        ));
+    if request == ModeRequest::Streaming
+        && let Copies::Exactly(n @ 2..) = copies
+        && let Some(first) = graph.layers.first()
+    {
+        let d = wsel_map::diagnostics::streaming_takes_no_copies(&first.call, n);
+        return Err(BuildError::Diagnostics(vec![d]));
     }
     match request {
         ModeRequest::Pipelined | ModeRequest::Streaming => {
