@@ -12,7 +12,7 @@ use std::sync::Arc;
 use wsel_codegen::{Backend, CompiledKernel};
 use wsel_ir::cost::CostModel;
 use wsel_ir::graph::{CValue, LayerGraph, Mode};
-use wsel_lower::{RunConfig, RunMode, TargetSpec};
+use wsel_lower::{RunConfig, RunMicroOrder, RunMode, TargetSpec};
 use wsel_map::{Copies, KernelWork, MapOptions, Mapped, Placement};
 use wsel_sema::{Database, Diagnostic, ItemId, SourceFile};
 use wsel_target::Target;
@@ -140,6 +140,18 @@ pub fn choose_mode(flag: Option<ModeArg>, run: Option<&RunConfig>) -> ModeReques
         (Some(ModeArg::Streaming), _) | (None, Some(RunMode::Streaming)) => ModeRequest::Streaming,
         _ => ModeRequest::Auto,
     }
+}
+
+/// `--micro-order`, else the `run` item's `micro_order`, else auto.
+pub fn choose_micro_order(
+    flag: Option<wsel_map::MicroOrder>,
+    run: Option<&RunConfig>,
+) -> wsel_map::MicroOrder {
+    flag.unwrap_or(match run.and_then(|r| r.micro_order) {
+        Some(RunMicroOrder::Micro) => wsel_map::MicroOrder::Micro,
+        Some(RunMicroOrder::Layer) => wsel_map::MicroOrder::Layer,
+        Some(RunMicroOrder::Auto) | None => wsel_map::MicroOrder::Auto,
+    })
 }
 
 /// The code generator a `--backend` flag names, if this build has it.

@@ -548,3 +548,53 @@ fn a_phase_that_does_not_fit_beside_held_weights_keeps_micro_batch_major_order()
         "{table}"
     );
 }
+
+#[test]
+fn the_run_items_micro_order_runs_as_the_flag_does_and_the_flag_overrides_it() {
+    let dir = temp_dir("micro-order-item");
+    // The model of `layer_major_order_on_request_runs_where_it_does_not_pay`: `auto` keeps
+    // micro-batch-major order there, so only the item's `micro_order = "layer"` (or the flag)
+    // runs it layer-major.
+    Mlp::new(&dir, &[64, 64, 10], 1024, 23);
+    let mut source = std::fs::read_to_string(dir.join("mlp.wse")).expect("model");
+    source += "\nrun mlp {\n    input x = \"x.npy\";\n    mode = \"streaming\";\n    micro_order = \"layer\";\n}\n";
+    std::fs::write(dir.join("mlp.wse"), source).expect("model");
+    let by_item = run_ok(&dir, &["run", "mlp.wse", "--output", "y_item.npy"]);
+    let by_flag = run_streamed(&dir, "layer", "y_flag.npy", "r_flag.json");
+    assert!(
+        by_item.contains("layer-major order runs, in 2 micro-batches"),
+        "{by_item}"
+    );
+    // Every line of the report but the output's name and the simulator's wall time is the
+    // same, cycles included, and so are the results' bits.
+    let lines = |table: &str| -> Vec<String> {
+        table
+            .lines()
+            .filter(|l| !l.contains("of wall time") && !l.starts_with("  output:"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (item_lines, flag_lines) = (lines(&by_item), lines(&by_flag));
+    assert_eq!(item_lines.len(), flag_lines.len(), "{by_item}\n{by_flag}");
+    for (a, b) in item_lines.iter().zip(&flag_lines) {
+        assert_eq!(a, b);
+    }
+    let y = read(&dir.join("y_item.npy"));
+    assert!(same_bits(&y, &read(&dir.join("y_flag.npy"))));
+
+    // `--micro-order auto` overrides the item: micro-batch-major order, as `auto` chooses.
+    let args = [
+        "run",
+        "mlp.wse",
+        "--output",
+        "y_auto.npy",
+        "--micro-order",
+        "auto",
+    ];
+    let overridden = run_ok(&dir, &args);
+    assert!(
+        overridden.contains("micro-batch-major order runs"),
+        "{overridden}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

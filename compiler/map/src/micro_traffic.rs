@@ -154,7 +154,7 @@ impl MicroTraffic {
         match self.obstacle() {
             Some(why) => format!("{instead}, but {why}: {runs}"),
             None => format!(
-                "{instead} ({} B at once) — fewer, but `--micro-order micro` was asked for: \
+                "{instead} ({} B at once) — fewer, but micro-batch-major order was asked for: \
                  {runs}",
                 group(self.parked_peak_bytes)
             ),
