@@ -120,7 +120,7 @@ fn built_artifact() -> Result<Vec<u8>, String> {
         mode: None,
         batch: None,
         copies: wsel_map::Copies::Auto,
-        micro_order: wsel::cli::MicroOrderArg::Auto,
+        micro_order: None,
     };
     let request = wsel::built::BuildRequest::new(&model, wsel::cli::BackendArg::Interp);
     let built = wsel::built::fresh(&request).map_err(|_| "the build failed".to_string())?;

@@ -31,6 +31,8 @@ pub struct Settings {
     backend: BackendArg,
     #[pyo3(item, from_py_with = copies_arg)]
     copies: Copies,
+    #[pyo3(item, from_py_with = micro_order_arg)]
+    micro_order: Option<wsel_map::MicroOrder>,
 }
 
 impl Settings {
@@ -44,7 +46,7 @@ impl Settings {
             batch: self.batch,
             backend: self.backend,
             copies: self.copies,
-            micro_order: wsel_map::MicroOrder::Auto,
+            micro_order: self.micro_order,
             inputs: &[],
             read_inputs: false,
             params_in_memory: &[],
@@ -62,6 +64,18 @@ pub fn mode_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<ModeArg>> {
         "streaming" => Ok(Some(ModeArg::Streaming)),
         "auto" => Ok(Some(ModeArg::Auto)),
         other => Err(invalid("mode", other, "'pipelined', 'streaming' or 'auto'")),
+    }
+}
+
+fn micro_order_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<wsel_map::MicroOrder>> {
+    let Some(name) = value.extract::<Option<String>>()? else {
+        return Ok(None);
+    };
+    match name.as_str() {
+        "auto" => Ok(Some(wsel_map::MicroOrder::Auto)),
+        "micro" => Ok(Some(wsel_map::MicroOrder::Micro)),
+        "layer" => Ok(Some(wsel_map::MicroOrder::Layer)),
+        other => Err(invalid("micro_order", other, "'auto', 'micro' or 'layer'")),
     }
 }
 

@@ -59,3 +59,51 @@ def test_source_text_with_base_dir(digits):
     np.testing.assert_allclose(
         result.output, numpy_forward(digits["params"], digits["x"][:4]), atol=1e-5
     )
+
+
+LAYER_MAJOR_MLP = """import std.nn.{dense, relu, softmax};
+
+model mlp(x: f32[B, 64]) -> f32[B, 10] {
+    param w0: f32[64, 64] from "w0.npy";
+    param b0: f32[64] from "b0.npy";
+    param w1: f32[64, 10] from "w1.npy";
+    param b1: f32[10] from "b1.npy";
+    return softmax(dense(relu(dense(x, w0, b0)), w1, b1));
+}
+"""
+
+
+def test_micro_order_layer_runs_layer_major(tmp_path):
+    # 1,024 samples of 64 -> 64 -> 10 streamed on dev do not fit at once: two micro-batches
+    # of 512. `auto` keeps micro-batch-major order here (parking moves more bytes than
+    # streaming the weights again), so only micro_order="layer" runs layer-major, as
+    # `--micro-order layer` does (compiler/driver/tests/streaming_models.rs).
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((1024, 64), dtype=np.float32)
+    params = {
+        "w0": (rng.standard_normal((64, 64)) / 8).astype(np.float32),
+        "b0": (rng.standard_normal(64) / 10).astype(np.float32),
+        "w1": (rng.standard_normal((64, 10)) / 8).astype(np.float32),
+        "b1": (rng.standard_normal(10) / 10).astype(np.float32),
+    }
+    result = wsel.run(
+        LAYER_MAJOR_MLP, inputs={"x": x}, params=params, mode="streaming",
+        micro_order="layer", base_dir=tmp_path,
+    )
+    micro = result.report["run"]["micro_batches"]
+    assert micro["count"] == 2 and micro["traffic"]["layer_major"] is True, micro
+    assert micro["store"]["weights"] == 4 * (64 * 64 + 64 + 64 * 10 + 10), micro
+
+    # An independent float32 NumPy forward pass agrees.
+    h = np.maximum(x @ params["w0"] + params["b0"], np.float32(0)) @ params["w1"] + params["b1"]
+    e = np.exp(h - h.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(result.output, e / e.sum(axis=1, keepdims=True), atol=1e-5)
+
+
+def test_an_unknown_micro_order_names_the_values(digits):
+    # pyo3 reports a setting it cannot read as a TypeError caused by the ValueError saying why.
+    with pytest.raises(TypeError) as caught:
+        wsel.run(digits["program"], inputs={"x": digits["x"][:4]}, micro_order="layers")
+    cause = caught.value.__cause__
+    assert isinstance(cause, ValueError)
+    assert str(cause) == "micro_order `layers`: expected 'auto', 'micro' or 'layer'"

@@ -166,6 +166,7 @@ def run(
     batch: Optional[int] = None,
     backend: str = "cranelift",
     copies: Union[int, str, None] = None,
+    micro_order: Optional[str] = None,
     threads: int = 1,
     max_cycles: int = DEFAULT_MAX_CYCLES,
     base_dir: Optional[ProgramLike] = None,
@@ -175,8 +176,10 @@ def run(
     ``inputs`` maps model input names to arrays (inputs not given come from the program's
     ``run`` item); ``params`` maps ``param`` names to arrays (parameters not given are read
     from their files). ``target`` (``"dev"``, ``"wse2"``, ``"wse3"`` or a target ``.toml``),
-    ``mode`` (``"pipelined"``, ``"streaming"``, ``"auto"``), ``batch`` and ``copies``
-    default to the ``run`` item's settings, then to ``wsel run``'s defaults. float64 inputs
+    ``mode`` (``"pipelined"``, ``"streaming"``, ``"auto"``), ``batch``, ``copies`` and
+    ``micro_order`` (the order of weight streaming's micro-batches: ``"auto"``, ``"micro"``
+    or ``"layer"``, as ``--micro-order``) default to the ``run`` item's settings, then to
+    ``wsel run``'s defaults. float64 inputs
     are rounded to float32 with a warning; parameters must have their declared dtype.
 
     Returns a :class:`RunResult` (``output, report = wsel.run(...)``). Raises
@@ -187,7 +190,7 @@ def run(
         _program(program, base_dir),
         _arrays(inputs),
         _arrays(params),
-        _settings(target, mode, batch, backend, copies),
+        _settings(target, mode, batch, backend, copies, micro_order),
         threads,
         max_cycles,
     )
@@ -288,15 +291,17 @@ def map(
     mode: Optional[str] = None,
     batch: Optional[int] = None,
     copies: Union[int, str, None] = None,
+    micro_order: Optional[str] = None,
     routes: bool = False,
     base_dir: Optional[ProgramLike] = None,
 ) -> Placement:
     """Map a model onto a target, as ``wsel map`` does, and return its :class:`Placement`
-    (shown as a picture in Jupyter). ``routes`` draws the routes between regions. Raises
+    (shown as a picture in Jupyter). The settings are :func:`run`'s; ``routes`` draws the
+    routes between regions. Raises
     :class:`WselError` when the program has errors or does not fit the target."""
     table, svg, data = _wsel.map(
         _program(program, base_dir),
-        _settings(target, mode, batch, "cranelift", copies),
+        _settings(target, mode, batch, "cranelift", copies, micro_order),
         routes,
     )
     return Placement(table=table, svg=svg, data=json.loads(data))
@@ -344,13 +349,14 @@ def _arrays(arrays: Optional[Mapping[str, Any]]) -> dict:
     return {name: np.asarray(value) for name, value in (arrays or {}).items()}
 
 
-def _settings(target, mode, batch, backend, copies) -> dict:
+def _settings(target, mode, batch, backend, copies, micro_order) -> dict:
     return {
         "target": target,
         "mode": mode,
         "batch": batch,
         "backend": backend,
         "copies": copies,
+        "micro_order": micro_order,
     }
 
 

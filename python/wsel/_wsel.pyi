@@ -15,6 +15,7 @@ class _Settings(TypedDict):
     batch: Optional[int]
     backend: str
     copies: int | str | None
+    micro_order: Optional[str]
 
 class WselError(Exception):
     """A program that cannot be built or run."""

@@ -15,12 +15,12 @@ use wsel_map::{Copies, Placement};
 use wsel_sema::{Database, Diagnostic, Severity};
 use wsel_target::Target;
 
-use crate::cli::{BackendArg, ModeArg, ModelArgs};
+use crate::cli::{BackendArg, MicroOrderArg, ModeArg, ModelArgs};
 use crate::inputs::{NamedInput, batch_and_inputs};
 use crate::pipeline::{
     BuildError, Compiled, Loaded, Lowerings, ModeDecision, ModeRequest, choose_backend,
-    choose_mode, choose_target, compile_layers, hang_checks, load_and_check_source, map_graph,
-    pick_model, relay, stage,
+    choose_micro_order, choose_mode, choose_target, compile_layers, hang_checks,
+    load_and_check_source, map_graph, pick_model, relay, stage,
 };
 use crate::render::SourceTexts;
 use crate::tensor::Tensor;
@@ -41,7 +41,7 @@ pub struct BuildRequest<'a> {
     /// Copies of the pipeline (`docs/mapping.md` §5).
     pub copies: Copies,
     /// The order of weight streaming's micro-batches (`docs/running.md`, "Micro-batches").
-    pub micro_order: wsel_map::MicroOrder,
+    pub micro_order: Option<wsel_map::MicroOrder>,
     /// Overrides of the `run` item's inputs (`--input NAME=PATH`, arrays in memory).
     pub inputs: &'a [NamedInput],
     /// Read the model inputs, and check the `param` files at their `param` lines (a run needs
@@ -65,7 +65,7 @@ impl<'a> BuildRequest<'a> {
             batch: model.batch,
             backend,
             copies: model.copies,
-            micro_order: model.micro_order.order(),
+            micro_order: model.micro_order.map(MicroOrderArg::order),
             inputs: &[],
             read_inputs: false,
             params_in_memory: &[],
@@ -174,6 +174,7 @@ fn steps(
     }
     let target = choose_target(request.target, config.as_ref())?;
     let mode = choose_mode(request.mode, config.as_ref());
+    let micro_order = choose_micro_order(request.micro_order, config.as_ref());
     let per_copy = &mut |b| lower_for_batch(db, model, b);
     let staged = &|g: &LayerGraph| stage(db, g);
     let relayed = &|g: &LayerGraph| relay(db, g);
@@ -183,7 +184,7 @@ fn steps(
         staged,
         relayed,
         parked,
-        micro_order: request.micro_order,
+        micro_order,
     };
     let work = KernelDryRuns::new(db, model, &target);
     let (graph, placement, decision) =
@@ -207,7 +208,7 @@ fn steps(
         target,
         mode_request: mode,
         copies_request: request.copies,
-        micro_order: request.micro_order,
+        micro_order,
         backend,
         batch: data.batch,
         inputs: data.inputs,

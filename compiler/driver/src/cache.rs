@@ -41,7 +41,8 @@ use wsel_sema::{Diagnostic, Label, Location, Severity};
 use crate::built::{BuildFailure, BuildRequest, Built};
 use crate::inputs::batch_and_inputs;
 use crate::pipeline::{
-    BuildError, Compiled, ModeDecision, ModeRequest, choose_backend, choose_mode, choose_target,
+    BuildError, Compiled, ModeDecision, ModeRequest, choose_backend, choose_micro_order,
+    choose_mode, choose_target,
 };
 use crate::render::SourceTexts;
 use wsel_estimate::cost_model;
@@ -336,6 +337,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
         Err(message) => return fail(BuildError::Message(message)),
     };
     let mode = choose_mode(request.mode, config);
+    let micro_order = choose_micro_order(request.micro_order, config);
     let cost = cost_model(&target);
     let choices = Choices {
         target_name: target.name.clone(),
@@ -343,7 +345,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             Ok(hash) => hash,
             Err(why) => return Lookup::Stale(why),
         },
-        mode: mode_key(mode, request.micro_order),
+        mode: mode_key(mode, micro_order),
         batch: data.batch,
         copies: request.copies.to_string(),
         backend: backend.name().to_string(),
@@ -380,7 +382,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             target,
             mode_request: mode,
             copies_request: request.copies,
-            micro_order: request.micro_order,
+            micro_order,
             backend,
             batch: data.batch,
             inputs: data.inputs,

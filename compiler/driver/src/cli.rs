@@ -253,9 +253,11 @@ pub struct ModelArgs {
     /// Weight streaming in micro-batches: `micro` runs every layer for one micro-batch, then
     /// the next (each streams the weights again); `layer` runs each layer over every
     /// micro-batch, its weights streamed once and held, the waiting micro-batches parked in the
-    /// weight store; `auto` the one that moves fewer bytes with the store and fits.
-    #[arg(long, value_enum, default_value_t = MicroOrderArg::Auto)]
-    pub micro_order: MicroOrderArg,
+    /// weight store; `auto` the one that fits and takes fewer estimated cycles, or where the
+    /// store's bandwidth binds a phase, moves fewer bytes
+    /// [default: the `run` item's, else auto].
+    #[arg(long, value_enum)]
+    pub micro_order: Option<MicroOrderArg>,
 }
 
 #[derive(Debug, clap::Args)]

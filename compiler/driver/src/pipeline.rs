@@ -12,7 +12,7 @@ use std::sync::Arc;
 use wsel_codegen::{Backend, CompiledKernel};
 use wsel_ir::cost::CostModel;
 use wsel_ir::graph::{CValue, LayerGraph, Mode};
-use wsel_lower::{RunConfig, RunMode, TargetSpec};
+use wsel_lower::{RunConfig, RunMicroOrder, RunMode, TargetSpec};
 use wsel_map::{Copies, KernelWork, MapOptions, Mapped, Placement};
 use wsel_sema::{Database, Diagnostic, ItemId, SourceFile};
 use wsel_target::Target;
@@ -140,6 +140,18 @@ pub fn choose_mode(flag: Option<ModeArg>, run: Option<&RunConfig>) -> ModeReques
         (Some(ModeArg::Streaming), _) | (None, Some(RunMode::Streaming)) => ModeRequest::Streaming,
         _ => ModeRequest::Auto,
     }
+}
+
+/// `--micro-order`, else the `run` item's `micro_order`, else auto.
+pub fn choose_micro_order(
+    flag: Option<wsel_map::MicroOrder>,
+    run: Option<&RunConfig>,
+) -> wsel_map::MicroOrder {
+    flag.unwrap_or(match run.and_then(|r| r.micro_order) {
+        Some(RunMicroOrder::Micro) => wsel_map::MicroOrder::Micro,
+        Some(RunMicroOrder::Layer) => wsel_map::MicroOrder::Layer,
+        Some(RunMicroOrder::Auto) | None => wsel_map::MicroOrder::Auto,
+    })
 }
 
 /// The code generator a `--backend` flag names, if this build has it.
@@ -303,12 +315,12 @@ pub(crate) fn map_with_sizes(
             None => Err(result.diagnostics),
         }
     };
-    if request == ModeRequest::Streaming && matches!(copies, Copies::Exactly(n) if n > 1) {
-        return Err(BuildError::Message(
-            "`--copies` replicates a pipeline; weight streaming runs one layer at a time over \
-             its region, so it takes no copies"
-                .into(),
-        ));
+    if request == ModeRequest::Streaming
+        && let Copies::Exactly(n @ 2..) = copies
+        && let Some(first) = graph.layers.first()
+    {
+        let d = wsel_map::diagnostics::streaming_takes_no_copies(&first.call, n);
+        return Err(BuildError::Diagnostics(vec![d]));
     }
     match request {
         ModeRequest::Pipelined | ModeRequest::Streaming => {

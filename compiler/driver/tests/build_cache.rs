@@ -216,13 +216,17 @@ fn editing_an_imported_module_invalidates_the_artifact() {
 }
 
 #[test]
-fn another_target_batch_mode_or_backend_misses() {
+fn another_target_batch_mode_micro_order_or_backend_misses() {
     let dir = split_axpy("settings");
     ok(&dir, &["build", "main.wse"]);
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["--target", "wse2"], "target changed (dev → wse2)"),
         (&["--batch", "4"], "batch changed (8 → 4)"),
         (&["--mode", "pipelined"], "mode changed (auto → pipelined)"),
+        (
+            &["--micro-order", "layer"],
+            "mode changed (auto → auto, micro-order layer)",
+        ),
         (
             &["--backend", "interp"],
             "backend changed (cranelift → interp)",

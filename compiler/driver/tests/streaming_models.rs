@@ -406,7 +406,7 @@ fn same_bits(a: &[f32], b: &[f32]) -> bool {
 }
 
 #[test]
-fn a_wide_first_layer_runs_layer_major_and_streams_each_weight_once() {
+fn a_wide_first_layer_streams_each_weight_once_layer_major_but_auto_takes_fewer_cycles() {
     let dir = temp_dir("layer-major");
     // 1,024 samples of 768 → 4 → 4 on dev. Weights: 4 B × (768·4 + 4 + 4·4 + 4) = 12,384 B.
     // At once the batch does not fit (stage_in#1 would hold 64 samples of 48 features per
@@ -414,9 +414,9 @@ fn a_wide_first_layer_runs_layer_major_and_streams_each_weight_once() {
     // times: 37,152 B. Layer-major holds dense#1's 48 × 4 weights of its row on every PE
     // beside its working set, which fits at 128 samples (8 micro-batches), not at 256; it
     // parks relu#1's 128 × 4 result (2,048 B) of 7 micro-batches out and back in before
-    // dense#2: 2 × 7 × 2,048 = 28,672 B, fewer — so `auto` runs layer-major.
+    // dense#2: 2 × 7 × 2,048 = 28,672 B, fewer.
     let mlp = Mlp::new(&dir, &[768, 4, 4], 1024, 17);
-    let table = run_streamed(&dir, "auto", "y.npy", "r.json");
+    let table = run_streamed(&dir, "layer", "y.npy", "r.json");
     assert!(
         table.contains(
             "8 micro-batches of 128 samples, layer-major: each layer over every micro-batch"
@@ -427,8 +427,7 @@ fn a_wide_first_layer_runs_layer_major_and_streams_each_weight_once() {
         table.contains(
             "layer-major order runs, in 8 micro-batches: each weight streams once (12,384 B), \
              and parking the waiting micro-batches' activations in the store moves 28,672 B \
-             (14,336 B at once) — fewer than the 37,152 B micro-batch-major order would \
-             stream again"
+             (14,336 B at once) — asked for"
         ),
         "{table}"
     );
@@ -441,7 +440,8 @@ fn a_wide_first_layer_runs_layer_major_and_streams_each_weight_once() {
         ),
         "{table}"
     );
-    let micro = &report(&dir, "r.json")["run"]["micro_batches"];
+    let layer_run = report(&dir, "r.json");
+    let micro = &layer_run["run"]["micro_batches"];
     assert_eq!(micro["store"]["weights"].as_u64(), Some(12_384), "{micro}");
     assert_eq!(micro["traffic"]["layer_major"].as_bool(), Some(true));
     let y = read(&dir.join("y.npy"));
@@ -453,21 +453,42 @@ fn a_wide_first_layer_runs_layer_major_and_streams_each_weight_once() {
         largest_difference(&y, &reference)
     );
 
-    // Micro-batch-major order: every sample computed the same way (the tiles do not depend
-    // on the micro-batch's size), so the same bits; the weights streamed 4 times.
-    let table = run_streamed(&dir, "micro", "y_micro.npy", "r_micro.json");
+    // `auto` chooses by cycles: no phase waits for the store (dense#1's 12,304 B take 193
+    // cycles at 64 B a cycle, its work for 256 samples tens of thousands), so streaming the
+    // weights again costs no time, while layer-major's smaller micro-batches and its park
+    // and unpark phases do: estimated 288,224 cycles against 224,508 (the mapper's figures),
+    // and micro-batch-major order runs — every sample computed the same way (the tiles do not
+    // depend on the micro-batch's size), so the same bits; the weights streamed 4 times.
+    let table = run_streamed(&dir, "auto", "y_micro.npy", "r_micro.json");
+    assert!(
+        table.contains(
+            "would move 28,672 B (14,336 B at once) — fewer, but estimated 288,224 cycles \
+             layer-major against 224,508 micro-batch-major, the store's bandwidth binding no \
+             phase: micro-batch-major order runs"
+        ),
+        "{table}"
+    );
     assert!(
         table.contains("4 micro-batches of 256 samples, one after another"),
         "{table}"
     );
     assert!(table.contains("49,536 B of weights streamed"), "{table}");
-    let micro = &report(&dir, "r_micro.json")["run"]["micro_batches"];
+    let micro_run = report(&dir, "r_micro.json");
+    let micro = &micro_run["run"]["micro_batches"];
     assert_eq!(
         micro["store"]["weights"].as_u64(),
         Some(4 * 12_384),
         "{micro}"
     );
     assert!(same_bits(&y, &read(&dir.join("y_micro.npy"))));
+    // The fabric agrees with the estimate's ranking: micro-batch-major order is the faster.
+    let cycles = |r: &Value| r["run"]["cycles"].as_u64().expect("cycles");
+    assert!(
+        cycles(&micro_run) < cycles(&layer_run),
+        "{} {}",
+        cycles(&micro_run),
+        cycles(&layer_run)
+    );
 }
 
 #[test]
@@ -493,8 +514,18 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
     );
     let y = read(&dir.join("y.npy"));
     assert!(largest_difference(&y, &numpy_reference(&dir, &mlp)) < 1e-5);
+    // `auto` chooses by cycles (the store binds no phase), and the estimate agrees with the
+    // bytes: layer-major's park and unpark phases take time that streaming again does not.
     let table = run_streamed(&dir, "auto", "y_auto.npy", "r_auto.json");
-    assert!(table.contains("micro-batch-major order runs"), "{table}");
+    assert!(
+        table.contains(
+            "add 19,240 B from the store, no more than the 262,144 B parking the waiting \
+             micro-batches' activations there would move; estimated 184,696 cycles layer-major \
+             against 162,892 micro-batch-major, the store's bandwidth binding no phase: \
+             micro-batch-major order runs"
+        ),
+        "{table}"
+    );
     assert!(same_bits(&y, &read(&dir.join("y_auto.npy"))));
 }
 
@@ -534,4 +565,54 @@ fn a_phase_that_does_not_fit_beside_held_weights_keeps_micro_batch_major_order()
         ),
         "{table}"
     );
+}
+
+#[test]
+fn the_run_items_micro_order_runs_as_the_flag_does_and_the_flag_overrides_it() {
+    let dir = temp_dir("micro-order-item");
+    // The model of `layer_major_order_on_request_runs_where_it_does_not_pay`: `auto` keeps
+    // micro-batch-major order there, so only the item's `micro_order = "layer"` (or the flag)
+    // runs it layer-major.
+    Mlp::new(&dir, &[64, 64, 10], 1024, 23);
+    let mut source = std::fs::read_to_string(dir.join("mlp.wse")).expect("model");
+    source += "\nrun mlp {\n    input x = \"x.npy\";\n    mode = \"streaming\";\n    micro_order = \"layer\";\n}\n";
+    std::fs::write(dir.join("mlp.wse"), source).expect("model");
+    let by_item = run_ok(&dir, &["run", "mlp.wse", "--output", "y_item.npy"]);
+    let by_flag = run_streamed(&dir, "layer", "y_flag.npy", "r_flag.json");
+    assert!(
+        by_item.contains("layer-major order runs, in 2 micro-batches"),
+        "{by_item}"
+    );
+    // Every line of the report but the output's name and the simulator's wall time is the
+    // same, cycles included, and so are the results' bits.
+    let lines = |table: &str| -> Vec<String> {
+        table
+            .lines()
+            .filter(|l| !l.contains("of wall time") && !l.starts_with("  output:"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (item_lines, flag_lines) = (lines(&by_item), lines(&by_flag));
+    assert_eq!(item_lines.len(), flag_lines.len(), "{by_item}\n{by_flag}");
+    for (a, b) in item_lines.iter().zip(&flag_lines) {
+        assert_eq!(a, b);
+    }
+    let y = read(&dir.join("y_item.npy"));
+    assert!(same_bits(&y, &read(&dir.join("y_flag.npy"))));
+
+    // `--micro-order auto` overrides the item: micro-batch-major order, as `auto` chooses.
+    let args = [
+        "run",
+        "mlp.wse",
+        "--output",
+        "y_auto.npy",
+        "--micro-order",
+        "auto",
+    ];
+    let overridden = run_ok(&dir, &args);
+    assert!(
+        overridden.contains("micro-batch-major order runs"),
+        "{overridden}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

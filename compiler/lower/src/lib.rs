@@ -28,7 +28,7 @@ pub use graph::{
 pub use kernel::{
     KernelInstanceKey, instance_key, kernel_instance, lower_kernel, lower_kernel_with_spans,
 };
-pub use run_config::{RunConfig, RunMode, TargetSpec, find_model, lower_run_config};
+pub use run_config::{RunConfig, RunMicroOrder, RunMode, TargetSpec, find_model, lower_run_config};
 pub use train_config::{OptimizerName, TrainConfig, lower_train_config};
 pub use value::ArgValue;
 

@@ -18,6 +18,15 @@ pub enum RunMode {
     Auto,
 }
 
+/// The `micro_order` setting: the order of weight streaming's micro-batches
+/// (`docs/running.md`, "Micro-batches").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RunMicroOrder {
+    Auto,
+    Micro,
+    Layer,
+}
+
 /// The `target` setting: a preset name, or a target description file.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TargetSpec {
@@ -38,6 +47,8 @@ pub struct RunConfig {
     pub labels: Option<PathBuf>,
     pub target: Option<TargetSpec>,
     pub mode: Option<RunMode>,
+    /// `micro_order = "auto" | "micro" | "layer";` (`--micro-order` overrides it).
+    pub micro_order: Option<RunMicroOrder>,
     pub batch: Option<u64>,
     /// `systems = N;`: a cluster of N systems in data parallel (`--systems` overrides it).
     pub systems: Option<u32>,
@@ -72,7 +83,7 @@ pub(crate) fn config_item(
 }
 
 /// The settings a `run` and a `train` item share (model, inputs, labels, target, mode,
-/// batch, output) of `run`, written in the file at `path`; other keys are left out.
+/// micro_order, batch, output) of `run`, written in the file at `path`; other keys are left out.
 pub(crate) fn lower_data(path: &Path, run: &ast::RunConfig) -> RunConfig {
     let mut config = RunConfig {
         model: run.model.name.clone(),
@@ -81,6 +92,7 @@ pub(crate) fn lower_data(path: &Path, run: &ast::RunConfig) -> RunConfig {
         labels: None,
         target: None,
         mode: None,
+        micro_order: None,
         batch: None,
         systems: None,
         span: SourceSpan {
@@ -124,6 +136,14 @@ fn apply(config: &mut RunConfig, file: &Path, key: &str, value: &ast::Expr) {
                 "pipelined" => Some(RunMode::Pipelined),
                 "streaming" => Some(RunMode::Streaming),
                 "auto" => Some(RunMode::Auto),
+                _ => None,
+            };
+        }
+        ("micro_order", ast::Expr::Str(s, _)) => {
+            config.micro_order = match s.as_str() {
+                "auto" => Some(RunMicroOrder::Auto),
+                "micro" => Some(RunMicroOrder::Micro),
+                "layer" => Some(RunMicroOrder::Layer),
                 _ => None,
             };
         }

@@ -6,7 +6,9 @@ mod common;
 use expect_test::{Expect, expect};
 use wsel_ir::graph::{CExpr, RegionSide, TensorRef};
 use wsel_ir::print_graph::{cexpr_text, print_graph};
-use wsel_lower::{RunMode, TargetSpec, find_model, layer_graph, lower_run_config, relayed_graph};
+use wsel_lower::{
+    RunMicroOrder, RunMode, TargetSpec, find_model, layer_graph, lower_run_config, relayed_graph,
+};
 use wsel_sema::{Diagnostic, ItemKind};
 
 /// The printed graph of model `m` in `src` (file `dir/main.wse`) at batch 2, then its
@@ -262,6 +264,7 @@ run m {
     labels = "data/labels.npy";
     target = "targets/big.toml";
     mode = "streaming";
+    micro_order = "layer";
     batch = 8;
 }
 "#;
@@ -279,6 +282,7 @@ run m {
         Some(TargetSpec::File("proj/targets/big.toml".into()))
     );
     assert_eq!(run.mode, Some(RunMode::Streaming));
+    assert_eq!(run.micro_order, Some(RunMicroOrder::Layer));
     assert_eq!(run.batch, Some(8));
     assert!(find_model(&db, file, "m").is_some());
 

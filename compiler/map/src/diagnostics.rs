@@ -61,6 +61,9 @@ pub const E0618: &str = "E0618";
 /// fabric (the rest of the layer's segment) does not fit a PE beside them, on any region where
 /// every phase fits alone, even at micro-batches of one sample.
 pub const E0619: &str = "E0619";
+/// Weight streaming was asked for with copies of the pipeline (`--copies N`, N > 1): it runs
+/// one layer at a time over its region and takes none.
+pub const E0620: &str = "E0620";
 
 /// Every mapping code with a one-line description, in code order.
 pub fn codes() -> &'static [(&'static str, &'static str)] {
@@ -110,6 +113,10 @@ pub fn codes() -> &'static [(&'static str, &'static str)] {
         (
             E0619,
             "layer-major micro-batches asked for, but a phase does not fit beside a layer's held weights",
+        ),
+        (
+            E0620,
+            "weight streaming asked for with copies of the pipeline",
         ),
     ]
 }
@@ -525,4 +532,19 @@ pub(crate) fn phase_beside_held(
         "use `--micro-order micro` (each micro-batch streams the weights again), or a target \
          with more SRAM per PE",
     )
+}
+
+/// E0620 at the call of the model's first layer: `copies` copies asked for in weight
+/// streaming.
+pub fn streaming_takes_no_copies(call: &SourceSpan, copies: u32) -> Diagnostic {
+    Diagnostic::error(
+        E0620,
+        format!(
+            "{copies} copies of the pipeline were asked for in weight-streaming mode, which \
+             runs one layer at a time over its region and takes no copies"
+        ),
+        at(call),
+        "the model's first layer",
+    )
+    .with_help("leave out `--copies` in streaming mode, or ask for `--mode pipelined`")
 }

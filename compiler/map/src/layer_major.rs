@@ -2,8 +2,8 @@
 //! "Micro-batches"): micro-batch-major as mapped, or layer-major — the staged graph with its
 //! parking phases (`wsel_lower::parked_graph`), every layer with weights on its streaming
 //! implementation that holds them, in micro-batches small enough that the held weights fit.
-//! `auto` takes layer-major order when it maps and moves fewer bytes with the store
-//! ([`MicroTraffic::parking_pays`]); `layer` takes it or fails with E0618; `micro` never.
+//! `auto` takes layer-major order when it maps and is faster by the estimate, or where the
+//! store's bandwidth binds a phase moves fewer bytes ([`MicroTraffic::layer_major_pays`]); `layer` takes it or fails with E0618; `micro` never.
 
 use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::LayerGraph;
@@ -35,9 +35,10 @@ pub(crate) fn choose(
         return micro_major;
     };
     traffic.asked = asked;
-    // Smaller micro-batches park more: when parking at this size already moves no fewer bytes
-    // than streaming again, layer-major order cannot pay at any size.
-    let hopeless = traffic.park_bytes >= traffic.restream_bytes;
+    // Chosen by bytes (the store's bandwidth binds a phase), smaller micro-batches park more:
+    // when parking at this size already moves no fewer bytes than streaming again,
+    // layer-major order cannot pay at any size.
+    let hopeless = traffic.store_bound.is_some() && traffic.park_bytes >= traffic.restream_bytes;
     if asked == MicroOrder::Micro || (asked == MicroOrder::Auto && hopeless) {
         p.micro_traffic = Some(traffic);
         return micro_major;
@@ -46,7 +47,9 @@ pub(crate) fn choose(
     match held_mapping(stagings, batch, size, target, options) {
         Ok(mut layer) => {
             traffic.park(&layer.staged, batch / layer.size);
-            if asked == MicroOrder::Auto && !traffic.parking_pays() {
+            let placed = layer.mapped.result.placement.as_ref().expect("mapped");
+            traffic.layer_cycles = Some(placed.estimated_cycles * (batch / layer.size));
+            if asked == MicroOrder::Auto && !traffic.layer_major_pays() {
                 p.micro_traffic = Some(traffic);
                 return micro_major;
             }
@@ -55,9 +58,9 @@ pub(crate) fn choose(
             let placed = layer.mapped.result.placement.as_mut().expect("mapped");
             placed.micro_batches = (batch / layer.size) as u32;
             placed.micro_batch_reason = reason;
+            placed.estimated_cycles = traffic.layer_cycles.unwrap_or_default();
             placed.micro_traffic = Some(traffic);
             placed.batch = batch;
-            placed.estimated_cycles *= batch / layer.size;
             layer.mapped
         }
         Err(failure) if asked == MicroOrder::Layer => Mapped {

@@ -42,6 +42,7 @@ mod io_routes;
 mod ladder;
 mod layer_major;
 mod links;
+mod micro_pace;
 mod micro_traffic;
 mod orientation;
 mod pairing;

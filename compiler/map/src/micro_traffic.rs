@@ -14,7 +14,9 @@
 //!   layer is the first of the next and stays: `m' − 1` of its `m'` micro-batches are parked
 //!   at each boundary. Held weights take SRAM, so `m'` may exceed `m`.
 //!
-//! [`MicroTraffic::of`] counts both; `auto` runs the order that moves fewer bytes and can run.
+//! [`MicroTraffic::of`] counts both; `auto` runs the order that can run and is faster by the
+//! estimate, or where the store's bandwidth binds a phase, moves fewer bytes
+//! (`crate::micro_pace`).
 
 use serde::{Deserialize, Serialize};
 use wsel_ir::graph::{LayerGraph, TensorRef};
@@ -25,7 +27,8 @@ use crate::report::group;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MicroOrder {
-    /// The order that moves fewer bytes with the store and can run.
+    /// The order that can run and is faster by the estimate, or moves fewer bytes with the
+    /// store where its bandwidth binds (`crate::micro_pace`).
     #[default]
     Auto,
     /// Every phase for one micro-batch, then the next.
@@ -56,6 +59,16 @@ pub struct MicroTraffic {
     /// Why layer-major order cannot run: a layer whose weights cannot stay on the fabric
     /// between micro-batches, with the bytes.
     pub unheld: Option<String>,
+    /// Micro-batch-major order's estimated cycles.
+    #[serde(default)]
+    pub micro_cycles: u64,
+    /// Layer-major order's estimated cycles, when it maps.
+    #[serde(default)]
+    pub layer_cycles: Option<u64>,
+    /// A phase of micro-batch-major order that the store's bandwidth binds, in words: `auto`
+    /// then chooses by bytes, else by cycles (`crate::micro_pace`).
+    #[serde(default)]
+    pub store_bound: Option<String>,
     /// The order asked for.
     #[serde(default)]
     pub asked: MicroOrder,
@@ -125,10 +138,18 @@ impl MicroTraffic {
     pub fn sentence(&self) -> String {
         let (restream, park) = (group(self.restream_bytes), group(self.park_bytes));
         if self.layer_major {
-            let why = if self.asked == MicroOrder::Layer {
-                "asked for".to_string()
-            } else {
-                format!("fewer than the {restream} B micro-batch-major order would stream again")
+            let why = match (self.asked, self.cycles_note(), &self.store_bound) {
+                (MicroOrder::Layer, ..) => "asked for".to_string(),
+                (_, Some(note), _) => note,
+                (_, None, Some(bound)) => format!(
+                    "fewer than the {restream} B micro-batch-major order would stream again, \
+                     and the store's bandwidth binds ({bound})"
+                ),
+                (_, None, None) => {
+                    format!(
+                        "fewer than the {restream} B micro-batch-major order would stream again"
+                    )
+                }
             };
             return format!(
                 "layer-major order runs, in {} micro-batches: each weight streams once ({} B), \
@@ -141,29 +162,34 @@ impl MicroTraffic {
         }
         let base = format!("the weights streamed again add {restream} B from the store");
         let runs = "micro-batch-major order runs";
+        let note = self.cycles_note();
         if self.park_bytes >= self.restream_bytes {
+            let cycles = note.map(|n| format!("; {n}")).unwrap_or_default();
             return format!(
                 "{base}, no more than the {park} B parking the waiting micro-batches' \
-                 activations there would move: {runs}"
+                 activations there would move{cycles}: {runs}"
             );
         }
         let instead = format!(
             "{base}; parking the waiting micro-batches' activations there instead would move \
              {park} B"
         );
-        match self.obstacle() {
-            Some(why) => format!("{instead}, but {why}: {runs}"),
-            None => format!(
-                "{instead} ({} B at once) — fewer, but `--micro-order micro` was asked for: \
-                 {runs}",
-                group(self.parked_peak_bytes)
+        let at_once = group(self.parked_peak_bytes);
+        match (self.obstacle(), note) {
+            (Some(why), _) => format!("{instead}, but {why}: {runs}"),
+            (None, Some(note)) if self.asked == MicroOrder::Auto => {
+                format!("{instead} ({at_once} B at once) — fewer, but {note}: {runs}")
+            }
+            _ => format!(
+                "{instead} ({at_once} B at once) — fewer, but micro-batch-major order was asked \
+                 for: {runs}"
             ),
         }
     }
 }
 
 /// Bytes of the weights layer `l` streams from the store (its parameter arguments).
-fn streamed_weight_bytes(graph: &LayerGraph, l: usize) -> u64 {
+pub(crate) fn streamed_weight_bytes(graph: &LayerGraph, l: usize) -> u64 {
     graph.layers[l]
         .args
         .iter()

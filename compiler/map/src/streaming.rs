@@ -169,10 +169,14 @@ pub fn map_micro_batches(
                 .map(|d| d.message.clone())
                 .unwrap_or_default();
             let capacity = target.weight_store.capacity_bytes;
-            p.micro_traffic = Some(crate::MicroTraffic::of(&lowered, batch / size, capacity));
+            let mut traffic = crate::MicroTraffic::of(&lowered, batch / size, capacity);
+            let bandwidth = u64::from(target.weight_store.bandwidth_bytes_per_cycle);
+            traffic.store_bound = crate::micro_pace::store_bound(&lowered, p, bandwidth);
             p.batch = batch;
             p.estimated_cycles = p.estimated_cycles * (batch / size)
                 + u64::from(target.reconfigure_cycles) * (batch / size - 1);
+            traffic.micro_cycles = p.estimated_cycles;
+            p.micro_traffic = Some(traffic);
             let micro_major = crate::Mapped {
                 result,
                 graph: lowered,

@@ -313,6 +313,7 @@ fn run_config() {
     labels = "data/y_test.npy";      // optional: print accuracy of argmax against these
     target = "dev";                  // optional: dev, wse2, wse3 or a path to a target .toml
     mode = "auto";                   // optional: pipelined, streaming or auto
+    micro_order = "auto";            // optional: auto, micro or layer (weight streaming)
     batch = 64;                      // optional: samples per batch
     systems = 4;                     // optional: a cluster of 4 systems in data parallel
 }

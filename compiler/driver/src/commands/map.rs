@@ -89,7 +89,10 @@ pub fn run(args: &MapArgs) -> Status {
         staged,
         relayed,
         parked,
-        micro_order: args.model.micro_order.order(),
+        micro_order: crate::pipeline::choose_micro_order(
+            args.model.micro_order.map(crate::cli::MicroOrderArg::order),
+            run_config.as_ref(),
+        ),
     };
     let work = KernelDryRuns::new(&db, model, &target);
     let (graph, placement, decision) = match map_graph(

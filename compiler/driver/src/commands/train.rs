@@ -214,7 +214,7 @@ fn test_accuracy(
         batch,
         backend: args.backend,
         copies: wsel_map::Copies::Auto,
-        micro_order: wsel_map::MicroOrder::Micro,
+        micro_order: Some(wsel_map::MicroOrder::Micro),
         inputs: &inputs,
         read_inputs: true,
         params_in_memory: &names,

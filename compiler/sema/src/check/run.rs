@@ -10,8 +10,17 @@ use crate::check::expr::Checker;
 use crate::db::Db;
 use crate::diagnostics::run;
 
-const KEYS: &[&str] = &["output", "labels", "target", "mode", "batch", "systems"];
+const KEYS: &[&str] = &[
+    "output",
+    "labels",
+    "target",
+    "mode",
+    "micro_order",
+    "batch",
+    "systems",
+];
 const MODES: &[&str] = &["pipelined", "streaming", "auto"];
+const MICRO_ORDERS: &[&str] = &["auto", "micro", "layer"];
 
 const RULES: Rules = Rules {
     keys: KEYS,
@@ -36,7 +45,8 @@ fn check_value(c: &mut Checker<'_>, key: &str, value: &ast::Expr) {
         ("systems", ast::Expr::Int(n, _)) => (1..=u64::from(u32::MAX)).contains(n),
         ("systems", _) => false,
         ("mode", ast::Expr::Str(s, _)) => MODES.contains(&s.as_str()),
-        (_, ast::Expr::Str(..)) => key != "mode",
+        ("micro_order", ast::Expr::Str(s, _)) => MICRO_ORDERS.contains(&s.as_str()),
+        (_, ast::Expr::Str(..)) => key != "mode" && key != "micro_order",
         _ => false,
     };
     if !ok {
@@ -44,6 +54,7 @@ fn check_value(c: &mut Checker<'_>, key: &str, value: &ast::Expr) {
             "batch" => "a positive integer",
             "systems" => "a positive integer (the systems of a cluster)",
             "mode" => "\"pipelined\", \"streaming\" or \"auto\"",
+            "micro_order" => "\"auto\", \"micro\" or \"layer\"",
             "target" => "a string: \"dev\", \"wse2\", \"wse3\" or a path to a target .toml",
             _ => "a string path",
         };
