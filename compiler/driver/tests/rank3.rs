@@ -497,7 +497,6 @@ fn a_streamed_chain_through_transpose_is_like_numpy() {
         "{report}"
     );
     assert!(region_rows(&report, "transpose#1") > 1, "{report}");
-    let _ = std::fs::remove_dir_all(&dir);
     let source = "import std.nn.{transpose, relu};\n\
                   model flat(x: f32[B, 6, 4]) -> f32[B, 6, 4] {\n\
                   \x20   let t = reshape(transpose(x), 24);\n\
@@ -576,7 +575,6 @@ fn run_against_reference(c: &Case, dir: &Path) -> String {
 fn input_words(c: &Case) -> Vec<f32> {
     let dir = c.write();
     let x = read_f32(&dir.join("x.npy"));
-    let _ = std::fs::remove_dir_all(&dir);
     x
 }
 
@@ -590,7 +588,6 @@ fn reference_of(c: &Case) -> Vec<f32> {
         .expect("python3 runs");
     assert!(status.success());
     let y = read_f32(&dir.join("ref.npy"));
-    let _ = std::fs::remove_dir_all(&dir);
     y
 }
 

@@ -614,5 +614,4 @@ fn the_run_items_micro_order_runs_as_the_flag_does_and_the_flag_overrides_it() {
         overridden.contains("micro-batch-major order runs"),
         "{overridden}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
