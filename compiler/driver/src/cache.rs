@@ -118,8 +118,8 @@ fn settings_named(request: &BuildRequest<'_>) -> Vec<String> {
     if let wsel_map::Copies::Exactly(n) = request.copies {
         parts.push(format!("c{n}"));
     }
-    if request.micro_order != wsel_map::MicroOrder::Auto {
-        parts.push(format!("{:?}-major", request.micro_order).to_lowercase());
+    if let Some(order) = request.micro_order {
+        parts.push(format!("order-{order:?}").to_lowercase());
     }
     if request.backend != crate::cli::BackendArg::Cranelift {
         parts.push(format!("{:?}", request.backend).to_lowercase());
