@@ -214,22 +214,7 @@ fn check_model(
     };
     let dir = c.write();
     std::fs::write(dir.join("m.wse"), source).expect("model");
-    let status = Command::new("python3")
-        .arg(repo_root().join("tests/reference/layouts.py"))
-        .args([reference.as_ref(), dir.as_os_str()])
-        .status()
-        .expect("python3 runs");
-    assert!(status.success());
-    let (y, report, _) = c.run(&dir);
-    let expected = read_f32(&dir.join("ref.npy"));
-    assert_eq!(y.len(), expected.len(), "{name}");
-    for (i, (a, b)) in y.iter().zip(&expected).enumerate() {
-        assert_eq!(
-            a.to_bits(),
-            b.to_bits(),
-            "{name}: element {i} is {a}, NumPy says {b}"
-        );
-    }
+    let report = run_against_reference(&c, &dir);
     let _ = std::fs::remove_dir_all(&dir);
     report
 }
@@ -553,14 +538,8 @@ fn the_streamed_exchange_is_counted_in_cycles() {
 
 /// Runs `c` in its folder `dir` (model and data written) against `layouts.py`, exactly.
 fn run_against_reference(c: &Case, dir: &Path) -> String {
-    let status = Command::new("python3")
-        .arg(repo_root().join("tests/reference/layouts.py"))
-        .args([c.layer.as_ref(), dir.as_os_str()])
-        .status()
-        .expect("python3 runs");
-    assert!(status.success());
+    let expected = numpy(c, dir);
     let (y, report, _) = c.run(dir);
-    let expected = read_f32(&dir.join("ref.npy"));
     assert_eq!(y.len(), expected.len(), "{}", c.name);
     for (i, (a, b)) in y.iter().zip(&expected).enumerate() {
         assert_eq!(
@@ -584,15 +563,20 @@ fn input_words(c: &Case) -> Vec<f32> {
 /// NumPy's result for `c`'s input.
 fn reference_of(c: &Case) -> Vec<f32> {
     let dir = c.write();
+    let y = numpy(c, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    y
+}
+
+/// `layouts.py`'s result for `c`'s reference on the data in `dir`.
+fn numpy(c: &Case, dir: &Path) -> Vec<f32> {
     let status = Command::new("python3")
         .arg(repo_root().join("tests/reference/layouts.py"))
         .args([c.layer.as_ref(), dir.as_os_str()])
         .status()
         .expect("python3 runs");
-    assert!(status.success());
-    let y = read_f32(&dir.join("ref.npy"));
-    let _ = std::fs::remove_dir_all(&dir);
-    y
+    assert!(status.success(), "{}: layouts.py failed", c.name);
+    read_f32(&dir.join("ref.npy"))
 }
 
 /// The region `rows × cols` of `layer` in the report's table.
@@ -617,8 +601,7 @@ fn region_rows(report: &str, layer: &str) -> u64 {
 fn phase_cycles(report: &str, layer: &str) -> u64 {
     let line = report
         .lines()
-        .filter(|l| l.trim_start().starts_with(layer))
-        .last()
+        .rfind(|l| l.trim_start().starts_with(layer))
         .expect("the phase's row");
     numbers_after(line.trim_start().trim_start_matches(layer), "")[1]
 }
