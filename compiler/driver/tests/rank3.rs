@@ -55,7 +55,7 @@ impl Case {
              layer fixed(x: f32[B, {x}]) -> y: f32[B, {y}] {{\n\
              \x20   cost {{ flops = 1; weights = 0; activations = 4; }}\n\
              \x20   pipelined on [1, {c}] {{\n\
-             \x20       run transpose_tile(a = {a}, b = {b}, e = {e}, p = {c}, samples = B);\n\
+             \x20       run transpose_tile(a = {a}, b = {b}, e = {e}, p = {c}, samples = B, back = false);\n\
              \x20       bind x to port xs split [{split}];\n\
              \x20       bind y to port ys split [{split}];\n\
              \x20   }}\n\
