@@ -270,8 +270,8 @@ fn a_reshape_relabels_between_layers_like_numpy() {
 /// are no turns: `permute` follows `turns` at once.
 ///
 /// And the whole layer (the report's cycles, batch 1) takes at least T·D cycles more than a
-/// pass-through layer on the same region. Measured on `dev` for x: [8, 12]: 1 column 1,110
-/// cycles, 3 columns 628, 5 columns 606; the pass-through 204, 104 and 84. The transpose
+/// pass-through layer on the same region. Measured on `dev` for x: [8, 12]: 1 column 1,114
+/// cycles, 3 columns 632, 5 columns 610; the pass-through 204, 104 and 84. The transpose
 /// over several columns is *faster* than over one, because the input and the result cross C
 /// edge links in parallel and each PE permutes only its share (BENCHMARKS.md, "Transpose on
 /// the fabric vs a pass-through").
