@@ -57,7 +57,7 @@ impl Case {
              layer fixed(x: f32[B, {x}]) -> y: f32[B, {y}] {{\n\
              \x20   cost {{ flops = 1; weights = 0; activations = 4; }}\n\
              \x20   pipelined on [1, {c}] {{\n\
-             \x20       run transpose_tile(a = {a}, b = {b}, e = {e}, p = {c}, samples = B);\n\
+             \x20       run transpose_tile(a = {a}, b = {b}, e = {e}, p = {c}, samples = B, back = false);\n\
              \x20       bind x to port xs split [{split}];\n\
              \x20       bind y to port ys split [{split}];\n\
              \x20   }}\n\
@@ -215,22 +215,7 @@ fn check_model(
     };
     let dir = c.write();
     std::fs::write(dir.join("m.wse"), source).expect("model");
-    let status = Command::new("python3")
-        .arg(repo_root().join("tests/reference/layouts.py"))
-        .args([reference.as_ref(), dir.as_os_str()])
-        .status()
-        .expect("python3 runs");
-    assert!(status.success());
-    let (y, report, _) = c.run(&dir);
-    let expected = read_f32(&dir.join("ref.npy"));
-    assert_eq!(y.len(), expected.len(), "{name}");
-    for (i, (a, b)) in y.iter().zip(&expected).enumerate() {
-        assert_eq!(
-            a.to_bits(),
-            b.to_bits(),
-            "{name}: element {i} is {a}, NumPy says {b}"
-        );
-    }
+    let report = run_against_reference(&c, &dir);
     report
 }
 
@@ -285,8 +270,8 @@ fn a_reshape_relabels_between_layers_like_numpy() {
 /// are no turns: `permute` follows `turns` at once.
 ///
 /// And the whole layer (the report's cycles, batch 1) takes at least T·D cycles more than a
-/// pass-through layer on the same region. Measured on `dev` for x: [8, 12]: 1 column 1,110
-/// cycles, 3 columns 628, 5 columns 606; the pass-through 204, 104 and 84. The transpose
+/// pass-through layer on the same region. Measured on `dev` for x: [8, 12]: 1 column 1,114
+/// cycles, 3 columns 632, 5 columns 610; the pass-through 204, 104 and 84. The transpose
 /// over several columns is *faster* than over one, because the input and the result cross C
 /// edge links in parallel and each PE permutes only its share (BENCHMARKS.md, "Transpose on
 /// the fabric vs a pass-through").
@@ -551,14 +536,8 @@ fn the_streamed_exchange_is_counted_in_cycles() {
 
 /// Runs `c` in its folder `dir` (model and data written) against `layouts.py`, exactly.
 fn run_against_reference(c: &Case, dir: &Path) -> String {
-    let status = Command::new("python3")
-        .arg(repo_root().join("tests/reference/layouts.py"))
-        .args([c.layer.as_ref(), dir.as_os_str()])
-        .status()
-        .expect("python3 runs");
-    assert!(status.success());
+    let expected = numpy(c, dir);
     let (y, report, _) = c.run(dir);
-    let expected = read_f32(&dir.join("ref.npy"));
     assert_eq!(y.len(), expected.len(), "{}", c.name);
     for (i, (a, b)) in y.iter().zip(&expected).enumerate() {
         assert_eq!(
@@ -581,14 +560,20 @@ fn input_words(c: &Case) -> Vec<f32> {
 /// NumPy's result for `c`'s input.
 fn reference_of(c: &Case) -> Vec<f32> {
     let dir = c.write();
+    let y = numpy(c, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    y
+}
+
+/// `layouts.py`'s result for `c`'s reference on the data in `dir`.
+fn numpy(c: &Case, dir: &Path) -> Vec<f32> {
     let status = Command::new("python3")
         .arg(repo_root().join("tests/reference/layouts.py"))
         .args([c.layer.as_ref(), dir.as_os_str()])
         .status()
         .expect("python3 runs");
-    assert!(status.success());
-    let y = read_f32(&dir.join("ref.npy"));
-    y
+    assert!(status.success(), "{}: layouts.py failed", c.name);
+    read_f32(&dir.join("ref.npy"))
 }
 
 /// The region `rows × cols` of `layer` in the report's table.
@@ -613,8 +598,7 @@ fn region_rows(report: &str, layer: &str) -> u64 {
 fn phase_cycles(report: &str, layer: &str) -> u64 {
     let line = report
         .lines()
-        .filter(|l| l.trim_start().starts_with(layer))
-        .last()
+        .rfind(|l| l.trim_start().starts_with(layer))
         .expect("the phase's row");
     numbers_after(line.trim_start().trim_start_matches(layer), "")[1]
 }

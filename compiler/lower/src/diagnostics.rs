@@ -10,11 +10,7 @@ use crate::error::LowerError;
 pub const CODES: &[(&str, &str)] = &[
     (
         "E0457",
-        "a layer keeps a reshaped tensor in an array or splits it other than along its first axis",
-    ),
-    (
-        "E0458",
-        "training a model that reads a layer's result through a reshape",
+        "a layer splits a reshaped tensor other than along its first axis",
     ),
     (
         "E0501",
@@ -292,18 +288,4 @@ pub fn relabel_split(call: Location, layer: &str, tensor: &str) -> Diagnostic {
         "this call's tensor is relabelled by a reshape",
     )
     .with_help("a reshape joins layers that stream the tensor through ports split along its first feature dimension only (`split [cols, _]`, no `tiles`)")
-}
-
-/// E0458: training a model in which a layer reads another's result through a `reshape`: the
-/// training graph's backward layers would see the producer's shape (not built yet).
-pub fn relabel_training(call: Location) -> Diagnostic {
-    Diagnostic::error(
-        "E0458",
-        "pipelined training does not pass through a `reshape` yet",
-        call,
-        "this call reads a relabelled tensor",
-    )
-    .with_help(
-        "train it in weight-streaming mode (`--mode streaming`), which relabels the gradients too",
-    )
 }

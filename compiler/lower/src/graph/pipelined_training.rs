@@ -17,6 +17,10 @@
 //!   forward call's scalar of that name (attention's `heads`); the loss's `F_train` and
 //!   `F_train_back` take theirs (`over`: the samples of the mean) from the same settings.
 //!
+//! A call reading a result through a `reshape` (`docs/language.md` §7.1) takes it in the
+//! shape it sees, in both graphs (its `L_train_back` its `dy` in its own result's shape), and
+//! the edge's parts are lined up as the model graph's are (`super::relabel::line_up`).
+//!
 //! The backward graph's layer `k` runs on the region of forward layer [`PipelinedTrain::
 //! region_of`]`[k]` (or at a block's fork); the driver carries SRAM between the two by array
 //! name.
@@ -71,23 +75,38 @@ pub fn pipelined_training_graphs(
     if find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss).is_none() {
         return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
     }
-    if let Some(at) = super::relabel::first_relabel(db, model) {
-        return Err(vec![diagnostics::relabel_training(at)]);
-    }
     let blocks = residual_blocks(graph, &located)?;
     // The module of every layer: the model's call's, or std.resident's for a relay the
     // compiler inserted (`relayed_graph`), which no call of the model names.
     let nodes = &check_model(db, model).graph.nodes;
+    let node_of = |layer: &LayerInstance| {
+        nodes
+            .iter()
+            .find(|n| n.layer == layer.layer && n.span == layer.call.span)
+    };
     let files: Vec<std::path::PathBuf> = graph
         .layers
         .iter()
-        .map(|layer| {
-            nodes
-                .iter()
-                .find(|n| n.layer == layer.layer && n.span == layer.call.span)
-                .map_or_else(|| RESIDENT.into(), |n| n.layer_file.clone())
-        })
+        .map(|layer| node_of(layer).map_or_else(|| RESIDENT.into(), |n| n.layer_file.clone()))
         .collect();
+    // The shapes each layer's call sees its arguments in (through a `reshape`, §7.1).
+    let seen = |layer: &LayerInstance| -> Vec<Vec<u64>> {
+        let batch = layer.output_shape.first().copied().unwrap_or(1);
+        let types = node_of(layer)
+            .map(|n| n.arg_types.as_slice())
+            .unwrap_or_default();
+        layer
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                types
+                    .get(i)
+                    .and_then(|ty| super::seen_shape(ty, batch))
+                    .unwrap_or_else(|| shape_of(graph, *a))
+            })
+            .collect()
+    };
     let variant = |l: usize, suffix: &str| -> Result<ItemId<'_>, Vec<Diagnostic>> {
         let layer = &graph.layers[l];
         let name = format!("{}{suffix}", layer.layer);
@@ -137,14 +156,8 @@ pub fn pipelined_training_graphs(
             settings::check_kept(db, fwd, &layer.scalars, &[item], &located(&layer.call))?;
         }
         let scalars = values(&layer.scalars);
-        let instance = push_call(
-            db,
-            &forward,
-            item,
-            &layer.call,
-            layer.args.clone(),
-            &scalars,
-        )?;
+        let args = (layer.args.clone(), seen(layer));
+        let instance = push_relabelled(db, &mut forward, item, &layer.call, args, &scalars)?;
         forward.layers.push(instance);
     }
     let t = TensorRef::Input(forward.inputs.len() - 1);
@@ -188,9 +201,15 @@ pub fn pipelined_training_graphs(
             continue;
         }
         let item = variant(l, "_train_back")?;
-        let args = std::iter::once(dy).chain(layer.params()).collect();
+        let args: Vec<TensorRef> = std::iter::once(dy).chain(layer.params()).collect();
+        let shapes = args.iter().enumerate();
+        let shapes = shapes.map(|(i, a)| match i {
+            0 => layer.output_shape.clone(),
+            _ => shape_of(&backward, *a),
+        });
+        let args = (args.clone(), shapes.collect());
         let scalars = given_back(db, item, optimizer, &values(&layer.scalars));
-        let instance = push_call(db, &backward, item, &layer.call, args, &scalars)?;
+        let instance = push_relabelled(db, &mut backward, item, &layer.call, args, &scalars)?;
         backward.layers.push(instance);
         region_of.push(l);
         fork_of.push(None);
@@ -204,6 +223,33 @@ pub fn pipelined_training_graphs(
     })
 }
 
+/// The call of `item` with the tensors `args.0`, each seen in the shape `args.1` gives, in
+/// `graph`, at `call`: an argument its producer makes in another shape (a `reshape`, §7.1) is
+/// relabelled, both layers' implementations restricted to region sizes that line up.
+fn push_relabelled(
+    db: &dyn Db,
+    graph: &mut LayerGraph,
+    item: ItemId<'_>,
+    call: &SourceSpan,
+    (args, shapes): (Vec<TensorRef>, Vec<Vec<u64>>),
+    scalars: &[(String, Value)],
+) -> Result<LayerInstance, Vec<Diagnostic>> {
+    let made: Vec<Vec<u64>> = args.iter().map(|a| shape_of(graph, *a)).collect();
+    let mut instance = lower_call(db, graph, item, call, args.clone(), &shapes, scalars)?;
+    let mut diags = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        if let (TensorRef::Layer(p), true) = (arg, made[i] != shapes[i]) {
+            let pair = (&made[i][..], &shapes[i][..]);
+            super::relabel::line_up(&mut graph.layers[*p], &mut instance, i, pair, &mut diags);
+        }
+    }
+    if diags.is_empty() {
+        Ok(instance)
+    } else {
+        Err(diags)
+    }
+}
+
 /// The call of `item` with the tensors `args` in `graph`, at `call`; the
 /// lowering's diagnostics when it has any.
 pub(super) fn push_call(
@@ -214,8 +260,21 @@ pub(super) fn push_call(
     args: Vec<TensorRef>,
     scalars: &[(String, Value)],
 ) -> Result<LayerInstance, Vec<Diagnostic>> {
-    let sig = layer_signature(db, item);
     let shapes: Vec<Vec<u64>> = args.iter().map(|a| shape_of(graph, *a)).collect();
+    lower_call(db, graph, item, call, args, &shapes, scalars)
+}
+
+/// [`push_call`] with the arguments seen in `shapes`.
+fn lower_call(
+    db: &dyn Db,
+    graph: &LayerGraph,
+    item: ItemId<'_>,
+    call: &SourceSpan,
+    args: Vec<TensorRef>,
+    shapes: &[Vec<u64>],
+    scalars: &[(String, Value)],
+) -> Result<LayerInstance, Vec<Diagnostic>> {
+    let sig = layer_signature(db, item);
     let count = graph.layers.iter().filter(|l| l.layer == sig.name).count();
     let name = format!("{}#{}", sig.name, count + 1);
     let call = Location {
@@ -225,7 +284,7 @@ pub(super) fn push_call(
     let mut diags = Vec::new();
     let args = CallArgs {
         tensors: args,
-        shapes: &shapes,
+        shapes,
         scalars,
     };
     match lower_instance(db, item, name, call, args, &mut diags) {

@@ -17,8 +17,7 @@
 use wsel_ir::graph::{
     BindTarget, CBinOp, CExpr, LayerImpl, LayerInstance, RegionSide, SourceSpan, SplitAxis,
 };
-use wsel_sema::analysis::ValueRef;
-use wsel_sema::{Db, Diagnostic, ItemId, Location, check_model};
+use wsel_sema::{Diagnostic, Location};
 
 use crate::diagnostics;
 
@@ -133,23 +132,4 @@ fn location(span: &SourceSpan) -> Location {
         file: span.file.clone(),
         span: span.span.clone(),
     }
-}
-
-/// The first `reshape` of `model` that a layer reads through, if any: pipelined training does
-/// not go through one yet (E0458): its `L_train_back` layers stream their gradients through
-/// ports on the forward's regions, which no relabelling lines up. (Weight streaming's training
-/// graph relabels each gradient as the forward relabels the activation, `training.rs`.)
-pub(crate) fn first_relabel(db: &dyn Db, model: ItemId<'_>) -> Option<Location> {
-    let check = check_model(db, model);
-    let file = model.file(db).path(db).clone();
-    let nodes = &check.graph.nodes;
-    nodes.iter().find_map(|node| {
-        let relabelled = node.args.iter().zip(&node.arg_types).any(|(arg, seen)| {
-            matches!(arg, ValueRef::Node(p) if nodes.get(*p).is_some_and(|n| n.result.dims != seen.dims))
-        });
-        relabelled.then(|| Location {
-            file: file.clone(),
-            span: node.span.clone(),
-        })
-    })
 }
