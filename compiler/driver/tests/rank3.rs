@@ -215,8 +215,7 @@ fn check_model(
     };
     let dir = c.write();
     std::fs::write(dir.join("m.wse"), source).expect("model");
-    let report = run_against_reference(&c, &dir);
-    report
+    run_against_reference(&c, &dir)
 }
 
 /// `reshape` relabels: a rank-3 result read by rank-2 layers and back, against NumPy's
@@ -553,15 +552,13 @@ fn run_against_reference(c: &Case, dir: &Path) -> String {
 /// The words of `c`'s input, as [`Case::write`] makes them.
 fn input_words(c: &Case) -> Vec<f32> {
     let dir = c.write();
-    let x = read_f32(&dir.join("x.npy"));
-    x
+    read_f32(&dir.join("x.npy"))
 }
 
 /// NumPy's result for `c`'s input.
 fn reference_of(c: &Case) -> Vec<f32> {
     let dir = c.write();
-    let y = numpy(c, &dir);
-    y
+    numpy(c, &dir)
 }
 
 /// `layouts.py`'s result for `c`'s reference on the data in `dir`.
