@@ -161,19 +161,28 @@ impl<D: Distances> Ahead<D> {
     }
 }
 
+/// The stages of [`wakes_ahead`], in wakes ahead of the current one. Eight wakes apart: at
+/// four apart (session 19), heat's profile showed the wake stalling on the lines the stage
+/// before had fetched (the router's PE index, the PE record's SRAM and delayed-call words):
+/// a wake that only carries out a delayed call is shorter than a miss to memory.
+const WAKE_ROUTER: usize = 32;
+const WAKE_PE: usize = 24;
+const WAKE_LINKS: usize = 16;
+const WAKE_ARGS: usize = 8;
+
 /// While a cycle's timers wake their PEs (in node order), in four stages, each reading only
-/// what an earlier stage fetched: the router records and timer cycles of the wakes 16 ahead; the
-/// whole PE records of those 12 ahead (a wake reads all six lines: activations, delayed calls,
-/// busy time, the color masks a task's runtime calls check, the livelock count); 8 ahead,
-/// what those records point to — the first four delayed calls, the heap of far activations, the
-/// last queued receive (a receive posted behind an open one looks at it), the send and
-/// receive slots, the program record a task start reads and the two ends of the PE's SRAM;
-/// 4 ahead, the argument words and port table that record points to (a task's code reads
-/// them). Most wakes of a busy cycle only carry out a delayed call or two, so the stages are
-/// far apart.
+/// what an earlier stage fetched: the router records and timer cycles of the wakes
+/// [`WAKE_ROUTER`] ahead; the whole PE records of those [`WAKE_PE`] ahead (a wake reads all
+/// six lines: activations, delayed calls, busy time, the color masks a task's runtime calls
+/// check, the livelock count); [`WAKE_LINKS`] ahead, what those records point to — the first
+/// four delayed calls, the heap of far activations, the last queued receive (a receive posted
+/// behind an open one looks at it), the send and receive slots, the program record a task
+/// start reads and the two ends of the PE's SRAM; [`WAKE_ARGS`] ahead, the argument words and
+/// port table that record points to (a task's code reads them). Most wakes of a busy cycle
+/// only carry out a delayed call or two, so the stages are far apart.
 #[inline(always)]
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
-    if let Some(node) = p.events.timers.ahead(16) {
+    if let Some(node) = p.events.timers.ahead(WAKE_ROUTER) {
         fetch(std::ptr::from_ref(&p.fab.routers[node as usize]));
         fetch(std::ptr::from_ref(&p.fab.wake[node as usize]));
     }
@@ -183,10 +192,10 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         p.fab.pes.get(pe)
     };
     let program = |pe: &crate::pe::Pe| p.setup.program.pes.get(pe.prog as usize);
-    if let Some(pe) = pe_of(12) {
+    if let Some(pe) = pe_of(WAKE_PE) {
         fetch_lines::<_, 6>(std::slice::from_ref(pe));
     }
-    if let Some(pe) = pe_of(8) {
+    if let Some(pe) = pe_of(WAKE_LINKS) {
         if !pe.pending.is_empty() {
             // A wake carries out the calls due, often several (a line each).
             for call in pe.pending.iter().take(4) {
@@ -211,7 +220,7 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         fetch_lines::<_, 6>(pe.recv_slots(&p.fab.recvs));
         fetch_lines::<_, 6>(pe.send_slots(&p.fab.sends));
     }
-    if let Some(pe) = pe_of(4)
+    if let Some(pe) = pe_of(WAKE_ARGS)
         && !pe.ready.is_empty()
         && let Some(prog) = program(pe)
     {
