@@ -6,10 +6,11 @@
 //! routers a few steps ahead are known: a pipeline ([`Ahead`]) reads each router's PE index
 //! far ahead (on large partitions also fetching the router record before that and the PE
 //! record there), fetches the PE's send and receive slots and the queue the ramp serves
-//! closer, and the data word and SRAM line the step will touch just before it (on large
-//! partitions also the downstream queue the injection will write), looking each router's PE
-//! up once; the stages and their distances are the constants of a [`Distances`] type. The
-//! timer pass likewise fetches the records of the PEs it is about to wake ([`wakes_ahead`]).
+//! closer, the data word the injection will send (on large partitions also the downstream
+//! queue, router and output channel it will write, earlier than the SRAM line) and the SRAM
+//! line a delivery will write just before the step, looking each router's PE up once; the
+//! stages and their distances are the constants of a [`Distances`] type. The timer pass
+//! likewise fetches the records of the PEs it is about to wake ([`wakes_ahead`]).
 //! The distances are long because a wse2-size fabric misses all the way to memory.
 //! Prefetches are hints only: they never change results.
 
@@ -24,8 +25,11 @@ pub(crate) trait Distances {
     const NODE: usize;
     const FAR: usize;
     const MID: usize;
+    /// The data word the PE's send injects next (with `DOWNSTREAM`, also the queue, router
+    /// and output channel it goes to); at most `MID`, at least `NEAR`.
+    const SEND: usize;
     const NEAR: usize;
-    /// At `NEAR`, also the downstream queue the injection will write.
+    /// At `SEND`, also the downstream queue the injection will write.
     const DOWNSTREAM: bool;
     /// At `NEAR`, also the output channels the queues with arrivals forward to.
     const CHANNELS: bool;
@@ -40,6 +44,7 @@ impl Distances for Large {
     const NODE: usize = 80;
     const FAR: usize = 40;
     const MID: usize = 20;
+    const SEND: usize = 12;
     const NEAR: usize = 6;
     const DOWNSTREAM: bool = true;
     const CHANNELS: bool = true;
@@ -59,6 +64,7 @@ impl Distances for Small {
     const NODE: usize = 0;
     const FAR: usize = 10;
     const MID: usize = 5;
+    const SEND: usize = 3;
     const NEAR: usize = 3;
     const DOWNSTREAM: bool = true;
     const CHANNELS: bool = false;
@@ -152,8 +158,11 @@ impl<D: Distances> Ahead<D> {
             hot.prefetch_incoming(node);
             hot.prefetch_served(node);
         }
+        if i + D::SEND < list.len() {
+            hot.prefetch_send(self.pes[(i + D::SEND) % 64], D::DOWNSTREAM);
+        }
         if let Some(&node) = list.get(i + D::NEAR) {
-            hot.prefetch_words(node, self.pes[(i + D::NEAR) % 64], D::DOWNSTREAM);
+            hot.prefetch_sram(node, self.pes[(i + D::NEAR) % 64]);
             if D::CHANNELS {
                 hot.prefetch_channels(node);
             }
@@ -231,6 +240,8 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
 
 const _: () = assert!(Large::FAR < 64 && Large::MID < Large::FAR && Large::NEAR < Large::MID);
 const _: () = assert!(Small::FAR < 64 && Small::MID < Small::FAR && Small::NEAR < Small::MID);
+const _: () = assert!(Large::NEAR <= Large::SEND && Large::SEND <= Large::MID);
+const _: () = assert!(Small::NEAR <= Small::SEND && Small::SEND <= Small::MID);
 
 impl CycleState<'_> {
     /// Stage 2: the record of the queue that the ramp port of router `node` tries first: the
@@ -316,11 +327,10 @@ impl CycleState<'_> {
         }
     }
 
-    /// Stage 3: the next data word of the send router `node`'s PE `pe` (NONE: none) injects
-    /// next (with `downstream`, also the queue it goes to) and the SRAM word the queue the
-    /// ramp serves first would be written to.
+    /// Stage 3: the next data word the send of PE `pe` (NONE: none) injects
+    /// (with `downstream`, also the queue, router and output channel it goes to).
     #[inline(always)]
-    fn prefetch_words(&self, node: u32, pe: u32, downstream: bool) {
+    fn prefetch_send(&self, pe: u32, downstream: bool) {
         let Some(p) = self.pes.get(pe as usize) else {
             return;
         };
@@ -337,6 +347,15 @@ impl CycleState<'_> {
                 }
             }
         }
+    }
+
+    /// Stage 4: the SRAM word that the queue router `node`'s ramp serves first would write
+    /// into PE `pe` (NONE: none).
+    #[inline(always)]
+    fn prefetch_sram(&self, node: u32, pe: u32) {
+        let Some(p) = self.pes.get(pe as usize) else {
+            return;
+        };
         if let Some(q) = self.queues.get(self.served(node) as usize)
             && let Some(r) = self.recvs.get((p.recv_base + u32::from(q.slot)) as usize)
         {
