@@ -184,9 +184,10 @@ const WAKE_ARGS: usize = 8;
 /// [`WAKE_ROUTER`] ahead; the whole PE records of those [`WAKE_PE`] ahead (a wake reads all
 /// six lines: activations, delayed calls, busy time, the color masks a task's runtime calls
 /// check, the livelock count); [`WAKE_LINKS`] ahead, what those records point to — the first
-/// four delayed calls, the heap of far activations, the last queued receive (a receive posted
-/// behind an open one looks at it), the send and receive slots, the program record a task
-/// start reads and the two ends of the PE's SRAM; [`WAKE_ARGS`] ahead, the argument words and
+/// four delayed calls (or, before a task with none left, the buffer's first lines, which the
+/// task's calls are written to), the heap of far activations, the last queued receive (a
+/// receive posted behind an open one looks at it), the send and receive slots, the program
+/// record a task start reads and the two ends of the PE's SRAM; [`WAKE_ARGS`] ahead, the argument words and
 /// port table that record points to (a task's code reads them). Most wakes of a busy cycle
 /// only carry out a delayed call or two, so the stages are far apart.
 #[inline(always)]
@@ -216,6 +217,14 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         }
         pe.ready.prefetch_far();
         if !pe.ready.is_empty() {
+            if pe.pending.is_empty() {
+                // The task's delayed calls go to the buffer's start (see `apply_due`), a
+                // line each: written by the task, not only read.
+                let start = pe.pending.as_slices().0.as_ptr();
+                for k in 0..pe.pending.capacity().min(8) {
+                    fetch(start.wrapping_add(k));
+                }
+            }
             if let Some(prog) = program(pe) {
                 fetch_lines::<_, 3>(std::slice::from_ref(prog));
             }
