@@ -59,6 +59,11 @@ impl Partition<'_> {
         while let Some((when, _, op)) = p.pending.pop_front_if(|(when, _, _)| *when <= t) {
             issue(p, &mut slots, when, op);
         }
+        if p.pending.is_empty() {
+            // Back to the buffer's start (`VecDeque::clear` moves it there): the next task's
+            // calls are written where the timer pass fetched them (`prefetch::wakes_ahead`).
+            p.pending.clear();
+        }
         self.out.stats.event(t);
     }
 

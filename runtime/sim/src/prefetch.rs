@@ -6,10 +6,11 @@
 //! routers a few steps ahead are known: a pipeline ([`Ahead`]) reads each router's PE index
 //! far ahead (on large partitions also fetching the router record before that and the PE
 //! record there), fetches the PE's send and receive slots and the queue the ramp serves
-//! closer, and the data word and SRAM line the step will touch just before it (on large
-//! partitions also the downstream queue the injection will write), looking each router's PE
-//! up once; the stages and their distances are the constants of a [`Distances`] type. The
-//! timer pass likewise fetches the records of the PEs it is about to wake ([`wakes_ahead`]).
+//! closer, the data word the injection will send (on large partitions also the downstream
+//! queue, router and output channel it will write, earlier than the SRAM line) and the SRAM
+//! line a delivery will write just before the step, looking each router's PE up once; the
+//! stages and their distances are the constants of a [`Distances`] type. The timer pass
+//! likewise fetches the records of the PEs it is about to wake ([`wakes_ahead`]).
 //! The distances are long because a wse2-size fabric misses all the way to memory.
 //! Prefetches are hints only: they never change results.
 
@@ -24,8 +25,11 @@ pub(crate) trait Distances {
     const NODE: usize;
     const FAR: usize;
     const MID: usize;
+    /// The data word the PE's send injects next (with `DOWNSTREAM`, also the queue, router
+    /// and output channel it goes to); at most `MID`, at least `NEAR`.
+    const SEND: usize;
     const NEAR: usize;
-    /// At `NEAR`, also the downstream queue the injection will write.
+    /// At `SEND`, also the downstream queue the injection will write.
     const DOWNSTREAM: bool;
     /// At `NEAR`, also the output channels the queues with arrivals forward to.
     const CHANNELS: bool;
@@ -40,6 +44,7 @@ impl Distances for Large {
     const NODE: usize = 80;
     const FAR: usize = 40;
     const MID: usize = 20;
+    const SEND: usize = 12;
     const NEAR: usize = 6;
     const DOWNSTREAM: bool = true;
     const CHANNELS: bool = true;
@@ -59,6 +64,7 @@ impl Distances for Small {
     const NODE: usize = 0;
     const FAR: usize = 10;
     const MID: usize = 5;
+    const SEND: usize = 3;
     const NEAR: usize = 3;
     const DOWNSTREAM: bool = true;
     const CHANNELS: bool = false;
@@ -152,8 +158,11 @@ impl<D: Distances> Ahead<D> {
             hot.prefetch_incoming(node);
             hot.prefetch_served(node);
         }
+        if i + D::SEND < list.len() {
+            hot.prefetch_send(self.pes[(i + D::SEND) % 64], D::DOWNSTREAM);
+        }
         if let Some(&node) = list.get(i + D::NEAR) {
-            hot.prefetch_words(node, self.pes[(i + D::NEAR) % 64], D::DOWNSTREAM);
+            hot.prefetch_sram(node, self.pes[(i + D::NEAR) % 64]);
             if D::CHANNELS {
                 hot.prefetch_channels(node);
             }
@@ -161,19 +170,29 @@ impl<D: Distances> Ahead<D> {
     }
 }
 
+/// The stages of [`wakes_ahead`], in wakes ahead of the current one. Eight wakes apart: at
+/// four apart (session 19), heat's profile showed the wake stalling on the lines the stage
+/// before had fetched (the router's PE index, the PE record's SRAM and delayed-call words):
+/// a wake that only carries out a delayed call is shorter than a miss to memory.
+const WAKE_ROUTER: usize = 32;
+const WAKE_PE: usize = 24;
+const WAKE_LINKS: usize = 16;
+const WAKE_ARGS: usize = 8;
+
 /// While a cycle's timers wake their PEs (in node order), in four stages, each reading only
-/// what an earlier stage fetched: the router records and timer cycles of the wakes 16 ahead; the
-/// whole PE records of those 12 ahead (a wake reads all six lines: activations, delayed calls,
-/// busy time, the color masks a task's runtime calls check, the livelock count); 8 ahead,
-/// what those records point to — the first four delayed calls, the heap of far activations, the
-/// last queued receive (a receive posted behind an open one looks at it), the send and
-/// receive slots, the program record a task start reads and the two ends of the PE's SRAM;
-/// 4 ahead, the argument words and port table that record points to (a task's code reads
-/// them). Most wakes of a busy cycle only carry out a delayed call or two, so the stages are
-/// far apart.
+/// what an earlier stage fetched: the router records and timer cycles of the wakes
+/// [`WAKE_ROUTER`] ahead; the whole PE records of those [`WAKE_PE`] ahead (a wake reads all
+/// six lines: activations, delayed calls, busy time, the color masks a task's runtime calls
+/// check, the livelock count); [`WAKE_LINKS`] ahead, what those records point to — the first
+/// four delayed calls (or, before a task with none left, the buffer's first lines, which the
+/// task's calls are written to), the heap of far activations, the last queued receive (a
+/// receive posted behind an open one looks at it), the send and receive slots, the program
+/// record a task start reads and the two ends of the PE's SRAM; [`WAKE_ARGS`] ahead, the argument words and
+/// port table that record points to (a task's code reads them). Most wakes of a busy cycle
+/// only carry out a delayed call or two, so the stages are far apart.
 #[inline(always)]
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
-    if let Some(node) = p.events.timers.ahead(16) {
+    if let Some(node) = p.events.timers.ahead(WAKE_ROUTER) {
         fetch(std::ptr::from_ref(&p.fab.routers[node as usize]));
         fetch(std::ptr::from_ref(&p.fab.wake[node as usize]));
     }
@@ -183,10 +202,10 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         p.fab.pes.get(pe)
     };
     let program = |pe: &crate::pe::Pe| p.setup.program.pes.get(pe.prog as usize);
-    if let Some(pe) = pe_of(12) {
+    if let Some(pe) = pe_of(WAKE_PE) {
         fetch_lines::<_, 6>(std::slice::from_ref(pe));
     }
-    if let Some(pe) = pe_of(8) {
+    if let Some(pe) = pe_of(WAKE_LINKS) {
         if !pe.pending.is_empty() {
             // A wake carries out the calls due, often several (a line each).
             for call in pe.pending.iter().take(4) {
@@ -198,6 +217,14 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         }
         pe.ready.prefetch_far();
         if !pe.ready.is_empty() {
+            if pe.pending.is_empty() {
+                // The task's delayed calls go to the buffer's start (see `apply_due`), a
+                // line each: written by the task, not only read.
+                let start = pe.pending.as_slices().0.as_ptr();
+                for k in 0..pe.pending.capacity().min(8) {
+                    fetch(start.wrapping_add(k));
+                }
+            }
             if let Some(prog) = program(pe) {
                 fetch_lines::<_, 3>(std::slice::from_ref(prog));
             }
@@ -211,7 +238,7 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
         fetch_lines::<_, 6>(pe.recv_slots(&p.fab.recvs));
         fetch_lines::<_, 6>(pe.send_slots(&p.fab.sends));
     }
-    if let Some(pe) = pe_of(4)
+    if let Some(pe) = pe_of(WAKE_ARGS)
         && !pe.ready.is_empty()
         && let Some(prog) = program(pe)
     {
@@ -222,6 +249,8 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
 
 const _: () = assert!(Large::FAR < 64 && Large::MID < Large::FAR && Large::NEAR < Large::MID);
 const _: () = assert!(Small::FAR < 64 && Small::MID < Small::FAR && Small::NEAR < Small::MID);
+const _: () = assert!(Large::NEAR <= Large::SEND && Large::SEND <= Large::MID);
+const _: () = assert!(Small::NEAR <= Small::SEND && Small::SEND <= Small::MID);
 
 impl CycleState<'_> {
     /// Stage 2: the record of the queue that the ramp port of router `node` tries first: the
@@ -307,11 +336,10 @@ impl CycleState<'_> {
         }
     }
 
-    /// Stage 3: the next data word of the send router `node`'s PE `pe` (NONE: none) injects
-    /// next (with `downstream`, also the queue it goes to) and the SRAM word the queue the
-    /// ramp serves first would be written to.
+    /// Stage 3: the next data word the send of PE `pe` (NONE: none) injects
+    /// (with `downstream`, also the queue, router and output channel it goes to).
     #[inline(always)]
-    fn prefetch_words(&self, node: u32, pe: u32, downstream: bool) {
+    fn prefetch_send(&self, pe: u32, downstream: bool) {
         let Some(p) = self.pes.get(pe as usize) else {
             return;
         };
@@ -328,6 +356,15 @@ impl CycleState<'_> {
                 }
             }
         }
+    }
+
+    /// Stage 4: the SRAM word that the queue router `node`'s ramp serves first would write
+    /// into PE `pe` (NONE: none).
+    #[inline(always)]
+    fn prefetch_sram(&self, node: u32, pe: u32) {
+        let Some(p) = self.pes.get(pe as usize) else {
+            return;
+        };
         if let Some(q) = self.queues.get(self.served(node) as usize)
             && let Some(r) = self.recvs.get((p.recv_base + u32::from(q.slot)) as usize)
         {
