@@ -156,7 +156,7 @@ fn steps(
         }
     }
     let config = wsel_lower::lower_run_config(db, file);
-    let model = pick_model(db, file, config.as_ref()).map_err(BuildError::Message)?;
+    let model = pick_model(db, file, config.as_ref())?;
 
     // The per-sample shapes of the inputs do not depend on the batch; read the data first
     // to learn it.

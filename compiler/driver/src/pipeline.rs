@@ -94,30 +94,58 @@ pub fn all_diagnostics(db: &Database, file: SourceFile) -> Vec<Diagnostic> {
     found
 }
 
-/// The model to work on: the one the `run` item names, else the file's only model.
+/// The model to work on: the one the `run` item names (the checker has made sure it exists),
+/// else the file's only model; E0820 when it has none, E0821 at its second model when it has
+/// several and no `run` item.
 pub fn pick_model<'db>(
     db: &'db Database,
     file: SourceFile,
     run: Option<&RunConfig>,
-) -> Result<ItemId<'db>, String> {
-    if let Some(run) = run {
-        return wsel_lower::find_model(db, file, &run.model)
-            .ok_or_else(|| format!("there is no model `{}` in the file", run.model));
-    }
+) -> Result<ItemId<'db>, BuildError> {
     let models: Vec<ItemId<'db>> = wsel_sema::item_index(db, file)
         .iter()
         .copied()
         .filter(|i| i.kind(db) == wsel_sema::ItemKind::Model)
         .collect();
-    match models.as_slice() {
-        [one] => Ok(*one),
-        [] => Err("the file has no model (define a `model`, or a `run` item naming one)".into()),
-        _ => {
-            let names: Vec<String> = models.iter().map(|m| m.name(db).to_string()).collect();
-            Err(format!(
-                "the file has several models ({}) and no `run` item saying which to use",
-                names.join(", ")
-            ))
+    let named = run.and_then(|run| wsel_lower::find_model(db, file, &run.model));
+    match (named, models.as_slice()) {
+        (Some(model), _) => Ok(model),
+        (None, [model]) => Ok(*model),
+        (None, []) => Err(BuildError::Diagnostics(vec![
+            Diagnostic::error(
+                crate::run_errors::E0820,
+                "the file has no model to run",
+                wsel_sema::Location {
+                    file: file.path(db).clone(),
+                    span: 0..0,
+                },
+                "no `model` in this file",
+            )
+            .with_help("define a `model` (docs/language.md §7), or run the file that defines it"),
+        ])),
+        (None, [first, second, ..]) => {
+            let names: Vec<String> = models.iter().map(|m| format!("`{}`", m.name(db))).collect();
+            let at = wsel_sema::items::item_location(db, *second)
+                .or_else(|| wsel_sema::items::item_location(db, *first))
+                .unwrap_or(wsel_sema::Location {
+                    file: file.path(db).clone(),
+                    span: 0..0,
+                });
+            Err(BuildError::Diagnostics(vec![
+                Diagnostic::error(
+                    crate::run_errors::E0821,
+                    format!(
+                        "the file has several models ({}) and no `run` item saying which to use",
+                        names.join(", ")
+                    ),
+                    at,
+                    "a second model",
+                )
+                .with_help(format!(
+                    "add a `run` item for the model to use, e.g. `run {} {{ target = \"dev\"; }}`",
+                    first.name(db)
+                )),
+            ]))
         }
     }
 }

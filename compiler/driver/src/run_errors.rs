@@ -37,6 +37,10 @@ pub const E0810: &str = "E0810";
 /// `wsel train --systems N` cannot train as asked: no systems, or a batch that does not split
 /// into equal shares over the systems.
 pub const E0811: &str = "E0811";
+/// The file gives no model to work on: it defines none.
+pub const E0820: &str = "E0820";
+/// The file gives no model to work on: it defines several and no `run` item names one.
+pub const E0821: &str = "E0821";
 /// `wsel train --mode pipelined` in micro-batches: a backward layer that updates parameters
 /// cannot add up the micro-batches' gradients (it declares no `deferred` or `accumulate`).
 pub const E0816: &str = "E0816";
@@ -77,6 +81,8 @@ pub const CODES: &[(&str, &str)] = &[
         "a pipelined layer cannot send its gradients out or take the sums in",
     ),
     (E0819, "a pipelined layer's gradient has another shape"),
+    (E0820, "the file has no model"),
+    (E0821, "the file has several models and no run item"),
 ];
 
 /// One paragraph describing `error`, naming the layer, PE, task and array where known.

@@ -258,7 +258,7 @@ pub(crate) fn read_data<'db>(
     let item = item.as_ref();
     let run_config = wsel_lower::lower_run_config(db, loaded.file);
     let config = train_settings::data_config(item, run_config.as_ref());
-    let model = pick_model(db, loaded.file, config).map_err(BuildError::Message)?;
+    let model = pick_model(db, loaded.file, config)?;
 
     // The data: the model's inputs and the labels, all of the training set.
     let (shape_graph, _) = wsel_lower::layer_graph(db, model, 1);
@@ -321,7 +321,7 @@ pub(crate) fn program_for(
     let item = item.as_ref();
     let run_config = wsel_lower::lower_run_config(db, loaded.file);
     let config = train_settings::data_config(item, run_config.as_ref());
-    let model = pick_model(db, loaded.file, config).map_err(BuildError::Message)?;
+    let model = pick_model(db, loaded.file, config)?;
     let loss = train_settings::loss(overrides, item);
     let settings = Settings {
         batch,

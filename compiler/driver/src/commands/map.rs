@@ -39,9 +39,8 @@ pub fn run(args: &MapArgs) -> Status {
     let run_config = wsel_lower::lower_run_config(&db, file);
     let model = match pick_model(&db, file, run_config.as_ref()) {
         Ok(model) => model,
-        Err(message) => {
-            eprintln!("error: `{}`: {message}", args.model.file.display());
-            return Status::UsageOrIo;
+        Err(error) => {
+            return report_build_error(Some(&db), error, args.color.use_color_on_stderr());
         }
     };
     // The batch `wsel run` would take: the per-sample shapes of the inputs do not depend on it.
