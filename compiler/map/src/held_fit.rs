@@ -29,6 +29,15 @@ pub(crate) fn overflow(
     (rows, cols): (u32, u32),
     limit: u64,
 ) -> Option<Overflow> {
+    // Most streamed models hold nothing: then there is nothing to walk, region after region.
+    if !graph
+        .layers
+        .iter()
+        .enumerate()
+        .any(|(l, layer)| holds(&layer.impls[impls[l]]))
+    {
+        return None;
+    }
     // A kernel may name its buffers `held_*` without holding them (`hold = false`).
     let bytes = |l: usize, held: bool| {
         let (layer, imp) = (&graph.layers[l], &graph.layers[l].impls[impls[l]]);
