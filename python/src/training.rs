@@ -67,6 +67,7 @@ impl TrainSettings {
             epochs: self.epochs,
             batch: self.batch,
             micro_batch: self.micro_batch,
+            recompute: None,
             seed: self.seed,
             shuffle: self.shuffle,
             systems: self.systems,

@@ -2,6 +2,12 @@
 
 Usage: python3 tests/reference/train.py OUT_DIR --optimizer sgd|adam --lr LR --steps N
            --batch B --seed S [--momentum M] [--beta1 B1] [--beta2 B2] [--eps E]
+           [--layers L --init DIR]
+
+With --layers L and --init DIR it trains a deeper MLP instead: L dense layers with a relu
+after each but the last, then softmax, from DIR/w1.npy, DIR/b1.npy, ..., DIR/wL.npy,
+DIR/bL.npy (compiler/driver/tests/training_recompute.rs, whose backward pass recomputes
+activations); the gradients are the same rules applied layer by layer.
 
 Trains softmax(relu(relu(x W1 + b1) W2 + b2) W3 + b3) on examples/digits/data/x_train.npy
 (labels y_train.npy) from the initial weights in examples/digits/data/init/, with the mean
@@ -76,6 +82,28 @@ def forward_backward(params, x, y):
     return loss, grads
 
 
+def forward_backward_deep(params, x, y, layers):
+    """forward_backward for `layers` dense layers (relu between them) and a softmax."""
+    hs = [x]
+    for k in range(1, layers + 1):
+        z = hs[-1] @ params[f"w{k}"] + params[f"b{k}"]
+        hs.append(np.maximum(z, 0.0) if k < layers else z)
+    z = hs[-1]
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    b = x.shape[0]
+    loss = -np.log(p[np.arange(b), y]).mean()
+    dz = p.copy()
+    dz[np.arange(b), y] -= 1.0
+    dz /= b
+    grads = {}
+    for k in range(layers, 0, -1):
+        grads[f"w{k}"], grads[f"b{k}"] = hs[k - 1].T @ dz, dz.sum(axis=0)
+        if k > 1:
+            dz = (dz @ params[f"w{k}"].T) * (hs[k - 1] > 0)
+    return loss, grads
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -88,18 +116,25 @@ def main():
     ap.add_argument("--beta1", type=float, default=0.9)
     ap.add_argument("--beta2", type=float, default=0.999)
     ap.add_argument("--eps", type=float, default=1e-8)
+    ap.add_argument("--layers", type=int, default=0)
+    ap.add_argument("--init", type=Path, default=DATA / "init")
     args = ap.parse_args()
+    names = NAMES
+    step = forward_backward
+    if args.layers:
+        names = [f"{p}{k}" for k in range(1, args.layers + 1) for p in "wb"]
+        step = lambda params, x, y: forward_backward_deep(params, x, y, args.layers)  # noqa: E731
 
     x_all = np.load(DATA / "x_train.npy").astype(np.float64)
     y_all = np.load(DATA / "y_train.npy").astype(np.int64)
-    params = {n: np.load(DATA / "init" / f"{n}.npy").astype(np.float64) for n in NAMES}
+    params = {n: np.load(args.init / f"{n}.npy").astype(np.float64) for n in names}
     first = {n: np.zeros_like(v) for n, v in params.items()}
     second = {n: np.zeros_like(v) for n, v in params.items()}
     losses = []
     for t, rows in enumerate(batches(len(x_all), args.batch, args.steps, args.seed), start=1):
-        loss, grads = forward_backward(params, x_all[rows], y_all[rows])
+        loss, grads = step(params, x_all[rows], y_all[rows])
         losses.append(loss)
-        for n in NAMES:
+        for n in names:
             g = grads[n]
             if args.optimizer == "sgd":
                 first[n] = args.momentum * first[n] + g
@@ -113,7 +148,7 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     np.save(out / "losses.npy", np.array(losses))
-    for n in NAMES:
+    for n in names:
         np.save(out / f"{n}.npy", params[n])
 
 

@@ -160,6 +160,12 @@ pub struct TrainArgs {
     /// or the largest divisor of it whose activations fit the SRAM].
     #[arg(long, value_name = "N")]
     pub micro_batch: Option<u64>,
+    /// In streaming mode, whether the backward pass recomputes activations instead of keeping
+    /// them from the forward pass: `auto` when they do not fit the SRAM and recomputing is
+    /// estimated faster than micro-batches, `never`, or `always` [default: the `train` item's,
+    /// else auto] (docs/running.md, "How a training step runs").
+    #[arg(long, value_enum)]
+    pub recompute: Option<RecomputeArg>,
     /// Seed of the batch order (a new permutation of the samples every epoch) [default: the
     /// `train` item's, else 0].
     #[arg(long)]
@@ -429,6 +435,13 @@ pub enum ModeArg {
     Pipelined,
     Streaming,
     Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RecomputeArg {
+    Auto,
+    Never,
+    Always,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -38,6 +38,7 @@ pub mod timeline;
 pub mod train_micro;
 pub mod train_outputs;
 pub mod train_pipelined;
+pub mod train_recompute;
 pub mod train_session;
 pub mod train_settings;
 pub mod training;

@@ -484,6 +484,7 @@ fn pass(
         backward_cycles,
         update_cycles: 0,
         stall_cycles: 0,
+        recompute_cycles: 0,
         // Without a cluster the update runs at the end of the backward program: its cycles
         // are in it.
         cycles: forward_cycles + backward_cycles,
@@ -622,6 +623,7 @@ pub(crate) fn report(
         region: largest.map_or((0, 0), |l| (l.rows, l.cols)),
         kept_bytes_per_pe: sram_used,
         sram_bytes_per_pe: u64::from(target.sram_bytes),
+        kept: Default::default(),
         cycles,
         seconds: target.seconds(cycles),
         samples_per_second: per_second(target, samples, cycles),

@@ -12,8 +12,9 @@ use wsel_data::Array;
 use wsel_data::convert::{Float64, labels, to_tensor};
 use wsel_data::npz::DataRef;
 use wsel_ir::graph::{LayerGraph, Mode, TensorRef};
+use wsel_lower::RecomputeChoice;
 use wsel_lower::TrainGraph;
-use wsel_map::diagnostics::E0612;
+use wsel_map::diagnostics::{E0624, batch_too_big};
 use wsel_map::{MapOptions, Placement};
 use wsel_sema::Location;
 use wsel_sim::SimOptions;
@@ -28,6 +29,7 @@ use crate::pipeline::{
 use crate::run_errors::E0805;
 use crate::tensor::{Tensor, TensorError};
 use crate::train_outputs::samples_per_second;
+use crate::train_recompute::{self, KeptPlan, KeptReport};
 use crate::train_settings::{self, LossChoice, TrainOverrides};
 use crate::training::{
     E1108, GradientSink, Settings, StepRecord, Store, check_loss, check_settings, f32_tensor,
@@ -148,6 +150,8 @@ pub(crate) struct Program {
     pub placement: Placement,
     pub compiled: Compiled,
     pub target: Target,
+    /// What it does about the activations its backward pass reads.
+    pub kept: KeptPlan,
 }
 
 /// What a training run needs before its first step: the model lowered for the batch, the
@@ -377,41 +381,199 @@ struct Fit {
 }
 
 /// The training graph at the settings' micro-batch, mapped for weight streaming and compiled.
-/// When a layer's working set does not fit the SRAM at that micro-batch (E0612), a micro-batch
-/// that was not chosen becomes the largest divisor of the batch that maps (the caller warns);
-/// when none maps, or the micro-batch was chosen, the first E0612 stands.
+/// When it does not fit the SRAM — a phase's working set (E0612) or a phase beside the
+/// activations kept for later phases (E0624) — the backward pass recomputes activations
+/// (`crate::train_recompute`, not with `recompute = "never"`, and only for E0624), or a
+/// micro-batch that was not chosen becomes the largest divisor of the batch that maps; with
+/// both possible, `"auto"` takes the one with the fewer estimated cycles a step and
+/// `"always"` recomputes. When neither maps, the first failure stands.
 fn build_fitting(
     loaded: &Loaded,
     model: wsel_sema::ItemId<'_>,
     loss: &LossChoice,
-    mut settings: Settings,
+    settings: Settings,
     fit: Fit,
     overrides: &TrainOverrides,
     config: Option<&wsel_lower::RunConfig>,
 ) -> Result<(Program, Settings), BuildError> {
     let target = choose_target(overrides.target.as_deref(), config)?;
-    let mut first_failure = None;
-    loop {
-        let micro = settings.micro_batch;
+    let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
+    let choice = train_settings::recompute(overrides, item.as_ref());
+    let attempt = |micro: u64| -> Result<(TrainGraph, wsel_map::MapResult), BuildError> {
         let (graph, diagnostics) = wsel_lower::layer_graph(&loaded.db, model, micro);
         if !diagnostics.is_empty() {
             return Err(BuildError::Diagnostics(diagnostics));
         }
         let train = training_graph(loaded, model, &graph, loss, fit.whole)?;
-        let options = MapOptions::default();
-        let mapped = wsel_map::map(&train.graph, &target, Mode::Streaming, &options);
-        if let Some(placement) = mapped.placement {
-            let program = build(loaded, train, placement, target, overrides)?;
-            return Ok((program, settings));
+        let mapped = wsel_map::map(
+            &train.graph,
+            &target,
+            Mode::Streaming,
+            &MapOptions::default(),
+        );
+        Ok((train, mapped))
+    };
+    let (train, mapped) = attempt(settings.micro_batch)?;
+    let failure = mapped.diagnostics;
+    let kept_failed = failure.iter().any(|d| d.code == E0624);
+    let plain = mapped.placement.map(|p| (train.clone(), p));
+    if plain.is_none() && !failure.iter().any(|d| batch_too_big(d.code)) {
+        return Err(BuildError::Diagnostics(failure));
+    }
+    let recomputing = match choice {
+        RecomputeChoice::Always => true,
+        RecomputeChoice::Auto => kept_failed,
+        RecomputeChoice::Never => false,
+    };
+    let recomputed = recomputing
+        .then(|| {
+            train_recompute::plan(&train, &mut |g| {
+                let options = MapOptions::default();
+                wsel_map::map(&g.graph, &target, Mode::Streaming, &options).placement
+            })
+        })
+        .flatten();
+    let micro = match (&plain, &recomputed) {
+        (None, r) if !fit.chosen && (choice != RecomputeChoice::Always || r.is_none()) => {
+            micro_fit(&settings, &mut |m| attempt(m))?
         }
-        let too_big = mapped.diagnostics.iter().any(|d| d.code == E0612);
-        let failure = first_failure.get_or_insert(mapped.diagnostics);
-        let smaller = (1..micro).rev().find(|d| settings.batch.is_multiple_of(*d));
-        match smaller {
-            Some(next) if too_big && !fit.chosen => settings.micro_batch = next,
-            _ => return Err(BuildError::Diagnostics(std::mem::take(failure))),
+        _ => None,
+    };
+    let why = match (kept_failed, choice) {
+        (false, _) => {
+            "a phase's own working set does not fit the SRAM at the whole batch (E0612), which recomputing does not shrink"
+        }
+        (true, RecomputeChoice::Never) => {
+            "the kept activations do not fit the SRAM, and recomputing is off (`recompute = \"never\"`)"
+        }
+        (true, _) => "the kept activations do not fit the SRAM, and no recomputing plan fits",
+    };
+    let chosen = choose(plain, recomputed, micro, &settings, &target, why)
+        .ok_or(BuildError::Diagnostics(failure))?;
+    let program = build(
+        loaded,
+        chosen.train,
+        chosen.placement,
+        target,
+        overrides,
+        chosen.kept,
+    )?;
+    Ok((program, chosen.settings))
+}
+
+/// The largest micro-batch below `settings`' that divides the batch and whose training graph
+/// `attempt` maps, with its graph and placement; `None` when none maps.
+fn micro_fit(
+    settings: &Settings,
+    attempt: &mut dyn FnMut(u64) -> Result<(TrainGraph, wsel_map::MapResult), BuildError>,
+) -> Result<Option<(u64, TrainGraph, Placement)>, BuildError> {
+    let sizes = (1..settings.micro_batch).rev();
+    for micro in sizes.filter(|d| settings.batch.is_multiple_of(*d)) {
+        let (train, mapped) = attempt(micro)?;
+        if let Some(placement) = mapped.placement {
+            return Ok(Some((micro, train, placement)));
         }
     }
+    Ok(None)
+}
+
+/// The way a training run takes, mapped, before it is compiled.
+struct Chosen {
+    train: TrainGraph,
+    placement: Placement,
+    settings: Settings,
+    kept: KeptPlan,
+}
+
+/// Of the graphs that map — every activation kept (`plain`), some recomputed, a smaller
+/// micro-batch — the one to run: `plain` when it is there but recomputation was asked for
+/// always, else the one of the other two with the fewer estimated cycles a step.
+fn choose(
+    plain: Option<(TrainGraph, Placement)>,
+    recomputed: Option<train_recompute::Recomputing>,
+    micro: Option<(u64, TrainGraph, Placement)>,
+    settings: &Settings,
+    target: &Target,
+    why_micro: &str,
+) -> Option<Chosen> {
+    let passes = |m: u64| settings.batch / m.max(1);
+    let micro_cycles = micro.as_ref().map(|(m, _, p)| {
+        p.estimated_cycles * passes(*m) + u64::from(target.reconfigure_cycles) * (passes(*m) - 1)
+    });
+    let recompute_cycles = recomputed.as_ref().map(|r| r.placement.estimated_cycles);
+    if let Some(r) = recomputed
+        && micro_cycles.is_none_or(|m| r.placement.estimated_cycles <= m)
+    {
+        let reason = match (&plain, micro_cycles) {
+            (Some(_), _) => "recomputation asked for (`recompute = \"always\"`)".to_string(),
+            (None, Some(m)) => format!(
+                "the kept activations do not fit the SRAM; recomputing is estimated at {} cycles a step, micro-batches at {}",
+                r.placement.estimated_cycles, m
+            ),
+            (None, None) => {
+                "the kept activations do not fit the SRAM, and no smaller micro-batch was allowed or fits".to_string()
+            }
+        };
+        let kept = KeptPlan {
+            recomputed: train_recompute::recomputed_names(&r.train),
+            checkpoint_every: r.every,
+            copy_per_reader: r.fresh,
+            estimated_cycles: r.placement.estimated_cycles,
+            alternative_cycles: micro_cycles,
+            reason,
+        };
+        return Some(Chosen {
+            train: r.train,
+            placement: r.placement,
+            settings: settings.clone(),
+            kept,
+        });
+    }
+    if let Some((train, placement)) = plain {
+        let asked = settings.micro_batch < settings.batch;
+        let reason = if asked {
+            format!(
+                "micro-batches of {} asked for; at that size every activation the backward pass reads is kept: they fit the SRAM",
+                settings.micro_batch
+            )
+        } else {
+            "every activation the backward pass reads is kept: they fit the SRAM".into()
+        };
+        let kept = KeptPlan {
+            estimated_cycles: placement.estimated_cycles,
+            reason,
+            ..KeptPlan::default()
+        };
+        return Some(Chosen {
+            train,
+            placement,
+            settings: settings.clone(),
+            kept,
+        });
+    }
+    let (m, train, placement) = micro?;
+    let reason = match recompute_cycles {
+        Some(r) => format!(
+            "the batch does not fit the SRAM; micro-batches are estimated at {} cycles a step, recomputing at {r}",
+            micro_cycles.unwrap_or(0)
+        ),
+        None => why_micro.to_string(),
+    };
+    let kept = KeptPlan {
+        estimated_cycles: micro_cycles.unwrap_or(0),
+        alternative_cycles: recompute_cycles,
+        reason,
+        ..KeptPlan::default()
+    };
+    Some(Chosen {
+        train,
+        placement,
+        settings: Settings {
+            micro_batch: m,
+            ..settings.clone()
+        },
+        kept,
+    })
 }
 
 /// The training graph placed for weight streaming, compiled, with the static hang checks.
@@ -421,6 +583,7 @@ fn build(
     placement: Placement,
     target: Target,
     overrides: &TrainOverrides,
+    kept: KeptPlan,
 ) -> Result<Program, BuildError> {
     let backend = choose_backend(overrides.backend).map_err(BuildError::Message)?;
     let compiled = compile_checked(loaded, &train.graph, &placement, backend, &target)?;
@@ -429,6 +592,7 @@ fn build(
         placement,
         compiled,
         target,
+        kept,
     })
 }
 
@@ -538,6 +702,7 @@ pub(crate) fn run_steps(
         placement,
         compiled,
         target,
+        ..
     } = program;
     let shapes: Vec<Vec<u64>> = params.iter().map(|p| p.shape.clone()).collect();
     let mut store = Store::new(params.iter().map(Tensor::to_f32).collect());
@@ -597,10 +762,13 @@ pub struct TrainReport {
     /// Weight-streaming phases of one pass, and the region every layer runs on (rows, cols).
     pub phases: u32,
     pub region: (u32, u32),
-    /// Bytes per PE of the activations kept from the forward pass for the backward pass,
-    /// against a PE's SRAM.
+    /// Bytes per PE of the activations kept from the forward pass for the backward pass
+    /// (all of them are resident when the loss runs), against a PE's SRAM.
     pub kept_bytes_per_pe: u64,
     pub sram_bytes_per_pe: u64,
+    /// The kept activations beside every phase, and what the run does about them (streaming
+    /// mode; empty in pipelined mode).
+    pub kept: KeptReport,
     pub cycles: u64,
     pub seconds: f64,
     pub samples_per_second: f64,
@@ -630,6 +798,10 @@ impl TrainReport {
         let cycles: u64 = trained.steps.iter().map(|s| s.cycles).sum();
         let samples = batch * trained.steps.len() as u64;
         let first = program.placement.layers.first();
+        let graph = &program.train.graph;
+        let peak = wsel_map::kept_fit::phases(graph, &program.placement)
+            .into_iter()
+            .max_by_key(|p| (p.total(), std::cmp::Reverse(p.layer)));
         let steps = trained
             .steps
             .iter()
@@ -649,6 +821,12 @@ impl TrainReport {
             region: first.map_or((0, 0), |l| (l.rows, l.cols)),
             kept_bytes_per_pe: kept_bytes(&program.train, &program.placement),
             sram_bytes_per_pe: u64::from(target.sram_bytes),
+            kept: KeptReport {
+                peak_bytes_per_pe: peak.as_ref().map_or(0, |p| p.total()),
+                peak_phase: peak.map_or_else(String::new, |p| graph.layers[p.layer].name.clone()),
+                plan: program.kept.clone(),
+                recompute_cycles: trained.steps.iter().map(|s| s.recompute_cycles).sum(),
+            },
             cycles,
             seconds: target.seconds(cycles),
             samples_per_second: samples_per_second(target, samples, cycles),
@@ -660,22 +838,21 @@ impl TrainReport {
 
 /// Bytes per PE of the activations the forward pass leaves resident for the backward pass:
 /// every result produced up to the loss and read after it (all of them are resident at once
-/// when the loss runs). Samples are split over the region's columns, features over its rows.
+/// when the loss runs), each block on its own layer's region (`wsel_map::kept_fit`).
 fn kept_bytes(train: &TrainGraph, placement: &Placement) -> u64 {
     let graph = &train.graph;
-    let (rows, cols) = placement.layers.first().map_or((1, 1), |l| {
-        (u64::from(l.rows.max(1)), u64::from(l.cols.max(1)))
-    });
-    let samples = graph.batch.div_ceil(cols);
-    (0..=train.loss.min(graph.layers.len().saturating_sub(1)))
+    let last = train.loss.min(graph.layers.len().saturating_sub(1));
+    (0..=last)
         .filter(|&i| {
             graph.layers[train.loss + 1..]
                 .iter()
                 .any(|l| l.args.contains(&TensorRef::Layer(i)))
         })
-        .map(|i| {
-            let features: u64 = graph.layers[i].output_shape.iter().skip(1).product();
-            4 * samples * features.div_ceil(rows)
+        .filter_map(|i| {
+            let placed = (0..placement.layers.len()).find(|&p| placement.instance(p) == i)?;
+            Some(wsel_map::kept_fit::result_block_bytes(
+                graph, placement, i, placed,
+            ))
         })
         .sum()
 }

@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use wsel_lower::{OptimizerName, RunConfig, RunMode, TrainConfig};
+use wsel_lower::{OptimizerName, RecomputeChoice, RunConfig, RunMode, TrainConfig};
 use wsel_sema::Location;
 
-use crate::cli::{BackendArg, ModeArg, OptimizerArg, TrainArgs};
+use crate::cli::{BackendArg, ModeArg, OptimizerArg, RecomputeArg, TrainArgs};
 use crate::training::{Optimizer, Settings};
 
 /// The settings a caller gives over the file's `train` item: `None` takes the item's, then
@@ -29,6 +29,7 @@ pub struct TrainOverrides {
     pub epochs: Option<u64>,
     pub batch: Option<u64>,
     pub micro_batch: Option<u64>,
+    pub recompute: Option<RecomputeArg>,
     pub seed: Option<u64>,
     pub shuffle: Option<bool>,
     pub systems: Option<u32>,
@@ -54,6 +55,7 @@ impl TrainOverrides {
             epochs: args.epochs,
             batch: args.batch,
             micro_batch: args.micro_batch,
+            recompute: args.recompute,
             seed: args.seed,
             shuffle: (args.shuffle || args.no_shuffle).then_some(args.shuffle),
             systems: args.systems,
@@ -84,6 +86,19 @@ pub fn pipelined(args: &TrainOverrides, item: Option<&TrainConfig>) -> bool {
     match args.mode {
         Some(mode) => mode == ModeArg::Pipelined,
         None => item.and_then(|t| t.data.mode) == Some(RunMode::Pipelined),
+    }
+}
+
+/// Whether streamed training recomputes activations: `--recompute`, else the item's, else
+/// `auto`.
+pub fn recompute(args: &TrainOverrides, item: Option<&TrainConfig>) -> RecomputeChoice {
+    match args.recompute {
+        Some(RecomputeArg::Auto) => RecomputeChoice::Auto,
+        Some(RecomputeArg::Never) => RecomputeChoice::Never,
+        Some(RecomputeArg::Always) => RecomputeChoice::Always,
+        None => item
+            .and_then(|t| t.recompute)
+            .unwrap_or(RecomputeChoice::Auto),
     }
 }
 

@@ -320,6 +320,10 @@ pub struct StepRecord {
     pub update_cycles: u64,
     /// Cycles the layers' PEs waited for streamed weights (`docs/running.md`).
     pub stall_cycles: u64,
+    /// Of the backward cycles, those of the forward phases run again for the backward pass
+    /// (recomputation, `crate::train_recompute`), each with the reconfiguration before it.
+    #[serde(default)]
+    pub recompute_cycles: u64,
     /// The whole step: fabric and update.
     pub cycles: u64,
     /// Gradient bytes that entered the store.
@@ -335,11 +339,13 @@ impl StepRecord {
         self.loss_cycles += micro.loss_cycles;
         self.backward_cycles += micro.backward_cycles;
         self.stall_cycles += micro.stall_cycles;
+        self.recompute_cycles += micro.recompute_cycles;
         self.cycles += micro.cycles;
     }
 }
 
-/// The phase kind of graph layer `instance` of a training graph.
+/// The phase kind of graph layer `instance` of a training graph (a forward layer run again
+/// for the backward pass runs among the backward phases, and counts as one).
 enum Part {
     Forward,
     Loss,
@@ -486,6 +492,7 @@ pub fn simulate_step_gated(
         backward_cycles: 0,
         update_cycles: 0,
         stall_cycles: 0,
+        recompute_cycles: 0,
         cycles: run.cycles,
         gradient_bytes: 0,
     };
@@ -495,10 +502,14 @@ pub fn simulate_step_gated(
         let end = phase.start + phase.cycles;
         let share = end - previous_end;
         previous_end = end;
-        match part(graph, placement.instance(phase.layer)) {
+        let instance = placement.instance(phase.layer);
+        match part(graph, instance) {
             Part::Forward => record.forward_cycles += share,
             Part::Loss => record.loss_cycles += share,
             Part::Backward => record.backward_cycles += share,
+        }
+        if graph.rerun.iter().any(|&(copy, _)| copy == instance) {
+            record.recompute_cycles += share;
         }
         if let Some(w) = &phase.weights {
             record.stall_cycles += w.stall_cycles;

@@ -21,6 +21,7 @@ pub use error::LowerError;
 pub use graph::cost::{CostEntry, CostKey, cost_at, layer_cost};
 pub use graph::pipelined_replica::{Drain, ReplicaError, ReplicaGraphs, replica_graphs};
 pub use graph::pipelined_training::{PipelinedTrain, pipelined_training_graphs};
+pub use graph::recompute::{droppable, recomputed};
 pub use graph::training::{TrainGraph, training_graph};
 pub use graph::{
     GraphKey, kernel_item, layer_graph, model_graph, parked_graph, relayed_graph, staged_graph,
@@ -29,7 +30,7 @@ pub use kernel::{
     KernelInstanceKey, instance_key, kernel_instance, lower_kernel, lower_kernel_with_spans,
 };
 pub use run_config::{RunConfig, RunMicroOrder, RunMode, TargetSpec, find_model, lower_run_config};
-pub use train_config::{OptimizerName, TrainConfig, lower_train_config};
+pub use train_config::{OptimizerName, RecomputeChoice, TrainConfig, lower_train_config};
 pub use value::ArgValue;
 
 /// Every diagnostic code lowering reports, with a one-line summary, in code order.

@@ -22,6 +22,19 @@ pub enum OptimizerName {
     Adam,
 }
 
+/// The `recompute` setting: whether the backward pass of streamed training recomputes
+/// activations instead of keeping them from the forward pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RecomputeChoice {
+    /// When the kept activations do not fit, and recomputing is estimated faster than
+    /// micro-batches.
+    Auto,
+    /// Never: micro-batches when the kept activations do not fit.
+    Never,
+    /// Always: some activations are recomputed even when all would fit.
+    Always,
+}
+
 /// The settings of a `train` item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainConfig {
@@ -38,6 +51,7 @@ pub struct TrainConfig {
     pub steps: Option<u64>,
     pub epochs: Option<u64>,
     pub micro_batch: Option<u64>,
+    pub recompute: Option<RecomputeChoice>,
     pub seed: Option<u64>,
     pub shuffle: Option<bool>,
     /// The folder for the trained weights, loss.csv and loss.svg.
@@ -60,6 +74,7 @@ pub fn lower_train_config(db: &dyn Db, file: SourceFile) -> Option<TrainConfig> 
         steps: None,
         epochs: None,
         micro_batch: None,
+        recompute: None,
         seed: None,
         shuffle: None,
         out_dir: None,
@@ -90,6 +105,14 @@ fn apply(config: &mut TrainConfig, file: &std::path::Path, key: &str, value: &as
             config.optimizer = match s.as_str() {
                 "sgd" => Some(OptimizerName::Sgd),
                 "adam" => Some(OptimizerName::Adam),
+                _ => None,
+            };
+        }
+        ("recompute", ast::Expr::Str(s, _)) => {
+            config.recompute = match s.as_str() {
+                "auto" => Some(RecomputeChoice::Auto),
+                "never" => Some(RecomputeChoice::Never),
+                "always" => Some(RecomputeChoice::Always),
                 _ => None,
             };
         }

@@ -64,6 +64,17 @@ pub const E0619: &str = "E0619";
 /// Weight streaming was asked for with copies of the pipeline (`--copies N`, N > 1): it runs
 /// one layer at a time over its region and takes none.
 pub const E0620: &str = "E0620";
+/// In weight-streaming mode, a phase does not fit a PE beside the activations kept for later
+/// phases: its own working set and the results made before it and read after it need more
+/// SRAM per PE than the target has (`crate::kept_fit`).
+pub const E0624: &str = "E0624";
+
+/// Whether the mapping error `code` says the batch does not fit the SRAM in weight streaming:
+/// a phase's working set (E0612) or a phase beside the activations kept for later phases
+/// (E0624). A smaller micro-batch may fit.
+pub fn batch_too_big(code: &str) -> bool {
+    code == E0612 || code == E0624
+}
 
 /// Every mapping code with a one-line description, in code order.
 pub fn codes() -> &'static [(&'static str, &'static str)] {
@@ -117,6 +128,10 @@ pub fn codes() -> &'static [(&'static str, &'static str)] {
         (
             E0620,
             "weight streaming asked for with copies of the pipeline",
+        ),
+        (
+            E0624,
+            "a streamed phase does not fit beside the activations kept for later phases",
         ),
     ]
 }
@@ -547,4 +562,49 @@ pub fn streaming_takes_no_copies(call: &SourceSpan, copies: u32) -> Diagnostic {
         "the model's first layer",
     )
     .with_help("leave out `--copies` in streaming mode, or ask for `--mode pipelined`")
+}
+
+/// The phase of E0624 and the results kept beside it: its index (its graph layer), its
+/// layer's name and call, and the largest kept results (`` `name` bytes ``, joined).
+pub(crate) struct KeptBeside<'a> {
+    pub phase: usize,
+    pub name: &'a str,
+    pub call: &'a SourceSpan,
+    pub largest: &'a str,
+}
+
+/// E0624 at the call of the layer of phase `at_phase`, which needs `own` bytes per PE of its
+/// own beside `kept` bytes of results kept for later phases, on a `rows × cols` region of PEs
+/// with `sram` bytes.
+pub(crate) fn kept_do_not_fit(
+    at_phase: KeptBeside<'_>,
+    (kept, own): (u64, u64),
+    (rows, cols): (u32, u32),
+    sram: u32,
+) -> Diagnostic {
+    let KeptBeside {
+        phase,
+        name,
+        call,
+        largest,
+    } = at_phase;
+    Diagnostic::error(
+        E0624,
+        format!(
+            "phase {phase} (`{name}`) does not fit beside the activations kept for later \
+             phases: {kept} bytes per PE of kept results and {own} bytes of its own working set \
+             need {} bytes per PE ({rows} × {cols} PEs), the target has {sram}",
+            kept + own
+        ),
+        at(call),
+        format!("{} bytes per PE needed while this phase runs", kept + own),
+    )
+    .with_note(format!(
+        "a result stays in SRAM from the phase that makes it to the last phase that reads it; \
+         the largest kept beside this phase: {largest}"
+    ))
+    .with_help(
+        "use a smaller batch or micro-batches (`--micro-batch`), a target with more SRAM per \
+         PE, or, in training, let the backward pass recompute activations (`--recompute auto`)",
+    )
 }

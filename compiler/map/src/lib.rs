@@ -39,6 +39,7 @@ pub mod fixtures;
 mod fold;
 mod held_fit;
 mod io_routes;
+pub mod kept_fit;
 mod ladder;
 mod layer_major;
 mod links;

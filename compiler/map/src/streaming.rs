@@ -116,6 +116,9 @@ pub(crate) fn map_phases(
     placement.samples_per_copy = graph.batch;
     placement.estimated_cycles = region.total;
     placement.stage_target = region.estimates.iter().map(|e| e.cycles).max().unwrap_or(0);
+    if let Err(d) = crate::kept_fit::check(graph, &placement, target) {
+        return failed(vec![d]);
+    }
     MapResult {
         placement: Some(placement),
         diagnostics: Vec::new(),
@@ -124,7 +127,8 @@ pub(crate) fn map_phases(
 
 /// Maps a model for weight streaming, in micro-batches when the whole batch does not fit:
 /// `staged(b)` lowers and stages the model for a batch of `b` samples. The whole batch first;
-/// when a layer's working set does not fit even the whole fabric (E0612), the largest
+/// when a layer's working set does not fit even the whole fabric (E0612, or beside the
+/// activations kept for later phases, E0624), the largest
 /// micro-batch that divides the batch and maps; when none maps, the whole batch's E0612 with
 /// a note on the largest micro-batch's failure; then the order of the micro-batches
 /// (`crate::layer_major`, where `parked(g)` inserts the parking phases into a staged graph).
@@ -138,7 +142,7 @@ pub fn map_micro_batches(
 ) -> crate::Mapped {
     let batch = graph.batch.max(1);
     let whole = map_streamed(graph, target, options);
-    let too_big = |r: &MapResult| r.diagnostics.iter().any(|d| d.code == diag::E0612);
+    let too_big = |r: &MapResult| r.diagnostics.iter().any(|d| diag::batch_too_big(d.code));
     if whole.placement.is_some() || !too_big(&whole) {
         return crate::Mapped {
             result: whole,
@@ -165,7 +169,7 @@ pub fn map_micro_batches(
             p.micro_batch_reason = whole
                 .diagnostics
                 .iter()
-                .find(|d| d.code == diag::E0612)
+                .find(|d| diag::batch_too_big(d.code))
                 .map(|d| d.message.clone())
                 .unwrap_or_default();
             let capacity = target.weight_store.capacity_bytes;
@@ -196,7 +200,7 @@ pub fn map_micro_batches(
             .diagnostics
             .into_iter()
             .map(|e| {
-                if e.code != diag::E0612 {
+                if !diag::batch_too_big(e.code) {
                     return e;
                 }
                 e.with_note(format!(

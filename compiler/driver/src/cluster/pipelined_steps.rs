@@ -147,6 +147,7 @@ fn record(k: usize, passes: &[Pass], updates: &[(u64, u64)], a: &Allreduce) -> S
         backward_cycles: most(|r| r.backward_cycles),
         update_cycles: updates.iter().map(|u| u.1).max().unwrap_or(0),
         stall_cycles: 0,
+        recompute_cycles: 0,
         cycles: a.summed + a.update,
         gradient_bytes: a.bytes,
     }

@@ -267,6 +267,7 @@ pub fn combine(
         backward_cycles: most(|s| s.backward_cycles),
         update_cycles: update,
         stall_cycles: most(|s| s.stall_cycles),
+        recompute_cycles: 0,
         cycles: fabric_cycles.max(summed_at) + update,
         gradient_bytes: sink.bytes_in,
     };

@@ -315,17 +315,46 @@ fn print_summary(report: &TrainReport, trained: &Trained, accuracy: Option<(u64,
     ));
     let (kept, sram) = (report.kept_bytes_per_pe, report.sram_bytes_per_pe);
     out.push_str(&format!(
-        "  activations kept in SRAM from the forward pass for the backward pass: {} B per PE of {} B ({})\n",
+        "  activations kept in SRAM from the forward pass for the backward pass: {} B per PE of {} B; with a phase's own working set at most {} B (`{}`), checked by the mapper\n",
         wsel_map::report::group(kept),
         wsel_map::report::group(sram),
-        if kept <= sram {
-            "within a PE's SRAM; nothing is recomputed; each phase's own working set is checked by the mapper"
-        } else {
-            "more than a PE holds: recomputing them is not built, so real hardware could not run this"
-        }
+        wsel_map::report::group(report.kept.peak_bytes_per_pe),
+        report.kept.peak_phase
     ));
+    out.push_str(&kept_plan_line(report));
     out.push_str(&outcome_lines(report, trained, accuracy));
     print!("{out}");
+}
+
+/// The summary's line on recomputation: the forward layers run again and their cycles, or
+/// why the batch runs in micro-batches; nothing when every activation is kept whole.
+fn kept_plan_line(report: &TrainReport) -> String {
+    let plan = &report.kept.plan;
+    if !plan.recomputed.is_empty() {
+        return format!(
+            "  recomputed for the backward pass: {} ({} phases a pass, every {} kept), {} cycles over the steps: {}\n",
+            plan.recomputed.join(", "),
+            plan.recomputed.len(),
+            ordinal(plan.checkpoint_every),
+            wsel_map::report::group(report.kept.recompute_cycles),
+            plan.reason
+        );
+    }
+    if report.micro_batch < report.batch {
+        return format!("  micro-batches: {}\n", plan.reason);
+    }
+    String::new()
+}
+
+/// `k`-th in words: "2nd", "3rd", "4th".
+fn ordinal(k: usize) -> String {
+    let suffix = match (k % 10, k % 100) {
+        (1, n) if n != 11 => "st",
+        (2, n) if n != 12 => "nd",
+        (3, n) if n != 13 => "rd",
+        _ => "th",
+    };
+    format!("{k}{suffix}")
 }
 
 /// The summary's last lines, in both modes: the loss from the first step to the last, the

@@ -11,6 +11,7 @@ mod parking;
 pub mod pipelined_replica;
 mod pipelined_shape;
 pub mod pipelined_training;
+pub mod recompute;
 pub(crate) mod relabel;
 mod relays;
 mod settings;

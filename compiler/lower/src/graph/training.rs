@@ -51,6 +51,10 @@ pub struct TrainGraph {
     pub grads: Vec<(usize, usize)>,
     /// The number of forward layers (from `stage_in`s to the model's last layer).
     pub forward: usize,
+    /// Forward layers run again for the backward pass (`super::recompute`): (the copy's graph
+    /// layer, the forward layer it repeats), in graph order; empty when every result a
+    /// backward layer reads is kept from the forward pass.
+    pub rerun: Vec<(usize, usize)>,
 }
 
 /// The training graph of `model`, lowered as `graph` (for one batch), with the loss layer
@@ -312,6 +316,7 @@ pub fn training_graph(
         loss: loss_layer,
         grads,
         forward,
+        rerun: Vec::new(),
     })
 }
 

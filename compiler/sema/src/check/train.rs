@@ -29,12 +29,16 @@ pub const KEYS: &[&str] = &[
     "epochs",
     "batch",
     "micro_batch",
+    "recompute",
     "seed",
     "shuffle",
     "target",
     "mode",
     "out_dir",
 ];
+
+/// The values of the `recompute` setting.
+pub const RECOMPUTE: &[&str] = &["auto", "never", "always"];
 
 const RULES: Rules = Rules {
     keys: KEYS,
@@ -86,6 +90,8 @@ fn check_value(c: &mut Checker<'_>, key: &str, value: &ast::Expr) {
         ("optimizer", ..) => bad("\"sgd\" or \"adam\""),
         ("mode", ast::Expr::Str(s, _), _) if s == "streaming" || s == "pipelined" => None,
         ("mode", ..) => bad("\"streaming\" or \"pipelined\""),
+        ("recompute", ast::Expr::Str(s, _), _) if RECOMPUTE.contains(&s.as_str()) => None,
+        ("recompute", ..) => Some(train::bad_recompute(at.clone())),
         ("shuffle", ast::Expr::Bool(..), _) => None,
         ("shuffle", ..) => bad("`true` or `false`"),
         ("steps" | "epochs" | "batch" | "micro_batch", ast::Expr::Int(n, _), _) if *n > 0 => None,

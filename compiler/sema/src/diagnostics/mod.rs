@@ -136,6 +136,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E1110", "invalid train setting value"),
     ("E1111", "more than one `train` item in a file"),
     ("E1112", "train settings that exclude each other"),
+    ("E1120", "invalid `recompute` train setting"),
     ("E0450", "`by k` on a bus port"),
     ("E0454", "a reshape that changes the number of features"),
     (

@@ -1,4 +1,5 @@
-//! E1109–E1112: the `train` item (docs/language.md §11), and E1106/E1107 at its settings.
+//! E1109–E1112 and E1120: the `train` item (docs/language.md §11), and E1106/E1107 at its
+//! settings.
 //!
 //! E1106 (learning rate) and E1107 (an optimizer setting out of range) are the codes
 //! `wsel train` gives the same settings passed as flags; the driver lists them
@@ -16,7 +17,7 @@ pub fn unknown_setting(at: Location, key: &str, suggestion: Option<String>) -> D
     )
     .with_note(
         "a `train` item takes `input`, `labels`, `loss`, `optimizer`, `lr`, `momentum`, `beta1`, \
-         `beta2`, `eps`, `steps`, `epochs`, `batch`, `micro_batch`, `seed`, `shuffle`, `target`, `mode`, `out_dir`",
+         `beta2`, `eps`, `steps`, `epochs`, `batch`, `micro_batch`, `recompute`, `seed`, `shuffle`, `target`, `mode`, `out_dir`",
     );
     match suggestion {
         Some(s) => d.with_help(format!("did you mean `{s}`?")),
@@ -44,6 +45,21 @@ pub fn bad_value(at: Location, key: &str, expected: &str) -> Diagnostic {
         format!("invalid value for `{key}`: expected {expected}"),
         at,
         "invalid value",
+    )
+}
+
+/// E1120: a `recompute` setting other than `"auto"`, `"never"` or `"always"`.
+pub fn bad_recompute(at: Location) -> Diagnostic {
+    Diagnostic::error(
+        "E1120",
+        "invalid value for `recompute`: expected \"auto\", \"never\" or \"always\"",
+        at,
+        "not a recomputation choice",
+    )
+    .with_help(
+        "`\"auto\"` recomputes activations that do not fit the SRAM when that is estimated faster \
+         than micro-batches, `\"never\"` keeps them all (micro-batches when they do not fit), \
+         `\"always\"` recomputes (docs/running.md, \"How a training step runs\")",
     )
 }
 

@@ -1,0 +1,284 @@
+//! Activations kept for the backward pass of streamed training, checked against the SRAM, and
+//! recomputed when they do not fit (`docs/running.md`, "How a training step runs").
+//!
+//! The model: digits' 64 pixels through six dense layers (32 features each but the last's
+//! 10, a relu after every one but the last) into a softmax, trained as
+//! `tests/reference/train.py --layers 6` trains it, from the same initial weights (written
+//! here), in the same batch order. On tests/targets/train-12k.toml (one row of 16 PEs, 12 KiB
+//! each) a batch of 128 keeps more activations than fit beside the phase `dense_backward#1`
+//! (E0624: 7,168 B kept and 5,624 B of its own, 12,792 B). Recomputation changes no
+//! arithmetic, so the losses and weights must match the reference as the other streaming
+//! tests do: 1e-5 relative on every loss, 1e-5 absolute on every weight (tests/training.rs
+//! gives the float32 argument; measured here: 5.2e-8).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod support;
+use support::{read_f32, repo_root, temp_dir, write_f32_npy};
+
+/// The widths of the deep model's layers, its input first.
+const WIDTHS: [u64; 7] = [64, 32, 32, 32, 32, 32, 10];
+
+/// The deep model and its `train` item, reading its weights from `w1.npy`, `b1.npy`, ...
+/// beside it and digits' training data.
+fn deep_model() -> String {
+    let data = repo_root().join("examples/digits/data");
+    let mut params = String::new();
+    let mut body = String::from("    let h0 = x;\n");
+    let layers = WIDTHS.len() - 1;
+    for k in 1..=layers {
+        let (n, m) = (WIDTHS[k - 1], WIDTHS[k]);
+        params += &format!("    param w{k}: f32[{n}, {m}] from \"w{k}.npy\";\n");
+        params += &format!("    param b{k}: f32[{m}] from \"b{k}.npy\";\n");
+        if k < layers {
+            body += &format!("    let h{k} = relu(dense(h{}, w{k}, b{k}));\n", k - 1);
+        }
+    }
+    body += &format!(
+        "    return softmax(dense(h{}, w{layers}, b{layers}));\n",
+        layers - 1
+    );
+    format!(
+        "import std.nn.{{dense, relu, softmax}};\n\nmodel deep(x: f32[B, 64]) -> f32[B, 10] {{\n{params}{body}}}\n\n\
+         train deep {{\n    input x = \"{x}\";\n    labels = \"{y}\";\n    optimizer = \"sgd\";\n    \
+         momentum = 0.9;\n    lr = 0.05;\n    steps = 4;\n    batch = 128;\n    seed = 1;\n    \
+         target = \"dev\";\n}}\n",
+        x = data.join("x_train.npy").display(),
+        y = data.join("y_train.npy").display(),
+    )
+}
+
+/// Writes the deep model into `dir` with He-uniform initial weights (a fixed xorshift
+/// sequence) and zero biases; the model file's path.
+fn write_deep_model(dir: &Path) -> std::path::PathBuf {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut uniform = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f32 / (1u64 << 53) as f32
+    };
+    for k in 1..WIDTHS.len() {
+        let (n, m) = (WIDTHS[k - 1], WIDTHS[k]);
+        let limit = (6.0 / n as f32).sqrt();
+        let w: Vec<f32> = (0..n * m)
+            .map(|_| (2.0 * uniform() - 1.0) * limit)
+            .collect();
+        write_f32_npy(&dir.join(format!("w{k}.npy")), &[n, m], &w);
+        write_f32_npy(&dir.join(format!("b{k}.npy")), &[m], &vec![0.0; m as usize]);
+    }
+    let file = dir.join("deep.wse");
+    std::fs::write(&file, deep_model()).expect("write the model");
+    file
+}
+
+/// `wsel train FILE --out OUT` on train-12k.toml with `args`.
+fn train(file: &Path, out: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(repo_root())
+        .args(["train", "--color", "never", "--quiet"])
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .args(["--target", "tests/targets/train-12k.toml"])
+        .args(args)
+        .output()
+        .expect("wsel runs")
+}
+
+/// The reference trainer's losses and weights for the deep model of `init` (4 SGD steps of
+/// 128, momentum 0.9, lr 0.05, seed 1), written into `out`.
+fn reference(init: &Path, out: &Path) {
+    let status = Command::new("python3")
+        .current_dir(repo_root())
+        .arg("tests/reference/train.py")
+        .arg(out)
+        .args(["--optimizer", "sgd", "--lr", "0.05", "--steps", "4"])
+        .args(["--batch", "128", "--seed", "1", "--layers", "6", "--init"])
+        .arg(init)
+        .status()
+        .expect("python3 runs (pip install -r requirements.txt)");
+    assert!(status.success(), "the reference trainer failed");
+}
+
+/// The float64 values of a .npy file the reference wrote.
+fn read_f64(path: &Path) -> Vec<f64> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    npyz::NpyFile::new(&bytes[..])
+        .and_then(|npy| npy.into_vec())
+        .expect("f64 values")
+}
+
+/// Checks every loss of `ours` (loss.csv) within 1e-5 relative and every weight within 1e-5
+/// of the reference's in `theirs`; the largest weight difference.
+fn matches(ours: &Path, theirs: &Path) -> f64 {
+    let csv = std::fs::read_to_string(ours.join("loss.csv")).expect("loss.csv");
+    let losses: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .nth(1)
+                .and_then(|v| v.parse().ok())
+                .expect("a loss")
+        })
+        .collect();
+    let expected = read_f64(&theirs.join("losses.npy"));
+    assert_eq!(losses.len(), expected.len());
+    for (step, (a, b)) in losses.iter().zip(&expected).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-5 * b.abs(),
+            "step {}: {a} against {b}",
+            step + 1
+        );
+    }
+    let mut worst = 0.0f64;
+    for k in 1..WIDTHS.len() {
+        for name in [format!("w{k}.npy"), format!("b{k}.npy")] {
+            let (a, b) = (read_f32(&ours.join(&name)), read_f64(&theirs.join(&name)));
+            assert_eq!(a.len(), b.len(), "{name}");
+            for (x, y) in a.iter().zip(&b) {
+                worst = worst.max((f64::from(*x) - y).abs());
+            }
+        }
+    }
+    assert!(worst <= 1e-5, "a weight {worst} from the reference");
+    worst
+}
+
+/// The batch of 128, asked for whole (`--micro-batch 128`), does not keep its activations in
+/// 12 KiB: under `recompute = "auto"` the backward pass recomputes them and matches the
+/// reference for 4 steps. Of the five relu results the backward pass reads, every second is
+/// kept (relu#2, relu#4); relu#1, relu#3 and relu#5 are made again from the checkpoint before
+/// them (relu#1 from the model's input): 6 forward phases more a pass, 39 + 6 = 45 (39: 13
+/// forward — x staged, 6 dense, 5 relu, softmax —, the targets, the loss and its backward,
+/// and 23 backward — softmax's, 6 dense layers' dW and db, 5 of their dx (not the first's),
+/// 5 relus'). With `--recompute never` the same run is E0624 at that phase, and no output.
+#[test]
+fn a_deep_mlp_recomputes_its_activations_on_a_small_sram_like_numpy() {
+    let dir = temp_dir("recompute-deep");
+    let file = write_deep_model(&dir);
+    let out = dir.join("out");
+    let run = train(&file, &out, &["--micro-batch", "128"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("(45 phases a pass"), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("recomputed for the backward pass"))
+        .unwrap_or_else(|| panic!("no recomputation line: {stdout}"));
+    assert!(
+        line.contains(
+            ": dense#5, relu#5, dense#3, relu#3, dense#1, relu#1 (6 phases a pass, every 2nd kept)"
+        ),
+        "{line}"
+    );
+    let cycles = support::numbers_after(line, "recomputed for the backward pass:");
+    assert!(
+        cycles.iter().any(|&c| c > 1000),
+        "the recomputing phases' cycles: {line}"
+    );
+    let theirs = dir.join("reference");
+    reference(&dir, &theirs);
+    let worst = matches(&out, &theirs);
+    assert!(worst > 0.0, "float32 against float64 differs somewhere");
+
+    let never = dir.join("never");
+    let refused = train(
+        &file,
+        &never,
+        &["--micro-batch", "128", "--recompute", "never"],
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("[E0624]")
+            && stderr.contains("phase 17 (`dense_backward#1`)")
+            && stderr.contains("7168 bytes per PE of kept results and 5624 bytes of its own"),
+        "{stderr}"
+    );
+    assert!(!never.exists(), "no output folder after an error");
+}
+
+/// Without a micro-batch asked for, `auto` compares the two ways out by the mapper's
+/// estimate: micro-batches of 64 (every activation kept; the weights streamed twice as
+/// often) against recomputation, and takes the cheaper; the summary gives both figures, and
+/// the run matches the reference all the same.
+#[test]
+fn auto_takes_the_cheaper_of_recomputing_and_micro_batches() {
+    let dir = temp_dir("recompute-auto");
+    let file = write_deep_model(&dir);
+    let out = dir.join("out");
+    let run = train(&file, &out, &[]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("estimated at"))
+        .unwrap_or_else(|| panic!("no comparison: {stdout}"));
+    let figures = support::numbers_after(line, "micro-batches:");
+    assert_eq!(figures.len(), 2, "{line}");
+    // The line names the way taken first: micro-batches, the cheaper estimate.
+    assert!(figures[0] < figures[1], "{line}");
+    assert!(stdout.contains("in 2 micro-batches of 64"), "{stdout}");
+    let theirs = dir.join("reference");
+    reference(&dir, &theirs);
+    matches(&out, &theirs);
+}
+
+/// digits (examples/digits/train.wse) keeps its activations within wse2's SRAM: nothing is
+/// recomputed and the pass has its 21 phases (7 forward — x staged, 3 dense, 2 relu, softmax
+/// —, the targets, the loss and its backward, and 11 backward — softmax's, 3 dense layers' dW
+/// and db, 2 dx, 2 relus'). `--recompute always` runs relu#1 (and the dense layer before it)
+/// again — 23 phases — and trains bit for bit as without it.
+#[test]
+fn a_run_that_fits_is_unchanged_and_recomputing_changes_no_bit() {
+    let dir = temp_dir("recompute-digits");
+    let digits = repo_root().join("examples/digits/train.wse");
+    let run = |out: &Path, args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
+            .current_dir(repo_root())
+            .args(["train", "--color", "never", "--quiet", "--steps", "3"])
+            .arg(&digits)
+            .arg("--out")
+            .arg(out)
+            .args(args)
+            .output()
+            .expect("wsel runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).to_string()
+    };
+    let (kept, again) = (dir.join("kept"), dir.join("again"));
+    let plain = run(&kept, &[]);
+    assert!(plain.contains("(21 phases a pass"), "{plain}");
+    assert!(!plain.contains("recomputed"), "{plain}");
+    let always = run(&again, &["--recompute", "always"]);
+    assert!(always.contains("(23 phases a pass"), "{always}");
+    assert!(
+        always.contains("recomputed for the backward pass: dense#1, relu#1 (2 phases a pass"),
+        "{always}"
+    );
+    let csv = |dir: &Path| {
+        let text = std::fs::read_to_string(dir.join("loss.csv")).expect("loss.csv");
+        text.lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(1).unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(csv(&kept), csv(&again));
+    let names = ["w1", "b1", "w2", "b2", "w3", "b3"];
+    assert_eq!(support::farthest(&kept, &again, &names), 0.0);
+}
