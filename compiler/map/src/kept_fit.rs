@@ -89,11 +89,9 @@ pub fn overflow(graph: &LayerGraph, placement: &Placement, target: &Target) -> O
 }
 
 /// E0624 at the layer of the phase that does not fit beside the results kept for later
-/// phases (the one that needs the most).
-pub fn check(graph: &LayerGraph, placement: &Placement, target: &Target) -> Result<(), Diagnostic> {
-    let Some(phase) = overflow(graph, placement, target) else {
-        return Ok(());
-    };
+/// phases (the one that needs the most); `None` when every phase fits.
+pub fn check(graph: &LayerGraph, placement: &Placement, target: &Target) -> Option<Diagnostic> {
+    let phase = overflow(graph, placement, target)?;
     let layer = &graph.layers[phase.layer];
     let mut largest = phase.kept.clone();
     largest.sort_by_key(|k| std::cmp::Reverse(k.1));
@@ -105,7 +103,7 @@ pub fn check(graph: &LayerGraph, placement: &Placement, target: &Target) -> Resu
     let region = placed_layers(graph, placement)[phase.layer].map_or((0, 0), |i| {
         (placement.layers[i].rows, placement.layers[i].cols)
     });
-    Err(diag::kept_do_not_fit(
+    Some(diag::kept_do_not_fit(
         diag::KeptBeside {
             phase: phase.layer,
             name: &layer.name,
@@ -210,8 +208,9 @@ mod tests {
             block_elements(&[12, 16], &split, rows_cols.0, rows_cols.1),
             12
         );
-        // A dimension the split leaves out is whole: [12, 3, 8] by [cols, rows] keeps 8.
-        assert_eq!(block_elements(&[12, 3, 8], &split, 4, 5), 3 * 1 * 8);
+        // A dimension the split leaves out is whole: [12, 3, 8] by [cols, rows] on 4 × 5 keeps
+        // ⌈12/5⌉ · ⌈3/4⌉ · 8 = 3 · 1 · 8 = 24.
+        assert_eq!(block_elements(&[12, 3, 8], &split, 4, 5), 24);
         let mut graph = fixtures::mlp(&[64, 32, 16], 12, true);
         // mlp: dense (0), relu (1), dense (2); then a dense of [16 + …]: reads 2 and 0.
         let mut reader = graph.layers[2].clone();

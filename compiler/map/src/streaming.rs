@@ -116,7 +116,7 @@ pub(crate) fn map_phases(
     placement.samples_per_copy = graph.batch;
     placement.estimated_cycles = region.total;
     placement.stage_target = region.estimates.iter().map(|e| e.cycles).max().unwrap_or(0);
-    if let Err(d) = crate::kept_fit::check(graph, &placement, target) {
+    if let Some(d) = crate::kept_fit::check(graph, &placement, target) {
         return failed(vec![d]);
     }
     MapResult {
