@@ -1,4 +1,4 @@
-//! Tests: the `train` item (E1109–E1112, and E1106/E1107 at its settings).
+//! Tests: the `train` item (E1109–E1112 and E1120, and E1106/E1107 at its settings).
 
 use expect_test::expect;
 
@@ -26,7 +26,7 @@ fn e1109_unknown_and_repeated_settings_and_e0432_a_missing_input() {
             help: add `input x = "x.npy";`
         E1109 main.wse:44:26 `learning_rate`: unknown train setting `learning_rate`
             [not a training setting]
-            note: a `train` item takes `input`, `labels`, `loss`, `optimizer`, `lr`, `momentum`, `beta1`, `beta2`, `eps`, `steps`, `epochs`, `batch`, `micro_batch`, `seed`, `shuffle`, `target`, `mode`, `out_dir`
+            note: a `train` item takes `input`, `labels`, `loss`, `optimizer`, `lr`, `momentum`, `beta1`, `beta2`, `eps`, `steps`, `epochs`, `batch`, `micro_batch`, `recompute`, `seed`, `shuffle`, `target`, `mode`, `out_dir`
         E1109 main.wse:44:47 `lr`: train setting `lr` is given more than once
             [given again here]
             + main.wse:44:16 `lr`: first given here
@@ -50,6 +50,18 @@ fn e1110_values_of_the_wrong_kind() {
             [invalid value]
     "#]]
     .assert_eq(&out);
+}
+
+#[test]
+fn e1120_a_recompute_choice_that_is_not_one() {
+    let out = with_train(
+        "train digits { input x = \"x.npy\"; recompute = \"sometimes\"; micro_batch = 4; }\n",
+    );
+    expect![[r#"
+        E1120 main.wse:44:47 `"sometimes"`: invalid value for `recompute`: expected "auto", "never" or "always"
+            [not a recomputation choice]
+            help: `"auto"` recomputes activations that do not fit the SRAM when that is estimated faster than micro-batches, `"never"` keeps them all (micro-batches when they do not fit), `"always"` recomputes (docs/running.md, "How a training step runs")
+    "#]].assert_eq(&out);
 }
 
 #[test]
