@@ -282,3 +282,48 @@ fn a_run_that_fits_is_unchanged_and_recomputing_changes_no_bit() {
     let names = ["w1", "b1", "w2", "b2", "w3", "b3"];
     assert_eq!(support::farthest(&kept, &again, &names), 0.0);
 }
+
+/// Pipelined training keeps a layer's activations in its own kernel's arrays (`dense_train_tile`
+/// keeps `xk: [f32; samples · n]`, `softmax_train` every sample's probabilities), so the
+/// mapper's SRAM check of the forward program is the check of what the backward will read:
+/// digits on `dev` with a batch asked whole is E0601 at `softmax_train` (one PE), whose bytes
+/// grow by exactly the kept results of the samples added — 144 more samples × 10
+/// probabilities × 4 B = 5,760 B from a batch of 144 to 288. (Without `--micro-batch`, such a
+/// batch runs in micro-batches: tests/training.rs.)
+#[test]
+fn pipelined_training_checks_its_kept_activations_as_kernel_arrays() {
+    let dir = temp_dir("recompute-pipelined");
+    let digits = repo_root().join("examples/digits/train.wse");
+    let needed = |batch: &str| -> u64 {
+        let out = dir.join(batch);
+        let run = Command::new(env!("CARGO_BIN_EXE_wsel"))
+            .current_dir(repo_root())
+            .args([
+                "train",
+                "--color",
+                "never",
+                "--quiet",
+                "--mode",
+                "pipelined",
+            ])
+            .args(["--target", "dev", "--steps", "1", "--batch", batch])
+            .args(["--micro-batch", batch])
+            .arg(&digits)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("wsel runs");
+        let stderr = String::from_utf8_lossy(&run.stderr).to_string();
+        assert_eq!(run.status.code(), Some(1), "{stderr}");
+        assert!(!out.exists(), "no output after an error");
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("[E0601]") && l.contains("`softmax_train#1`"))
+            .unwrap_or_else(|| panic!("no E0601 at softmax_train: {stderr}"));
+        support::numbers_after(line, "[E0601]")
+            .into_iter()
+            .find(|&b| b > 4096)
+            .unwrap_or_else(|| panic!("no byte count: {line}"))
+    };
+    assert_eq!(needed("288") - needed("144"), 144 * 10 * 4);
+}
