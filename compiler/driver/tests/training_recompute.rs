@@ -327,3 +327,61 @@ fn pipelined_training_checks_its_kept_activations_as_kernel_arrays() {
     };
     assert_eq!(needed("288") - needed("144"), 144 * 10 * 4);
 }
+
+/// Inference streaming has the same check: in `add(h, dense(relu(dense(h))))` the skip `h`
+/// stays in SRAM beside the branch, and the branch's second dense layer reads only the relu's
+/// result. A batch of 96 on one row of 16 PEs with 8,000 B each: h is [96, 64] split over
+/// the 16 columns, 6 samples × 64 features × 4 B = 1,536 B kept beside `dense#3`'s own
+/// 7,480 B (the mapper's working set of a 64 → 64 dense at 6 samples a column) — 9,016 B,
+/// E0624, so the run maps as 2 micro-batches of 48 and says why.
+#[test]
+fn streamed_inference_keeps_a_residual_skip_beside_the_branch() {
+    let dir = temp_dir("recompute-residual");
+    for (name, shape) in [
+        ("w1", [64, 64]),
+        ("w2", [64, 64]),
+        ("w4", [64, 64]),
+        ("w3", [64, 10]),
+    ] {
+        let values = vec![0.01; (shape[0] * shape[1]) as usize];
+        write_f32_npy(&dir.join(format!("{name}.npy")), &shape, &values);
+        let bias = format!("b{}.npy", &name[1..]);
+        write_f32_npy(&dir.join(bias), &[shape[1]], &vec![0.0; shape[1] as usize]);
+    }
+    let model = "import std.nn.{dense, relu, add};\n\nmodel res(x: f32[B, 64]) -> f32[B, 10] {\n\
+        \x20   param w1: f32[64, 64] from \"w1.npy\";\n    param b1: f32[64] from \"b1.npy\";\n\
+        \x20   param w2: f32[64, 64] from \"w2.npy\";\n    param b2: f32[64] from \"b2.npy\";\n\
+        \x20   param w4: f32[64, 64] from \"w4.npy\";\n    param b4: f32[64] from \"b4.npy\";\n\
+        \x20   param w3: f32[64, 10] from \"w3.npy\";\n    param b3: f32[10] from \"b3.npy\";\n\
+        \x20   let h = dense(x, w1, b1);\n\
+        \x20   let y = add(h, dense(relu(dense(h, w2, b2)), w4, b4));\n\
+        \x20   return dense(y, w3, b3);\n}\n";
+    std::fs::write(dir.join("res.wse"), model).expect("write the model");
+    let target = std::fs::read_to_string(repo_root().join("tests/targets/train-12k.toml"))
+        .expect("train-12k.toml")
+        .replace("sram_bytes = 12288", "sram_bytes = 8000");
+    std::fs::write(dir.join("t.toml"), target).expect("write the target");
+    let run = support::wsel_ok(
+        &dir,
+        &[
+            "map",
+            "res.wse",
+            "--mode",
+            "streaming",
+            "--target",
+            "t.toml",
+            "--batch",
+            "96",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains("micro-batches: 2 of 48 samples")
+            && stdout.contains(
+                "phase 4 (`dense#3`) does not fit beside the activations kept for later phases: \
+                 1536 bytes per PE of kept results and 7480 bytes of its own working set need \
+                 9016 bytes per PE (1 × 16 PEs), the target has 8000"
+            ),
+        "{stdout}"
+    );
+}
