@@ -439,15 +439,7 @@ fn build_fitting(
         }
         _ => None,
     };
-    let why = match (kept_failed, choice) {
-        (false, _) => {
-            "a phase's own working set does not fit the SRAM at the whole batch (E0612), which recomputing does not shrink"
-        }
-        (true, RecomputeChoice::Never) => {
-            "the kept activations do not fit the SRAM, and recomputing is off (`recompute = \"never\"`)"
-        }
-        (true, _) => "the kept activations do not fit the SRAM, and no recomputing plan fits",
-    };
+    let why = micro_reason(kept_failed, choice);
     let chosen = choose(plain, recomputed, micro, &settings, &target, why)
         .ok_or(BuildError::Diagnostics(failure))?;
     let program = build(
@@ -459,6 +451,20 @@ fn build_fitting(
         chosen.kept,
     )?;
     Ok((program, chosen.settings))
+}
+
+/// Why a run takes micro-batches when recomputing was not tried or did not fit: `kept_failed`
+/// when the whole batch failed beside its kept activations (E0624), else its own working set.
+fn micro_reason(kept_failed: bool, choice: RecomputeChoice) -> &'static str {
+    match (kept_failed, choice) {
+        (false, _) => {
+            "a phase's own working set does not fit the SRAM at the whole batch (E0612), which recomputing does not shrink"
+        }
+        (true, RecomputeChoice::Never) => {
+            "the kept activations do not fit the SRAM, and recomputing is off (`recompute = \"never\"`)"
+        }
+        (true, _) => "the kept activations do not fit the SRAM, and no recomputing plan fits",
+    }
 }
 
 /// The largest micro-batch below `settings`' that divides the batch and whose training graph
