@@ -18,8 +18,8 @@ use std::process::Command;
 
 mod support;
 use support::transformer::{
-    TINY_GPT, TINY_GPT_SGD, composed_tiny_gpt, losses_of_csv, read_npy, transformer_reference,
-    transformer_trains_like_numpy, wsel_train_file,
+    SMALL_SGD, TINY_GPT, TINY_GPT_SGD, composed_tiny_gpt, losses_of_csv, read_npy,
+    reference_losses, transformer_reference, transformer_trains_like_numpy, wsel_train_file,
 };
 use support::{repo_root, temp_dir};
 
@@ -517,19 +517,8 @@ model {model}(x: f32[B, 5]) -> f32[B, 3] {{
     );
 }
 
-/// The pipelined tests' settings for the NumPy reference: 8 steps of 6 samples (two epochs of
-/// the 24) with SGD-momentum, or with Adam (and the flags that switch wsel's `train` item to
-/// it).
-const SMALL_SGD: [&str; 8] = [
-    "--steps",
-    "8",
-    "--batch",
-    "6",
-    "--lr",
-    "0.05",
-    "--momentum",
-    "0.9",
-];
+/// The pipelined tests' settings for the NumPy reference with Adam (8 steps of 6 samples, as
+/// `SMALL_SGD`), and the flags that switch wsel's `train` item to it.
 const SMALL_ADAM: [&str; 7] = ["--steps", "8", "--batch", "6", "--lr", "0.02", "--adam"];
 const SMALL_ADAM_FLAGS: [&str; 4] = ["--optimizer", "adam", "--lr", "0.02"];
 
@@ -632,13 +621,6 @@ model res_mlp(x: f32[B, 5]) -> f32[B, 3] {
     return softmax(dense(s, w3, c3));
 }
 "#;
-
-/// The NumPy reference's losses for `model` trained with `args`.
-fn reference_losses(model: &str, args: &[&str]) -> Vec<f64> {
-    let dir = temp_dir(&format!("ref-{model}"));
-    transformer_reference(model, &dir, args);
-    read_npy(&dir.join("reference/losses.npy"))
-}
 
 /// A residual block in pipelined training: the backward sends the gradient at `add` into the
 /// branch (dense → gelu) unchanged, and `add_train_back`, at the block's fork, adds it to what

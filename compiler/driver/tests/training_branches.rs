@@ -7,7 +7,9 @@
 //! reference (tests/reference/transformer_train.py) as weight-streaming training.
 
 mod support;
-use support::transformer::{TINY_GPT_SGD, composed_tiny_gpt, transformer_trains_like_numpy};
+use support::transformer::{
+    SMALL_SGD, TINY_GPT_SGD, composed_tiny_gpt, reference_losses, transformer_trains_like_numpy,
+};
 
 /// [`composed_tiny_gpt`] trained pipelined on `dev`: the block's `a` feeds three dense
 /// layers (q, k and v: two relays, two sums of gradients), `matmul_qk` and `matmul_pv` join
@@ -45,4 +47,54 @@ fn a_tiny_gpt_with_composed_attention_trains_pipelined_like_numpy() {
     ] {
         assert!(stdout.contains(layer), "no {layer}: {stdout}");
     }
+}
+
+/// Two branches from `h` joined by a sum that is no residual block (neither reads the other's
+/// input): tests/reference/transformer_train.py's `diamond_mlp`.
+const DIAMOND_MLP: &str = r#"import std.nn.{dense, gelu, add, softmax};
+
+model diamond_mlp(x: f32[B, 5]) -> f32[B, 3] {
+    param w1: f32[5, 7] from "w1.npy";
+    param c1: f32[7] from "c1.npy";
+    param w2: f32[7, 7] from "w2.npy";
+    param c2: f32[7] from "c2.npy";
+    param w4: f32[7, 7] from "w4.npy";
+    param c4: f32[7] from "c4.npy";
+    param w3: f32[7, 3] from "w3.npy";
+    param c3: f32[3] from "c3.npy";
+    let h = dense(x, w1, c1);
+    return softmax(dense(add(dense(h, w2, c2), gelu(dense(h, w4, c4))), w3, c3));
+}
+
+train diamond_mlp {
+    input x = "x.npy";
+    labels = "labels.npy";
+    loss = "cross_entropy";
+    optimizer = "sgd";
+    momentum = 0.9;
+    lr = 0.05;
+    steps = 8;
+    batch = 6;
+    shuffle = false;
+    target = "dev";
+    mode = "pipelined";
+}
+"#;
+
+/// `add(dense(h, w2, c2), gelu(dense(h, w4, c4)))`: `h` feeds two branches (a relay before
+/// the second reading, whose region adds the gelu branch's gradient of `h` to the other's),
+/// and `add` gives both branches its dy, with nothing to sum at its first input. 8
+/// SGD-momentum steps on `dev` like the reference (measured: losses to 7 digits, weights
+/// within 1.1e-7); the reference that leaves the second branch's gradient of `h` out is more
+/// than 1e-2 away, so a sum that dropped it would fail.
+#[test]
+fn two_branches_joined_by_a_sum_train_pipelined_like_numpy() {
+    let stdout = transformer_trains_like_numpy("diamond_mlp", DIAMOND_MLP, &[], &SMALL_SGD);
+    assert!(stdout.contains("relay_train#1"), "{stdout}");
+    let both = reference_losses("diamond_mlp", &SMALL_SGD);
+    let one = reference_losses("diamond_mlp_one_branch", &SMALL_SGD);
+    assert!(
+        both.iter().zip(&one).any(|(a, b)| (a - b).abs() > 1e-2),
+        "the second branch's gradient should matter: {both:?} {one:?}"
+    );
 }

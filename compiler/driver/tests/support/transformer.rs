@@ -232,3 +232,23 @@ pub fn composed_tiny_gpt(heads: u32, scale: &str) -> String {
         .replace(fused, &composed)
         .replace("attention, softmax}", "matmul_qk, matmul_pv, softmax}")
 }
+
+/// The NumPy reference's losses for `model` trained with `args`.
+pub fn reference_losses(model: &str, args: &[&str]) -> Vec<f64> {
+    let dir = temp_dir(&format!("ref-{model}"));
+    transformer_reference(model, &dir, args);
+    read_npy(&dir.join("reference/losses.npy"))
+}
+
+/// The pipelined tests' settings for the NumPy reference: 8 steps of 6 samples (two epochs of
+/// the 24) with SGD-momentum.
+pub const SMALL_SGD: [&str; 8] = [
+    "--steps",
+    "8",
+    "--batch",
+    "6",
+    "--lr",
+    "0.05",
+    "--momentum",
+    "0.9",
+];

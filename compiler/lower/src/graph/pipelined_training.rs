@@ -334,9 +334,15 @@ impl<'db> Backward<'_, 'db> {
     ) -> Result<TensorRef, Vec<Diagnostic>> {
         let grads = std::mem::take(&mut self.grads[l]);
         let direct = grads.iter().find(|g| g.via == Via::Direct);
-        let mut acc = direct.ok_or_else(Vec::new)?.tensor;
-        let first = direct.map_or(l + 1, |g| g.reader);
-        if let Some(skip) = grads.iter().find(|g| g.via == Via::Skip) {
+        let skip = grads.iter().find(|g| g.via == Via::Skip);
+        // A "block" whose start no branch reads (`add(f(h), g(h))` closes on `f(h)`): the
+        // skip's gradient is the result's whole gradient, with nothing to add it to.
+        let Some(direct) = direct.or(skip) else {
+            return Err(Vec::new());
+        };
+        let mut acc = direct.tensor;
+        let first = direct.reader;
+        if let Some(skip) = skip.filter(|_| direct.via == Via::Direct) {
             // The block's end adds the skip's gradient and the branch's, at the block's fork.
             let end = skip.reader;
             let item = variant(end, "_train_back")?;
