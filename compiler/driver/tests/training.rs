@@ -19,7 +19,7 @@ use std::process::Command;
 mod support;
 use support::transformer::{
     SMALL_SGD, TINY_GPT, TINY_GPT_SGD, composed_tiny_gpt, losses_of_csv, read_npy,
-    reference_losses, transformer_reference, transformer_trains_like_numpy, wsel_train_file,
+    reference_losses, transformer_trains_like_numpy, wsel_train_file,
 };
 use support::{repo_root, temp_dir};
 

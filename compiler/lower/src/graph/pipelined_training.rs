@@ -1,20 +1,25 @@
-//! The two programs of pipelined training (`docs/language.md` §11.2): a model whose layers
-//! form a chain with residual blocks ([`super::pipelined_shape`]), as a *forward* graph and a
-//! *backward* graph that run one after the other on one placement, every step.
+//! The two programs of pipelined training (`docs/language.md` §11.2): a model whose branches
+//! join at layers of two inputs, with residual blocks ([`super::pipelined_shape`]), as a
+//! *forward* graph and a *backward* graph that run one after the other on one placement,
+//! every step.
 //!
 //! - The forward graph: the model's input and the targets; every layer `L` of the model
 //!   replaced by `L_train` (its forward, keeping in SRAM what its backward needs), found in
-//!   the module that defines `L`; then the loss's `F_train` of `std.loss`, whose result (the
-//!   batch's mean loss) is the graph's.
-//! - The backward graph: the targets; `F_train_back` (the gradient of the loss), then
-//!   `L_train_back` for every layer from the last to the first, each fed by the one before;
-//!   the result is the first layer's input gradient. A residual block `add(h, f(h))` (`h` layer
-//!   `p`'s result) sends its gradient dy into `f`'s chain unchanged, and its `add_train_back(dy,
-//!   dr)` runs after that chain, at the block's fork between `p`'s region and `f`'s first
-//!   layer's ([`PipelinedTrain::fork_of`]), else on `add`'s region: it adds dy to dr, the
-//!   gradient `f`'s chain gave `h`, and feeds `p`'s backward. A backward layer's scalar inputs are the
-//!   optimizer's settings, by name (`lr`, `momentum`, ...), and for any other name the
-//!   forward call's scalar of that name (attention's `heads`); the loss's `F_train` and
+//!   the module that defines `L`, with the relays and keeps of [`super::pipelined_branches`];
+//!   then the loss's `F_train` of `std.loss`, whose result (the batch's mean loss) is the
+//!   graph's.
+//! - The backward graph: the targets; `F_train_back` (the gradient of the loss), then, for
+//!   every forward layer from the last to the first, the sum of its result's gradients and
+//!   its own gradient layers; the result is the first layer's input gradient. A result's
+//!   gradients: the one of its first reader; through a residual block `add(h, f(h))`'s skip,
+//!   added by the end's `add_train_back(dy, dr)` at the block's fork between `h`'s region and
+//!   its first reader's ([`PipelinedTrain::fork_of`]), else on `add`'s region; and each later
+//!   reading's, added by `gradient_sum_train_back` on its relay's region. A layer of one input
+//!   gives `L_train_back(dy, params)`; a pair (`matmul_qk`) `L_train_back_<first>(dy)` on its
+//!   keep's region, then `L_train_back_<second>(dy, params)` on its own; a block's end passes
+//!   dy to both inputs. A backward layer's scalar inputs are the optimizer's settings, by
+//!   name (`lr`, `momentum`, ...), and for any other name the forward call's scalar or
+//!   dimension variable of that name (attention's `heads`, `N`); the loss's `F_train` and
 //!   `F_train_back` take theirs (`over`: the samples of the mean) from the same settings.
 //!
 //! A call reading a result through a `reshape` (`docs/language.md` §7.1) takes it in the
