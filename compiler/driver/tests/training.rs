@@ -19,7 +19,7 @@ use std::process::Command;
 mod support;
 use support::transformer::{
     SMALL_SGD, TINY_GPT, TINY_GPT_SGD, composed_tiny_gpt, losses_of_csv, read_npy,
-    reference_losses, transformer_trains_like_numpy, wsel_train_file,
+    reference_losses, small_train_item, transformer_trains_like_numpy, wsel_train_file,
 };
 use support::{repo_root, temp_dir};
 
@@ -521,29 +521,6 @@ model {model}(x: f32[B, 5]) -> f32[B, 3] {{
 /// `SMALL_SGD`), and the flags that switch wsel's `train` item to it.
 const SMALL_ADAM: [&str; 7] = ["--steps", "8", "--batch", "6", "--lr", "0.02", "--adam"];
 const SMALL_ADAM_FLAGS: [&str; 4] = ["--optimizer", "adam", "--lr", "0.02"];
-
-/// The `train` item of the pipelined tests' models, their input `input` read from
-/// `input.npy`: `SMALL_SGD`'s settings but batches of `batch`, the labels class indices, on
-/// `dev`.
-fn small_train_item(model: &str, input: &str, batch: u64) -> String {
-    format!(
-        r#"
-train {model} {{
-    input {input} = "{input}.npy";
-    labels = "labels.npy";
-    loss = "cross_entropy";
-    optimizer = "sgd";
-    momentum = 0.9;
-    lr = 0.05;
-    steps = 8;
-    batch = {batch};
-    shuffle = false;
-    target = "dev";
-    mode = "pipelined";
-}}
-"#
-    )
-}
 
 /// dense → layernorm → `activation` → dense → softmax over 19 hidden features, layernorm's eps
 /// 0.1 (not its default: the forward must take it, E1116), trained pipelined on `dev`

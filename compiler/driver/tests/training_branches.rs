@@ -8,7 +8,8 @@
 
 mod support;
 use support::transformer::{
-    SMALL_SGD, TINY_GPT_SGD, composed_tiny_gpt, reference_losses, transformer_trains_like_numpy,
+    SMALL_SGD, TINY_GPT_SGD, composed_tiny_gpt, reference_losses, small_train_item,
+    transformer_trains_like_numpy,
 };
 
 /// [`composed_tiny_gpt`] trained pipelined on `dev`: the block's `a` feeds three dense
@@ -50,7 +51,8 @@ fn a_tiny_gpt_with_composed_attention_trains_pipelined_like_numpy() {
 }
 
 /// Two branches from `h` joined by a sum that is no residual block (neither reads the other's
-/// input): tests/reference/transformer_train.py's `diamond_mlp`.
+/// input): tests/reference/transformer_train.py's `diamond_mlp` (its `train` item is
+/// `small_train_item`'s).
 const DIAMOND_MLP: &str = r#"import std.nn.{dense, gelu, add, softmax};
 
 model diamond_mlp(x: f32[B, 5]) -> f32[B, 3] {
@@ -65,20 +67,6 @@ model diamond_mlp(x: f32[B, 5]) -> f32[B, 3] {
     let h = dense(x, w1, c1);
     return softmax(dense(add(dense(h, w2, c2), gelu(dense(h, w4, c4))), w3, c3));
 }
-
-train diamond_mlp {
-    input x = "x.npy";
-    labels = "labels.npy";
-    loss = "cross_entropy";
-    optimizer = "sgd";
-    momentum = 0.9;
-    lr = 0.05;
-    steps = 8;
-    batch = 6;
-    shuffle = false;
-    target = "dev";
-    mode = "pipelined";
-}
 "#;
 
 /// `add(dense(h, w2, c2), gelu(dense(h, w4, c4)))`: `h` feeds two branches (a relay before
@@ -89,7 +77,8 @@ train diamond_mlp {
 /// than 1e-2 away, so a sum that dropped it would fail.
 #[test]
 fn two_branches_joined_by_a_sum_train_pipelined_like_numpy() {
-    let stdout = transformer_trains_like_numpy("diamond_mlp", DIAMOND_MLP, &[], &SMALL_SGD);
+    let source = format!("{DIAMOND_MLP}{}", small_train_item("diamond_mlp", "x", 6));
+    let stdout = transformer_trains_like_numpy("diamond_mlp", &source, &[], &SMALL_SGD);
     assert!(stdout.contains("relay_train#1"), "{stdout}");
     let both = reference_losses("diamond_mlp", &SMALL_SGD);
     let one = reference_losses("diamond_mlp_one_branch", &SMALL_SGD);

@@ -252,3 +252,26 @@ pub const SMALL_SGD: [&str; 8] = [
     "--momentum",
     "0.9",
 ];
+
+/// The `train` item of the pipelined tests' models, their input `input` read from
+/// `input.npy`: `SMALL_SGD`'s settings but batches of `batch`, the labels class indices, on
+/// `dev`.
+pub fn small_train_item(model: &str, input: &str, batch: u64) -> String {
+    format!(
+        r#"
+train {model} {{
+    input {input} = "{input}.npy";
+    labels = "labels.npy";
+    loss = "cross_entropy";
+    optimizer = "sgd";
+    momentum = 0.9;
+    lr = 0.05;
+    steps = 8;
+    batch = {batch};
+    shuffle = false;
+    target = "dev";
+    mode = "pipelined";
+}}
+"#
+    )
+}
