@@ -49,6 +49,9 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
        h + dense(h, w2, c2) -> dense(w3, c3) -> softmax (`relu_res_mlp_no_skip` as above).
   double_mlp  res_mlp's data: h = dense(x, w1, c1) -> h + h -> dense(w3, c3) -> softmax, a
        block with an empty branch (`double_mlp_no_skip` counts h's gradient once).
+  diamond_mlp  res_mlp's data: h = dense(x, w1, c1) -> dense(h, w2, c2) + gelu(dense(h, w4,
+       c4)) -> dense(w3, c3) -> softmax: two branches from h joined by a sum, no skip
+       (`diamond_mlp_one_branch` leaves the gelu branch's gradient of h out).
   gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
        pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32), with
        examples/transformer's parameter names (block i's end in i):
@@ -403,6 +406,38 @@ class DoubleMlp:
         return loss, g
 
 
+class DiamondMlp:
+    """h = x W1 + c1; s = (h W2 + c2) + gelu(h W4 + c4); softmax(s W3 + c3): h feeds two
+    branches that a sum joins, so its gradient is the sum of the branches' (or, `both=False`,
+    the first branch's alone: a wrong trainer to tell apart)."""
+
+    NAMES = ["w1", "c1", "w2", "c2", "w4", "c4", "w3", "c3"]
+
+    def __init__(self, both=True):
+        self.both = both
+
+    def make(self, rng):
+        p, d = ResMlp().make(rng)
+        p["w4"] = rng.uniform(-0.6, 0.6, (7, 7))
+        p["c4"] = rng.uniform(-0.5, 0.5, 7)
+        return p, d
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        a = dense(h, p["w2"], p["c2"])
+        f = dense(h, p["w4"], p["c4"])
+        s = a + gelu(f)
+        loss, dz = softmax_cross_entropy(dense(s, p["w3"], p["c3"]), d["labels"])
+        g = {}
+        ds, g["w3"], g["c3"] = dense_back(s, p["w3"], dz)
+        dh, g["w2"], g["c2"] = dense_back(h, p["w2"], ds)
+        dh4, g["w4"], g["c4"] = dense_back(h, p["w4"], gelu_back(f, ds))
+        if self.both:
+            dh = dh + dh4
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
+        return loss, g
+
+
 class WideEmbedding:
     """ids -> embedding(wte, wpe) -> dense(w, c) -> softmax, the mean cross-entropy."""
 
@@ -588,6 +623,7 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "relu_res_mlp": lambda: ResMlp(relu=True),
           "relu_res_mlp_no_skip": lambda: ResMlp(skip=False, relu=True),
           "double_mlp": DoubleMlp, "double_mlp_no_skip": lambda: DoubleMlp(skip=False),
+          "diamond_mlp": DiamondMlp, "diamond_mlp_one_branch": lambda: DiamondMlp(both=False),
           "gpt": Gpt, "gpt_one_head": lambda: Gpt(heads=1),
           "gpt_packed": lambda: Gpt(packed=True), "example": Example}
 
@@ -665,7 +701,7 @@ def main():
             for n, v in data.items()}
 
     if args.model not in ("example", "res_mlp_no_skip", "relu_res_mlp_no_skip",
-                          "double_mlp_no_skip", "t_mlp_no_back"):
+                          "double_mlp_no_skip", "t_mlp_no_back", "diamond_mlp_one_branch"):
         # The example's model is the tiny gpt's code at another size; its central
         # differences take minutes. The model without the skip's gradient is wrong on purpose.
         check_gradients(model, params, data, rng)

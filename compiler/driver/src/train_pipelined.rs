@@ -326,12 +326,18 @@ fn replica_sides(
     pinned: &MapOptions,
 ) -> Result<ReplicaSides, BuildError> {
     let update = builder.training(&builder.lowered(0)?, optimizer)?;
+    // The model layer of every backward layer's region (a relay's or keep's: its reader's).
+    let stands_for: Vec<usize> = update
+        .region_of
+        .iter()
+        .map(|&l| update.model_of[l])
+        .collect();
     let graphs = wsel_lower::replica_graphs(
         &builder.loaded.db,
         builder.data.model,
         graph,
         &update.backward,
-        &update.region_of,
+        &stands_for,
         optimizer,
     );
     let target = builder.target;

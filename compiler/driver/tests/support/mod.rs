@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod transformer;
+
 /// The repository's root, where `examples/`, `stdlib/` and `tests/` are.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -8,6 +8,7 @@ pub mod cost;
 mod implementation;
 mod instance;
 mod parking;
+mod pipelined_branches;
 pub mod pipelined_replica;
 mod pipelined_shape;
 pub mod pipelined_training;

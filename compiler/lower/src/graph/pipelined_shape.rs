@@ -1,23 +1,41 @@
-//! The graphs pipelined training takes (`docs/language.md` §11.2): a chain of layers with
-//! residual blocks. One model input; every layer fed by the one before (the first by the
-//! input), the last giving the result; except that a layer of two activation inputs may take,
-//! beside the one before it, the result of an earlier layer `p` whose chain it closes — the
-//! residual `add(h, f(h))`, with `f` a chain of layers after `p` (or none: `add(h, h)`).
-//! Blocks do not nest, and no result feeds more than its next layer and one such block's end.
-//! E1115 otherwise, at the first call that breaks it, saying how.
+//! The graphs pipelined training takes (`docs/language.md` §11.2): one model input, read by the
+//! first layer alone; the model's result its last layer's; every other layer's result read by
+//! one layer or more (branches), and the branches joined by layers of two activation inputs:
+//! - a layer with a backward layer per input (`L_train_back_<input>`, [`Role::Pair`]:
+//!   `matmul_qk(q, k)`), its two inputs any earlier layers' results;
+//! - any other layer of two inputs (`add`, [`Role::BlockEnd`]) closes a residual block
+//!   `add(h, f(h))`: one input is the layer before it, the other the result `h` of an earlier
+//!   layer `p` (not the model's input), and no block closes between `p` and it (blocks do not
+//!   nest).
+//!
+//! E1115 otherwise, at the first call that breaks it, saying how: a layer of three activation
+//! inputs (`attention(q, k, v)`), blocks inside blocks, a block from the model's input.
 
 use wsel_ir::graph::{LayerGraph, SourceSpan, TensorRef};
 use wsel_sema::{Diagnostic, Location};
 
 use crate::diagnostics;
 
-/// For every layer of `graph`, `Some(p)` when it closes a residual block opened by layer `p`'s
-/// result, else `None`; E1115 when `graph` is not a chain with residual blocks.
-pub(super) fn residual_blocks(
+/// How a model layer enters pipelined training's backward graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// One activation input: `L_train_back` gives its gradient.
+    Single,
+    /// Two activation inputs, each with its own gradient layer `L_train_back_<input>`.
+    Pair,
+    /// Closes the residual block opened by layer `start`'s result: `L_train_back(dy, dr)` is
+    /// the sum of `start`'s gradients through the skip and through the branch.
+    BlockEnd { start: usize },
+}
+
+/// The role of every layer of `graph`, `paired(l)` when layer `l` has a gradient layer per
+/// input; E1115 when `graph` is none of the graphs pipelined training takes.
+pub(super) fn roles(
     graph: &LayerGraph,
+    paired: &dyn Fn(usize) -> bool,
     located: &dyn Fn(&SourceSpan) -> Location,
-) -> Result<Vec<Option<usize>>, Vec<Diagnostic>> {
-    let mut blocks: Vec<Option<usize>> = Vec::with_capacity(graph.layers.len());
+) -> Result<Vec<Role>, Vec<Diagnostic>> {
+    let mut roles: Vec<Role> = Vec::with_capacity(graph.layers.len());
     for (l, layer) in graph.layers.iter().enumerate() {
         let broken = |why: &str| {
             vec![diagnostics::not_a_chain(
@@ -27,64 +45,98 @@ pub(super) fn residual_blocks(
             )]
         };
         let feeds: Vec<TensorRef> = layer.activations().collect();
-        let before = if l == 0 {
-            TensorRef::Input(0)
-        } else {
-            TensorRef::Layer(l - 1)
-        };
         if graph.inputs.len() != 1 {
             return Err(broken("the model has more than one input"));
         }
         if l + 1 == graph.layers.len() && graph.output != TensorRef::Layer(l) {
             return Err(broken("the model's result is not its last layer's"));
         }
-        let block = match feeds.as_slice() {
-            [only] if *only == before => None,
-            [a, b] if *a == before || *b == before => {
-                let other = if *a == before { *b } else { *a };
-                Some(block_start(&blocks, other, l).map_err(broken)?)
+        let role = match feeds.as_slice() {
+            [only] if l == 0 || *only != TensorRef::Input(0) => Role::Single,
+            [_] => {
+                return Err(broken(
+                    "it reads the model's input, which only the first layer may",
+                ));
             }
-            _ => return Err(broken("it is not fed by the layer before it")),
+            [a, b] if paired(l) => {
+                if [a, b].iter().any(|t| matches!(t, TensorRef::Input(_))) {
+                    return Err(broken("a layer of two inputs must read layers' results"));
+                }
+                Role::Pair
+            }
+            [a, b] if l > 0 && (*a == TensorRef::Layer(l - 1) || *b == TensorRef::Layer(l - 1)) => {
+                let other = if *a == TensorRef::Layer(l - 1) {
+                    *b
+                } else {
+                    *a
+                };
+                let start = block_start(&roles, other, l).map_err(broken)?;
+                Role::BlockEnd { start }
+            }
+            [_, _] => {
+                return Err(broken(
+                    "a layer of two inputs without a gradient layer per input closes a residual block, and neither input is the layer before it",
+                ));
+            }
+            _ => {
+                return Err(broken(
+                    "layers of more than two activation inputs do not train pipelined yet",
+                ));
+            }
         };
-        blocks.push(block);
+        roles.push(role);
     }
-    check_uses(graph, &blocks, located)?;
-    Ok(blocks)
+    check_read(graph, &located)?;
+    Ok(roles)
 }
 
 /// The layer whose result `skip` is, opening a block that layer `end` closes; why not, when
 /// it cannot (the model's input, or a block inside another).
-fn block_start(blocks: &[Option<usize>], skip: TensorRef, end: usize) -> Result<usize, &str> {
+fn block_start(roles: &[Role], skip: TensorRef, end: usize) -> Result<usize, &str> {
     let TensorRef::Layer(p) = skip else {
         return Err("a residual block must start at a layer's result, not at the model's input");
     };
-    if blocks[p + 1..end].iter().any(Option::is_some) {
+    let inside = roles[p + 1..end]
+        .iter()
+        .any(|r| matches!(r, Role::BlockEnd { .. }));
+    if inside {
         return Err("residual blocks inside residual blocks are not supported yet");
     }
     Ok(p)
 }
 
-/// E1115 when a layer's result feeds more layers than the next one and the end of the block
-/// it opens, at the first extra consumer.
-fn check_uses(
+/// E1115 at a layer (but the last) whose result no layer reads: its backward would get no
+/// gradient.
+fn check_read(
     graph: &LayerGraph,
-    blocks: &[Option<usize>],
     located: &dyn Fn(&SourceSpan) -> Location,
 ) -> Result<(), Vec<Diagnostic>> {
-    let mut uses = vec![0usize; graph.layers.len()];
-    for layer in &graph.layers {
-        for feed in layer.activations() {
-            let TensorRef::Layer(k) = feed else { continue };
-            uses[k] += 1;
-            let allowed = 1 + blocks.iter().filter(|b| **b == Some(k)).count();
-            if uses[k] > allowed.min(2) {
-                return Err(vec![diagnostics::not_a_chain(
-                    located(&layer.call),
-                    &layer.layer,
-                    "the result it takes already feeds two layers (a residual block's two paths)",
-                )]);
-            }
+    let last = graph.layers.len().saturating_sub(1);
+    for (l, layer) in graph.layers.iter().enumerate().take(last) {
+        let read = graph.layers[l + 1..]
+            .iter()
+            .any(|r| r.args.contains(&TensorRef::Layer(l)));
+        if !read {
+            return Err(vec![diagnostics::not_a_chain(
+                located(&layer.call),
+                &layer.layer,
+                "no layer reads its result",
+            )]);
         }
     }
     Ok(())
+}
+
+/// The readings of every layer's result in `graph`, as (reader, argument position), in the
+/// readers' order.
+pub(super) fn readings(graph: &LayerGraph) -> Vec<Vec<(usize, usize)>> {
+    let mut out = vec![Vec::new(); graph.layers.len()];
+    for (r, layer) in graph.layers.iter().enumerate() {
+        for (i, arg) in layer.args.iter().enumerate() {
+            if let TensorRef::Layer(p) = *arg {
+                out[p].push((r, i));
+            }
+        }
+    }
+    out
 }

@@ -1,20 +1,25 @@
-//! The two programs of pipelined training (`docs/language.md` §11.2): a model whose layers
-//! form a chain with residual blocks ([`super::pipelined_shape`]), as a *forward* graph and a
-//! *backward* graph that run one after the other on one placement, every step.
+//! The two programs of pipelined training (`docs/language.md` §11.2): a model whose branches
+//! join at layers of two inputs, with residual blocks ([`super::pipelined_shape`]), as a
+//! *forward* graph and a *backward* graph that run one after the other on one placement,
+//! every step.
 //!
 //! - The forward graph: the model's input and the targets; every layer `L` of the model
 //!   replaced by `L_train` (its forward, keeping in SRAM what its backward needs), found in
-//!   the module that defines `L`; then the loss's `F_train` of `std.loss`, whose result (the
-//!   batch's mean loss) is the graph's.
-//! - The backward graph: the targets; `F_train_back` (the gradient of the loss), then
-//!   `L_train_back` for every layer from the last to the first, each fed by the one before;
-//!   the result is the first layer's input gradient. A residual block `add(h, f(h))` (`h` layer
-//!   `p`'s result) sends its gradient dy into `f`'s chain unchanged, and its `add_train_back(dy,
-//!   dr)` runs after that chain, at the block's fork between `p`'s region and `f`'s first
-//!   layer's ([`PipelinedTrain::fork_of`]), else on `add`'s region: it adds dy to dr, the
-//!   gradient `f`'s chain gave `h`, and feeds `p`'s backward. A backward layer's scalar inputs are the
-//!   optimizer's settings, by name (`lr`, `momentum`, ...), and for any other name the
-//!   forward call's scalar of that name (attention's `heads`); the loss's `F_train` and
+//!   the module that defines `L`, with the relays and keeps of [`super::pipelined_branches`];
+//!   then the loss's `F_train` of `std.loss`, whose result (the batch's mean loss) is the
+//!   graph's.
+//! - The backward graph: the targets; `F_train_back` (the gradient of the loss), then, for
+//!   every forward layer from the last to the first, the sum of its result's gradients and
+//!   its own gradient layers; the result is the first layer's input gradient. A result's
+//!   gradients: the one of its first reader; through a residual block `add(h, f(h))`'s skip,
+//!   added by the end's `add_train_back(dy, dr)` at the block's fork between `h`'s region and
+//!   its first reader's ([`PipelinedTrain::fork_of`]), else on `add`'s region; and each later
+//!   reading's, added by `gradient_sum_train_back` on its relay's region. A layer of one input
+//!   gives `L_train_back(dy, params)`; a pair (`matmul_qk`) `L_train_back_<first>(dy)` on its
+//!   keep's region, then `L_train_back_<second>(dy, params)` on its own; a block's end passes
+//!   dy to both inputs. A backward layer's scalar inputs are the optimizer's settings, by
+//!   name (`lr`, `momentum`, ...), and for any other name the forward call's scalar or
+//!   dimension variable of that name (attention's `heads`, `N`); the loss's `F_train` and
 //!   `F_train_back` take theirs (`over`: the samples of the mean) from the same settings.
 //!
 //! A call reading a result through a `reshape` (`docs/language.md` §7.1) takes it in the
@@ -32,7 +37,8 @@ use wsel_sema::ty::Value;
 use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_signature};
 
 use super::instance::{CallArgs, lower_instance};
-use super::pipelined_shape::residual_blocks;
+use super::pipelined_branches::{Node, branched};
+use super::pipelined_shape::{Role, roles};
 use super::staging::RESIDENT;
 use super::training::{LOSS_MODULE, TARGETS};
 use super::{find_item, settings, shape_of};
@@ -54,6 +60,9 @@ pub struct PipelinedTrain {
     /// the block reads twice and the branch's first layer: the sum runs at the fork, between
     /// their regions, when the placement leaves a free line there (`wsel_map::Seat::Fork`).
     pub fork_of: Vec<Option<(usize, usize)>>,
+    /// For every forward layer, the model layer it stands for (a relay or keep the compiler
+    /// put before a layer: that layer; the loss: the model's layer count).
+    pub model_of: Vec<usize>,
 }
 
 /// The pipelined-training graphs of `model`, lowered as `graph`, with the loss `loss` of
@@ -68,27 +77,38 @@ pub fn pipelined_training_graphs(
     loss_at: Location,
     optimizer: &[(String, Value)],
 ) -> Result<PipelinedTrain, Vec<Diagnostic>> {
-    let located = |span: &SourceSpan| Location {
-        file: span.file.clone(),
-        span: span.span.clone(),
-    };
     if find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss).is_none() {
         return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
     }
-    let blocks = residual_blocks(graph, &located)?;
     // The module of every layer: the model's call's, or std.resident's for a relay the
-    // compiler inserted (`relayed_graph`), which no call of the model names.
+    // compiler inserted (`relayed_graph`, [`branched`]), which no call of the model names.
     let nodes = &check_model(db, model).graph.nodes;
     let node_of = |layer: &LayerInstance| {
         nodes
             .iter()
             .find(|n| n.layer == layer.layer && n.span == layer.call.span)
     };
-    let files: Vec<std::path::PathBuf> = graph
-        .layers
-        .iter()
-        .map(|layer| node_of(layer).map_or_else(|| RESIDENT.into(), |n| n.layer_file.clone()))
-        .collect();
+    let files_of = |graph: &LayerGraph| -> Vec<std::path::PathBuf> {
+        graph
+            .layers
+            .iter()
+            .map(|layer| node_of(layer).map_or_else(|| RESIDENT.into(), |n| n.layer_file.clone()))
+            .collect()
+    };
+    let model_files = files_of(graph);
+    let paired = |l: usize| {
+        let layer = &graph.layers[l];
+        let mut named = layer.args.iter().zip(&layer.arg_names);
+        let first = named.find(|(a, _)| !matches!(a, TensorRef::Param(_)));
+        first.is_some_and(|(_, name)| {
+            let name = format!("{}_train_back_{name}", layer.layer);
+            find_item(db, &model_files[l], ItemKind::Layer, &name).is_some()
+        })
+    };
+    let roles = roles(graph, &paired, &located)?;
+    let branched = branched(db, graph, &roles)?;
+    let graph = &branched.graph;
+    let files = files_of(graph);
     // The shapes each layer's call sees its arguments in (through a `reshape`, §7.1).
     let seen = |layer: &LayerInstance| -> Vec<Vec<u64>> {
         let batch = layer.output_shape.first().copied().unwrap_or(1);
@@ -167,60 +187,315 @@ pub fn pipelined_training_graphs(
     forward.layers.push(instance);
     forward.output = TensorRef::Layer(forward.layers.len() - 1);
 
-    // Backward: `F_train_back`, then `L_train_back` from the last layer to the first.
-    let mut backward = LayerGraph {
+    // Backward: `F_train_back`, then every layer's backward layers from the last to the first.
+    let backward = LayerGraph {
         inputs: vec![targets],
         layers: Vec::new(),
         ..graph.clone()
     };
-    let mut region_of = vec![graph.layers.len()];
-    let mut fork_of = vec![None];
+    let mut back = Backward {
+        db,
+        graph,
+        nodes: &branched.nodes,
+        optimizer,
+        out: backward,
+        region_of: Vec::new(),
+        fork_of: Vec::new(),
+        grads: vec![Vec::new(); graph.layers.len()],
+    };
     let item = loss_variant("_train_back")?;
     let targets_in = vec![TensorRef::Input(0)];
     let scalars = given(db, item, optimizer);
-    let instance = push_call(db, &backward, item, &last_call, targets_in, &scalars)?;
-    backward.layers.push(instance);
-    // Open residual blocks: (the layer that opened it, the block's end, dy at the end).
-    let mut open: Vec<(usize, usize, TensorRef)> = Vec::new();
-    for (l, layer) in graph.layers.iter().enumerate().rev() {
-        let mut dy = TensorRef::Layer(backward.layers.len() - 1);
-        if let Some(at) = open.iter().position(|&(p, _, _)| p == l) {
-            // The block opened by this layer's result is done: its end adds the two gradients.
-            let (_, end, at_end) = open.remove(at);
-            let item = variant(end, "_train_back")?;
-            let call = &graph.layers[end].call;
-            let scalars = given(db, item, optimizer);
-            let instance = push_call(db, &backward, item, call, vec![at_end, dy], &scalars)?;
-            backward.layers.push(instance);
-            region_of.push(end);
-            fork_of.push((l + 1 < end).then_some((l, l + 1)));
-            dy = TensorRef::Layer(backward.layers.len() - 1);
-        }
-        if let Some(p) = blocks[l] {
-            open.push((p, l, dy));
-            continue;
-        }
-        let item = variant(l, "_train_back")?;
-        let args: Vec<TensorRef> = std::iter::once(dy).chain(layer.params()).collect();
-        let shapes = args.iter().enumerate();
-        let shapes = shapes.map(|(i, a)| match i {
-            0 => layer.output_shape.clone(),
-            _ => shape_of(&backward, *a),
-        });
-        let args = (args.clone(), shapes.collect());
-        let scalars = given_back(db, item, optimizer, &values(&layer.scalars));
-        let instance = push_relabelled(db, &mut backward, item, &layer.call, args, &scalars)?;
-        backward.layers.push(instance);
-        region_of.push(l);
-        fork_of.push(None);
+    let loss = push_call(db, &back.out, item, &last_call, targets_in, &scalars)?;
+    let at_loss = graph.layers.len();
+    let dy = back.push(loss, at_loss, None);
+    back.grads[at_loss - 1].push(Grad::direct(dy, at_loss));
+    for l in (0..graph.layers.len()).rev() {
+        back.layer(l, &variant)?;
     }
+    let mut backward = back.out;
     backward.output = TensorRef::Layer(backward.layers.len() - 1);
+    let model_of = model_of(&branched.nodes);
     Ok(PipelinedTrain {
         forward,
         backward,
-        region_of,
-        fork_of,
+        region_of: back.region_of,
+        fork_of: back.fork_of,
+        model_of,
     })
+}
+
+/// For every layer of the forward graph, the model layer it stands for: itself, or for a relay
+/// or keep the layer after it (its reader); the loss the model's layer count.
+fn model_of(nodes: &[Node]) -> Vec<usize> {
+    let mut next = nodes
+        .iter()
+        .filter(|n| matches!(n, Node::Model(..)))
+        .count();
+    let mut out = vec![next; nodes.len() + 1];
+    for (l, node) in nodes.iter().enumerate().rev() {
+        if let Node::Model(m, _) = node {
+            next = *m;
+        }
+        out[l] = next;
+    }
+    out
+}
+
+/// A gradient of a forward layer's result: the backward layer giving it, how it reached the
+/// result, and the reader whose gradient it is.
+#[derive(Debug, Clone, Copy)]
+struct Grad {
+    tensor: TensorRef,
+    via: Via,
+    reader: usize,
+}
+
+/// A forward layer's pipelined-training variant (`L_train_back`, ...) by its suffix.
+type Variant<'a, 'db> = &'a dyn Fn(usize, &str) -> Result<ItemId<'db>, Vec<Diagnostic>>;
+
+/// How a gradient reaches a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// From the result's one reader that reads it directly.
+    Direct,
+    /// Through a residual block's skip, to be summed by the block's end (`add_train_back`).
+    Skip,
+    /// Through the relay before the reading: summed on the relay's region.
+    Relay,
+}
+
+impl Grad {
+    fn direct(tensor: TensorRef, reader: usize) -> Grad {
+        Grad {
+            tensor,
+            via: Via::Direct,
+            reader,
+        }
+    }
+}
+
+/// The backward graph as it is built, from the last forward layer to the first.
+struct Backward<'a, 'db> {
+    db: &'db dyn Db,
+    /// The forward graph's model layers with the relays and keeps.
+    graph: &'a LayerGraph,
+    nodes: &'a [Node],
+    optimizer: &'a [(String, Value)],
+    out: LayerGraph,
+    region_of: Vec<usize>,
+    fork_of: Vec<Option<(usize, usize)>>,
+    /// Per forward layer, the gradients of its result found so far.
+    grads: Vec<Vec<Grad>>,
+}
+
+impl<'db> Backward<'_, 'db> {
+    /// Pushes `instance`, run on forward layer `region`'s region (or at the fork `fork`); its
+    /// result.
+    fn push(
+        &mut self,
+        instance: LayerInstance,
+        region: usize,
+        fork: Option<(usize, usize)>,
+    ) -> TensorRef {
+        self.out.layers.push(instance);
+        self.region_of.push(region);
+        self.fork_of.push(fork);
+        TensorRef::Layer(self.out.layers.len() - 1)
+    }
+
+    /// The backward layers of forward layer `l`: its gradients summed, then its own.
+    fn layer(&mut self, l: usize, variant: Variant<'_, 'db>) -> Result<(), Vec<Diagnostic>> {
+        match self.nodes[l] {
+            Node::Relay | Node::Keep => {
+                let Some(TensorRef::Layer(p)) = self.graph.layers[l].activations().next() else {
+                    return Ok(());
+                };
+                let grad = self.grads[l].first().copied().ok_or_else(Vec::new)?;
+                let via = if self.nodes[l] == Node::Relay {
+                    Via::Relay
+                } else {
+                    Via::Direct
+                };
+                self.grads[p].push(Grad {
+                    via,
+                    reader: l,
+                    ..grad
+                });
+                Ok(())
+            }
+            Node::Model(_, role) => {
+                let dy = self.summed(l, variant)?;
+                self.model_layer(l, role, dy, variant)
+            }
+        }
+    }
+
+    /// The gradient of forward layer `l`'s result: its readers' gradients, summed.
+    fn summed(
+        &mut self,
+        l: usize,
+        variant: Variant<'_, 'db>,
+    ) -> Result<TensorRef, Vec<Diagnostic>> {
+        let grads = std::mem::take(&mut self.grads[l]);
+        let direct = grads.iter().find(|g| g.via == Via::Direct);
+        let skip = grads.iter().find(|g| g.via == Via::Skip);
+        // A "block" whose start no branch reads (`add(f(h), g(h))` closes on `f(h)`): the
+        // skip's gradient is the result's whole gradient, with nothing to add it to.
+        let Some(direct) = direct.or(skip) else {
+            return Err(Vec::new());
+        };
+        let mut acc = direct.tensor;
+        let first = direct.reader;
+        if let Some(skip) = skip.filter(|_| direct.via == Via::Direct) {
+            // The block's end adds the skip's gradient and the branch's, at the block's fork.
+            let end = skip.reader;
+            let item = variant(end, "_train_back")?;
+            let call = self.graph.layers[end].call.clone();
+            let scalars = given(self.db, item, self.optimizer);
+            let args = vec![skip.tensor, acc];
+            let instance = push_call(self.db, &self.out, item, &call, args, &scalars)?;
+            acc = self.push(instance, end, (first < end).then_some((l, first)));
+        }
+        let mut relayed: Vec<&Grad> = grads.iter().filter(|g| g.via == Via::Relay).collect();
+        relayed.sort_by_key(|g| g.reader);
+        for grad in relayed {
+            let call = self.graph.layers[grad.reader].call.clone();
+            let item = find_item(
+                self.db,
+                Path::new(LOSS_MODULE),
+                ItemKind::Layer,
+                GRADIENT_SUM_TRAIN,
+            )
+            .ok_or_else(|| {
+                vec![diagnostics::no_pipelined_training(
+                    located(&call),
+                    "gradient_sum",
+                    GRADIENT_SUM_TRAIN,
+                )]
+            })?;
+            let args = vec![acc, grad.tensor];
+            let instance = push_call(self.db, &self.out, item, &call, args, &[])?;
+            acc = self.push(instance, grad.reader, None);
+        }
+        Ok(acc)
+    }
+
+    /// Model layer `l`'s backward layers, in `role`, fed its gradient `dy`; each input's
+    /// gradient noted for its producer.
+    fn model_layer(
+        &mut self,
+        l: usize,
+        role: Role,
+        dy: TensorRef,
+        variant: Variant<'_, 'db>,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let inputs: Vec<TensorRef> = self.graph.layers[l].activations().collect();
+        let note = |this: &mut Self, at: TensorRef, grad: Grad| {
+            if let TensorRef::Layer(p) = at {
+                this.grads[p].push(grad);
+            }
+        };
+        match role {
+            Role::BlockEnd { .. } => {
+                // dy flows into the branch unchanged, and to the block's start through the skip.
+                let before = TensorRef::Layer(l - 1);
+                for &at in &inputs {
+                    let via = if at == before { Via::Direct } else { Via::Skip };
+                    note(
+                        self,
+                        at,
+                        Grad {
+                            tensor: dy,
+                            via,
+                            reader: l,
+                        },
+                    );
+                }
+            }
+            Role::Single => {
+                let dx = self.own_back(l, "_train_back", dy, true, l, variant)?;
+                note(self, inputs[0], Grad::direct(dx, l));
+            }
+            Role::Pair => {
+                // The first input's gradient on the keep's region (the keep holds the second
+                // input), the second's on the layer's own (its `L_train` keeps the first).
+                let names = self.input_names(l);
+                let TensorRef::Layer(keep) = inputs[1] else {
+                    return Ok(());
+                };
+                let first = format!("_train_back_{}", names[0]);
+                let dx = self.own_back(l, &first, dy, false, keep, variant)?;
+                note(self, inputs[0], Grad::direct(dx, l));
+                let second = format!("_train_back_{}", names[1]);
+                let dx = self.own_back(l, &second, dy, true, l, variant)?;
+                note(self, inputs[1], Grad::direct(dx, l));
+            }
+        }
+        Ok(())
+    }
+
+    /// The names of model layer `l`'s activation inputs.
+    fn input_names(&self, l: usize) -> Vec<String> {
+        let layer = &self.graph.layers[l];
+        layer
+            .args
+            .iter()
+            .zip(&layer.arg_names)
+            .filter(|(a, _)| !matches!(a, TensorRef::Param(_)))
+            .map(|(_, n)| n.clone())
+            .collect()
+    }
+
+    /// Layer `l`'s backward layer `L<suffix>`, fed `dy` (and the layer's parameters when
+    /// `params`), on forward layer `region`'s region; its result.
+    fn own_back(
+        &mut self,
+        l: usize,
+        suffix: &str,
+        dy: TensorRef,
+        params: bool,
+        region: usize,
+        variant: Variant<'_, 'db>,
+    ) -> Result<TensorRef, Vec<Diagnostic>> {
+        let graph = self.graph;
+        let layer = &graph.layers[l];
+        let item = variant(l, suffix)?;
+        let own = layer.params().filter(|_| params);
+        let args: Vec<TensorRef> = std::iter::once(dy).chain(own).collect();
+        let shapes = args.iter().enumerate().map(|(i, a)| match i {
+            0 => layer.output_shape.clone(),
+            _ => shape_of(&self.out, *a),
+        });
+        let args = (args.clone(), shapes.collect());
+        let mut call = values(&layer.scalars);
+        call.extend(dims(layer));
+        let scalars = given_back(self.db, item, self.optimizer, &call);
+        let span = layer.call.clone();
+        let instance = push_relabelled(self.db, &mut self.out, item, &span, args, &scalars)?;
+        Ok(self.push(instance, region, None))
+    }
+}
+
+/// A forward call's dimension variables (`N`), as scalars: a backward layer whose result's
+/// size its inputs do not give (`matmul_qk_train_back_q`'s `dq: f32[B, N]`) takes them by name.
+fn dims(layer: &LayerInstance) -> Vec<(String, Value)> {
+    layer
+        .dims
+        .iter()
+        .map(|(name, v)| (name.clone(), Value::Int(i128::from(*v))))
+        .collect()
+}
+
+/// The layer of `std.loss` that adds two gradients of one result in pipelined training.
+pub const GRADIENT_SUM_TRAIN: &str = "gradient_sum_train_back";
+
+/// The place of a source span, for diagnostics.
+fn located(span: &SourceSpan) -> Location {
+    Location {
+        file: span.file.clone(),
+        span: span.span.clone(),
+    }
 }
 
 /// The call of `item` with the tensors `args.0`, each seen in the shape `args.1` gives, in
