@@ -105,10 +105,10 @@ impl Pair<'_> {
     }
 
     /// The words of a relayed message (on average) plus the shortest causal work between two
-    /// consecutive relays, `None` without two relays. The shortest: the dry run delivers
-    /// every input at once, so some relays wait there behind other work (a weight block's
-    /// apply) that the fabric overlaps with the chain; the chain's own cycle (receive, relay,
-    /// the bookkeeping to the next receive) lies between the closest two.
+    /// consecutive relays, `None` without two relays. The shortest: a relay may follow other
+    /// work in the dry run (a reduction that waits for its chunk's last weight block) that
+    /// the fabric has done by then; the chain's own cycle (receive, relay, the bookkeeping to
+    /// the next receive) lies between the closest two.
     fn relay_period(&self, trace: &[Transfer]) -> Option<u64> {
         let relays: Vec<&Transfer> = trace
             .iter()
