@@ -158,7 +158,7 @@ impl DryRunner {
     /// every receive complete as soon as it is posted and every send gone at once; every
     /// activation costs `switch_cycles` more, as on the fabric.
     pub fn run(&self, switch_cycles: u64, place: PePlace) -> Result<DryRun, DryRunError> {
-        self.run_with(switch_cycles, place, false)
+        self.run_with(switch_cycles, place, None)
             .map(|(run, _)| run)
     }
 
@@ -169,14 +169,28 @@ impl DryRunner {
         switch_cycles: u64,
         place: PePlace,
     ) -> Result<(DryRun, Vec<Transfer>), DryRunError> {
-        self.run_with(switch_cycles, place, true)
+        self.run_with(switch_cycles, place, Some(&[]))
     }
 
+    /// [`DryRunner::trace`], with the receives on the ports of `late` (indices) completing
+    /// only when no other task is ready, in the order they were posted: as when their
+    /// messages come from neighbours that are still working, so that the PE does all the
+    /// work it can before it takes them.
+    pub fn trace_late(
+        &self,
+        switch_cycles: u64,
+        place: PePlace,
+        late: &[u32],
+    ) -> Result<(DryRun, Vec<Transfer>), DryRunError> {
+        self.run_with(switch_cycles, place, Some(late))
+    }
+
+    /// A run, traced when `trace` gives the ports whose receives come late.
     fn run_with(
         &self,
         switch_cycles: u64,
         place: PePlace,
-        trace: bool,
+        trace: Option<&[u32]>,
     ) -> Result<(DryRun, Vec<Transfer>), DryRunError> {
         let limit = self.cost_limits.work_cycles;
         let interpreted = self.cost_limits.interpreted_work.min(limit);
@@ -200,19 +214,22 @@ impl DryRunner {
         switch_cycles: u64,
         place: PePlace,
         work_limit: u64,
-        trace: bool,
+        trace: Option<&[u32]>,
     ) -> Attempt {
         let mut sram = self.initial_sram.clone();
         // Every activation's count starts where the last one's ended, so that the compiled
         // loops' limit bounds the whole run's work; an activation's cost is the difference.
         let mut work = 0u64;
+        let ports = self.kernel.ports.len();
         let mut pe = DryPe {
             ready: VecDeque::from([self.kernel.entry.0]),
+            late_ready: VecDeque::new(),
+            late: late_ports(ports, trace.unwrap_or_default()),
             tasks: code.task_count() as u32,
             run: DryRun::default(),
-            tracer: trace.then(|| Tracer::new(self.kernel.ports.len())),
+            tracer: trace.map(|late| Tracer::new(ports, late_ports(ports, late))),
         };
-        while let Some(task) = pe.ready.pop_front() {
+        while let Some(task) = pe.ready.pop_front().or_else(|| pe.late_ready.pop_front()) {
             if pe.run.activations >= self.cost_limits.activations {
                 return Attempt::Failed(DryRunError::OverLimit);
             }
@@ -284,9 +301,17 @@ fn invalid(e: crate::CodegenError) -> DryRunError {
     DryRunError::Invalid(e.to_string())
 }
 
+/// Per port of `ports`, whether it is one of `late`'s.
+fn late_ports(ports: usize, late: &[u32]) -> Vec<bool> {
+    (0..ports as u32).map(|p| late.contains(&p)).collect()
+}
+
 /// The dry run's side of the runtime calls.
 struct DryPe {
     ready: VecDeque<u32>,
+    /// The tasks of receives on late ports, run when no other task is ready.
+    late_ready: VecDeque<u32>,
+    late: Vec<bool>,
     tasks: u32,
     run: DryRun,
     tracer: Option<Tracer>,
@@ -352,7 +377,11 @@ unsafe extern "C" fn recv(ctx: *mut TaskCtx, port: u32, n: u32, _offset: u32, th
     if then == NO_TASK || then >= pe.tasks {
         return pe.then(then);
     }
-    pe.ready.push_back(then);
+    if pe.late.get(port as usize).copied().unwrap_or(false) {
+        pe.late_ready.push_back(then);
+    } else {
+        pe.ready.push_back(then);
+    }
     if let Some(tracer) = &mut pe.tracer {
         tracer.recv(port, n, work);
     }

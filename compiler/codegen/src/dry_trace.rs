@@ -52,6 +52,10 @@ pub(crate) struct Tracer {
     counts: Vec<u32>,
     /// The causes of the tasks in the PE's ready queue, in its order.
     ready: VecDeque<Cause>,
+    /// The causes of the tasks of receives on late ports, in posting order
+    /// ([`crate::dry_run::DryRunner::trace_late`]), and which ports are late.
+    late_ready: VecDeque<Cause>,
+    late: Vec<bool>,
     /// The running activation's.
     current: Cause,
     /// The running activation's causal clock at its start, after its switch, and the work
@@ -65,8 +69,9 @@ pub(crate) struct Tracer {
 }
 
 impl Tracer {
-    /// A tracer for a kernel of `ports` ports whose entry task is queued.
-    pub(crate) fn new(ports: usize) -> Tracer {
+    /// A tracer for a kernel of `ports` ports whose entry task is queued; a receive on a port
+    /// `late` marks runs its task only when no other is ready.
+    pub(crate) fn new(ports: usize, late: Vec<bool>) -> Tracer {
         let entry = Cause {
             start: 0,
             marks: vec![None; ports],
@@ -74,6 +79,8 @@ impl Tracer {
         Tracer {
             counts: vec![0; ports],
             ready: VecDeque::from([entry.clone()]),
+            late_ready: VecDeque::new(),
+            late,
             current: entry,
             base: 0,
             work_at_start: 0,
@@ -84,7 +91,11 @@ impl Tracer {
 
     /// The next ready task starts, with the work count at `work`.
     pub(crate) fn begin(&mut self, work: u64, switch_cycles: u64) {
-        if let Some(cause) = self.ready.pop_front() {
+        if let Some(cause) = self
+            .ready
+            .pop_front()
+            .or_else(|| self.late_ready.pop_front())
+        {
             self.current = cause;
         }
         self.base = self.current.start + switch_cycles;
@@ -97,10 +108,17 @@ impl Tracer {
         let start = self.current.start + busy;
         for queued in std::mem::take(&mut self.queued) {
             let mut marks = self.current.marks.clone();
+            let mut late = false;
             if let Some((port, ordinal)) = queued {
                 marks[port as usize] = Some(Mark { ordinal, at: start });
+                late = self.late.get(port as usize).copied().unwrap_or(false);
             }
-            self.ready.push_back(Cause { start, marks });
+            let queue = if late {
+                &mut self.late_ready
+            } else {
+                &mut self.ready
+            };
+            queue.push_back(Cause { start, marks });
         }
     }
 

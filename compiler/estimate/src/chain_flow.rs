@@ -41,11 +41,13 @@ pub(crate) fn chain_flows(
 }
 
 /// The longest step a message takes through the PE of `trace` along any chain of `ir`, or
-/// `None` when the PE relays nothing: a relayed message's words (on average), and at least
-/// the shortest work between two relays on the chain — a PE takes the chain's messages one
-/// after another, so at the end of a phase, when only the reductions are left, the last
-/// message advances one PE per such period. A weight-streaming phase runs its whole batch in
-/// one trace, so there is no second sample to subtract.
+/// `None` when the PE relays nothing: a relayed message's words (on average) and the shortest
+/// work between two relays on the chain — a PE takes the chain's messages one after another,
+/// so at the end of a phase, when only the reductions are left, the last message advances one
+/// PE per such period. `trace` takes the chains' messages last
+/// ([`wsel_codegen::dry_run::DryRunner::trace_late`]), as the phase's end does. A
+/// weight-streaming phase runs its whole batch in one trace, so there is no second sample to
+/// subtract.
 pub(crate) fn relay_step(ir: &KernelIr, trace: &[Transfer]) -> Option<u64> {
     let ports = |d: PortDirection| {
         (0..ir.ports.len() as u32).filter(move |&i| ir.ports[i as usize].direction == d)
@@ -102,8 +104,11 @@ impl Pair<'_> {
         s
     }
 
-    /// The words of a relayed message (on average) plus the shortest work between two
-    /// relays, `None` without two relays.
+    /// The words of a relayed message (on average) plus the shortest causal work between two
+    /// consecutive relays, `None` without two relays. The shortest: a relay may follow other
+    /// work in the dry run (a reduction that waits for its chunk's last weight block) that
+    /// the fabric has done by then; the chain's own cycle (receive, relay, the bookkeeping to
+    /// the next receive) lies between the closest two.
     fn relay_period(&self, trace: &[Transfer]) -> Option<u64> {
         let relays: Vec<&Transfer> = trace
             .iter()
@@ -111,10 +116,10 @@ impl Pair<'_> {
             .filter(|t| self.latest(t).is_some_and(|m| m.ordinal >= t.ordinal))
             .collect();
         let words: u64 = relays.iter().map(|t| u64::from(t.words)).sum();
-        let gap = match relays[..] {
-            [.., a, b] => b.at.saturating_sub(a.at),
-            _ => return None,
-        };
+        let gap = relays
+            .windows(2)
+            .map(|w| w[1].at.saturating_sub(w[0].at))
+            .min()?;
         Some(words.div_ceil(relays.len() as u64) + gap)
     }
 

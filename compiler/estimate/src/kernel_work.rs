@@ -17,8 +17,8 @@ use std::collections::HashMap;
 
 use wsel_codegen::dry_run::{DryRunLimits, DryRunner, PePlace};
 use wsel_ir::cost::CostModel;
-use wsel_ir::graph::{CValue, LayerGraph, LayerInstance};
-use wsel_ir::kernel::KernelIr;
+use wsel_ir::graph::{BindTarget, CValue, LayerGraph, LayerImpl, LayerInstance};
+use wsel_ir::kernel::{KernelIr, PortDirection};
 use wsel_map::{ChainFlow, PhaseDryRun};
 use wsel_sema::{Db, ItemId};
 use wsel_target::Target;
@@ -240,22 +240,30 @@ impl wsel_map::KernelWork for KernelDryRuns<'_> {
         }
         let work = wsel_lower::kernel_item(self.db, &imp.kernel)
             .and_then(|item| wsel_lower::lower_kernel(self.db, item, &args).ok())
-            .and_then(|ir| self.measure_phase(&ir, rows, cols));
+            .and_then(|ir| self.measure_phase(&ir, &chain_ports(&ir, imp), rows, cols));
         self.phase_memo.borrow_mut().insert(key, work);
         work
     }
 }
 
 impl KernelDryRuns<'_> {
-    /// Dry-runs the phase kernel `ir` on the phase's PEs, the centre one traced.
-    fn measure_phase(&self, ir: &KernelIr, rows: u32, cols: u32) -> Option<PhaseDryRun> {
+    /// Dry-runs the phase kernel `ir` on the phase's PEs, the centre one traced with the
+    /// receives on `chains` (its ports from neighbours) late: at a phase's end the PEs have
+    /// applied their weights and take the chains' messages one after another.
+    fn measure_phase(
+        &self,
+        ir: &KernelIr,
+        chains: &[u32],
+        rows: u32,
+        cols: u32,
+    ) -> Option<PhaseDryRun> {
         let runner = DryRunner::new(ir, &self.cost, DryRunLimits::default()).ok()?;
         let centre = (rows.max(1) / 2, cols.max(1) / 2);
         let mut relay_step = None;
         let mut busy = 0;
         for place in phase_pes(rows, cols) {
             let run = if (place.y, place.x) == centre {
-                let (run, trace) = runner.trace(self.switch_cycles, place).ok()?;
+                let (run, trace) = runner.trace_late(self.switch_cycles, place, chains).ok()?;
                 relay_step = crate::chain_flow::relay_step(ir, &trace);
                 run
             } else {
@@ -265,6 +273,22 @@ impl KernelDryRuns<'_> {
         }
         Some(PhaseDryRun { busy, relay_step })
     }
+}
+
+/// The `in` ports of `ir` that `imp` binds to no tensor: the ports its PEs take their
+/// neighbours' messages on.
+fn chain_ports(ir: &KernelIr, imp: &LayerImpl) -> Vec<u32> {
+    let bound = |name: &str| {
+        imp.binds
+            .iter()
+            .any(|b| b.target == BindTarget::Port && b.target_name == name)
+    };
+    (0..ir.ports.len() as u32)
+        .filter(|&p| {
+            let port = &ir.ports[p as usize];
+            port.direction == PortDirection::In && !bound(&port.name)
+        })
+        .collect()
 }
 
 /// The PEs a region's dry runs stand on: its first, middle and last rows crossed with its
