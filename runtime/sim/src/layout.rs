@@ -31,8 +31,6 @@ pub(crate) struct Numbering<'p> {
     pub program: &'p Program,
     /// Per global router: its fabric index (row-major), ascending.
     pub keys: Vec<u32>,
-    /// Per fabric index: its global router, or NONE.
-    node_of: Vec<u32>,
     /// The routes, sorted by (fabric index, color).
     routes: Vec<Route>,
     /// Per global router: the start of its routes in `routes` (one more entry at the end).
@@ -66,10 +64,6 @@ impl<'p> Numbering<'p> {
         keys.extend(routes.iter().map(|r| target.pe_index(r.at)));
         keys.sort_unstable();
         keys.dedup();
-        let mut node_of = vec![NONE; target.pe_count() as usize];
-        for (g, &k) in keys.iter().enumerate() {
-            node_of[k as usize] = g as u32;
-        }
         let mut route_start = Vec::with_capacity(keys.len() + 1);
         let mut i = 0;
         for &k in &keys {
@@ -83,7 +77,6 @@ impl<'p> Numbering<'p> {
             target,
             program,
             keys,
-            node_of,
             routes,
             route_start,
             pe_at,
@@ -103,9 +96,13 @@ impl<'p> Numbering<'p> {
         Coord::new(k % self.target.width, k / self.target.width)
     }
 
-    /// The global router at `c`, or NONE.
+    /// The global router at `c`, or NONE: a search of `keys`, so that no table is sized for
+    /// the whole fabric (a phase of weight streaming uses a few hundred of wse2's 745,500
+    /// coordinates, and filling such a table cost more than building the phase's records).
     pub(crate) fn node_at(&self, c: Coord) -> u32 {
-        self.node_of[self.target.pe_index(c) as usize]
+        self.keys
+            .binary_search(&self.target.pe_index(c))
+            .map_or(NONE, |g| g as u32)
     }
 
     /// The routes of global router `g`, by color.
@@ -327,6 +324,7 @@ impl<'p> Builder<'_, 'p> {
             wakes: Vec::new(),
             phases,
         };
+        self.reserve(&mut parts.fab, queues);
         for &g in members {
             self.router(&mut parts, g as usize);
         }
@@ -344,6 +342,28 @@ impl<'p> Builder<'_, 'p> {
             parts.wakes.push((t, fab.queues[q as usize].node));
         }
         self.finish(parts, members.len())
+    }
+
+    /// Sizes the per-router, per-queue, per-channel and per-PE records once (`queues`: the
+    /// partition's queues), rather than letting pushes grow them by doubling: each growth
+    /// was a fresh allocation, and with huge pages a fresh 2 MiB of zeroed memory per phase.
+    fn reserve(&self, fab: &mut Fabric, queues: usize) {
+        let n = self.n;
+        let members = &self.split.members[self.p];
+        let channels: u32 = members
+            .iter()
+            .map(|&g| n.o_base[g as usize + 1] - n.o_base[g as usize])
+            .sum();
+        let pes = members
+            .iter()
+            .filter(|&&g| n.pe_at.contains_key(&n.keys[g as usize]))
+            .count();
+        fab.routers.reserve_exact(members.len());
+        fab.wake.reserve_exact(members.len());
+        fab.info.reserve_exact(members.len());
+        fab.queues.reserve_exact(queues);
+        fab.outch.reserve_exact(channels as usize);
+        fab.pes.reserve_exact(pes);
     }
 
     /// The partition around its records.

@@ -74,6 +74,15 @@ pub(crate) fn load(
     saved::load(code, kernel_name)
 }
 
+/// Whether Cranelift checks every function it compiles: in debug builds (the tests) only. A
+/// release build's CPU time went 3% into the verifier on examples/mlp_streaming (BENCHMARKS.md,
+/// "Fixed costs of a streamed run"); the machine code is the same either way.
+const VERIFY: &str = if cfg!(debug_assertions) {
+    "true"
+} else {
+    "false"
+};
+
 /// Owns a finalized JIT module and frees its code when dropped.
 struct JitMemory(Option<JITModule>);
 
@@ -113,6 +122,7 @@ impl JitCompiler {
             ("use_colocated_libcalls", "false"),
             ("is_pic", "false"),
             ("opt_level", opt_level),
+            ("enable_verifier", VERIFY),
         ] {
             flags
                 .set(name, value)
@@ -215,16 +225,19 @@ impl JitCompiler {
     }
 
     /// The host the module compiles for: the target triple and every shared and ISA-specific
-    /// flag, as text. Saved code is only loaded where this is the same.
+    /// flag, as text. Saved code is only loaded where this is the same. The verifier's flag
+    /// is left out: it does not change the code, and debug and release builds differ in it.
     fn host(&self) -> String {
         let isa = self.module.isa();
         let isa_flags: Vec<String> = isa.isa_flags().iter().map(ToString::to_string).collect();
-        format!(
-            "{} | {} | {}",
-            isa.triple(),
-            isa.flags(),
-            isa_flags.join(" ")
-        )
+        let shared: String = isa
+            .flags()
+            .to_string()
+            .lines()
+            .filter(|line| !line.starts_with("enable_verifier "))
+            .flat_map(|line| [line, "\n"])
+            .collect();
+        format!("{} | {} | {}", isa.triple(), shared, isa_flags.join(" "))
     }
 
     /// `TaskFn`: `extern "C" fn(*mut TaskCtx) -> u32`.
