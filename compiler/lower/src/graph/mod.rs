@@ -12,6 +12,7 @@ pub mod pipelined_replica;
 mod pipelined_shape;
 pub mod pipelined_training;
 pub(crate) mod relabel;
+mod relayout;
 mod relays;
 mod settings;
 mod staging;
@@ -19,6 +20,7 @@ mod switch;
 pub mod training;
 
 pub use parking::parked_graph;
+pub use relayout::relaid_graph;
 pub use relays::relayed_graph;
 pub use staging::staged_graph;
 
