@@ -89,7 +89,13 @@ fn best_rows(
                 && st::allowed(layer, &layer.impls[impls[l]], rows, cols, target, options)
         }
     };
-    let sampled = st::lengths(target.height, options);
+    let moved: Vec<_> = graph.layers.iter().map(LayerInstance::row_move).collect();
+    // Every sampled row count, and the rows a layer that moves rows must run on.
+    let sampled = |l: usize| {
+        let mut rows = st::lengths(target.height, options);
+        rows.extend(moved[l].map(|(from, to)| from.max(to)));
+        rows
+    };
     let max_cols = u32::try_from(graph.batch.max(1))
         .unwrap_or(u32::MAX)
         .min(target.width);
@@ -98,10 +104,10 @@ fn best_rows(
         .filter_map(|cols| {
             let fits = allowed(cols);
             let candidates = (0..graph.layers.len())
-                .map(|l| sampled.iter().copied().filter(|&r| fits(l, r)).collect())
+                .map(|l| sampled(l).into_iter().filter(|&r| fits(l, r)).collect())
                 .collect();
             let costs = costs(graph, impls, cols, candidates, false, target, options);
-            Some((cols, choose_rows(graph, costs)?))
+            Some((cols, choose_rows(&moved, costs)?))
         })
         .min_by_key(|(cols, choice)| (choice.total, *cols))?;
     if options.work.is_none() {
@@ -112,7 +118,7 @@ fn best_rows(
         .map_or(first.rows[0], |r| r.rows);
     let candidates = around(&first.rows, one, &allowed(cols));
     let costs = costs(graph, impls, cols, candidates, true, target, options);
-    Some((cols, choose_rows(graph, costs)?))
+    Some((cols, choose_rows(&moved, costs)?))
 }
 
 /// The programme's costs on `cols` columns, the phases' work measured when `measure`.
@@ -128,7 +134,7 @@ fn costs<'c>(
     let batch = graph.batch.max(1);
     let phase = move |l: usize, rows: u32| {
         let e = phase_estimate(graph, impls, l, (rows, cols), measure, target, options);
-        Some(e.cycles * batch)
+        e.cycles * batch
     };
     let relayout = move |l: usize, from: u32, to: u32| {
         let words = features(&graph.layers[l - 1]);
@@ -227,7 +233,7 @@ fn plan(
 
 /// The rows each phase of a chain runs on and the estimated cycles of the whole run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RowChoice {
+struct RowChoice {
     pub rows: Vec<u32>,
     pub total: u64,
 }
@@ -252,19 +258,20 @@ pub(crate) fn is_chain(graph: &LayerGraph) -> bool {
         })
 }
 
-/// The rows `layer`'s resident input lies on when it runs on `rows` rows.
-fn in_rows(layer: &LayerInstance, rows: u32) -> u32 {
-    layer.row_move().map_or(rows, |(from, _)| from)
+/// The rows a layer's resident input lies on when it runs on `rows` rows, given its row move
+/// (`LayerInstance::row_move`).
+fn in_rows(moved: Option<(u32, u32)>, rows: u32) -> u32 {
+    moved.map_or(rows, |(from, _)| from)
 }
 
-/// The rows `layer`'s resident result lies on when it runs on `rows` rows.
-fn out_rows(layer: &LayerInstance, rows: u32) -> u32 {
-    layer.row_move().map_or(rows, |(_, to)| to)
+/// The rows a layer's resident result lies on when it runs on `rows` rows.
+fn out_rows(moved: Option<(u32, u32)>, rows: u32) -> u32 {
+    moved.map_or(rows, |(_, to)| to)
 }
 
 /// Whether `layer` may run on `rows` rows as far as its row move goes: a layer that moves
 /// rows runs on the larger of its two.
-pub(crate) fn rows_fit_move(layer: &LayerInstance, rows: u32) -> bool {
+fn rows_fit_move(layer: &LayerInstance, rows: u32) -> bool {
     layer
         .row_move()
         .is_none_or(|(from, to)| rows == from.max(to))
@@ -272,11 +279,11 @@ pub(crate) fn rows_fit_move(layer: &LayerInstance, rows: u32) -> bool {
 
 /// The relayouts a chain on `rows` needs: before every layer whose input lies on other rows
 /// than its producer left it on.
-pub(crate) fn moves(graph: &LayerGraph, rows: &[u32]) -> Vec<RowMove> {
+fn moves(graph: &LayerGraph, rows: &[u32]) -> Vec<RowMove> {
     (1..graph.layers.len())
         .filter_map(|l| {
-            let from_rows = out_rows(&graph.layers[l - 1], rows[l - 1]);
-            let to_rows = in_rows(&graph.layers[l], rows[l]);
+            let from_rows = out_rows(graph.layers[l - 1].row_move(), rows[l - 1]);
+            let to_rows = in_rows(graph.layers[l].row_move(), rows[l]);
             (from_rows != to_rows).then_some(RowMove {
                 before: l,
                 from_rows,
@@ -286,19 +293,19 @@ pub(crate) fn moves(graph: &LayerGraph, rows: &[u32]) -> Vec<RowMove> {
         .collect()
 }
 
-/// What the programme needs: every layer's candidate rows, a phase's estimated cycles for
-/// the whole batch on given rows (`None`: it cannot run there), and a relayout's.
-pub(crate) struct Costs<'c> {
+/// What the programme needs: every layer's candidate rows (those it may run on), a phase's
+/// estimated cycles for the whole batch on given rows, and a relayout's.
+struct Costs<'c> {
     pub candidates: Vec<Vec<u32>>,
-    pub phase: Box<dyn Fn(usize, u32) -> Option<u64> + 'c>,
+    pub phase: Box<dyn Fn(usize, u32) -> u64 + 'c>,
     /// The estimated cycles of a relayout before layer `l` from rows `from` to rows `to`.
     pub relayout: Box<dyn Fn(usize, u32, u32) -> u64 + 'c>,
     pub reconfigure: u64,
 }
 
-/// The cheapest rows for every phase of the chain `graph`, relayouts counted; `None` when
-/// some phase has no candidate it can run on.
-pub(crate) fn choose_rows(graph: &LayerGraph, costs: Costs<'_>) -> Option<RowChoice> {
+/// The cheapest rows for every phase of a chain whose layers move rows as `moved` says
+/// (`LayerInstance::row_move`), relayouts counted; `None` when some phase has no candidate.
+fn choose_rows(moved: &[Option<(u32, u32)>], costs: Costs<'_>) -> Option<RowChoice> {
     let Costs {
         candidates,
         phase,
@@ -307,30 +314,27 @@ pub(crate) fn choose_rows(graph: &LayerGraph, costs: Costs<'_>) -> Option<RowCho
     } = costs;
     // Per candidate of the current layer: the best total so far and the rows that reach it.
     let mut best: Vec<Option<(u64, Vec<u32>)>> = Vec::new();
-    for (l, layer) in graph.layers.iter().enumerate() {
+    for (l, &layer) in moved.iter().enumerate() {
         let mut next = Vec::with_capacity(candidates[l].len());
         for &rows in &candidates[l] {
-            let Some(own) = phase(l, rows).filter(|_| rows_fit_move(layer, rows)) else {
-                next.push(None);
-                continue;
-            };
+            let own = phase(l, rows);
             if l == 0 {
                 next.push(Some((own, vec![rows])));
                 continue;
             }
-            let previous = &graph.layers[l - 1];
+            let previous = moved[l - 1];
             let reached = candidates[l - 1]
                 .iter()
                 .zip(&best)
                 .filter_map(|(&r, b)| {
                     let (total, path) = b.as_ref()?;
                     let (from, to) = (out_rows(previous, r), in_rows(layer, rows));
-                    let moved = if from == to {
+                    let relaid = if from == to {
                         0
                     } else {
                         relayout(l, from, to) + reconfigure
                     };
-                    Some((total + moved + reconfigure + own, path))
+                    Some((total + relaid + reconfigure + own, path))
                 })
                 .min_by_key(|(total, _)| *total);
             next.push(reached.map(|(total, path)| {
@@ -352,7 +356,7 @@ pub(crate) fn choose_rows(graph: &LayerGraph, costs: Costs<'_>) -> Option<RowCho
 /// activation crosses its bus once, one a cycle; every sample of a turn is a task on every
 /// receiving PE; and a turn's first wavelet crosses the column before the next row sends.
 /// `busy`, a dry run's busy cycles of the busiest PE, replaces the tasks' part when known.
-pub(crate) fn relayout_cycles(
+fn relayout_cycles(
     words: u64,
     samples: u64,
     (from, to): (u32, u32),
@@ -368,11 +372,7 @@ pub(crate) fn relayout_cycles(
 
 /// The candidates of the second pass: around each layer's first-pass rows (itself, double and
 /// half) and the one region's rows, those `allowed` keeps, in order.
-pub(crate) fn around(
-    first: &[u32],
-    one: u32,
-    allowed: &dyn Fn(usize, u32) -> bool,
-) -> Vec<Vec<u32>> {
+fn around(first: &[u32], one: u32, allowed: &dyn Fn(usize, u32) -> bool) -> Vec<Vec<u32>> {
     first
         .iter()
         .enumerate()
@@ -386,4 +386,46 @@ pub(crate) fn around(
             c
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three phases on 1, 2 or 4 rows; a relayout costs 10 and a reconfiguration 1.
+    fn choose(moved: &[Option<(u32, u32)>], candidates: Vec<Vec<u32>>) -> RowChoice {
+        let table = |l: usize, rows: u32| -> u64 {
+            let costs: [[u64; 3]; 3] = [[5, 3, 2], [1, 50, 60], [40, 30, 4]];
+            costs[l][rows.trailing_zeros() as usize]
+        };
+        let costs = Costs {
+            candidates,
+            phase: Box::new(table),
+            relayout: Box::new(|_, _, _| 10),
+            reconfigure: 1,
+        };
+        choose_rows(moved, costs).expect("a choice")
+    }
+
+    #[test]
+    fn the_programme_pays_for_a_relayout_only_where_the_rows_save_more() {
+        let all = vec![vec![1, 2, 4]; 3];
+        // By hand: [1, 1, 4] = 5 + 1 + 4 + one relayout (10 + 1) + 2 reconfigurations = 23;
+        // every phase on 4 rows = 2 + 60 + 4 + 2 = 68, on 1 = 5 + 1 + 40 + 2 = 48;
+        // [4, 1, 4] = 2 + 1 + 4 + 2 · 11 + 2 = 29.
+        let choice = choose(&[None; 3], all);
+        assert_eq!(choice.rows, [1, 1, 4]);
+        assert_eq!(choice.total, 23);
+    }
+
+    #[test]
+    fn a_layer_that_moves_rows_is_one_relayout_already() {
+        // The middle layer takes its input on 1 row and leaves it on 4, running on 4:
+        // [1, 4, 4] = 5 + 60 + 4 + 2 = 71, no relayout; starting on 4 rows adds one back to 1:
+        // 2 + 11 + 60 + 4 + 2 = 79.
+        let candidates = vec![vec![1, 2, 4], vec![4], vec![1, 2, 4]];
+        let choice = choose(&[None, Some((1, 4)), None], candidates);
+        assert_eq!(choice.rows, [1, 4, 4]);
+        assert_eq!(choice.total, 71);
+    }
 }
