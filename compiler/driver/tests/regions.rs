@@ -34,6 +34,15 @@ fn values(len: usize, seed: u64, lo: f32) -> Vec<f32> {
         .collect()
 }
 
+/// `wsel run FILE` in streaming mode on `dev` with x.npy in, y.npy out and the report r.json.
+fn run_streamed(dir: &Path, file: &str) -> std::process::Output {
+    let args = "--no-cache --mode streaming --target dev --input x=x.npy --output y.npy \
+                --report r.json";
+    let mut all = vec!["run", file];
+    all.extend(args.split_whitespace());
+    wsel_ok(dir, &all)
+}
+
 /// The run of the report written with `--report`.
 fn report(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join("r.json")).expect("report");
@@ -111,24 +120,7 @@ fn numpy_reference(dir: &Path, layers: usize) -> Vec<f32> {
 fn a_wide_then_narrow_model_runs_on_two_row_counts_like_numpy() {
     let dir = temp_dir("mlp");
     write_mlp(&dir);
-    let out = wsel_ok(
-        &dir,
-        &[
-            "run",
-            "mlp.wse",
-            "--no-cache",
-            "--mode",
-            "streaming",
-            "--target",
-            "dev",
-            "--input",
-            "x=x.npy",
-            "--output",
-            "y.npy",
-            "--report",
-            "r.json",
-        ],
-    );
+    let out = run_streamed(&dir, "mlp.wse");
     let text = String::from_utf8_lossy(&out.stdout);
     let r = report(&dir);
     // Each layer's region in the report; the wide layer on more rows than the narrow one.
@@ -150,6 +142,24 @@ fn a_wide_then_narrow_model_runs_on_two_row_counts_like_numpy() {
         "{text}"
     );
     assert!(text.contains("per-layer rows: estimated"), "{text}");
+    let map = wsel_ok(
+        &dir,
+        &[
+            "map",
+            "mlp.wse",
+            "--mode",
+            "streaming",
+            "--target",
+            "dev",
+            "--batch",
+            "8",
+        ],
+    );
+    let map = String::from_utf8_lossy(&map.stdout);
+    assert!(
+        map.contains("each on its rows of the same columns"),
+        "{map}"
+    );
     let y = read_f32(&dir.join("y.npy"));
     let reference = numpy_reference(&dir, 2);
     assert_eq!(y.len(), reference.len());
@@ -204,24 +214,7 @@ fn run_mover(name: &str, n: u64, (from, to): (u32, u32), batch: u64, kernel: &st
     std::fs::write(dir.join("m.wse"), mover_model(n, from, to, kernel)).expect("model");
     let x = values((batch * n) as usize, 7, 0.5);
     write_f32_npy(&dir.join("x.npy"), &[batch, n], &x);
-    wsel_ok(
-        &dir,
-        &[
-            "run",
-            "m.wse",
-            "--no-cache",
-            "--mode",
-            "streaming",
-            "--target",
-            "dev",
-            "--input",
-            "x=x.npy",
-            "--output",
-            "y.npy",
-            "--report",
-            "r.json",
-        ],
-    );
+    run_streamed(&dir, "m.wse");
     let r = report(&dir);
     let p = phase(&r, "mover#1");
     let (rows, cols) = (field(p, "rows"), field(p, "cols"));

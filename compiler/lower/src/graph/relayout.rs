@@ -24,20 +24,11 @@ pub fn relaid_graph(
 ) -> Option<(LayerGraph, Vec<Diagnostic>)> {
     let item = super::find_item(db, Path::new(RESIDENT), ItemKind::Layer, "relayout")?;
     let mut diags = Vec::new();
-    let mut out = LayerGraph {
-        layers: Vec::new(),
-        ..staged.clone()
-    };
-    // Where each staged layer's result lies in `out`.
-    let mut now: Vec<usize> = Vec::with_capacity(staged.layers.len());
-    let moved = |now: &[usize], t: TensorRef| match t {
-        TensorRef::Layer(p) => TensorRef::Layer(now[p]),
-        other => other,
-    };
+    let mut out = super::Inserting::new(staged);
     let mut count = 0;
     for (j, layer) in staged.layers.iter().enumerate() {
         let mut layer = layer.clone();
-        layer.args = layer.args.iter().map(|&a| moved(&now, a)).collect();
+        layer.args = layer.args.iter().map(|&a| out.moved(a)).collect();
         for m in moves.iter().filter(|m| m.before == j) {
             for arg in layer.args.iter_mut() {
                 let TensorRef::Layer(p) = *arg else { continue };
@@ -46,7 +37,7 @@ pub fn relaid_graph(
                     ("from_rows".to_string(), Value::Int(m.from_rows.into())),
                     ("to_rows".to_string(), Value::Int(m.to_rows.into())),
                 ];
-                let shape = shape_of(&out, TensorRef::Layer(p));
+                let shape = shape_of(&out.out, TensorRef::Layer(p));
                 let args = CallArgs {
                     tensors: vec![TensorRef::Layer(p)],
                     shapes: std::slice::from_ref(&shape),
@@ -58,13 +49,10 @@ pub fn relaid_graph(
                 };
                 let name = format!("relayout#{count}");
                 let instance = lower_instance(db, item, name, location, args, &mut diags)?;
-                out.layers.push(instance);
-                *arg = TensorRef::Layer(out.layers.len() - 1);
+                *arg = TensorRef::Layer(out.insert(instance));
             }
         }
-        out.layers.push(layer);
-        now.push(out.layers.len() - 1);
+        out.keep(layer);
     }
-    out.output = moved(&now, staged.output);
-    Some((out, diags))
+    Some((out.finish(staged.output), diags))
 }
