@@ -36,9 +36,13 @@ fn values(len: usize, seed: u64, lo: f32) -> Vec<f32> {
 
 /// `wsel run FILE` in streaming mode on `dev` with x.npy in, y.npy out and the report r.json.
 fn run_streamed(dir: &Path, file: &str) -> std::process::Output {
-    let args = "--no-cache --mode streaming --target dev --input x=x.npy --output y.npy \
-                --report r.json";
-    let mut all = vec!["run", file];
+    run_on(dir, file, "dev")
+}
+
+/// [`run_streamed`] on `target`.
+fn run_on(dir: &Path, file: &str, target: &str) -> std::process::Output {
+    let args = "--no-cache --mode streaming --input x=x.npy --output y.npy --report r.json";
+    let mut all = vec!["run", file, "--target", target];
     all.extend(args.split_whitespace());
     wsel_ok(dir, &all)
 }
@@ -169,6 +173,34 @@ fn a_wide_then_narrow_model_runs_on_two_row_counts_like_numpy() {
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f32::max);
     assert!(worst <= 1e-6, "off NumPy by {worst}\n{text}");
+}
+
+/// A dead PE inside the per-layer regions moves them (the corner below it) but keeps their
+/// rows, so the result is the same bits (docs/mapping.md §7, "Per-layer rows").
+#[test]
+fn a_defect_moves_the_per_layer_regions_and_keeps_the_bits() {
+    let dir = temp_dir("defect");
+    write_mlp(&dir);
+    run_streamed(&dir, "mlp.wse");
+    let clean = (report(&dir), read_f32(&dir.join("y.npy")));
+    let mut target = wsel_target::Target::dev();
+    target.name = "dev-dead".to_string();
+    target.defects.add_dead_pe(wsel_target::Coord::new(7, 6));
+    std::fs::write(dir.join("dead.toml"), target.to_toml_string()).expect("target");
+    run_on(&dir, "mlp.wse", "dead.toml");
+    let dead = (report(&dir), read_f32(&dir.join("y.npy")));
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&clean.1), bits(&dead.1), "the result changed");
+    for name in ["dense#1", "relayout#1", "dense#2"] {
+        let (a, b) = (phase(&clean.0, name), phase(&dead.0, name));
+        assert_eq!((&a["rows"], &a["cols"]), (&b["rows"], &b["cols"]), "{name}");
+    }
+    let origin = |r: &Value| r["layers"][1]["origin"].clone();
+    assert_ne!(
+        origin(&clean.0),
+        origin(&dead.0),
+        "the dead PE did not move the regions"
+    );
 }
 
 /// The std kernel `relayout_tile`'s text, renamed `moved`, with `mutate` applied.

@@ -35,27 +35,69 @@ pub(crate) fn per_layer(
     options: &MapOptions,
 ) -> Option<Mapped> {
     let (cols, rows) = best_rows(graph, impls, region, target, options)?;
-    let moves = moves(graph, &rows.rows);
     if rows.rows.iter().all(|&r| r == rows.rows[0]) {
         return None;
     }
+    let mapped = on_rows(graph, &rows.rows, cols, relaid, target, options)?;
+    let total = mapped.result.placement.as_ref()?.estimated_cycles;
+    if region.is_some_and(|r| total >= r.total) {
+        return None;
+    }
+    Some(with_one_region(mapped, region))
+}
+
+/// The kept per-layer sizes of a chain (`MapOptions::sizes`, one per layer of the staged
+/// graph: a defect-free mapping's, its relayouts left out), mapped on those rows; `None` when
+/// they are one region's (or not a chain's), which `streaming` keeps as before.
+pub(crate) fn kept(
+    graph: &LayerGraph,
+    impls: &[usize],
+    sizes: &[(u32, u32)],
+    relaid: &Relaid<'_>,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<Mapped> {
+    let same = sizes.iter().all(|&s| s == sizes[0]);
+    if same || sizes.len() != impls.len() || !is_chain(graph) {
+        return None;
+    }
+    let rows: Vec<u32> = sizes.iter().map(|s| s.0).collect();
+    on_rows(graph, &rows, sizes[0].1, relaid, target, options)
+}
+
+/// `graph` mapped with layer `l` on `rows[l]` of `cols` columns, relayouts inserted where
+/// the rows change; `None` when that cannot be built or placed.
+fn on_rows(
+    graph: &LayerGraph,
+    rows: &[u32],
+    cols: u32,
+    relaid: &Relaid<'_>,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<Mapped> {
+    let moves = moves(graph, rows);
     let whole = match moves.is_empty() {
         true => graph.clone(),
         false => relaid(graph, &moves).ok()?,
     };
     let impls = st::streaming_impls(&whole, false).ok()?;
     st::check_residency(&whole, &impls).ok()?;
-    let all_rows = relaid_rows(&rows.rows, &moves);
+    let all_rows = relaid_rows(rows, &moves);
     let plan = plan(&whole, &impls, &all_rows, cols, target, options)?;
-    if region.is_some_and(|r| plan.total >= r.total) {
-        return None;
-    }
-    let mut result = st::place_phases(&whole, &impls, &plan, target, options);
-    result.placement.as_mut()?.one_region = region.map(|r| (r.rows, r.cols, r.total));
+    let result = st::place_phases(&whole, &impls, &plan, target, options);
+    result.placement.as_ref()?;
     Some(Mapped {
         result,
         graph: whole,
     })
+}
+
+/// `mapped` with the one region it was compared with.
+fn with_one_region(mut mapped: Mapped, region: Option<&Region>) -> Mapped {
+    if let Some(p) = mapped.result.placement.as_mut() {
+        p.one_region = region.map(|r| (r.rows, r.cols, r.total));
+    }
+    mapped
 }
 
 /// The rows of every layer of the relaid graph: the staged layers' `rows`, with a relayout

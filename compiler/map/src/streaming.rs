@@ -95,6 +95,11 @@ fn map_regions(
         Ok(impls) => impls,
         Err(d) => return one(failed(d)),
     };
+    if let Some(sizes) = options.sizes
+        && let Some(mapped) = regions::kept(graph, &impls, sizes, relaid, target, options)
+    {
+        return mapped;
+    }
     let region = choose_region(graph, &impls, target, options);
     if options.sizes.is_none()
         && regions::is_chain(graph)
