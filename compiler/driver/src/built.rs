@@ -179,11 +179,13 @@ fn steps(
     let staged = &|g: &LayerGraph| stage(db, g);
     let relayed = &|g: &LayerGraph| relay(db, g);
     let parked = &|g: &LayerGraph| crate::pipeline::park(db, g);
+    let relaid = &|g: &LayerGraph, m: &[_]| crate::pipeline::relayout(db, g, m);
     let lowerings = Lowerings {
         per_copy,
         staged,
         relayed,
         parked,
+        relaid,
         micro_order,
     };
     let work = KernelDryRuns::new(db, model, &target);

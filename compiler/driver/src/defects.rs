@@ -59,12 +59,14 @@ pub fn map_around_defects(
     Ok((graph, placement, decision))
 }
 
-/// The logical region size of every layer of the first copy, in graph order.
+/// The logical region size of every layer of the first copy, in graph order; without the
+/// relayouts weight streaming inserts between per-layer rows (`std.resident`'s `relayout`),
+/// which the kept rows insert again.
 fn sizes_of(placement: &Placement) -> Vec<(u32, u32)> {
     placement
         .layers
         .iter()
-        .filter(|l| l.copy == 0)
+        .filter(|l| l.copy == 0 && !(l.layer == "relayout" && l.kernel == "relayout_tile"))
         .map(|l| (l.rows, l.cols))
         .collect()
 }

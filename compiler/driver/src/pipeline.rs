@@ -259,6 +259,9 @@ pub struct Lowerings<'a> {
     pub relayed: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
     /// A staged graph with layer-major order's parking phases (`wsel_lower::parked_graph`).
     pub parked: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
+    /// A staged graph with relayouts between phases on different rows
+    /// (`wsel_lower::relaid_graph`).
+    pub relaid: &'a wsel_map::Relaid<'a>,
     /// The order of weight streaming's micro-batches asked for.
     pub micro_order: wsel_map::MicroOrder,
 }
@@ -308,9 +311,10 @@ pub(crate) fn map_with_sizes(
         staged,
         relayed,
         parked,
+        relaid,
         ..
     } = lowerings;
-    let (staged, relayed, parked) = (&**staged, &**relayed, &**parked);
+    let (staged, relayed, parked, relaid) = (&**staged, &**relayed, &**parked, &**relaid);
     let mut attempt = |mode: Mode| -> Result<Mapped, Vec<Diagnostic>> {
         if mode == Mode::Pipelined {
             let mut share = |b: u64| relayed(&per_copy(b)?);
@@ -326,7 +330,7 @@ pub(crate) fn map_with_sizes(
         let whole = staged(graph)?;
         let mut micro = |b: u64| staged(&per_copy(b)?);
         Ok(wsel_map::map_micro_batches(
-            &whole, &mut micro, parked, target, &options,
+            &whole, &mut micro, parked, relaid, target, &options,
         ))
     };
     let placed = |mapped: Result<Mapped, Vec<Diagnostic>>, mode: Mode, reason: String| {
@@ -430,6 +434,20 @@ pub fn park(db: &Database, graph: &LayerGraph) -> Result<LayerGraph, Vec<Diagnos
         Some((parked, diagnostics)) if diagnostics.is_empty() => Ok(parked),
         Some((_, diagnostics)) => Err(diagnostics),
         None => Ok(graph.clone()),
+    }
+}
+
+/// A staged `graph` with a relayout before each layer `moves` names
+/// (`wsel_lower::relaid_graph`), or its diagnostics.
+pub fn relayout(
+    db: &Database,
+    graph: &LayerGraph,
+    moves: &[wsel_ir::graph::RowMove],
+) -> Result<LayerGraph, Vec<Diagnostic>> {
+    match wsel_lower::relaid_graph(db, graph, moves) {
+        Some((relaid, diagnostics)) if diagnostics.is_empty() => Ok(relaid),
+        Some((_, diagnostics)) => Err(diagnostics),
+        None => Err(Vec::new()),
     }
 }
 

@@ -8,6 +8,11 @@
 //! another name), so [`Resident`] keeps each PE's words and puts them into the consumer's SRAM
 //! image where its array lies. The mapper has checked that producer and consumer split the
 //! tensor the same way on the same region (E0611), so the blocks are the same.
+//!
+//! With per-layer rows the phases' regions share their north-west corner and columns, and a
+//! relayout phase (`std.resident`'s `relayout`) runs on the larger of its two row counts: its
+//! input lies on the first `from_rows` rows, its result on the first `to_rows`
+//! (`LayerInstance::row_move`). A PE below the rows a result lies on holds no block of it.
 
 use std::collections::HashMap;
 
@@ -22,6 +27,8 @@ use crate::parts::{Cell, block_indices};
 #[derive(Default)]
 pub struct Resident {
     blocks: HashMap<(usize, Coord), Vec<u32>>,
+    /// The rows of its region each kept result lies on.
+    rows: HashMap<usize, u32>,
 }
 
 impl Resident {
@@ -44,9 +51,14 @@ impl Resident {
         let Some((array, split)) = resident_array(imp, ir, &layer.output_name) else {
             return Ok(());
         };
-        for row in 0..placed.rows {
+        let rows = layer.row_move().map_or(placed.rows, |(_, to)| to);
+        self.rows.insert(l, rows);
+        for row in 0..rows {
             for col in 0..placed.cols {
-                let cell = cell(placed, row, col);
+                let cell = Cell {
+                    rows: u64::from(rows),
+                    ..cell(placed, row, col)
+                };
                 let len = block_indices(&layer.output_shape, split, cell).len();
                 let at = placed.pe(row, col);
                 let bytes = sram(at).unwrap_or_default();
@@ -84,6 +96,10 @@ impl Resident {
             let Some((array, _)) = resident_array(imp, ir, name) else {
                 continue;
             };
+            let beyond = self.rows.get(&p).is_some_and(|&r| cell.row >= u64::from(r));
+            if beyond {
+                continue;
+            }
             let block = self.blocks.get(&(p, at)).ok_or_else(|| {
                 format!(
                     "`{}`: no resident `{name}` at PE ({}, {}), row {} column {} of its region",
@@ -109,11 +125,15 @@ impl Resident {
             .map(|((_, at), words)| ((to, *at), words.clone()))
             .collect();
         self.blocks.extend(blocks);
+        if let Some(&rows) = self.rows.get(&from) {
+            self.rows.insert(to, rows);
+        }
     }
 
     /// Drops the resident result of graph layer `l` once nothing needs it any more.
     pub fn release(&mut self, l: usize) {
         self.blocks.retain(|(layer, _), _| *layer != l);
+        self.rows.remove(&l);
     }
 }
 

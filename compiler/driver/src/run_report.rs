@@ -70,6 +70,18 @@ pub struct RunReport {
     pub phases: Vec<PhaseRow>,
     /// Weight streaming in micro-batches, when the batch does not fit at once.
     pub micro_batches: Option<MicroBatches>,
+    /// Weight streaming on per-layer rows: the one region the phases would otherwise share and
+    /// its estimated cycles (`wsel_map::Placement::one_region`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_region: Option<OneRegion>,
+}
+
+/// The one region a streamed run with per-layer rows was compared with.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct OneRegion {
+    pub rows: u32,
+    pub cols: u32,
+    pub estimated_cycles: u64,
 }
 
 /// When the PEs worked: the earliest cycle any PE started a task, the latest cycle any PE
@@ -241,6 +253,7 @@ impl RunReport {
             }),
             phases: Vec::new(),
             micro_batches: None,
+            one_region: None,
         }
     }
 

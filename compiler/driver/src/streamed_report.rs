@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use wsel_map::report::group;
 
-use crate::run_report::{Accuracy, LayerRow, RunContext, RunReport};
+use crate::run_report::{Accuracy, LayerRow, OneRegion, RunContext, RunReport};
 use crate::run_timing::{Latency, WeightStreaming};
 use crate::streamed::{StoreBytes, StreamedRun};
 
@@ -25,6 +25,9 @@ pub struct PhaseRow {
     pub cycles: u64,
     /// The first and last cycle, counted from the phase's start, a weight entered the fabric.
     pub weights_in: Option<(u64, u64)>,
+    /// Its region's logical rows and columns (per-layer rows: `docs/running.md`).
+    pub rows: u32,
+    pub cols: u32,
 }
 
 /// The weight streaming of two micro-batches of one layer as one: bytes, cycles and stalls
@@ -155,6 +158,8 @@ impl RunReport {
                     start_cycle: p.start,
                     cycles: p.cycles,
                     weights_in: p.weights_in,
+                    rows: placement.layers[p.layer].rows,
+                    cols: placement.layers[p.layer].cols,
                 })
                 .collect(),
             micro_batches: (placement.micro_batches > 1).then(|| MicroBatches {
@@ -164,6 +169,11 @@ impl RunReport {
                 traffic: placement.micro_traffic.clone(),
                 store: run.store,
             }),
+            one_region: placement.one_region.map(|(rows, cols, cycles)| OneRegion {
+                rows,
+                cols,
+                estimated_cycles: cycles,
+            }),
         }
     }
 
@@ -172,13 +182,18 @@ impl RunReport {
         if self.phases.is_empty() {
             return;
         }
+        let one = self.phases.iter().all(|p| p.rows == self.phases[0].rows);
+        let on = match one {
+            true => "on the region above",
+            false => "each on its rows of the columns above, relayouts moving the activations",
+        };
         match &self.micro_batches {
             Some(m) if m.layer_major() => {
                 let _ = writeln!(
                     out,
                     "\n  {} micro-batches of {} samples, layer-major: each layer over every \
                      micro-batch before the next ({} samples at once do not fit: {}); one layer \
-                     at a time on the region above:",
+                     at a time {on}:",
                     m.count,
                     group(m.samples),
                     group(self.batch),
@@ -191,7 +206,7 @@ impl RunReport {
                     out,
                     "\n  {} micro-batches of {} samples, one after another, each streaming every \
                      layer's weights again ({} samples at once do not fit: {}); {} phases each, \
-                     one layer at a time on the region above:",
+                     one layer at a time {on}:",
                     m.count,
                     group(m.samples),
                     group(self.batch),
@@ -203,10 +218,21 @@ impl RunReport {
             None => {
                 let _ = writeln!(
                     out,
-                    "\n  {} phases, one layer at a time on the region above:",
+                    "\n  {} phases, one layer at a time {on}:",
                     self.phases.len()
                 );
             }
+        }
+        if let Some(one) = &self.one_region {
+            let _ = writeln!(
+                out,
+                "  per-layer rows: estimated {} cycles, against {} with every phase on one \
+                 region of {} × {}.",
+                group(self.estimated_cycles),
+                group(one.estimated_cycles),
+                one.rows,
+                one.cols
+            );
         }
         let _ = writeln!(
             out,

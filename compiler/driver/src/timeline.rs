@@ -140,6 +140,8 @@ fn phases_of(report: &RunReport) -> Vec<PhaseRow> {
         start_cycle: 0,
         cycles: report.cycles,
         weights_in: None,
+        rows: 0,
+        cols: 0,
     }]
 }
 

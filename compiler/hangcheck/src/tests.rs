@@ -345,6 +345,7 @@ fn placement(layers: Vec<PlacedLayer>, transfers: Vec<Transfer>) -> Placement {
         micro_batches: 1,
         micro_batch_reason: String::new(),
         micro_traffic: None,
+        one_region: None,
         estimated_cycles: 0,
         estimated_fill_cycles: 0,
         copies_reason: String::new(),

@@ -108,6 +108,30 @@ impl LayerInstance {
             .copied()
             .filter(|a| matches!(a, TensorRef::Param(_)))
     }
+
+    /// For a streaming layer that moves a resident activation between rows (`std.resident`'s
+    /// `relayout`: scalars `from_rows` and `to_rows`), the rows its input is split over and
+    /// the rows its result is split over, each from the region's first row; `None` for
+    /// every other layer, whose resident tensors are split over all its region's rows.
+    pub fn row_move(&self) -> Option<(u32, u32)> {
+        let scalar = |name: &str| {
+            self.scalars.iter().find_map(|(n, v)| match v {
+                CValue::Int(i) if n == name => u32::try_from(*i).ok(),
+                _ => None,
+            })
+        };
+        Some((scalar("from_rows")?, scalar("to_rows")?))
+    }
+}
+
+/// Where weight streaming inserts a relayout (`docs/running.md`, "How weight streaming
+/// runs"): before layer `before` of a staged graph, its resident activation moved from the
+/// first `from_rows` rows of the region to the first `to_rows`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowMove {
+    pub before: usize,
+    pub from_rows: u32,
+    pub to_rows: u32,
 }
 
 /// The cost block evaluated at the call's shapes.

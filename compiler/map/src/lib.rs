@@ -50,6 +50,7 @@ mod pairing;
 mod place;
 mod placement;
 mod ports;
+mod regions;
 pub mod report;
 mod routes;
 mod search;
@@ -75,7 +76,7 @@ pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
     PlacedPort, Placement, Transfer,
 };
-pub use streaming::{PhaseDryRun, map_micro_batches};
+pub use streaming::{PhaseDryRun, Relaid, map_micro_batches};
 pub use switched::{PlacedSwitch, SwitchAt};
 
 /// The task work of a layer's kernel on a region, for the estimate (`docs/mapping.md` §5):

@@ -65,6 +65,11 @@ pub struct Placement {
     /// parking the waiting micro-batches' activations in the store (`crate::micro_traffic`).
     #[serde(default)]
     pub micro_traffic: Option<crate::MicroTraffic>,
+    /// Weight streaming with per-layer rows (`docs/running.md`): the one region the phases
+    /// would otherwise share (rows, columns) and its estimated cycles for the whole batch;
+    /// `None` when the phases run on one region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_region: Option<(u32, u32, u64)>,
     /// Estimated cycles for the whole batch: the slowest copy's fill plus its further samples
     /// at its slowest stage's period (`docs/mapping.md` §5).
     pub estimated_cycles: u64,
@@ -857,6 +862,7 @@ pub(crate) fn assemble(
         micro_batches: 1,
         micro_batch_reason: String::new(),
         micro_traffic: None,
+        one_region: None,
         estimated_cycles: 0,
         estimated_fill_cycles: 0,
         copies_reason: String::new(),

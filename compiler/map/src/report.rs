@@ -182,10 +182,18 @@ pub fn render(p: &Placement) -> String {
         let live = p.live_pes();
         let used = p.pes_used();
         if p.phases > 1 {
+            let on = match p.one_region {
+                None => "on one region".to_string(),
+                Some((rows, cols, cycles)) => format!(
+                    "each on its rows of the same columns (one region of {rows} × {cols} \
+                     estimates {} cycles)",
+                    group(cycles)
+                ),
+            };
             let _ = writeln!(
                 out,
-                "weight streaming: {} phases, one layer at a time on one region, the longest \
-                 {} at {} cycles/sample",
+                "weight streaming: {} phases, one layer at a time {on}, the longest {} at {} \
+                 cycles/sample",
                 p.phases,
                 label(p, b),
                 group(bl.estimate.cycles),

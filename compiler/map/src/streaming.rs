@@ -23,8 +23,8 @@
 
 use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{
-    BindTarget, LayerGraph, LayerImpl, LayerInstance, Mode, ParamDecl, SplitAxis, TensorDecl,
-    TensorRef,
+    BindTarget, LayerGraph, LayerImpl, LayerInstance, Mode, ParamDecl, RowMove, SplitAxis,
+    TensorDecl, TensorRef,
 };
 use wsel_target::{Rect, Target};
 
@@ -32,7 +32,7 @@ use crate::diagnostics as diag;
 use crate::expr::{Env, kernel_args, side_names};
 use crate::place::DeadIndex;
 use crate::placement::{EdgePoint, Endpoint, Estimate, Placement};
-use crate::{MapOptions, MapResult, copies, held_fit, search};
+use crate::{MapOptions, MapResult, copies, held_fit, regions, search};
 
 /// Whether `imp` keeps the tensor named `name` resident: an activation bound to an array.
 pub(crate) fn is_resident(imp: &LayerImpl, name: &str) -> bool {
@@ -61,36 +61,96 @@ pub(crate) fn map_phases(
     options: &MapOptions,
     held: bool,
 ) -> MapResult {
-    let failed = |diagnostics: Vec<Diagnostic>| MapResult {
-        placement: None,
-        diagnostics,
-    };
-    let impls = match streaming_impls(graph, held) {
+    let impls = match prepare(graph, target, held) {
         Ok(impls) => impls,
         Err(d) => return failed(d),
     };
-    if let Err(d) = check_residency(graph, &impls) {
-        return failed(d);
-    }
-    if let Err(d) = check_weights(graph, &impls, target) {
-        return failed(d);
-    }
     // The region's phase estimates come with their kernels' measured work, when the options
     // can measure it.
     let Some(region) = choose_region(graph, &impls, target, options) else {
         return failed(vec![no_region(graph, &impls, target, options)]);
     };
+    place_phases(graph, &impls, &region.plan(), target, options)
+}
+
+/// Builds the graph with relayouts before the layers [`RowMove`]s name (`wsel_lower::
+/// relaid_graph`, `std.resident`'s `relayout`).
+pub type Relaid<'r> = dyn Fn(&LayerGraph, &[RowMove]) -> Result<LayerGraph, Vec<Diagnostic>> + 'r;
+
+/// [`map_streamed`] with per-layer rows where they pay (`crate::regions`): a chain whose
+/// phases estimate faster on rows of their own, relayouts counted, runs as the graph
+/// `relaid` makes with a relayout phase wherever the rows change; any other model, or one
+/// whose sizes are kept, on one region. The graph returned is the one the placement runs.
+fn map_regions(
+    graph: &LayerGraph,
+    relaid: &Relaid<'_>,
+    target: &Target,
+    options: &MapOptions,
+) -> crate::Mapped {
+    let one = |result: MapResult| crate::Mapped {
+        result,
+        graph: graph.clone(),
+    };
+    let impls = match prepare(graph, target, false) {
+        Ok(impls) => impls,
+        Err(d) => return one(failed(d)),
+    };
+    if let Some(sizes) = options.sizes
+        && let Some(mapped) = regions::kept(graph, &impls, sizes, relaid, target, options)
+    {
+        return mapped;
+    }
+    let region = choose_region(graph, &impls, target, options);
+    if options.sizes.is_none()
+        && regions::is_chain(graph)
+        && let Some(mapped) =
+            regions::per_layer(graph, &impls, region.as_ref(), relaid, target, options)
+    {
+        return mapped;
+    }
+    match region {
+        Some(region) => one(place_phases(graph, &impls, &region.plan(), target, options)),
+        None => one(failed(vec![no_region(graph, &impls, target, options)])),
+    }
+}
+
+/// Every layer's streaming implementation, the model checked for weight streaming (E0606,
+/// E0611, E0613, E0614).
+fn prepare(graph: &LayerGraph, target: &Target, held: bool) -> Result<Vec<usize>, Vec<Diagnostic>> {
+    let impls = streaming_impls(graph, held)?;
+    check_residency(graph, &impls)?;
+    check_weights(graph, &impls, target)?;
+    Ok(impls)
+}
+
+/// No placement, and why.
+fn failed(diagnostics: Vec<Diagnostic>) -> MapResult {
+    MapResult {
+        placement: None,
+        diagnostics,
+    }
+}
+
+/// Maps every phase of `graph` onto its region of `plan` and merges the phases' placements.
+pub(crate) fn place_phases(
+    graph: &LayerGraph,
+    impls: &[usize],
+    plan: &Plan,
+    target: &Target,
+    options: &MapOptions,
+) -> MapResult {
     let mut merged: Option<Placement> = None;
     for (l, &impl_index) in impls.iter().enumerate() {
         let phase = PhaseGraph::new(graph, l, impl_index);
+        let rect = plan.rects[l];
         let pinned_options = MapOptions {
-            region: Some(region.rect),
+            region: Some(rect),
             copies: 1,
             work: None,
             ..*options
         };
         let mut diagnostics = Vec::new();
-        let pinned = [(region.rows, region.cols)];
+        let pinned = [(rect.height, rect.width)];
         let Some((placement, _)) = copies::map_one(
             &phase.graph,
             target,
@@ -102,7 +162,7 @@ pub(crate) fn map_phases(
         ) else {
             return failed(diagnostics);
         };
-        let placement = phase.globalise(placement, l, region.estimates[l], graph.batch);
+        let placement = phase.globalise(placement, l, plan.estimates[l], graph.batch);
         merged = Some(match merged {
             None => placement,
             Some(whole) => merge(whole, placement),
@@ -114,8 +174,8 @@ pub(crate) fn map_phases(
     placement.phases = graph.layers.len() as u32;
     placement.batch = graph.batch;
     placement.samples_per_copy = graph.batch;
-    placement.estimated_cycles = region.total;
-    placement.stage_target = region.estimates.iter().map(|e| e.cycles).max().unwrap_or(0);
+    placement.estimated_cycles = plan.total;
+    placement.stage_target = plan.estimates.iter().map(|e| e.cycles).max().unwrap_or(0);
     if let Some(d) = crate::kept_fit::check(graph, &placement, target) {
         return failed(vec![d]);
     }
@@ -137,18 +197,17 @@ pub fn map_micro_batches(
     graph: &LayerGraph,
     staged: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
     parked: &dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
+    relaid: &Relaid<'_>,
     target: &Target,
     options: &MapOptions,
 ) -> crate::Mapped {
     let batch = graph.batch.max(1);
-    let whole = map_streamed(graph, target, options);
+    let whole = map_regions(graph, relaid, target, options);
     let too_big = |r: &MapResult| r.diagnostics.iter().any(|d| diag::batch_too_big(d.code));
-    if whole.placement.is_some() || !too_big(&whole) {
-        return crate::Mapped {
-            result: whole,
-            graph: graph.clone(),
-        };
+    if whole.result.placement.is_some() || !too_big(&whole.result) {
+        return whole;
     }
+    let whole = whole.result;
     let mut first_micro_failure: Option<(u64, Diagnostic)> = None;
     for size in (1..batch).rev().filter(|s| batch.is_multiple_of(*s)) {
         let lowered = match staged(size) {
@@ -163,7 +222,10 @@ pub fn map_micro_batches(
                 };
             }
         };
-        let mut result = map_streamed(&lowered, target, options);
+        let crate::Mapped {
+            mut result,
+            graph: lowered,
+        } = map_regions(&lowered, relaid, target, options);
         if let Some(p) = &mut result.placement {
             p.micro_batches = (batch / size) as u32;
             p.micro_batch_reason = whole
@@ -177,8 +239,13 @@ pub fn map_micro_batches(
             let bandwidth = u64::from(target.weight_store.bandwidth_bytes_per_cycle);
             traffic.store_bound = crate::micro_pace::store_bound(&lowered, p, bandwidth);
             p.batch = batch;
-            p.estimated_cycles = p.estimated_cycles * (batch / size)
-                + u64::from(target.reconfigure_cycles) * (batch / size - 1);
+            let micro = |cycles: u64| {
+                cycles * (batch / size) + u64::from(target.reconfigure_cycles) * (batch / size - 1)
+            };
+            p.estimated_cycles = micro(p.estimated_cycles);
+            if let Some((_, _, cycles)) = &mut p.one_region {
+                *cycles = micro(*cycles);
+            }
             traffic.micro_cycles = p.estimated_cycles;
             p.micro_traffic = Some(traffic);
             let micro_major = crate::Mapped {
@@ -220,7 +287,10 @@ pub fn map_micro_batches(
 /// Every layer's streaming implementation (its index), or E0606 at each layer without one:
 /// the first that does not hold its weights, or with `held` for a layer with weights, the
 /// first that does (E0618 when it has none).
-fn streaming_impls(graph: &LayerGraph, held: bool) -> Result<Vec<usize>, Vec<Diagnostic>> {
+pub(crate) fn streaming_impls(
+    graph: &LayerGraph,
+    held: bool,
+) -> Result<Vec<usize>, Vec<Diagnostic>> {
     let mut impls = Vec::new();
     let mut missing = Vec::new();
     for layer in &graph.layers {
@@ -259,7 +329,7 @@ pub(crate) fn holds(imp: &LayerImpl) -> bool {
 
 /// Every activation passed between two layers must be resident on both sides in the same
 /// split; only model inputs and the model's result may cross the edge (E0611 otherwise).
-fn check_residency(graph: &LayerGraph, impls: &[usize]) -> Result<(), Vec<Diagnostic>> {
+pub(crate) fn check_residency(graph: &LayerGraph, impls: &[usize]) -> Result<(), Vec<Diagnostic>> {
     let mut found = Vec::new();
     for (l, layer) in graph.layers.iter().enumerate() {
         let imp = &layer.impls[impls[l]];
@@ -347,15 +417,34 @@ fn check_weights(
     if found.is_empty() { Ok(()) } else { Err(found) }
 }
 
+/// Where every phase runs: its rectangle (the phases share their north-west corner and
+/// columns), with its estimate there and the whole run's.
+pub(crate) struct Plan {
+    pub rects: Vec<Rect>,
+    pub estimates: Vec<Estimate>,
+    pub total: u64,
+}
+
 /// The region every phase runs on, with the estimate of each phase there.
-struct Region {
-    rect: Rect,
-    rows: u32,
-    cols: u32,
+pub(crate) struct Region {
+    pub rect: Rect,
+    pub rows: u32,
+    pub cols: u32,
     /// Per phase, its estimate per sample (the phase's cycles over the batch).
-    estimates: Vec<Estimate>,
+    pub estimates: Vec<Estimate>,
     /// The whole run's estimated cycles.
-    total: u64,
+    pub total: u64,
+}
+
+impl Region {
+    /// Every phase on this region.
+    fn plan(&self) -> Plan {
+        Plan {
+            rects: vec![self.rect; self.estimates.len()],
+            estimates: self.estimates.clone(),
+            total: self.total,
+        }
+    }
 }
 
 /// The region (size and place) with the smallest estimated run, the smaller on ties, or of
@@ -372,25 +461,8 @@ fn choose_region(
     options: &MapOptions,
 ) -> Option<Region> {
     let dead = DeadIndex::new(target);
-    // Every side some phase streams through must be reachable from outside the region.
-    let sides: Vec<wsel_target::Dir> = graph
-        .layers
-        .iter()
-        .enumerate()
-        .flat_map(|(l, layer)| {
-            let imp = &layer.impls[impls[l]];
-            imp.binds
-                .iter()
-                .filter(|b| b.target == BindTarget::Port)
-                .filter_map(|b| imp.ports.iter().find(|p| p.name == b.target_name))
-                .map(|p| crate::placement::side_dir(p.side))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let lengths = |max: u32| -> Vec<u32> {
-        let all: Vec<u32> = (1..=max).collect();
-        search::sample(&all, options.max_side_candidates.clamp(2, 255))
-    };
+    let sides = stream_sides(graph, impls);
+    let lengths = |max: u32| lengths(max, options);
     let max_cols = u32::try_from(graph.batch.max(1))
         .unwrap_or(u32::MAX)
         .min(target.width);
@@ -445,6 +517,30 @@ fn choose_region(
     Some(best)
 }
 
+/// Every side some phase streams through: it must be reachable from outside the region.
+pub(crate) fn stream_sides(graph: &LayerGraph, impls: &[usize]) -> Vec<wsel_target::Dir> {
+    graph
+        .layers
+        .iter()
+        .enumerate()
+        .flat_map(|(l, layer)| {
+            let imp = &layer.impls[impls[l]];
+            imp.binds
+                .iter()
+                .filter(|b| b.target == BindTarget::Port)
+                .filter_map(|b| imp.ports.iter().find(|p| p.name == b.target_name))
+                .map(|p| crate::placement::side_dir(p.side))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The side lengths tried, from 1 to `max` (sampled on large fabrics).
+pub(crate) fn lengths(max: u32, options: &MapOptions) -> Vec<u32> {
+    let all: Vec<u32> = (1..=max).collect();
+    search::sample(&all, options.max_side_candidates.clamp(2, 255))
+}
+
 /// Every phase's estimate on a `rows × cols` region, its work measured when `measure` (and
 /// the options can measure it), else counted from its multiply-adds.
 fn estimates(
@@ -471,7 +567,7 @@ fn estimates(
 }
 
 /// The estimated cycles of a whole run: every phase and the reconfigurations between them.
-fn total_cycles(graph: &LayerGraph, estimates: &[Estimate], target: &Target) -> u64 {
+pub(crate) fn total_cycles(graph: &LayerGraph, estimates: &[Estimate], target: &Target) -> u64 {
     let phases: u64 = estimates
         .iter()
         .map(|e| e.cycles * graph.batch.max(1))
@@ -479,7 +575,9 @@ fn total_cycles(graph: &LayerGraph, estimates: &[Estimate], target: &Target) -> 
     phases + u64::from(target.reconfigure_cycles) * (estimates.len() as u64).saturating_sub(1)
 }
 
-/// Whether every layer's implementation may run on a `rows × cols` region ([`allowed`]).
+/// Whether every layer's implementation may run on a `rows × cols` region ([`allowed`]),
+/// each taking and leaving its resident tensors on all its rows (a layer that moves them to
+/// other rows, `LayerInstance::row_move`, runs only among per-layer rows).
 fn all_allowed(
     graph: &LayerGraph,
     impls: &[usize],
@@ -487,11 +585,10 @@ fn all_allowed(
     target: &Target,
     options: &MapOptions,
 ) -> bool {
-    graph
-        .layers
-        .iter()
-        .enumerate()
-        .all(|(l, layer)| allowed(layer, &layer.impls[impls[l]], rows, cols, target, options))
+    graph.layers.iter().enumerate().all(|(l, layer)| {
+        allowed(layer, &layer.impls[impls[l]], rows, cols, target, options)
+            && layer.row_move().is_none_or(|m| m == (rows, rows))
+    })
 }
 
 /// The SRAM bytes per PE a phase's kernels may take: the target's, less the reserved.
@@ -501,7 +598,7 @@ fn limit(target: &Target, options: &MapOptions) -> u64 {
 
 /// Whether `imp` may run on a `rows × cols` region: its conditions hold, its arguments have
 /// values and its SRAM fits.
-fn allowed(
+pub(crate) fn allowed(
     layer: &LayerInstance,
     imp: &LayerImpl,
     rows: u32,
@@ -574,7 +671,7 @@ pub(crate) fn bytes_of(
 
 /// The first `rows × cols` rectangle in row-major order with no dead PE or link inside, and
 /// each of `sides` open to streams from outside.
-fn first_clean(
+pub(crate) fn first_clean(
     dead: &DeadIndex,
     target: &Target,
     rows: u32,
@@ -613,7 +710,7 @@ pub struct PhaseDryRun {
 /// `store_bytes_per_cycle`); plus the chain down the region's rows that its last reduction or
 /// combine crosses after the work: `rows − 1` steps of a hop and the measured relay step, or
 /// without one a round trip of a hop, a task switch and 2 cycles a row.
-fn phase_estimate(
+pub(crate) fn phase_estimate(
     graph: &LayerGraph,
     layer: &LayerInstance,
     impl_index: usize,

@@ -83,11 +83,13 @@ pub fn run(args: &MapArgs) -> Status {
     let staged = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::stage(&db, g);
     let relayed = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::relay(&db, g);
     let parked = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::park(&db, g);
+    let relaid = &|g: &wsel_ir::graph::LayerGraph, m: &[_]| crate::pipeline::relayout(&db, g, m);
     let lowerings = crate::pipeline::Lowerings {
         per_copy,
         staged,
         relayed,
         parked,
+        relaid,
         micro_order: crate::pipeline::choose_micro_order(
             args.model.micro_order.map(crate::cli::MicroOrderArg::order),
             run_config.as_ref(),

@@ -14,6 +14,7 @@ mod pipelined_shape;
 pub mod pipelined_training;
 pub mod recompute;
 pub(crate) mod relabel;
+mod relayout;
 mod relays;
 mod settings;
 mod staging;
@@ -21,6 +22,7 @@ mod switch;
 pub mod training;
 
 pub use parking::parked_graph;
+pub use relayout::relaid_graph;
 pub use relays::relayed_graph;
 pub use staging::staged_graph;
 
@@ -228,6 +230,51 @@ fn seen_shape(ty: &wsel_sema::ty::TensorType, batch: u64) -> Option<Vec<u64>> {
             Dim::Var(_) | Dim::Expr(_) => None,
         })
         .collect()
+}
+
+/// A graph rebuilt from another with layers inserted between the old ones (the parked and the
+/// relaid graph): the new graph so far, and where each old layer's result lies in it.
+struct Inserting {
+    out: LayerGraph,
+    now: Vec<usize>,
+}
+
+impl Inserting {
+    fn new(from: &LayerGraph) -> Inserting {
+        Inserting {
+            out: LayerGraph {
+                layers: Vec::new(),
+                ..from.clone()
+            },
+            now: Vec::with_capacity(from.layers.len()),
+        }
+    }
+
+    /// The old graph's tensor `t` in the new one.
+    fn moved(&self, t: TensorRef) -> TensorRef {
+        match t {
+            TensorRef::Layer(p) => TensorRef::Layer(self.now[p]),
+            other => other,
+        }
+    }
+
+    /// Appends an inserted layer; its index.
+    fn insert(&mut self, layer: wsel_ir::graph::LayerInstance) -> usize {
+        self.out.layers.push(layer);
+        self.out.layers.len() - 1
+    }
+
+    /// Appends the old graph's next layer, whose arguments already name the new graph's.
+    fn keep(&mut self, layer: wsel_ir::graph::LayerInstance) {
+        let at = self.insert(layer);
+        self.now.push(at);
+    }
+
+    /// The new graph, its result the old one's `output`.
+    fn finish(mut self, output: TensorRef) -> LayerGraph {
+        self.out.output = self.moved(output);
+        self.out
+    }
 }
 
 fn shape_of(graph: &LayerGraph, tensor: TensorRef) -> Vec<u64> {

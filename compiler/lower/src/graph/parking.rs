@@ -27,16 +27,7 @@ pub fn parked_graph(db: &dyn Db, staged: &LayerGraph) -> Option<(LayerGraph, Vec
     };
     let first = (0..staged.layers.len()).find(|&l| weighted(l));
     let mut diags = Vec::new();
-    let mut out = LayerGraph {
-        layers: Vec::new(),
-        ..staged.clone()
-    };
-    // Where each staged layer's result now lives in `out`.
-    let mut now: Vec<usize> = Vec::with_capacity(staged.layers.len());
-    let moved = |now: &[usize], t: TensorRef| match t {
-        TensorRef::Layer(p) => TensorRef::Layer(now[p]),
-        other => other,
-    };
+    let mut out = super::Inserting::new(staged);
     let mut count = 0;
     for (j, layer) in staged.layers.iter().enumerate() {
         if weighted(j) && first.is_some_and(|f| j > f) {
@@ -49,15 +40,14 @@ pub fn parked_graph(db: &dyn Db, staged: &LayerGraph) -> Option<(LayerGraph, Vec
                 let shape = staged.layers[p].output_shape.clone();
                 for (item, name) in [(park, "park"), (unpark, "unpark")] {
                     let args = CallArgs {
-                        tensors: vec![TensorRef::Layer(now[p])],
+                        tensors: vec![out.moved(TensorRef::Layer(p))],
                         shapes: std::slice::from_ref(&shape),
                         scalars: &[],
                     };
                     let name = format!("{name}#{count}");
                     let instance =
                         lower_instance(db, item, name, location.clone(), args, &mut diags)?;
-                    out.layers.push(instance);
-                    now[p] = out.layers.len() - 1;
+                    out.now[p] = out.insert(instance);
                 }
             }
         }
@@ -65,12 +55,10 @@ pub fn parked_graph(db: &dyn Db, staged: &LayerGraph) -> Option<(LayerGraph, Vec
             true => with_held(db, staged, layer, &mut diags)?,
             false => layer.clone(),
         };
-        layer.args = layer.args.iter().map(|&a| moved(&now, a)).collect();
-        out.layers.push(layer);
-        now.push(out.layers.len() - 1);
+        layer.args = layer.args.iter().map(|&a| out.moved(a)).collect();
+        out.keep(layer);
     }
-    out.output = moved(&now, staged.output);
-    Some((out, diags))
+    Some((out.finish(staged.output), diags))
 }
 
 /// `layer` (of `staged`) with the implementations of `{its layer}_held` added, the layer of

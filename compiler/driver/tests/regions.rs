@@ -1,0 +1,316 @@
+//! Weight streaming with per-layer rows (`docs/running.md`, "How weight streaming runs"):
+//! each phase of a chain on rows of its own, the regions sharing their north-west corner and
+//! columns, and a relayout phase (`std.resident`'s `relayout`, kernel `relayout_tile`) moving
+//! the activation down the columns' buses where the rows change.
+//!
+//! - A 512 → 4 → 4 MLP on `dev` (batch 8): the wide dense layer takes 7 rows, the narrow
+//!   tail 1; its probabilities match `tests/reference/mlp.py` (NumPy, float32) within 1e-6
+//!   (both sum 512 float32 products, in different orders: n·2⁻²⁴·Σ|xw| ≈ 3e-5 on the logits
+//!   at worst, far less in practice; measured 6e-8).
+//! - The relayout itself, as a model's layer with fixed rows (`from_rows`, `to_rows`) running
+//!   the std kernel's text, on uneven splits and empty blocks: its result is its input, bit
+//!   for bit (a copy moves no arithmetic), and its phase lasts at least as many cycles as
+//!   the busiest PE receives words — every word but its own a wavelet on the column's bus.
+//!   Two mutations of the kernel's text (each PE copying only its own block, no turns; and
+//!   turn 1 skipped) must fail those checks.
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::Value;
+use support::{read_f32, repo_root, temp_dir, write_f32_npy, wsel_ok};
+
+/// Deterministic values in [lo, lo + 1) (a 64-bit LCG's top bits).
+fn values(len: usize, seed: u64, lo: f32) -> Vec<f32> {
+    let mut s = seed;
+    (0..len)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            lo + (s >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect()
+}
+
+/// `wsel run FILE` in streaming mode on `dev` with x.npy in, y.npy out and the report r.json.
+fn run_streamed(dir: &Path, file: &str) -> std::process::Output {
+    run_on(dir, file, "dev")
+}
+
+/// [`run_streamed`] on `target`.
+fn run_on(dir: &Path, file: &str, target: &str) -> std::process::Output {
+    let args = "--no-cache --mode streaming --input x=x.npy --output y.npy --report r.json";
+    let mut all = vec!["run", file, "--target", target];
+    all.extend(args.split_whitespace());
+    wsel_ok(dir, &all)
+}
+
+/// The run of the report written with `--report`.
+fn report(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("r.json")).expect("report");
+    let whole: Value = serde_json::from_str(&text).expect("JSON report");
+    whole["run"].clone()
+}
+
+/// `part_len` of the kernels: block `i` of `n` elements over `p` parts.
+fn part_len(n: u64, p: u64, i: u64) -> u64 {
+    n / p + u64::from(i < n % p)
+}
+
+/// The phase of `report` whose layer is `name`.
+fn phase<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["phases"]
+        .as_array()
+        .expect("phases")
+        .iter()
+        .find(|p| p["layer"] == name)
+        .unwrap_or_else(|| panic!("no phase {name}: {report}"))
+}
+
+fn field(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+/// A wide layer then a narrow one: 512 → 4 → 4 with softmax, batch 8, on `dev`. Layer i's
+/// weights scaled by 1/sqrt(fan-in).
+fn write_mlp(dir: &Path) {
+    let widths = [512usize, 4, 4];
+    let batch = 8;
+    write_f32_npy(
+        &dir.join("x.npy"),
+        &[batch, 512],
+        &values(batch as usize * 512, 1, -0.5),
+    );
+    let mut params = String::new();
+    for (i, pair) in widths.windows(2).enumerate() {
+        let (n, m) = (pair[0], pair[1]);
+        let scale = 1.0 / (n as f32).sqrt();
+        let w: Vec<f32> = values(n * m, 10 + i as u64, -0.5)
+            .iter()
+            .map(|v| v * scale)
+            .collect();
+        write_f32_npy(&dir.join(format!("w{i}.npy")), &[n as u64, m as u64], &w);
+        write_f32_npy(
+            &dir.join(format!("b{i}.npy")),
+            &[m as u64],
+            &values(m, 20 + i as u64, -0.5),
+        );
+        params += &format!(
+            "    param w{i}: f32[{n}, {m}] from \"w{i}.npy\";\n    param b{i}: f32[{m}] from \"b{i}.npy\";\n"
+        );
+    }
+    let source = format!(
+        "import std.nn.{{dense, relu, softmax}};\n\nmodel mlp(x: f32[B, 512]) -> f32[B, 4] {{\n{params}    return softmax(dense(relu(dense(x, w0, b0)), w1, b1));\n}}\n"
+    );
+    std::fs::write(dir.join("mlp.wse"), source).expect("model");
+}
+
+/// The model's probabilities by `tests/reference/mlp.py`.
+fn numpy_reference(dir: &Path, layers: usize) -> Vec<f32> {
+    let status = std::process::Command::new("python3")
+        .arg(repo_root().join("tests/reference/mlp.py"))
+        .arg(dir)
+        .arg(layers.to_string())
+        .arg(dir.join("ref.npy"))
+        .status()
+        .expect("python3 runs");
+    assert!(status.success(), "tests/reference/mlp.py failed");
+    read_f32(&dir.join("ref.npy"))
+}
+
+#[test]
+fn a_wide_then_narrow_model_runs_on_two_row_counts_like_numpy() {
+    let dir = temp_dir("mlp");
+    write_mlp(&dir);
+    let out = run_streamed(&dir, "mlp.wse");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let r = report(&dir);
+    // Each layer's region in the report; the wide layer on more rows than the narrow one.
+    let rows = |name: &str| field(phase(&r, name), "rows");
+    let (wide, narrow) = (rows("dense#1"), rows("dense#2"));
+    assert!(
+        wide > narrow,
+        "dense#1 on {wide} rows, dense#2 on {narrow}\n{text}"
+    );
+    let cols = field(phase(&r, "dense#1"), "cols");
+    assert_eq!(cols, field(phase(&r, "dense#2"), "cols"), "{text}");
+    let relayout = phase(&r, "relayout#1");
+    assert_eq!(field(relayout, "rows"), wide.max(narrow), "{text}");
+    assert!(text.contains("relayout_tile"), "{text}");
+    // The estimate with per-layer rows is below the one region's.
+    let one = &r["one_region"];
+    assert!(
+        field(&r, "estimated_cycles") < field(one, "estimated_cycles"),
+        "{text}"
+    );
+    assert!(text.contains("per-layer rows: estimated"), "{text}");
+    let map = wsel_ok(
+        &dir,
+        &[
+            "map",
+            "mlp.wse",
+            "--mode",
+            "streaming",
+            "--target",
+            "dev",
+            "--batch",
+            "8",
+        ],
+    );
+    let map = String::from_utf8_lossy(&map.stdout);
+    assert!(
+        map.contains("each on its rows of the same columns"),
+        "{map}"
+    );
+    let y = read_f32(&dir.join("y.npy"));
+    let reference = numpy_reference(&dir, 2);
+    assert_eq!(y.len(), reference.len());
+    let worst = y
+        .iter()
+        .zip(&reference)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(worst <= 1e-6, "off NumPy by {worst}\n{text}");
+}
+
+/// A dead PE inside the per-layer regions moves them (the corner below it) but keeps their
+/// rows, so the result is the same bits (docs/mapping.md §7, "Per-layer rows").
+#[test]
+fn a_defect_moves_the_per_layer_regions_and_keeps_the_bits() {
+    let dir = temp_dir("defect");
+    write_mlp(&dir);
+    run_streamed(&dir, "mlp.wse");
+    let clean = (report(&dir), read_f32(&dir.join("y.npy")));
+    let mut target = wsel_target::Target::dev();
+    target.name = "dev-dead".to_string();
+    target.defects.add_dead_pe(wsel_target::Coord::new(7, 6));
+    std::fs::write(dir.join("dead.toml"), target.to_toml_string()).expect("target");
+    run_on(&dir, "mlp.wse", "dead.toml");
+    let dead = (report(&dir), read_f32(&dir.join("y.npy")));
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&clean.1), bits(&dead.1), "the result changed");
+    for name in ["dense#1", "relayout#1", "dense#2"] {
+        let (a, b) = (phase(&clean.0, name), phase(&dead.0, name));
+        assert_eq!((&a["rows"], &a["cols"]), (&b["rows"], &b["cols"]), "{name}");
+    }
+    let origin = |r: &Value| r["layers"][1]["origin"].clone();
+    assert_ne!(
+        origin(&clean.0),
+        origin(&dead.0),
+        "the dead PE did not move the regions"
+    );
+}
+
+/// The std kernel `relayout_tile`'s text, renamed `moved`, with `mutate` applied.
+fn kernel_text(mutate: &dyn Fn(String) -> String) -> String {
+    let std = std::fs::read_to_string(repo_root().join("stdlib/resident.wse")).expect("std");
+    let start = std.find("kernel relayout_tile(").expect("the kernel");
+    let end = start + std[start..].find("\n}\n").expect("its end") + 3;
+    mutate(std[start..end].replace("kernel relayout_tile(", "kernel moved("))
+}
+
+/// A model that moves x from `from` rows to `to` and takes its relu (x is positive: the
+/// identity), the relayout a layer of its own running `kernel`.
+fn mover_model(n: u64, from: u32, to: u32, kernel: &str) -> String {
+    format!(
+        "import std.nn.{{relu}};\n\n{kernel}\n\
+         layer mover(x: f32[B, N], from_rows: u32, to_rows: u32) -> y: f32[B, N] {{\n\
+         \x20   cost {{ flops = 0; weights = 0; activations = 8 * N; }}\n\
+         \x20   streaming on [R, C] where C <= B, R == max(from_rows, to_rows) {{\n\
+         \x20       run moved(N = N, S = B, Ra = from_rows, Rb = to_rows, R = R, C = C,\n\
+         \x20           namax = (N + from_rows - 1) / from_rows,\n\
+         \x20           nbmax = (N + to_rows - 1) / to_rows, smax = (B + C - 1) / C);\n\
+         \x20       bind x to array xb split [cols, rows];\n\
+         \x20       bind y to array yb split [cols, rows];\n\
+         \x20   }}\n\
+         }}\n\n\
+         model m(x: f32[B, {n}]) -> f32[B, {n}] {{\n\
+         \x20   return relu(mover(x, from_rows = {from}, to_rows = {to}));\n\
+         }}\n"
+    )
+}
+
+/// What a relayout run did: whether its result equals its input, its phase's cycles, and the
+/// most words a PE of it receives.
+struct Moved {
+    exact: bool,
+    cycles: u64,
+    received: u64,
+}
+
+/// Runs `mover_model` with `kernel` on a batch of `batch`.
+fn run_mover(name: &str, n: u64, (from, to): (u32, u32), batch: u64, kernel: &str) -> Moved {
+    let dir = temp_dir(name);
+    std::fs::write(dir.join("m.wse"), mover_model(n, from, to, kernel)).expect("model");
+    let x = values((batch * n) as usize, 7, 0.5);
+    write_f32_npy(&dir.join("x.npy"), &[batch, n], &x);
+    run_streamed(&dir, "m.wse");
+    let r = report(&dir);
+    let p = phase(&r, "mover#1");
+    let (rows, cols) = (field(p, "rows"), field(p, "cols"));
+    assert_eq!(rows, u64::from(from.max(to)), "{r}");
+    // Column 0 has the most samples; a row below `from` has no block of its own.
+    let samples = part_len(batch, cols, 0);
+    let own = |row: u64| {
+        if row < u64::from(from) {
+            part_len(n, u64::from(from), row)
+        } else {
+            0
+        }
+    };
+    let least_own = (0..rows).map(own).min().unwrap_or(0);
+    Moved {
+        exact: read_f32(&dir.join("y.npy")) == x,
+        cycles: field(p, "cycles"),
+        received: samples * (n - least_own),
+    }
+}
+
+/// The cases: features, from rows, to rows, batch. None divides evenly both ways; the third
+/// has empty x blocks (3 features over 5 rows), the fourth an empty y block (3 over 4).
+const CASES: [(&str, u64, (u32, u32), u64); 4] = [
+    ("grow-7-3-5", 7, (3, 5), 5),
+    ("shrink-5-4-2", 5, (4, 2), 3),
+    ("empty-x-3-5-2", 3, (5, 2), 4),
+    ("empty-y-3-2-4", 3, (2, 4), 6),
+];
+
+#[test]
+fn the_relayout_moves_uneven_and_empty_blocks_on_the_fabric() {
+    let kernel = kernel_text(&|t| t);
+    for (name, n, rows, batch) in CASES {
+        let m = run_mover(name, n, rows, batch, &kernel);
+        assert!(m.exact, "{name}: the result is not the input");
+        assert!(
+            m.cycles >= m.received,
+            "{name}: {} cycles, but a PE receives {} words",
+            m.cycles,
+            m.received
+        );
+    }
+}
+
+#[test]
+fn a_relayout_that_copies_or_skips_a_turn_fails() {
+    let original = kernel_text(&|t| t);
+    let no_turns = kernel_text(&|t| t.replace("if R > 1 { activate turn; }", ""));
+    let skip_one = kernel_text(&|t| t.replace("if an == 0 || sb == 0 {", "if an == 0 || t == 1 {"));
+    assert!(
+        no_turns != original && skip_one != original,
+        "the mutations apply"
+    );
+    let (name, n, rows, batch) = CASES[0];
+    for (what, kernel) in [("copies", no_turns), ("skips turn 1", skip_one)] {
+        let m = run_mover(&format!("{name}-bad"), n, rows, batch, &kernel);
+        assert!(
+            !m.exact || m.cycles < m.received,
+            "a relayout that {what} passed: exact {}, {} cycles for {} words",
+            m.exact,
+            m.cycles,
+            m.received
+        );
+        assert!(!m.exact, "a relayout that {what} still gave its input");
+    }
+}

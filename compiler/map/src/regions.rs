@@ -1,0 +1,473 @@
+//! Per-layer rows in weight streaming (`docs/running.md`, "How weight streaming runs"). The
+//! model's phases share the region's north-west corner and its columns (the samples' split),
+//! and each phase of a chain takes its own rows: a store-bound or tiny layer few (shorter
+//! chains), a big one the most that pays. Where a layer runs on other rows than its input lies
+//! on, a relayout phase (`std.resident`'s `relayout`) moves the activation's blocks down the
+//! columns' buses first.
+//!
+//! The choice is a dynamic programme over the chain: the state is the rows the previous phase
+//! left its result on; a step costs the phase's estimate on its rows, plus a relayout's and a
+//! reconfiguration when the rows differ. It runs twice: over every sampled row count with
+//! the phases' multiply-adds, then with their measured work over the rows the first pass
+//! chose, their doubles and halves, and the one region's rows — so the one region's
+//! assignment (no relayout) is among those compared, and the answer is never worse by the
+//! measured estimate.
+
+use wsel_ir::graph::{LayerGraph, LayerInstance, RowMove, TensorRef};
+use wsel_target::{Rect, Target};
+
+use crate::place::DeadIndex;
+use crate::placement::Estimate;
+use crate::streaming::{self as st, Plan, Region, Relaid};
+use crate::{MapOptions, Mapped};
+
+/// The mapping with per-layer rows when it beats the one `region` (if any) by the estimate:
+/// the columns and rows chosen ([`best_rows`]), the relaid graph, every phase's rectangle
+/// from the corner the tallest shares with the others, and the phases mapped there. `None`
+/// when no assignment is faster, or one that is cannot be built or placed (the one region
+/// runs).
+pub(crate) fn per_layer(
+    graph: &LayerGraph,
+    impls: &[usize],
+    region: Option<&Region>,
+    relaid: &Relaid<'_>,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<Mapped> {
+    let (cols, rows) = best_rows(graph, impls, region, target, options)?;
+    if rows.rows.iter().all(|&r| r == rows.rows[0]) {
+        return None;
+    }
+    let mapped = on_rows(graph, &rows.rows, cols, relaid, target, options)?;
+    let total = mapped.result.placement.as_ref()?.estimated_cycles;
+    if region.is_some_and(|r| total >= r.total) {
+        return None;
+    }
+    Some(with_one_region(mapped, region))
+}
+
+/// The kept per-layer sizes of a chain (`MapOptions::sizes`, one per layer of the staged
+/// graph: a defect-free mapping's, its relayouts left out), mapped on those rows; `None` when
+/// they are one region's (or not a chain's), which `streaming` keeps as before.
+pub(crate) fn kept(
+    graph: &LayerGraph,
+    impls: &[usize],
+    sizes: &[(u32, u32)],
+    relaid: &Relaid<'_>,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<Mapped> {
+    let same = sizes.iter().all(|&s| s == sizes[0]);
+    if same || sizes.len() != impls.len() || !is_chain(graph) {
+        return None;
+    }
+    let rows: Vec<u32> = sizes.iter().map(|s| s.0).collect();
+    on_rows(graph, &rows, sizes[0].1, relaid, target, options)
+}
+
+/// `graph` mapped with layer `l` on `rows[l]` of `cols` columns, relayouts inserted where
+/// the rows change; `None` when that cannot be built or placed.
+fn on_rows(
+    graph: &LayerGraph,
+    rows: &[u32],
+    cols: u32,
+    relaid: &Relaid<'_>,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<Mapped> {
+    let moves = moves(graph, rows);
+    let whole = match moves.is_empty() {
+        true => graph.clone(),
+        false => relaid(graph, &moves).ok()?,
+    };
+    let impls = st::streaming_impls(&whole, false).ok()?;
+    st::check_residency(&whole, &impls).ok()?;
+    let all_rows = relaid_rows(rows, &moves);
+    let plan = plan(&whole, &impls, &all_rows, cols, target, options)?;
+    let result = st::place_phases(&whole, &impls, &plan, target, options);
+    result.placement.as_ref()?;
+    Some(Mapped {
+        result,
+        graph: whole,
+    })
+}
+
+/// `mapped` with the one region it was compared with.
+fn with_one_region(mut mapped: Mapped, region: Option<&Region>) -> Mapped {
+    if let Some(p) = mapped.result.placement.as_mut() {
+        p.one_region = region.map(|r| (r.rows, r.cols, r.total));
+    }
+    mapped
+}
+
+/// The rows of every layer of the relaid graph: the staged layers' `rows`, with a relayout
+/// on the larger of its two before each layer a move names.
+fn relaid_rows(rows: &[u32], moves: &[RowMove]) -> Vec<u32> {
+    let mut all = Vec::with_capacity(rows.len() + moves.len());
+    for (l, &r) in rows.iter().enumerate() {
+        for m in moves.iter().filter(|m| m.before == l) {
+            all.push(m.from_rows.max(m.to_rows));
+        }
+        all.push(r);
+    }
+    all
+}
+
+/// The columns and every phase's rows: the first pass of the programme on every sampled
+/// column count, the cheapest kept; then the second, measured, on its columns (with the one
+/// `region`'s rows among the candidates when it has those columns).
+fn best_rows(
+    graph: &LayerGraph,
+    impls: &[usize],
+    region: Option<&Region>,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<(u32, RowChoice)> {
+    let allowed = |cols: u32| {
+        move |l: usize, rows: u32| {
+            let layer = &graph.layers[l];
+            rows <= target.height
+                && rows_fit_move(layer, rows)
+                && st::allowed(layer, &layer.impls[impls[l]], rows, cols, target, options)
+        }
+    };
+    let moved: Vec<_> = graph.layers.iter().map(LayerInstance::row_move).collect();
+    // Every sampled row count, and the rows a layer that moves rows must run on.
+    let sampled = |l: usize| {
+        let mut rows = st::lengths(target.height, options);
+        rows.extend(moved[l].map(|(from, to)| from.max(to)));
+        rows
+    };
+    let max_cols = u32::try_from(graph.batch.max(1))
+        .unwrap_or(u32::MAX)
+        .min(target.width);
+    let (cols, first) = st::lengths(max_cols, options)
+        .into_iter()
+        .filter_map(|cols| {
+            let fits = allowed(cols);
+            let candidates = (0..graph.layers.len())
+                .map(|l| sampled(l).into_iter().filter(|&r| fits(l, r)).collect())
+                .collect();
+            let costs = costs(graph, impls, cols, candidates, false, target, options);
+            Some((cols, choose_rows(&moved, costs)?))
+        })
+        .min_by_key(|(cols, choice)| (choice.total, *cols))?;
+    if options.work.is_none() {
+        return Some((cols, first));
+    }
+    let one = region
+        .filter(|r| r.cols == cols)
+        .map_or(first.rows[0], |r| r.rows);
+    let candidates = around(&first.rows, one, &allowed(cols));
+    let costs = costs(graph, impls, cols, candidates, true, target, options);
+    Some((cols, choose_rows(&moved, costs)?))
+}
+
+/// The programme's costs on `cols` columns, the phases' work measured when `measure`.
+fn costs<'c>(
+    graph: &'c LayerGraph,
+    impls: &'c [usize],
+    cols: u32,
+    candidates: Vec<Vec<u32>>,
+    measure: bool,
+    target: &'c Target,
+    options: &'c MapOptions,
+) -> Costs<'c> {
+    let batch = graph.batch.max(1);
+    let phase = move |l: usize, rows: u32| {
+        let e = phase_estimate(graph, impls, l, (rows, cols), measure, target, options);
+        e.cycles * batch
+    };
+    let relayout = move |l: usize, from: u32, to: u32| {
+        let words = features(&graph.layers[l - 1]);
+        let samples = batch.div_ceil(u64::from(cols));
+        relayout_cycles(words, samples, (from, to), None, target)
+    };
+    Costs {
+        candidates,
+        phase: Box::new(phase),
+        relayout: Box::new(relayout),
+        reconfigure: u64::from(target.reconfigure_cycles),
+    }
+}
+
+/// The estimate of phase `l` on `size`: a relayout's ([`relayout_cycles`]), else the
+/// phase's (`streaming::phase_estimate`); measured by dry runs when `measure`.
+fn phase_estimate(
+    graph: &LayerGraph,
+    impls: &[usize],
+    l: usize,
+    size: (u32, u32),
+    measure: bool,
+    target: &Target,
+    options: &MapOptions,
+) -> Estimate {
+    let layer = &graph.layers[l];
+    let measured = options
+        .work
+        .filter(|_| measure)
+        .and_then(|w| w.phase_work(layer, impls[l], size.0, size.1));
+    let Some(moved) = layer.row_move() else {
+        let store = u64::from(target.weight_store.bandwidth_bytes_per_cycle.max(1));
+        return st::phase_estimate(graph, layer, impls[l], size, measured, store, target);
+    };
+    let batch = graph.batch.max(1);
+    let busy = measured.map(|m| m.busy);
+    let samples = batch.div_ceil(u64::from(size.1));
+    let cycles = relayout_cycles(features(layer), samples, moved, busy, target);
+    Estimate {
+        compute: busy.unwrap_or(0).div_ceil(batch),
+        batch_compute: busy.unwrap_or(0),
+        cycles: cycles.div_ceil(batch),
+        latency: cycles,
+        ..Estimate::default()
+    }
+}
+
+/// The features per sample of `layer`'s result.
+fn features(layer: &LayerInstance) -> u64 {
+    layer.output_shape.iter().skip(1).product()
+}
+
+/// Every phase of the relaid graph `whole` on its `rows` and `cols` columns, all from the
+/// corner of the first clean rectangle of the tallest; `None` when a phase's rectangle is not
+/// open to its streams there.
+fn plan(
+    whole: &LayerGraph,
+    impls: &[usize],
+    rows: &[u32],
+    cols: u32,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<Plan> {
+    let dead = DeadIndex::new(target);
+    let sides = st::stream_sides(whole, impls);
+    let tallest = rows.iter().copied().max()?;
+    let corner = st::first_clean(&dead, target, tallest, cols, &sides)?;
+    let mut rects = Vec::with_capacity(rows.len());
+    let mut estimates = Vec::with_capacity(rows.len());
+    for (l, &r) in rows.iter().enumerate() {
+        let rect = Rect::new(corner.x, corner.y, cols, r);
+        let open = sides
+            .iter()
+            .all(|&s| crate::place::side_open(&dead, rect, s, target));
+        if !open {
+            return None;
+        }
+        rects.push(rect);
+        estimates.push(phase_estimate(
+            whole,
+            impls,
+            l,
+            (r, cols),
+            true,
+            target,
+            options,
+        ));
+    }
+    let total = st::total_cycles(whole, &estimates, target);
+    Some(Plan {
+        rects,
+        estimates,
+        total,
+    })
+}
+
+/// The rows each phase of a chain runs on and the estimated cycles of the whole run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RowChoice {
+    pub rows: Vec<u32>,
+    pub total: u64,
+}
+
+/// Whether per-layer rows apply to `graph`: a chain of resident `f32[B, N]` activations —
+/// one model input, each layer after the first taking exactly the result of the layer
+/// before it, once, and the last layer's result the model's.
+pub(crate) fn is_chain(graph: &LayerGraph) -> bool {
+    let n = graph.layers.len();
+    let flat = |l: &LayerInstance| l.output_shape.len() == 2;
+    n >= 2
+        && graph.inputs.len() == 1
+        && graph.output == TensorRef::Layer(n - 1)
+        && graph.layers[..n - 1].iter().all(flat)
+        && graph.layers.iter().enumerate().all(|(l, layer)| {
+            let mut acts = layer.activations();
+            match (acts.next(), acts.next()) {
+                (Some(TensorRef::Input(0)), None) => l == 0,
+                (Some(TensorRef::Layer(p)), None) => l > 0 && p == l - 1,
+                _ => false,
+            }
+        })
+}
+
+/// The rows a layer's resident input lies on when it runs on `rows` rows, given its row move
+/// (`LayerInstance::row_move`).
+fn in_rows(moved: Option<(u32, u32)>, rows: u32) -> u32 {
+    moved.map_or(rows, |(from, _)| from)
+}
+
+/// The rows a layer's resident result lies on when it runs on `rows` rows.
+fn out_rows(moved: Option<(u32, u32)>, rows: u32) -> u32 {
+    moved.map_or(rows, |(_, to)| to)
+}
+
+/// Whether `layer` may run on `rows` rows as far as its row move goes: a layer that moves
+/// rows runs on the larger of its two.
+fn rows_fit_move(layer: &LayerInstance, rows: u32) -> bool {
+    layer
+        .row_move()
+        .is_none_or(|(from, to)| rows == from.max(to))
+}
+
+/// The relayouts a chain on `rows` needs: before every layer whose input lies on other rows
+/// than its producer left it on.
+fn moves(graph: &LayerGraph, rows: &[u32]) -> Vec<RowMove> {
+    (1..graph.layers.len())
+        .filter_map(|l| {
+            let from_rows = out_rows(graph.layers[l - 1].row_move(), rows[l - 1]);
+            let to_rows = in_rows(graph.layers[l].row_move(), rows[l]);
+            (from_rows != to_rows).then_some(RowMove {
+                before: l,
+                from_rows,
+                to_rows,
+            })
+        })
+        .collect()
+}
+
+/// What the programme needs: every layer's candidate rows (those it may run on), a phase's
+/// estimated cycles for the whole batch on given rows, and a relayout's.
+struct Costs<'c> {
+    pub candidates: Vec<Vec<u32>>,
+    pub phase: Box<dyn Fn(usize, u32) -> u64 + 'c>,
+    /// The estimated cycles of a relayout before layer `l` from rows `from` to rows `to`.
+    pub relayout: Box<dyn Fn(usize, u32, u32) -> u64 + 'c>,
+    pub reconfigure: u64,
+}
+
+/// The cheapest rows for every phase of a chain whose layers move rows as `moved` says
+/// (`LayerInstance::row_move`), relayouts counted; `None` when some phase has no candidate.
+fn choose_rows(moved: &[Option<(u32, u32)>], costs: Costs<'_>) -> Option<RowChoice> {
+    let Costs {
+        candidates,
+        phase,
+        relayout,
+        reconfigure,
+    } = costs;
+    // Per candidate of the current layer: the best total so far and the rows that reach it.
+    let mut best: Vec<Option<(u64, Vec<u32>)>> = Vec::new();
+    for (l, &layer) in moved.iter().enumerate() {
+        let mut next = Vec::with_capacity(candidates[l].len());
+        for &rows in &candidates[l] {
+            let own = phase(l, rows);
+            if l == 0 {
+                next.push(Some((own, vec![rows])));
+                continue;
+            }
+            let previous = moved[l - 1];
+            let reached = candidates[l - 1]
+                .iter()
+                .zip(&best)
+                .filter_map(|(&r, b)| {
+                    let (total, path) = b.as_ref()?;
+                    let (from, to) = (out_rows(previous, r), in_rows(layer, rows));
+                    let relaid = if from == to {
+                        0
+                    } else {
+                        relayout(l, from, to) + reconfigure
+                    };
+                    Some((total + relaid + reconfigure + own, path))
+                })
+                .min_by_key(|(total, _)| *total);
+            next.push(reached.map(|(total, path)| {
+                let mut path = path.clone();
+                path.push(rows);
+                (total, path)
+            }));
+        }
+        best = next;
+    }
+    best.into_iter()
+        .flatten()
+        .min_by_key(|(total, _)| *total)
+        .map(|(total, rows)| RowChoice { rows, total })
+}
+
+/// The estimated cycles of a relayout of `words` features per sample from `from` rows to `to`
+/// on columns of `samples` samples each (the busiest column): every word of a column's
+/// activation crosses its bus once, one a cycle; every sample of a turn is a task on every
+/// receiving PE; and a turn's first wavelet crosses the column before the next row sends.
+/// `busy`, a dry run's busy cycles of the busiest PE, replaces the tasks' part when known.
+fn relayout_cycles(
+    words: u64,
+    samples: u64,
+    (from, to): (u32, u32),
+    busy: Option<u64>,
+    target: &Target,
+) -> u64 {
+    let rows = u64::from(from.max(to));
+    let turns = u64::from(from);
+    let bus = samples * words;
+    let tasks = busy.unwrap_or(samples * turns * (u64::from(target.task_switch_cycles) + 4));
+    bus.max(tasks) + turns * rows * u64::from(target.hop_latency)
+}
+
+/// The candidates of the second pass: around each layer's first-pass rows (itself, double and
+/// half) and the one region's rows, those `allowed` keeps, in order.
+fn around(first: &[u32], one: u32, allowed: &dyn Fn(usize, u32) -> bool) -> Vec<Vec<u32>> {
+    first
+        .iter()
+        .enumerate()
+        .map(|(l, &r)| {
+            let mut c: Vec<u32> = [r, r.saturating_mul(2), r / 2, one]
+                .into_iter()
+                .filter(|&x| x > 0 && allowed(l, x))
+                .collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three phases on 1, 2 or 4 rows; a relayout costs 10 and a reconfiguration 1.
+    fn choose(moved: &[Option<(u32, u32)>], candidates: Vec<Vec<u32>>) -> RowChoice {
+        let table = |l: usize, rows: u32| -> u64 {
+            let costs: [[u64; 3]; 3] = [[5, 3, 2], [1, 50, 60], [40, 30, 4]];
+            costs[l][rows.trailing_zeros() as usize]
+        };
+        let costs = Costs {
+            candidates,
+            phase: Box::new(table),
+            relayout: Box::new(|_, _, _| 10),
+            reconfigure: 1,
+        };
+        choose_rows(moved, costs).expect("a choice")
+    }
+
+    #[test]
+    fn the_programme_pays_for_a_relayout_only_where_the_rows_save_more() {
+        let all = vec![vec![1, 2, 4]; 3];
+        // By hand: [1, 1, 4] = 5 + 1 + 4 + one relayout (10 + 1) + 2 reconfigurations = 23;
+        // every phase on 4 rows = 2 + 60 + 4 + 2 = 68, on 1 = 5 + 1 + 40 + 2 = 48;
+        // [4, 1, 4] = 2 + 1 + 4 + 2 · 11 + 2 = 29.
+        let choice = choose(&[None; 3], all);
+        assert_eq!(choice.rows, [1, 1, 4]);
+        assert_eq!(choice.total, 23);
+    }
+
+    #[test]
+    fn a_layer_that_moves_rows_is_one_relayout_already() {
+        // The middle layer takes its input on 1 row and leaves it on 4, running on 4:
+        // [1, 4, 4] = 5 + 60 + 4 + 2 = 71, no relayout; starting on 4 rows adds one back to 1:
+        // 2 + 11 + 60 + 4 + 2 = 79.
+        let candidates = vec![vec![1, 2, 4], vec![4], vec![1, 2, 4]];
+        let choice = choose(&[None, Some((1, 4)), None], candidates);
+        assert_eq!(choice.rows, [1, 4, 4]);
+        assert_eq!(choice.total, 71);
+    }
+}
