@@ -2,7 +2,7 @@
 //! `train` item's value, then `wsel train`'s default.
 
 use pyo3::prelude::*;
-use wsel::cli::{BackendArg, ModeArg, OptimizerArg};
+use wsel::cli::{BackendArg, ModeArg, OptimizerArg, RecomputeArg};
 use wsel::train_settings::TrainOverrides;
 
 use crate::program::{backend_arg, invalid, mode_arg};
@@ -36,6 +36,8 @@ pub struct TrainSettings {
     batch: Option<u64>,
     #[pyo3(item)]
     micro_batch: Option<u64>,
+    #[pyo3(item, from_py_with = recompute_arg)]
+    recompute: Option<RecomputeArg>,
     #[pyo3(item)]
     seed: Option<u64>,
     #[pyo3(item)]
@@ -67,7 +69,7 @@ impl TrainSettings {
             epochs: self.epochs,
             batch: self.batch,
             micro_batch: self.micro_batch,
-            recompute: None,
+            recompute: self.recompute,
             seed: self.seed,
             shuffle: self.shuffle,
             systems: self.systems,
@@ -86,5 +88,17 @@ fn optimizer_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<OptimizerArg>> {
         "sgd" => Ok(Some(OptimizerArg::Sgd)),
         "adam" => Ok(Some(OptimizerArg::Adam)),
         other => Err(invalid("optimizer", other, "'sgd' or 'adam'")),
+    }
+}
+
+fn recompute_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<RecomputeArg>> {
+    let Some(name) = value.extract::<Option<String>>()? else {
+        return Ok(None);
+    };
+    match name.as_str() {
+        "auto" => Ok(Some(RecomputeArg::Auto)),
+        "never" => Ok(Some(RecomputeArg::Never)),
+        "always" => Ok(Some(RecomputeArg::Always)),
+        other => Err(invalid("recompute", other, "'auto', 'never' or 'always'")),
     }
 }

@@ -97,6 +97,27 @@ def test_the_per_step_table(trained):
     assert report["model"] == "digits" and report["target"] == "wse2" and report["batch"] == 16
 
 
+def test_recomputing_changes_no_bit(trained, train_data):
+    """`recompute="always"`: the backward pass runs the dropped forward layers again before
+    the backward layers that read them (their cycles in each step's `recompute_cycles`); the
+    losses are the same bits as keeping every activation (the digits MLP fits, so the
+    default keeps them all and recomputes nothing)."""
+    again = wsel.train(
+        TRAIN,
+        inputs={"x": train_data["x"]},
+        labels=train_data["y"],
+        params=train_data["init"],
+        steps=2,
+        recompute="always",
+    )
+    assert np.array_equal(again.losses, trained.losses[:2])
+    assert all(step["recompute_cycles"] > 0 for step in again.report["steps"])
+    assert again.report["kept"]["recompute_cycles"] > 0
+    assert all(step["recompute_cycles"] == 0 for step in trained.report["steps"])
+    with pytest.raises(ValueError, match="recompute `sometimes`"):
+        wsel.train(TRAIN, recompute="sometimes")
+
+
 def test_a_bad_learning_rate_raises_its_code(train_data):
     with pytest.raises(wsel.WselError) as error:
         wsel.train(TRAIN, inputs={"x": train_data["x"]}, labels=train_data["y"], lr=-1.0)

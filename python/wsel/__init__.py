@@ -216,6 +216,7 @@ def train(
     epochs: Optional[int] = None,
     batch: Optional[int] = None,
     micro_batch: Optional[int] = None,
+    recompute: Optional[str] = None,
     seed: Optional[int] = None,
     shuffle: Optional[bool] = None,
     target: Optional[str] = None,
@@ -235,7 +236,8 @@ def train(
     comes from the program's ``train`` item (else its ``run`` item) and the ``param`` files.
     Every setting (``loss``, ``optimizer`` ``"sgd"`` or ``"adam"``, ``lr``, ``momentum``,
     ``beta1``, ``beta2``, ``eps``, ``steps`` or ``epochs``, ``batch``, ``micro_batch``,
-    ``seed``, ``shuffle``, ``target``, ``mode``, ``systems``) defaults to the ``train``
+    ``recompute`` ``"auto"``, ``"never"`` or ``"always"``, ``seed``, ``shuffle``, ``target``,
+    ``mode``, ``systems``) defaults to the ``train``
     item's, then to ``wsel train``'s default (``docs/running.md``, "Training"). Each step
     runs the forward and backward passes on the fabric; the store's optimizer updates the
     weights after it.
@@ -263,6 +265,7 @@ def train(
         "epochs": epochs,
         "batch": batch,
         "micro_batch": micro_batch,
+        "recompute": recompute,
         "seed": seed,
         "shuffle": shuffle,
         "systems": systems,
