@@ -68,7 +68,7 @@ pub struct Placement {
     /// Weight streaming with per-layer rows (`docs/running.md`): the one region the phases
     /// would otherwise share (rows, columns) and its estimated cycles for the whole batch;
     /// `None` when the phases run on one region.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub one_region: Option<(u32, u32, u64)>,
     /// Estimated cycles for the whole batch: the slowest copy's fill plus its further samples
     /// at its slowest stage's period (`docs/mapping.md` §5).
