@@ -3,7 +3,7 @@
 //! columns, and a relayout phase (`std.resident`'s `relayout`, kernel `relayout_tile`) moving
 //! the activation down the columns' buses where the rows change.
 //!
-//! - A 512 → 4 → 4 MLP on `dev` (batch 8): the wide dense layer takes 7 rows, the narrow
+//! - A 512 → 4 → 4 MLP on `dev` (batch 8): the wide dense layer takes 12 rows, the narrow
 //!   tail 1; its probabilities match `tests/reference/mlp.py` (NumPy, float32) within 1e-6
 //!   (both sum 512 float32 products, in different orders: n·2⁻²⁴·Σ|xw| ≈ 3e-5 on the logits
 //!   at worst, far less in practice; measured 6e-8).
@@ -176,16 +176,26 @@ fn a_wide_then_narrow_model_runs_on_two_row_counts_like_numpy() {
 }
 
 /// A dead PE inside the per-layer regions moves them (the corner below it) but keeps their
-/// rows, so the result is the same bits (docs/mapping.md §7, "Per-layer rows").
+/// rows, so the result is the same bits (docs/mapping.md §7, "Per-layer rows"). The dead PE
+/// sits in the tallest region's last column, on a row that leaves the regions room to move
+/// down past it on `dev`'s 16 rows (the rows are the mapper's choice, read from the clean run).
 #[test]
 fn a_defect_moves_the_per_layer_regions_and_keeps_the_bits() {
     let dir = temp_dir("defect");
     write_mlp(&dir);
     run_streamed(&dir, "mlp.wse");
     let clean = (report(&dir), read_f32(&dir.join("y.npy")));
+    let (rows, cols) = {
+        let wide = phase(&clean.0, "dense#1");
+        (field(wide, "rows") as u32, field(wide, "cols") as u32)
+    };
+    assert!(rows < 16, "dense#1 on {rows} rows: no room to move down");
     let mut target = wsel_target::Target::dev();
     target.name = "dev-dead".to_string();
-    target.defects.add_dead_pe(wsel_target::Coord::new(7, 6));
+    let row = (rows - 1).min(15 - rows);
+    target
+        .defects
+        .add_dead_pe(wsel_target::Coord::new(cols - 1, row));
     std::fs::write(dir.join("dead.toml"), target.to_toml_string()).expect("target");
     run_on(&dir, "mlp.wse", "dead.toml");
     let dead = (report(&dir), read_f32(&dir.join("y.npy")));
