@@ -114,7 +114,7 @@ def test_recomputing_changes_no_bit(trained, train_data):
     assert all(step["recompute_cycles"] > 0 for step in again.report["steps"])
     assert again.report["kept"]["recompute_cycles"] > 0
     assert all(step["recompute_cycles"] == 0 for step in trained.report["steps"])
-    with pytest.raises(ValueError, match="recompute `sometimes`"):
+    with pytest.raises(ValueError, match="recompute 'sometimes'"):
         wsel.train(TRAIN, recompute="sometimes")
 
 

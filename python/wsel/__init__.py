@@ -251,6 +251,8 @@ def train(
         raise ValueError("give steps or epochs, not both")
     if optimizer not in (None, "sgd", "adam"):
         raise ValueError(f"optimizer {optimizer!r}: expected 'sgd' or 'adam'")
+    if recompute not in (None, "auto", "never", "always"):
+        raise ValueError(f"recompute {recompute!r}: expected 'auto', 'never' or 'always'")
     settings = {
         "target": target,
         "mode": mode,
