@@ -15,6 +15,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod support;
+use support::transformer::{losses_of_csv, read_npy, wsel_train_file};
 use support::{read_f32, repo_root, temp_dir, write_f32_npy};
 
 /// The widths of the deep model's layers, its input first.
@@ -75,16 +76,8 @@ fn write_deep_model(dir: &Path) -> std::path::PathBuf {
 
 /// `wsel train FILE --out OUT` on train-12k.toml with `args`.
 fn train(file: &Path, out: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wsel"))
-        .current_dir(repo_root())
-        .args(["train", "--color", "never", "--quiet"])
-        .arg(file)
-        .arg("--out")
-        .arg(out)
-        .args(["--target", "tests/targets/train-12k.toml"])
-        .args(args)
-        .output()
-        .expect("wsel runs")
+    let target = ["--target", "tests/targets/train-12k.toml"];
+    wsel_train_file(file, out, &[&target[..], args].concat())
 }
 
 /// The reference trainer's losses and weights for the deep model of `init` (4 SGD steps of
@@ -102,29 +95,11 @@ fn reference(init: &Path, out: &Path) {
     assert!(status.success(), "the reference trainer failed");
 }
 
-/// The float64 values of a .npy file the reference wrote.
-fn read_f64(path: &Path) -> Vec<f64> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    npyz::NpyFile::new(&bytes[..])
-        .and_then(|npy| npy.into_vec())
-        .expect("f64 values")
-}
-
 /// Checks every loss of `ours` (loss.csv) within 1e-5 relative and every weight within 1e-5
 /// of the reference's in `theirs`; the largest weight difference.
 fn matches(ours: &Path, theirs: &Path) -> f64 {
-    let csv = std::fs::read_to_string(ours.join("loss.csv")).expect("loss.csv");
-    let losses: Vec<f64> = csv
-        .lines()
-        .skip(1)
-        .map(|l| {
-            l.split(',')
-                .nth(1)
-                .and_then(|v| v.parse().ok())
-                .expect("a loss")
-        })
-        .collect();
-    let expected = read_f64(&theirs.join("losses.npy"));
+    let losses = losses_of_csv(&ours.join("loss.csv"));
+    let expected = read_npy(&theirs.join("losses.npy"));
     assert_eq!(losses.len(), expected.len());
     for (step, (a, b)) in losses.iter().zip(&expected).enumerate() {
         assert!(
@@ -136,7 +111,7 @@ fn matches(ours: &Path, theirs: &Path) -> f64 {
     let mut worst = 0.0f64;
     for k in 1..WIDTHS.len() {
         for name in [format!("w{k}.npy"), format!("b{k}.npy")] {
-            let (a, b) = (read_f32(&ours.join(&name)), read_f64(&theirs.join(&name)));
+            let (a, b) = (read_f32(&ours.join(&name)), read_npy(&theirs.join(&name)));
             assert_eq!(a.len(), b.len(), "{name}");
             for (x, y) in a.iter().zip(&b) {
                 worst = worst.max((f64::from(*x) - y).abs());
@@ -245,20 +220,12 @@ fn a_run_that_fits_is_unchanged_and_recomputing_changes_no_bit() {
     let dir = temp_dir("recompute-digits");
     let digits = repo_root().join("examples/digits/train.wse");
     let run = |out: &Path, args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
-            .current_dir(repo_root())
-            .args(["train", "--color", "never", "--quiet", "--steps", "3"])
-            .arg(&digits)
-            .arg("--out")
-            .arg(out)
-            .args(args)
-            .output()
-            .expect("wsel runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
+        let (digits, out) = (
+            digits.to_str().expect("a path"),
+            out.to_str().expect("a path"),
         );
+        let fixed = ["train", "--quiet", "--steps", "3", digits, "--out", out];
+        let output = support::wsel_ok(&repo_root(), &[&fixed[..], args].concat());
         String::from_utf8_lossy(&output.stdout).to_string()
     };
     let (kept, again) = (dir.join("kept"), dir.join("again"));
