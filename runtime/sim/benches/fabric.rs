@@ -20,7 +20,8 @@
 //! side of the small halo exchange (rounds scale so the wavelet count stays about the same),
 //! `ROUNDS=n` its number of rounds, `RUNS=n` the number of runs of `small1` (for instruction
 //! counts under callgrind: `RUNS=1 ROUNDS=5`), `BOUNDARIES=0` runs it without wse2's die
-//! boundaries.
+//! boundaries. On one thread the halo's rates are also given per second of the thread's CPU
+//! time, the figure to compare on a shared machine.
 
 mod common;
 
@@ -39,6 +40,18 @@ fn timed(target: &Target, program: &Program, opts: &SimOptions, what: &str) -> (
     let start = Instant::now();
     let out = simulate(target, program, opts).expect(what);
     (out, start.elapsed().as_secs_f64())
+}
+
+/// The CPU time the calling thread has used, in seconds (Linux's schedstat; 0 elsewhere). On
+/// one thread the simulation runs in the calling thread, so this is its CPU time even when
+/// other jobs share the cores.
+fn thread_cpu() -> f64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    let ns = stat
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse::<u64>().ok());
+    ns.map_or(0.0, |ns| ns as f64 / 1e9)
 }
 
 /// Peak resident set size of this process so far, in bytes (Linux; 0 elsewhere).
@@ -66,10 +79,14 @@ fn small(threads: usize, runs: usize) {
         ..SimOptions::default()
     };
     let mut rates = Vec::new();
+    let mut cpu_rates = Vec::new();
     let mut last = None;
     for _ in 0..runs {
+        let cpu = thread_cpu();
         let (out, secs) = timed(&target, &program, &opts, "halo exchange runs");
-        rates.push(out.report.wavelet_hops as f64 / secs);
+        let hops = out.report.wavelet_hops as f64;
+        rates.push(hops / secs);
+        cpu_rates.push(hops / (thread_cpu() - cpu));
         last = Some((out.report.wavelet_hops, out.cycles, secs));
     }
     let (hops, cycles, secs) = last.expect("at least one run");
@@ -80,6 +97,17 @@ fn small(threads: usize, runs: usize) {
         median(rates) / 1e6 / threads as f64,
         peak_rss() as f64 / (1 << 20) as f64
     );
+    if threads == 1 {
+        let cpu: Vec<String> = cpu_rates
+            .iter()
+            .map(|r| format!("{:.1}", r / 1e6))
+            .collect();
+        println!(
+            "    per second of this thread's CPU time: {} M wavelet-hops/s (median {:.1})",
+            cpu.join(", "),
+            median(cpu_rates) / 1e6
+        );
+    }
 }
 
 fn full(threads: usize) {

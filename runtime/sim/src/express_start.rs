@@ -64,7 +64,7 @@ impl Partition<'_> {
         }
         let slot = p.send_base as usize + p.sending.trailing_zeros() as usize;
         let s = &self.fab.sends[slot];
-        if p.waiting_sends.iter().any(|w| w.color != s.color) {
+        if p.n_waiting != 0 && p.waiting_sends().iter().any(|w| w.color != s.color) {
             return None;
         }
         // A lone wavelet would need two hops to be worth a stream: not worth the look.
@@ -97,6 +97,7 @@ impl Partition<'_> {
             data: std::mem::take(&mut s.data),
             then: (s.then != NONE).then_some(s.then),
             seq: s.seq,
+            control: s.control,
         };
         let p = &mut self.fab.pes[pe as usize];
         p.sending = 0;
@@ -421,7 +422,7 @@ impl Partition<'_> {
         let p = &fab.pes[pe as usize];
         if self.setup.ramp_shared
             && ports & (1 << RAMP) != 0
-            && (p.sending != 0 || !p.waiting_sends.is_empty())
+            && (p.sending != 0 || p.n_waiting != 0)
         {
             return true;
         }
@@ -432,7 +433,7 @@ impl Partition<'_> {
             .filter(|(k, _)| p.sending & (1u64 << k) != 0)
             .map(|(_, s)| s.queue);
         let waiting = p
-            .waiting_sends
+            .waiting_sends()
             .iter()
             .map(|w| fab.sends[p.send_slot(&fab.sends, w.color)].queue);
         active
@@ -666,7 +667,8 @@ impl Partition<'_> {
         {
             // Sends on the stream's color wait behind it (and join it back to back); any other
             // shares the ramp.
-            return p.sending != 0 || p.waiting_sends.iter().any(|w| w.color != send.color);
+            return p.sending != 0
+                || (p.n_waiting != 0 && p.waiting_sends().iter().any(|w| w.color != send.color));
         }
         let reserved = self.fab.info[p.node as usize].reserved;
         self.sends_use(pe, reserved)

@@ -82,8 +82,7 @@ impl CycleState<'_> {
             return;
         };
         let p = &mut self.pes[*pe as usize];
-        let next = p.waiting_sends.iter().position(|w| w.color == send.color);
-        let Some(w) = next.and_then(|at| p.waiting_sends.remove(at)) else {
+        let Some(w) = p.take_waiting(send.color) else {
             p.express = NONE;
             p.xslot = crate::fabric::NONE8;
             return;

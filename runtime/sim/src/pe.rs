@@ -54,6 +54,8 @@ pub(crate) struct SendState {
     pub then: Option<TaskId>,
     /// Issue order among the PE's sends (the deadlock report lists stuck sends in it).
     pub seq: u32,
+    /// A send of one control wavelet (see `switches.rs`).
+    pub control: bool,
 }
 
 /// A color's send slot: the send in progress on it, if any (one cache line, as a receive
@@ -145,18 +147,29 @@ impl RecvSlot {
 #[derive(Debug)]
 pub(crate) enum Pending {
     Send(SendState),
-    /// A send of one control wavelet (see `switches.rs`).
-    Control(SendState),
     Recv(RecvState),
 }
 
-/// A PE. The fields a router step reads (injecting and delivering) are in the record's first
-/// cache line; those a PE wake reads (delayed calls, activations, busy time, the color masks
-/// a task's runtime calls check, the livelock count) in the other five, which the timer pass
-/// fetches whole before the wake (`prefetch::wakes_ahead`).
+/// A PE, packed by what touches it, one cache line per group:
+///
+/// 0. what a router step reads and writes when it injects or delivers (send and receive
+///    state, SRAM, slot bases);
+/// 1. the activations ([`Ready`]): a wake looks at the earliest, a completed receive or send
+///    adds one;
+/// 2. what every wake reads: busy time, the delayed calls, the node to reschedule and the
+///    express state;
+/// 3. what a task start reads and writes: the color masks its runtime calls check, the
+///    livelock count, the PE's busy figures;
+/// 4. rarely used: receives queued behind an open one and sends waiting behind one in
+///    progress, looked at only when `queued_colors` or `n_waiting` says there are any.
+///
+/// So a wake that carries out delayed calls touches lines 0 to 2, one that starts a task
+/// line 3 too, and the timer pass fetches those four lines before the wake
+/// (`prefetch::wakes_ahead`).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Pe {
+    // Line 0: the router step.
     /// Send slots with a send in progress.
     pub sending: u64,
     /// Send slots whose ramp queue is full (the PE cannot inject on them).
@@ -176,53 +189,76 @@ pub(crate) struct Pe {
     /// `NONE8`.
     pub xslot: u8,
     pub seq: u32,
-    pub busy_until: u64,
+    // Line 1: the activations.
     /// Activations: (ready cycle, sequence number, task), earliest first.
     pub ready: Ready,
+    // Line 2: every wake.
+    pub busy_until: u64,
+    /// Future runtime calls, (issue cycle, sequence number) order. Calls only ever join at
+    /// the back: a task starts no earlier than the last one ended, so its calls are issued no
+    /// earlier than any of the last one's.
+    pub pending: VecDeque<(u64, u32, Pending)>,
+    /// Colors an express stream feeds on which receives were posted since the PE woke.
+    pub xposted: u64,
     pub node: u32,
     /// Index into `Program::pes`.
     pub prog: u32,
     /// The express stream this PE is sending, or NONE.
     pub express: u32,
-    /// Colors an express stream feeds on which receives were posted since the PE woke.
-    pub xposted: u64,
-    /// Future runtime calls, (issue cycle, sequence number) order. Calls only ever join at
-    /// the back: a task starts no earlier than the last one ended, so its calls are issued no
-    /// earlier than any of the last one's.
-    pub pending: VecDeque<(u64, u32, Pending)>,
-    /// Receives posted while one on their color was open, in post order.
-    pub queued_recvs: VecDeque<RecvState>,
-    /// Sends issued while one on their color was in progress, in issue order.
-    pub waiting_sends: VecDeque<SendState>,
+    /// The number of sends in `waiting_sends`.
+    pub n_waiting: u32,
+    // Line 3: a task start.
     pub send_colors: u64,
     pub recv_colors: u64,
+    /// Send colors with a switch somewhere: control wavelets may be sent on them.
+    pub control_colors: u64,
     /// Colors that may have a receive in `queued_recvs` (a superset: cleared when a
-    /// completion finds none).
+    /// completion finds none; 0 exactly when `queued_recvs` is empty).
     pub queued_colors: u64,
-    pub busy_cycles: u64,
-    pub tasks_run: u64,
     /// The tasks it ran in a row that only activated tasks while nothing of its own was
     /// open (against `Setup::livelock_tasks`).
     pub closed: u64,
+    pub busy_cycles: u64,
+    pub tasks_run: u64,
     /// The cycle its first task started (`u64::MAX` until one has): with `busy_until`, the
     /// PE's span of work (`PeActivity::first_task_start`).
     pub first: u64,
-    /// Send colors with a switch somewhere: control wavelets may be sent on them.
-    pub control_colors: u64,
-    /// The issue numbers (`SendState::seq`) of control sends not yet in a send slot.
-    pub control_seqs: Vec<u32>,
+    // Line 4: rarely used.
+    /// Receives posted while one on their color was open, in post order.
+    pub queued_recvs: VecDeque<RecvState>,
+    /// Sends issued while one on their color was in progress, in issue order.
+    waiting_sends: VecDeque<SendState>,
 }
+
+/// The lines of a PE's record that a wake and a task start touch (see `Pe`).
+pub(crate) const WAKE_LINES: usize = 4;
+
+// Each group of fields in its own cache line (see `Pe`).
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Pe, seq) < 64 && offset_of!(Pe, ready) == 64);
+    assert!(std::mem::size_of::<Ready>() == 64 && offset_of!(Pe, busy_until) == 128);
+    assert!(offset_of!(Pe, n_waiting) < 192 && offset_of!(Pe, send_colors) == 192);
+    assert!(offset_of!(Pe, first) < 256 && offset_of!(Pe, queued_recvs) == 256);
+    assert!(std::mem::size_of::<Pe>() == 320 && offset_of!(Pe, queued_recvs) == 64 * WAKE_LINES);
+};
 
 /// An activation: (ready cycle, sequence number, task).
 pub(crate) type Activation = (u64, u32, TaskId);
 
 /// A PE's activations, earliest (then first activated) first. The first few live in the PE's
-/// record (a PE rarely has more than two at a time), the rest in a heap.
+/// record (a PE rarely has more than two at a time), the rest in a heap behind a pointer, so
+/// that the record's line holds everything the common case reads.
 #[derive(Debug, Default)]
 pub(crate) struct Ready {
     near: [Activation; NEAR],
+    /// Allocated when a PE first has more than [`NEAR`] activations. Boxed so that the
+    /// record holds one word of it, not the heap's three (the line is full otherwise).
+    #[allow(clippy::box_collection)]
+    far: Option<Box<BinaryHeap<Reverse<Activation>>>>,
     n: u8,
-    far: BinaryHeap<Reverse<Activation>>,
+    /// Whether `far` holds any (so that the common case does not follow the pointer).
+    any_far: bool,
 }
 
 /// Activations kept in the record.
@@ -234,7 +270,8 @@ impl Ready {
             self.near[usize::from(self.n)] = a;
             self.n += 1;
         } else {
-            self.far.push(Reverse(a));
+            self.far.get_or_insert_default().push(Reverse(a));
+            self.any_far = true;
         }
     }
 
@@ -243,10 +280,23 @@ impl Ready {
         (0..usize::from(self.n)).min_by_key(|&i| self.near[i])
     }
 
+    /// The far activations, if any.
+    fn far(&self) -> Option<&BinaryHeap<Reverse<Activation>>> {
+        self.far.as_deref().filter(|_| self.any_far)
+    }
+
+    /// Take the earliest far activation (there is one).
+    fn pop_far(&mut self) -> Option<Activation> {
+        let far = self.far.as_deref_mut()?;
+        let a = far.pop().map(|r| r.0);
+        self.any_far = !far.is_empty();
+        a
+    }
+
     /// The earliest activation.
     pub(crate) fn peek(&self) -> Option<Activation> {
         let near = self.near_min().map(|i| self.near[i]);
-        let far = self.far.peek().map(|r| r.0);
+        let far = self.far().and_then(|f| f.peek()).map(|r| r.0);
         match (near, far) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -255,29 +305,32 @@ impl Ready {
 
     /// Take the earliest activation.
     pub(crate) fn pop(&mut self) -> Option<Activation> {
-        let far = self.far.peek().map(|r| r.0);
+        let far = self.far().and_then(|f| f.peek()).map(|r| r.0);
         match self.near_min() {
             Some(i) if far.is_none_or(|f| self.near[i] < f) => {
                 let a = self.near[i];
                 self.n -= 1;
                 self.near[i] = self.near[usize::from(self.n)];
-                if let Some(Reverse(f)) = self.far.pop() {
+                if far.is_some()
+                    && let Some(f) = self.pop_far()
+                {
                     self.push(f);
                 }
                 Some(a)
             }
-            _ => self.far.pop().map(|r| r.0),
+            _ if far.is_some() => self.pop_far(),
+            _ => None,
         }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.n == 0 && self.far.is_empty()
+        self.n == 0 && !self.any_far
     }
 
     /// Prefetch the earliest far activation, if any (a hint: see `prefetch.rs`).
     #[inline(always)]
     pub(crate) fn prefetch_far(&self) {
-        if let Some(first) = self.far.peek() {
+        if let Some(first) = self.far().and_then(|f| f.peek()) {
             crate::prefetch::fetch(std::ptr::from_ref(first));
         }
     }
@@ -321,7 +374,7 @@ impl Pe {
             send_colors: 0,
             recv_colors: 0,
             control_colors: 0,
-            control_seqs: Vec::new(),
+            n_waiting: 0,
             queued_colors: 0,
             busy_cycles: 0,
             tasks_run: 0,
@@ -453,12 +506,27 @@ impl Pe {
         let k = slot - self.send_base as usize;
         if self.sending & (1u64 << k) != 0 || k == usize::from(self.xslot) {
             self.waiting_sends.push_back(s);
+            self.n_waiting += 1;
             return None;
         }
         self.sending |= 1u64 << k;
-        let control = self.take_control(s.seq);
-        install(&mut all[slot], s, control);
+        install(&mut all[slot], s);
         Some(slot)
+    }
+
+    /// The sends issued while one on their color was in progress, in issue order.
+    pub(crate) fn waiting_sends(&self) -> &VecDeque<SendState> {
+        &self.waiting_sends
+    }
+
+    /// Take the first send waiting on `color`, if any.
+    pub(crate) fn take_waiting(&mut self, color: Color) -> Option<SendState> {
+        if self.n_waiting == 0 {
+            return None;
+        }
+        let at = self.waiting_sends.iter().position(|w| w.color == color)?;
+        self.n_waiting -= 1;
+        self.waiting_sends.remove(at)
     }
 
     /// The send of slot `slot` injected its last wavelet: the next send waiting on its color
@@ -466,24 +534,11 @@ impl Pe {
     /// completion task.
     pub(crate) fn finish_send(&mut self, s: &mut SendSlot, bit: u64) -> (Vec<u32>, u32) {
         let done = (std::mem::take(&mut s.data), s.then);
-        let next = self.waiting_sends.iter().position(|w| w.color == s.color);
-        match next.and_then(|at| self.waiting_sends.remove(at)) {
-            Some(next) => {
-                let control = self.take_control(next.seq);
-                install(s, next, control);
-            }
+        match self.take_waiting(s.color) {
+            Some(next) => install(s, next),
             None => self.sending &= !bit,
         }
         done
-    }
-
-    /// Whether the send issued as `seq` is a control send (forgetting it: it takes a slot).
-    fn take_control(&mut self, seq: u32) -> bool {
-        if self.control_seqs.is_empty() {
-            return false;
-        }
-        let at = self.control_seqs.iter().position(|&c| c == seq);
-        at.map(|at| self.control_seqs.swap_remove(at)).is_some()
     }
 
     /// The PE's sends not finished, in issue order: (color, wavelets not injected).
@@ -515,8 +570,8 @@ impl Pe {
 }
 
 /// Put send `s` (a control send or not) in slot `slot` (idle).
-fn install(slot: &mut SendSlot, s: SendState, control: bool) {
-    slot.control = control;
+fn install(slot: &mut SendSlot, s: SendState) {
+    slot.control = s.control;
     slot.data = s.data;
     slot.pos = 0;
     slot.then = s.then.unwrap_or(NONE);
@@ -575,4 +630,37 @@ pub(crate) fn deliver(
     pe.ready.push((t + 1, pe.seq, then));
     pe.seq += 1;
     Delivery::Completed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Activation, Ready};
+
+    /// Pushes and pops interleaved so that the far heap fills, drains and fills again: the
+    /// pops come out in (cycle, sequence) order, as from a sorted list of what was pushed.
+    #[test]
+    fn activations_come_out_earliest_first_through_the_far_heap() {
+        let mut ready = Ready::default();
+        let mut reference: Vec<Activation> = Vec::new();
+        let mut seq = 0;
+        for round in 0..6u64 {
+            for k in 0..(round % 3) * 3 + 2 {
+                let a = ((k * 7 + round * 5) % 11, seq, seq % 4);
+                seq += 1;
+                ready.push(a);
+                reference.push(a);
+            }
+            for _ in 0..(round % 4) + 1 {
+                reference.sort_unstable_by(|a, b| b.cmp(a));
+                assert_eq!(ready.peek(), reference.last().copied());
+                assert_eq!(ready.pop(), reference.pop());
+            }
+            assert_eq!(ready.is_empty(), reference.is_empty());
+        }
+        reference.sort_unstable_by(|a, b| b.cmp(a));
+        while let Some(a) = reference.pop() {
+            assert_eq!(ready.pop(), Some(a));
+        }
+        assert!(ready.is_empty() && ready.pop().is_none() && ready.peek().is_none());
+    }
 }

@@ -189,13 +189,9 @@ impl Partition<'_> {
                         data,
                         then,
                         seq: 0,
+                        control,
                     };
-                    let op = if control {
-                        Pending::Control(s)
-                    } else {
-                        Pending::Send(s)
-                    };
-                    push_pending(p, &mut slots, issue0 + at, t, op);
+                    push_pending(p, &mut slots, issue0 + at, t, Pending::Send(s));
                 }
                 Op::Recv {
                     at,
@@ -230,12 +226,16 @@ impl Partition<'_> {
 
 /// Whether a task that issued `ops` on `p` continues a livelock: it only activated tasks,
 /// and the PE has no receive, send or runtime call open that the fabric could complete.
+/// (It reads the counts of queued receives and waiting sends, not the lists: those are in
+/// the record's rarely used line.)
 fn is_closed(p: &Pe, ops: &[Op]) -> bool {
+    debug_assert_eq!(p.queued_colors == 0, p.queued_recvs.is_empty());
+    debug_assert_eq!(p.n_waiting == 0, p.waiting_sends().is_empty());
     ops.iter().all(|op| matches!(op, Op::Activate { .. }))
         && p.open_recvs == 0
-        && p.queued_recvs.is_empty()
+        && p.queued_colors == 0
         && p.sending == 0
-        && p.waiting_sends.is_empty()
+        && p.n_waiting == 0
         && p.express == crate::fabric::NONE
         && p.pending.is_empty()
 }
@@ -268,12 +268,6 @@ fn issue(p: &mut Pe, slots: &mut Slots<'_>, when: u64, op: Pending) {
         Pending::Send(mut s) => {
             s.seq = p.seq;
             p.seq += 1;
-            p.issue_send(slots.sends, s);
-        }
-        Pending::Control(mut s) => {
-            s.seq = p.seq;
-            p.seq += 1;
-            p.control_seqs.push(s.seq);
             p.issue_send(slots.sends, s);
         }
         Pending::Recv(r) if r.n == 0 => {

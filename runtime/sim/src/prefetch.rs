@@ -181,12 +181,13 @@ const WAKE_ARGS: usize = 8;
 
 /// While a cycle's timers wake their PEs (in node order), in four stages, each reading only
 /// what an earlier stage fetched: the router records and timer cycles of the wakes
-/// [`WAKE_ROUTER`] ahead; the whole PE records of those [`WAKE_PE`] ahead (a wake reads all
-/// six lines: activations, delayed calls, busy time, the color masks a task's runtime calls
-/// check, the livelock count); [`WAKE_LINKS`] ahead, what those records point to — the first
+/// [`WAKE_ROUTER`] ahead; the PE records of those [`WAKE_PE`] ahead (the four lines of a wake
+/// and a task start: activations, delayed calls, busy time, the color masks a task's runtime
+/// calls check, the livelock count; not the rarely used fifth, see `Pe`); [`WAKE_LINKS`]
+/// ahead, what those records point to — the first
 /// four delayed calls (or, before a task with none left, the buffer's first lines, which the
-/// task's calls are written to), the heap of far activations, the last queued receive (a
-/// receive posted behind an open one looks at it), the send and receive slots, the program
+/// task's calls are written to), the heap of far activations and the last queued receive if
+/// there are any (a receive posted behind an open one looks at it), the send and receive slots, the program
 /// record a task start reads and the two ends of the PE's SRAM; [`WAKE_ARGS`] ahead, the argument words and
 /// port table that record points to (a task's code reads them). Most wakes of a busy cycle
 /// only carry out a delayed call or two, so the stages are far apart.
@@ -203,7 +204,7 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
     };
     let program = |pe: &crate::pe::Pe| p.setup.program.pes.get(pe.prog as usize);
     if let Some(pe) = pe_of(WAKE_PE) {
-        fetch_lines::<_, 6>(std::slice::from_ref(pe));
+        fetch_lines::<_, { crate::pe::WAKE_LINES }>(std::slice::from_ref(pe));
     }
     if let Some(pe) = pe_of(WAKE_LINKS) {
         if !pe.pending.is_empty() {
@@ -211,7 +212,9 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
             for call in pe.pending.iter().take(4) {
                 fetch(std::ptr::from_ref(call));
             }
-            if let Some(last) = pe.queued_recvs.back() {
+            if pe.queued_colors != 0
+                && let Some(last) = pe.queued_recvs.back()
+            {
                 fetch(std::ptr::from_ref(last));
             }
         }
