@@ -327,6 +327,17 @@ impl Ready {
         self.n == 0 && !self.any_far
     }
 
+    /// Prefetch the far activations' heap record, if there are any (a hint: see
+    /// `prefetch.rs`); [`Ready::prefetch_far`] reads it a stage later.
+    #[inline(always)]
+    pub(crate) fn prefetch_heap(&self) {
+        if self.any_far
+            && let Some(far) = self.far.as_deref()
+        {
+            crate::prefetch::fetch(std::ptr::from_ref(far));
+        }
+    }
+
     /// Prefetch the earliest far activation, if any (a hint: see `prefetch.rs`).
     #[inline(always)]
     pub(crate) fn prefetch_far(&self) {

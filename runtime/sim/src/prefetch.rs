@@ -186,10 +186,12 @@ const WAKE_ARGS: usize = 8;
 /// calls check, the livelock count; not the rarely used fifth, see `Pe`); [`WAKE_LINKS`]
 /// ahead, what those records point to — the first
 /// four delayed calls (or, before a task with none left, the buffer's first lines, which the
-/// task's calls are written to), the heap of far activations and the last queued receive if
-/// there are any (a receive posted behind an open one looks at it), the send and receive slots, the program
-/// record a task start reads and the two ends of the PE's SRAM; [`WAKE_ARGS`] ahead, the argument words and
-/// port table that record points to (a task's code reads them). Most wakes of a busy cycle
+/// task's calls are written to), the record of the far activations' heap and the last queued
+/// receive if there are any (a receive posted behind an open one looks at it), the send and
+/// receive slots, the program record a task start reads and the two ends of the PE's SRAM;
+/// [`WAKE_ARGS`] ahead, the earliest far activation (heat's PEs put one activation in eight
+/// there) and the argument words and port table the program record points to (a task's code
+/// reads them). Most wakes of a busy cycle
 /// only carry out a delayed call or two, so the stages are far apart.
 #[inline(always)]
 pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
@@ -218,7 +220,7 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
                 fetch(std::ptr::from_ref(last));
             }
         }
-        pe.ready.prefetch_far();
+        pe.ready.prefetch_heap();
         if !pe.ready.is_empty() {
             if pe.pending.is_empty() {
                 // The task's delayed calls go to the buffer's start (see `apply_due`), a
@@ -243,10 +245,12 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
     }
     if let Some(pe) = pe_of(WAKE_ARGS)
         && !pe.ready.is_empty()
-        && let Some(prog) = program(pe)
     {
-        fetch(prog.args.as_ptr());
-        fetch(prog.ports.as_ptr());
+        pe.ready.prefetch_far();
+        if let Some(prog) = program(pe) {
+            fetch(prog.args.as_ptr());
+            fetch(prog.ports.as_ptr());
+        }
     }
 }
 
@@ -283,7 +287,9 @@ impl CycleState<'_> {
         r.q_start + if after != 0 { after } else { want }.trailing_zeros()
     }
 
-    /// Stage 1: the record of PE `pe` (NONE: none).
+    /// Stage 1: the first three lines of PE `pe`'s record (NONE: none): what injecting and
+    /// delivering read, the activations a completed send or receive adds to, and the busy
+    /// time and waiting-send count a completion reads (see `Pe`).
     #[inline(always)]
     fn prefetch_pe(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {
