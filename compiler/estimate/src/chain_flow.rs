@@ -1,28 +1,97 @@
 //! How a kernel passes messages along its chains ([`wsel_map::ChainFlow`],
-//! `docs/mapping.md` §5), read from the causal traces of a region's centre PE
+//! `docs/mapping.md` §5), read from the causal traces of a region's representative PEs
 //! ([`wsel_codegen::dry_trace`]) for a batch of one sample and of two: the difference is one
-//! sample's.
+//! sample's — or, when the kernel sends as much on a chain for two samples as for one (it
+//! runs once whatever the batch), the one run's. [`region_flows`] picks each chain's PE.
 //!
 //! For a pair of an `out` port and an `in` port (the mapper asks for the pairs that make a
 //! chain: a PE sends on `out` to the neighbour that receives on `in`):
-//! - a send on `out` **relays** when it follows the receive on `in` of the same number (the
-//!   k-th send after the k-th receive): the message a neighbour passed on, as a running sum;
+//! - a send on `out` **relays** when it follows the receive of the same number (the k-th send
+//!   after the k-th receive) on `in` or on another `in` port from the same side (its **near
+//!   side**): the message a neighbour passed on, as a running sum, whatever colour it came
+//!   on — gemv-08's columns alternate two colours, receiving on one and sending on the other;
 //!   its relay work is the causal clock from the receive's task to the send;
 //! - the PE makes a **round trip** on the chain when the first receive of its second sample
 //!   on another `in` port follows a receive on `in` that the PE posted after its own send of
 //!   the same number on another `out` port: the next sample waits for an answer.
 
+use wsel_codegen::dry_run::PePlace;
 use wsel_codegen::dry_trace::{Mark, Transfer};
+use wsel_ir::graph::{PortInfo, Side};
 use wsel_ir::kernel::{KernelIr, PortDirection};
 use wsel_map::ChainFlow;
 
-/// The flow of every pair of an `out` and an `in` port of `ir` (by name), from the centre
-/// PE's traces for one sample (`one`) and two (`two`).
+/// Per `in` port of a kernel (by index), the neighbour ports on its axis: the `in` ports from
+/// the same side (itself included) and the `out` ports to the opposite side — no bus,
+/// multicast or switched port, at the same distance. Empty for an `out` port.
+pub(crate) type NearSides = Vec<Axis>;
+
+/// The neighbour ports on an `in` port's axis (indices).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Axis {
+    near: Vec<u32>,
+    far: Vec<u32>,
+    /// The side the `in` port faces.
+    side: Option<Side>,
+}
+
+impl Axis {
+    /// The `in` ports from the near side and the `out` ports to the far side.
+    pub(crate) fn ports(&self) -> (&[u32], &[u32]) {
+        (&self.near, &self.far)
+    }
+}
+
+/// The near sides of `ir`'s ports, from the layer's view of them (`ports`, matched by name).
+pub(crate) fn near_sides(ir: &KernelIr, ports: &[PortInfo]) -> NearSides {
+    let neighbour = |name: &str| {
+        ports
+            .iter()
+            .find(|p| p.name == name && p.bus.is_none() && !p.multicast && p.switch.is_none())
+    };
+    let infos: Vec<Option<&PortInfo>> = ir.ports.iter().map(|p| neighbour(&p.name)).collect();
+    let matching = |side, distance: &Option<_>, direction| -> Vec<u32> {
+        (0..infos.len() as u32)
+            .filter(|&q| {
+                infos[q as usize].is_some_and(|o| {
+                    o.side == side && o.distance == *distance && o.direction == direction
+                })
+            })
+            .collect()
+    };
+    infos
+        .iter()
+        .map(|info| match info {
+            Some(i) if i.direction == PortDirection::In => Axis {
+                near: matching(i.side, &i.distance, PortDirection::In),
+                far: matching(i.side.opposite(), &i.distance, PortDirection::Out),
+                side: Some(i.side),
+            },
+            _ => Axis::default(),
+        })
+        .collect()
+}
+
+/// A chain's flow at one PE.
+#[derive(Debug, Clone)]
+pub(crate) struct PairFlow {
+    pub out: String,
+    pub inp: String,
+    pub flow: ChainFlow,
+    /// Its relays pass on what came on another colour (an `in` port of the near side).
+    crossed: bool,
+    /// The side its `in` port faces.
+    side: Option<Side>,
+}
+
+/// The flow of every pair of an `out` and an `in` port of `ir` (by name), from one PE's
+/// traces for one sample (`one`) and two (`two`); `near` from [`near_sides`].
 pub(crate) fn chain_flows(
     ir: &KernelIr,
+    near: &NearSides,
     one: &[Transfer],
     two: &[Transfer],
-) -> Vec<(String, String, ChainFlow)> {
+) -> Vec<PairFlow> {
     let ports = |d: PortDirection| {
         ir.ports
             .iter()
@@ -33,11 +102,59 @@ pub(crate) fn chain_flows(
     let mut flows = Vec::new();
     for (out, out_name) in ports(PortDirection::Out) {
         for (inp, in_name) in ports(PortDirection::In) {
-            let pair = Pair { ir, out, inp };
-            flows.push((out_name.clone(), in_name, pair.flow(one, two)));
+            let pair = Pair::new(ir, near, out, inp);
+            let flow = pair.flow(one, two);
+            flows.push(PairFlow {
+                out: out_name.clone(),
+                inp: in_name,
+                crossed: flow.relays > 0 && pair.relay_ports(two) != [inp],
+                side: pair.axis.side,
+                flow,
+            });
         }
     }
     flows
+}
+
+/// The flows of a region's chains from those of its representative PEs (`per_pe`, each with
+/// its place, the centre's at `centre`): per chain, the flow of the PE that relays the most
+/// messages a sample — the far end of a gather, whose last message leaves after all the
+/// others — the centre's on a tie, and the centre's round trip. A relay across colours counts
+/// only at the centre: each of the colours' chains would take it, and they are one chain. The
+/// chain's first PE relays too when a representative PE on the region's edge its `in` port
+/// faces relays on it (a message that enters the region there, as gemv-09's b).
+pub(crate) fn region_flows(per_pe: &[(PePlace, Vec<PairFlow>)], centre: usize) -> Vec<PairFlow> {
+    let Some((_, mut flows)) = per_pe.get(centre).cloned() else {
+        return Vec::new();
+    };
+    for (i, f) in flows.iter_mut().enumerate() {
+        let at = |pe: &(PePlace, Vec<PairFlow>)| pe.1.get(i).cloned();
+        let mut best = f.flow;
+        for o in per_pe.iter().filter_map(at) {
+            if o.flow.relays > best.relays && !o.crossed {
+                best = ChainFlow {
+                    round_trip: f.flow.round_trip,
+                    ..o.flow
+                };
+            }
+        }
+        best.first_relays = per_pe.iter().any(|pe| {
+            f.side.is_some_and(|side| on_edge(pe.0, side))
+                && at(pe).is_some_and(|o| o.flow.relays > 0)
+        });
+        f.flow = best;
+    }
+    flows
+}
+
+/// Whether `place` lies on the region's edge on `side`.
+fn on_edge(place: PePlace, side: Side) -> bool {
+    match side {
+        Side::West => place.x == 0,
+        Side::East => place.x + 1 == place.width,
+        Side::North => place.y == 0,
+        Side::South => place.y + 1 == place.height,
+    }
 }
 
 /// The longest step a message takes through the PE of `trace` along any chain of `ir`, or
@@ -48,12 +165,12 @@ pub(crate) fn chain_flows(
 /// ([`wsel_codegen::dry_run::DryRunner::trace_late`]), as the phase's end does. A
 /// weight-streaming phase runs its whole batch in one trace, so there is no second sample to
 /// subtract.
-pub(crate) fn relay_step(ir: &KernelIr, trace: &[Transfer]) -> Option<u64> {
+pub(crate) fn relay_step(ir: &KernelIr, near: &NearSides, trace: &[Transfer]) -> Option<u64> {
     let ports = |d: PortDirection| {
         (0..ir.ports.len() as u32).filter(move |&i| ir.ports[i as usize].direction == d)
     };
     ports(PortDirection::Out)
-        .flat_map(|out| ports(PortDirection::In).map(move |inp| Pair { ir, out, inp }))
+        .flat_map(|out| ports(PortDirection::In).map(move |inp| Pair::new(ir, near, out, inp)))
         .filter_map(|pair| pair.relay_period(trace))
         .max()
 }
@@ -69,33 +186,54 @@ struct Sends {
     relay_work: u64,
 }
 
-/// A chain: the kernel's ports (indices) it sends and receives on.
+/// A chain: the kernel's ports (indices) it sends and receives on, and the `in` ports from
+/// the same side as `inp` (its near side).
 struct Pair<'a> {
     ir: &'a KernelIr,
     out: u32,
     inp: u32,
+    axis: &'a Axis,
 }
 
-impl Pair<'_> {
+impl<'a> Pair<'a> {
+    fn new(ir: &'a KernelIr, near: &'a NearSides, out: u32, inp: u32) -> Pair<'a> {
+        static NONE: Axis = Axis {
+            near: Vec::new(),
+            far: Vec::new(),
+            side: None,
+        };
+        let axis = near.get(inp as usize).unwrap_or(&NONE);
+        Pair { ir, out, inp, axis }
+    }
+
     fn flow(&self, one: &[Transfer], two: &[Transfer]) -> ChainFlow {
         let (a, b) = (self.sends(one), self.sends(two));
+        // A kernel that sends on the chain as much for two samples as for one passes its
+        // messages once, whatever the batch (csl's ports run once): the first sample waits
+        // for all of them.
+        let a = if b.messages > a.messages {
+            a
+        } else {
+            Sends::default()
+        };
         ChainFlow {
             messages: b.messages.saturating_sub(a.messages),
             words: b.words.saturating_sub(a.words),
             relays: b.relays.saturating_sub(a.relays),
             relay_words: b.relay_words.saturating_sub(a.relay_words),
             relay_work: b.relay_work,
+            first_relays: false,
             round_trip: self.round_trip(one, two),
         }
     }
 
     fn sends(&self, trace: &[Transfer]) -> Sends {
+        let ports = self.relay_ports(trace);
         let mut s = Sends::default();
         for t in trace.iter().filter(|t| t.send && t.port == self.out) {
             s.messages += 1;
             s.words += u64::from(t.words);
-            let relayed = self.latest(t).filter(|m| m.ordinal >= t.ordinal);
-            if let Some(m) = relayed {
+            if let Some(m) = self.relayed(ports, t) {
                 s.relays += 1;
                 s.relay_words += u64::from(t.words);
                 s.relay_work = s.relay_work.max(t.at.saturating_sub(m.at));
@@ -110,10 +248,11 @@ impl Pair<'_> {
     /// the fabric has done by then; the chain's own cycle (receive, relay, the bookkeeping to
     /// the next receive) lies between the closest two.
     fn relay_period(&self, trace: &[Transfer]) -> Option<u64> {
+        let ports = self.relay_ports(trace);
         let relays: Vec<&Transfer> = trace
             .iter()
             .filter(|t| t.send && t.port == self.out)
-            .filter(|t| self.latest(t).is_some_and(|m| m.ordinal >= t.ordinal))
+            .filter(|t| self.relayed(ports, t).is_some())
             .collect();
         let words: u64 = relays.iter().map(|t| u64::from(t.words)).sum();
         let gap = relays
@@ -121,6 +260,34 @@ impl Pair<'_> {
             .map(|w| w[1].at.saturating_sub(w[0].at))
             .min()?;
         Some(words.div_ceil(relays.len() as u64) + gap)
+    }
+
+    /// The `in` ports whose receives the PE of `trace` passes on along the chain: its `in`
+    /// port, or — when the PE receives nothing on it and sends on no other port of the
+    /// chain's axis toward the far side — every port from the near side: the PE takes the
+    /// chain from another colour and passes it on this one.
+    fn relay_ports(&self, trace: &[Transfer]) -> &[u32] {
+        let used = |p: u32, send: bool| trace.iter().any(|t| t.port == p && t.send == send);
+        let other_far = self
+            .axis
+            .far
+            .iter()
+            .any(|&p| p != self.out && used(p, true));
+        if used(self.inp, false) || other_far || self.axis.near.is_empty() {
+            std::slice::from_ref(&self.inp)
+        } else {
+            &self.axis.near
+        }
+    }
+
+    /// The receive that the send `t` relays: the latest receive of its number or later on one
+    /// of `ports` that `t` follows.
+    fn relayed(&self, ports: &[u32], t: &Transfer) -> Option<Mark> {
+        ports
+            .iter()
+            .filter_map(|&p| t.after.get(p as usize).copied().flatten())
+            .filter(|m| m.ordinal >= t.ordinal)
+            .max_by_key(|m| m.at)
     }
 
     /// The latest receive on the chain's `in` port that `t` follows.

@@ -8,8 +8,8 @@
 //! does `s = b₂ − b₁` per sample plus `f = b₁ − s` once, so for `b` samples per copy its work
 //! per sample is `(f + b·s) / b`, rounded to the nearest cycle. The estimate is the largest over the PEs. Where the model
 //! does not lower for one or two samples, or a dry run fails, the mapper gets no figure and
-//! falls back to its multiply-add formula. The centre PE's runs are traced too, and say how the
-//! kernel passes messages along its chains ([`crate::chain_flow`]). Measurements are kept for
+//! falls back to its multiply-add formula. The runs are traced too, and say how the kernel
+//! passes messages along its chains ([`crate::chain_flow`]). Measurements are kept for
 //! the life of a [`KernelDryRuns`], and across them in a [`MeasuredWork`] when one is given.
 
 use std::cell::RefCell;
@@ -23,7 +23,7 @@ use wsel_map::{ChainFlow, PhaseDryRun};
 use wsel_sema::{Db, ItemId};
 use wsel_target::Target;
 
-use crate::chain_flow::chain_flows;
+use crate::chain_flow::{NearSides, chain_flows, near_sides, region_flows};
 use crate::store::MeasuredWork;
 use crate::{cost_model, lower_for_batch};
 
@@ -50,7 +50,7 @@ impl PeWork {
 pub(crate) struct Measured {
     /// Every representative PE's work.
     pes: Vec<PeWork>,
-    /// The centre PE's flow on every pair of an `out` and an `in` port (by name).
+    /// The region's flow on every pair of an `out` and an `in` port (by name).
     flows: Vec<(String, String, ChainFlow)>,
 }
 
@@ -126,20 +126,30 @@ impl<'db> KernelDryRuns<'db> {
             wsel_lower::lower_kernel(self.db, item, &args[0]),
             wsel_lower::lower_kernel(self.db, item, &args[1]),
         ];
+        let ports = &graphs[0].layers[layer].impls[implementation].ports;
         let work = match irs {
-            [Ok(one), Ok(two)] => self.dry_run(&[one, two], rows, cols),
+            [Ok(one), Ok(two)] => {
+                let near = near_sides(&one, ports);
+                self.dry_run(&[one, two], &near, rows, cols)
+            }
             _ => None,
         };
         self.memo.borrow_mut().insert(key, work.clone());
         work
     }
 
-    /// What the dry runs of the kernel lowered for one sample and for two (`irs`) measure on
-    /// the region: kept, else measured.
-    fn dry_run(&self, irs: &[KernelIr; 2], rows: u32, cols: u32) -> Option<Measured> {
+    /// What the dry runs of the kernel lowered for one sample and for two (`irs`), whose
+    /// ports' near sides are `near`, measure on the region: kept, else measured.
+    fn dry_run(
+        &self,
+        irs: &[KernelIr; 2],
+        near: &NearSides,
+        rows: u32,
+        cols: u32,
+    ) -> Option<Measured> {
         let key = self
             .kept
-            .and_then(|_| MeasuredWork::key(irs, rows, cols, &self.cost, self.switch_cycles));
+            .and_then(|_| MeasuredWork::key(irs, near, rows, cols, &self.cost, self.switch_cycles));
         if let (Some(kept), Some(key)) = (self.kept, &key)
             && let Some(work) = kept.get(key)
         {
@@ -147,7 +157,7 @@ impl<'db> KernelDryRuns<'db> {
         }
         let runner = |ir: &KernelIr| DryRunner::new(ir, &self.cost, DryRunLimits::default()).ok();
         let work = match irs.each_ref().map(runner) {
-            [Some(one), Some(two)] => self.measure_runs(&[one, two], &irs[0], rows, cols),
+            [Some(one), Some(two)] => self.measure_runs(&[one, two], &irs[0], near, rows, cols),
             _ => None,
         };
         if let (Some(kept), Some(key)) = (self.kept, key) {
@@ -158,31 +168,33 @@ impl<'db> KernelDryRuns<'db> {
 }
 
 impl KernelDryRuns<'_> {
-    /// Every representative PE's work and the centre PE's flows, from the `runners` of the
-    /// kernel `ir` lowered for one sample and for two.
+    /// Every representative PE's work and the region's chain flows
+    /// ([`crate::chain_flow::region_flows`]), from the `runners` of the kernel `ir` lowered
+    /// for one sample and for two.
     fn measure_runs(
         &self,
         runners: &[DryRunner; 2],
         ir: &KernelIr,
+        near: &NearSides,
         rows: u32,
         cols: u32,
     ) -> Option<Measured> {
         let switch = self.switch_cycles;
         let centre = (rows.max(1) / 2, cols.max(1) / 2);
-        let mut flows = Vec::new();
-        let pes = representative_pes(rows, cols)
+        let places = representative_pes(rows, cols);
+        let mut pes = Vec::with_capacity(places.len());
+        let mut per_pe = Vec::with_capacity(places.len());
+        for &place in &places {
+            let (one, one_trace) = runners[0].trace(switch, place).ok()?;
+            let (two, two_trace) = runners[1].trace(switch, place).ok()?;
+            per_pe.push((place, chain_flows(ir, near, &one_trace, &two_trace)));
+            pes.push(PeWork::of(one.busy_cycles, two.busy_cycles));
+        }
+        let at_centre = places.iter().position(|p| (p.y, p.x) == centre)?;
+        let flows = region_flows(&per_pe, at_centre)
             .into_iter()
-            .map(|place| {
-                if (place.y, place.x) != centre {
-                    let busy = |r: &DryRunner| r.run(switch, place).ok().map(|r| r.busy_cycles);
-                    return Some(PeWork::of(busy(&runners[0])?, busy(&runners[1])?));
-                }
-                let (one, one_trace) = runners[0].trace(switch, place).ok()?;
-                let (two, two_trace) = runners[1].trace(switch, place).ok()?;
-                flows = chain_flows(ir, &one_trace, &two_trace);
-                Some(PeWork::of(one.busy_cycles, two.busy_cycles))
-            })
-            .collect::<Option<Vec<_>>>()?;
+            .map(|f| (f.out, f.inp, f.flow))
+            .collect();
         Some(Measured { pes, flows })
     }
 }
@@ -240,7 +252,10 @@ impl wsel_map::KernelWork for KernelDryRuns<'_> {
         }
         let work = wsel_lower::kernel_item(self.db, &imp.kernel)
             .and_then(|item| wsel_lower::lower_kernel(self.db, item, &args).ok())
-            .and_then(|ir| self.measure_phase(&ir, &chain_ports(&ir, imp), rows, cols));
+            .and_then(|ir| {
+                let near = near_sides(&ir, &imp.ports);
+                self.measure_phase(&ir, &chain_ports(&ir, imp), &near, rows, cols)
+            });
         self.phase_memo.borrow_mut().insert(key, work);
         work
     }
@@ -254,6 +269,7 @@ impl KernelDryRuns<'_> {
         &self,
         ir: &KernelIr,
         chains: &[u32],
+        near: &NearSides,
         rows: u32,
         cols: u32,
     ) -> Option<PhaseDryRun> {
@@ -264,7 +280,7 @@ impl KernelDryRuns<'_> {
         for place in phase_pes(rows, cols) {
             let run = if (place.y, place.x) == centre {
                 let (run, trace) = runner.trace_late(self.switch_cycles, place, chains).ok()?;
-                relay_step = crate::chain_flow::relay_step(ir, &trace);
+                relay_step = crate::chain_flow::relay_step(ir, near, &trace);
                 run
             } else {
                 runner.run(self.switch_cycles, place).ok()?

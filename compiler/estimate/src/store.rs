@@ -1,7 +1,7 @@
 //! Dry-run measurements kept across mappings, for a caller that maps the same models again
 //! and again (the language server, after every edit): keyed by everything a measurement
-//! reads — the kernel IR at both batches, the region size, the cost model and the task-switch
-//! cycles — so a kept figure is the one a new dry run would give, whatever was edited since.
+//! reads — the kernel IR at both batches, its ports' sides, the region size, the cost model
+//! and the task-switch cycles — so a kept figure is the one a new dry run would give, whatever was edited since.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use wsel_ir::cost::CostModel;
 use wsel_ir::kernel::KernelIr;
 
+use crate::chain_flow::NearSides;
 use crate::kernel_work::Measured;
 
 /// How many measurements a [`MeasuredWork`] keeps before it starts afresh.
@@ -32,12 +33,14 @@ impl MeasuredWork {
     /// The digest of a measurement's inputs; `None` if they do not serialise.
     pub(crate) fn key(
         irs: &[KernelIr; 2],
+        near: &NearSides,
         rows: u32,
         cols: u32,
         cost: &CostModel,
         switch_cycles: u64,
     ) -> Option<Key> {
-        let inputs = (irs, rows, cols, cost, switch_cycles);
+        let sides: Vec<(&[u32], &[u32])> = near.iter().map(|a| a.ports()).collect();
+        let inputs = (irs, sides, rows, cols, cost, switch_cycles);
         let bytes = postcard::to_stdvec(&inputs).ok()?;
         Some(*blake3::hash(&bytes).as_bytes())
     }

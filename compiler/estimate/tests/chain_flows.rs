@@ -1,7 +1,7 @@
 //! How a kernel passes messages along a chain, as the dry runs of a region's centre PE
-//! measure it for the mapper's estimate (`docs/mapping.md` §5, `wsel_map::ChainFlow`): three
+//! measure it for the mapper's estimate (`docs/mapping.md` §5, `wsel_map::ChainFlow`): six
 //! kernels on a 1 × 5 row of `dev` (2 cycles a task switch, 2 f32 adds a cycle), 8 words per
-//! PE and sample, measured at the centre PE, column 2.
+//! PE and sample, measured at columns 0, 2 and 4.
 
 use std::path::Path;
 
@@ -9,7 +9,7 @@ use wsel_map::{ChainFlow, KernelWork};
 use wsel_sema::Database;
 use wsel_target::Target;
 
-/// The model: three layers on `[1, C]`, each running one kernel of `KERNELS`.
+/// The model: six layers on `[1, C]`, each running one kernel of `KERNELS`.
 fn program() -> String {
     let layer = |name: &str, kernel: &str| {
         format!(
@@ -25,7 +25,7 @@ fn program() -> String {
         )
     };
     let model = "model m(x: f32[B, 40]) -> f32[B, 40] {
-    return trip(swap(relay(x)));
+    return enter(gather(alt(trip(swap(relay(x))))));
 }
 ";
     [
@@ -33,7 +33,11 @@ fn program() -> String {
         layer("relay", "relay_row"),
         layer("swap", "swap_row"),
         layer("trip", "trip_row"),
+        layer("alt", "alt_row"),
+        layer("gather", "gather_row"),
+        layer("enter", "enter_row"),
         KERNELS.to_string(),
+        enter_row(),
     ]
     .concat()
 }
@@ -125,7 +129,85 @@ kernel trip_row(n: u32, samples: u32) {
         if done < samples { recv(xs, v[0..n]) then got; }
     }
 }
+
+// relay_row's running sum on two colours, like csl's gemv-08: even columns receive on
+// colour 2 and send on colour 1, odd ones the reverse.
+kernel alt_row(n: u32, samples: u32) {
+    var v: [f32; n];
+    var s: [f32; n];
+    var done: u32 = 0;
+    var odd: u32 = 0;
+    in  xs:      stream<f32> from north;
+    out ys:      stream<f32> to south;
+    in  fromw_1: stream<f32> from west;
+    out toe_1:   stream<f32> to east;
+    in  fromw_2: stream<f32> from west;
+    out toe_2:   stream<f32> to east;
+
+    task main() {
+        odd = pe.col % 2;
+        if samples > 0 { recv(xs, v[0..n]) then got; }
+    }
+    task got() {
+        if pe.col == 0 {
+            activate pass;
+        } else if odd == 0 {
+            recv(fromw_2, s[0..n]) then add;
+        } else {
+            recv(fromw_1, s[0..n]) then add;
+        }
+    }
+    task add() {
+        v[0..n] += s[0..n];
+        activate pass;
+    }
+    task pass() {
+        if pe.col < region.cols - 1 {
+            if odd == 0 { send(toe_1, v[0..n]); } else { send(toe_2, v[0..n]); }
+        }
+        send(ys, v[0..n]);
+        done += 1;
+        if done < samples { recv(xs, v[0..n]) then got; }
+    }
+}
+// A gather run once, whatever the batch (csl's bandwidth-test): column c passes the c blocks
+// from the west on east, then its own.
+kernel gather_row(n: u32, samples: u32) {
+    var v: [f32; n];
+    var fwd: [f32; n];
+    var passed: u32 = 0;
+    in  xs:    stream<f32> from north;
+    out ys:    stream<f32> to south;
+    in  fromw: stream<f32> from west;
+    out toe:   stream<f32> to east;
+
+    task main() {
+        recv(xs, v[0..n]) then start;
+    }
+    task start() {
+        send(ys, v[0..n]);
+        if pe.col == 0 { send(toe, v[0..n]); } else { recv(fromw, fwd[0..n]) then pass; }
+    }
+    task pass() {
+        send(toe, fwd[0..n]);
+        passed += 1;
+        if passed < pe.col { recv(fromw, fwd[0..n]) then pass; } else { send(toe, v[0..n]); }
+    }
+}
 ";
+
+/// relay_row with its input from the west: column 0 takes the sum's start from the region's
+/// west edge (csl's gemv-09 takes b there) and relays it too.
+fn enter_row() -> String {
+    let start = KERNELS.find("kernel relay_row").expect("relay_row");
+    let len = KERNELS[start..].find("\n}\n").expect("its end") + 3;
+    KERNELS[start..start + len]
+        .replace("kernel relay_row", "kernel enter_row")
+        .replace(
+            "xs:    stream<f32> from north",
+            "xs:    stream<f32> from west",
+        )
+}
 
 /// The flow of layer `layer`'s chain `out`/`inp` on 1 × 5, measured on `dev`.
 fn flow(layer: usize, out: &str, inp: &str) -> ChainFlow {
@@ -152,6 +234,7 @@ fn a_running_sum_relays() {
             relays: 1,
             relay_words: 8,
             relay_work: 7 + 6,
+            first_relays: false,
             round_trip: false,
         }
     );
@@ -184,6 +267,7 @@ fn a_round_trip_is_seen_on_the_answering_chain() {
             relays: 1,
             relay_words: 1,
             relay_work: 6,
+            first_relays: false,
             round_trip: false,
         }
     );
@@ -202,6 +286,70 @@ fn a_round_trip_is_seen_on_the_answering_chain() {
     // A pair that is no chain's: the east sends follow no receive from the east of the same
     // sample.
     assert_eq!(flow(2, "toe", "frome").relays, 0);
+}
+
+#[test]
+fn a_running_sum_over_two_colours_relays_across_them() {
+    // Column 2 receives on colour 2 and sends on colour 1: the chain of colour 1 relays what
+    // came on colour 2, its near side (an `in` port from the west; the PE receives nothing on
+    // colour 1's own and sends east on nothing else). Relay work as relay_row's, with the
+    // colour's `if odd == 0` (the `if`, a load, a compare: 3) in `pass`: add 7, then pass =
+    // switch 2 + 3 + 3 + the send's issue 1 = 9. 16 in all. (Before, colour 1's sends followed
+    // no receive on its own `in` port: an exchange, one step instead of the row's four.)
+    assert_eq!(
+        flow(3, "toe_1", "fromw_1"),
+        ChainFlow {
+            messages: 1,
+            words: 8,
+            relays: 1,
+            relay_words: 8,
+            relay_work: 7 + 9,
+            first_relays: false,
+            round_trip: false,
+        }
+    );
+    // Colour 2's chain: the centre PE sends nothing on it.
+    assert_eq!(flow(3, "toe_2", "fromw_2"), ChainFlow::default());
+}
+
+#[test]
+fn a_gather_run_once_is_its_far_end_relays() {
+    // The kernel sends as much for two samples as for one: its messages pass once, and the
+    // first sample waits for them all. Column 4, the far end, relays the 4 blocks from the
+    // west (column 2 relays 2), each 3 cycles after it arrives (`pass`'s switch 2, the send's
+    // issue 1), then sends its own: 5 messages of 8 words. (Before: no flow per sample, the
+    // chain added nothing.)
+    assert_eq!(
+        flow(4, "toe", "fromw"),
+        ChainFlow {
+            messages: 5,
+            words: 40,
+            relays: 4,
+            relay_words: 32,
+            relay_work: 3,
+            first_relays: false,
+            round_trip: false,
+        }
+    );
+}
+
+#[test]
+fn a_chain_entered_at_the_edge_relays_at_its_first_pe() {
+    // Column 0 passes on what it received from the west edge (the input's `xs`, the same
+    // side as the chain's `fromw`, while it receives nothing on `fromw`): its relay is on the
+    // sum's way as well. At the centre, the flow and relay work of relay_row (13).
+    assert_eq!(
+        flow(5, "toe", "fromw"),
+        ChainFlow {
+            messages: 1,
+            words: 8,
+            relays: 1,
+            relay_words: 8,
+            relay_work: 13,
+            first_relays: true,
+            round_trip: false,
+        }
+    );
 }
 
 /// The ports of the column kernels below: the layer's x and y, and the chain south.

@@ -5,22 +5,27 @@
 //!
 //! ```text
 //! relay     (a send waits for the receive of the same message, row_allreduce's running sum):
-//!           (L − 1) · (hop + msg + relay) + (relays − 1) · (msg + relay)
+//!           (L − 1) · (hop + msg + relay) + (relays − 1) · msg
+//!           (the second term 0 on the chain that carries the result)
 //! exchange  (sends wait for no receive of the same message, jacobi5's halos): one step,
-//!           hop + switch + msg
+//!           hop + switch + msg; a PE's exchanges overlap: the longest one counts
 //! unknown   (L − 1) · (hop + switch + msg + msg / add_rate), msg the bound output's part
 //!           or one wavelet
 //! ```
 //!
 //! `msg` is a relayed (else a sent) message's words, `relay` the work from its arrival to its
-//! send, `relays` the relayed messages per sample. A PE's measured work holds its own relays,
-//! so the latency takes each relaying chain's `relay` once less. When a PE's next sample waits
+//! send, `relays` the relayed messages per sample (at the PE that relays the most: a gather's
+//! far end). A PE's measured work holds its own relays, so the latency takes each relaying
+//! chain's `relay` once less, and the messages after the first follow one message apart; on
+//! the chain that carries the result they are the result leaving, which the batch's fill
+//! counts already. When a PE's next sample waits
 //! for a chain's message that answers its own send on another chain (a round trip,
 //! layernorm_row's statistics east and back west), the stage's period holds every relaying
 //! chain's latency too.
 
-/// How a PE passes messages along a chain, per sample: measured by a dry run of the region's
-/// centre PE ([`crate::KernelWork::chain_flow`]).
+/// How a region's PEs pass messages along a chain, per sample (or once, for a kernel that
+/// passes them once whatever the batch): measured by dry runs of the region's PEs
+/// ([`crate::KernelWork::chain_flow`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ChainFlow {
     /// Sends on the chain's `out` port per sample.
@@ -35,6 +40,9 @@ pub struct ChainFlow {
     /// The most cycles of work, task switches included, from a relayed message's arrival to
     /// its send.
     pub relay_work: u64,
+    /// The chain's first PE relays too (a message that enters the region at its edge): every
+    /// PE's relay is on the message's way, none of them in a step already.
+    pub first_relays: bool,
     /// The PE takes its next sample only after a message on this chain that answers its own
     /// send of the same message on another chain.
     pub round_trip: bool,
@@ -80,22 +88,28 @@ pub(crate) struct ChainOn {
 }
 
 /// The chain terms of `chains`. A PE's measured work holds its relays, which every step of
-/// a relaying chain counts too: a sample's latency takes them once, in the steps.
+/// a relaying chain counts too: a sample's latency takes them once, in the steps. Exchanges
+/// overlap (a stencil's PE sends its halos on every side before it waits for theirs): they
+/// take the longest one's step.
 pub(crate) fn chain_terms(chains: &[ChainOn], costs: StepCosts) -> ChainTerms {
     let mut terms = ChainTerms::default();
-    let (mut relaying, mut relay_work) = (0, 0);
+    let (mut relaying, mut relay_work, mut exchange) = (0, 0, 0);
     let mut round_trip = false;
     for c in chains.iter().filter(|c| c.length >= 2) {
         let latency = latency(c, costs);
-        terms.steps += latency;
+        if c.flow.is_some_and(|f| f.relays == 0) {
+            exchange = exchange.max(latency);
+        } else {
+            terms.steps += latency;
+        }
         terms.chain = terms.chain.max(c.bound.unwrap_or(0));
         if let Some(f) = c.flow.filter(|f| f.relays > 0) {
             relaying += latency;
-            relay_work += f.relay_work;
+            relay_work += if f.first_relays { 0 } else { f.relay_work };
             round_trip |= f.round_trip;
         }
     }
-    terms.steps = terms.steps.saturating_sub(relay_work);
+    terms.steps = (terms.steps + exchange).saturating_sub(relay_work);
     if round_trip {
         terms.chain += relaying.saturating_sub(relay_work);
     }
@@ -113,7 +127,11 @@ fn latency(c: &ChainOn, costs: StepCosts) -> u64 {
     match c.flow {
         Some(f) if f.relays > 0 => {
             let msg = f.relay_words.div_ceil(f.relays);
-            steps * (hop + msg + f.relay_work) + (f.relays - 1) * (msg + f.relay_work)
+            // The messages after the first follow one message apart (their relays are in
+            // the PE's work); on the chain that carries the result they are the result
+            // leaving, which the batch's fill counts.
+            let following = if c.bound.is_some() { 0 } else { f.relays - 1 };
+            steps * (hop + msg + f.relay_work) + following * msg
         }
         Some(f) if f.messages > 0 => hop + switch + f.words.div_ceil(f.messages),
         Some(_) => 0,
@@ -153,6 +171,7 @@ mod tests {
             relays: 1,
             relay_words: 64,
             relay_work: 73,
+            first_relays: false,
             round_trip: false,
         };
         let t = chain_terms(&[on(8, sum)], COSTS);
@@ -164,17 +183,52 @@ mod tests {
             }
         );
         // Three messages a sample (jacobi5's rows, 10 words, 5 cycles each): the first
-        // crosses the 3 steps, the other two follow one message and relay apart.
+        // crosses the 3 steps, the other two follow one message apart (their relays are in
+        // the PE's work).
         let rows = ChainFlow {
             messages: 3,
             words: 30,
             relays: 3,
             relay_words: 30,
             relay_work: 5,
+            first_relays: false,
             round_trip: false,
         };
         let t = chain_terms(&[on(4, rows)], COSTS);
-        assert_eq!(t.steps, 3 * (2 + 10 + 5) + 2 * (10 + 5) - 5);
+        assert_eq!(t.steps, 3 * (2 + 10 + 5) + 2 * 10 - 5);
+        // The same messages as the result (csl's bandwidth-test, each column's block passed
+        // east to the host): the two that follow are the result leaving, in the fill.
+        let result = ChainOn {
+            bound: Some(30),
+            ..on(4, rows)
+        };
+        assert_eq!(chain_terms(&[result], COSTS).steps, 3 * (2 + 10 + 5) - 5);
+    }
+
+    #[test]
+    fn a_chain_entered_at_the_edge_keeps_every_relay() {
+        // csl's gemv-09 on 3 × 4: each row's sum (2 words) crosses the 4 columns, column 0
+        // relaying b from the west edge: every column's relay (14 cycles) is on the way, so
+        // none is taken back: 3 · (2 + 2 + 14) = 54, where a chain started by a send would
+        // take one relay back, 54 − 14 = 40.
+        let sum = ChainFlow {
+            messages: 1,
+            words: 2,
+            relays: 1,
+            relay_words: 2,
+            relay_work: 14,
+            first_relays: true,
+            round_trip: false,
+        };
+        assert_eq!(chain_terms(&[on(4, sum)], COSTS).steps, 3 * (2 + 2 + 14));
+        let sent = ChainFlow {
+            first_relays: false,
+            ..sum
+        };
+        assert_eq!(
+            chain_terms(&[on(4, sent)], COSTS).steps,
+            3 * (2 + 2 + 14) - 14
+        );
     }
 
     #[test]
@@ -187,6 +241,15 @@ mod tests {
             ..ChainFlow::default()
         };
         assert_eq!(chain_terms(&[on(16, halos)], COSTS).steps, 2 + 2 + 16);
+        // Halos on four sides (csl's 7-point stencil, 10 words east and west, 16 north and
+        // south): sent together, they overlap: the longest step, 2 + 2 + 16.
+        let rows = ChainFlow {
+            messages: 1,
+            words: 10,
+            ..ChainFlow::default()
+        };
+        let sides = [on(4, rows), on(4, rows), on(4, halos), on(4, halos)];
+        assert_eq!(chain_terms(&sides, COSTS).steps, 2 + 2 + 16);
         // A chain its PEs send nothing on per sample adds nothing.
         assert_eq!(chain_terms(&[on(16, ChainFlow::default())], COSTS).steps, 0);
     }
@@ -203,6 +266,7 @@ mod tests {
             relays: 1,
             relay_words: 2,
             relay_work: 20,
+            first_relays: false,
             round_trip: false,
         };
         let west = ChainFlow {

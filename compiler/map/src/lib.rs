@@ -112,8 +112,9 @@ pub trait KernelWork {
 
     /// How `layer`'s kernel, running its implementation `implementation` on a logical
     /// `rows × cols` region, passes messages along the chain whose PEs send on `out_port` and
-    /// receive their neighbour's sends on `in_port`, per sample; `None` when unknown. The
-    /// default knows nothing.
+    /// receive their neighbour's sends on `in_port`, per sample (or once, for a kernel that
+    /// passes its messages once whatever the batch); `None` when unknown. The default knows
+    /// nothing.
     fn chain_flow(
         &self,
         layer: usize,
