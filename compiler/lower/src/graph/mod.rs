@@ -9,6 +9,7 @@ mod implementation;
 mod instance;
 mod parking;
 mod pipelined_branches;
+mod pipelined_fused;
 pub mod pipelined_replica;
 mod pipelined_shape;
 pub mod pipelined_training;

@@ -1,5 +1,6 @@
 //! The two programs of pipelined training (`docs/language.md` §11.2): a model whose branches
-//! join at layers of two inputs, with residual blocks ([`super::pipelined_shape`]), as a
+//! join at layers of several inputs, with residual blocks ([`super::pipelined_shape`]; the
+//! fused attention taken apart first, [`super::pipelined_fused`]), as a
 //! *forward* graph and a *backward* graph that run one after the other on one placement,
 //! every step.
 //!
@@ -15,8 +16,9 @@
 //!   added by the end's `add_train_back(dy, dr)` at the block's fork between `h`'s region and
 //!   its first reader's ([`PipelinedTrain::fork_of`]), else on `add`'s region; and each later
 //!   reading's, added by `gradient_sum_train_back` on its relay's region. A layer of one input
-//!   gives `L_train_back(dy, params)`; a pair (`matmul_qk`) `L_train_back_<first>(dy)` on its
-//!   keep's region, then `L_train_back_<second>(dy, params)` on its own; a block's end passes
+//!   gives `L_train_back(dy, params)`; a pair (`matmul_qk`, `pack_qkv`) `L_train_back_<input>(dy)`
+//!   for every input but the last on the region of the next input's keep, then the last's
+//!   `L_train_back_<last>(dy, params)` on its own; a block's end passes
 //!   dy to both inputs. A backward layer's scalar inputs are the optimizer's settings, by
 //!   name (`lr`, `momentum`, ...), and for any other name the forward call's scalar or
 //!   dimension variable of that name (attention's `heads`, `N`); the loss's `F_train` and
@@ -38,6 +40,7 @@ use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_s
 
 use super::instance::{CallArgs, lower_instance};
 use super::pipelined_branches::{Node, branched};
+use super::pipelined_fused::{NN, module_of, unfused};
 use super::pipelined_shape::{Role, roles};
 use super::staging::RESIDENT;
 use super::training::{LOSS_MODULE, TARGETS};
@@ -92,9 +95,21 @@ pub fn pipelined_training_graphs(
         graph
             .layers
             .iter()
-            .map(|layer| node_of(layer).map_or_else(|| RESIDENT.into(), |n| n.layer_file.clone()))
+            .map(|layer| match node_of(layer) {
+                Some(n) => n.layer_file.clone(),
+                None => module_of(&layer.layer)
+                    .unwrap_or(Path::new(RESIDENT))
+                    .into(),
+            })
             .collect()
     };
+    let fused = |l: usize| {
+        let layer = &graph.layers[l];
+        layer.layer == "attention" && node_of(layer).is_some_and(|n| n.layer_file == Path::new(NN))
+    };
+    let unfused = unfused(db, graph, &fused)?;
+    let model_layers = graph.layers.len();
+    let graph = &unfused.graph;
     let model_files = files_of(graph);
     let paired = |l: usize| {
         let layer = &graph.layers[l];
@@ -215,7 +230,10 @@ pub fn pipelined_training_graphs(
     }
     let mut backward = back.out;
     backward.output = TensorRef::Layer(backward.layers.len() - 1);
-    let model_of = model_of(&branched.nodes);
+    let model_of = model_of(&branched.nodes)
+        .into_iter()
+        .map(|m| unfused.origin.get(m).copied().unwrap_or(model_layers))
+        .collect();
     Ok(PipelinedTrain {
         forward,
         backward,
@@ -418,18 +436,20 @@ impl<'db> Backward<'_, 'db> {
                 note(self, inputs[0], Grad::direct(dx, l));
             }
             Role::Pair => {
-                // The first input's gradient on the keep's region (the keep holds the second
-                // input), the second's on the layer's own (its `L_train` keeps the first).
+                // Every input's gradient but the last's on the region of the keep of the next
+                // input (which holds that input: `matmul_qk`'s dq needs k), the last's on the
+                // layer's own (its `L_train` keeps the first).
                 let names = self.input_names(l);
-                let TensorRef::Layer(keep) = inputs[1] else {
-                    return Ok(());
-                };
-                let first = format!("_train_back_{}", names[0]);
-                let dx = self.own_back(l, &first, dy, false, keep, variant)?;
-                note(self, inputs[0], Grad::direct(dx, l));
-                let second = format!("_train_back_{}", names[1]);
-                let dx = self.own_back(l, &second, dy, true, l, variant)?;
-                note(self, inputs[1], Grad::direct(dx, l));
+                for (i, &input) in inputs.iter().enumerate() {
+                    let (region, last) = match inputs.get(i + 1) {
+                        Some(&TensorRef::Layer(keep)) => (keep, false),
+                        Some(_) => return Ok(()),
+                        None => (l, true),
+                    };
+                    let suffix = format!("_train_back_{}", names[i]);
+                    let dx = self.own_back(l, &suffix, dy, last, region, variant)?;
+                    note(self, input, Grad::direct(dx, l));
+                }
             }
         }
         Ok(())
