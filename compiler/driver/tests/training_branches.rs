@@ -3,9 +3,10 @@
 //! (`gradient_sum_train_back`, on the region of the relay the compiler puts before each
 //! reading after the first), and a layer of several activation inputs gives each input its
 //! own gradient (`matmul_qk_train_back_q`/`_k`, `matmul_pv_train_back_p`/`_v`,
-//! `pack_qkv_train_back_q`/`_k`/`_v` of the fused attention; each input's but the last's on
-//! the region of the `keep` before the next input). Checked against the same NumPy reference
-//! (tests/reference/transformer_train.py) as weight-streaming training.
+//! `pack_qkv_train_back_q`/`_k`/`_v` of the fused attention, which trains as its `train as`
+//! clause; each input's but the last's on the region of the `keep` before the next input);
+//! a layer of the model's own trains as its clause's calls. Checked against the same NumPy
+//! reference (tests/reference/transformer_train.py) as weight-streaming training.
 
 mod support;
 use support::transformer::{
@@ -81,6 +82,48 @@ fn a_tiny_gpt_with_fused_attention_trains_pipelined_like_numpy() {
     for layer in inserted {
         assert!(stdout.contains(layer), "no {layer}: {stdout}");
     }
+}
+
+/// A layer of the model's own whose `train as` clause composes two std.nn `dense` layers:
+/// pipelined training runs the clause's calls in its place (docs/language.md §6.4), so the
+/// layer needs no `double_dense_train` of its own — and no implementation, since nothing
+/// but pipelined training runs it. tests/reference/transformer_train.py's `two_dense`.
+const TWO_DENSE: &str = r#"import std.nn.{dense, gelu, softmax};
+
+/// Two dense layers in one call, for pipelined training only.
+layer double_dense(x: f32[B, N], param w1: f32[N, H], param b1: f32[H], param w2: f32[H, M],
+        param b2: f32[M]) -> y: f32[B, M]
+    train as dense(dense(x, w1, b1), w2, b2) {
+    cost {
+        flops = 2 * N * H + 2 * H * M;
+        weights = N * H + H + H * M + M;
+        activations = N + M;
+    }
+}
+
+model two_dense(x: f32[B, 5]) -> f32[B, 3] {
+    param w1: f32[5, 7] from "w1.npy";
+    param c1: f32[7] from "c1.npy";
+    param w2: f32[7, 7] from "w2.npy";
+    param c2: f32[7] from "c2.npy";
+    param w3: f32[7, 3] from "w3.npy";
+    param c3: f32[3] from "c3.npy";
+    return softmax(dense(gelu(double_dense(x, w1, c1, w2, c2)), w3, c3));
+}
+"#;
+
+/// [`TWO_DENSE`]'s `double_dense` trains pipelined as its clause's two `dense` layers, like
+/// the NumPy reference: 8 SGD-momentum steps of 6 samples on `dev`, losses within 1e-5
+/// relative and every weight (both of the clause's layers' too) within 1e-5 while each moves
+/// by more than 1e-3 (`transformer_trains_like_numpy`).
+#[test]
+fn a_layer_trains_pipelined_as_its_train_as_clause_like_numpy() {
+    let source = format!("{TWO_DENSE}{}", small_train_item("two_dense", "x", 6));
+    let stdout = transformer_trains_like_numpy("two_dense", &source, &[], &SMALL_SGD);
+    for layer in ["dense_train#1", "dense_train#2", "dense_train#3"] {
+        assert!(stdout.contains(layer), "no {layer}: {stdout}");
+    }
+    assert!(!stdout.contains("double_dense"), "{stdout}");
 }
 
 /// Two branches from `h` joined by a sum that is no residual block (neither reads the other's

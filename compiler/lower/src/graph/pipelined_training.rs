@@ -1,6 +1,7 @@
 //! The two programs of pipelined training (`docs/language.md` §11.2): a model whose branches
 //! join at layers of several inputs, with residual blocks ([`super::pipelined_shape`]; the
-//! fused attention taken apart first, [`super::pipelined_fused`]), as a
+//! calls of layers with a `train as` clause taken apart first, [`super::pipelined_train_as`]),
+//! as a
 //! *forward* graph and a *backward* graph that run one after the other on one placement,
 //! every step.
 //!
@@ -35,13 +36,14 @@
 use std::path::Path;
 
 use wsel_ir::graph::{CValue, LayerGraph, LayerInstance, SourceSpan, TensorDecl, TensorRef};
+use wsel_sema::analysis::ModelNode;
 use wsel_sema::ty::Value;
 use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_signature};
 
 use super::instance::{CallArgs, lower_instance};
 use super::pipelined_branches::{Node, branched};
-use super::pipelined_fused::{NN, module_of, unfused};
 use super::pipelined_shape::{Role, roles};
+use super::pipelined_train_as::{Unfused, unfused};
 use super::staging::RESIDENT;
 use super::training::{LOSS_MODULE, TARGETS};
 use super::{find_item, settings, shape_of};
@@ -83,9 +85,26 @@ pub fn pipelined_training_graphs(
     if find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss).is_none() {
         return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
     }
-    // The module of every layer: the model's call's, or std.resident's for a relay the
-    // compiler inserted (`relayed_graph`, [`branched`]), which no call of the model names.
     let nodes = &check_model(db, model).graph.nodes;
+    let unfused = unfused(db, graph, nodes)?;
+    let loss = (loss, loss_at);
+    trained(db, nodes, &unfused, graph.layers.len(), loss, optimizer)
+        .map_err(|diags| unfused.explained(diags))
+}
+
+/// [`pipelined_training_graphs`] of the model graph `unfused` (of `model_layers` layers before
+/// its `train as` clauses were applied), whose calls are `nodes`.
+fn trained(
+    db: &dyn Db,
+    nodes: &[ModelNode],
+    unfused: &Unfused,
+    model_layers: usize,
+    (loss, loss_at): (&str, Location),
+    optimizer: &[(String, Value)],
+) -> Result<PipelinedTrain, Vec<Diagnostic>> {
+    // The module of every layer: the model's call's, a clause's layer's, or std.resident's
+    // for a relay the compiler inserted (`relayed_graph`, [`branched`]), which no call of the
+    // model names.
     let node_of = |layer: &LayerInstance| {
         nodes
             .iter()
@@ -97,18 +116,13 @@ pub fn pipelined_training_graphs(
             .iter()
             .map(|layer| match node_of(layer) {
                 Some(n) => n.layer_file.clone(),
-                None => module_of(&layer.layer)
-                    .unwrap_or(Path::new(RESIDENT))
-                    .into(),
+                None => unfused
+                    .module_of(layer)
+                    .cloned()
+                    .unwrap_or_else(|| RESIDENT.into()),
             })
             .collect()
     };
-    let fused = |l: usize| {
-        let layer = &graph.layers[l];
-        layer.layer == "attention" && node_of(layer).is_some_and(|n| n.layer_file == Path::new(NN))
-    };
-    let unfused = unfused(db, graph, &fused)?;
-    let model_layers = graph.layers.len();
     let graph = &unfused.graph;
     let model_files = files_of(graph);
     let paired = |l: usize| {
