@@ -9,6 +9,7 @@ mod implementation;
 mod instance;
 mod parking;
 mod pipelined_branches;
+mod pipelined_keeps;
 pub mod pipelined_replica;
 mod pipelined_shape;
 mod pipelined_train_as;

@@ -18,7 +18,8 @@
 //!   its first reader's ([`PipelinedTrain::fork_of`]), else on `add`'s region; and each later
 //!   reading's, added by `gradient_sum_train_back` on its relay's region. A layer of one input
 //!   gives `L_train_back(dy, params)`; a pair (`matmul_qk`, `pack_qkv`) `L_train_back_<input>(dy)`
-//!   for every input but the last on the region of the next input's keep, then the last's
+//!   for every input but the last on the region of the next input's keep (a relay when it reads
+//!   nothing kept, [`super::pipelined_keeps`]), then the last's
 //!   `L_train_back_<last>(dy, params)` on its own; a block's end passes
 //!   dy to both inputs. A backward layer's scalar inputs are the optimizer's settings, by
 //!   name (`lr`, `momentum`, ...), and for any other name the forward call's scalar or
@@ -42,6 +43,7 @@ use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_s
 
 use super::instance::{CallArgs, lower_instance};
 use super::pipelined_branches::{Node, branched};
+use super::pipelined_keeps::keeps;
 use super::pipelined_shape::{Role, roles};
 use super::pipelined_train_as::{Unfused, unfused};
 use super::staging::RESIDENT;
@@ -135,7 +137,8 @@ fn trained(
         })
     };
     let roles = roles(graph, &paired, &located)?;
-    let branched = branched(db, graph, &roles)?;
+    let keeps = |r: usize, i: usize| keeps(db, &model_files[r], &graph.layers[r], i);
+    let branched = branched(db, graph, &roles, &keeps)?;
     let graph = &branched.graph;
     let files = files_of(graph);
     // The shapes each layer's call sees its arguments in (through a `reshape`, §7.1).
