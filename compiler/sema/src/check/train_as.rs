@@ -11,7 +11,7 @@ use wsel_syntax::ast::{self, Span};
 
 use crate::analysis::{ItemAnalysis, LayerScalar, LayerSig};
 use crate::check::expr::{Checker, Local, LocalKind};
-use crate::check::layer::layer_signature;
+use crate::check::layer::{layer_signature, tensor_inputs};
 use crate::db::{Db, Reported};
 use crate::diagnostics::train_as as diags;
 use crate::items::{ItemId, ItemKind, item_ast, item_location, module_scope};
@@ -83,6 +83,7 @@ pub fn check_train_as<'db>(db: &'db dyn Db, item: ItemId<'db>) -> TrainAsCheck<'
         c: Checker::new(db, item.file(db)),
         item,
         sig: layer_signature(db, item),
+        names: tensor_inputs(layer).map(|p| p.name.span.clone()).collect(),
         calls: Vec::new(),
         ok: true,
     };
@@ -121,6 +122,8 @@ struct ClauseChecker<'db> {
     c: Checker<'db>,
     item: ItemId<'db>,
     sig: &'db LayerSig,
+    /// Where the layer's tensor inputs are named, in order.
+    names: Vec<Span>,
     calls: Vec<TrainCall<'db>>,
     ok: bool,
 }
@@ -176,7 +179,10 @@ impl<'db> ClauseChecker<'db> {
             return None;
         };
         let input = &self.sig.inputs[i];
-        self.c.record_use(&id.span, input.def.clone());
+        if let Some(name) = self.names.get(i) {
+            let def = self.c.loc(name);
+            self.c.record_use(&id.span, def);
+        }
         Some((TrainArg::Input(i), input.ty.clone()?))
     }
 
