@@ -94,7 +94,9 @@ pub(super) fn unfused(
                     tensors: layer.args.clone(),
                     scalars: values(&layer.scalars),
                 };
-                out.expand(db, item, &call, l, 0)?;
+                if let Err(diags) = out.expand(db, item, &call, l, 0) {
+                    return Err(out.explained(diags));
+                }
             }
             None => {
                 out.graph.layers.push(layer);
