@@ -78,6 +78,28 @@ fn definitions_and_references_span_files() {
     });
 }
 
+/// A layer's `train as` clause: its callees and the inputs it names go to their
+/// definitions, as in a model's body.
+#[test]
+fn definitions_in_a_train_as_clause() {
+    let src = "import std.nn.{dense};
+
+layer twice(x: f32[B, N], param w1: f32[N, N], param b1: f32[N], param w2: f32[N, N],
+        param b2: f32[N]) -> y: f32[B, N]
+    train as dense(dense(x, w1, b1), w2, b2) {
+    cost { flops = 4 * N * N; weights = 2 * N * N + 2 * N; activations = 2 * N; }
+}
+";
+    let at = |needle: &str| src.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    with_src(src, |ctx| {
+        let callee = definition(ctx, at("dense(dense") + 1).map(|l| l.file);
+        assert_eq!(callee.as_deref(), Some(Path::new("<std>/nn.wse")));
+        let input = definition(ctx, at("w2, b2)") + 1).unwrap_or_else(|| panic!("no w2"));
+        assert_eq!(input.file, Path::new("/project/m.wse"));
+        assert_eq!(input.span.start, at("w2:"));
+    });
+}
+
 #[test]
 fn completion_in_a_model_and_in_an_import() {
     with_ctx(|ctx| {

@@ -438,6 +438,27 @@ class DiamondMlp:
         return loss, g
 
 
+class TwoDense:
+    """softmax(gelu((x W1 + c1) W2 + c2) W3 + c3): the model of a layer of the test's own,
+    `double_dense(x, w1, c1, w2, c2)`, that trains pipelined as its `train as` clause
+    `dense(dense(x, w1, c1), w2, c2)`."""
+
+    NAMES = ResMlp.NAMES
+
+    def make(self, rng):
+        return ResMlp().make(rng)
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        f = dense(h, p["w2"], p["c2"])
+        loss, dz = softmax_cross_entropy(dense(gelu(f), p["w3"], p["c3"]), d["labels"])
+        g = {}
+        dg, g["w3"], g["c3"] = dense_back(gelu(f), p["w3"], dz)
+        dh, g["w2"], g["c2"] = dense_back(h, p["w2"], gelu_back(f, dg))
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
+        return loss, g
+
+
 class WideEmbedding:
     """ids -> embedding(wte, wpe) -> dense(w, c) -> softmax, the mean cross-entropy."""
 
@@ -623,7 +644,7 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "relu_res_mlp": lambda: ResMlp(relu=True),
           "relu_res_mlp_no_skip": lambda: ResMlp(skip=False, relu=True),
           "double_mlp": DoubleMlp, "double_mlp_no_skip": lambda: DoubleMlp(skip=False),
-          "diamond_mlp": DiamondMlp, "diamond_mlp_one_branch": lambda: DiamondMlp(both=False),
+          "two_dense": TwoDense, "diamond_mlp": DiamondMlp, "diamond_mlp_one_branch": lambda: DiamondMlp(both=False),
           "gpt": Gpt, "gpt_one_head": lambda: Gpt(heads=1),
           "gpt_packed": lambda: Gpt(packed=True), "example": Example}
 

@@ -1,14 +1,16 @@
 //! Pipelined training of models whose branches join (`docs/language.md` §11.2): a result
 //! read by several layers gets the sum of their gradients, added on the fabric
 //! (`gradient_sum_train_back`, on the region of the relay the compiler puts before each
-//! reading after the first), and a layer of two activation inputs gives each input its own
-//! gradient (`matmul_qk_train_back_q`/`_k`, `matmul_pv_train_back_p`/`_v`; the first input's
-//! on the region of the `keep` before the second input). Checked against the same NumPy
+//! reading after the first), and a layer of several activation inputs gives each input its
+//! own gradient (`matmul_qk_train_back_q`/`_k`, `matmul_pv_train_back_p`/`_v`,
+//! `pack_qkv_train_back_q`/`_k`/`_v` of the fused attention, which trains as its `train as`
+//! clause; each input's but the last's on the region of the `keep` before the next input);
+//! a layer of the model's own trains as its clause's calls. Checked against the same NumPy
 //! reference (tests/reference/transformer_train.py) as weight-streaming training.
 
 mod support;
 use support::transformer::{
-    SMALL_SGD, TINY_GPT_SGD, composed_tiny_gpt, reference_losses, small_train_item,
+    SMALL_SGD, TINY_GPT, TINY_GPT_SGD, composed_tiny_gpt, reference_losses, small_train_item,
     transformer_trains_like_numpy,
 };
 
@@ -16,8 +18,12 @@ use support::transformer::{
 /// layers (q, k and v: two relays, two sums of gradients), `matmul_qk` and `matmul_pv` join
 /// the branches (two keeps), inside the residual block `add(h, ·)`.
 fn composed_gpt_pipelined() -> String {
+    pipelined_on_dev(&composed_tiny_gpt(2, "0.35355339"))
+}
+
+/// `source`'s run item trained pipelined on `dev` instead of on `wse2`.
+fn pipelined_on_dev(source: &str) -> String {
     let on_wse2 = "    target = \"wse2\";\n";
-    let source = composed_tiny_gpt(2, "0.35355339");
     assert!(source.contains(on_wse2));
     source.replace(
         on_wse2,
@@ -48,6 +54,79 @@ fn a_tiny_gpt_with_composed_attention_trains_pipelined_like_numpy() {
     ] {
         assert!(stdout.contains(layer), "no {layer}: {stdout}");
     }
+}
+
+/// [`TINY_GPT`] with its fused `attention(q, k, v)` trains pipelined on `dev`, as its `train
+/// as` clause `attention_qkv(pack_qkv(q, k, v))` (relays before k and v, where a pair's
+/// inputs get keeps: `pack_qkv`'s gradient layers read nothing a keep would keep,
+/// language.md §11.2; q's and k's parts of the packed gradient on their regions, v's on
+/// `pack_qkv`'s), like the NumPy reference's `gpt`: 3 SGD-momentum steps of 16 tokens, losses
+/// within 1e-5 relative and every weight within 1e-5 while every weight but the key biases
+/// moves by more than 1e-3 (`transformer_trains_like_numpy`). Measured: the losses agree to 7
+/// digits (3.347736, 4.764985, 2.282158), the weights within 1.8e-7 while training moves them
+/// by 0.01 or more; micro-batches of 8 (`attention_qkv_train_back` needs 5,252 B per PE for
+/// the batch of 16 on `dev`'s 4,096), 56,001 simulated cycles a step (14,970 forward, 41,031
+/// backward, 473 update).
+///
+/// Dropping one of the three gradients fails it: `pack_qkv_train_back_tile` sending zeros for
+/// `which` 1 (dk) gave step 2's loss 4.810809 against the reference's 4.764985 (9.6e-3
+/// relative).
+#[test]
+fn a_tiny_gpt_with_fused_attention_trains_pipelined_like_numpy() {
+    let source = pipelined_on_dev(TINY_GPT);
+    let stdout = transformer_trains_like_numpy("gpt", &source, &[], &TINY_GPT_SGD);
+    let inserted = [
+        "pack_qkv_train#1",
+        "attention_qkv_train#1",
+        "relay_train#3",
+        "relay_train#4",
+    ];
+    for layer in inserted {
+        assert!(stdout.contains(layer), "no {layer}: {stdout}");
+    }
+    assert!(!stdout.contains("keep_train"), "{stdout}");
+}
+
+/// A layer of the model's own whose `train as` clause composes two std.nn `dense` layers:
+/// pipelined training runs the clause's calls in its place (docs/language.md §6.4), so the
+/// layer needs no `double_dense_train` of its own — and no implementation, since nothing
+/// but pipelined training runs it. tests/reference/transformer_train.py's `two_dense`.
+const TWO_DENSE: &str = r#"import std.nn.{dense, gelu, softmax};
+
+/// Two dense layers in one call, for pipelined training only.
+layer double_dense(x: f32[B, N], param w1: f32[N, H], param b1: f32[H], param w2: f32[H, M],
+        param b2: f32[M]) -> y: f32[B, M]
+    train as dense(dense(x, w1, b1), w2, b2) {
+    cost {
+        flops = 2 * N * H + 2 * H * M;
+        weights = N * H + H + H * M + M;
+        activations = N + M;
+    }
+}
+
+model two_dense(x: f32[B, 5]) -> f32[B, 3] {
+    param w1: f32[5, 7] from "w1.npy";
+    param c1: f32[7] from "c1.npy";
+    param w2: f32[7, 7] from "w2.npy";
+    param c2: f32[7] from "c2.npy";
+    param w3: f32[7, 3] from "w3.npy";
+    param c3: f32[3] from "c3.npy";
+    return softmax(dense(gelu(double_dense(x, w1, c1, w2, c2)), w3, c3));
+}
+"#;
+
+/// [`TWO_DENSE`]'s `double_dense` trains pipelined as its clause's two `dense` layers, like
+/// the NumPy reference: 8 SGD-momentum steps of 6 samples on `dev`, losses within 1e-5
+/// relative and every weight (both of the clause's layers' too) within 1e-5 while each moves
+/// by more than 1e-3 (`transformer_trains_like_numpy`).
+#[test]
+fn a_layer_trains_pipelined_as_its_train_as_clause_like_numpy() {
+    let source = format!("{TWO_DENSE}{}", small_train_item("two_dense", "x", 6));
+    let stdout = transformer_trains_like_numpy("two_dense", &source, &[], &SMALL_SGD);
+    for layer in ["dense_train#1", "dense_train#2", "dense_train#3"] {
+        assert!(stdout.contains(layer), "no {layer}: {stdout}");
+    }
+    assert!(!stdout.contains("double_dense"), "{stdout}");
 }
 
 /// Two branches from `h` joined by a sum that is no residual block (neither reads the other's

@@ -230,12 +230,12 @@ pub fn no_pipelined_training(call: Location, layer: &str, wanted: &str) -> Diagn
     ))
 }
 
-/// E1115: pipelined training takes layers whose branches join at layers of two inputs, with
+/// E1115: pipelined training takes layers whose branches join at layers of several inputs, with
 /// residual blocks (`graph::pipelined_shape`), and this call breaks it, for the reason `why`.
 pub fn not_a_chain(call: Location, layer: &str, why: &str) -> Diagnostic {
     Diagnostic::error(
         "E1115",
-        format!("pipelined training takes branches that join at layers of two inputs, and residual blocks, and this call of `{layer}` breaks it: {why}"),
+        format!("pipelined training takes branches that join at layers of several inputs, and residual blocks, and this call of `{layer}` breaks it: {why}"),
         call,
         "breaks the graph pipelined training takes",
     )

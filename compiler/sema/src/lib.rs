@@ -27,6 +27,7 @@ pub use check::kernel::{check_kernel, kernel_signature};
 pub use check::layer::{check_layer, layer_signature};
 pub use check::model::{ModelCheck, check_model};
 pub use check::run::check_run;
+pub use check::train_as::{TrainArg, TrainAs, TrainCall, TrainScalar, check_train_as, train_as};
 pub use db::{Database, Db, FileSet, Reported, SourceFile};
 pub use items::{ItemId, ItemKind, item_ast, item_index, module_scope};
 pub use load::{load_program, set_file};

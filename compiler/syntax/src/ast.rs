@@ -380,7 +380,7 @@ pub enum BinaryOp {
     Or,
 }
 
-/// `layer name(inputs) -> out: T { cost {...} impls }`
+/// `layer name(inputs) -> out: T [train as e] { cost {...} impls }`
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
     pub doc: Option<String>,
@@ -391,8 +391,20 @@ pub struct Layer {
     /// `-> param dw: T`: the result is summed over the batch (a gradient, a loss) and has no
     /// sample dimension (docs/language.md §11).
     pub output_is_param: bool,
+    /// `train as e` between the result and the body: the calls pipelined training runs in
+    /// the layer's place (docs/language.md §6.4).
+    pub train_as: Option<TrainAs>,
     pub cost: Option<Cost>,
     pub impls: Vec<LayerImpl>,
+    pub span: Span,
+}
+
+/// `train as attention_qkv(pack_qkv(q, k, v, heads = heads), heads = heads)`: an expression of
+/// layer calls over the layer's inputs, as in a model body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainAs {
+    pub value: Expr,
+    /// From `train` to the end of the expression.
     pub span: Span,
 }
 

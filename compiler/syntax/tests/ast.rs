@@ -94,6 +94,42 @@ fn comparisons_do_not_chain() {
     assert_eq!(parsed.errors[0].code, "E0002");
 }
 
+/// `train as e` between a layer's result and its body: the clause's calls, its span from
+/// `train` to the end of the expression; a layer without one has none.
+#[test]
+fn a_layer_train_as_clause() {
+    let src =
+        "layer attention(q: f32[B, N], k: f32[B, N], v: f32[B, N], heads: u32) -> y: f32[B, N]
+    train as attention_qkv(pack_qkv(q, k, v, heads = heads), heads = heads) {
+    cost { flops = N; weights = 0; activations = N; }
+}
+layer relu(x: f32[B, N]) -> y: f32[B, N] { cost { flops = N; weights = 0; activations = N; } }";
+    let parsed = parse(src);
+    assert!(parsed.errors.is_empty(), "{:#?}", parsed.errors);
+    let [Item::Layer(fused), Item::Layer(relu)] = &parsed.module.items[..] else {
+        panic!("{:#?}", parsed.module.items);
+    };
+    let clause = fused.train_as.as_ref().expect("a clause");
+    assert_eq!(
+        show(&clause.value),
+        "(call attention_qkv (call pack_qkv q k v))"
+    );
+    assert_eq!(
+        &src[clause.span.clone()],
+        "train as attention_qkv(pack_qkv(q, k, v, heads = heads), heads = heads)"
+    );
+    let Expr::Call { named, .. } = &clause.value else {
+        panic!("{:#?}", clause.value);
+    };
+    assert_eq!(named.len(), 1);
+    assert!(relu.train_as.is_none());
+    // `train` without `as` and an expression is a syntax error.
+    let broken = parse(
+        "layer r(x: f32[B, N]) -> y: f32[B, N] train { cost { flops = N; weights = 0; activations = N; } }",
+    );
+    assert!(!broken.errors.is_empty());
+}
+
 fn check(src: &str, expect: Expect) {
     let parsed = parse(src);
     assert!(parsed.errors.is_empty(), "{:#?}", parsed.errors);
@@ -479,6 +515,7 @@ fn layer_snapshot() {
                                 span: 49..58,
                             },
                             output_is_param: false,
+                            train_as: None,
                             cost: Some(
                                 Cost {
                                     entries: [

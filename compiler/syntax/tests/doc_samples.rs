@@ -35,8 +35,20 @@ fn check(sample: &str, wrap: Wrap) {
 fn every_sample_of_the_doc_is_tested() {
     assert_eq!(
         DOC.matches("```wse").count(),
-        24,
+        25,
         "a sample was added to or removed from the doc"
+    );
+}
+
+#[test]
+fn a_layer_that_trains_as_other_layers() {
+    check(
+        "layer double_dense(x: f32[B, N], param w1: f32[N, H], param b1: f32[H], param w2: f32[H, M],
+        param b2: f32[M]) -> y: f32[B, M]
+    train as dense(dense(x, w1, b1), w2, b2) {
+    cost { flops = 2 * N * H + 2 * H * M; weights = N * H + H + H * M + M; activations = N + M; }
+}",
+        Wrap::Module,
     );
 }
 

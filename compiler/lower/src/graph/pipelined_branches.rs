@@ -22,8 +22,8 @@ pub(super) enum Node {
     Model(usize, Role),
     /// A relay before a second reading of a result: its region sums that reading's gradient in.
     Relay,
-    /// A keep before a [`Role::Pair`]'s second input: its region runs the first input's
-    /// gradient.
+    /// A keep before a [`Role::Pair`]'s input but the first (or a relay, when the gradient
+    /// layer needs nothing kept): its region runs the previous input's gradient.
     Keep,
 }
 
@@ -34,13 +34,15 @@ pub(super) struct Branched {
 }
 
 /// `graph` (with `roles`) with a relay before every reading of a result but its first that is
-/// not a residual block's skip, and a keep before every pair's second input. `graph` itself
-/// when it needs neither. Diagnostics when `std.resident`'s `relay` or `keep` is missing or
-/// does not lower.
+/// not a residual block's skip, and a keep before every pair's inputs but the first (a relay
+/// where `keeps(layer, argument)` says the input need not be kept,
+/// [`super::pipelined_keeps`]). `graph` itself when it needs neither. Diagnostics when
+/// `std.resident`'s `relay` or `keep` is missing or does not lower.
 pub(super) fn branched(
     db: &dyn Db,
     graph: &LayerGraph,
     roles: &[Role],
+    keeps: &dyn Fn(usize, usize) -> bool,
 ) -> Result<Branched, Vec<Diagnostic>> {
     let relayed = relayed_readings(graph, roles);
     let mut out = LayerGraph {
@@ -60,8 +62,9 @@ pub(super) fn branched(
                 arg = inserted.push(&mut out, "relay", arg, &layer.call)?;
                 nodes.push(Node::Relay);
             }
-            if roles[r] == Role::Pair && activations.get(1) == Some(&i) {
-                arg = inserted.push(&mut out, "keep", arg, &layer.call)?;
+            if roles[r] == Role::Pair && activations.iter().skip(1).any(|&a| a == i) {
+                let keep = if keeps(r, i) { "keep" } else { "relay" };
+                arg = inserted.push(&mut out, keep, arg, &layer.call)?;
                 nodes.push(Node::Keep);
             }
             layer.args[i] = arg;

@@ -1,15 +1,18 @@
 //! The graphs pipelined training takes (`docs/language.md` §11.2): one model input, read by the
 //! first layer alone; the model's result its last layer's; every other layer's result read by
-//! one layer or more (branches), and the branches joined by layers of two activation inputs:
+//! one layer or more (branches), and the branches joined by layers of several activation
+//! inputs:
 //! - a layer with a backward layer per input (`L_train_back_<input>`, [`Role::Pair`]:
-//!   `matmul_qk(q, k)`), its two inputs any earlier layers' results;
+//!   `matmul_qk(q, k)`, the fused attention's `pack_qkv(q, k, v)`), its inputs any earlier
+//!   layers' results;
 //! - any other layer of two inputs (`add`, [`Role::BlockEnd`]) closes a residual block
 //!   `add(h, f(h))`: one input is the layer before it, the other the result `h` of an earlier
 //!   layer `p` (not the model's input), and no block closes between `p` and it (blocks do not
 //!   nest).
 //!
-//! E1115 otherwise, at the first call that breaks it, saying how: a layer of three activation
-//! inputs (`attention(q, k, v)`), blocks inside blocks, a block from the model's input.
+//! E1115 otherwise, at the first call that breaks it, saying how: a layer of three or more
+//! activation inputs without a gradient layer per input, blocks inside blocks, a block from
+//! the model's input.
 
 use wsel_ir::graph::{LayerGraph, SourceSpan, TensorRef};
 use wsel_sema::{Diagnostic, Location};
@@ -21,7 +24,7 @@ use crate::diagnostics;
 pub(super) enum Role {
     /// One activation input: `L_train_back` gives its gradient.
     Single,
-    /// Two activation inputs, each with its own gradient layer `L_train_back_<input>`.
+    /// Two activation inputs or more, each with its own gradient layer `L_train_back_<input>`.
     Pair,
     /// Closes the residual block opened by layer `start`'s result: `L_train_back(dy, dr)` is
     /// the sum of `start`'s gradients through the skip and through the branch.
@@ -58,9 +61,11 @@ pub(super) fn roles(
                     "it reads the model's input, which only the first layer may",
                 ));
             }
-            [a, b] if paired(l) => {
-                if [a, b].iter().any(|t| matches!(t, TensorRef::Input(_))) {
-                    return Err(broken("a layer of two inputs must read layers' results"));
+            [_, _, ..] if paired(l) => {
+                if feeds.iter().any(|t| matches!(t, TensorRef::Input(_))) {
+                    return Err(broken(
+                        "a layer of several inputs must read layers' results",
+                    ));
                 }
                 Role::Pair
             }
@@ -80,7 +85,7 @@ pub(super) fn roles(
             }
             _ => {
                 return Err(broken(
-                    "layers of more than two activation inputs do not train pipelined yet",
+                    "a layer of more than two activation inputs needs a gradient layer per input",
                 ));
             }
         };

@@ -1,5 +1,7 @@
 //! The two programs of pipelined training (`docs/language.md` §11.2): a model whose branches
-//! join at layers of two inputs, with residual blocks ([`super::pipelined_shape`]), as a
+//! join at layers of several inputs, with residual blocks ([`super::pipelined_shape`]; the
+//! calls of layers with a `train as` clause taken apart first, [`super::pipelined_train_as`]),
+//! as a
 //! *forward* graph and a *backward* graph that run one after the other on one placement,
 //! every step.
 //!
@@ -15,8 +17,10 @@
 //!   added by the end's `add_train_back(dy, dr)` at the block's fork between `h`'s region and
 //!   its first reader's ([`PipelinedTrain::fork_of`]), else on `add`'s region; and each later
 //!   reading's, added by `gradient_sum_train_back` on its relay's region. A layer of one input
-//!   gives `L_train_back(dy, params)`; a pair (`matmul_qk`) `L_train_back_<first>(dy)` on its
-//!   keep's region, then `L_train_back_<second>(dy, params)` on its own; a block's end passes
+//!   gives `L_train_back(dy, params)`; a pair (`matmul_qk`, `pack_qkv`) `L_train_back_<input>(dy)`
+//!   for every input but the last on the region of the next input's keep (a relay when it reads
+//!   nothing kept, [`super::pipelined_keeps`]), then the last's
+//!   `L_train_back_<last>(dy, params)` on its own; a block's end passes
 //!   dy to both inputs. A backward layer's scalar inputs are the optimizer's settings, by
 //!   name (`lr`, `momentum`, ...), and for any other name the forward call's scalar or
 //!   dimension variable of that name (attention's `heads`, `N`); the loss's `F_train` and
@@ -33,12 +37,15 @@
 use std::path::Path;
 
 use wsel_ir::graph::{CValue, LayerGraph, LayerInstance, SourceSpan, TensorDecl, TensorRef};
+use wsel_sema::analysis::ModelNode;
 use wsel_sema::ty::Value;
 use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, check_model, layer_signature};
 
 use super::instance::{CallArgs, lower_instance};
 use super::pipelined_branches::{Node, branched};
+use super::pipelined_keeps::keeps;
 use super::pipelined_shape::{Role, roles};
+use super::pipelined_train_as::{Unfused, unfused};
 use super::staging::RESIDENT;
 use super::training::{LOSS_MODULE, TARGETS};
 use super::{find_item, settings, shape_of};
@@ -80,9 +87,26 @@ pub fn pipelined_training_graphs(
     if find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, loss).is_none() {
         return Err(vec![diagnostics::unknown_loss(loss_at, loss)]);
     }
-    // The module of every layer: the model's call's, or std.resident's for a relay the
-    // compiler inserted (`relayed_graph`, [`branched`]), which no call of the model names.
     let nodes = &check_model(db, model).graph.nodes;
+    let unfused = unfused(db, graph, nodes)?;
+    let loss = (loss, loss_at);
+    trained(db, nodes, &unfused, graph.layers.len(), loss, optimizer)
+        .map_err(|diags| unfused.explained(diags))
+}
+
+/// [`pipelined_training_graphs`] of the model graph `unfused` (of `model_layers` layers before
+/// its `train as` clauses were applied), whose calls are `nodes`.
+fn trained(
+    db: &dyn Db,
+    nodes: &[ModelNode],
+    unfused: &Unfused,
+    model_layers: usize,
+    (loss, loss_at): (&str, Location),
+    optimizer: &[(String, Value)],
+) -> Result<PipelinedTrain, Vec<Diagnostic>> {
+    // The module of every layer: the model's call's, a clause's layer's, or std.resident's
+    // for a relay the compiler inserted (`relayed_graph`, [`branched`]), which no call of the
+    // model names.
     let node_of = |layer: &LayerInstance| {
         nodes
             .iter()
@@ -92,9 +116,16 @@ pub fn pipelined_training_graphs(
         graph
             .layers
             .iter()
-            .map(|layer| node_of(layer).map_or_else(|| RESIDENT.into(), |n| n.layer_file.clone()))
+            .map(|layer| match node_of(layer) {
+                Some(n) => n.layer_file.clone(),
+                None => unfused
+                    .module_of(layer)
+                    .cloned()
+                    .unwrap_or_else(|| RESIDENT.into()),
+            })
             .collect()
     };
+    let graph = &unfused.graph;
     let model_files = files_of(graph);
     let paired = |l: usize| {
         let layer = &graph.layers[l];
@@ -106,7 +137,8 @@ pub fn pipelined_training_graphs(
         })
     };
     let roles = roles(graph, &paired, &located)?;
-    let branched = branched(db, graph, &roles)?;
+    let keeps = |r: usize, i: usize| keeps(db, &model_files[r], &graph.layers[r], i);
+    let branched = branched(db, graph, &roles, &keeps)?;
     let graph = &branched.graph;
     let files = files_of(graph);
     // The shapes each layer's call sees its arguments in (through a `reshape`, §7.1).
@@ -215,7 +247,10 @@ pub fn pipelined_training_graphs(
     }
     let mut backward = back.out;
     backward.output = TensorRef::Layer(backward.layers.len() - 1);
-    let model_of = model_of(&branched.nodes);
+    let model_of = model_of(&branched.nodes)
+        .into_iter()
+        .map(|m| unfused.origin.get(m).copied().unwrap_or(model_layers))
+        .collect();
     Ok(PipelinedTrain {
         forward,
         backward,
@@ -418,18 +453,20 @@ impl<'db> Backward<'_, 'db> {
                 note(self, inputs[0], Grad::direct(dx, l));
             }
             Role::Pair => {
-                // The first input's gradient on the keep's region (the keep holds the second
-                // input), the second's on the layer's own (its `L_train` keeps the first).
+                // Every input's gradient but the last's on the region of the keep of the next
+                // input (which holds that input: `matmul_qk`'s dq needs k), the last's on the
+                // layer's own (its `L_train` keeps the first).
                 let names = self.input_names(l);
-                let TensorRef::Layer(keep) = inputs[1] else {
-                    return Ok(());
-                };
-                let first = format!("_train_back_{}", names[0]);
-                let dx = self.own_back(l, &first, dy, false, keep, variant)?;
-                note(self, inputs[0], Grad::direct(dx, l));
-                let second = format!("_train_back_{}", names[1]);
-                let dx = self.own_back(l, &second, dy, true, l, variant)?;
-                note(self, inputs[1], Grad::direct(dx, l));
+                for (i, &input) in inputs.iter().enumerate() {
+                    let (region, last) = match inputs.get(i + 1) {
+                        Some(&TensorRef::Layer(keep)) => (keep, false),
+                        Some(_) => return Ok(()),
+                        None => (l, true),
+                    };
+                    let suffix = format!("_train_back_{}", names[i]);
+                    let dx = self.own_back(l, &suffix, dy, last, region, variant)?;
+                    note(self, input, Grad::direct(dx, l));
+                }
             }
         }
         Ok(())

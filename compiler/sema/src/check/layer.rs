@@ -16,6 +16,7 @@ use crate::analysis::{DeclaredKind, ItemAnalysis, LayerScalar, LayerSig, LayerTe
 use crate::check::dim_expr::output_dim;
 use crate::check::expr::{Checker, Local, LocalKind, written_type};
 use crate::check::kernel::{BUS_SIDES, kernel_signature};
+use crate::check::train_as::check_train_as;
 use crate::db::{Db, Reported};
 use crate::diagnostics::{did_you_mean, layers, resolve, types};
 use crate::items::{ItemId, ItemKind, item_ast, item_location};
@@ -61,6 +62,8 @@ pub fn check_layer<'db>(db: &'db dyn Db, item: ItemId<'db>) -> ItemAnalysis {
         check_impl(&mut c, layer, &sig, imp);
         c.pop_scope();
     }
+    let clause = &check_train_as(db, item).analysis;
+    c.analysis.uses.extend(clause.uses.iter().cloned());
     for d in c.diags {
         Reported(d).accumulate(db);
     }

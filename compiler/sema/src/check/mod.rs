@@ -12,6 +12,7 @@ pub mod model;
 pub mod run;
 pub mod switch;
 pub mod train;
+pub mod train_as;
 
 use crate::analysis::FileAnalysis;
 use crate::db::{Db, SourceFile};

@@ -9,6 +9,7 @@ pub mod resolve;
 pub mod run;
 pub mod switches;
 pub mod train;
+pub mod train_as;
 pub mod types;
 
 /// Every code this crate reports, with a one-line summary (the parser's E0001–E0007 come
@@ -48,6 +49,7 @@ pub const CODES: &[(&str, &str)] = &[
         "E0217",
         "tensor dimension is neither a constant nor a dimension variable",
     ),
+    ("E0218", "a `train as` clause that leads back to its layer"),
     ("E0301", "kernel has no `main` task"),
     ("E0302", "receive on an `out` port or send on an `in` port"),
     ("E0303", "activation target is not a task of the kernel"),
@@ -138,6 +140,18 @@ pub const CODES: &[(&str, &str)] = &[
     ("E1112", "train settings that exclude each other"),
     ("E1120", "invalid `recompute` train setting"),
     ("E0450", "`by k` on a bus port"),
+    (
+        "E0451",
+        "a `train as` clause calls something that is not a layer",
+    ),
+    (
+        "E0452",
+        "a `train as` argument that is not the layer's input or does not fit",
+    ),
+    (
+        "E0453",
+        "a `train as` shape or result type that does not fit",
+    ),
     ("E0454", "a reshape that changes the number of features"),
     (
         "E0455",

@@ -8,6 +8,7 @@ mod layers;
 mod models;
 mod resolve;
 mod runs;
+mod train_as;
 mod trains;
 mod types;
 
@@ -171,6 +172,7 @@ fn every_code_has_a_test() {
         include_str!("resolve.rs"),
         include_str!("runs.rs"),
         include_str!("trains.rs"),
+        include_str!("train_as.rs"),
         include_str!("types.rs"),
     ]
     .concat();
