@@ -8,10 +8,11 @@ use std::path::PathBuf;
 
 use wsel_ir::graph::{LayerGraph, LayerInstance, SourceSpan, TensorRef};
 use wsel_sema::analysis::ModelNode;
+use wsel_sema::diagnostics::train_as::result_mismatch;
 use wsel_sema::{Db, Diagnostic, ItemId, ItemKind, Location, TrainArg, TrainScalar, train_as};
 
-use super::find_item;
 use super::pipelined_training::{given, push_call, values};
+use super::{find_item, shape_of};
 
 /// How deep clauses inside clauses are applied: the checker rules out a clause that leads
 /// back to its layer (E0218), so this only bounds a broken program's work.
@@ -94,9 +95,10 @@ pub(super) fn unfused(
                     tensors: layer.args.clone(),
                     scalars: values(&layer.scalars),
                 };
-                if let Err(diags) = out.expand(db, item, &call, l, 0) {
-                    return Err(out.explained(diags));
-                }
+                let result = out
+                    .expand(db, item, &call, l, 0)
+                    .map_err(|diags| out.explained(diags))?;
+                check_result(&out.graph, result, &layer)?;
             }
             None => {
                 out.graph.layers.push(layer);
@@ -107,6 +109,31 @@ pub(super) fn unfused(
     }
     out.graph.output = moved(&moved_to, graph.output);
     Ok(out)
+}
+
+/// The clause's result at this call has the shape of the call's own: the checker compared
+/// the two in the layer's terms at trial sizes (`wsel_sema`'s `train_as::dims`), this
+/// compares the sizes of the call. E0453 at the call otherwise.
+fn check_result(
+    graph: &LayerGraph,
+    result: TensorRef,
+    call: &LayerInstance,
+) -> Result<(), Vec<Diagnostic>> {
+    let found = shape_of(graph, result);
+    if found == call.output_shape {
+        return Ok(());
+    }
+    let at = Location {
+        file: call.call.file.clone(),
+        span: call.call.span.clone(),
+    };
+    let sizes = |s: &[u64]| format!("{s:?}");
+    Err(vec![result_mismatch(
+        at,
+        &call.layer,
+        &sizes(&call.output_shape),
+        &sizes(&found),
+    )])
 }
 
 /// A call to take apart: where the model makes it, its tensors and its scalars' values.

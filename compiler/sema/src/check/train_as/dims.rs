@@ -1,8 +1,9 @@
 //! The shapes of a `train as` clause's calls, in the terms of the layer that declares it:
 //! each dimension a size, one of the layer's dimension variables or scalar inputs, or an
-//! expression of those (`3 * N`, after `pack_qkv`). Two dimensions are the same when they
-//! are equal at every size of [`TRIALS`] — exact for the sums, products and whole divisions
-//! output dimensions are written with, whatever the sizes.
+//! expression of those (`3 * N`, after `pack_qkv`). Two dimensions are taken as the same when
+//! they are equal at every one of [`TRIALS`] sets of sizes: a test by evaluation, which two
+//! different expressions pass only if they agree at all of those sizes. Each call's sizes are
+//! compared again when pipelined training lowers the clause (`wsel_lower`, E0453 at the call).
 
 use std::collections::BTreeMap;
 
