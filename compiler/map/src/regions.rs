@@ -116,7 +116,7 @@ fn relaid_rows(rows: &[u32], moves: &[RowMove]) -> Vec<u32> {
 /// The columns and every phase's rows: the first pass of the programme on every sampled
 /// column count, the cheapest kept; then the second, measured, on its columns (with the one
 /// `region`'s rows among the candidates when it has those columns).
-fn best_rows(
+pub(crate) fn best_rows(
     graph: &LayerGraph,
     impls: &[usize],
     region: Option<&Region>,
@@ -232,7 +232,7 @@ fn features(layer: &LayerInstance) -> u64 {
 /// Every phase of the relaid graph `whole` on its `rows` and `cols` columns, all from the
 /// corner of the first clean rectangle of the tallest; `None` when a phase's rectangle is not
 /// open to its streams there.
-fn plan(
+pub(crate) fn plan(
     whole: &LayerGraph,
     impls: &[usize],
     rows: &[u32],
@@ -275,7 +275,7 @@ fn plan(
 
 /// The rows each phase of a chain runs on and the estimated cycles of the whole run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct RowChoice {
+pub(crate) struct RowChoice {
     pub rows: Vec<u32>,
     pub total: u64,
 }
