@@ -89,31 +89,40 @@ fn per_layer(
     options: &MapOptions,
 ) -> Option<(MapResult, Vec<u32>)> {
     let impls = st::streaming_impls(graph, false).ok()?;
-    let impls_of_one = impls.clone();
     let chain = forward_chain(graph, parts)?;
-    let (cols, choice) =
-        regions::best_rows(&chain, &impls[..parts.forward], None, target, options)?;
+    // Every other phase costs on the rows of the forward layer it runs beside.
+    let mut of = vec![Vec::new(); parts.forward];
+    for (l, &f) in parts.beside.iter().enumerate().skip(parts.forward) {
+        of.get_mut(f)?.push(l);
+    }
+    let beside = regions::Beside {
+        graph,
+        impls: &impls,
+        of,
+    };
+    let fwd = &impls[..parts.forward];
+    let (cols, choice) = regions::best_rows(&chain, fwd, None, Some(&beside), target, options)?;
     if choice.rows.iter().all(|&r| r == choice.rows[0]) {
         return None;
     }
     let rows: Vec<u32> = parts.beside.iter().map(|&f| choice.rows[f]).collect();
     let (whole, all_rows) = relaid(&rows)?;
-    let impls = st::streaming_impls(&whole, false).ok()?;
-    st::check_residency(&whole, &impls).ok()?;
-    let plan = regions::plan(&whole, &impls, &all_rows, cols, target, options)?;
+    let whole_impls = st::streaming_impls(&whole, false).ok()?;
+    st::check_residency(&whole, &whole_impls).ok()?;
+    let plan = regions::plan(&whole, &whole_impls, &all_rows, cols, target, options)?;
     // The one region's estimate with the same measured work, for a like comparison.
     let one_total = match one {
         Some(p) => {
             let (r, c) = p.layers.first().map(|l| (l.rows, l.cols))?;
             let rows = vec![r; graph.layers.len()];
-            Some(regions::plan(graph, &impls_of_one, &rows, c, target, options)?.total)
+            Some(regions::plan(graph, &impls, &rows, c, target, options)?.total)
         }
         None => None,
     };
     if one_total.is_some_and(|t| plan.total >= t) {
         return None;
     }
-    let mut result = st::place_phases(&whole, &impls, &plan, target, options);
+    let mut result = st::place_phases(&whole, &whole_impls, &plan, target, options);
     let placement = result.placement.as_mut()?;
     placement.one_region = one.and_then(|p| {
         let first = p.layers.first()?;
