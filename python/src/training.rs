@@ -70,6 +70,7 @@ impl TrainSettings {
             batch: self.batch,
             micro_batch: self.micro_batch,
             recompute: self.recompute,
+            one_region: false,
             seed: self.seed,
             shuffle: self.shuffle,
             systems: self.systems,

@@ -2,12 +2,14 @@
 
 Usage: python3 tests/reference/train.py OUT_DIR --optimizer sgd|adam --lr LR --steps N
            --batch B --seed S [--momentum M] [--beta1 B1] [--beta2 B2] [--eps E]
-           [--layers L --init DIR]
+           [--layers L --init DIR] [--data DIR]
 
 With --layers L and --init DIR it trains a deeper MLP instead: L dense layers with a relu
 after each but the last, then softmax, from DIR/w1.npy, DIR/b1.npy, ..., DIR/wL.npy,
 DIR/bL.npy (compiler/driver/tests/training_recompute.rs, whose backward pass recomputes
-activations); the gradients are the same rules applied layer by layer.
+activations); the gradients are the same rules applied layer by layer. With --data DIR the
+samples and labels are DIR/x_train.npy and DIR/y_train.npy instead of digits'
+(compiler/driver/tests/training_regions.rs trains a 512-wide model on data of its own).
 
 Trains softmax(relu(relu(x W1 + b1) W2 + b2) W3 + b3) on examples/digits/data/x_train.npy
 (labels y_train.npy) from the initial weights in examples/digits/data/init/, with the mean
@@ -118,6 +120,7 @@ def main():
     ap.add_argument("--eps", type=float, default=1e-8)
     ap.add_argument("--layers", type=int, default=0)
     ap.add_argument("--init", type=Path, default=DATA / "init")
+    ap.add_argument("--data", type=Path, default=DATA)
     args = ap.parse_args()
     names = NAMES
     step = forward_backward
@@ -125,8 +128,8 @@ def main():
         names = [f"{p}{k}" for k in range(1, args.layers + 1) for p in "wb"]
         step = lambda params, x, y: forward_backward_deep(params, x, y, args.layers)  # noqa: E731
 
-    x_all = np.load(DATA / "x_train.npy").astype(np.float64)
-    y_all = np.load(DATA / "y_train.npy").astype(np.int64)
+    x_all = np.load(args.data / "x_train.npy").astype(np.float64)
+    y_all = np.load(args.data / "y_train.npy").astype(np.int64)
     params = {n: np.load(args.init / f"{n}.npy").astype(np.float64) for n in names}
     first = {n: np.zeros_like(v) for n, v in params.items()}
     second = {n: np.zeros_like(v) for n, v in params.items()}

@@ -166,6 +166,10 @@ pub struct TrainArgs {
     /// else auto] (docs/running.md, "How a training step runs").
     #[arg(long, value_enum)]
     pub recompute: Option<RecomputeArg>,
+    /// In streaming mode, run every phase of the step on one region, even where per-layer
+    /// rows would estimate faster (docs/running.md, "How a training step runs").
+    #[arg(long)]
+    pub one_region: bool,
     /// Seed of the batch order (a new permutation of the samples every epoch) [default: the
     /// `train` item's, else 0].
     #[arg(long)]

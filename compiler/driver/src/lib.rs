@@ -39,6 +39,7 @@ pub mod train_micro;
 pub mod train_outputs;
 pub mod train_pipelined;
 pub mod train_recompute;
+pub mod train_rows;
 pub mod train_session;
 pub mod train_settings;
 pub mod training;

@@ -630,6 +630,7 @@ pub(crate) fn report(
         kept_bytes_per_pe: sram_used,
         sram_bytes_per_pe: u64::from(target.sram_bytes),
         kept: Default::default(),
+        per_layer: None,
         cycles,
         seconds: target.seconds(cycles),
         samples_per_second: per_second(target, samples, cycles),

@@ -399,24 +399,26 @@ fn build_fitting(
     let target = choose_target(overrides.target.as_deref(), config)?;
     let item = wsel_lower::lower_train_config(&loaded.db, loaded.file);
     let choice = train_settings::recompute(overrides, item.as_ref());
-    let attempt = |micro: u64| -> Result<(TrainGraph, wsel_map::MapResult), BuildError> {
-        let (graph, diagnostics) = wsel_lower::layer_graph(&loaded.db, model, micro);
-        if !diagnostics.is_empty() {
-            return Err(BuildError::Diagnostics(diagnostics));
-        }
-        let train = training_graph(loaded, model, &graph, loss, fit.whole)?;
-        let mapped = wsel_map::map(
-            &train.graph,
-            &target,
-            Mode::Streaming,
-            &MapOptions::default(),
-        );
-        Ok((train, mapped))
-    };
-    let (train, mapped) = attempt(settings.micro_batch)?;
+    // The training graph at a micro-batch and its mapping (on per-layer rows, relaid, when
+    // they pay), and the graph before any relayout (recomputation plans from it).
+    let mapped_at =
+        |micro: u64| -> Result<(TrainGraph, wsel_map::MapResult, TrainGraph), BuildError> {
+            let (graph, diagnostics) = wsel_lower::layer_graph(&loaded.db, model, micro);
+            if !diagnostics.is_empty() {
+                return Err(BuildError::Diagnostics(diagnostics));
+            }
+            let train = training_graph(loaded, model, &graph, loss, fit.whole)?;
+            let (run, mapped) = match overrides.one_region {
+                true => (train.clone(), one_region(&train.graph, &target)),
+                false => map_training(&loaded.db, model, &train, &target),
+            };
+            Ok((run, mapped, train))
+        };
+    let attempt = |micro: u64| mapped_at(micro).map(|(run, mapped, _)| (run, mapped));
+    let (run, mapped, train) = mapped_at(settings.micro_batch)?;
     let failure = mapped.diagnostics;
     let kept_failed = failure.iter().any(|d| d.code == E0624);
-    let plain = mapped.placement.map(|p| (train.clone(), p));
+    let plain = mapped.placement.map(|p| (run, p));
     if plain.is_none() && !failure.iter().any(|d| batch_too_big(d.code)) {
         return Err(BuildError::Diagnostics(failure));
     }
@@ -427,10 +429,8 @@ fn build_fitting(
     };
     let recomputed = recomputing
         .then(|| {
-            train_recompute::plan(&train, &mut |g| {
-                let options = MapOptions::default();
-                wsel_map::map(&g.graph, &target, Mode::Streaming, &options).placement
-            })
+            // Recomputation runs on one region (its copies are not relaid).
+            train_recompute::plan(&train, &mut |g| one_region(&g.graph, &target).placement)
         })
         .flatten();
     let micro = match (&plain, &recomputed) {
@@ -451,6 +451,42 @@ fn build_fitting(
         chosen.kept,
     )?;
     Ok((program, chosen.settings))
+}
+
+/// `train` mapped for weight streaming (`wsel_map::map_training`), with the graph the
+/// placement runs: relaid (`wsel_lower::relaid_training`) when its phases take rows of their
+/// own, else `train` itself on one region.
+fn map_training(
+    db: &wsel_sema::Database,
+    model: wsel_sema::ItemId<'_>,
+    train: &TrainGraph,
+    target: &Target,
+) -> (TrainGraph, wsel_map::MapResult) {
+    let relaid = |rows: &[u32]| wsel_lower::relaid_training(db, train, rows);
+    let parts = wsel_map::TrainParts {
+        forward: train.forward,
+        targets: train.targets,
+        beside: &train.beside,
+    };
+    // The phases' work measured by dry runs (the one region is chosen as before, without).
+    let work = wsel_estimate::kernel_work::KernelDryRuns::new(db, model, target);
+    let options = MapOptions {
+        work: Some(&work),
+        ..MapOptions::default()
+    };
+    let graph_of = |rows: &[u32]| relaid(rows).map(|(t, r)| (t.graph, r));
+    let mapped = wsel_map::map_training(&train.graph, parts, &graph_of, target, &options);
+    match mapped.rows.as_deref().map(relaid) {
+        None => (train.clone(), mapped.result),
+        Some(Some((relaid, _))) => (relaid, mapped.result),
+        // The graph the mapper placed cannot be built again: the one region runs.
+        Some(None) => (train.clone(), one_region(&train.graph, target)),
+    }
+}
+
+/// A training graph mapped for weight streaming with every phase on one region.
+fn one_region(graph: &LayerGraph, target: &Target) -> wsel_map::MapResult {
+    wsel_map::map(graph, target, Mode::Streaming, &MapOptions::default())
 }
 
 /// Why a run takes micro-batches when recomputing was not tried or did not fit: `kept_failed`
@@ -775,6 +811,8 @@ pub struct TrainReport {
     /// The kept activations beside every phase, and what the run does about them (streaming
     /// mode; empty in pipelined mode).
     pub kept: KeptReport,
+    /// The phases' rows when the step runs on per-layer rows (streaming mode), else `None`.
+    pub per_layer: Option<crate::train_rows::PerLayerRows>,
     pub cycles: u64,
     pub seconds: f64,
     pub samples_per_second: f64,
@@ -833,6 +871,7 @@ impl TrainReport {
                 plan: program.kept.clone(),
                 recompute_cycles: trained.steps.iter().map(|s| s.recompute_cycles).sum(),
             },
+            per_layer: crate::train_rows::PerLayerRows::of(graph, &program.placement),
             cycles,
             seconds: target.seconds(cycles),
             samples_per_second: samples_per_second(target, samples, cycles),

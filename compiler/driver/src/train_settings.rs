@@ -30,6 +30,8 @@ pub struct TrainOverrides {
     pub batch: Option<u64>,
     pub micro_batch: Option<u64>,
     pub recompute: Option<RecomputeArg>,
+    /// Every streamed phase on one region (no per-layer rows).
+    pub one_region: bool,
     pub seed: Option<u64>,
     pub shuffle: Option<bool>,
     pub systems: Option<u32>,
@@ -56,6 +58,7 @@ impl TrainOverrides {
             batch: args.batch,
             micro_batch: args.micro_batch,
             recompute: args.recompute,
+            one_region: args.one_region,
             seed: args.seed,
             shuffle: (args.shuffle || args.no_shuffle).then_some(args.shuffle),
             systems: args.systems,

@@ -19,20 +19,7 @@ mod support;
 use std::path::Path;
 
 use serde_json::Value;
-use support::{read_f32, repo_root, temp_dir, write_f32_npy, wsel_ok};
-
-/// Deterministic values in [lo, lo + 1) (a 64-bit LCG's top bits).
-fn values(len: usize, seed: u64, lo: f32) -> Vec<f32> {
-    let mut s = seed;
-    (0..len)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            lo + (s >> 40) as f32 / (1u64 << 24) as f32
-        })
-        .collect()
-}
+use support::{lcg_values, read_f32, repo_root, temp_dir, write_f32_npy, wsel_ok};
 
 /// `wsel run FILE` in streaming mode on `dev` with x.npy in, y.npy out and the report r.json.
 fn run_streamed(dir: &Path, file: &str) -> std::process::Output {
@@ -81,13 +68,13 @@ fn write_mlp(dir: &Path) {
     write_f32_npy(
         &dir.join("x.npy"),
         &[batch, 512],
-        &values(batch as usize * 512, 1, -0.5),
+        &lcg_values(batch as usize * 512, 1, -0.5),
     );
     let mut params = String::new();
     for (i, pair) in widths.windows(2).enumerate() {
         let (n, m) = (pair[0], pair[1]);
         let scale = 1.0 / (n as f32).sqrt();
-        let w: Vec<f32> = values(n * m, 10 + i as u64, -0.5)
+        let w: Vec<f32> = lcg_values(n * m, 10 + i as u64, -0.5)
             .iter()
             .map(|v| v * scale)
             .collect();
@@ -95,7 +82,7 @@ fn write_mlp(dir: &Path) {
         write_f32_npy(
             &dir.join(format!("b{i}.npy")),
             &[m as u64],
-            &values(m, 20 + i as u64, -0.5),
+            &lcg_values(m, 20 + i as u64, -0.5),
         );
         params += &format!(
             "    param w{i}: f32[{n}, {m}] from \"w{i}.npy\";\n    param b{i}: f32[{m}] from \"b{i}.npy\";\n"
@@ -254,7 +241,7 @@ struct Moved {
 fn run_mover(name: &str, n: u64, (from, to): (u32, u32), batch: u64, kernel: &str) -> Moved {
     let dir = temp_dir(name);
     std::fs::write(dir.join("m.wse"), mover_model(n, from, to, kernel)).expect("model");
-    let x = values((batch * n) as usize, 7, 0.5);
+    let x = lcg_values((batch * n) as usize, 7, 0.5);
     write_f32_npy(&dir.join("x.npy"), &[batch, n], &x);
     run_streamed(&dir, "m.wse");
     let r = report(&dir);

@@ -15,8 +15,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod support;
-use support::transformer::{losses_of_csv, read_npy, wsel_train_file};
-use support::{read_f32, repo_root, temp_dir, write_f32_npy};
+use support::transformer::wsel_train_file;
+use support::{matches_mlp_reference, repo_root, temp_dir, write_f32_npy};
 
 /// The widths of the deep model's layers, its input first.
 const WIDTHS: [u64; 7] = [64, 32, 32, 32, 32, 32, 10];
@@ -95,33 +95,6 @@ fn reference(init: &Path, out: &Path) {
     assert!(status.success(), "the reference trainer failed");
 }
 
-/// Checks every loss of `ours` (loss.csv) within 1e-5 relative and every weight within 1e-5
-/// of the reference's in `theirs`; the largest weight difference.
-fn matches(ours: &Path, theirs: &Path) -> f64 {
-    let losses = losses_of_csv(&ours.join("loss.csv"));
-    let expected = read_npy(&theirs.join("losses.npy"));
-    assert_eq!(losses.len(), expected.len());
-    for (step, (a, b)) in losses.iter().zip(&expected).enumerate() {
-        assert!(
-            (a - b).abs() <= 1e-5 * b.abs(),
-            "step {}: {a} against {b}",
-            step + 1
-        );
-    }
-    let mut worst = 0.0f64;
-    for k in 1..WIDTHS.len() {
-        for name in [format!("w{k}.npy"), format!("b{k}.npy")] {
-            let (a, b) = (read_f32(&ours.join(&name)), read_npy(&theirs.join(&name)));
-            assert_eq!(a.len(), b.len(), "{name}");
-            for (x, y) in a.iter().zip(&b) {
-                worst = worst.max((f64::from(*x) - y).abs());
-            }
-        }
-    }
-    assert!(worst <= 1e-5, "a weight {worst} from the reference");
-    worst
-}
-
 /// The batch of 128, asked for whole (`--micro-batch 128`), does not keep its activations in
 /// 12 KiB: under `recompute = "auto"` the backward pass recomputes them and matches the
 /// reference for 4 steps. Of the five relu results the backward pass reads, every second is
@@ -160,7 +133,7 @@ fn a_deep_mlp_recomputes_its_activations_on_a_small_sram_like_numpy() {
     );
     let theirs = dir.join("reference");
     reference(&dir, &theirs);
-    let worst = matches(&out, &theirs);
+    let worst = matches_mlp_reference(&out, &theirs, WIDTHS.len() - 1);
     assert!(worst > 0.0, "float32 against float64 differs somewhere");
 
     let never = dir.join("never");
@@ -207,7 +180,7 @@ fn auto_takes_the_cheaper_of_recomputing_and_micro_batches() {
     assert!(stdout.contains("in 2 micro-batches of 64"), "{stdout}");
     let theirs = dir.join("reference");
     reference(&dir, &theirs);
-    matches(&out, &theirs);
+    matches_mlp_reference(&out, &theirs, WIDTHS.len() - 1);
 }
 
 /// digits (examples/digits/train.wse) keeps its activations within wse2's SRAM: nothing is

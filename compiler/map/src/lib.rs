@@ -58,6 +58,7 @@ mod streaming;
 pub mod svg;
 mod switched;
 mod tiles;
+mod train_regions;
 
 use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::{LayerGraph, Mode};
@@ -78,6 +79,7 @@ pub use placement::{
 };
 pub use streaming::{PhaseDryRun, Relaid, map_micro_batches};
 pub use switched::{PlacedSwitch, SwitchAt};
+pub use train_regions::{TrainMapped, TrainParts, TrainRelaid, map_training};
 
 /// The task work of a layer's kernel on a region, for the estimate (`docs/mapping.md` §5):
 /// what a caller that can lower and run kernels measures (the driver dry-runs every kernel

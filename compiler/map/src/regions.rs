@@ -34,7 +34,7 @@ pub(crate) fn per_layer(
     target: &Target,
     options: &MapOptions,
 ) -> Option<Mapped> {
-    let (cols, rows) = best_rows(graph, impls, region, target, options)?;
+    let (cols, rows) = best_rows(graph, impls, region, None, target, options)?;
     if rows.rows.iter().all(|&r| r == rows.rows[0]) {
         return None;
     }
@@ -116,10 +116,11 @@ fn relaid_rows(rows: &[u32], moves: &[RowMove]) -> Vec<u32> {
 /// The columns and every phase's rows: the first pass of the programme on every sampled
 /// column count, the cheapest kept; then the second, measured, on its columns (with the one
 /// `region`'s rows among the candidates when it has those columns).
-fn best_rows(
+pub(crate) fn best_rows(
     graph: &LayerGraph,
     impls: &[usize],
     region: Option<&Region>,
+    beside: Option<&Beside<'_>>,
     target: &Target,
     options: &MapOptions,
 ) -> Option<(u32, RowChoice)> {
@@ -129,6 +130,7 @@ fn best_rows(
             rows <= target.height
                 && rows_fit_move(layer, rows)
                 && st::allowed(layer, &layer.impls[impls[l]], rows, cols, target, options)
+                && beside.is_none_or(|b| b.allowed(l, (rows, cols), target, options))
         }
     };
     let moved: Vec<_> = graph.layers.iter().map(LayerInstance::row_move).collect();
@@ -148,7 +150,15 @@ fn best_rows(
             let candidates = (0..graph.layers.len())
                 .map(|l| sampled(l).into_iter().filter(|&r| fits(l, r)).collect())
                 .collect();
-            let costs = costs(graph, impls, cols, candidates, false, target, options);
+            let costs = costs(
+                graph,
+                impls,
+                beside,
+                (cols, false),
+                candidates,
+                target,
+                options,
+            );
             Some((cols, choose_rows(&moved, costs)?))
         })
         .min_by_key(|(cols, choice)| (choice.total, *cols))?;
@@ -159,29 +169,42 @@ fn best_rows(
         .filter(|r| r.cols == cols)
         .map_or(first.rows[0], |r| r.rows);
     let candidates = around(&first.rows, one, &allowed(cols));
-    let costs = costs(graph, impls, cols, candidates, true, target, options);
+    let costs = costs(
+        graph,
+        impls,
+        beside,
+        (cols, true),
+        candidates,
+        target,
+        options,
+    );
     Some((cols, choose_rows(&moved, costs)?))
 }
 
-/// The programme's costs on `cols` columns, the phases' work measured when `measure`.
+/// The programme's costs on `cols` columns, the phases' work measured when `measure`; with
+/// `beside`, a phase's cost adds the phases that run on its rows, and a relayout counts twice
+/// (the activation down, its gradient back).
 fn costs<'c>(
     graph: &'c LayerGraph,
     impls: &'c [usize],
-    cols: u32,
+    beside: Option<&'c Beside<'c>>,
+    (cols, measure): (u32, bool),
     candidates: Vec<Vec<u32>>,
-    measure: bool,
     target: &'c Target,
     options: &'c MapOptions,
 ) -> Costs<'c> {
     let batch = graph.batch.max(1);
     let phase = move |l: usize, rows: u32| {
-        let e = phase_estimate(graph, impls, l, (rows, cols), measure, target, options);
-        e.cycles * batch
+        let size = (rows, cols);
+        let e = phase_estimate(graph, impls, l, size, measure, target, options);
+        let others = beside.map_or(0, |b| b.cycles(l, size, measure, target, options));
+        e.cycles * batch + others
     };
+    let times = if beside.is_some() { 2 } else { 1 };
     let relayout = move |l: usize, from: u32, to: u32| {
         let words = features(&graph.layers[l - 1]);
         let samples = batch.div_ceil(u64::from(cols));
-        relayout_cycles(words, samples, (from, to), None, target)
+        times * relayout_cycles(words, samples, (from, to), None, target)
     };
     Costs {
         candidates,
@@ -232,7 +255,7 @@ fn features(layer: &LayerInstance) -> u64 {
 /// Every phase of the relaid graph `whole` on its `rows` and `cols` columns, all from the
 /// corner of the first clean rectangle of the tallest; `None` when a phase's rectangle is not
 /// open to its streams there.
-fn plan(
+pub(crate) fn plan(
     whole: &LayerGraph,
     impls: &[usize],
     rows: &[u32],
@@ -273,9 +296,53 @@ fn plan(
     })
 }
 
+/// The phases that run on a chain's rows beside its own (a training step's loss and backward
+/// layers, `crate::train_regions`): `of[l]` are the layers of `graph` on layer `l`'s rows.
+pub(crate) struct Beside<'b> {
+    pub graph: &'b LayerGraph,
+    pub impls: &'b [usize],
+    pub of: Vec<Vec<usize>>,
+}
+
+impl Beside<'_> {
+    /// Whether every phase beside layer `l` may run on `size`.
+    fn allowed(&self, l: usize, size: (u32, u32), target: &Target, options: &MapOptions) -> bool {
+        self.of[l].iter().all(|&b| {
+            let layer = &self.graph.layers[b];
+            st::allowed(
+                layer,
+                &layer.impls[self.impls[b]],
+                size.0,
+                size.1,
+                target,
+                options,
+            )
+        })
+    }
+
+    /// The estimated cycles of the phases beside layer `l` on `size`, for the whole batch.
+    fn cycles(
+        &self,
+        l: usize,
+        size: (u32, u32),
+        measure: bool,
+        target: &Target,
+        options: &MapOptions,
+    ) -> u64 {
+        let batch = self.graph.batch.max(1);
+        let (graph, impls) = (self.graph, self.impls);
+        self.of[l]
+            .iter()
+            .map(|&b| {
+                phase_estimate(graph, impls, b, size, measure, target, options).cycles * batch
+            })
+            .sum()
+    }
+}
+
 /// The rows each phase of a chain runs on and the estimated cycles of the whole run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct RowChoice {
+pub(crate) struct RowChoice {
     pub rows: Vec<u32>,
     pub total: u64,
 }

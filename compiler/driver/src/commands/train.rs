@@ -134,8 +134,8 @@ pub(crate) fn finish_pipelined(
         None => None,
     };
     let dir = out_dir(args, run.data.item_out_dir.as_ref());
-    write_outputs(args, &dir, &run.data.graph, trained, target, batch)?;
     let report = crate::train_pipelined::report(&args.file, run, trained);
+    write_outputs(args, &dir, &run.data.graph, trained, target, &report)?;
     let micro = match report.micro_batch {
         m if m == batch => String::new(),
         m => format!(" in micro-batches of {m}"),
@@ -165,15 +165,14 @@ pub(crate) fn finish(
     program: &Program,
     trained: &Trained,
 ) -> Result<(), BuildError> {
-    let batch = setup.settings.batch;
     // Accuracy on test data, with the trained weights, by inference on the fabric.
     let accuracy = match &args.test_labels {
         Some(labels) => Some(test_accuracy(args, &setup.graph, &trained.store, labels)?),
         None => None,
     };
     let dir = out_dir(args, setup.item_out_dir.as_ref());
-    write_outputs(args, &dir, &setup.graph, trained, &program.target, batch)?;
     let report = TrainReport::new(&args.file, setup, program, trained);
+    write_outputs(args, &dir, &setup.graph, trained, &program.target, &report)?;
     print_summary(&report, trained, accuracy);
     Ok(())
 }
@@ -238,7 +237,7 @@ fn write_outputs(
     graph: &LayerGraph,
     trained: &Trained,
     target: &Target,
-    batch: u64,
+    report: &TrainReport,
 ) -> Result<(), BuildError> {
     let mut outputs = Outputs::default();
     for (p, w) in graph.params.iter().zip(&trained.store.params) {
@@ -262,8 +261,13 @@ fn write_outputs(
     }
     outputs.add(
         &dir.join("loss.csv"),
-        csv(&trained.steps, batch, target).into_bytes(),
+        csv(&trained.steps, report.batch, target).into_bytes(),
     );
+    let json = serde_json::to_vec_pretty(report).map_err(|e| BuildError::Run {
+        code: E0804,
+        message: e.to_string(),
+    })?;
+    outputs.add(&dir.join("report.json"), json);
     let title = format!("{} · loss per step", graph.model);
     outputs.add(
         &dir.join("loss.svg"),
@@ -274,7 +278,7 @@ fn write_outputs(
         message: format!("cannot write `{}`: {}", failed.path.display(), failed.error),
     })?;
     println!(
-        "  trained weights, loss.csv and loss.svg written to {}",
+        "  trained weights, loss.csv, loss.svg and report.json written to {}",
         dir.display()
     );
     Ok(())
@@ -322,6 +326,9 @@ fn print_summary(report: &TrainReport, trained: &Trained, accuracy: Option<(u64,
         report.kept.peak_phase
     ));
     out.push_str(&kept_plan_line(report));
+    if let Some(rows) = &report.per_layer {
+        out.push_str(&rows.line());
+    }
     out.push_str(&outcome_lines(report, trained, accuracy));
     print!("{out}");
 }

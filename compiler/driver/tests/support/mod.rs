@@ -85,6 +85,48 @@ pub fn read_f32(path: &Path) -> Vec<f32> {
     npy.into_vec().expect("f32 values")
 }
 
+/// Deterministic values in [lo, lo + 1) (a 64-bit LCG's top bits).
+pub fn lcg_values(len: usize, seed: u64, lo: f32) -> Vec<f32> {
+    let mut s = seed;
+    (0..len)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            lo + (s >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect()
+}
+
+/// Checks a trained MLP of `layers` dense layers in `ours` (loss.csv, `w1.npy`, `b1.npy`,
+/// ...) against `tests/reference/train.py`'s in `theirs`: every loss within 1e-5 relative,
+/// every weight within 1e-5; the largest weight difference.
+pub fn matches_mlp_reference(ours: &Path, theirs: &Path, layers: usize) -> f64 {
+    use transformer::{losses_of_csv, read_npy};
+    let losses = losses_of_csv(&ours.join("loss.csv"));
+    let expected = read_npy(&theirs.join("losses.npy"));
+    assert_eq!(losses.len(), expected.len());
+    for (step, (a, b)) in losses.iter().zip(&expected).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-5 * b.abs(),
+            "step {}: {a} against {b}",
+            step + 1
+        );
+    }
+    let mut worst = 0.0f64;
+    for k in 1..=layers {
+        for name in [format!("w{k}.npy"), format!("b{k}.npy")] {
+            let (a, b) = (read_f32(&ours.join(&name)), read_npy(&theirs.join(&name)));
+            assert_eq!(a.len(), b.len(), "{name}");
+            for (x, y) in a.iter().zip(&b) {
+                worst = worst.max((f64::from(*x) - y).abs());
+            }
+        }
+    }
+    assert!(worst <= 1e-5, "a weight {worst} from the reference");
+    worst
+}
+
 /// The largest difference between the `.npy` files `names` in folder `a` and in folder `b`.
 pub fn farthest(a: &Path, b: &Path, names: &[&str]) -> f32 {
     names

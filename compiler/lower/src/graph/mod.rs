@@ -24,7 +24,7 @@ mod switch;
 pub mod training;
 
 pub use parking::parked_graph;
-pub use relayout::relaid_graph;
+pub use relayout::{relaid_graph, relaid_training};
 pub use relays::relayed_graph;
 pub use staging::staged_graph;
 

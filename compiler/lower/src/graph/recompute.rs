@@ -84,6 +84,14 @@ pub fn recomputed(train: &TrainGraph, checkpoints: &[usize], fresh: bool) -> Tra
             rerun.copies.clear();
         }
     }
+    // Every layer runs beside its old one's forward layer; a copy beside the one it repeats.
+    let mut beside = vec![0; rerun.layers.len()];
+    for (b, &at) in moved.iter().enumerate() {
+        beside[at] = train.beside[b];
+    }
+    for &(c, q) in &rerun.made {
+        beside[c] = q;
+    }
     TrainGraph {
         graph: LayerGraph {
             layers: rerun.layers,
@@ -94,6 +102,7 @@ pub fn recomputed(train: &TrainGraph, checkpoints: &[usize], fresh: bool) -> Tra
         grads: train.grads.iter().map(|&(g, p)| (moved[g], p)).collect(),
         forward: train.forward,
         rerun: rerun.made,
+        beside,
     }
 }
 

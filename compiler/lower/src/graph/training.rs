@@ -55,6 +55,11 @@ pub struct TrainGraph {
     /// layer, the forward layer it repeats), in graph order; empty when every result a
     /// backward layer reads is kept from the forward pass.
     pub rerun: Vec<(usize, usize)>,
+    /// For every layer, the forward layer it runs beside (on whose rows it runs when the
+    /// phases take rows of their own, `super::relayout::relaid_training`): a forward layer
+    /// itself, the targets' `stage_in` and the loss layers the model's result, and every
+    /// backward layer (and gradient sum) the forward layer it differentiates.
+    pub beside: Vec<usize>,
 }
 
 /// The training graph of `model`, lowered as `graph` (for one batch), with the loss layer
@@ -208,6 +213,12 @@ pub fn training_graph(
     let sum_item = find_item(db, Path::new(LOSS_MODULE), ItemKind::Layer, GRADIENT_SUM)
         .ok_or_else(Vec::new)?;
     let mut grads = Vec::new();
+    let model_result = match result {
+        TensorRef::Layer(r) => r,
+        _ => forward.saturating_sub(1),
+    };
+    let mut beside: Vec<usize> = (0..forward).collect();
+    beside.resize(out.layers.len(), model_result);
     for f in (inputs..forward).rev() {
         let fwd = out.layers[f].clone();
         let Some(parts) = grads_of.remove(&TensorRef::Layer(f)) else {
@@ -305,6 +316,7 @@ pub fn training_graph(
         if let Some(item) = lookup(&fwd.layer) {
             settings::check_kept(db, item, &fwd.scalars, &takers, &call)?;
         }
+        beside.resize(out.layers.len(), f);
     }
     if !diags.is_empty() {
         return Err(diags);
@@ -317,6 +329,7 @@ pub fn training_graph(
         grads,
         forward,
         rerun: Vec::new(),
+        beside,
     })
 }
 
