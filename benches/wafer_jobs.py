@@ -7,15 +7,16 @@
 
 Usage (from the repository root, after `cargo build --release -p wsel`):
     python3 benches/wafer_jobs.py [--jobs heat,mlp_streaming] [--threads 1,2] [--runs 3]
-                                  [--wsel PATH[,PATH...]] [--side 512]
+                                  [--wsel PATH[,PATH...]] [--side 512] [--warm]
 
 `--side` makes the heat plate (and its region) smaller, for profiling: 256 is a quarter of the
 PEs, whose state still does not fit in the caches.
 
 Writes the heat program and its plate (seeded NumPy, as examples/heat/make_data.py) into a
 temporary directory, runs `wsel run --no-cache --threads N` under `/usr/bin/time` for each
-binary given (alternating, so that two builds meet the same load), and prints per run: the
-CPU time (user + system, all threads), the wall time, the peak RSS, the simulated
+binary given (alternating, so that two builds meet the same load; `--warm`: with the build
+cache, filled by one uncounted run per binary first, as a user's second run), and prints per
+run: the CPU time (user + system, all threads), the wall time, the peak RSS, the simulated
 wavelet-hops and cycles, the wavelet-hops per second of CPU time (per core), and the SHA-256
 of the result file (the same bytes for every thread count and binary, or the engine is
 broken) and of the printed report but for its wall time. Medians at the end.
@@ -55,9 +56,11 @@ def heat_job(tmp: Path, side: int = SIDE) -> Path:
     return tmp / "main.wse"
 
 
-def run(wsel: str, job: list, tmp: Path, threads: int) -> dict:
+def run(wsel: str, job: list, tmp: Path, threads: int, artifact: Path | None = None) -> dict:
+    """One run; with `artifact`, the build cache at that path instead of `--no-cache`."""
     out = tmp / "out.npy"
-    cmd = ["/usr/bin/time", "-f", "TIME %U %S %e %M", wsel, "run", *job, "--no-cache",
+    cache = ["--no-cache"] if artifact is None else ["--artifact", str(artifact)]
+    cmd = ["/usr/bin/time", "-f", "TIME %U %S %e %M", wsel, "run", *job, *cache,
            "--threads", str(threads), "--output", str(out)]
     p = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tmp)
     user, system, wall, rss = re.search(r"TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)", p.stderr).groups()
@@ -84,6 +87,9 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--wsel", default=str(ROOT / "target" / "release" / "wsel"))
     ap.add_argument("--side", type=int, default=SIDE, help="the heat plate's side")
+    ap.add_argument("--warm", action="store_true",
+                    help="use the build cache (an artifact per binary and job, written by one "
+                         "run first that is not counted) instead of --no-cache")
     args = ap.parse_args()
     binaries = args.wsel.split(",")
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,9 +102,14 @@ def main():
         results = {}
         for name in args.jobs.split(","):
             for threads in [int(t) for t in args.threads.split(",")]:
+                artifacts = {wsel: None for wsel in binaries}
+                if args.warm:
+                    for i, wsel in enumerate(binaries):
+                        artifacts[wsel] = tmp / f"{name}.{i}.wselb"
+                        run(wsel, jobs[name], tmp, threads, artifacts[wsel])
                 for _ in range(args.runs):
                     for wsel in binaries:
-                        r = run(wsel, jobs[name], tmp, threads)
+                        r = run(wsel, jobs[name], tmp, threads, artifacts[wsel])
                         results.setdefault((name, wsel, threads), []).append(r)
                         print(f"{name} {wsel} threads {threads}: {r['user']:.2f} s CPU, {r['wall']:.2f} s wall, "
                               f"{r['rss_gib']:.2f} GiB, {r['hops']:,} hops, {r['cycles']:,} cycles, "

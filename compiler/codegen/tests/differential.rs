@@ -13,6 +13,7 @@ use common::{Setup, run_everywhere_with};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::strategy::Union;
+use wsel_codegen::dry_run::{DryRunLimits, DryRunner, PePlace};
 use wsel_ir::cost::CostModel;
 use wsel_ir::kernel::{
     AssignOp, BinaryOp, Expr, KernelIr, MathFn, PortDirection, PortId, ReduceOp, ScalarTy, Stmt,
@@ -551,6 +552,28 @@ proptest! {
         setup.pe.x = x;
         setup.pe.y = y;
         run_everywhere_with(&k, &setup, &model);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    /// A dry run (the mapper's measure of a kernel's work) compiles with settings of its own
+    /// (single-pass register allocation): on random kernels, compiled from the start, it
+    /// counts what the interpreter counts.
+    #[test]
+    fn random_kernels_dry_run_alike_compiled_and_interpreted(
+        body in Exprs::new().stmts(0),
+        model in select(cost_models()),
+        (x, y) in (0u32..4, 0u32..3),
+    ) {
+        let k = make_kernel(body);
+        let place = PePlace { x, y, width: 4, height: 3 };
+        let run = |interpreted_work| {
+            let limits = DryRunLimits { interpreted_work, ..DryRunLimits::default() };
+            DryRunner::new(&k, &model, limits).and_then(|runner| runner.run(4, place)).ok()
+        };
+        prop_assert_eq!(run(0), run(u64::MAX));
     }
 }
 

@@ -39,7 +39,7 @@ pub fn param_diagnostics(
     given: &dyn Fn(&str) -> bool,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let broken = wsel_sema::diagnostics(db, file)
+    let broken = wsel_sema::program_diagnostics(db, file)
         .iter()
         .any(|d| d.severity == Severity::Error);
     if broken {

@@ -47,7 +47,8 @@ pub struct LoadFailure {
     pub error: BuildError,
 }
 
-/// Loads `path` with its imports and checks it.
+/// Loads `path` with its imports and checks it (all but the stdlib's own modules, which check
+/// clean: [`wsel_sema::program_diagnostics`]).
 pub fn load_and_check(path: &Path) -> Result<Loaded, Box<LoadFailure>> {
     load_and_check_source(path, None)
 }
@@ -66,7 +67,7 @@ pub fn load_and_check_source(path: &Path, text: Option<&str>) -> Result<Loaded, 
             }));
         }
     };
-    let diagnostics = wsel_sema::diagnostics(&db, file);
+    let diagnostics = wsel_sema::program_diagnostics(&db, file);
     if diagnostics
         .iter()
         .any(|d| d.severity == wsel_sema::Severity::Error)

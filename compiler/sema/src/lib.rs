@@ -41,6 +41,18 @@ pub const STD_PREFIX: &str = "<std>";
 /// without duplicates, sorted by file (`file` first, then the others by path) and then by
 /// span. Call it from outside tracked functions (the CLI, the language server, tests).
 pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    diagnostics_of(db, file, true)
+}
+
+/// [`diagnostics`] without those of the embedded stdlib's own modules, which check clean
+/// (`the_stdlib_checks_clean`) and import nothing of the program's: the same diagnostics for
+/// less work, what a build needs. The items of the stdlib that the program uses are still
+/// checked where it uses them; the others (most of `std.nn`) are not checked at all.
+pub fn program_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    diagnostics_of(db, file, false)
+}
+
+fn diagnostics_of(db: &dyn Db, file: SourceFile, with_stdlib: bool) -> Vec<Diagnostic> {
     let mut files = vec![file];
     let mut seen: BTreeSet<std::path::PathBuf> = BTreeSet::new();
     seen.insert(file.path(db).clone());
@@ -59,7 +71,10 @@ pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     // Sets, not `out.contains` (here and in `file_diagnostics`): a file with tens of
     // thousands of diagnostics made that quadratic (found by fuzzing: a minute for 61 KB).
     let mut seen_diagnostics: std::collections::HashSet<Diagnostic> = Default::default();
-    for f in files {
+    let checked = files
+        .into_iter()
+        .filter(|f| with_stdlib || !f.path(db).starts_with(STD_PREFIX));
+    for f in checked {
         for d in file_diagnostics(db, f) {
             if seen_diagnostics.insert(d.clone()) {
                 out.push(d);

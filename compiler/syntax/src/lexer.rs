@@ -375,7 +375,10 @@ impl fmt::Display for Token {
 /// Cuts `src` into tokens with byte spans, comments included. Lexical errors appear as
 /// [`Token::Error`] tokens (adjacent invalid characters are merged into one). Never panics.
 pub fn lex(src: &str) -> Vec<(Token, Span)> {
-    let mut out: Vec<(Token, Span)> = Vec::new();
+    // About one token per five bytes in the stdlib: reserved once, the list is not copied
+    // through ever larger fresh allocations (each a page fault per 2 MiB huge page zeroed, which
+    // was 6% of a streamed run's CPU time lexing `std.nn`; BENCHMARKS.md, "Outside the hops").
+    let mut out: Vec<(Token, Span)> = Vec::with_capacity(src.len() / 4 + 8);
     for (result, span) in Token::lexer(src).spanned() {
         let token = match result {
             Ok(Token::DocComment(_)) if src[span.clone()].starts_with("////") => Token::Comment,
@@ -407,6 +410,13 @@ pub(crate) fn is_non_ascii_word(text: &str) -> bool {
 /// Merges a word written with non-ASCII letters (`größe` lexes as `gr`, `öß`, `e`) into one
 /// `InvalidChar` token, so that it is one error, and one identifier for the parser.
 fn merge_non_ascii_words(src: &str, tokens: Vec<(Token, Span)>) -> Vec<(Token, Span)> {
+    // Identifiers, numbers and keywords are ASCII: a non-ASCII word has an invalid character.
+    if !tokens
+        .iter()
+        .any(|(t, _)| *t == Token::Error(LexErrorKind::InvalidChar))
+    {
+        return tokens;
+    }
     let word_like = |tok: &Token, span: &Span| match tok {
         Token::Ident(_) | Token::Number(_) | Token::Underscore => true,
         Token::Error(LexErrorKind::InvalidChar) => src

@@ -37,17 +37,29 @@ pub(crate) enum Optimise {
     CompileTime,
 }
 
+impl Optimise {
+    /// Cranelift's `opt_level` and `regalloc_algorithm`. A dry run's code gets the single-pass
+    /// register allocator: the backtracking one was about half of compiling it, and a dry run's
+    /// cycles are counted by the code itself, whatever registers it uses (BENCHMARKS.md, "Outside
+    /// the hops").
+    fn settings(self) -> [(&'static str, &'static str); 2] {
+        match self {
+            Optimise::Speed => [
+                ("opt_level", "speed"),
+                ("regalloc_algorithm", "backtracking"),
+            ],
+            Optimise::CompileTime => [("opt_level", "none"), ("regalloc_algorithm", "single_pass")],
+        }
+    }
+}
+
 /// Compiles every task of a checked `kernel` to native code.
 pub(crate) fn compile(
     kernel: &KernelIr,
     cost: &CostModel,
     optimise: Optimise,
 ) -> Result<NativeCode, CodegenError> {
-    let opt_level = match optimise {
-        Optimise::Speed => "speed",
-        Optimise::CompileTime => "none",
-    };
-    let mut compiler = JitCompiler::new(opt_level)?;
+    let mut compiler = JitCompiler::new(optimise)?;
     let mut ids = Vec::with_capacity(kernel.tasks.len());
     let mut functions = Some(Vec::with_capacity(kernel.tasks.len()));
     for index in 0..kernel.tasks.len() {
@@ -112,18 +124,18 @@ struct JitCompiler {
 }
 
 impl JitCompiler {
-    /// A compiler at Cranelift's `opt_level` (`speed` for the fabric).
-    fn new(opt_level: &str) -> Result<Self, CodegenError> {
+    /// A compiler with `optimise`'s settings.
+    fn new(optimise: Optimise) -> Result<Self, CodegenError> {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             CodegenError::new(format!("cranelift: {what}: {e}"))
         };
         let mut flags = settings::builder();
-        for (name, value) in [
+        let fixed = [
             ("use_colocated_libcalls", "false"),
             ("is_pic", "false"),
-            ("opt_level", opt_level),
             ("enable_verifier", VERIFY),
-        ] {
+        ];
+        for (name, value) in fixed.into_iter().chain(optimise.settings()) {
             flags
                 .set(name, value)
                 .map_err(|e| fail("setting a flag", &e))?;

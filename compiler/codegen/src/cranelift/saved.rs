@@ -14,7 +14,7 @@ use cranelift_codegen::{CompiledCode, FinalizedRelocTarget};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, FuncOrDataId, Module, ModuleReloc, ModuleRelocTarget};
 
-use super::JitCompiler;
+use super::{JitCompiler, Optimise};
 use crate::artifact::{FunctionCode, MachineCode, RelocTarget, Relocation};
 use crate::{CodegenError, NativeCode};
 
@@ -92,7 +92,7 @@ pub(super) fn function_code(
 /// Loads `code` into a new JIT module and returns the task entry points.
 pub(super) fn load(code: &MachineCode, kernel_name: &str) -> Result<NativeCode, CodegenError> {
     let fail = |what: String| CodegenError::new(format!("saved code of `{kernel_name}`: {what}"));
-    let mut compiler = JitCompiler::new("speed")?;
+    let mut compiler = JitCompiler::new(Optimise::Speed)?;
     let host = compiler.host();
     if code.host != host {
         return Err(fail(host_difference(&code.host, &host)));

@@ -201,6 +201,20 @@ fn the_stdlib_checks_clean() {
     expect_test::expect![[""]].assert_eq(&out);
 }
 
+/// A build checks the program without the stdlib's own modules (`program_diagnostics`): with
+/// every module imported and an error in the program, it reports what `diagnostics` does.
+#[test]
+fn program_diagnostics_leave_out_only_the_clean_stdlib() {
+    let imports: String = wsel_stdlib::module_paths()
+        .map(|module| format!("import std.{module}.{{}};\n"))
+        .collect();
+    let src = format!("{imports}const X: u32 = true;\n");
+    let (db, root, _) = load(&[("main.wse", &src)]);
+    let all = crate::diagnostics(&db, root);
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(crate::program_diagnostics(&db, root), all);
+}
+
 #[test]
 fn the_reference_example_checks_against_the_stdlib() {
     let src = "import std.nn.{dense, relu, softmax};
