@@ -7,7 +7,7 @@ link's record (`--report-detail`) but for `wall_seconds` and the output path. An
 is printed; the count of runs compared and of differences at the end.
 
 Usage (from the repository root):
-    python3 benches/compare_examples.py --wsel BEFORE,AFTER [--targets dev,wse2] [--threads 1,2]
+    python3 benches/compare_examples.py --wsel BEFORE,AFTER [--targets dev,wse2] [--threads 1,=2]
 """
 
 import argparse
@@ -29,13 +29,13 @@ def scrub(report):
     return json.dumps(report, sort_keys=True)
 
 
-def run(wsel: str, example: Path, target: str, threads: int, tmp: Path) -> dict:
+def run(wsel: str, example: Path, target: str, threads: str, tmp: Path) -> dict:
     out, report = tmp / "out.npy", tmp / "report.json"
     for f in (out, report):
         f.unlink(missing_ok=True)
     p = subprocess.run(
         [wsel, "run", str(example / "main.wse"), "--no-cache", "--target", target,
-         "--threads", str(threads), "--output", str(out), "--report", str(report),
+         "--threads", threads, "--output", str(out), "--report", str(report),
          "--report-detail"],
         capture_output=True, text=True, cwd=example)
     printed = "".join(line for line in p.stdout.splitlines(keepends=True)
@@ -54,7 +54,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--wsel", required=True, help="BEFORE,AFTER")
     ap.add_argument("--targets", default="dev,wse2")
-    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--threads", default="1,=2")
     args = ap.parse_args()
     before, after = args.wsel.split(",")
     examples = sorted(p.parent for p in (ROOT / "examples").glob("*/main.wse"))
@@ -66,7 +66,7 @@ def main():
             work = tmp / example.name
             shutil.copytree(example, work)
             for target in args.targets.split(","):
-                for threads in [int(t) for t in args.threads.split(",")]:
+                for threads in args.threads.split(","):
                     a = run(before, work, target, threads, tmp)
                     b = run(after, work, target, threads, tmp)
                     runs += 1

@@ -15,7 +15,7 @@ and wall time, the peak RSS, the simulated cycles, wavelet-hops and samples/s, a
 largest difference from the reference relative to its largest magnitude.
 
 Usage (from the repository root, after `cargo build --release -p wsel`):
-    python3 benches/gpt2_block.py [--threads 2] [--sequences 1] [--wsel PATH]
+    python3 benches/gpt2_block.py [--threads =2] [--sequences 1] [--wsel PATH]
                                   [--d-model 768] [--heads 12] [--context 128]
 """
 
@@ -86,7 +86,7 @@ def write_job(tmp: Path, d: int, heads: int, context: int, sequences: int) -> Pa
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", default="=2")
     ap.add_argument("--sequences", type=int, default=1)
     ap.add_argument("--d-model", type=int, default=768)
     ap.add_argument("--heads", type=int, default=12)
@@ -99,7 +99,7 @@ def main():
         program = write_job(tmp, args.d_model, args.heads, args.context, args.sequences)
         out = tmp / "y.npy"
         cmd = ["/usr/bin/time", "-f", "TIME %U %S %e %M", str(Path(args.wsel).resolve()), "run", str(program),
-               "--no-cache", "--threads", str(args.threads), "--output", str(out)]
+               "--no-cache", "--threads", args.threads, "--output", str(out)]
         p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
         user, system, wall, rss = re.search(r"TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)",
                                             p.stderr).groups()

@@ -84,7 +84,7 @@ def heat(runs, tmp):
             trace.unlink()
     base = heat_command("wse2", tmp)
     hashes = []
-    for threads in ["1", "2"]:
+    for threads in ["1", "=2"]:
         once(base + ["--trace", str(trace), "--threads", threads])
         hashes.append(sha256(trace))
         trace.unlink()

@@ -6,8 +6,11 @@
   whole wafer).
 
 Usage (from the repository root, after `cargo build --release -p wsel`):
-    python3 benches/wafer_jobs.py [--jobs heat,mlp_streaming] [--threads 1,2] [--runs 3]
+    python3 benches/wafer_jobs.py [--jobs heat,mlp_streaming] [--threads 1,=2] [--runs 3]
                                   [--wsel PATH[,PATH...]] [--side 512] [--warm]
+
+`--threads` takes `wsel run --threads` values: `=N` runs exactly N threads, `N` at most N, as
+many as the job's size pays for (one per 32,768 PEs with a program, docs/running.md).
 
 `--side` makes the heat plate (and its region) smaller, for profiling: 256 is a quarter of the
 PEs, whose state still does not fit in the caches.
@@ -56,12 +59,12 @@ def heat_job(tmp: Path, side: int = SIDE) -> Path:
     return tmp / "main.wse"
 
 
-def run(wsel: str, job: list, tmp: Path, threads: int, artifact: Path | None = None) -> dict:
+def run(wsel: str, job: list, tmp: Path, threads: str, artifact: Path | None = None) -> dict:
     """One run; with `artifact`, the build cache at that path instead of `--no-cache`."""
     out = tmp / "out.npy"
     cache = ["--no-cache"] if artifact is None else ["--artifact", str(artifact)]
     cmd = ["/usr/bin/time", "-f", "TIME %U %S %e %M", wsel, "run", *job, *cache,
-           "--threads", str(threads), "--output", str(out)]
+           "--threads", threads, "--output", str(out)]
     p = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tmp)
     user, system, wall, rss = re.search(r"TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)", p.stderr).groups()
     hops = int(re.search(r"simulated ([\d,]+) wavelet-hops", p.stdout).group(1).replace(",", ""))
@@ -83,7 +86,7 @@ def run(wsel: str, job: list, tmp: Path, threads: int, artifact: Path | None = N
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", default="heat,mlp_streaming")
-    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--threads", default="1,=2")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--wsel", default=str(ROOT / "target" / "release" / "wsel"))
     ap.add_argument("--side", type=int, default=SIDE, help="the heat plate's side")
@@ -101,7 +104,7 @@ def main():
         }
         results = {}
         for name in args.jobs.split(","):
-            for threads in [int(t) for t in args.threads.split(",")]:
+            for threads in args.threads.split(","):
                 artifacts = {wsel: None for wsel in binaries}
                 if args.warm:
                     for i, wsel in enumerate(binaries):

@@ -15,7 +15,7 @@ A mode whose model does not map (pipelined: the weights do not fit in SRAM) prin
 diagnostic instead. Medians at the end.
 
 Usage (from the repository root, after `cargo build --release -p wsel`):
-    python3 benches/wse2_mlp.py [--modes streaming,pipelined] [--threads 2] [--runs 1]
+    python3 benches/wse2_mlp.py [--modes streaming,pipelined] [--threads =2] [--runs 1]
                                 [--wsel PATH] [--width 4096] [--layers 4] [--batch 64]
 """
 
@@ -72,11 +72,11 @@ def number(pattern: str, text: str):
     return int(m.group(1).replace(",", "")) if m else None
 
 
-def run(wsel: str, program: Path, mode: str, threads: int) -> dict:
+def run(wsel: str, program: Path, mode: str, threads: str) -> dict:
     tmp = program.parent
     out = tmp / f"out-{mode}.npy"
     cmd = ["/usr/bin/time", "-f", "TIME %U %S %e %M", wsel, "run", str(program), "--no-cache",
-           "--mode", mode, "--threads", str(threads), "--output", str(out)]
+           "--mode", mode, "--threads", threads, "--output", str(out)]
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     user, system, wall, rss = re.search(r"TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)", p.stderr).groups()
     result = {"cpu": float(user) + float(system), "wall": float(wall), "rss_gib": int(rss) / 2**20}
@@ -100,7 +100,7 @@ def run(wsel: str, program: Path, mode: str, threads: int) -> dict:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--modes", default="streaming,pipelined")
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", default="=2")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--wsel", default=str(ROOT / "target" / "release" / "wsel"))
     ap.add_argument("--width", type=int, default=4096)

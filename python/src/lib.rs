@@ -34,7 +34,7 @@ fn run<'py>(
     let inputs = arrays::named_inputs(inputs)?;
     let params = arrays::named_arrays(params)?;
     let in_memory: Vec<String> = params.iter().map(|(n, _)| n.clone()).collect();
-    let options = wsel::session::sim_options(threads, max_cycles);
+    let options = wsel::session::sim_options(wsel::threads::Threads::at_most(threads), max_cycles);
     let outcome = py.detach(|| {
         let mut request = settings.request(&program);
         request.inputs = &inputs;

@@ -75,7 +75,7 @@ impl TrainSettings {
             shuffle: self.shuffle,
             systems: self.systems,
             backend: self.backend,
-            threads: self.threads,
+            threads: wsel::threads::Threads::at_most(self.threads),
             max_cycles: self.max_cycles,
         }
     }

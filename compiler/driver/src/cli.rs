@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 use wsel_map::Copies;
 
+use crate::threads::Threads;
+
 /// `wsel run --max-cycles` by default: a billion cycles (over a second of an 850 MHz fabric,
 /// thousands of times what the examples take), small enough that an endless loop in a task
 /// stops within seconds of wall time.
@@ -200,9 +202,11 @@ pub struct TrainArgs {
     /// The code generator for per-PE code.
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,
-    /// Worker threads of the simulator (results do not depend on it).
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
+    /// Worker threads of the simulator at most (results do not depend on it): each phase uses
+    /// one per 32,768 PEs with a program, at least one, at most N and one per core; `=N` asks
+    /// for exactly N (still at most one per core).
+    #[arg(long, default_value_t = Threads::at_most(1), value_name = "N|=N")]
+    pub threads: Threads,
     /// Stop a phase still running after this many simulated cycles.
     #[arg(long, default_value_t = DEFAULT_MAX_CYCLES, value_name = "CYCLES")]
     pub max_cycles: u64,
@@ -326,10 +330,12 @@ pub struct RunArgs {
     /// are spread over the K processes; the outputs do not depend on K (docs/running.md).
     #[arg(long, value_name = "N")]
     pub systems: Option<u32>,
-    /// Worker threads of the simulator (results do not depend on it). At most the number of
-    /// cores: more threads than cores only wait on each other, so larger values are capped.
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
+    /// Worker threads of the simulator at most (results do not depend on it): each simulation
+    /// uses one per 32,768 PEs with a program, at least one, at most N and at most the number
+    /// of cores (more threads than cores only wait on each other); `=N` asks for exactly N
+    /// (still at most one per core).
+    #[arg(long, default_value_t = Threads::at_most(1), value_name = "N|=N")]
+    pub threads: Threads,
     /// A model input's data, as NAME=PATH: a .npy file, or an .npz archive holding an array
     /// called NAME (overrides the `run` item's `input`).
     #[arg(long = "input", value_name = "NAME=PATH")]

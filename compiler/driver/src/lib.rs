@@ -34,6 +34,7 @@ pub mod streamed;
 pub mod streamed_layer;
 pub mod streamed_report;
 pub mod tensor;
+pub mod threads;
 pub mod timeline;
 pub mod train_micro;
 pub mod train_outputs;

@@ -19,6 +19,7 @@ use crate::run_report::{RunContext, RunReport};
 use crate::run_trace::TraceFile;
 use crate::streamed::{PhaseError, PhaseFailure, StreamedRun};
 use crate::tensor::Tensor;
+use crate::threads::Threads;
 
 /// A finished simulation and what it produced.
 pub struct Simulation {
@@ -36,11 +37,13 @@ pub enum Simulated {
     Streamed(Box<StreamedRun>),
 }
 
-/// The simulator's options for a run with `threads` worker threads (at most one per core) and
-/// a budget of `max_cycles`, with livelock detection.
-pub fn sim_options(threads: usize, max_cycles: u64) -> SimOptions {
+/// The simulator's options for a run with `threads` worker threads (at most one per core; at
+/// most one per `wsel_sim::PES_PER_THREAD` programmed PEs unless exact) and a budget of
+/// `max_cycles`, with livelock detection.
+pub fn sim_options(threads: Threads, max_cycles: u64) -> SimOptions {
     SimOptions {
         threads: simulator_threads(threads),
+        exact_threads: threads.exact,
         max_cycles: Some(max_cycles),
         livelock_tasks: Some(livelock_tasks(max_cycles)),
         ..SimOptions::default()
@@ -61,11 +64,14 @@ fn livelock_tasks(max_cycles: u64) -> u64 {
 /// available. The simulator's threads meet at a barrier every few cycles, so a thread without
 /// a core of its own stalls all the others (on 2 cores, `--threads 64` ran 15 times slower
 /// than `--threads 2`, and `--threads 1000` did not finish).
-fn simulator_threads(asked: usize) -> usize {
+fn simulator_threads(asked: Threads) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let threads = asked.clamp(1, cores);
-    if threads < asked {
-        eprintln!("note: simulating with {threads} threads, one per core (`--threads {asked}`)");
+    let threads = asked.count.clamp(1, cores);
+    if threads < asked.count {
+        let most = if asked.exact { "" } else { "at most " };
+        eprintln!(
+            "note: simulating with {most}{threads} threads, one per core (`--threads {asked}`)"
+        );
     }
     threads
 }

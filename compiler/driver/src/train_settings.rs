@@ -36,7 +36,7 @@ pub struct TrainOverrides {
     pub shuffle: Option<bool>,
     pub systems: Option<u32>,
     pub backend: BackendArg,
-    pub threads: usize,
+    pub threads: crate::threads::Threads,
     pub max_cycles: u64,
 }
 

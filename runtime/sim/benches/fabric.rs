@@ -76,6 +76,7 @@ fn small(threads: usize, runs: usize) {
     let program = halo_exchange(Coord::new(0, 0), side, side, n, rounds);
     let opts = SimOptions {
         threads,
+        exact_threads: true,
         ..SimOptions::default()
     };
     let mut rates = Vec::new();
@@ -118,6 +119,7 @@ fn full(threads: usize) {
     let built = build.elapsed().as_secs_f64();
     let opts = SimOptions {
         threads,
+        exact_threads: true,
         ..SimOptions::default()
     };
     let (out, secs) = timed(&target, &program, &opts, "full-fabric round runs");
@@ -205,6 +207,7 @@ fn balance() {
     for threads in [1, 2, 4, 8, 16] {
         let opts = SimOptions {
             threads,
+            exact_threads: true,
             ..SimOptions::default()
         };
         let (out, secs) = timed(&target, &program, &opts, "phased rows run");
@@ -265,6 +268,7 @@ fn determinism() {
     for threads in [1, 2, 3, 8] {
         let opts = SimOptions {
             threads,
+            exact_threads: true,
             ..SimOptions::default()
         };
         let (out, secs) = timed(&target, &program, &opts, "full-fabric round runs");

@@ -1,6 +1,7 @@
-//! The front door: [`simulate`] validates a program against a target, runs it on the chosen
-//! number of threads and returns an [`Outcome`] (cycles, report, host outputs, final SRAM,
-//! optional trace) or a [`SimError`] (including deadlocks and an exhausted cycle budget).
+//! The front door: [`simulate`] validates a program against a target, runs it on as many
+//! threads as pay for its size ([`SimOptions::threads_for`]) and returns an [`Outcome`]
+//! (cycles, report, host outputs, final SRAM, optional trace) or a [`SimError`] (including
+//! deadlocks and an exhausted cycle budget).
 
 use crate::error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, WaitingRecv};
 use crate::fabric::NONE;
@@ -15,9 +16,13 @@ use wsel_target::{Coord, Port, Target};
 /// How to run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimOptions {
-    /// Worker threads (the fabric is split into that many partitions of interleaved row
-    /// blocks balanced by work, `bands.rs`). Results do not depend on it.
+    /// Worker threads at most (the fabric is split into that many partitions of interleaved
+    /// row blocks balanced by work, `bands.rs`): one per [`PES_PER_THREAD`] PEs with a
+    /// program, at least one, unless `exact_threads`. Results do not depend on it.
     pub threads: usize,
+    /// Run on exactly `threads` threads, however small the program (determinism tests,
+    /// benchmarks).
+    pub exact_threads: bool,
     /// Stop with [`SimError::CycleBudget`] if anything is still happening at this cycle.
     pub max_cycles: Option<u64>,
     /// Stop with [`TaskFault::Livelock`](crate::TaskFault::Livelock) a PE that runs this many
@@ -37,11 +42,31 @@ impl Default for SimOptions {
     fn default() -> SimOptions {
         SimOptions {
             threads: 1,
+            exact_threads: false,
             max_cycles: None,
             livelock_tasks: None,
             trace: None,
             express_streams: true,
             progress: None,
+        }
+    }
+}
+
+/// PEs with a program per worker thread: a thread fewer is cheaper below it. Measured on 2
+/// cores (BENCHMARKS.md, "A thread count by job size"): heat with 16,384 busy PEs took 1.41
+/// times the CPU time on 2 threads, with 65,536 0.96 times; 32,768 sits between.
+pub const PES_PER_THREAD: usize = 32_768;
+
+impl SimOptions {
+    /// The worker threads a program with `pes` PEs running code is simulated on: `threads`
+    /// if `exact_threads`, else one per [`PES_PER_THREAD`] of them, at most `threads`, at
+    /// least one.
+    pub fn threads_for(&self, pes: usize) -> usize {
+        let most = self.threads.max(1);
+        if self.exact_threads {
+            most
+        } else {
+            most.min(pes / PES_PER_THREAD).max(1)
         }
     }
 }
@@ -141,7 +166,7 @@ pub fn simulate(
     program: &Program,
     options: &SimOptions,
 ) -> Result<Outcome, SimError> {
-    let mut parts = build(target, program, options.threads.max(1))?;
+    let mut parts = build(target, program, options.threads_for(program.pes.len()))?;
     let limit = options.max_cycles.unwrap_or(u64::MAX);
     let tracer = match &options.trace {
         Some(trace) => Some(Tracer::start(trace, target, program, parts.len())?),

@@ -44,7 +44,7 @@ mod waits;
 pub mod workloads;
 
 pub use abi_task::{AbiEntry, AbiTask};
-pub use engine::{ExpressStats, Outcome, PartitionLoad, SimOptions, simulate};
+pub use engine::{ExpressStats, Outcome, PES_PER_THREAD, PartitionLoad, SimOptions, simulate};
 pub use error::{DeadlockReport, QueuedWavelets, SimError, StuckSend, TaskFault, WaitingRecv};
 pub use program::{
     Color, EdgeInput, EdgeOutput, EdgeSource, Kernel, KernelId, PeProgram, Program, RampFilter,

@@ -14,6 +14,11 @@ use wsel_target::{Coord, Dir, Port, PortSet};
 /// A 12 × 12 halo exchange (4 rounds, uneven task costs) plus a host stream crossing the
 /// fabric on row 5 through the exchange's traffic.
 fn run(threads: usize, latency: u32) -> Outcome {
+    run_on(&common::threads(threads), latency)
+}
+
+/// [`run`] with `threads` as `options` says.
+fn run_on(options: &SimOptions, latency: u32) -> Outcome {
     let mut t = target(latency, 3, 4);
     (t.width, t.height) = (12, 12);
     let mut p = halo_exchange(Coord::new(0, 0), 12, 12, 8, 4);
@@ -68,12 +73,11 @@ fn run(threads: usize, latency: u32) -> Outcome {
         }
     }
     let opts = SimOptions {
-        threads,
         trace: Some(TraceOptions {
             window: 16,
             ..TraceOptions::new(TraceOut::Memory)
         }),
-        ..SimOptions::default()
+        ..options.clone()
     };
     simulate(&t, &p, &opts).expect("runs")
 }
@@ -151,6 +155,7 @@ fn progress_is_published_and_changes_nothing() {
     for threads in [1, 2] {
         let plain = SimOptions {
             threads,
+            exact_threads: true,
             ..SimOptions::default()
         };
         let progress = wsel_sim::Progress::new();
@@ -197,4 +202,53 @@ fn random_stream_programs_trace_alike_across_threads() {
         }
     }
     assert!(traced >= 20, "{traced} runs with link counters");
+}
+
+#[test]
+fn threads_are_an_upper_bound_of_one_per_32k_programmed_pes() {
+    // Written out from the rule: floor(pes / 32,768), at most `threads`, at least 1.
+    let most = |threads| SimOptions {
+        threads,
+        ..SimOptions::default()
+    };
+    assert_eq!(wsel_sim::PES_PER_THREAD, 32_768);
+    for (threads, pes, used) in [
+        (2, 0, 1),
+        (2, 16_384, 1),
+        (2, 32_767, 1),
+        (2, 32_768, 1),
+        (2, 65_535, 1),
+        (2, 65_536, 2),
+        (2, 850_000, 2),
+        (8, 196_608, 6),
+        (0, 850_000, 1),
+    ] {
+        assert_eq!(
+            most(threads).threads_for(pes),
+            used,
+            "{threads} threads, {pes} PEs"
+        );
+    }
+    let exact = SimOptions {
+        exact_threads: true,
+        ..most(3)
+    };
+    assert_eq!(exact.threads_for(0), 3);
+}
+
+#[test]
+fn a_small_program_runs_on_one_thread_unless_exact() {
+    // The 12 x 12 halo: 144 programmed PEs, far below 32,768, so `threads: 4` runs one
+    // partition and `exact_threads` four.
+    let bounded = run_on(
+        &SimOptions {
+            threads: 4,
+            ..SimOptions::default()
+        },
+        2,
+    );
+    let exact = run(4, 2);
+    assert_eq!(bounded.loads.len(), 1);
+    assert_eq!(exact.loads.len(), 4);
+    assert_same(&bounded, &exact);
 }

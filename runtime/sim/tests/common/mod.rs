@@ -20,18 +20,20 @@ pub fn route(t: &Target, p: &mut Program, color: Color, from: Coord, to: Coord) 
     path.hops()
 }
 
-/// Options with `threads` threads.
+/// Options with exactly `threads` threads.
 pub fn threads(n: usize) -> SimOptions {
     SimOptions {
         threads: n,
+        exact_threads: true,
         ..SimOptions::default()
     }
 }
 
-/// Options with `threads` threads and express streams on or off.
+/// Options with exactly `threads` threads.and express streams on or off.
 pub fn options(threads: usize, express_streams: bool) -> SimOptions {
     SimOptions {
         threads,
+        exact_threads: true,
         express_streams,
         ..SimOptions::default()
     }
