@@ -10,7 +10,7 @@ Usage (from the repository root, after `cargo build --release -p wsel`):
                                   [--wsel PATH[,PATH...]] [--side 512] [--warm]
 
 `--threads` takes `wsel run --threads` values: `=N` runs exactly N threads, `N` at most N, as
-many as the job's size pays for (one per 32,768 PEs with a program, docs/running.md).
+many as the job's size pays for (one per 4,096 PEs with a program, docs/running.md).
 
 `--side` makes the heat plate (and its region) smaller, for profiling: 256 is a quarter of the
 PEs, whose state still does not fit in the caches.

@@ -203,7 +203,7 @@ pub struct TrainArgs {
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,
     /// Worker threads of the simulator at most (results do not depend on it): each phase uses
-    /// one per 32,768 PEs with a program, at least one, at most N and one per core; `=N` asks
+    /// one per 4,096 PEs with a program, at least one, at most N and one per core; `=N` asks
     /// for exactly N (still at most one per core).
     #[arg(long, default_value_t = Threads::at_most(1), value_name = "N|=N")]
     pub threads: Threads,
@@ -331,7 +331,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub systems: Option<u32>,
     /// Worker threads of the simulator at most (results do not depend on it): each simulation
-    /// uses one per 32,768 PEs with a program, at least one, at most N and at most the number
+    /// uses one per 4,096 PEs with a program, at least one, at most N and at most the number
     /// of cores (more threads than cores only wait on each other); `=N` asks for exactly N
     /// (still at most one per core).
     #[arg(long, default_value_t = Threads::at_most(1), value_name = "N|=N")]

@@ -52,10 +52,11 @@ impl Default for SimOptions {
     }
 }
 
-/// PEs with a program per worker thread: a thread fewer is cheaper below it. Measured on 2
-/// cores (BENCHMARKS.md, "A thread count by job size"): heat with 16,384 busy PEs took 1.41
-/// times the CPU time on 2 threads, with 65,536 0.96 times; 32,768 sits between.
-pub const PES_PER_THREAD: usize = 32_768;
+/// PEs with a program per worker thread: below it a second thread costs CPU time and gains no
+/// wall time. Measured on 2 quiet cores (BENCHMARKS.md, "A thread count by job size"): a
+/// streamed phase of 256 PEs took 1.8 times the CPU on 2 threads and no less wall time; heat
+/// with 4,096 to 16,384 PEs 1.0–1.14 times the CPU and 0.6–0.9 times the wall time.
+pub const PES_PER_THREAD: usize = 4_096;
 
 impl SimOptions {
     /// The worker threads a program with `pes` PEs running code is simulated on: `threads`

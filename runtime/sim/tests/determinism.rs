@@ -205,22 +205,21 @@ fn random_stream_programs_trace_alike_across_threads() {
 }
 
 #[test]
-fn threads_are_an_upper_bound_of_one_per_32k_programmed_pes() {
-    // Written out from the rule: floor(pes / 32,768), at most `threads`, at least 1.
+fn threads_are_an_upper_bound_of_one_per_4k_programmed_pes() {
+    // Written out from the rule: floor(pes / 4,096), at most `threads`, at least 1.
     let most = |threads| SimOptions {
         threads,
         ..SimOptions::default()
     };
-    assert_eq!(wsel_sim::PES_PER_THREAD, 32_768);
+    assert_eq!(wsel_sim::PES_PER_THREAD, 4_096);
     for (threads, pes, used) in [
         (2, 0, 1),
-        (2, 16_384, 1),
-        (2, 32_767, 1),
-        (2, 32_768, 1),
-        (2, 65_535, 1),
-        (2, 65_536, 2),
+        (2, 256, 1),
+        (2, 4_096, 1),
+        (2, 8_191, 1),
+        (2, 8_192, 2),
         (2, 850_000, 2),
-        (8, 196_608, 6),
+        (8, 24_576, 6),
         (0, 850_000, 1),
     ] {
         assert_eq!(
@@ -238,7 +237,7 @@ fn threads_are_an_upper_bound_of_one_per_32k_programmed_pes() {
 
 #[test]
 fn a_small_program_runs_on_one_thread_unless_exact() {
-    // The 12 x 12 halo: 144 programmed PEs, far below 32,768, so `threads: 4` runs one
+    // The 12 x 12 halo: 144 programmed PEs, far below 4,096, so `threads: 4` runs one
     // partition and `exact_threads` four.
     let bounded = run_on(
         &SimOptions {
