@@ -538,8 +538,13 @@ fn around(first: &[u32], one: u32, allowed: &dyn Fn(usize, u32) -> bool) -> Vec<
 mod tests {
     use super::*;
 
-    /// Three phases on 1, 2 or 4 rows; a relayout costs 10 and a reconfiguration 1.
-    fn choose(moved: &[Option<(u32, u32)>], candidates: Vec<Vec<u32>>) -> RowChoice {
+    /// Three phases on 1, 2 or 4 rows; a relayout costs 10 and a reconfiguration 1, and none
+    /// may run before layer `barred` (an unpark's).
+    fn choose_barring(
+        moved: &[Option<(u32, u32)>],
+        candidates: Vec<Vec<u32>>,
+        barred: usize,
+    ) -> RowChoice {
         let table = |l: usize, rows: u32| -> u64 {
             let costs: [[u64; 3]; 3] = [[5, 3, 2], [1, 50, 60], [40, 30, 4]];
             costs[l][rows.trailing_zeros() as usize]
@@ -547,10 +552,24 @@ mod tests {
         let costs = Costs {
             candidates,
             phase: Box::new(table),
-            relayout: Box::new(|_, _, _| Some(10)),
+            relayout: Box::new(move |l, _, _| (l != barred).then_some(10)),
             reconfigure: 1,
         };
         choose_rows(moved, costs).expect("a choice")
+    }
+
+    fn choose(moved: &[Option<(u32, u32)>], candidates: Vec<Vec<u32>>) -> RowChoice {
+        choose_barring(moved, candidates, usize::MAX)
+    }
+
+    #[test]
+    fn no_relayout_runs_where_it_is_barred() {
+        // Layer 2 must take layer 1's rows: (a, b, b). By hand: b = 1 and a = 1: 5 + 1 + 40
+        // + 2 = 48; a = 4: 2 + 11 + 1 + 40 + 2 = 56; b = 2: 3 + 50 + 30 + 2 = 85; b = 4:
+        // 2 + 60 + 4 + 2 = 68. Unbarred it was [1, 1, 4] at 23.
+        let choice = choose_barring(&[None; 3], vec![vec![1, 2, 4]; 3], 2);
+        assert_eq!(choice.rows, [1, 1, 1]);
+        assert_eq!(choice.total, 48);
     }
 
     #[test]
