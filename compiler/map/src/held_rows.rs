@@ -45,7 +45,7 @@ pub(crate) fn held_rows(
     let rows = regions::relaid_rows(&rows, &moves);
     let impls = st::streaming_impls(&whole, true).ok()?;
     st::check_residency(&whole, &impls).ok()?;
-    if !fits(&whole, &impls, &rows, cols, target, options) {
+    if !fits(&whole, &impls, (&rows, cols), target, options) {
         return None;
     }
     let plan = regions::plan(&whole, &impls, &rows, cols, target, options)?;
@@ -102,8 +102,7 @@ fn kept(parked: &LayerGraph, sizes: &[(u32, u32)]) -> Option<(u32, Vec<u32>)> {
 fn fits(
     whole: &LayerGraph,
     impls: &[usize],
-    rows: &[u32],
-    cols: u32,
+    (rows, cols): (&[u32], u32),
     target: &Target,
     options: &MapOptions,
 ) -> bool {
