@@ -121,6 +121,7 @@ fn built_artifact() -> Result<Vec<u8>, String> {
         batch: None,
         copies: wsel_map::Copies::Auto,
         micro_order: None,
+        one_region: false,
     };
     let request = wsel::built::BuildRequest::new(&model, wsel::cli::BackendArg::Interp);
     let built = wsel::built::fresh(&request).map_err(|_| "the build failed".to_string())?;

@@ -47,6 +47,7 @@ impl Settings {
             backend: self.backend,
             copies: self.copies,
             micro_order: self.micro_order,
+            one_region: false,
             inputs: &[],
             read_inputs: false,
             params_in_memory: &[],

@@ -42,6 +42,8 @@ pub struct BuildRequest<'a> {
     pub copies: Copies,
     /// The order of weight streaming's micro-batches (`docs/running.md`, "Micro-batches").
     pub micro_order: Option<wsel_map::MicroOrder>,
+    /// Weight streaming on one region, no per-layer rows (`--one-region`).
+    pub one_region: bool,
     /// Overrides of the `run` item's inputs (`--input NAME=PATH`, arrays in memory).
     pub inputs: &'a [NamedInput],
     /// Read the model inputs, and check the `param` files at their `param` lines (a run needs
@@ -66,6 +68,7 @@ impl<'a> BuildRequest<'a> {
             backend,
             copies: model.copies,
             micro_order: model.micro_order.map(MicroOrderArg::order),
+            one_region: model.one_region,
             inputs: &[],
             read_inputs: false,
             params_in_memory: &[],
@@ -90,6 +93,8 @@ pub struct Built {
     pub copies_request: Copies,
     /// The micro-batch order asked for (the placement's traffic says which runs).
     pub micro_order: wsel_map::MicroOrder,
+    /// Whether one region was asked for in weight streaming.
+    pub one_region: bool,
     pub backend: Backend,
     /// Samples in the batch, over all copies.
     pub batch: u64,
@@ -187,6 +192,7 @@ fn steps(
         parked,
         relaid,
         micro_order,
+        one_region: request.one_region,
     };
     let work = KernelDryRuns::new(db, model, &target);
     let (graph, placement, decision) =
@@ -211,6 +217,7 @@ fn steps(
         mode_request: mode,
         copies_request: request.copies,
         micro_order,
+        one_region: request.one_region,
         backend,
         batch: data.batch,
         inputs: data.inputs,

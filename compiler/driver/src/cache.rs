@@ -121,6 +121,9 @@ fn settings_named(request: &BuildRequest<'_>) -> Vec<String> {
     if let Some(order) = request.micro_order {
         parts.push(format!("order-{order:?}").to_lowercase());
     }
+    if request.one_region {
+        parts.push("one-region".to_string());
+    }
     if request.backend != crate::cli::BackendArg::Cranelift {
         parts.push(format!("{:?}", request.backend).to_lowercase());
     }
@@ -345,7 +348,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             Ok(hash) => hash,
             Err(why) => return Lookup::Stale(why),
         },
-        mode: mode_key(mode, micro_order),
+        mode: mode_key(mode, micro_order, request.one_region),
         batch: data.batch,
         copies: request.copies.to_string(),
         backend: backend.name().to_string(),
@@ -383,6 +386,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             mode_request: mode,
             copies_request: request.copies,
             micro_order,
+            one_region: request.one_region,
             backend,
             batch: data.batch,
             inputs: data.inputs,
@@ -482,7 +486,7 @@ impl Key {
             choices: Choices {
                 target_name: built.target.name.clone(),
                 target_hash: target_hash(&built.target)?,
-                mode: mode_key(built.mode_request, built.micro_order),
+                mode: mode_key(built.mode_request, built.micro_order, built.one_region),
                 batch: built.batch,
                 copies: built.copies_request.to_string(),
                 backend: built.backend.name().to_string(),
@@ -579,11 +583,15 @@ fn target_hash(target: &wsel_target::Target) -> Result<[u8; 32], String> {
 }
 
 /// The mode asked for, with the micro-batch order when one was asked for.
-fn mode_key(mode: ModeRequest, order: wsel_map::MicroOrder) -> String {
-    match order {
+fn mode_key(mode: ModeRequest, order: wsel_map::MicroOrder, one_region: bool) -> String {
+    let key = match order {
         wsel_map::MicroOrder::Auto => mode_name(mode).to_string(),
         wsel_map::MicroOrder::Micro => format!("{}, micro-order micro", mode_name(mode)),
         wsel_map::MicroOrder::Layer => format!("{}, micro-order layer", mode_name(mode)),
+    };
+    match one_region {
+        true => format!("{key}, one region"),
+        false => key,
     }
 }
 

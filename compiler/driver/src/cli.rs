@@ -272,6 +272,10 @@ pub struct ModelArgs {
     /// [default: the `run` item's, else auto].
     #[arg(long, value_enum)]
     pub micro_order: Option<MicroOrderArg>,
+    /// In streaming mode, run every phase on one region, even where per-layer rows would
+    /// estimate faster (docs/running.md, "How weight streaming runs").
+    #[arg(long)]
+    pub one_region: bool,
 }
 
 #[derive(Debug, clap::Args)]

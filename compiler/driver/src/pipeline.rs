@@ -265,6 +265,8 @@ pub struct Lowerings<'a> {
     pub relaid: &'a wsel_map::Relaid<'a>,
     /// The order of weight streaming's micro-batches asked for.
     pub micro_order: wsel_map::MicroOrder,
+    /// Weight streaming on one region, no per-layer rows (`--one-region`).
+    pub one_region: bool,
 }
 
 /// Maps the model in the requested mode; `Auto` tries pipelined (everything resident in
@@ -305,6 +307,7 @@ pub(crate) fn map_with_sizes(
         work: Some(work),
         sizes,
         micro_order: lowerings.micro_order,
+        one_region: lowerings.one_region,
         ..MapOptions::default()
     };
     let Lowerings {

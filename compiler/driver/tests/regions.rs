@@ -28,9 +28,15 @@ fn run_streamed(dir: &Path, file: &str) -> std::process::Output {
 
 /// [`run_streamed`] on `target`.
 fn run_on(dir: &Path, file: &str, target: &str) -> std::process::Output {
+    run_with(dir, file, target, &[])
+}
+
+/// [`run_on`] with more flags.
+fn run_with(dir: &Path, file: &str, target: &str, more: &[&str]) -> std::process::Output {
     let args = "--no-cache --mode streaming --input x=x.npy --output y.npy --report r.json";
     let mut all = vec!["run", file, "--target", target];
     all.extend(args.split_whitespace());
+    all.extend(more);
     wsel_ok(dir, &all)
 }
 
@@ -60,15 +66,14 @@ fn field(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
 }
 
-/// A wide layer then a narrow one: 512 → 4 → 4 with softmax, batch 8, on `dev`. Layer i's
-/// weights scaled by 1/sqrt(fan-in).
-fn write_mlp(dir: &Path) {
-    let widths = [512usize, 4, 4];
-    let batch = 8;
+/// A wide layer then a narrow one: `widths[0]` → 4 → 4 with softmax (the widths given), on a
+/// batch of `batch`. Layer i's weights scaled by 1/sqrt(fan-in).
+fn write_mlp(dir: &Path, widths: [usize; 3], batch: u64) {
+    let inputs = widths[0];
     write_f32_npy(
         &dir.join("x.npy"),
-        &[batch, 512],
-        &lcg_values(batch as usize * 512, 1, -0.5),
+        &[batch, inputs as u64],
+        &lcg_values(batch as usize * inputs, 1, -0.5),
     );
     let mut params = String::new();
     for (i, pair) in widths.windows(2).enumerate() {
@@ -89,7 +94,8 @@ fn write_mlp(dir: &Path) {
         );
     }
     let source = format!(
-        "import std.nn.{{dense, relu, softmax}};\n\nmodel mlp(x: f32[B, 512]) -> f32[B, 4] {{\n{params}    return softmax(dense(relu(dense(x, w0, b0)), w1, b1));\n}}\n"
+        "import std.nn.{{dense, relu, softmax}};\n\nmodel mlp(x: f32[B, {inputs}]) -> f32[B, {}] {{\n{params}    return softmax(dense(relu(dense(x, w0, b0)), w1, b1));\n}}\n",
+        widths[2]
     );
     std::fs::write(dir.join("mlp.wse"), source).expect("model");
 }
@@ -110,7 +116,7 @@ fn numpy_reference(dir: &Path, layers: usize) -> Vec<f32> {
 #[test]
 fn a_wide_then_narrow_model_runs_on_two_row_counts_like_numpy() {
     let dir = temp_dir("mlp");
-    write_mlp(&dir);
+    write_mlp(&dir, [512, 4, 4], 8);
     let out = run_streamed(&dir, "mlp.wse");
     let text = String::from_utf8_lossy(&out.stdout);
     let r = report(&dir);
@@ -151,15 +157,115 @@ fn a_wide_then_narrow_model_runs_on_two_row_counts_like_numpy() {
         map.contains("each on its rows of the same columns"),
         "{map}"
     );
+    let worst = off_numpy(&dir);
+    assert!(worst <= 1e-6, "off NumPy by {worst}\n{text}");
+}
+
+/// The largest difference of y.npy in `dir` from `tests/reference/mlp.py`'s probabilities.
+fn off_numpy(dir: &Path) -> f32 {
     let y = read_f32(&dir.join("y.npy"));
-    let reference = numpy_reference(&dir, 2);
+    let reference = numpy_reference(dir, 2);
     assert_eq!(y.len(), reference.len());
-    let worst = y
-        .iter()
+    y.iter()
         .zip(&reference)
         .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f32::max);
-    assert!(worst <= 1e-6, "off NumPy by {worst}\n{text}");
+        .fold(0.0, f32::max)
+}
+
+/// Layer-major micro-batches on per-layer rows: 2048 → 4 → 4 with softmax, batch 128, on
+/// `dev`. At once the batch does not fit (stage_in#1 would keep 8 samples of 128 features a
+/// PE, 4,608 B); layer-major order holds dense#1's 128 × 4 weights of its row on every PE and
+/// runs 4 micro-batches of 32. dense#1 takes all 16 rows of the 16 columns; a relayout moves
+/// its 4 features to 1 row, where the rest runs — relu, the park and unpark, dense#2, softmax
+/// and stage_out — with short chains. The relayout runs in dense#1's segment, once for each
+/// micro-batch, before the micro-batch is parked; the park and unpark run on the rows the
+/// activation lies on. Estimated 83,872 cycles against 97,564 on one region of 16 × 16;
+/// simulated 93,271 against 104,558 (`--one-region`). Both within 1e-5 of NumPy (float32
+/// sums of 2,048 products in other orders: about √n·2⁻²⁴·Σ|xw|, far below n·2⁻²⁴·Σ|xw| ≈
+/// 3e-4 at worst; measured 6e-8).
+#[test]
+fn layer_major_micro_batches_run_on_per_layer_rows_faster_than_one_region() {
+    let dir = temp_dir("layer-rows");
+    write_mlp(&dir, [2048, 4, 4], 128);
+    let layer = ["--micro-order", "layer"];
+    let out = run_with(&dir, "mlp.wse", "dev", &layer);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let rows = report(&dir);
+    assert!(off_numpy(&dir) <= 1e-5, "off NumPy by {}", off_numpy(&dir));
+    let micro = &rows["micro_batches"];
+    assert_eq!(field(micro, "count"), 4, "{text}");
+    assert_eq!(field(micro, "samples"), 32, "{text}");
+    assert_eq!(micro["traffic"]["layer_major"], true, "{text}");
+    // Each weight streamed once: 4 B × (2048·4 + 4 + 4·4 + 4).
+    assert_eq!(field(&micro["store"], "weights"), 32_864, "{text}");
+    let expected = [
+        ("stage_in#1", 16),
+        ("dense#1", 16),
+        ("relayout#1", 16),
+        ("relu#1", 1),
+        ("park#1", 1),
+        ("unpark#1", 1),
+        ("dense#2", 1),
+        ("softmax#1", 1),
+        ("stage_out#1", 1),
+    ];
+    let phases = rows["phases"].as_array().expect("phases");
+    for (name, r) in expected {
+        for p in phases.iter().filter(|p| p["layer"] == name) {
+            assert_eq!(
+                (field(p, "rows"), field(p, "cols")),
+                (r, 16),
+                "{name}\n{text}"
+            );
+        }
+    }
+    // Layer-major: every micro-batch's relayout, each micro-batch once, before any dense#2.
+    let runs = |name: &str| -> Vec<u64> {
+        let of = phases.iter().filter(|p| p["layer"] == name);
+        of.map(|p| field(p, "micro_batch")).collect()
+    };
+    let mut relaid = runs("relayout#1");
+    relaid.sort_unstable();
+    assert_eq!(relaid, [0, 1, 2, 3], "{text}");
+    let at = |name: &str| phases.iter().position(|p| p["layer"] == name);
+    assert!(at("relayout#1") < at("dense#2"), "{text}");
+    let last_relayout = phases.iter().rposition(|p| p["layer"] == "relayout#1");
+    assert!(last_relayout < at("dense#2"), "{text}");
+    assert!(text.contains("per-layer rows: estimated"), "{text}");
+
+    let one_out = run_with(
+        &dir,
+        "mlp.wse",
+        "dev",
+        &[&layer[..], &["--one-region"]].concat(),
+    );
+    let one_text = String::from_utf8_lossy(&one_out.stdout);
+    let one = report(&dir);
+    assert!(
+        off_numpy(&dir) <= 1e-5,
+        "one region off NumPy by {}",
+        off_numpy(&dir)
+    );
+    assert_eq!(field(&one["micro_batches"], "count"), 4, "{one_text}");
+    let one_phases = one["phases"].as_array().expect("phases");
+    assert!(
+        one_phases.iter().all(|p| field(p, "rows") == 16),
+        "{one_text}"
+    );
+    // The one region compared with is the one `--one-region` runs, at its estimate.
+    let compared = &rows["one_region"];
+    assert_eq!(
+        field(compared, "estimated_cycles"),
+        field(&one, "estimated_cycles"),
+        "{text}\n{one_text}"
+    );
+    assert!(field(&rows, "estimated_cycles") < field(&one, "estimated_cycles"));
+    assert!(
+        field(&rows, "cycles") < field(&one, "cycles"),
+        "per-layer rows {} cycles, one region {}",
+        field(&rows, "cycles"),
+        field(&one, "cycles")
+    );
 }
 
 /// A dead PE inside the per-layer regions moves them (the corner below it) but keeps their
@@ -169,7 +275,7 @@ fn a_wide_then_narrow_model_runs_on_two_row_counts_like_numpy() {
 #[test]
 fn a_defect_moves_the_per_layer_regions_and_keeps_the_bits() {
     let dir = temp_dir("defect");
-    write_mlp(&dir);
+    write_mlp(&dir, [512, 4, 4], 8);
     run_streamed(&dir, "mlp.wse");
     let clean = (report(&dir), read_f32(&dir.join("y.npy")));
     let (rows, cols) = {

@@ -456,13 +456,14 @@ fn a_wide_first_layer_streams_each_weight_once_layer_major_but_auto_takes_fewer_
     // `auto` chooses by cycles: no phase waits for the store (dense#1's 12,304 B take 193
     // cycles at 64 B a cycle, its work for 256 samples tens of thousands), so streaming the
     // weights again costs no time, while layer-major's smaller micro-batches and its park
-    // and unpark phases do: estimated 286,176 cycles against 223,484 (the mapper's figures),
-    // and micro-batch-major order runs — every sample computed the same way (the tiles do not
-    // depend on the micro-batch's size), so the same bits; the weights streamed 4 times.
+    // and unpark phases do: estimated 276,834 cycles against 223,484 (the mapper's figures,
+    // each weight counted once layer-major), and micro-batch-major order runs — every sample
+    // computed the same way (the tiles do not depend on the micro-batch's size), so the same
+    // bits; the weights streamed 4 times.
     let table = run_streamed(&dir, "auto", "y_micro.npy", "r_micro.json");
     assert!(
         table.contains(
-            "would move 28,672 B (14,336 B at once) — fewer, but estimated 286,176 cycles \
+            "would move 28,672 B (14,336 B at once) — fewer, but estimated 276,834 cycles \
              layer-major against 223,484 micro-batch-major, the store's bandwidth binding no \
              phase: micro-batch-major order runs"
         ),
@@ -520,7 +521,7 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
     assert!(
         table.contains(
             "add 19,240 B from the store, no more than the 262,144 B parking the waiting \
-             micro-batches' activations there would move; estimated 184,696 cycles layer-major \
+             micro-batches' activations there would move; estimated 184,384 cycles layer-major \
              against 162,892 micro-batch-major, the store's bandwidth binding no phase: \
              micro-batch-major order runs"
         ),

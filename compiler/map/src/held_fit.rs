@@ -29,6 +29,20 @@ pub(crate) fn overflow(
     (rows, cols): (u32, u32),
     limit: u64,
 ) -> Option<Overflow> {
+    overflow_on(graph, impls, &vec![rows; graph.layers.len()], cols, limit)
+}
+
+/// [`overflow`] with every phase `l` on its own `rows[l]` of the `cols` columns (per-layer
+/// rows, `crate::held_rows`): the regions share their north-west corner, so every phase of a
+/// segment runs on some of the PEs that hold the segment's weights, and each is checked with
+/// its own arrays on its rows beside the weights as held on the holder's.
+pub(crate) fn overflow_on(
+    graph: &LayerGraph,
+    impls: &[usize],
+    rows: &[u32],
+    cols: u32,
+    limit: u64,
+) -> Option<Overflow> {
     // Most streamed models hold nothing: then there is nothing to walk, region after region.
     if !graph
         .layers
@@ -43,8 +57,8 @@ pub(crate) fn overflow(
         let (layer, imp) = (&graph.layers[l], &graph.layers[l].impls[impls[l]]);
         match held {
             true if !holds(imp) => 0,
-            true => bytes_of(&imp.held_words, layer, imp, rows, cols).unwrap_or(0),
-            false => bytes_of(&imp.sram_words, layer, imp, rows, cols).unwrap_or(0),
+            true => bytes_of(&imp.held_words, layer, imp, rows[l], cols).unwrap_or(0),
+            false => bytes_of(&imp.sram_words, layer, imp, rows[l], cols).unwrap_or(0),
         }
     };
     let mut worst: Option<Overflow> = None;

@@ -1,7 +1,8 @@
 //! The order of a batch's micro-batches in weight streaming (`docs/running.md`,
 //! "Micro-batches"): micro-batch-major as mapped, or layer-major — the staged graph with its
 //! parking phases (`wsel_lower::parked_graph`), every layer with weights on its streaming
-//! implementation that holds them, in micro-batches small enough that the held weights fit.
+//! implementation that holds them, in micro-batches small enough that the held weights fit,
+//! on per-layer rows where they pay (`crate::held_rows`).
 //! `auto` takes layer-major order when it maps and is faster by the estimate, or where the
 //! store's bandwidth binds a phase moves fewer bytes ([`MicroTraffic::layer_major_pays`]); `layer` takes it or fails with E0618; `micro` never.
 
@@ -10,13 +11,16 @@ use wsel_ir::graph::LayerGraph;
 use wsel_target::Target;
 
 use crate::diagnostics as diag;
+use crate::held_rows::held_rows;
 use crate::micro_traffic::MicroOrder;
-use crate::{MapOptions, MapResult, Mapped};
+use crate::streaming::Relaid;
+use crate::{MapOptions, MapResult, Mapped, held_cost};
 
-/// How the mapper gets the model staged for a micro-batch size, and parked.
+/// How the mapper gets the model staged for a micro-batch size, parked, and relaid.
 pub(crate) struct Stagings<'a> {
     pub staged: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub parked: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
+    pub relaid: &'a Relaid<'a>,
 }
 
 /// The mapping that runs: `micro_major` (mapped in micro-batches, its traffic counted) or
@@ -48,7 +52,9 @@ pub(crate) fn choose(
         Ok(mut layer) => {
             traffic.park(&layer.staged, batch / layer.size);
             let placed = layer.mapped.result.placement.as_ref().expect("mapped");
-            traffic.layer_cycles = Some(placed.estimated_cycles * (batch / layer.size));
+            let micro = batch / layer.size;
+            let cycles = held_cost::run_cycles(&layer.mapped.graph, placed, micro, target);
+            traffic.layer_cycles = Some(cycles);
             if asked == MicroOrder::Auto && !traffic.layer_major_pays() {
                 p.micro_traffic = Some(traffic);
                 return micro_major;
@@ -122,18 +128,24 @@ fn search(
         let staged = (stagings.staged)(size).map_err(first)?;
         let parked = (stagings.parked)(&staged).map_err(first)?;
         let result = crate::streaming::map_phases(&parked, target, options, true);
-        if result.placement.is_some() {
-            let mapped = Mapped {
-                result,
-                graph: parked,
-            };
+        let failed = result.placement.is_none();
+        if failed {
+            last = result.diagnostics.clone();
+        }
+        let one = (!failed).then(|| Mapped {
+            result,
+            graph: parked.clone(),
+        });
+        // Per-layer rows where they pay, held weights checked on each phase's own rows.
+        let relaid = stagings.relaid;
+        let rows = held_rows(&parked, batch / size, one.as_ref(), relaid, target, options);
+        if let Some(mapped) = rows.or(one) {
             return Ok(Held {
                 mapped,
                 staged,
                 size,
             });
         }
-        last = result.diagnostics;
         if last.first().is_some_and(|d| d.code == diag::E0618) {
             break;
         }

@@ -37,7 +37,9 @@ mod expr;
 mod fan_out;
 pub mod fixtures;
 mod fold;
+mod held_cost;
 mod held_fit;
+mod held_rows;
 mod io_routes;
 pub mod kept_fit;
 mod ladder;
@@ -164,6 +166,9 @@ pub struct MapOptions<'a> {
     /// Weight streaming in micro-batches: the order asked for (`docs/running.md`,
     /// "Micro-batches").
     pub micro_order: MicroOrder,
+    /// Weight streaming on one region: no per-layer rows even where they estimate faster
+    /// (`wsel run --one-region`, `docs/running.md`, "How weight streaming runs").
+    pub one_region: bool,
     /// A program that will run on these regions (pipelined training's backward): a choice
     /// is kept only when its routes exist too (`companion`).
     pub companion: Option<Companion<'a>>,
@@ -180,6 +185,7 @@ impl Default for MapOptions<'_> {
             sizes: None,
             regions: None,
             micro_order: MicroOrder::Auto,
+            one_region: false,
             companion: None,
         }
     }
@@ -195,6 +201,7 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("region", &self.region)
             .field("sizes", &self.sizes)
             .field("regions", &self.regions)
+            .field("one_region", &self.one_region)
             .field("companion", &self.companion.map(|c| c.graph.layers.len()))
             .finish()
     }

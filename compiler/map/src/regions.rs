@@ -19,7 +19,7 @@ use wsel_target::{Rect, Target};
 use crate::place::DeadIndex;
 use crate::placement::Estimate;
 use crate::streaming::{self as st, Plan, Region, Relaid};
-use crate::{MapOptions, Mapped};
+use crate::{MapOptions, Mapped, held_cost};
 
 /// The mapping with per-layer rows when it beats the one `region` (if any) by the estimate:
 /// the columns and rows chosen ([`best_rows`]), the relaid graph, every phase's rectangle
@@ -102,7 +102,7 @@ fn with_one_region(mut mapped: Mapped, region: Option<&Region>) -> Mapped {
 
 /// The rows of every layer of the relaid graph: the staged layers' `rows`, with a relayout
 /// on the larger of its two before each layer a move names.
-fn relaid_rows(rows: &[u32], moves: &[RowMove]) -> Vec<u32> {
+pub(crate) fn relaid_rows(rows: &[u32], moves: &[RowMove]) -> Vec<u32> {
     let mut all = Vec::with_capacity(rows.len() + moves.len());
     for (l, &r) in rows.iter().enumerate() {
         for m in moves.iter().filter(|m| m.before == l) {
@@ -124,6 +124,22 @@ pub(crate) fn best_rows(
     target: &Target,
     options: &MapOptions,
 ) -> Option<(u32, RowChoice)> {
+    let order = Order { beside, micro: 1 };
+    let one = region.map(|r| (r.rows, r.cols));
+    best_rows_in(graph, impls, one, order, target, options)
+}
+
+/// [`best_rows`] for a chain run in `order`: beside other phases, or layer-major over
+/// micro-batches; `one`, the rows and columns of the one region compared with.
+pub(crate) fn best_rows_in(
+    graph: &LayerGraph,
+    impls: &[usize],
+    one: Option<(u32, u32)>,
+    order: Order<'_>,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<(u32, RowChoice)> {
+    let beside = order.beside;
     let allowed = |cols: u32| {
         move |l: usize, rows: u32| {
             let layer = &graph.layers[l];
@@ -153,7 +169,7 @@ pub(crate) fn best_rows(
             let costs = costs(
                 graph,
                 impls,
-                beside,
+                order,
                 (cols, false),
                 candidates,
                 target,
@@ -165,14 +181,12 @@ pub(crate) fn best_rows(
     if options.work.is_none() {
         return Some((cols, first));
     }
-    let one = region
-        .filter(|r| r.cols == cols)
-        .map_or(first.rows[0], |r| r.rows);
+    let one = one.filter(|r| r.1 == cols).map_or(first.rows[0], |r| r.0);
     let candidates = around(&first.rows, one, &allowed(cols));
     let costs = costs(
         graph,
         impls,
-        beside,
+        order,
         (cols, true),
         candidates,
         target,
@@ -181,36 +195,51 @@ pub(crate) fn best_rows(
     Some((cols, choose_rows(&moved, costs)?))
 }
 
+/// How a chain's phases run beyond one pass over the batch.
+#[derive(Clone, Copy)]
+pub(crate) struct Order<'o> {
+    /// The phases that run on each layer's rows beside it (a training step's).
+    pub beside: Option<&'o Beside<'o>>,
+    /// The micro-batches every phase runs over in layer-major order (1: the batch at once).
+    pub micro: u64,
+}
+
 /// The programme's costs on `cols` columns, the phases' work measured when `measure`; with
 /// `beside`, a phase's cost adds the phases that run on its rows, and a relayout counts twice
-/// (the activation down, its gradient back).
+/// (the activation down, its gradient back). Over `micro` micro-batches every phase, relayout
+/// and reconfiguration counts once per micro-batch, but a layer that holds its weights
+/// streams them once (`crate::held_cost`).
 fn costs<'c>(
     graph: &'c LayerGraph,
     impls: &'c [usize],
-    beside: Option<&'c Beside<'c>>,
+    Order { beside, micro }: Order<'c>,
     (cols, measure): (u32, bool),
     candidates: Vec<Vec<u32>>,
     target: &'c Target,
     options: &'c MapOptions,
 ) -> Costs<'c> {
     let batch = graph.batch.max(1);
+    let micro = micro.max(1);
     let phase = move |l: usize, rows: u32| {
         let size = (rows, cols);
         let e = phase_estimate(graph, impls, l, size, measure, target, options);
         let others = beside.map_or(0, |b| b.cycles(l, size, measure, target, options));
-        e.cycles * batch + others
+        let held = st::holds(&graph.layers[l].impls[impls[l]]);
+        held_cost::phase_cycles(&e, batch, micro, held) + others
     };
     let times = if beside.is_some() { 2 } else { 1 };
+    // An unpark takes its park's result from the store onto the park's rows: nothing to move.
     let relayout = move |l: usize, from: u32, to: u32| {
         let words = features(&graph.layers[l - 1]);
         let samples = batch.div_ceil(u64::from(cols));
-        times * relayout_cycles(words, samples, (from, to), None, target)
+        let cycles = micro * times * relayout_cycles(words, samples, (from, to), None, target);
+        (!unparks(graph, l)).then_some(cycles)
     };
     Costs {
         candidates,
         phase: Box::new(phase),
         relayout: Box::new(relayout),
-        reconfigure: u64::from(target.reconfigure_cycles),
+        reconfigure: micro * u64::from(target.reconfigure_cycles),
     }
 }
 
@@ -367,6 +396,13 @@ pub(crate) fn is_chain(graph: &LayerGraph) -> bool {
         })
 }
 
+/// Whether layer `l` of `graph` is an unpark (layer-major order, `wsel_lower::parked_graph`):
+/// it takes a `park`'s result back from the store.
+fn unparks(graph: &LayerGraph, l: usize) -> bool {
+    matches!(graph.layers[l].args.first(),
+        Some(&TensorRef::Layer(p)) if graph.layers[p].layer == "park")
+}
+
 /// The rows a layer's resident input lies on when it runs on `rows` rows, given its row move
 /// (`LayerInstance::row_move`).
 fn in_rows(moved: Option<(u32, u32)>, rows: u32) -> u32 {
@@ -374,7 +410,7 @@ fn in_rows(moved: Option<(u32, u32)>, rows: u32) -> u32 {
 }
 
 /// The rows a layer's resident result lies on when it runs on `rows` rows.
-fn out_rows(moved: Option<(u32, u32)>, rows: u32) -> u32 {
+pub(crate) fn out_rows(moved: Option<(u32, u32)>, rows: u32) -> u32 {
     moved.map_or(rows, |(_, to)| to)
 }
 
@@ -388,7 +424,7 @@ fn rows_fit_move(layer: &LayerInstance, rows: u32) -> bool {
 
 /// The relayouts a chain on `rows` needs: before every layer whose input lies on other rows
 /// than its producer left it on.
-fn moves(graph: &LayerGraph, rows: &[u32]) -> Vec<RowMove> {
+pub(crate) fn moves(graph: &LayerGraph, rows: &[u32]) -> Vec<RowMove> {
     (1..graph.layers.len())
         .filter_map(|l| {
             let from_rows = out_rows(graph.layers[l - 1].row_move(), rows[l - 1]);
@@ -407,8 +443,9 @@ fn moves(graph: &LayerGraph, rows: &[u32]) -> Vec<RowMove> {
 struct Costs<'c> {
     pub candidates: Vec<Vec<u32>>,
     pub phase: Box<dyn Fn(usize, u32) -> u64 + 'c>,
-    /// The estimated cycles of a relayout before layer `l` from rows `from` to rows `to`.
-    pub relayout: Box<dyn Fn(usize, u32, u32) -> u64 + 'c>,
+    /// The estimated cycles of a relayout before layer `l` from rows `from` to rows `to`;
+    /// `None` where none may run.
+    pub relayout: Box<dyn Fn(usize, u32, u32) -> Option<u64> + 'c>,
     pub reconfigure: u64,
 }
 
@@ -441,7 +478,7 @@ fn choose_rows(moved: &[Option<(u32, u32)>], costs: Costs<'_>) -> Option<RowChoi
                     let relaid = if from == to {
                         0
                     } else {
-                        relayout(l, from, to) + reconfigure
+                        relayout(l, from, to)? + reconfigure
                     };
                     Some((total + relaid + reconfigure + own, path))
                 })
@@ -501,8 +538,13 @@ fn around(first: &[u32], one: u32, allowed: &dyn Fn(usize, u32) -> bool) -> Vec<
 mod tests {
     use super::*;
 
-    /// Three phases on 1, 2 or 4 rows; a relayout costs 10 and a reconfiguration 1.
-    fn choose(moved: &[Option<(u32, u32)>], candidates: Vec<Vec<u32>>) -> RowChoice {
+    /// Three phases on 1, 2 or 4 rows; a relayout costs 10 and a reconfiguration 1, and none
+    /// may run before layer `barred` (an unpark's).
+    fn choose_barring(
+        moved: &[Option<(u32, u32)>],
+        candidates: Vec<Vec<u32>>,
+        barred: usize,
+    ) -> RowChoice {
         let table = |l: usize, rows: u32| -> u64 {
             let costs: [[u64; 3]; 3] = [[5, 3, 2], [1, 50, 60], [40, 30, 4]];
             costs[l][rows.trailing_zeros() as usize]
@@ -510,10 +552,24 @@ mod tests {
         let costs = Costs {
             candidates,
             phase: Box::new(table),
-            relayout: Box::new(|_, _, _| 10),
+            relayout: Box::new(move |l, _, _| (l != barred).then_some(10)),
             reconfigure: 1,
         };
         choose_rows(moved, costs).expect("a choice")
+    }
+
+    fn choose(moved: &[Option<(u32, u32)>], candidates: Vec<Vec<u32>>) -> RowChoice {
+        choose_barring(moved, candidates, usize::MAX)
+    }
+
+    #[test]
+    fn no_relayout_runs_where_it_is_barred() {
+        // Layer 2 must take layer 1's rows: (a, b, b). By hand: b = 1 and a = 1: 5 + 1 + 40
+        // + 2 = 48; a = 4: 2 + 11 + 1 + 40 + 2 = 56; b = 2: 3 + 50 + 30 + 2 = 85; b = 4:
+        // 2 + 60 + 4 + 2 = 68. Unbarred it was [1, 1, 4] at 23.
+        let choice = choose_barring(&[None; 3], vec![vec![1, 2, 4]; 3], 2);
+        assert_eq!(choice.rows, [1, 1, 1]);
+        assert_eq!(choice.total, 48);
     }
 
     #[test]

@@ -102,6 +102,7 @@ fn map_regions(
     }
     let region = choose_region(graph, &impls, target, options);
     if options.sizes.is_none()
+        && !options.one_region
         && regions::is_chain(graph)
         && let Some(mapped) =
             regions::per_layer(graph, &impls, region.as_ref(), relaid, target, options)
@@ -252,7 +253,11 @@ pub fn map_micro_batches(
                 result,
                 graph: lowered,
             };
-            let stagings = crate::layer_major::Stagings { staged, parked };
+            let stagings = crate::layer_major::Stagings {
+                staged,
+                parked,
+                relaid,
+            };
             return crate::layer_major::choose(micro_major, stagings, target, options);
         }
         // A micro-batch may fail for reasons of its own (a layer's conditions on the batch):
@@ -592,7 +597,7 @@ fn all_allowed(
 }
 
 /// The SRAM bytes per PE a phase's kernels may take: the target's, less the reserved.
-fn limit(target: &Target, options: &MapOptions) -> u64 {
+pub(crate) fn limit(target: &Target, options: &MapOptions) -> u64 {
     u64::from(target.sram_bytes).saturating_sub(u64::from(options.reserved_sram_bytes))
 }
 

@@ -94,6 +94,7 @@ pub fn run(args: &MapArgs) -> Status {
             args.model.micro_order.map(crate::cli::MicroOrderArg::order),
             run_config.as_ref(),
         ),
+        one_region: args.model.one_region,
     };
     let work = KernelDryRuns::new(&db, model, &target);
     let (graph, placement, decision) = match map_graph(

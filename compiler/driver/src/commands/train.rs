@@ -214,6 +214,7 @@ fn test_accuracy(
         backend: args.backend,
         copies: wsel_map::Copies::Auto,
         micro_order: Some(wsel_map::MicroOrder::Micro),
+        one_region: false,
         inputs: &inputs,
         read_inputs: true,
         params_in_memory: &names,

@@ -1,0 +1,115 @@
+//! Per-layer rows in layer-major order (`docs/running.md`, "Per-layer rows, and relayouts"
+//! and "Micro-batches"). The parked graph of one micro-batch (a chain: a park and an unpark
+//! before every layer with weights but the first) takes the rows of the programme of
+//! `crate::regions`, costed over the micro-batches with each held layer's weights streamed
+//! once (`crate::held_cost`); a park may run on other rows than its input lies on (a
+//! relayout first, in the segment before), an unpark only on its park's. The graph is then
+//! relaid, so every relayout runs once per micro-batch, and every phase is checked beside its
+//! segment's held weights on its own rows (`held_fit::overflow_on`).
+
+use wsel_ir::graph::LayerGraph;
+use wsel_target::Target;
+
+use crate::regions::{self, Order};
+use crate::streaming::{self as st, Relaid};
+use crate::{MapOptions, Mapped, held_cost, held_fit};
+
+/// The layer-major mapping of `parked` (one micro-batch's parked chain) on per-layer rows
+/// over `micro` micro-batches, relaid by `relaid`, when it beats `one` (the same graph on one
+/// region, if that maps) by the layer-major estimate; `None` when the model is no chain, its
+/// sizes are kept, one region is asked for, every phase takes the same rows, or the plan
+/// does not fit, place or pay.
+pub(crate) fn held_rows(
+    parked: &LayerGraph,
+    micro: u64,
+    one: Option<&Mapped>,
+    relaid: &Relaid<'_>,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<Mapped> {
+    if options.one_region || !regions::is_chain(parked) {
+        return None;
+    }
+    let (cols, rows) = match options.sizes {
+        Some(sizes) => kept(parked, sizes)?,
+        None => chosen(parked, micro, one, target, options)?,
+    };
+    if rows.iter().all(|&r| r == rows[0]) {
+        return None;
+    }
+    let moves = regions::moves(parked, &rows);
+    let whole = match moves.is_empty() {
+        true => parked.clone(),
+        false => relaid(parked, &moves).ok()?,
+    };
+    let rows = regions::relaid_rows(&rows, &moves);
+    let impls = st::streaming_impls(&whole, true).ok()?;
+    st::check_residency(&whole, &impls).ok()?;
+    if !fits(&whole, &impls, (&rows, cols), target, options) {
+        return None;
+    }
+    let plan = regions::plan(&whole, &impls, &rows, cols, target, options)?;
+    let mut result = st::place_phases(&whole, &impls, &plan, target, options);
+    let placement = result.placement.as_mut()?;
+    let total = held_cost::run_cycles(&whole, placement, micro, target);
+    let kept = options.sizes.is_some();
+    if let Some(one) = one.filter(|_| !kept) {
+        let (graph, placed) = (&one.graph, one.result.placement.as_ref()?);
+        let one_total = held_cost::run_cycles(graph, placed, micro, target);
+        if total >= one_total {
+            return None;
+        }
+        let first = placed.layers.first()?;
+        placement.one_region = Some((first.rows, first.cols, one_total));
+    }
+    Some(Mapped {
+        result,
+        graph: whole,
+    })
+}
+
+/// The columns and every layer's rows by the programme, costed over `micro` micro-batches,
+/// the `one` region's rows among the candidates.
+fn chosen(
+    parked: &LayerGraph,
+    micro: u64,
+    one: Option<&Mapped>,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<(u32, Vec<u32>)> {
+    let impls = st::streaming_impls(parked, true).ok()?;
+    let order = Order {
+        beside: None,
+        micro,
+    };
+    let placed = one.and_then(|m| m.result.placement.as_ref()?.layers.first());
+    let size = placed.map(|p| (p.rows, p.cols));
+    let (cols, choice) = regions::best_rows_in(parked, &impls, size, order, target, options)?;
+    Some((cols, choice.rows))
+}
+
+/// The kept sizes of a defect-free mapping (`MapOptions::sizes`: one per layer of the parked
+/// graph, its relayouts left out) as the columns and every layer's rows; `None` when they do
+/// not match the graph.
+fn kept(parked: &LayerGraph, sizes: &[(u32, u32)]) -> Option<(u32, Vec<u32>)> {
+    let cols = sizes.first()?.1;
+    let same = sizes.len() == parked.layers.len() && sizes.iter().all(|s| s.1 == cols);
+    same.then(|| (cols, sizes.iter().map(|s| s.0).collect()))
+}
+
+/// Whether every phase of `whole` fits its own `rows` of the `cols` columns, alone and beside
+/// its segment's held weights.
+fn fits(
+    whole: &LayerGraph,
+    impls: &[usize],
+    (rows, cols): (&[u32], u32),
+    target: &Target,
+    options: &MapOptions,
+) -> bool {
+    let alone = whole.layers.iter().enumerate().all(|(l, layer)| {
+        let imp = &layer.impls[impls[l]];
+        st::allowed(layer, imp, rows[l], cols, target, options)
+    });
+    let limit = st::limit(target, options);
+    alone && held_fit::overflow_on(whole, impls, rows, cols, limit).is_none()
+}
