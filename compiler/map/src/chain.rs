@@ -11,6 +11,8 @@
 //!           hop + switch + msg; a PE's exchanges overlap: the longest one counts, and
 //!           an exchange whose sends follow another chain's message (residual's sums east
 //!           after x from the north) adds its step after it
+//! bus       (a row's or a column's bus, an exchange to the whole line): (L − 1) · hop +
+//!           switch + msg, the message reaching the line's far end
 //! unknown   (L − 1) · (hop + switch + msg + msg / add_rate), msg the bound output's part
 //!           or one wavelet
 //! ```
@@ -20,7 +22,7 @@
 //! far end). A PE's measured work holds its own relays, so the latency takes each relaying
 //! chain's `relay` once less, and the messages after the first follow one message apart; on
 //! the chain that carries the result they are the result leaving, which the batch's fill
-//! counts already. When a PE's next sample waits
+//! counts already (an exchange there adds nothing at all). When a PE's next sample waits
 //! for a chain's message that answers its own send on another chain (a round trip,
 //! layernorm_row's statistics east and back west), the stage's period holds every relaying
 //! chain's latency too.
