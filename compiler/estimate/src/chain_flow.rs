@@ -119,8 +119,10 @@ pub(crate) fn chain_flows(
 /// The flows of a region's chains from those of its representative PEs (`per_pe`, each with
 /// its place, the centre's at `centre`): per chain, the flow of the PE that relays the most
 /// messages a sample — the far end of a gather, whose last message leaves after all the
-/// others — the centre's on a tie, and the centre's round trip. A relay across colours counts
-/// only at the centre: each of the colours' chains would take it, and they are one chain. The
+/// others — the centre's on a tie, and the centre's round trip; when the centre sends nothing
+/// and no PE relays, that of the PE that sends the most, as an exchange. A relay across
+/// colours counts only at the centre: each of the colours' chains would take it, and they are
+/// one chain. The
 /// chain's first PE relays too when a representative PE on the region's edge its `in` port
 /// faces relays on it (a message that enters the region there, as gemv-09's b).
 pub(crate) fn region_flows(per_pe: &[(PePlace, Vec<PairFlow>)], centre: usize) -> Vec<PairFlow> {
@@ -138,6 +140,9 @@ pub(crate) fn region_flows(per_pe: &[(PePlace, Vec<PairFlow>)], centre: usize) -
                 };
             }
         }
+        if best.messages == 0 {
+            best = sender(per_pe.iter().filter_map(at)).unwrap_or(best);
+        }
         best.first_relays = per_pe.iter().any(|pe| {
             f.side.is_some_and(|side| on_edge(pe.0, side))
                 && at(pe).is_some_and(|o| o.flow.relays > 0)
@@ -145,6 +150,22 @@ pub(crate) fn region_flows(per_pe: &[(PePlace, Vec<PairFlow>)], centre: usize) -
         f.flow = best;
     }
     flows
+}
+
+/// The flow of the PE that sends the most messages on a chain none of whose PEs relays on
+/// it and whose centre sends nothing on it (a bus's root, residual's top row sending x
+/// south), as an exchange: a relay across colours counts only at the centre.
+fn sender(flows: impl Iterator<Item = PairFlow>) -> Option<ChainFlow> {
+    let o = flows.max_by_key(|o| o.flow.messages)?;
+    let exchange = ChainFlow {
+        relays: 0,
+        relay_words: 0,
+        relay_work: 0,
+        round_trip: false,
+        ..o.flow
+    };
+    // Every PE's relays are across colours here: the first pass took any other.
+    (o.flow.messages > 0).then_some(exchange)
 }
 
 /// Whether `place` lies on the region's edge on `side`.

@@ -1,5 +1,5 @@
 //! How a kernel passes messages along a chain, as the dry runs of a region's centre PE
-//! measure it for the mapper's estimate (`docs/mapping.md` §5, `wsel_map::ChainFlow`): six
+//! measure it for the mapper's estimate (`docs/mapping.md` §5, `wsel_map::ChainFlow`): seven
 //! kernels on a 1 × 5 row of `dev` (2 cycles a task switch, 2 f32 adds a cycle), 8 words per
 //! PE and sample, measured at columns 0, 2 and 4.
 
@@ -9,7 +9,7 @@ use wsel_map::{ChainFlow, KernelWork};
 use wsel_sema::Database;
 use wsel_target::Target;
 
-/// The model: six layers on `[1, C]`, each running one kernel of `KERNELS`.
+/// The model: seven layers on `[1, C]`, each running one kernel of `KERNELS`.
 fn program() -> String {
     let layer = |name: &str, kernel: &str| {
         format!(
@@ -25,7 +25,7 @@ fn program() -> String {
         )
     };
     let model = "model m(x: f32[B, 40]) -> f32[B, 40] {
-    return enter(gather(alt(trip(swap(relay(x))))));
+    return root(enter(gather(alt(trip(swap(relay(x)))))));
 }
 ";
     [
@@ -36,6 +36,7 @@ fn program() -> String {
         layer("alt", "alt_row"),
         layer("gather", "gather_row"),
         layer("enter", "enter_row"),
+        layer("root", "root_row"),
         KERNELS.to_string(),
         enter_row(),
     ]
@@ -43,6 +44,28 @@ fn program() -> String {
 }
 
 const KERNELS: &str = "
+// A broadcast on the row's bus: column 0 sends its part to every other PE of the row.
+kernel root_row(n: u32, samples: u32) {
+    var v: [f32; n];
+    var done: u32 = 0;
+    in  xs:    stream<f32> from north;
+    out ys:    stream<f32> to south;
+    out brow:  stream<f32> to row;
+    in  rrow:  stream<f32> from row;
+
+    task main() {
+        if samples > 0 { recv(xs, v[0..n]) then got; }
+    }
+    task got() {
+        if pe.col == 0 { send(brow, v[0..n]); activate pass; } else { recv(rrow, v[0..n]) then pass; }
+    }
+    task pass() {
+        send(ys, v[0..n]);
+        done += 1;
+        if done < samples { recv(xs, v[0..n]) then got; }
+    }
+}
+
 // A running sum east: PE c > 0 adds what the west sent before it passes it on.
 kernel relay_row(n: u32, samples: u32) {
     var v: [f32; n];
@@ -244,6 +267,22 @@ fn a_running_sum_relays() {
 fn an_exchange_does_not_relay() {
     // Sample k's send east follows only sample k − 1's receive from the west.
     let f = flow(1, "toe", "fromw");
+    assert_eq!(
+        f,
+        ChainFlow {
+            messages: 1,
+            words: 8,
+            ..ChainFlow::default()
+        }
+    );
+}
+
+#[test]
+fn a_bus_is_seen_at_its_root() {
+    // Column 0 sends its 8 words on the row's bus once a sample; the centre (column 2) only
+    // receives: the bus's flow is the root's, one message of 8 words that nothing relays
+    // (the centre's would be no message at all).
+    let f = flow(6, "brow", "rrow");
     assert_eq!(
         f,
         ChainFlow {

@@ -8,7 +8,11 @@
 //!           (L − 1) · (hop + msg + relay) + (relays − 1) · msg
 //!           (the second term 0 on the chain that carries the result)
 //! exchange  (sends wait for no receive of the same message, jacobi5's halos): one step,
-//!           hop + switch + msg; a PE's exchanges overlap: the longest one counts
+//!           hop + switch + msg; a PE's exchanges overlap: the longest one counts, and
+//!           an exchange whose sends follow another chain's message (residual's sums east
+//!           after x from the north) adds its step after it
+//! bus       (a row's or a column's bus, an exchange to the whole line): (L − 1) · hop +
+//!           switch + msg, the message reaching the line's far end
 //! unknown   (L − 1) · (hop + switch + msg + msg / add_rate), msg the bound output's part
 //!           or one wavelet
 //! ```
@@ -18,7 +22,7 @@
 //! far end). A PE's measured work holds its own relays, so the latency takes each relaying
 //! chain's `relay` once less, and the messages after the first follow one message apart; on
 //! the chain that carries the result they are the result leaving, which the batch's fill
-//! counts already. When a PE's next sample waits
+//! counts already (an exchange there adds nothing at all). When a PE's next sample waits
 //! for a chain's message that answers its own send on another chain (a round trip,
 //! layernorm_row's statistics east and back west), the stage's period holds every relaying
 //! chain's latency too.
@@ -85,19 +89,29 @@ pub(crate) struct ChainOn {
     /// The bound output's part, when the chain's `out` port carries it.
     pub bound: Option<u64>,
     pub flow: Option<ChainFlow>,
+    /// Its sends follow the receive of the same message on another chain (residual's
+    /// partial sums go east only after x came from the north): its step follows that
+    /// chain's instead of overlapping it.
+    pub waits: bool,
+    /// A row's or a column's bus: an exchange's message crosses the `L − 1` hops to the far
+    /// end of the line, which no PE relays.
+    pub bus: bool,
 }
 
 /// The chain terms of `chains`. A PE's measured work holds its relays, which every step of
 /// a relaying chain counts too: a sample's latency takes them once, in the steps. Exchanges
 /// overlap (a stencil's PE sends its halos on every side before it waits for theirs): they
-/// take the longest one's step.
+/// take the longest one's step, and each exchange that waits for another chain's message
+/// its own step after it.
 pub(crate) fn chain_terms(chains: &[ChainOn], costs: StepCosts) -> ChainTerms {
     let mut terms = ChainTerms::default();
     let (mut relaying, mut relay_work, mut exchange) = (0, 0, 0);
     let mut round_trip = false;
     for c in chains.iter().filter(|c| c.length >= 2) {
         let latency = latency(c, costs);
-        if c.flow.is_some_and(|f| f.relays == 0) {
+        if c.flow.is_some_and(|f| f.relays == 0) && c.waits {
+            terms.steps += latency;
+        } else if c.flow.is_some_and(|f| f.relays == 0) {
             exchange = exchange.max(latency);
         } else {
             terms.steps += latency;
@@ -133,8 +147,15 @@ fn latency(c: &ChainOn, costs: StepCosts) -> u64 {
             let following = if c.bound.is_some() { 0 } else { f.relays - 1 };
             steps * (hop + msg + f.relay_work) + following * msg
         }
-        Some(f) if f.messages > 0 => hop + switch + f.words.div_ceil(f.messages),
+        // The result leaving from the region's edge PEs: the batch's fill counts it.
+        Some(_) if c.bound.is_some() => 0,
+        Some(f) if f.messages > 0 => {
+            let hops = if c.bus { steps } else { 1 };
+            hops * hop + switch + f.words.div_ceil(f.messages)
+        }
         Some(_) => 0,
+        // A bus the dry runs did not measure: nothing, as before buses were chains.
+        None if c.bus => 0,
         None => {
             let msg = c.bound.unwrap_or(1);
             steps * (hop + switch + msg + msg.div_ceil(add_rate))
@@ -157,6 +178,8 @@ mod tests {
             length,
             bound: None,
             flow: Some(flow),
+            waits: false,
+            bus: false,
         }
     }
 
@@ -255,6 +278,74 @@ mod tests {
     }
 
     #[test]
+    fn exchanges_that_wait_for_each_other_add_up() {
+        // csl's residual on 2 × 2: x south (2 words), then the partial sums east (3 words)
+        // once x came, then the norm north (1 word) once the sums came. Each a step of a hop
+        // (2), a switch (2) and the message: 6, 7 and 5. The sums and the norm wait for the
+        // chain before them: 6 + 7 + 5 = 18, where overlapping exchanges would take 7.
+        let sent = |words| ChainFlow {
+            messages: 1,
+            words,
+            ..ChainFlow::default()
+        };
+        let x = on(2, sent(2));
+        let sums = ChainOn {
+            waits: true,
+            ..on(2, sent(3))
+        };
+        let norm = ChainOn {
+            waits: true,
+            ..on(2, sent(1))
+        };
+        assert_eq!(chain_terms(&[x, sums, norm], COSTS).steps, 6 + 7 + 5);
+        assert_eq!(
+            chain_terms(&[x, on(2, sent(3)), on(2, sent(1))], COSTS).steps,
+            7
+        );
+    }
+
+    #[test]
+    fn a_bus_message_crosses_the_line() {
+        // csl's gemv-collectives_2d on 4 × 4: PE (0, 0) sends x (16 words) along row 0's bus,
+        // then each of row 0's PEs sends its x tile down its column's bus once x came (PE
+        // (0, 0) sends b first: 2 messages, 36 words, 18 a message). Each message reaches the
+        // line's far end: 3 hops (6), a switch (2) and the message: 24 along the row, 26 down
+        // the columns, after the row's: 50. As neighbour exchanges they would be one hop:
+        // 2 + 2 + 16 = 20 and 2 + 2 + 18 = 22, 42.
+        let row = ChainFlow {
+            messages: 1,
+            words: 16,
+            ..ChainFlow::default()
+        };
+        let col = ChainFlow {
+            messages: 2,
+            words: 36,
+            ..ChainFlow::default()
+        };
+        let bus = |flow, waits| ChainOn {
+            bus: true,
+            waits,
+            ..on(4, flow)
+        };
+        let buses = [bus(row, false), bus(col, true)];
+        assert_eq!(chain_terms(&buses, COSTS).steps, 24 + 26);
+        let links = [
+            on(4, row),
+            ChainOn {
+                waits: true,
+                ..on(4, col)
+            },
+        ];
+        assert_eq!(chain_terms(&links, COSTS).steps, 20 + 22);
+        // A bus the dry runs did not measure adds nothing.
+        let unknown = ChainOn {
+            flow: None,
+            ..bus(row, false)
+        };
+        assert_eq!(chain_terms(&[unknown], COSTS), ChainTerms::default());
+    }
+
+    #[test]
     fn a_round_trip_is_in_the_period() {
         // layernorm_row on 1 × 5: two words east (relayed after 20 cycles) and two back west
         // (after 10), the next sample waiting for the total from the east. Each chain's latency
@@ -294,11 +385,15 @@ mod tests {
             length: 4,
             bound: Some(16),
             flow: None,
+            waits: false,
+            bus: false,
         };
         let other = ChainOn {
             length: 2,
             bound: None,
             flow: None,
+            waits: false,
+            bus: false,
         };
         let t = chain_terms(&[sums, other], COSTS);
         assert_eq!(t.chain, 16);

@@ -33,13 +33,13 @@
 //! kernel that keeps several samples in flight (std.nn's `softmax_row`) runs faster than the
 //! estimate by up to its input time. The whole pipeline's estimate is in `crate::batch`.
 
-use wsel_ir::graph::{LayerGraph, LayerInstance, TensorRef};
+use wsel_ir::graph::{Bus, LayerGraph, LayerInstance, TensorRef};
 use wsel_ir::kernel::{PortDirection, ScalarTy};
 use wsel_target::Target;
 
 use crate::chain::{ChainFlow, ChainOn, ChainTerms, StepCosts, chain_terms};
 use crate::placement::Estimate;
-use crate::ports::{BoundTensor, ImplPlan, Parts, along};
+use crate::ports::{BoundTensor, ImplPlan, Parts, SlotOf, along};
 
 /// How fast host streams move: the host's bandwidth shared evenly by `streams` streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,13 +80,40 @@ struct PortCost {
 /// A link class along which PEs pass data from one to the next.
 #[derive(Debug, Clone)]
 struct Chain {
-    /// Along the region's rows (a north/south link), else along its columns.
+    /// Along the region's rows (a north/south link, a column's bus), else along its columns.
     along_rows: bool,
+    /// A row's or a column's bus: a message reaches the line's far end.
+    bus: bool,
     /// The bound output port the chain carries (index into `ports`), if any.
     output: Option<usize>,
     /// The kernel's ports that send and receive on it.
     out_port: String,
     in_port: String,
+    /// Its `in` port takes a bound input at the region's edge (a wait for it is `edge_in`'s).
+    fed: bool,
+}
+
+/// The row and column buses of `plan` as chains: the `out` and `in` port of each bus class.
+/// No tensor is bound to a bus port.
+fn bus_chains(plan: &ImplPlan) -> impl Iterator<Item = Chain> + '_ {
+    (0..plan.buses).filter_map(|b| {
+        let port = |d: PortDirection| {
+            plan.ports.iter().find(|p| {
+                p.slot == SlotOf::Bus(b)
+                    && p.direction == d
+                    && p.bus.is_some_and(|k| k != Bus::Region)
+            })
+        };
+        let (out, inp) = (port(PortDirection::Out)?, port(PortDirection::In)?);
+        Some(Chain {
+            along_rows: out.bus == Some(Bus::Col),
+            bus: true,
+            output: None,
+            out_port: out.name.clone(),
+            in_port: inp.name.clone(),
+            fed: false,
+        })
+    })
 }
 
 /// What a layer's estimate depends on, gathered once per layer.
@@ -145,11 +172,14 @@ impl CostInputs {
                     .is_some_and(|b| b.tensor == BoundTensor::Output);
                 Chain {
                     along_rows: along(link.dir, 2, 1) == 2,
+                    bus: false,
                     output: port_of_plan[out_port].filter(|_| carries_output),
                     out_port: out.name.clone(),
                     in_port: plan.ports[in_port].name.clone(),
+                    fed: plan.ports[in_port].bind.is_some(),
                 }
             })
+            .chain(bus_chains(plan))
             .collect();
         CostInputs {
             flops: layer.cost.flops,
@@ -189,6 +219,8 @@ impl CostInputs {
                 length: u64::from(if c.along_rows { rows } else { cols }),
                 bound: c.output.map(|o| self.part(&self.ports[o], rows, cols)),
                 flow: flow(&c.out_port, &c.in_port),
+                waits: self.waits(c, flow),
+                bus: c.bus,
             })
             .collect();
         let costs = StepCosts {
@@ -197,6 +229,16 @@ impl CostInputs {
             add_rate: self.add_rate,
         };
         chain_terms(&chains, costs)
+    }
+
+    /// Whether chain `c`'s sends follow the receive of the same message on another chain's
+    /// `in` port: a send on `c`'s `out` port that relays, by `flow`, what came on that port
+    /// from a neighbour (not a bound input).
+    fn waits(&self, c: &Chain, flow: &dyn Fn(&str, &str) -> Option<ChainFlow>) -> bool {
+        self.chains
+            .iter()
+            .filter(|o| o.in_port != c.in_port && !o.fed)
+            .any(|o| flow(&c.out_port, &o.in_port).is_some_and(|f| f.relays > 0))
     }
 
     /// A bound port's part on a `rows × cols` region, in elements per sample.
@@ -358,9 +400,11 @@ mod tests {
             ],
             vec![Chain {
                 along_rows: true,
+                bus: false,
                 output: Some(1),
                 out_port: "ysum".into(),
                 in_port: "psum".into(),
+                fed: false,
             }],
         );
         let e = unmeasured(&c, 4, 2, None, None);
@@ -425,5 +469,48 @@ mod tests {
         let e = unmeasured(&two_inputs(2), 1, 1, Some(1), Some(pace));
         assert_eq!((e.edge_in, e.stream), (4, 6));
         assert_eq!((e.cycles, e.latency), (6, 6 + 1));
+    }
+
+    #[test]
+    fn an_exchange_waits_for_a_neighbour_not_for_an_input() {
+        // residual's shape on 2 × 2: x south (`tx_x`/`rx_x`), then the sums east
+        // (`tx_psum`/`rx_psum`), whose sends follow x's receive; b comes from the west edge on
+        // `bs`, which pairs with the result's port, and x's sends follow b's receive. A step is
+        // a hop (1), a switch (4) and the message's 2 words: 7 each. The sums wait for x
+        // (7 + 7); x waits for no neighbour: b's receive is the input's, in `edge_in`.
+        let chain = |along_rows, out: &str, inp: &str, fed| Chain {
+            along_rows,
+            bus: false,
+            output: None,
+            out_port: out.into(),
+            in_port: inp.into(),
+            fed,
+        };
+        let c = inputs(
+            Vec::new(),
+            vec![
+                chain(true, "tx_x", "rx_x", false),
+                chain(false, "tx_psum", "rx_psum", false),
+                chain(false, "out", "bs", true),
+            ],
+        );
+        let sent = ChainFlow {
+            messages: 1,
+            words: 2,
+            ..ChainFlow::default()
+        };
+        let follows = ChainFlow { relays: 1, ..sent };
+        let flow = |out: &str, inp: &str| match (out, inp) {
+            ("tx_psum", "rx_x") | ("tx_x", "bs") => Some(follows),
+            ("tx_x", "rx_x") | ("tx_psum", "rx_psum") => Some(sent),
+            _ => Some(ChainFlow::default()),
+        };
+        assert_eq!(c.chain_terms(2, 2, &flow).steps, 7 + 7);
+        // Without the sums' wait the two exchanges overlap: 7.
+        let apart = |out: &str, inp: &str| match (out, inp) {
+            ("tx_psum", "rx_x") => Some(sent),
+            _ => flow(out, inp),
+        };
+        assert_eq!(c.chain_terms(2, 2, &apart).steps, 7);
     }
 }

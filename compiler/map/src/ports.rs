@@ -35,6 +35,8 @@ pub(crate) struct PortPlan {
     /// The logical side.
     pub side: Side,
     pub multicast: bool,
+    /// The bus a bus port talks on.
+    pub bus: Option<Bus>,
     pub slot: SlotOf,
     pub bind: Option<PortBind>,
 }
@@ -96,6 +98,7 @@ impl ImplPlan {
                 direction: p.direction,
                 side: p.side,
                 multicast: p.multicast && p.direction == PortDirection::In,
+                bus: p.bus,
                 slot: SlotOf::Multicast(usize::MAX),
                 bind: None,
             })
