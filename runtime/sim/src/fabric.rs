@@ -249,6 +249,26 @@ pub(crate) struct OutChannel {
     pub sent: u64,
 }
 
+/// A link into a queue of this partition, as a send slot keeps it for its solo port (see
+/// `pe::SendSlot`): the injection forwards through it without reading the output channel.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LocalLink {
+    /// The downstream queue, or NONE (no solo port, an edge, or another partition).
+    pub queue: u32,
+    /// Its router.
+    pub node: u32,
+    /// The link's latency.
+    pub latency: u32,
+}
+
+impl LocalLink {
+    pub(crate) const NONE: LocalLink = LocalLink {
+        queue: NONE,
+        node: NONE,
+        latency: 0,
+    };
+}
+
 /// A stream from the host or weight store into an edge router.
 #[derive(Debug)]
 pub(crate) struct Source {

@@ -139,16 +139,24 @@ impl Gathered {
         let fab = &p.fab;
         let mut links = vec![[0u64; 4]; fab.routers.len()];
         let mut seen = vec![false; fab.outch.len()];
+        // What the send slots counted of their solo links (see `SendSlot::hops`).
+        let mut solo = vec![0u64; fab.outch.len()];
+        for s in &fab.sends {
+            if s.hops > 0 {
+                solo[s.out as usize] += u64::from(s.hops);
+            }
+        }
         for q in &fab.queues {
             for (d, &ch) in q.out.iter().enumerate() {
                 if ch == NONE || std::mem::replace(&mut seen[ch as usize], true) {
                     continue;
                 }
                 let out = &fab.outch[ch as usize];
-                links[q.node as usize][d] += out.sent;
+                let sent = out.sent + solo[ch as usize];
+                links[q.node as usize][d] += sent;
                 if out.sink == NONE {
-                    self.report.wavelet_hops += out.sent;
-                    self.color_hops[q.color as usize] += out.sent;
+                    self.report.wavelet_hops += sent;
+                    self.color_hops[q.color as usize] += sent;
                 }
             }
         }

@@ -10,8 +10,8 @@
 use crate::error::SimError;
 use crate::events::{NodeSet, Timers, Wakes};
 use crate::fabric::{
-    MAX_QUEUES_PER_ROUTER, NONE, NONE8, OutChannel, Queue, RAMP, REMOTE_UP, Router, RouterInfo,
-    SOURCES, Sink, Source,
+    LocalLink, MAX_QUEUES_PER_ROUTER, NONE, NONE8, OutChannel, Queue, RAMP, REMOTE_UP, Router,
+    RouterInfo, SOURCES, Sink, Source,
 };
 use crate::pacer::Pacer;
 use crate::partition::{Clock, Events, Fabric, Output, Partition, Setup, Stats, Tasks};
@@ -673,11 +673,13 @@ impl<'p> Builder<'_, 'p> {
                 } else {
                     NONE
                 };
-                let (down, down_node) = match fab.outch.get(out as usize) {
-                    Some(ch) if ch.sink == NONE && ch.dest_part == self.p as u32 => {
-                        (ch.dest_queue, ch.dest_node)
-                    }
-                    _ => (NONE, NONE),
+                let link = match fab.outch.get(out as usize) {
+                    Some(ch) if ch.sink == NONE && ch.dest_part == self.p as u32 => LocalLink {
+                        queue: ch.dest_queue,
+                        node: ch.dest_node,
+                        latency: ch.latency,
+                    },
+                    _ => LocalLink::NONE,
                 };
                 fab.sends.push(SendSlot {
                     data: Vec::new(),
@@ -686,8 +688,8 @@ impl<'p> Builder<'_, 'p> {
                     seq: 0,
                     queue: ramp_q,
                     out,
-                    down,
-                    down_node,
+                    link,
+                    hops: 0,
                     color: r.color,
                     solo,
                     control: false,

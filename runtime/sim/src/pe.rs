@@ -16,7 +16,7 @@
 //!   in `Pe::queued_recvs`, in post order. A completed receive is replaced by a repeat of it,
 //!   else by the next queued one on its color.
 
-use crate::fabric::NONE;
+use crate::fabric::{LocalLink, NONE};
 use crate::program::{Color, Program, TaskId};
 use crate::waits::Wait;
 use std::cmp::Reverse;
@@ -74,10 +74,13 @@ pub(crate) struct SendSlot {
     pub queue: u32,
     /// The output channel of that queue's solo link port, or NONE (see `Queue::solo`).
     pub out: u32,
-    /// That channel's downstream queue and router when they are in this partition, else
-    /// NONE (for prefetching).
-    pub down: u32,
-    pub down_node: u32,
+    /// That channel's link when its downstream queue is in this partition (else
+    /// `LocalLink::NONE`): an injection forwarding through the solo port reads it here, in
+    /// the line it reads anyway, instead of the channel's record.
+    pub link: LocalLink,
+    /// Wavelets this slot's injections forwarded through `link` that the channel's `sent`
+    /// does not count yet (added when the run's traffic is gathered, see `finish.rs`).
+    pub hops: u32,
     pub color: Color,
     /// The solo link port (0..4), else `NONE8`.
     pub solo: u8,

@@ -6,8 +6,9 @@
 //! routers a few steps ahead are known: a pipeline ([`Ahead`]) reads each router's PE index
 //! far ahead (on large partitions also fetching the router record before that and the PE
 //! record there), fetches the PE's send and receive slots and the queue the ramp serves
-//! closer, the data word the injection will send (on large partitions also the downstream
-//! queue, router and output channel it will write, earlier than the SRAM line) and the SRAM
+//! closer, the data word the injection will send (also the downstream queue and router it
+//! will write, earlier than the SRAM line; not the output channel, whose link the send slot
+//! carries: see `SendSlot::link`) and the SRAM
 //! line a delivery will write just before the step, looking each router's PE up once; the
 //! stages and their distances are the constants of a [`Distances`] type. The timer pass
 //! likewise fetches the records of the PEs it is about to wake ([`wakes_ahead`]).
@@ -25,8 +26,8 @@ pub(crate) trait Distances {
     const NODE: usize;
     const FAR: usize;
     const MID: usize;
-    /// The data word the PE's send injects next (with `DOWNSTREAM`, also the queue, router
-    /// and output channel it goes to); at most `MID`, at least `NEAR`.
+    /// The data word the PE's send injects next (with `DOWNSTREAM`, also the queue and
+    /// router it goes to); at most `MID`, at least `NEAR`.
     const SEND: usize;
     const NEAR: usize;
     /// At `SEND`, also the downstream queue the injection will write.
@@ -346,7 +347,8 @@ impl CycleState<'_> {
     }
 
     /// Stage 3: the next data word the send of PE `pe` (NONE: none) injects
-    /// (with `downstream`, also the queue, router and output channel it goes to).
+    /// (with `downstream`, also the queue and router it goes to when they are in this
+    /// partition).
     #[inline(always)]
     fn prefetch_send(&self, pe: u32, downstream: bool) {
         let Some(p) = self.pes.get(pe as usize) else {
@@ -357,11 +359,10 @@ impl CycleState<'_> {
             let k = crate::router::next_bit(avail, p.last_slot);
             if let Some(s) = self.sends.get((p.send_base + u32::from(k)) as usize) {
                 fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
-                if downstream && let Some(q) = self.queues.get(s.down as usize) {
+                if downstream && let Some(q) = self.queues.get(s.link.queue as usize) {
                     fetch(std::ptr::from_ref(q));
-                    self.rings.prefetch(s.down);
-                    fetch(std::ptr::from_ref(&self.routers[s.down_node as usize]));
-                    fetch(std::ptr::from_ref(&self.outch[s.out as usize]));
+                    self.rings.prefetch(s.link.queue);
+                    fetch(std::ptr::from_ref(&self.routers[s.link.node as usize]));
                 }
             }
         }

@@ -24,8 +24,8 @@
 use crate::events::{NodeSet, Timers, Wakes};
 use crate::express::Streams;
 use crate::fabric::{
-    EXPRESS, FILTERED, Filter, LINK_PORTS, Msg, NONE, OUTPUTS, OutChannel, Queue, RAMP, REMOTE_UP,
-    Router, RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS, head_tx,
+    EXPRESS, FILTERED, Filter, LINK_PORTS, LocalLink, Msg, NONE, OUTPUTS, OutChannel, Queue, RAMP,
+    REMOTE_UP, Router, RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS, head_tx,
 };
 use crate::partition::{Events, Fabric, Output, Partition, Stats, Tasks};
 use crate::pe::{Delivery, Pe, RecvSlot, SendSlot};
@@ -283,8 +283,9 @@ impl CycleState<'_> {
         }
         let k = next_bit(avail, p.last_slot);
         p.last_slot = k;
-        let s = &mut self.sends[(p.send_base + u32::from(k)) as usize];
-        let (q, solo, out_channel, control) = (s.queue, s.solo, s.out, s.control);
+        let slot = (p.send_base + u32::from(k)) as usize;
+        let s = &mut self.sends[slot];
+        let (q, solo, out_channel, control, link) = (s.queue, s.solo, s.out, s.control, s.link);
         let data = s.data[s.pos as usize];
         s.pos += 1;
         if s.pos as usize == s.data.len() {
@@ -313,7 +314,7 @@ impl CycleState<'_> {
                 self.queues[q as usize].len == 0
             );
             if self.routers[node as usize].want[o] & (1u64 << bit) == 0
-                && self.emit(node, out_channel, o, data, false)
+                && self.inject_solo(node, slot, link, out_channel, o, data)
             {
                 self.routers[node as usize].rr[o] = ((bit + 1) % 64) as u8;
                 return true;
@@ -330,6 +331,34 @@ impl CycleState<'_> {
         }
         if u32::from(queue.len) >= self.rings.depth_of(q) {
             self.pes[pe as usize].full |= 1u64 << k;
+        }
+        true
+    }
+
+    /// The injection from send slot `slot` forwards `data` straight through its solo port
+    /// `o` (channel `ch`, `link` when it leads into this partition), if it can; a wavelet
+    /// through `link` is counted in the slot, whose line the injection has read anyway.
+    #[inline(always)]
+    fn inject_solo(
+        &mut self,
+        node: u32,
+        slot: usize,
+        link: LocalLink,
+        ch: u32,
+        o: usize,
+        data: u32,
+    ) -> bool {
+        if link.queue == NONE {
+            return self.emit(node, ch, o, data, false);
+        }
+        if !self.forward(node, link, o, data, false) {
+            return false;
+        }
+        let s = &mut self.sends[slot];
+        s.hops += 1;
+        if s.hops == u32::MAX {
+            self.outch[ch as usize].sent += u64::from(s.hops);
+            s.hops = 0;
         }
         true
     }
@@ -486,31 +515,51 @@ impl CycleState<'_> {
                 is_credit: false,
             });
         } else {
-            let (dq, dn) = (out.dest_queue, out.dest_node);
-            let queue = &mut self.queues[dq as usize];
-            if let Err(due) = self.rings.credit(queue, dq, self.rel) {
-                match due {
-                    Some(due) => self.wake_at(node, self.epoch + u64::from(due)),
-                    None => queue.bits |= UP_WAITS,
-                }
+            let link = LocalLink {
+                queue: out.dest_queue,
+                node: out.dest_node,
+                latency: out.latency,
+            };
+            if !self.forward(node, link, o, data, control) {
                 return false;
             }
-            out.sent += 1;
-            let arrive = t + u64::from(out.latency);
-            self.rings
-                .push_flight(queue, dq, data, self.rel + out.latency);
-            if self.switched {
-                self.switches.tag_tail(self.rings, queue, dq, control);
-            }
-            let down = &mut self.routers[dn as usize];
-            down.incoming |= 1u64 << (dq - down.q_start);
-            if down.flags & EXPRESS != 0 {
-                self.express_arrival(dn, dq, arrive);
-            }
-            self.wake_at(dn, arrive);
+            self.outch[ch as usize].sent += 1;
+            return true;
         }
         if let Some(trace) = &mut self.trace {
             trace.link(node, o as u8, t);
+        }
+        true
+    }
+
+    /// Link port `o` of `node` forwards `data` (a control wavelet or not) over `link` into a
+    /// queue of this partition in this cycle, if it holds a credit (else it waits for one:
+    /// see `queue.rs`). The caller counts the wavelet.
+    #[inline(always)]
+    fn forward(&mut self, node: u32, link: LocalLink, o: usize, data: u32, control: bool) -> bool {
+        let (dq, dn) = (link.queue, link.node);
+        let queue = &mut self.queues[dq as usize];
+        if let Err(due) = self.rings.credit(queue, dq, self.rel) {
+            match due {
+                Some(due) => self.wake_at(node, self.epoch + u64::from(due)),
+                None => queue.bits |= UP_WAITS,
+            }
+            return false;
+        }
+        let arrive = self.t + u64::from(link.latency);
+        self.rings
+            .push_flight(queue, dq, data, self.rel + link.latency);
+        if self.switched {
+            self.switches.tag_tail(self.rings, queue, dq, control);
+        }
+        let down = &mut self.routers[dn as usize];
+        down.incoming |= 1u64 << (dq - down.q_start);
+        if down.flags & EXPRESS != 0 {
+            self.express_arrival(dn, dq, arrive);
+        }
+        self.wake_at(dn, arrive);
+        if let Some(trace) = &mut self.trace {
+            trace.link(node, o as u8, self.t);
         }
         true
     }
