@@ -81,27 +81,36 @@ pub(crate) fn choose<T>(
             let mut this_failure = None;
             let mut blamed: Vec<usize> = Vec::new();
             for variant in 0..2 {
-                let regions = match place::place(problem, &sizes, variant, snug, strict) {
-                    Ok(r) => r,
-                    Err((l, used)) => {
-                        blamed.push(l);
-                        this_failure.get_or_insert(Failure::Room(l, used, sizes[l]));
-                        continue;
-                    }
-                };
-                let choice = Choice {
-                    stage_target: t,
-                    sizes: sizes.clone(),
-                    regions,
-                    candidates: candidates.clone(),
-                };
-                match complete(&choice) {
-                    Ok(extra) => return Ok((choice, extra)),
-                    Err(inc) => {
-                        blamed.extend(inc.layers);
-                        if this_failure.is_none() || matches!(this_failure, Some(Failure::Room(..)))
-                        {
-                            this_failure = Some(Failure::Later(inc.diagnostics));
+                let mut placements = place::Placements::new(problem, &sizes, variant, snug, strict);
+                for tried in 0..placings(problem) {
+                    let regions = match placements.next() {
+                        Ok(r) => r,
+                        Err((l, used)) if tried == 0 => {
+                            blamed.push(l);
+                            this_failure.get_or_insert(Failure::Room(l, used, sizes[l]));
+                            break;
+                        }
+                        Err(_) => break,
+                    };
+                    let choice = Choice {
+                        stage_target: t,
+                        sizes: sizes.clone(),
+                        regions,
+                        candidates: candidates.clone(),
+                    };
+                    match complete(&choice) {
+                        Ok(extra) => return Ok((choice, extra)),
+                        Err(inc) => {
+                            let latest = inc.layers.iter().max().copied().filter(|_| !inc.sized);
+                            blamed.extend(inc.layers);
+                            if this_failure.is_none()
+                                || matches!(this_failure, Some(Failure::Room(..)))
+                            {
+                                this_failure = Some(Failure::Later(inc.diagnostics));
+                            }
+                            if !latest.is_some_and(|l| placements.reject(l)) {
+                                break;
+                            }
                         }
                     }
                 }
@@ -224,10 +233,29 @@ pub(crate) fn ladder(problem: &Problem<'_>) -> Vec<(u64, u64)> {
 pub(crate) struct Incomplete {
     pub diagnostics: Vec<Diagnostic>,
     pub layers: Vec<usize>,
+    /// No placement of these sizes can complete (a companion's layer fits no region on them),
+    /// so no other is tried ([`placings`]).
+    pub sized: bool,
 }
 
 /// The most size assignments tried for one target when placing or routing fails.
 const MAX_RETRIES: usize = 12;
+
+/// The most placements of one size assignment tried (per placer variant) when a second
+/// program runs on the regions (`crate::companion`): a placement whose routes fail, the
+/// forward's or the companion's, is rejected at the latest layer they blame, which lies its
+/// next way (unless the failure is the sizes', [`Incomplete::sized`]). One placement
+/// otherwise.
+fn placings(problem: &Problem<'_>) -> usize {
+    if problem.fork_room {
+        COMPANION_PLACEMENTS
+    } else {
+        1
+    }
+}
+
+/// [`placings`] with a companion.
+const COMPANION_PLACEMENTS: usize = 8;
 
 enum Failure {
     /// No assignment; the layer at which the last states died.
