@@ -21,6 +21,7 @@
 //! whose output edge would face off it — does not end the search while others fit.
 
 mod problem;
+mod wider;
 
 use std::collections::{HashMap, HashSet};
 
@@ -60,6 +61,7 @@ pub(crate) fn choose<T>(
     let attempt = |t: u64, (snug, strict): (bool, bool)| -> Result<(Choice, T), Failure> {
         let mut banned: HashSet<(usize, usize, usize)> = HashSet::new();
         let mut failure: Option<Failure> = None;
+        let mut wider = wider::Wider::default();
         for _ in 0..MAX_RETRIES {
             let picks = match dp.solve(problem, t, &banned) {
                 Ok(p) => p,
@@ -101,6 +103,7 @@ pub(crate) fn choose<T>(
                     match complete(&choice) {
                         Ok(extra) => return Ok((choice, extra)),
                         Err(inc) => {
+                            wider.saw(problem, &sizes, &inc);
                             let latest = inc.layers.iter().max().copied().filter(|_| !inc.sized);
                             blamed.extend(inc.layers);
                             if this_failure.is_none()
@@ -129,7 +132,7 @@ pub(crate) fn choose<T>(
                 break;
             }
         }
-        Err(failure.unwrap_or(Failure::Parts(0)))
+        Err(wider.noted(failure.unwrap_or(Failure::Parts(0))))
     };
     // Strict placements (multi-part streams only between neighbours) route quickly and well;
     // only when none exists are regions placed apart and their parts routed around. The snug
