@@ -80,44 +80,21 @@ pub(crate) fn choose<T>(
                 .enumerate()
                 .filter_map(|(l, &(ri, ci))| problem.candidate(l, ri, ci))
                 .collect();
-            let mut this_failure = None;
-            let mut blamed: Vec<usize> = Vec::new();
+            let mut placing = Placing {
+                problem,
+                sizes: &sizes,
+                candidates: &candidates,
+                stage_target: t,
+                failure: None,
+                blamed: Vec::new(),
+            };
             for variant in 0..2 {
-                let mut placements = place::Placements::new(problem, &sizes, variant, snug, strict);
-                for tried in 0..placings(problem) {
-                    let regions = match placements.next() {
-                        Ok(r) => r,
-                        Err((l, used)) if tried == 0 => {
-                            blamed.push(l);
-                            this_failure.get_or_insert(Failure::Room(l, used, sizes[l]));
-                            break;
-                        }
-                        Err(_) => break,
-                    };
-                    let choice = Choice {
-                        stage_target: t,
-                        sizes: sizes.clone(),
-                        regions,
-                        candidates: candidates.clone(),
-                    };
-                    match complete(&choice) {
-                        Ok(extra) => return Ok((choice, extra)),
-                        Err(inc) => {
-                            wider.saw(problem, &sizes, &inc);
-                            let latest = inc.layers.iter().max().copied().filter(|_| !inc.sized);
-                            blamed.extend(inc.layers);
-                            if this_failure.is_none()
-                                || matches!(this_failure, Some(Failure::Room(..)))
-                            {
-                                this_failure = Some(Failure::Later(inc.diagnostics));
-                            }
-                            if !latest.is_some_and(|l| placements.reject(l)) {
-                                break;
-                            }
-                        }
-                    }
+                let found = placing.variant(variant, (snug, strict), &mut wider, &complete);
+                if let Some(found) = found {
+                    return Ok(found);
                 }
             }
+            let (this_failure, blamed) = (placing.failure, placing.blamed);
             // The first (least-area) sizes' failure is the one reported.
             if failure.is_none() {
                 failure = this_failure;
@@ -259,6 +236,67 @@ fn placings(problem: &Problem<'_>) -> usize {
 
 /// [`placings`] with a companion.
 const COMPANION_PLACEMENTS: usize = 8;
+
+/// One size assignment being placed and completed, and what failed.
+struct Placing<'p, 'a> {
+    problem: &'p Problem<'a>,
+    sizes: &'p [(u32, u32)],
+    candidates: &'p [Candidate],
+    stage_target: u64,
+    /// The first failure: a layer that found no room, replaced by the first failure of routes
+    /// or colors.
+    failure: Option<Failure>,
+    /// The layers the failures blame.
+    blamed: Vec<usize>,
+}
+
+impl Placing<'_, '_> {
+    /// The first placement by placer `variant` (in `style`, snug and strict) that `complete`
+    /// accepts, of up to [`placings`] (each failed one rejected at the latest layer it blames),
+    /// with what `complete` gave; `None` when none is, the failures noted.
+    fn variant<T>(
+        &mut self,
+        variant: u32,
+        (snug, strict): (bool, bool),
+        wider: &mut wider::Wider,
+        complete: &impl Fn(&Choice) -> Result<T, Incomplete>,
+    ) -> Option<(Choice, T)> {
+        let mut placements =
+            place::Placements::new(self.problem, self.sizes, variant, snug, strict);
+        for tried in 0..placings(self.problem) {
+            let regions = match placements.next() {
+                Ok(r) => r,
+                Err((l, used)) if tried == 0 => {
+                    self.blamed.push(l);
+                    let room = Failure::Room(l, used, self.sizes[l]);
+                    self.failure.get_or_insert(room);
+                    return None;
+                }
+                Err(_) => return None,
+            };
+            let choice = Choice {
+                stage_target: self.stage_target,
+                sizes: self.sizes.to_vec(),
+                regions,
+                candidates: self.candidates.to_vec(),
+            };
+            let inc = match complete(&choice) {
+                Ok(extra) => return Some((choice, extra)),
+                Err(inc) => inc,
+            };
+            wider.saw(self.problem, self.sizes, &inc);
+            let latest = inc.layers.iter().max().copied().filter(|_| !inc.sized);
+            self.blamed.extend(inc.layers);
+            if self.failure.is_none() || matches!(self.failure, Some(Failure::Room(..))) {
+                self.failure = Some(Failure::Later(inc.diagnostics));
+            }
+            if !latest.is_some_and(|l| placements.reject(l)) {
+                return None;
+            }
+        }
+        None
+    }
+}
 
 enum Failure {
     /// No assignment; the layer at which the last states died.
