@@ -46,10 +46,12 @@ pub(crate) fn sizes(batch: u64) -> Vec<u64> {
         .collect()
 }
 
-/// What [`fit`] found: the micro-batch's samples and what `try_size` built for it.
+/// What [`fit`] found: the micro-batch's samples and what `try_size` built for it, and why the
+/// first size did not build when a later one was taken.
 pub(crate) struct Fitted<T> {
     pub samples: u64,
     pub value: T,
+    pub first_failure: Option<BuildError>,
 }
 
 /// The first of `sizes` for which `try_size` succeeds. A failure other than a layer that fits
@@ -62,7 +64,13 @@ pub(crate) fn fit<T>(
     let mut first_failure = None;
     for &samples in sizes {
         match try_size(samples) {
-            Ok(value) => return Ok(Fitted { samples, value }),
+            Ok(value) => {
+                return Ok(Fitted {
+                    samples,
+                    value,
+                    first_failure,
+                });
+            }
             Err(failure) if first_failure.is_none() && !too_big(&failure) => return Err(failure),
             Err(failure) => {
                 first_failure.get_or_insert(failure);
@@ -70,6 +78,25 @@ pub(crate) fn fit<T>(
         }
     }
     Err(first_failure.unwrap_or_else(|| BuildError::Message("no micro-batch size to try".into())))
+}
+
+/// Why a batch of `batch` samples runs in micro-batches of `m`, the first size having failed
+/// with `failure`: its kept activations do not fit, and, when a layer fits on a wider region
+/// whose programs do not route, that region (the mapper's note on E0601, `` `L` on R × C does
+/// not route (…) ``).
+pub(crate) fn why_split(batch: u64, m: u64, failure: Option<&BuildError>) -> String {
+    let not_routed = match failure {
+        Some(BuildError::Diagnostics(d)) => d
+            .iter()
+            .filter(|d| d.code == E0601)
+            .flat_map(|d| &d.notes)
+            .find(|n| n.contains("does not route")),
+        _ => None,
+    };
+    let wider = not_routed.map_or(String::new(), |n| format!(", and {n}"));
+    format!(
+        "the activations a batch of {batch} samples keeps for the backward pass do not fit the fabric's SRAM{wider}: running micro-batches of {m}, the largest divisor of the batch that fits"
+    )
 }
 
 /// Whether `failure` says a layer fits no region at this batch.
@@ -139,7 +166,32 @@ mod tests {
         let fitted = fit(&[8, 4, 2], |s| {
             if s > 2 { Err(too_big_failure()) } else { Ok(s) }
         });
-        assert_eq!(fitted.ok().map(|f| (f.samples, f.value)), Some((2, 2)));
+        let fitted = fitted.ok();
+        assert_eq!(fitted.as_ref().map(|f| (f.samples, f.value)), Some((2, 2)));
+        let why = fitted.and_then(|f| f.first_failure);
+        assert!(why.as_ref().is_some_and(too_big));
+    }
+
+    /// The mapper's note that a wider region does not route is the reason given.
+    #[test]
+    fn a_wider_region_that_does_not_route_is_the_reason() {
+        let plain = why_split(16, 8, Some(&too_big_failure()));
+        assert_eq!(
+            plain,
+            "the activations a batch of 16 samples keeps for the backward pass do not fit the fabric's SRAM: running micro-batches of 8, the largest divisor of the batch that fits"
+        );
+        let note = "`attention_qkv_train#1` on 1 × 2 does not route (cannot route part 1)";
+        let BuildError::Diagnostics(mut found) = too_big_failure() else {
+            unreachable!("a failure of diagnostics");
+        };
+        found[0].notes.push(note.into());
+        let why = why_split(16, 8, Some(&BuildError::Diagnostics(found)));
+        assert!(
+            why.contains(
+                "SRAM, and `attention_qkv_train#1` on 1 × 2 does not route (cannot route part 1): running micro-batches of 8"
+            ),
+            "{why}"
+        );
     }
 
     #[test]

@@ -120,11 +120,9 @@ pub(crate) fn prepare_share<'db>(
     let fitted = fit_forward(&builder, &optimizer, share)?;
     let (graph, settings, graphs, forward) = fitted.value;
     let micro = (share.is_none() && fitted.samples < batch).then_some(fitted.samples);
-    let split = micro.filter(|_| !data.micro_chosen).map(|m| {
-        format!(
-            "the activations a batch of {batch} samples keeps for the backward pass do not fit the fabric's SRAM: running micro-batches of {m}, the largest divisor of the batch that fits"
-        )
-    });
+    let split = micro
+        .filter(|_| !data.micro_chosen)
+        .map(|m| train_micro::why_split(batch, m, fitted.first_failure.as_ref()));
     if share.is_some() {
         check_deferred(&graphs.backward)?;
     }

@@ -64,9 +64,11 @@ fn a_tiny_gpt_with_composed_attention_trains_pipelined_like_numpy() {
 /// within 1e-5 relative and every weight within 1e-5 while every weight but the key biases
 /// moves by more than 1e-3 (`transformer_trains_like_numpy`). Measured: the losses agree to 7
 /// digits (3.347736, 4.764985, 2.282158), the weights within 1.8e-7 while training moves them
-/// by 0.01 or more; micro-batches of 8 (`attention_qkv_train_back` needs 5,252 B per PE for
-/// the batch of 16 on `dev`'s 4,096), 56,001 simulated cycles a step (14,970 forward, 41,031
-/// backward, 473 update).
+/// by 0.01 or more. The whole batch of 16 at once: `attention_qkv_train_back` needs 5,252 B per
+/// PE for it on one PE (`dev` has 4,096), and its region is 1 × 2, one head per column, on a
+/// placement the mapper found after rejecting ones where the backward could not route
+/// (docs/mapping.md §4, "Training's forks"); 29,955 simulated cycles a step (7,841 forward,
+/// 22,114 backward, 473 update), where two micro-batches of 8 on 1 × 1 took 56,001.
 ///
 /// Dropping one of the three gradients fails it: `pack_qkv_train_back_tile` sending zeros for
 /// `which` 1 (dk) gave step 2's loss 4.810809 against the reference's 4.764985 (9.6e-3
@@ -85,6 +87,13 @@ fn a_tiny_gpt_with_fused_attention_trains_pipelined_like_numpy() {
         assert!(stdout.contains(layer), "no {layer}: {stdout}");
     }
     assert!(!stdout.contains("keep_train"), "{stdout}");
+    // The whole batch at once: attention on 1 × 2, one head per column.
+    assert!(
+        stdout.contains("3 steps of 16 samples on dev, pipelined"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("micro-batches"), "{stdout}");
+    assert!(stdout.contains("attention_qkv_train#1 1 × 2,"), "{stdout}");
 }
 
 /// A layer of the model's own whose `train as` clause composes two std.nn `dense` layers:

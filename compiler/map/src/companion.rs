@@ -139,7 +139,11 @@ pub(crate) fn check(
                 })
             });
         let blamed = failing.map(|(k, _)| k).collect();
-        return Err(incomplete(companion, diagnostics, blamed));
+        let sized = incomplete(companion, diagnostics, blamed);
+        return Err(Incomplete {
+            sized: true,
+            ..sized
+        });
     };
     let blamed = RefCell::new(Vec::new());
     let found = search::choose(&problem, &mut diagnostics, |pinned| {
@@ -169,6 +173,7 @@ fn incomplete(
     Incomplete {
         diagnostics,
         layers,
+        sized: false,
     }
 }
 
@@ -184,6 +189,7 @@ fn complete(problem: &Problem<'_>, pinned: &Choice) -> Result<(), Incomplete> {
         None => Err(Incomplete {
             diagnostics,
             layers,
+            sized: false,
         }),
     }
 }

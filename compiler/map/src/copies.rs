@@ -447,6 +447,7 @@ pub(crate) fn map_one(
             return Err(search::Incomplete {
                 diagnostics: found,
                 layers: blamed,
+                sized: false,
             });
         };
         let Some(coloring) = colors::assign(&problem, choice, &routed, &mut found, &mut blamed)
@@ -454,6 +455,7 @@ pub(crate) fn map_one(
             return Err(search::Incomplete {
                 diagnostics: found,
                 layers: blamed,
+                sized: false,
             });
         };
         if let Some(companion) = &options.companion {

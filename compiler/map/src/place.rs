@@ -190,8 +190,7 @@ fn prefix_counts(target: &Target, pes: &[Coord]) -> Vec<u32> {
     grid
 }
 
-/// Places every layer at its chosen size. On failure: the deepest layer that found no room and
-/// the PEs of the layers before it.
+/// The ways to place every layer at its chosen size, one after another.
 ///
 /// `variant` 0 prefers, for a layer fed from the host, the orientation whose input faces west
 /// or north, and away from producers tries identity first; variant 1 turns both preferences
@@ -205,35 +204,67 @@ fn prefix_counts(target: &Target, pes: &[Coord]) -> Vec<u32> {
 /// straight on first as the staircase has them; the first is taken, and
 /// when a later layer finds no room the latest layer with an untried way is moved (depth
 /// first, at most [`MAX_PICKS`] layers placed in all), so that a chain that boxed itself in
-/// can turn earlier instead.
-pub(crate) fn place(
-    problem: &Problem<'_>,
-    sizes: &[(u32, u32)],
-    variant: u32,
-    snug: bool,
-    strict: bool,
-) -> Result<Vec<(Rect, Orientation)>, (usize, u64)> {
-    if let Some(rect) = problem.region {
-        let fits = sizes == [(rect.height, rect.width)] && problem.dead.clean(rect);
-        return if fits {
-            Ok(vec![(rect, Orientation::Identity)])
-        } else {
-            Err((0, 0))
-        };
+/// can turn earlier instead. A placement whose routes fail can be rejected at a layer: that
+/// layer then lies its next way, the search going on from there ([`Placements::reject`]).
+pub(crate) struct Placements<'a> {
+    problem: &'a Problem<'a>,
+    sizes: &'a [(u32, u32)],
+    chain: chain::Chain<'a>,
+    search: backtrack::DepthFirst<chain::Pick>,
+}
+
+impl<'a> Placements<'a> {
+    pub(crate) fn new(
+        problem: &'a Problem<'a>,
+        sizes: &'a [(u32, u32)],
+        variant: u32,
+        snug: bool,
+        strict: bool,
+    ) -> Placements<'a> {
+        Placements {
+            problem,
+            sizes,
+            chain: chain::Chain::new(problem, sizes, variant, snug, strict),
+            search: backtrack::DepthFirst::new(sizes.len(), MAX_PICKS),
+        }
     }
-    if let Some(regions) = &problem.regions {
-        return pinned(problem, regions, sizes);
+
+    /// The first placement, or after [`Placements::reject`] the next one; on failure the
+    /// deepest layer that found no room and the PEs of the layers before it.
+    pub(crate) fn next(&mut self) -> Result<Vec<(Rect, Orientation)>, (usize, u64)> {
+        let (problem, sizes) = (self.problem, self.sizes);
+        if let Some(rect) = problem.region {
+            let fits = sizes == [(rect.height, rect.width)] && problem.dead.clean(rect);
+            return if fits {
+                Ok(vec![(rect, Orientation::Identity)])
+            } else {
+                Err((0, 0))
+            };
+        }
+        if let Some(regions) = &problem.regions {
+            return pinned(problem, regions, sizes);
+        }
+        let chain = &self.chain;
+        let picks = self
+            .search
+            .next(|l, before: &[chain::Pick]| {
+                let placed: Vec<(Rect, Orientation)> =
+                    before.iter().map(|p| (p.rect, p.orientation)).collect();
+                // The squares where bundles of routes turn (the fold), kept free of regions.
+                let squares: Vec<Rect> = before.iter().filter_map(|p| p.square).collect();
+                chain.picks(l, &placed, &squares)
+            })
+            .map_err(|l| chain.failure(l))?;
+        Ok(picks.iter().map(|p| (p.rect, p.orientation)).collect())
     }
-    let chain = chain::Chain::new(problem, sizes, variant, snug, strict);
-    let picks = backtrack::depth_first(sizes.len(), MAX_PICKS, |l, before: &[chain::Pick]| {
-        let placed: Vec<(Rect, Orientation)> =
-            before.iter().map(|p| (p.rect, p.orientation)).collect();
-        // The squares where bundles of routes turn (the fold), kept free of regions.
-        let squares: Vec<Rect> = before.iter().filter_map(|p| p.square).collect();
-        chain.picks(l, &placed, &squares)
-    })
-    .map_err(|l| chain.failure(l))?;
-    Ok(picks.iter().map(|p| (p.rect, p.orientation)).collect())
+
+    /// Gives up the last placement: layer `l` lies its next way and the layers after it are
+    /// placed anew (or, when `l` has no other way, the latest layer before it that has).
+    /// `false` when there is none, or the regions are the whole fabric's or pinned.
+    pub(crate) fn reject(&mut self, l: usize) -> bool {
+        let free = self.problem.region.is_none() && self.problem.regions.is_none();
+        free && self.search.reject(l)
+    }
 }
 
 /// The most layers one placement places, counting those placed again after a dead end.

@@ -21,6 +21,7 @@
 //! whose output edge would face off it — does not end the search while others fit.
 
 mod problem;
+mod wider;
 
 use std::collections::{HashMap, HashSet};
 
@@ -60,6 +61,7 @@ pub(crate) fn choose<T>(
     let attempt = |t: u64, (snug, strict): (bool, bool)| -> Result<(Choice, T), Failure> {
         let mut banned: HashSet<(usize, usize, usize)> = HashSet::new();
         let mut failure: Option<Failure> = None;
+        let mut wider = wider::Wider::default();
         for _ in 0..MAX_RETRIES {
             let picks = match dp.solve(problem, t, &banned) {
                 Ok(p) => p,
@@ -78,34 +80,21 @@ pub(crate) fn choose<T>(
                 .enumerate()
                 .filter_map(|(l, &(ri, ci))| problem.candidate(l, ri, ci))
                 .collect();
-            let mut this_failure = None;
-            let mut blamed: Vec<usize> = Vec::new();
+            let mut placing = Placing {
+                problem,
+                sizes: &sizes,
+                candidates: &candidates,
+                stage_target: t,
+                failure: None,
+                blamed: Vec::new(),
+            };
             for variant in 0..2 {
-                let regions = match place::place(problem, &sizes, variant, snug, strict) {
-                    Ok(r) => r,
-                    Err((l, used)) => {
-                        blamed.push(l);
-                        this_failure.get_or_insert(Failure::Room(l, used, sizes[l]));
-                        continue;
-                    }
-                };
-                let choice = Choice {
-                    stage_target: t,
-                    sizes: sizes.clone(),
-                    regions,
-                    candidates: candidates.clone(),
-                };
-                match complete(&choice) {
-                    Ok(extra) => return Ok((choice, extra)),
-                    Err(inc) => {
-                        blamed.extend(inc.layers);
-                        if this_failure.is_none() || matches!(this_failure, Some(Failure::Room(..)))
-                        {
-                            this_failure = Some(Failure::Later(inc.diagnostics));
-                        }
-                    }
+                let found = placing.variant(variant, (snug, strict), &mut wider, &complete);
+                if let Some(found) = found {
+                    return Ok(found);
                 }
             }
+            let (this_failure, blamed) = (placing.failure, placing.blamed);
             // The first (least-area) sizes' failure is the one reported.
             if failure.is_none() {
                 failure = this_failure;
@@ -120,7 +109,7 @@ pub(crate) fn choose<T>(
                 break;
             }
         }
-        Err(failure.unwrap_or(Failure::Parts(0)))
+        Err(wider.noted(failure.unwrap_or(Failure::Parts(0))))
     };
     // Strict placements (multi-part streams only between neighbours) route quickly and well;
     // only when none exists are regions placed apart and their parts routed around. The snug
@@ -224,10 +213,90 @@ pub(crate) fn ladder(problem: &Problem<'_>) -> Vec<(u64, u64)> {
 pub(crate) struct Incomplete {
     pub diagnostics: Vec<Diagnostic>,
     pub layers: Vec<usize>,
+    /// No placement of these sizes can complete (a companion's layer fits no region on them),
+    /// so no other is tried ([`placings`]).
+    pub sized: bool,
 }
 
 /// The most size assignments tried for one target when placing or routing fails.
 const MAX_RETRIES: usize = 12;
+
+/// The most placements of one size assignment tried (per placer variant) when a second
+/// program runs on the regions (`crate::companion`): a placement whose routes fail, the
+/// forward's or the companion's, is rejected at the latest layer they blame, which lies its
+/// next way (unless the failure is the sizes', [`Incomplete::sized`]). One placement
+/// otherwise.
+fn placings(problem: &Problem<'_>) -> usize {
+    if problem.fork_room {
+        COMPANION_PLACEMENTS
+    } else {
+        1
+    }
+}
+
+/// [`placings`] with a companion.
+const COMPANION_PLACEMENTS: usize = 8;
+
+/// One size assignment being placed and completed, and what failed.
+struct Placing<'p, 'a> {
+    problem: &'p Problem<'a>,
+    sizes: &'p [(u32, u32)],
+    candidates: &'p [Candidate],
+    stage_target: u64,
+    /// The first failure: a layer that found no room, replaced by the first failure of routes
+    /// or colors.
+    failure: Option<Failure>,
+    /// The layers the failures blame.
+    blamed: Vec<usize>,
+}
+
+impl Placing<'_, '_> {
+    /// The first placement by placer `variant` (in `style`, snug and strict) that `complete`
+    /// accepts, of up to [`placings`] (each failed one rejected at the latest layer it blames),
+    /// with what `complete` gave; `None` when none is, the failures noted.
+    fn variant<T>(
+        &mut self,
+        variant: u32,
+        (snug, strict): (bool, bool),
+        wider: &mut wider::Wider,
+        complete: &impl Fn(&Choice) -> Result<T, Incomplete>,
+    ) -> Option<(Choice, T)> {
+        let mut placements =
+            place::Placements::new(self.problem, self.sizes, variant, snug, strict);
+        for tried in 0..placings(self.problem) {
+            let regions = match placements.next() {
+                Ok(r) => r,
+                Err((l, used)) if tried == 0 => {
+                    self.blamed.push(l);
+                    let room = Failure::Room(l, used, self.sizes[l]);
+                    self.failure.get_or_insert(room);
+                    return None;
+                }
+                Err(_) => return None,
+            };
+            let choice = Choice {
+                stage_target: self.stage_target,
+                sizes: self.sizes.to_vec(),
+                regions,
+                candidates: self.candidates.to_vec(),
+            };
+            let inc = match complete(&choice) {
+                Ok(extra) => return Some((choice, extra)),
+                Err(inc) => inc,
+            };
+            wider.saw(self.problem, self.sizes, &inc);
+            let latest = inc.layers.iter().max().copied().filter(|_| !inc.sized);
+            self.blamed.extend(inc.layers);
+            if self.failure.is_none() || matches!(self.failure, Some(Failure::Room(..))) {
+                self.failure = Some(Failure::Later(inc.diagnostics));
+            }
+            if !latest.is_some_and(|l| placements.reject(l)) {
+                return None;
+            }
+        }
+        None
+    }
+}
 
 enum Failure {
     /// No assignment; the layer at which the last states died.

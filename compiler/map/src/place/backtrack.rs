@@ -3,43 +3,85 @@
 //! it (its successors placed anew), within a budget of layers placed.
 
 /// Chooses one of `ways(l, chosen)` for every layer `l < n`, where `chosen` holds the ways of
-/// the layers before it, best first. At most `budget` calls of `ways`. On failure: the
-/// deepest layer that found no way.
-pub(crate) fn depth_first<P: Copy>(
+/// the layers before it, best first; at most `budget` calls of `ways`. Resumable: after a
+/// complete choice, [`DepthFirst::reject`] moves a layer of it and [`DepthFirst::next`]
+/// completes the choice again from there.
+pub(crate) struct DepthFirst<P> {
     n: usize,
     budget: usize,
-    mut ways: impl FnMut(usize, &[P]) -> Vec<P>,
-) -> Result<Vec<P>, usize> {
-    let mut chosen: Vec<P> = Vec::with_capacity(n);
-    // Per chosen layer: its ways, and the one taken.
-    let mut stack: Vec<(Vec<P>, usize)> = Vec::with_capacity(n);
-    let mut calls = 0;
-    let mut deepest = 0;
-    while chosen.len() < n {
-        let l = chosen.len();
-        let options = ways(l, &chosen);
-        calls += 1;
-        if let Some(&first) = options.first() {
-            chosen.push(first);
-            stack.push((options, 0));
-            continue;
-        }
-        deepest = deepest.max(l);
-        // Move the latest layer that has another way.
-        loop {
-            let Some((options, taken)) = stack.last_mut() else {
-                return Err(deepest);
-            };
-            chosen.pop();
-            if calls < budget && *taken + 1 < options.len() {
-                *taken += 1;
-                chosen.push(options[*taken]);
-                break;
-            }
-            stack.pop();
+    calls: usize,
+    deepest: usize,
+    chosen: Vec<P>,
+    /// Per chosen layer: its ways, and the one taken.
+    stack: Vec<(Vec<P>, usize)>,
+    /// No way is left to try.
+    exhausted: bool,
+}
+
+impl<P: Copy> DepthFirst<P> {
+    pub(crate) fn new(n: usize, budget: usize) -> DepthFirst<P> {
+        DepthFirst {
+            n,
+            budget,
+            calls: 0,
+            deepest: 0,
+            chosen: Vec::with_capacity(n),
+            stack: Vec::with_capacity(n),
+            exhausted: false,
         }
     }
-    Ok(chosen)
+
+    /// The next complete choice, each layer's first way from where the search stands; on
+    /// failure, the deepest layer that found no way.
+    pub(crate) fn next(
+        &mut self,
+        mut ways: impl FnMut(usize, &[P]) -> Vec<P>,
+    ) -> Result<Vec<P>, usize> {
+        if self.exhausted {
+            return Err(self.deepest);
+        }
+        while self.chosen.len() < self.n {
+            let l = self.chosen.len();
+            let options = ways(l, &self.chosen);
+            self.calls += 1;
+            if let Some(&first) = options.first() {
+                self.chosen.push(first);
+                self.stack.push((options, 0));
+                continue;
+            }
+            self.deepest = self.deepest.max(l);
+            if !self.advance() {
+                return Err(self.deepest);
+            }
+        }
+        Ok(self.chosen.clone())
+    }
+
+    /// Gives up the complete choice: layer `l` takes its next way (its successors to be
+    /// placed anew), or, when it has none, the latest layer before it that has one. `false`
+    /// when no layer has (or the budget is spent).
+    pub(crate) fn reject(&mut self, l: usize) -> bool {
+        self.chosen.truncate(l + 1);
+        self.stack.truncate(l + 1);
+        self.advance()
+    }
+
+    /// Moves the latest chosen layer that has another way to it.
+    fn advance(&mut self) -> bool {
+        loop {
+            let Some((options, taken)) = self.stack.last_mut() else {
+                self.exhausted = true;
+                return false;
+            };
+            self.chosen.pop();
+            if self.calls < self.budget && *taken + 1 < options.len() {
+                *taken += 1;
+                self.chosen.push(options[*taken]);
+                return true;
+            }
+            self.stack.pop();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -60,13 +102,37 @@ mod tests {
 
     #[test]
     fn a_dead_end_moves_the_latest_layer_with_another_way() {
-        assert_eq!(depth_first(4, 100, ways), Ok(vec![0, 2, 1, 0]));
+        assert_eq!(DepthFirst::new(4, 100).next(ways), Ok(vec![0, 2, 1, 0]));
     }
 
     #[test]
     fn the_budget_ends_the_search_at_the_deepest_failure() {
         // Calls: layers 0, 1, 2, 3 (none), 3 again after moving layer 2 (none): five.
-        assert_eq!(depth_first(4, 5, ways), Err(3));
-        assert_eq!(depth_first(1, 10, |_, _: &[u32]| Vec::new()), Err(0));
+        assert_eq!(DepthFirst::new(4, 5).next(ways), Err(3));
+        assert_eq!(
+            DepthFirst::new(1, 10).next(|_, _: &[u32]| Vec::new()),
+            Err(0)
+        );
+    }
+
+    /// Three layers of two ways each (0 and 1), any combination allowed: the first choice is
+    /// (0, 0, 0); rejected at layer 2, layer 2 moves: (0, 0, 1); rejected at layer 0, layer 0
+    /// moves and its successors start again from their first ways: (1, 0, 0); then at layer 1,
+    /// (1, 1, 0), and at layer 2, (1, 1, 1), the last: rejecting it leaves none.
+    #[test]
+    fn a_rejected_choice_moves_the_layer_named() {
+        let two = |_: usize, _: &[u32]| vec![0, 1];
+        let mut search = DepthFirst::new(3, 100);
+        assert_eq!(search.next(two), Ok(vec![0, 0, 0]));
+        assert!(search.reject(2));
+        assert_eq!(search.next(two), Ok(vec![0, 0, 1]));
+        assert!(search.reject(0));
+        assert_eq!(search.next(two), Ok(vec![1, 0, 0]));
+        assert!(search.reject(1));
+        assert_eq!(search.next(two), Ok(vec![1, 1, 0]));
+        assert!(search.reject(2));
+        assert_eq!(search.next(two), Ok(vec![1, 1, 1]));
+        assert!(!search.reject(2));
+        assert!(search.next(two).is_err());
     }
 }

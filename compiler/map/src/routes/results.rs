@@ -247,14 +247,27 @@ impl<'s, 'a> ResultStream<'s, 'a> {
         tries
     }
 
-    /// Routes every part of `tried`, each kept off the PEs where the other parts start or end.
+    /// Routes every part of `tried`, each kept off the PEs where the other parts start or end;
+    /// when no order of the parts routes so, once more with each part kept off those PEs'
+    /// neighbours too: a part routed first by its shortest way can wall in
+    /// another's start or end (a bundle that turns back beside its producer), which a part
+    /// kept a PE away leaves a way around.
     fn route_parts(
         &self,
         finder: &mut PathFinder<'_, '_>,
         tried: &[PartSpec],
     ) -> Result<Vec<Vec<Hop>>, Failure> {
+        let first = self.route_kept_off(finder, tried, false);
+        if first.is_ok() || tried.len() < 2 {
+            return first;
+        }
+        self.route_kept_off(finder, tried, true).or(first)
+    }
+
+    /// Per part of `tried`, the PEs where it starts or ends.
+    fn part_ends(&self, tried: &[PartSpec]) -> Vec<Vec<Coord>> {
         let target = self.wiring.problem.target;
-        let ends: Vec<Vec<Coord>> = tried
+        tried
             .iter()
             .enumerate()
             .map(|(j, (sp, goals, _, _))| {
@@ -267,7 +280,19 @@ impl<'s, 'a> ResultStream<'s, 'a> {
                 );
                 at
             })
-            .collect();
+            .collect()
+    }
+
+    /// Routes every part of `tried`, each kept off the PEs where the other parts start or end
+    /// and, with `halo`, off those PEs' neighbours but its own ends.
+    fn route_kept_off(
+        &self,
+        finder: &mut PathFinder<'_, '_>,
+        tried: &[PartSpec],
+        halo: bool,
+    ) -> Result<Vec<Vec<Hop>>, Failure> {
+        let target = self.wiring.problem.target;
+        let ends = self.part_ends(tried);
         // Parts that turn one inside the other are routed innermost (shortest) first.
         let reach = |j: usize| {
             let (sp, goals, _, _) = &tried[j];
@@ -283,12 +308,17 @@ impl<'s, 'a> ResultStream<'s, 'a> {
             if goals.len() < self.consumers.len() {
                 return Err("a consumer's input edge faces off the fabric".to_string());
             }
-            finder.reserved = ends
+            let others = ends
                 .iter()
                 .enumerate()
                 .filter(|&(k, _)| k != j as usize)
-                .flat_map(|(_, at)| at.iter().copied())
-                .collect();
+                .flat_map(|(_, at)| at.iter().copied());
+            finder.reserved = others.clone().collect();
+            if halo {
+                let mine = &ends[j as usize];
+                let beside = others.flat_map(|c| beside(target, c));
+                finder.reserved.extend(beside.filter(|c| !mine.contains(c)));
+            }
             let hops = finder.between(self.class, *sp, self.dout, goals, &self.passes_of(j));
             finder.reserved.clear();
             hops
@@ -330,4 +360,11 @@ impl<'s, 'a> ResultStream<'s, 'a> {
             });
         }
     }
+}
+
+/// The PEs beside `c`.
+fn beside(target: &wsel_target::Target, c: Coord) -> impl Iterator<Item = Coord> + '_ {
+    Dir::ALL
+        .into_iter()
+        .filter_map(move |d| target.neighbor(c, d))
 }
