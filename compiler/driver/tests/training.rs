@@ -760,22 +760,39 @@ train mlp {
 }
 "#;
 
+/// The reference's settings for `GELU_LAYERNORM` (its `train` item's).
+const GELU_LAYERNORM_ARGS: [&str; 8] = [
+    "--steps",
+    "3",
+    "--batch",
+    "6",
+    "--lr",
+    "0.05",
+    "--momentum",
+    "0.9",
+];
+
 /// gelu_backward, layernorm_backward, layernorm_grad_g and layernorm_grad_b in training,
 /// against the NumPy reference (float64). Measured: losses within 2e-7 relative, weights
 /// within 4e-7; the digits tests' 1e-5 holds with room (sums of at most 7 terms here).
 #[test]
 fn gelu_and_layernorm_train_like_numpy() {
-    let args = [
-        "--steps",
-        "3",
-        "--batch",
-        "6",
-        "--lr",
-        "0.05",
-        "--momentum",
-        "0.9",
-    ];
-    transformer_trains_like_numpy("mlp", GELU_LAYERNORM, &[], &args);
+    transformer_trains_like_numpy("mlp", GELU_LAYERNORM, &[], &GELU_LAYERNORM_ARGS);
+}
+
+/// The same model and reference trained pipelined: the mean squared error's `mse_train` keeps
+/// the result on its PE and `mse_train_back` gives 2 (y − t) / (B · N) from it, so the loss
+/// ends a pipelined model too. Measured: as close to the reference as the streamed run (the
+/// 1e-5 bound); a gradient without the factor 2 moves every weight past it.
+#[test]
+fn the_mean_squared_error_trains_pipelined_like_numpy() {
+    let stdout = transformer_trains_like_numpy(
+        "mlp",
+        GELU_LAYERNORM,
+        &["--mode", "pipelined"],
+        &GELU_LAYERNORM_ARGS,
+    );
+    assert!(stdout.contains("pipelined"), "{stdout}");
 }
 
 /// Every transformer layer's backward in one model: embedding's scatter-adds, attention's
