@@ -10,7 +10,7 @@
 use wsel_ir::graph::LayerGraph;
 use wsel_target::Target;
 
-use crate::regions::{self, Order};
+use crate::regions::{self, Order, RelaidOn};
 use crate::streaming::{self as st, Relaid};
 use crate::{MapOptions, Mapped, held_cost, held_fit};
 
@@ -31,26 +31,19 @@ pub(crate) fn held_rows(
         return None;
     }
     let (cols, rows) = match options.sizes {
-        Some(sizes) => kept(parked, sizes)?,
+        Some(sizes) => regions::kept_rows(parked, sizes)?,
         None => chosen(parked, micro, one, target, options)?,
     };
     if rows.iter().all(|&r| r == rows[0]) {
         return None;
     }
-    let moves = regions::moves(parked, &rows);
-    let whole = match moves.is_empty() {
-        true => parked.clone(),
-        false => relaid(parked, &moves).ok()?,
-    };
-    let rows = regions::relaid_rows(&rows, &moves);
-    let impls = st::streaming_impls(&whole, true).ok()?;
-    st::check_residency(&whole, &impls).ok()?;
-    if !fits(&whole, &impls, (&rows, cols), target, options) {
+    let on = regions::relaid_on(parked, &rows, relaid, true)?;
+    if !fits(&on, cols, target, options) {
         return None;
     }
-    let plan = regions::plan(&whole, &impls, &rows, cols, target, options)?;
-    let mut result = st::place_phases(&whole, &impls, &plan, target, options);
+    let mut result = regions::placed_on(&on, cols, target, options)?;
     let placement = result.placement.as_mut()?;
+    let whole = on.graph;
     let total = held_cost::run_cycles(&whole, placement, micro, target);
     let kept = options.sizes.is_some();
     if let Some(one) = one.filter(|_| !kept) {
@@ -88,28 +81,13 @@ fn chosen(
     Some((cols, choice.rows))
 }
 
-/// The kept sizes of a defect-free mapping (`MapOptions::sizes`: one per layer of the parked
-/// graph, its relayouts left out) as the columns and every layer's rows; `None` when they do
-/// not match the graph.
-fn kept(parked: &LayerGraph, sizes: &[(u32, u32)]) -> Option<(u32, Vec<u32>)> {
-    let cols = sizes.first()?.1;
-    let same = sizes.len() == parked.layers.len() && sizes.iter().all(|s| s.1 == cols);
-    same.then(|| (cols, sizes.iter().map(|s| s.0).collect()))
-}
-
-/// Whether every phase of `whole` fits its own `rows` of the `cols` columns, alone and beside
-/// its segment's held weights.
-fn fits(
-    whole: &LayerGraph,
-    impls: &[usize],
-    (rows, cols): (&[u32], u32),
-    target: &Target,
-    options: &MapOptions,
-) -> bool {
-    let alone = whole.layers.iter().enumerate().all(|(l, layer)| {
-        let imp = &layer.impls[impls[l]];
-        st::allowed(layer, imp, rows[l], cols, target, options)
+/// Whether every phase of `on` fits its own rows of the `cols` columns, alone and beside its
+/// segment's held weights.
+fn fits(on: &RelaidOn, cols: u32, target: &Target, options: &MapOptions) -> bool {
+    let alone = on.graph.layers.iter().enumerate().all(|(l, layer)| {
+        let imp = &layer.impls[on.impls[l]];
+        st::allowed(layer, imp, on.rows[l], cols, target, options)
     });
     let limit = st::limit(target, options);
-    alone && held_fit::overflow_on(whole, impls, rows, cols, limit).is_none()
+    alone && held_fit::overflow_on(&on.graph, &on.impls, &on.rows, cols, limit).is_none()
 }

@@ -19,7 +19,7 @@ use wsel_target::{Rect, Target};
 use crate::place::DeadIndex;
 use crate::placement::Estimate;
 use crate::streaming::{self as st, Plan, Region, Relaid};
-use crate::{MapOptions, Mapped, held_cost};
+use crate::{MapOptions, MapResult, Mapped, held_cost};
 
 /// The mapping with per-layer rows when it beats the one `region` (if any) by the estimate:
 /// the columns and rows chosen ([`best_rows`]), the relaid graph, every phase's rectangle
@@ -51,18 +51,24 @@ pub(crate) fn per_layer(
 /// they are one region's (or not a chain's), which `streaming` keeps as before.
 pub(crate) fn kept(
     graph: &LayerGraph,
-    impls: &[usize],
     sizes: &[(u32, u32)],
     relaid: &Relaid<'_>,
     target: &Target,
     options: &MapOptions,
 ) -> Option<Mapped> {
-    let same = sizes.iter().all(|&s| s == sizes[0]);
-    if same || sizes.len() != impls.len() || !is_chain(graph) {
+    let (cols, rows) = kept_rows(graph, sizes)?;
+    if rows.iter().all(|&r| r == rows[0]) || !is_chain(graph) {
         return None;
     }
-    let rows: Vec<u32> = sizes.iter().map(|s| s.0).collect();
-    on_rows(graph, &rows, sizes[0].1, relaid, target, options)
+    on_rows(graph, &rows, cols, relaid, target, options)
+}
+
+/// The columns and every layer's rows of kept sizes (`MapOptions::sizes`: one per layer of
+/// `graph`, all on the same columns); `None` when they do not match the graph.
+pub(crate) fn kept_rows(graph: &LayerGraph, sizes: &[(u32, u32)]) -> Option<(u32, Vec<u32>)> {
+    let cols = sizes.first()?.1;
+    let same = sizes.len() == graph.layers.len() && sizes.iter().all(|s| s.1 == cols);
+    same.then(|| (cols, sizes.iter().map(|s| s.0).collect()))
 }
 
 /// `graph` mapped with layer `l` on `rows[l]` of `cols` columns, relayouts inserted where
@@ -75,21 +81,57 @@ fn on_rows(
     target: &Target,
     options: &MapOptions,
 ) -> Option<Mapped> {
+    let on = relaid_on(graph, rows, relaid, false)?;
+    let result = placed_on(&on, cols, target, options)?;
+    Some(Mapped {
+        result,
+        graph: on.graph,
+    })
+}
+
+/// A chain relaid for its per-layer rows: the graph with a relayout before every layer a
+/// move names, its streaming implementations and every layer's rows.
+pub(crate) struct RelaidOn {
+    pub graph: LayerGraph,
+    pub impls: Vec<usize>,
+    pub rows: Vec<u32>,
+}
+
+/// `graph` with layer `l` on `rows[l]`, relayouts inserted where the rows change, with its
+/// streaming implementations (`held`: the held twins of layer-major order); `None` when that
+/// cannot be built.
+pub(crate) fn relaid_on(
+    graph: &LayerGraph,
+    rows: &[u32],
+    relaid: &Relaid<'_>,
+    held: bool,
+) -> Option<RelaidOn> {
     let moves = moves(graph, rows);
     let whole = match moves.is_empty() {
         true => graph.clone(),
         false => relaid(graph, &moves).ok()?,
     };
-    let impls = st::streaming_impls(&whole, false).ok()?;
+    let impls = st::streaming_impls(&whole, held).ok()?;
     st::check_residency(&whole, &impls).ok()?;
-    let all_rows = relaid_rows(rows, &moves);
-    let plan = plan(&whole, &impls, &all_rows, cols, target, options)?;
-    let result = st::place_phases(&whole, &impls, &plan, target, options);
-    result.placement.as_ref()?;
-    Some(Mapped {
-        result,
+    Some(RelaidOn {
+        rows: relaid_rows(rows, &moves),
         graph: whole,
+        impls,
     })
+}
+
+/// The phases of `on` planned on their rows of `cols` columns and placed; `None` when they
+/// cannot be.
+pub(crate) fn placed_on(
+    on: &RelaidOn,
+    cols: u32,
+    target: &Target,
+    options: &MapOptions,
+) -> Option<MapResult> {
+    let plan = plan(&on.graph, &on.impls, &on.rows, cols, target, options)?;
+    let result = st::place_phases(&on.graph, &on.impls, &plan, target, options);
+    result.placement.as_ref()?;
+    Some(result)
 }
 
 /// `mapped` with the one region it was compared with.

@@ -96,7 +96,7 @@ fn map_regions(
         Err(d) => return one(failed(d)),
     };
     if let Some(sizes) = options.sizes
-        && let Some(mapped) = regions::kept(graph, &impls, sizes, relaid, target, options)
+        && let Some(mapped) = regions::kept(graph, sizes, relaid, target, options)
     {
         return mapped;
     }
