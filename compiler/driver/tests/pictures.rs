@@ -1,8 +1,9 @@
 //! The pictures at wse2 scale, legible (`docs/mapping.md` §5): the placement of digits on
-//! wse2 in 60 copies, of the 96-layer benchmark model on wse2, and a heat map of a run, each
+//! wse2 in 60 copies, of the 96-layer benchmark model on wse2, and a heat map of a run; and the
+//! timeline of a streamed run (`docs/running.md`, "How weight streaming runs"). Each is
 //! drawn as SVG, rendered to PNG with the bundled font, and checked from the rendered text:
 //! no two labels overlap and every label lies on the canvas. The PNGs are the ones
-//! docs/mapping.md shows (`docs/img/`): a missing one is written, `UPDATE_EXPECT=1` rewrites
+//! the docs show (`docs/img/`): a missing one is written, `UPDATE_EXPECT=1` rewrites
 //! them, and otherwise a PNG that no longer matches its picture fails the test.
 
 mod support;
@@ -112,4 +113,25 @@ fn a_heat_map_of_a_run_is_legible() {
         "heatmap-digits-dev",
         &std::fs::read_to_string(&svg).expect("svg"),
     );
+}
+
+#[test]
+fn the_timeline_of_a_streamed_run_is_legible() {
+    let dir = temp_dir("timeline");
+    let svg = dir.join("timeline.svg");
+    let out = dir.join("out.npy");
+    wsel(&[
+        "run",
+        "examples/mlp_streaming/main.wse",
+        "--no-cache",
+        "--output",
+        out.to_str().expect("utf-8 path"),
+        "--timeline",
+        svg.to_str().expect("utf-8 path"),
+    ]);
+    let svg = std::fs::read_to_string(&svg).expect("svg");
+    for phase in ["dense#1", "dense#2", "dense#3", "store → fabric"] {
+        assert!(svg.contains(phase), "no `{phase}` in the timeline");
+    }
+    check("timeline-mlp-streaming-dev", &svg);
 }
