@@ -306,6 +306,107 @@ fn a_defect_moves_the_per_layer_regions_and_keeps_the_bits() {
     );
 }
 
+/// Layer-major micro-batches on per-layer rows with dead PEs where the rows lie: the
+/// 2048 → 4 → 4 model of the test above, on `dev` with three PEs of row 0 dead — the row the
+/// tail runs on and dense#1's first. dense#1 takes all 16 rows of the 16 columns on the clean
+/// fabric, so no rectangle keeps its rows around the defects: the driver maps freely and says
+/// so (docs/running.md, "Per-layer rows, and relayouts"). The run stays layer-major on
+/// per-layer rows, from the corner below the dead row: stage_in#1, dense#1 and the relayout
+/// on 15 × 16, the tail on 1 × 16, every region and route clear of the dead PEs; and so does
+/// `--one-region`, every phase on 15 × 16. dense#1 sums its 2,048 products over 15 row
+/// blocks instead of 16, so the results are not the same bits: within 1e-5 of the clean
+/// run's and of NumPy (float32 sums in another order, as above; measured 6e-8).
+#[test]
+fn layer_major_rows_run_around_dead_pes_and_say_the_sizes_changed() {
+    let dir = temp_dir("layer-rows-dead");
+    write_mlp(&dir, [2048, 4, 4], 128);
+    let layer = ["--micro-order", "layer"];
+    run_with(&dir, "mlp.wse", "dev", &layer);
+    let clean = read_f32(&dir.join("y.npy"));
+    let dead: [(u64, u64); 3] = [(3, 0), (6, 0), (10, 0)];
+    let mut target = wsel_target::Target::dev();
+    target.name = "dev-dead-row".to_string();
+    for &(x, y) in &dead {
+        target
+            .defects
+            .add_dead_pe(wsel_target::Coord::new(x as u32, y as u32));
+    }
+    std::fs::write(dir.join("dead.toml"), target.to_toml_string()).expect("target");
+    let tall = ["stage_in#1", "dense#1"];
+    for (one, rows_of) in [(false, [15, 1]), (true, [15, 15])] {
+        let flags = [&layer[..], if one { &["--one-region"] } else { &[] }].concat();
+        let out = run_with(&dir, "mlp.wse", "dead.toml", &flags);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let run = report(&dir);
+        assert_eq!(
+            run["micro_batches"]["traffic"]["layer_major"], true,
+            "{text}"
+        );
+        assert_eq!(field(&run["micro_batches"], "count"), 4, "{text}");
+        assert_eq!(text.contains("per-layer rows: estimated"), !one, "{text}");
+        for p in run["phases"].as_array().expect("phases") {
+            let name = p["layer"].as_str().expect("layer");
+            let rows = rows_of[usize::from(!tall.contains(&name) && name != "relayout#1")];
+            assert_eq!(
+                (field(p, "rows"), field(p, "cols")),
+                (rows, 16),
+                "{name}\n{text}"
+            );
+        }
+        assert!(
+            text.contains("could not be placed and routed around them")
+                && text.contains("dense#1 16 × 16 → 15 × 16")
+                && text.contains("results may differ"),
+            "{text}"
+        );
+        let y = read_f32(&dir.join("y.npy"));
+        let off = y
+            .iter()
+            .zip(&clean)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(off <= 1e-5, "off the clean run by {off}");
+        assert!(off_numpy(&dir) <= 1e-5, "off NumPy by {}", off_numpy(&dir));
+        let mut map = vec![
+            "map",
+            "mlp.wse",
+            "--mode",
+            "streaming",
+            "--target",
+            "dead.toml",
+        ];
+        map.extend(["--batch", "128", "--format", "json"]);
+        map.extend(&flags);
+        let placement: Value =
+            serde_json::from_slice(&wsel_ok(&dir, &map).stdout).expect("placement JSON");
+        assert_clear_of(&placement, &dead);
+    }
+}
+
+/// Every region, edge point and route hop of `placement` (`wsel map --format json`) avoids
+/// the `dead` PEs.
+fn assert_clear_of(placement: &Value, dead: &[(u64, u64)]) {
+    let at = |v: &Value| (field(v, "x"), field(v, "y"));
+    for layer in placement["layers"].as_array().expect("layers") {
+        let r = &layer["rect"];
+        let (x, y) = at(r);
+        let (w, h) = (field(r, "width"), field(r, "height"));
+        let inside = |&(dx, dy): &(u64, u64)| (x..x + w).contains(&dx) && (y..y + h).contains(&dy);
+        assert!(!dead.iter().any(inside), "{} on {r}", layer["name"]);
+    }
+    let points = ["inputs", "outputs"].map(|k| placement[k].as_array().expect(k));
+    for point in points.into_iter().flatten() {
+        assert!(!dead.contains(&at(&point["at"])), "{point}");
+    }
+    let transfers = placement["transfers"].as_array().expect("transfers");
+    for hop in transfers
+        .iter()
+        .flat_map(|t| t["hops"].as_array().expect("hops"))
+    {
+        assert!(!dead.contains(&at(&hop["at"])), "a route through {hop}");
+    }
+}
+
 /// The std kernel `relayout_tile`'s text, renamed `moved`, with `mutate` applied.
 fn kernel_text(mutate: &dyn Fn(String) -> String) -> String {
     let std = std::fs::read_to_string(repo_root().join("stdlib/resident.wse")).expect("std");
