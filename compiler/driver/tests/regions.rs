@@ -306,6 +306,175 @@ fn a_defect_moves_the_per_layer_regions_and_keeps_the_bits() {
     );
 }
 
+/// Layer-major micro-batches on per-layer rows with dead PEs where the rows lie: the
+/// 2048 → 4 → 4 model of the test above, on `dev` with three PEs of row 0 dead — the row the
+/// tail runs on and dense#1's first. dense#1 takes all 16 rows of the 16 columns on the clean
+/// fabric, so no rectangle keeps its rows around the defects: the driver maps freely and says
+/// so (docs/running.md, "Per-layer rows, and relayouts"). The run stays layer-major on
+/// per-layer rows, from the corner below the dead row: stage_in#1, dense#1 and the relayout
+/// on 15 × 16, the tail on 1 × 16, every region and route clear of the dead PEs; and so does
+/// `--one-region`, every phase on 15 × 16. dense#1 sums its 2,048 products over 15 row
+/// blocks instead of 16, so the results are not the same bits: within 1e-5 of the clean
+/// run's and of NumPy (float32 sums in another order, as above; measured 6e-8).
+#[test]
+fn layer_major_rows_run_around_dead_pes_and_say_the_sizes_changed() {
+    let dead: [(u64, u64); 3] = [(3, 0), (6, 0), (10, 0)];
+    let (dir, clean) = clean_then_dead("layer-rows-dead", &dead);
+    let layer = ["--micro-order", "layer"];
+    let tall = ["stage_in#1", "dense#1"];
+    for (one, rows_of) in [(false, [15, 1]), (true, [15, 15])] {
+        let flags = [&layer[..], if one { &["--one-region"] } else { &[] }].concat();
+        let out = run_with(&dir, "mlp.wse", "dead.toml", &flags);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let run = report(&dir);
+        assert_eq!(
+            run["micro_batches"]["traffic"]["layer_major"], true,
+            "{text}"
+        );
+        assert_eq!(field(&run["micro_batches"], "count"), 4, "{text}");
+        assert_eq!(text.contains("per-layer rows: estimated"), !one, "{text}");
+        for p in run["phases"].as_array().expect("phases") {
+            let name = p["layer"].as_str().expect("layer");
+            let rows = rows_of[usize::from(!tall.contains(&name) && name != "relayout#1")];
+            assert_eq!(
+                (field(p, "rows"), field(p, "cols")),
+                (rows, 16),
+                "{name}\n{text}"
+            );
+        }
+        assert!(
+            text.contains("could not be placed and routed around them")
+                && text.contains("dense#1 16 × 16 → 15 × 16")
+                && text.contains("results may differ"),
+            "{text}"
+        );
+        let y = read_f32(&dir.join("y.npy"));
+        let off = y
+            .iter()
+            .zip(&clean)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(off <= 1e-5, "off the clean run by {off}");
+        assert!(off_numpy(&dir) <= 1e-5, "off NumPy by {}", off_numpy(&dir));
+        let placement = placement_on_dead(&dir, &flags);
+        assert_clear_of(&placement, &dead);
+    }
+}
+
+/// A scratch directory with the 2048 → 4 → 4 model at batch 128, its clean layer-major
+/// result, and `dev` with the `dead` PEs as dead.toml.
+fn clean_then_dead(name: &str, dead: &[(u64, u64)]) -> (support::Scratch, Vec<f32>) {
+    let dir = temp_dir(name);
+    write_mlp(&dir, [2048, 4, 4], 128);
+    run_with(&dir, "mlp.wse", "dev", &["--micro-order", "layer"]);
+    let clean = read_f32(&dir.join("y.npy"));
+    write_dead_dev(&dir, dead);
+    (dir, clean)
+}
+
+/// `wsel map` of the model on dead.toml, streamed, at batch 128.
+const MAP_DEAD: [&str; 8] = [
+    "map",
+    "mlp.wse",
+    "--mode",
+    "streaming",
+    "--target",
+    "dead.toml",
+    "--batch",
+    "128",
+];
+
+/// `wsel map --format json` of the model on dead.toml with `flags`.
+fn placement_on_dead(dir: &Path, flags: &[&str]) -> Value {
+    let mut map = MAP_DEAD.to_vec();
+    map.extend(["--format", "json"]);
+    map.extend(flags);
+    serde_json::from_slice(&wsel_ok(dir, &map).stdout).expect("placement JSON")
+}
+
+/// `dev` with the `dead` PEs, written to `dir` as dead.toml.
+fn write_dead_dev(dir: &Path, dead: &[(u64, u64)]) {
+    let mut target = wsel_target::Target::dev();
+    target.name = "dev-dead".to_string();
+    for &(x, y) in dead {
+        let at = wsel_target::Coord::new(x as u32, y as u32);
+        target.defects.add_dead_pe(at);
+    }
+    std::fs::write(dir.join("dead.toml"), target.to_toml_string()).expect("target");
+}
+
+/// The same model with two PEs of column 8 dead (rows 3 and 9), inside the clean run's
+/// 16 × 16 and in the way of those rows' results east of them. No 16-column rectangle of
+/// more than 6 rows is free of them, too few for dense#1's held weights; and at 32 samples
+/// a micro-batch 16 rows of 6 or 7 columns do not fit them either (stage_in#1's 2,048 B a
+/// PE beside 2,056 B held, over 4,096). The programme takes the columns whose rows fit beside the held weights, and the phases'
+/// corner needs a side open only on the rows of the phases that stream through it: 8
+/// micro-batches of 16 on 16 × 8 from (0, 0), the tail on row 0, whose result leaves east
+/// past the live (8, 0). dense#1 keeps its 16 rows, so its sums are the clean run's: the same
+/// bits. (On 51f62e9 every layer-major mapping failed here, E0618: the programme chose rows
+/// and columns no clean rectangle had, or that did not fit beside the held weights, and the
+/// one region's result could not route past the dead column.)
+#[test]
+fn layer_major_rows_take_fewer_columns_around_a_dead_column_and_keep_the_bits() {
+    let dead: [(u64, u64); 2] = [(8, 3), (8, 9)];
+    let (dir, clean) = clean_then_dead("layer-rows-column", &dead);
+    let layer = ["--micro-order", "layer"];
+    let out = run_with(&dir, "mlp.wse", "dead.toml", &layer);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let run = report(&dir);
+    let micro = &run["micro_batches"];
+    assert_eq!(micro["traffic"]["layer_major"], true, "{text}");
+    assert_eq!((field(micro, "count"), field(micro, "samples")), (8, 16));
+    let tall = ["stage_in#1", "dense#1", "relayout#1"];
+    for p in run["phases"].as_array().expect("phases") {
+        let name = p["layer"].as_str().expect("layer");
+        let rows = if tall.contains(&name) { 16 } else { 1 };
+        assert_eq!((field(p, "rows"), field(p, "cols")), (rows, 8), "{name}");
+    }
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&read_f32(&dir.join("y.npy"))), bits(&clean));
+    assert!(text.contains("dense#1 16 × 16 → 16 × 8"), "{text}");
+    let placement = placement_on_dead(&dir, &layer);
+    assert_clear_of(&placement, &dead);
+    // One region cannot: every row's result would cross the dead column to the east edge.
+    let one = std::process::Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(&dir)
+        .args(MAP_DEAD)
+        .args(["--micro-order", "layer", "--one-region", "--color", "never"])
+        .output()
+        .expect("wsel runs");
+    let stderr = String::from_utf8_lossy(&one.stderr);
+    assert_eq!(one.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("[E0618]") && stderr.contains("cannot route part"),
+        "{stderr}"
+    );
+}
+
+/// Every region, edge point and route hop of `placement` (`wsel map --format json`) avoids
+/// the `dead` PEs.
+fn assert_clear_of(placement: &Value, dead: &[(u64, u64)]) {
+    let at = |v: &Value| (field(v, "x"), field(v, "y"));
+    for layer in placement["layers"].as_array().expect("layers") {
+        let r = &layer["rect"];
+        let (x, y) = at(r);
+        let (w, h) = (field(r, "width"), field(r, "height"));
+        let inside = |&(dx, dy): &(u64, u64)| (x..x + w).contains(&dx) && (y..y + h).contains(&dy);
+        assert!(!dead.iter().any(inside), "{} on {r}", layer["name"]);
+    }
+    let points = ["inputs", "outputs"].map(|k| placement[k].as_array().expect(k));
+    for point in points.into_iter().flatten() {
+        assert!(!dead.contains(&at(&point["at"])), "{point}");
+    }
+    let transfers = placement["transfers"].as_array().expect("transfers");
+    for hop in transfers
+        .iter()
+        .flat_map(|t| t["hops"].as_array().expect("hops"))
+    {
+        assert!(!dead.contains(&at(&hop["at"])), "a route through {hop}");
+    }
+}
+
 /// The std kernel `relayout_tile`'s text, renamed `moved`, with `mutate` applied.
 fn kernel_text(mutate: &dyn Fn(String) -> String) -> String {
     let std = std::fs::read_to_string(repo_root().join("stdlib/resident.wse")).expect("std");

@@ -5,7 +5,9 @@
 //! once (`crate::held_cost`); a park may run on other rows than its input lies on (a
 //! relayout first, in the segment before), an unpark only on its park's. The graph is then
 //! relaid, so every relayout runs once per micro-batch, and every phase is checked beside its
-//! segment's held weights on its own rows (`held_fit::overflow_on`).
+//! segment's held weights on its own rows (`held_fit::overflow_on`); the programme takes the
+//! cheapest columns whose rows pass that check (on a fabric with defects the cheapest often
+//! do not: the tallest free rectangle of all the columns may be too short to hold them).
 
 use wsel_ir::graph::LayerGraph;
 use wsel_target::Target;
@@ -71,9 +73,15 @@ fn chosen(
     options: &MapOptions,
 ) -> Option<(u32, Vec<u32>)> {
     let impls = st::streaming_impls(parked, true).ok()?;
+    // Beside the held weights, the relayouts aside (`fits` checks the relaid graph).
+    let limit = st::limit(target, options);
+    let held = |cols: u32, rows: &[u32]| {
+        held_fit::overflow_on(parked, &impls, rows, cols, limit).is_none()
+    };
     let order = Order {
         beside: None,
         micro,
+        fits: Some(&held),
     };
     let placed = one.and_then(|m| m.result.placement.as_ref()?.layers.first());
     let size = placed.map(|p| (p.rows, p.cols));

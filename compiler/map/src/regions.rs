@@ -11,10 +11,13 @@
 //! the phases' multiply-adds, then with their measured work over the rows the first pass
 //! chose, their doubles and halves, and the one region's rows — so the one region's
 //! assignment (no relayout) is among those compared, and the answer is never worse by the
-//! measured estimate.
+//! measured estimate. On a fabric with defects a layer's rows are at most the tallest
+//! defect-free rectangle of the columns has, and a caller's check beyond each phase's fit
+//! (layer-major order's held weights, `Order::fits`) passes over columns whose choice fails
+//! it.
 
 use wsel_ir::graph::{LayerGraph, LayerInstance, RowMove, TensorRef};
-use wsel_target::{Rect, Target};
+use wsel_target::{Dir, Rect, Target};
 
 use crate::place::DeadIndex;
 use crate::placement::Estimate;
@@ -166,7 +169,11 @@ pub(crate) fn best_rows(
     target: &Target,
     options: &MapOptions,
 ) -> Option<(u32, RowChoice)> {
-    let order = Order { beside, micro: 1 };
+    let order = Order {
+        beside,
+        micro: 1,
+        fits: None,
+    };
     let one = region.map(|r| (r.rows, r.cols));
     best_rows_in(graph, impls, one, order, target, options)
 }
@@ -182,10 +189,12 @@ pub(crate) fn best_rows_in(
     options: &MapOptions,
 ) -> Option<(u32, RowChoice)> {
     let beside = order.beside;
+    let dead = DeadIndex::new(target);
     let allowed = |cols: u32| {
+        let tallest = tallest_clean(&dead, cols, target);
         move |l: usize, rows: u32| {
             let layer = &graph.layers[l];
-            rows <= target.height
+            rows <= tallest
                 && rows_fit_move(layer, rows)
                 && st::allowed(layer, &layer.impls[impls[l]], rows, cols, target, options)
                 && beside.is_none_or(|b| b.allowed(l, (rows, cols), target, options))
@@ -201,7 +210,8 @@ pub(crate) fn best_rows_in(
     let max_cols = u32::try_from(graph.batch.max(1))
         .unwrap_or(u32::MAX)
         .min(target.width);
-    let (cols, first) = st::lengths(max_cols, options)
+    let fits = |cols: u32, choice: &RowChoice| order.fits.is_none_or(|f| f(cols, &choice.rows));
+    let mut firsts: Vec<(u32, RowChoice)> = st::lengths(max_cols, options)
         .into_iter()
         .filter_map(|cols| {
             let fits = allowed(cols);
@@ -219,22 +229,53 @@ pub(crate) fn best_rows_in(
             );
             Some((cols, choose_rows(&moved, costs)?))
         })
-        .min_by_key(|(cols, choice)| (choice.total, *cols))?;
-    if options.work.is_none() {
-        return Some((cols, first));
+        .collect();
+    firsts.sort_by_key(|(cols, choice)| (choice.total, *cols));
+    // The cheapest columns whose choice fits: measured (when the work can be) or as counted;
+    // where neither fits, with the tallest rows among the candidates too (more rows hold
+    // fewer weights a PE, and keep fewer features of a sample).
+    let measure = options.work.is_some();
+    firsts.into_iter().find_map(|(cols, first)| {
+        let again = |more: &[u32]| {
+            let candidates = around(&first.rows, more, &allowed(cols));
+            let costs = costs(
+                graph,
+                impls,
+                order,
+                (cols, measure),
+                candidates,
+                target,
+                options,
+            );
+            choose_rows(&moved, costs)
+        };
+        let one = one.filter(|r| r.1 == cols).map_or(first.rows[0], |r| r.0);
+        let measured = measure.then(|| again(&[one])).flatten();
+        let fitting = |c: &RowChoice| fits(cols, c);
+        let choice = [measured, Some(first.clone())]
+            .into_iter()
+            .flatten()
+            .find(fitting);
+        let choice =
+            choice.or_else(|| again(&[one, tallest_clean(&dead, cols, target)]).filter(fitting))?;
+        Some((cols, choice))
+    })
+}
+
+/// The most rows of `cols` columns that have a rectangle free of defects: the phases share
+/// the corner of the tallest's, so none may take more (whether the streams reach the phases
+/// there, [`corner`] finds).
+fn tallest_clean(dead: &DeadIndex, cols: u32, target: &Target) -> u32 {
+    let fits = |rows: u32| st::first_clean(dead, target, rows, cols, &[]).is_some();
+    let (mut low, mut high) = (0, target.height);
+    while low < high {
+        let mid = high - (high - low) / 2;
+        match fits(mid) {
+            true => low = mid,
+            false => high = mid - 1,
+        }
     }
-    let one = one.filter(|r| r.1 == cols).map_or(first.rows[0], |r| r.0);
-    let candidates = around(&first.rows, one, &allowed(cols));
-    let costs = costs(
-        graph,
-        impls,
-        order,
-        (cols, true),
-        candidates,
-        target,
-        options,
-    );
-    Some((cols, choose_rows(&moved, costs)?))
+    low
 }
 
 /// How a chain's phases run beyond one pass over the batch.
@@ -244,7 +285,13 @@ pub(crate) struct Order<'o> {
     pub beside: Option<&'o Beside<'o>>,
     /// The micro-batches every phase runs over in layer-major order (1: the batch at once).
     pub micro: u64,
+    /// Whether the phases may run on these columns and rows beyond each phase's own fit
+    /// (beside held weights); the programme's cheapest choice that does is taken.
+    pub fits: Option<&'o Fits<'o>>,
 }
+
+/// A check of a choice's columns and every phase's rows ([`Order::fits`]).
+pub(crate) type Fits<'f> = dyn Fn(u32, &[u32]) -> bool + 'f;
 
 /// The programme's costs on `cols` columns, the phases' work measured when `measure`; with
 /// `beside`, a phase's cost adds the phases that run on its rows, and a relayout counts twice
@@ -254,7 +301,7 @@ pub(crate) struct Order<'o> {
 fn costs<'c>(
     graph: &'c LayerGraph,
     impls: &'c [usize],
-    Order { beside, micro }: Order<'c>,
+    Order { beside, micro, .. }: Order<'c>,
     (cols, measure): (u32, bool),
     candidates: Vec<Vec<u32>>,
     target: &'c Target,
@@ -334,21 +381,11 @@ pub(crate) fn plan(
     target: &Target,
     options: &MapOptions,
 ) -> Option<Plan> {
-    let dead = DeadIndex::new(target);
-    let sides = st::stream_sides(whole, impls);
-    let tallest = rows.iter().copied().max()?;
-    let corner = st::first_clean(&dead, target, tallest, cols, &sides)?;
+    let corner = corner(whole, impls, rows, cols, target)?;
     let mut rects = Vec::with_capacity(rows.len());
     let mut estimates = Vec::with_capacity(rows.len());
     for (l, &r) in rows.iter().enumerate() {
-        let rect = Rect::new(corner.x, corner.y, cols, r);
-        let open = sides
-            .iter()
-            .all(|&s| crate::place::side_open(&dead, rect, s, target));
-        if !open {
-            return None;
-        }
-        rects.push(rect);
+        rects.push(Rect::new(corner.0, corner.1, cols, r));
         estimates.push(phase_estimate(
             whole,
             impls,
@@ -365,6 +402,37 @@ pub(crate) fn plan(
         estimates,
         total,
     })
+}
+
+/// The first place (row-major) for the phases' shared north-west corner: the tallest's
+/// rectangle free of defects, and every phase's own rectangle open to the sides its streams
+/// cross (a phase on a few rows needs its sides open on those rows only).
+fn corner(
+    whole: &LayerGraph,
+    impls: &[usize],
+    rows: &[u32],
+    cols: u32,
+    target: &Target,
+) -> Option<(u32, u32)> {
+    let dead = DeadIndex::new(target);
+    let tallest = rows.iter().copied().max()?;
+    let sides: Vec<Vec<Dir>> = (0..rows.len())
+        .map(|l| st::phase_sides(&whole.layers[l].impls[impls[l]]))
+        .collect();
+    let open = |x: u32, y: u32| {
+        dead.clean(Rect::new(x, y, cols, tallest))
+            && rows.iter().zip(&sides).all(|(&r, sides)| {
+                let rect = Rect::new(x, y, cols, r);
+                sides
+                    .iter()
+                    .all(|&s| crate::place::side_open(&dead, rect, s, target))
+            })
+    };
+    let (ys, xs) = (
+        target.height.checked_sub(tallest)?,
+        target.width.checked_sub(cols)?,
+    );
+    (0..=ys).find_map(|y| (0..=xs).find(|&x| open(x, y)).map(|x| (x, y)))
 }
 
 /// The phases that run on a chain's rows beside its own (a training step's loss and backward
@@ -559,14 +627,15 @@ fn relayout_cycles(
 }
 
 /// The candidates of the second pass: around each layer's first-pass rows (itself, double and
-/// half) and the one region's rows, those `allowed` keeps, in order.
-fn around(first: &[u32], one: u32, allowed: &dyn Fn(usize, u32) -> bool) -> Vec<Vec<u32>> {
+/// half) and the rows `more` names (the one region's), those `allowed` keeps, in order.
+fn around(first: &[u32], more: &[u32], allowed: &dyn Fn(usize, u32) -> bool) -> Vec<Vec<u32>> {
     first
         .iter()
         .enumerate()
         .map(|(l, &r)| {
-            let mut c: Vec<u32> = [r, r.saturating_mul(2), r / 2, one]
+            let mut c: Vec<u32> = [r, r.saturating_mul(2), r / 2]
                 .into_iter()
+                .chain(more.iter().copied())
                 .filter(|&x| x > 0 && allowed(l, x))
                 .collect();
             c.sort_unstable();

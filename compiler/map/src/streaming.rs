@@ -528,15 +528,17 @@ pub(crate) fn stream_sides(graph: &LayerGraph, impls: &[usize]) -> Vec<wsel_targ
         .layers
         .iter()
         .enumerate()
-        .flat_map(|(l, layer)| {
-            let imp = &layer.impls[impls[l]];
-            imp.binds
-                .iter()
-                .filter(|b| b.target == BindTarget::Port)
-                .filter_map(|b| imp.ports.iter().find(|p| p.name == b.target_name))
-                .map(|p| crate::placement::side_dir(p.side))
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|(l, layer)| phase_sides(&layer.impls[impls[l]]))
+        .collect()
+}
+
+/// Every side the phase of implementation `imp` streams through.
+pub(crate) fn phase_sides(imp: &LayerImpl) -> Vec<wsel_target::Dir> {
+    imp.binds
+        .iter()
+        .filter(|b| b.target == BindTarget::Port)
+        .filter_map(|b| imp.ports.iter().find(|p| p.name == b.target_name))
+        .map(|p| crate::placement::side_dir(p.side))
         .collect()
 }
 
