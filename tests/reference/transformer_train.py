@@ -52,6 +52,10 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
   diamond_mlp  res_mlp's data: h = dense(x, w1, c1) -> dense(h, w2, c2) + gelu(dense(h, w4,
        c4)) -> dense(w3, c3) -> softmax: two branches from h joined by a sum, no skip
        (`diamond_mlp_one_branch` leaves the gelu branch's gradient of h out).
+  input_res_mlp  x: [24, 16] -> s = x + relu(dense(x, w1, c1)) of 16 features -> dense(w2,
+       c2) -> softmax, the mean cross-entropy against labels: [24] (class indices below 4): a
+       residual block from the model's input, whose skip needs no gradient
+       (`input_res_mlp_no_skip` leaves x out of the sum).
   gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
        pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32), with
        examples/transformer's parameter names (block i's end in i):
@@ -459,6 +463,33 @@ class TwoDense:
         return loss, g
 
 
+class InputResMlp:
+    """s = x + relu(x W1 + c1); softmax(s W2 + c2): a residual block that starts at the
+    model's input x ([24, 16], 16 -> 16 inside the block, 4 classes). x needs no gradient, so
+    the skip's is dropped and the block's dy flows into the branch alone; the forward's skip
+    adds x itself (`skip=False` leaves it out of the forward: a wrong trainer to tell
+    apart)."""
+
+    NAMES = ["w1", "c1", "w2", "c2"]
+
+    def __init__(self, skip=True):
+        self.skip = skip
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.4, 0.4, (16, 16)), "c1": rng.uniform(-0.3, 0.3, 16),
+             "w2": rng.uniform(-0.6, 0.6, (16, 4)), "c2": rng.uniform(-0.5, 0.5, 4)}
+        return p, {"x": rng.uniform(-1.0, 1.0, (24, 16)), "labels": rng.integers(0, 4, 24)}
+
+    def loss_and_grads(self, p, d):
+        r = relu(dense(d["x"], p["w1"], p["c1"]))
+        s = d["x"] + r if self.skip else r
+        loss, dz = softmax_cross_entropy(dense(s, p["w2"], p["c2"]), d["labels"])
+        g = {}
+        ds, g["w2"], g["c2"] = dense_back(s, p["w2"], dz)
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], relu_back(r, ds))
+        return loss, g
+
+
 class WideEmbedding:
     """ids -> embedding(wte, wpe) -> dense(w, c) -> softmax, the mean cross-entropy."""
 
@@ -645,6 +676,7 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "relu_res_mlp_no_skip": lambda: ResMlp(skip=False, relu=True),
           "double_mlp": DoubleMlp, "double_mlp_no_skip": lambda: DoubleMlp(skip=False),
           "two_dense": TwoDense, "diamond_mlp": DiamondMlp, "diamond_mlp_one_branch": lambda: DiamondMlp(both=False),
+          "input_res_mlp": InputResMlp, "input_res_mlp_no_skip": lambda: InputResMlp(skip=False),
           "gpt": Gpt, "gpt_one_head": lambda: Gpt(heads=1),
           "gpt_packed": lambda: Gpt(packed=True), "example": Example}
 
@@ -722,7 +754,8 @@ def main():
             for n, v in data.items()}
 
     if args.model not in ("example", "res_mlp_no_skip", "relu_res_mlp_no_skip",
-                          "double_mlp_no_skip", "t_mlp_no_back", "diamond_mlp_one_branch"):
+                          "double_mlp_no_skip", "t_mlp_no_back", "diamond_mlp_one_branch",
+                          "input_res_mlp_no_skip"):
         # The example's model is the tiny gpt's code at another size; its central
         # differences take minutes. The model without the skip's gradient is wrong on purpose.
         check_gradients(model, params, data, rng)
