@@ -55,6 +55,9 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
   nested_res_mlp  res_mlp's data: h = dense(x, w1, c1); g = gelu(dense(h, w2, c2)); i = g +
        relu(dense(g, w4, c4)); o = h + dense(i, w5, c5) -> dense(w3, c3) -> softmax: a block
        inside a block (`nested_res_mlp_no_inner`, `_no_outer` leave one skip's gradient out).
+  shared_start_mlp  res_mlp's data: h = dense(x, w1, c1); i = h + gelu(dense(h, w2, c2));
+       o = h + dense(i, w5, c5) -> dense(w3, c3) -> softmax: two blocks from h, one inside
+       the other (`shared_start_mlp_no_inner`, `_no_outer` leave one skip's gradient out).
   pre_norm_mlp  x: [24, 16] -> r = x + dense(layernorm(x, g1, b1), w1, c1) -> o = r +
        dense(gelu(dense(layernorm(r, g2, b2), w2, c2)), w4, c4) -> dense(w3, c3) -> softmax,
        the mean cross-entropy against labels: [24] (class indices below 4): two pre-norm
@@ -538,6 +541,41 @@ class NestedResMlp:
         return loss, gr
 
 
+class SharedStartMlp:
+    """h = x W1 + c1; i = h + gelu(h W2 + c2); o = h + (i W5 + c5); softmax(o W3 + c3): two
+    residual blocks from h, one inside the other, so h's gradient is the inner branch's plus
+    both skips' (`skips` names the skips whose gradient is kept: leaving one out is a wrong
+    trainer to tell apart)."""
+
+    NAMES = ["w1", "c1", "w2", "c2", "w5", "c5", "w3", "c3"]
+
+    def __init__(self, skips=("inner", "outer")):
+        self.skips = skips
+
+    def make(self, rng):
+        p, d = ResMlp().make(rng)
+        p["w5"] = rng.uniform(-0.6, 0.6, (7, 7))
+        p["c5"] = rng.uniform(-0.5, 0.5, 7)
+        return p, d
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        f = dense(h, p["w2"], p["c2"])
+        i = h + gelu(f)
+        o = h + dense(i, p["w5"], p["c5"])
+        loss, dz = softmax_cross_entropy(dense(o, p["w3"], p["c3"]), d["labels"])
+        g = {}
+        do, g["w3"], g["c3"] = dense_back(o, p["w3"], dz)
+        di, g["w5"], g["c5"] = dense_back(i, p["w5"], do)
+        dh, g["w2"], g["c2"] = dense_back(h, p["w2"], gelu_back(f, di))
+        if "inner" in self.skips:
+            dh = dh + di
+        if "outer" in self.skips:
+            dh = dh + do
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
+        return loss, g
+
+
 class PreNormMlp:
     """r = x + (layernorm(x, g1, b1) W1 + c1); o = r + (gelu(layernorm(r, g2, b2) W2 + c2) W4
     + c4); softmax(o W3 + c3): two pre-norm blocks as a transformer's are written, the first
@@ -770,6 +808,9 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "nested_res_mlp": NestedResMlp,
           "nested_res_mlp_no_inner": lambda: NestedResMlp(skips=("outer",)),
           "nested_res_mlp_no_outer": lambda: NestedResMlp(skips=("inner",)),
+          "shared_start_mlp": SharedStartMlp,
+          "shared_start_mlp_no_inner": lambda: SharedStartMlp(skips=("outer",)),
+          "shared_start_mlp_no_outer": lambda: SharedStartMlp(skips=("inner",)),
           "pre_norm_mlp": PreNormMlp, "pre_norm_mlp_no_skip": lambda: PreNormMlp(skip=False),
           "input_res_mlp": InputResMlp, "input_res_mlp_no_skip": lambda: InputResMlp(skip=False),
           "gpt": Gpt, "gpt_one_head": lambda: Gpt(heads=1),
@@ -851,7 +892,8 @@ def main():
     if args.model not in ("example", "res_mlp_no_skip", "relu_res_mlp_no_skip",
                           "double_mlp_no_skip", "t_mlp_no_back", "diamond_mlp_one_branch",
                           "input_res_mlp_no_skip", "nested_res_mlp_no_inner",
-                          "nested_res_mlp_no_outer", "pre_norm_mlp_no_skip"):
+                          "nested_res_mlp_no_outer", "pre_norm_mlp_no_skip",
+                          "shared_start_mlp_no_inner", "shared_start_mlp_no_outer"):
         # The example's model is the tiny gpt's code at another size; its central
         # differences take minutes. The model without the skip's gradient is wrong on purpose.
         check_gradients(model, params, data, rng)

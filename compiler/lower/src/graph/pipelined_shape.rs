@@ -9,11 +9,11 @@
 //!   `add(h, f(h))`: one input is the layer before it, the other the result `h` of an earlier
 //!   layer `p` or the model's input (whose first reader, the first layer, then opens the
 //!   branch; the model's input needs no gradient, so the skip's is dropped). Blocks nest: a
-//!   block that closes between `h` and it starts there too, at a later layer's result.
+//!   block that closes between `h` and it starts there too, at `h` or a later layer's result.
 //!
 //! E1115 otherwise, at the first call that breaks it, saying how: a layer of three or more
-//! activation inputs without a gradient layer per input, blocks that cross or start at one
-//! result, the model's input read by a layer that is neither the first nor a block's end.
+//! activation inputs without a gradient layer per input, blocks that cross, the model's input
+//! read by a layer that is neither the first nor a block's end.
 
 use wsel_ir::graph::{LayerGraph, SourceSpan, TensorRef};
 use wsel_sema::{Diagnostic, Location};
@@ -104,31 +104,23 @@ pub(super) fn roles(
 
 /// The start of the block that layer `end` closes, `skip` (a layer's result, or the model's
 /// input, which the first layer reads too); why not, when it cannot. Blocks nest: a block that
-/// closes inside this one starts inside it, at a later layer's result (at `skip` too, it would
-/// give `skip` two skips' gradients to add; before `skip`, the blocks would cross).
+/// closes inside this one starts inside it too, at `skip` or at a later layer's result (a
+/// block that starts before `skip` would cross this one).
 fn block_start(roles: &[Role], skip: TensorRef, end: usize) -> Result<TensorRef, &str> {
     // The block's layers: after `skip`'s producer, or from the first (the model's input).
     let first = match skip {
         TensorRef::Layer(p) => p + 1,
         _ => 0,
     };
-    for role in &roles[first..end] {
-        match *role {
-            Role::BlockEnd {
-                start: TensorRef::Layer(q),
-            } if q >= first => {}
-            Role::BlockEnd { start } if start == skip => {
-                return Err(
-                    "a residual block inside it starts at the same result, and pipelined training adds one skip's gradient to a result",
-                );
-            }
-            Role::BlockEnd { .. } => {
-                return Err(
-                    "a residual block that closes inside it starts before it: blocks may nest, not cross",
-                );
-            }
-            _ => {}
-        }
+    let inside =
+        |start: TensorRef| start == skip || matches!(start, TensorRef::Layer(q) if q >= first);
+    let crosses = roles[first..end]
+        .iter()
+        .any(|r| matches!(*r, Role::BlockEnd { start } if !inside(start)));
+    if crosses {
+        return Err(
+            "a residual block that closes inside it starts before it: blocks may nest, not cross",
+        );
     }
     Ok(skip)
 }
