@@ -63,6 +63,11 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
        the mean cross-entropy against labels: [24] (class indices below 4): two pre-norm
        blocks, the first from the model's input (`pre_norm_mlp_no_skip` leaves the second
        skip's gradient out).
+  att_input_mlp  x: [32, 16] (4 sequences of 8) -> r = x + dense(attention(dense(a, wq, bq),
+       dense(a, wk, bk), dense(a, wv, bv)), wo, bo), a = layernorm(x, g, b), 2 causal heads
+       -> dense(w3, c3) -> softmax, the mean cross-entropy against labels: [32] (class
+       indices below 4): a pre-norm attention block on the model's input
+       (`att_input_mlp_no_skip` leaves x out of the sum).
   input_res_mlp  x: [24, 16] -> s = x + relu(dense(x, w1, c1)) of 16 features -> dense(w2,
        c2) -> softmax, the mean cross-entropy against labels: [24] (class indices below 4): a
        residual block from the model's input, whose skip needs no gradient
@@ -619,6 +624,45 @@ class PreNormMlp:
         return loss, g
 
 
+class AttInputMlp:
+    """a = layernorm(x, g, b); r = x + (attention(a Wq + bq, a Wk + bk, a Wv + bv) Wo + bo);
+    softmax(r W3 + c3): a pre-norm attention block straight on the model's input x ([32,
+    16], 4 sequences of 8, 2 causal heads), whose gradient is dropped (`skip=False` leaves x
+    out of the sum: a wrong trainer to tell apart)."""
+
+    NAMES = ["g", "b", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo", "w3", "c3"]
+    HEADS, CONTEXT = 2, 8
+
+    def __init__(self, skip=True):
+        self.skip = skip
+
+    def make(self, rng):
+        p = {"g": 1.0 + rng.uniform(-0.3, 0.3, 16), "b": rng.uniform(-0.3, 0.3, 16)}
+        for n in ("q", "k", "v", "o"):
+            p["w" + n] = rng.uniform(-0.4, 0.4, (16, 16))
+            p["b" + n] = rng.uniform(-0.3, 0.3, 16)
+        p["w3"] = rng.uniform(-0.6, 0.6, (16, 4))
+        p["c3"] = rng.uniform(-0.5, 0.5, 4)
+        return p, {"x": rng.uniform(-1.0, 1.0, (32, 16)), "labels": rng.integers(0, 4, 32)}
+
+    def loss_and_grads(self, p, d):
+        x, hc = d["x"], (self.HEADS, self.CONTEXT)
+        a = layernorm(x, p["g"], p["b"])
+        q, k, v = (dense(a, p["w" + n], p["b" + n]) for n in ("q", "k", "v"))
+        y = attention(q, k, v, *hc)
+        r = dense(y, p["wo"], p["bo"]) + (x if self.skip else 0.0)
+        loss, dz = softmax_cross_entropy(dense(r, p["w3"], p["c3"]), d["labels"])
+        g = {}
+        dr, g["w3"], g["c3"] = dense_back(r, p["w3"], dz)
+        dy, g["wo"], g["bo"] = dense_back(y, p["wo"], dr)
+        da = 0.0
+        for n, dn in zip(("q", "k", "v"), attention_back(q, k, v, dy, *hc)):
+            dan, g["w" + n], g["b" + n] = dense_back(a, p["w" + n], dn)
+            da = da + dan
+        _, g["g"], g["b"] = layernorm_back(x, p["g"], da)
+        return loss, g
+
+
 class WideEmbedding:
     """ids -> embedding(wte, wpe) -> dense(w, c) -> softmax, the mean cross-entropy."""
 
@@ -812,6 +856,7 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "shared_start_mlp_no_inner": lambda: SharedStartMlp(skips=("outer",)),
           "shared_start_mlp_no_outer": lambda: SharedStartMlp(skips=("inner",)),
           "pre_norm_mlp": PreNormMlp, "pre_norm_mlp_no_skip": lambda: PreNormMlp(skip=False),
+          "att_input_mlp": AttInputMlp, "att_input_mlp_no_skip": lambda: AttInputMlp(skip=False),
           "input_res_mlp": InputResMlp, "input_res_mlp_no_skip": lambda: InputResMlp(skip=False),
           "gpt": Gpt, "gpt_one_head": lambda: Gpt(heads=1),
           "gpt_packed": lambda: Gpt(packed=True), "example": Example}
@@ -893,7 +938,8 @@ def main():
                           "double_mlp_no_skip", "t_mlp_no_back", "diamond_mlp_one_branch",
                           "input_res_mlp_no_skip", "nested_res_mlp_no_inner",
                           "nested_res_mlp_no_outer", "pre_norm_mlp_no_skip",
-                          "shared_start_mlp_no_inner", "shared_start_mlp_no_outer"):
+                          "shared_start_mlp_no_inner", "shared_start_mlp_no_outer",
+                          "att_input_mlp_no_skip"):
         # The example's model is the tiny gpt's code at another size; its central
         # differences take minutes. The model without the skip's gradient is wrong on purpose.
         check_gradients(model, params, data, rng)
