@@ -52,6 +52,26 @@ DIR/reference/losses.npy (the loss before each step's update) and DIR/reference/
   diamond_mlp  res_mlp's data: h = dense(x, w1, c1) -> dense(h, w2, c2) + gelu(dense(h, w4,
        c4)) -> dense(w3, c3) -> softmax: two branches from h joined by a sum, no skip
        (`diamond_mlp_one_branch` leaves the gelu branch's gradient of h out).
+  nested_res_mlp  res_mlp's data: h = dense(x, w1, c1); g = gelu(dense(h, w2, c2)); i = g +
+       relu(dense(g, w4, c4)); o = h + dense(i, w5, c5) -> dense(w3, c3) -> softmax: a block
+       inside a block (`nested_res_mlp_no_inner`, `_no_outer` leave one skip's gradient out).
+  shared_start_mlp  res_mlp's data: h = dense(x, w1, c1); i = h + gelu(dense(h, w2, c2));
+       o = h + dense(i, w5, c5) -> dense(w3, c3) -> softmax: two blocks from h, one inside
+       the other (`shared_start_mlp_no_inner`, `_no_outer` leave one skip's gradient out).
+  pre_norm_mlp  x: [24, 16] -> r = x + dense(layernorm(x, g1, b1), w1, c1) -> o = r +
+       dense(gelu(dense(layernorm(r, g2, b2), w2, c2)), w4, c4) -> dense(w3, c3) -> softmax,
+       the mean cross-entropy against labels: [24] (class indices below 4): two pre-norm
+       blocks, the first from the model's input (`pre_norm_mlp_no_skip` leaves the second
+       skip's gradient out).
+  att_input_mlp  x: [32, 16] (4 sequences of 8) -> r = x + dense(attention(dense(a, wq, bq),
+       dense(a, wk, bk), dense(a, wv, bv)), wo, bo), a = layernorm(x, g, b), 2 causal heads
+       -> dense(w3, c3) -> softmax, the mean cross-entropy against labels: [32] (class
+       indices below 4): a pre-norm attention block on the model's input
+       (`att_input_mlp_no_skip` leaves x out of the sum).
+  input_res_mlp  x: [24, 16] -> s = x + relu(dense(x, w1, c1)) of 16 features -> dense(w2,
+       c2) -> softmax, the mean cross-entropy against labels: [24] (class indices below 4): a
+       residual block from the model's input, whose skip needs no gradient
+       (`input_res_mlp_no_skip` leaves x out of the sum).
   gpt  ids: [32, 1] (4 sequences of 8 tokens, vocabulary 12) -> embedding(wte, wpe) -> one
        pre-LN decoder block (d_model 16, 2 causal heads, an MLP of width 32), with
        examples/transformer's parameter names (block i's end in i):
@@ -459,6 +479,190 @@ class TwoDense:
         return loss, g
 
 
+class InputResMlp:
+    """s = x + relu(x W1 + c1); softmax(s W2 + c2): a residual block that starts at the
+    model's input x ([24, 16], 16 -> 16 inside the block, 4 classes). x needs no gradient, so
+    the skip's is dropped and the block's dy flows into the branch alone; the forward's skip
+    adds x itself (`skip=False` leaves it out of the forward: a wrong trainer to tell
+    apart)."""
+
+    NAMES = ["w1", "c1", "w2", "c2"]
+
+    def __init__(self, skip=True):
+        self.skip = skip
+
+    def make(self, rng):
+        p = {"w1": rng.uniform(-0.4, 0.4, (16, 16)), "c1": rng.uniform(-0.3, 0.3, 16),
+             "w2": rng.uniform(-0.6, 0.6, (16, 4)), "c2": rng.uniform(-0.5, 0.5, 4)}
+        return p, {"x": rng.uniform(-1.0, 1.0, (24, 16)), "labels": rng.integers(0, 4, 24)}
+
+    def loss_and_grads(self, p, d):
+        r = relu(dense(d["x"], p["w1"], p["c1"]))
+        s = d["x"] + r if self.skip else r
+        loss, dz = softmax_cross_entropy(dense(s, p["w2"], p["c2"]), d["labels"])
+        g = {}
+        ds, g["w2"], g["c2"] = dense_back(s, p["w2"], dz)
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], relu_back(r, ds))
+        return loss, g
+
+
+class NestedResMlp:
+    """h = x W1 + c1; g = gelu(h W2 + c2); i = g + relu(g W4 + c4); o = h + (i W5 + c5);
+    softmax(o W3 + c3): a residual block (from g) inside another (from h). g's gradient is
+    the inner branch's plus the inner skip's, h's the outer branch's (through the inner block)
+    plus the outer skip's (`skips` names the skips whose gradient is kept: leaving one out
+    is a wrong trainer to tell apart)."""
+
+    NAMES = ["w1", "c1", "w2", "c2", "w4", "c4", "w5", "c5", "w3", "c3"]
+
+    def __init__(self, skips=("inner", "outer")):
+        self.skips = skips
+
+    def make(self, rng):
+        p, d = ResMlp().make(rng)
+        for n in ("4", "5"):
+            p["w" + n] = rng.uniform(-0.6, 0.6, (7, 7))
+            p["c" + n] = rng.uniform(-0.5, 0.5, 7)
+        return p, d
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        f = dense(h, p["w2"], p["c2"])
+        g = gelu(f)
+        r = relu(dense(g, p["w4"], p["c4"]))
+        i = g + r
+        o = h + dense(i, p["w5"], p["c5"])
+        loss, dz = softmax_cross_entropy(dense(o, p["w3"], p["c3"]), d["labels"])
+        gr = {}
+        do, gr["w3"], gr["c3"] = dense_back(o, p["w3"], dz)
+        di, gr["w5"], gr["c5"] = dense_back(i, p["w5"], do)
+        dg, gr["w4"], gr["c4"] = dense_back(g, p["w4"], relu_back(r, di))
+        if "inner" in self.skips:
+            dg = dg + di
+        dh, gr["w2"], gr["c2"] = dense_back(h, p["w2"], gelu_back(f, dg))
+        if "outer" in self.skips:
+            dh = dh + do
+        _, gr["w1"], gr["c1"] = dense_back(d["x"], p["w1"], dh)
+        return loss, gr
+
+
+class SharedStartMlp:
+    """h = x W1 + c1; i = h + gelu(h W2 + c2); o = h + (i W5 + c5); softmax(o W3 + c3): two
+    residual blocks from h, one inside the other, so h's gradient is the inner branch's plus
+    both skips' (`skips` names the skips whose gradient is kept: leaving one out is a wrong
+    trainer to tell apart)."""
+
+    NAMES = ["w1", "c1", "w2", "c2", "w5", "c5", "w3", "c3"]
+
+    def __init__(self, skips=("inner", "outer")):
+        self.skips = skips
+
+    def make(self, rng):
+        p, d = ResMlp().make(rng)
+        p["w5"] = rng.uniform(-0.6, 0.6, (7, 7))
+        p["c5"] = rng.uniform(-0.5, 0.5, 7)
+        return p, d
+
+    def loss_and_grads(self, p, d):
+        h = dense(d["x"], p["w1"], p["c1"])
+        f = dense(h, p["w2"], p["c2"])
+        i = h + gelu(f)
+        o = h + dense(i, p["w5"], p["c5"])
+        loss, dz = softmax_cross_entropy(dense(o, p["w3"], p["c3"]), d["labels"])
+        g = {}
+        do, g["w3"], g["c3"] = dense_back(o, p["w3"], dz)
+        di, g["w5"], g["c5"] = dense_back(i, p["w5"], do)
+        dh, g["w2"], g["c2"] = dense_back(h, p["w2"], gelu_back(f, di))
+        if "inner" in self.skips:
+            dh = dh + di
+        if "outer" in self.skips:
+            dh = dh + do
+        _, g["w1"], g["c1"] = dense_back(d["x"], p["w1"], dh)
+        return loss, g
+
+
+class PreNormMlp:
+    """r = x + (layernorm(x, g1, b1) W1 + c1); o = r + (gelu(layernorm(r, g2, b2) W2 + c2) W4
+    + c4); softmax(o W3 + c3): two pre-norm blocks as a transformer's are written, the first
+    from the model's input x ([24, 16], 4 classes), whose gradient is dropped; r's gradient
+    is the second branch's plus the skip's (`skip=False` leaves the skip's out: a wrong
+    trainer to tell apart)."""
+
+    NAMES = ["g1", "b1", "w1", "c1", "g2", "b2", "w2", "c2", "w4", "c4", "w3", "c3"]
+
+    def __init__(self, skip=True):
+        self.skip = skip
+
+    def make(self, rng):
+        p = {}
+        for n in ("1", "2"):
+            p["g" + n] = 1.0 + rng.uniform(-0.3, 0.3, 16)
+            p["b" + n] = rng.uniform(-0.3, 0.3, 16)
+        for n in ("1", "2", "4"):
+            p["w" + n] = rng.uniform(-0.3, 0.3, (16, 16))
+            p["c" + n] = rng.uniform(-0.3, 0.3, 16)
+        p["w3"] = rng.uniform(-0.6, 0.6, (16, 4))
+        p["c3"] = rng.uniform(-0.5, 0.5, 4)
+        return p, {"x": rng.uniform(-1.0, 1.0, (24, 16)), "labels": rng.integers(0, 4, 24)}
+
+    def loss_and_grads(self, p, d):
+        x = d["x"]
+        r = x + dense(layernorm(x, p["g1"], p["b1"]), p["w1"], p["c1"])
+        m = layernorm(r, p["g2"], p["b2"])
+        f = dense(m, p["w2"], p["c2"])
+        o = r + dense(gelu(f), p["w4"], p["c4"])
+        loss, dz = softmax_cross_entropy(dense(o, p["w3"], p["c3"]), d["labels"])
+        g = {}
+        do, g["w3"], g["c3"] = dense_back(o, p["w3"], dz)
+        da, g["w4"], g["c4"] = dense_back(gelu(f), p["w4"], do)
+        dm, g["w2"], g["c2"] = dense_back(m, p["w2"], gelu_back(f, da))
+        dr, g["g2"], g["b2"] = layernorm_back(r, p["g2"], dm)
+        if self.skip:
+            dr = dr + do
+        dn, g["w1"], g["c1"] = dense_back(layernorm(x, p["g1"], p["b1"]), p["w1"], dr)
+        _, g["g1"], g["b1"] = layernorm_back(x, p["g1"], dn)
+        return loss, g
+
+
+class AttInputMlp:
+    """a = layernorm(x, g, b); r = x + (attention(a Wq + bq, a Wk + bk, a Wv + bv) Wo + bo);
+    softmax(r W3 + c3): a pre-norm attention block straight on the model's input x ([32,
+    16], 4 sequences of 8, 2 causal heads), whose gradient is dropped (`skip=False` leaves x
+    out of the sum: a wrong trainer to tell apart)."""
+
+    NAMES = ["g", "b", "wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo", "w3", "c3"]
+    HEADS, CONTEXT = 2, 8
+
+    def __init__(self, skip=True):
+        self.skip = skip
+
+    def make(self, rng):
+        p = {"g": 1.0 + rng.uniform(-0.3, 0.3, 16), "b": rng.uniform(-0.3, 0.3, 16)}
+        for n in ("q", "k", "v", "o"):
+            p["w" + n] = rng.uniform(-0.4, 0.4, (16, 16))
+            p["b" + n] = rng.uniform(-0.3, 0.3, 16)
+        p["w3"] = rng.uniform(-0.6, 0.6, (16, 4))
+        p["c3"] = rng.uniform(-0.5, 0.5, 4)
+        return p, {"x": rng.uniform(-1.0, 1.0, (32, 16)), "labels": rng.integers(0, 4, 32)}
+
+    def loss_and_grads(self, p, d):
+        x, hc = d["x"], (self.HEADS, self.CONTEXT)
+        a = layernorm(x, p["g"], p["b"])
+        q, k, v = (dense(a, p["w" + n], p["b" + n]) for n in ("q", "k", "v"))
+        y = attention(q, k, v, *hc)
+        r = dense(y, p["wo"], p["bo"]) + (x if self.skip else 0.0)
+        loss, dz = softmax_cross_entropy(dense(r, p["w3"], p["c3"]), d["labels"])
+        g = {}
+        dr, g["w3"], g["c3"] = dense_back(r, p["w3"], dz)
+        dy, g["wo"], g["bo"] = dense_back(y, p["wo"], dr)
+        da = 0.0
+        for n, dn in zip(("q", "k", "v"), attention_back(q, k, v, dy, *hc)):
+            dan, g["w" + n], g["b" + n] = dense_back(a, p["w" + n], dn)
+            da = da + dan
+        _, g["g"], g["b"] = layernorm_back(x, p["g"], da)
+        return loss, g
+
+
 class WideEmbedding:
     """ids -> embedding(wte, wpe) -> dense(w, c) -> softmax, the mean cross-entropy."""
 
@@ -645,6 +849,15 @@ MODELS = {"mlp": Mlp, "wide_mlp": lambda: Mlp(hidden=257, samples=23),
           "relu_res_mlp_no_skip": lambda: ResMlp(skip=False, relu=True),
           "double_mlp": DoubleMlp, "double_mlp_no_skip": lambda: DoubleMlp(skip=False),
           "two_dense": TwoDense, "diamond_mlp": DiamondMlp, "diamond_mlp_one_branch": lambda: DiamondMlp(both=False),
+          "nested_res_mlp": NestedResMlp,
+          "nested_res_mlp_no_inner": lambda: NestedResMlp(skips=("outer",)),
+          "nested_res_mlp_no_outer": lambda: NestedResMlp(skips=("inner",)),
+          "shared_start_mlp": SharedStartMlp,
+          "shared_start_mlp_no_inner": lambda: SharedStartMlp(skips=("outer",)),
+          "shared_start_mlp_no_outer": lambda: SharedStartMlp(skips=("inner",)),
+          "pre_norm_mlp": PreNormMlp, "pre_norm_mlp_no_skip": lambda: PreNormMlp(skip=False),
+          "att_input_mlp": AttInputMlp, "att_input_mlp_no_skip": lambda: AttInputMlp(skip=False),
+          "input_res_mlp": InputResMlp, "input_res_mlp_no_skip": lambda: InputResMlp(skip=False),
           "gpt": Gpt, "gpt_one_head": lambda: Gpt(heads=1),
           "gpt_packed": lambda: Gpt(packed=True), "example": Example}
 
@@ -722,7 +935,11 @@ def main():
             for n, v in data.items()}
 
     if args.model not in ("example", "res_mlp_no_skip", "relu_res_mlp_no_skip",
-                          "double_mlp_no_skip", "t_mlp_no_back", "diamond_mlp_one_branch"):
+                          "double_mlp_no_skip", "t_mlp_no_back", "diamond_mlp_one_branch",
+                          "input_res_mlp_no_skip", "nested_res_mlp_no_inner",
+                          "nested_res_mlp_no_outer", "pre_norm_mlp_no_skip",
+                          "shared_start_mlp_no_inner", "shared_start_mlp_no_outer",
+                          "att_input_mlp_no_skip"):
         # The example's model is the tiny gpt's code at another size; its central
         # differences take minutes. The model without the skip's gradient is wrong on purpose.
         check_gradients(model, params, data, rng)

@@ -5,8 +5,9 @@
 //! own gradient (`matmul_qk_train_back_q`/`_k`, `matmul_pv_train_back_p`/`_v`,
 //! `pack_qkv_train_back_q`/`_k`/`_v` of the fused attention, which trains as its `train as`
 //! clause; each input's but the last's on the region of the `keep` before the next input);
-//! a layer of the model's own trains as its clause's calls. Checked against the same NumPy
-//! reference (tests/reference/transformer_train.py) as weight-streaming training.
+//! a layer of the model's own trains as its clause's calls; a residual block may start at the
+//! model's input and may hold another. Checked against the same NumPy reference
+//! (tests/reference/transformer_train.py) as weight-streaming training.
 
 mod support;
 use support::transformer::{
@@ -174,4 +175,227 @@ fn two_branches_joined_by_a_sum_train_pipelined_like_numpy() {
         both.iter().zip(&one).any(|(a, b)| (a - b).abs() > 1e-2),
         "the second branch's gradient should matter: {both:?} {one:?}"
     );
+}
+
+/// A residual block that starts at the model's input: tests/reference/transformer_train.py's
+/// `input_res_mlp` (its `train` item is `small_train_item`'s).
+const INPUT_RES_MLP: &str = r#"import std.nn.{dense, relu, add, softmax};
+
+model input_res_mlp(x: f32[B, 16]) -> f32[B, 4] {
+    param w1: f32[16, 16] from "w1.npy";
+    param c1: f32[16] from "c1.npy";
+    param w2: f32[16, 4] from "w2.npy";
+    param c2: f32[4] from "c2.npy";
+    return softmax(dense(add(x, relu(dense(x, w1, c1))), w2, c2));
+}
+"#;
+
+/// `add(x, relu(dense(x, w1, c1)))`: the host streams the model's input to the branch's first
+/// layer and, on a stream of its own, to `add`'s region, and the backward sends `add`'s dy into
+/// the branch alone (the model's input needs no gradient: the skip's is dropped, no sum at
+/// the fork). 8 SGD-momentum steps of 6 samples on `dev`, run pipelined on the whole batch,
+/// like the reference: every loss within 1e-5 relative and every weight within 1e-5 while each
+/// moves by more than 1e-3 (`transformer_trains_like_numpy`; float32 sums of at most 16
+/// products and 6 samples, rounding errors of order 1e-7). Measured: losses within 1.8e-7
+/// relative, weights within 6.7e-8 while training moves them by 0.12 to 0.35; 2,048 simulated
+/// cycles a step (forward 1,054, backward 994).
+///
+/// The reference without the skip in the forward is more than 1e-2 away, so a forward that
+/// lost the model's input on the way to `add` would fail.
+#[test]
+fn a_residual_block_from_the_model_input_trains_pipelined_like_numpy() {
+    let stdout = small_model_trains_whole_batches(
+        "input_res_mlp",
+        INPUT_RES_MLP,
+        &["input_res_mlp_no_skip"],
+    );
+    assert!(stdout.contains("add_train#1"), "{stdout}");
+}
+
+/// A residual block inside another: tests/reference/transformer_train.py's `nested_res_mlp`
+/// (its `train` item is `small_train_item`'s).
+const NESTED_RES_MLP: &str = r#"import std.nn.{dense, gelu, relu, add, softmax};
+
+model nested_res_mlp(x: f32[B, 5]) -> f32[B, 3] {
+    param w1: f32[5, 7] from "w1.npy";
+    param c1: f32[7] from "c1.npy";
+    param w2: f32[7, 7] from "w2.npy";
+    param c2: f32[7] from "c2.npy";
+    param w4: f32[7, 7] from "w4.npy";
+    param c4: f32[7] from "c4.npy";
+    param w5: f32[7, 7] from "w5.npy";
+    param c5: f32[7] from "c5.npy";
+    param w3: f32[7, 3] from "w3.npy";
+    param c3: f32[3] from "c3.npy";
+    let h = dense(x, w1, c1);
+    let g = gelu(dense(h, w2, c2));
+    let i = add(g, relu(dense(g, w4, c4)));
+    let o = add(h, dense(i, w5, c5));
+    return softmax(dense(o, w3, c3));
+}
+"#;
+
+/// `add(h, dense(add(g, relu(dense(g))), w5, c5))` with g = gelu(dense(h)) inside h's block:
+/// the inner block's sum (`add_train_back` at g's fork) runs before g's dense layer's
+/// backward, whose dr the outer sum at h's fork adds to the outer skip's dy (which waited
+/// there, the whole batch, since `add_train_back` takes dy first). 8 SGD-momentum steps of 6
+/// samples on `dev`, the whole batch at once, like the reference within
+/// `transformer_trains_like_numpy`'s 1e-5 (measured: losses within 8.9e-8 relative, weights
+/// within 7.5e-8 while training moves each by 0.089 or more; 5,255 simulated cycles a step:
+/// forward 1,693, backward 3,562). The references that leave either skip's gradient out are
+/// more than 1e-2 away, so a backward that lost either sum would fail.
+#[test]
+fn a_residual_block_inside_another_trains_pipelined_like_numpy() {
+    let wrong = ["nested_res_mlp_no_inner", "nested_res_mlp_no_outer"];
+    small_model_trains_whole_batches("nested_res_mlp", NESTED_RES_MLP, &wrong);
+}
+
+/// Two residual blocks from one result, one inside the other:
+/// tests/reference/transformer_train.py's `shared_start_mlp` (its `train` item is
+/// `small_train_item`'s).
+const SHARED_START_MLP: &str = r#"import std.nn.{dense, gelu, add, softmax};
+
+model shared_start_mlp(x: f32[B, 5]) -> f32[B, 3] {
+    param w1: f32[5, 7] from "w1.npy";
+    param c1: f32[7] from "c1.npy";
+    param w2: f32[7, 7] from "w2.npy";
+    param c2: f32[7] from "c2.npy";
+    param w5: f32[7, 7] from "w5.npy";
+    param c5: f32[7] from "c5.npy";
+    param w3: f32[7, 3] from "w3.npy";
+    param c3: f32[3] from "c3.npy";
+    let h = dense(x, w1, c1);
+    let i = add(h, gelu(dense(h, w2, c2)));
+    let o = add(h, dense(i, w5, c5));
+    return softmax(dense(o, w3, c3));
+}
+"#;
+
+/// `add(h, dense(add(h, gelu(dense(h)))))`: h gets three gradients, the inner branch's and
+/// both skips'. The outer block's sum runs at h's fork, and the inner block's on its `add`'s
+/// region after it, before h's dense layer takes the total. 8 SGD-momentum steps of 6 samples
+/// on `dev`, the whole batch at once, like the reference within
+/// `transformer_trains_like_numpy`'s 1e-5 (measured: losses within 1.1e-7 relative, weights
+/// within 1.2e-7 while training moves each by 0.11 or more; 2,786 simulated cycles a step:
+/// forward 1,132, backward 1,654). The references that leave either skip's gradient out are
+/// more than 1e-2 away: with the inner block's sum dropped, step 2's loss was 1.044648
+/// against the reference's 1.047358.
+#[test]
+fn two_residual_blocks_from_one_result_train_pipelined_like_numpy() {
+    let wrong = ["shared_start_mlp_no_inner", "shared_start_mlp_no_outer"];
+    small_model_trains_whole_batches("shared_start_mlp", SHARED_START_MLP, &wrong);
+}
+
+/// Two pre-norm blocks as a transformer's are written, the first from the model's input:
+/// tests/reference/transformer_train.py's `pre_norm_mlp` (its `train` item is
+/// `small_train_item`'s).
+const PRE_NORM_MLP: &str = r#"import std.nn.{dense, gelu, layernorm, add, softmax};
+
+model pre_norm_mlp(x: f32[B, 16]) -> f32[B, 4] {
+    param g1: f32[16] from "g1.npy";
+    param b1: f32[16] from "b1.npy";
+    param w1: f32[16, 16] from "w1.npy";
+    param c1: f32[16] from "c1.npy";
+    param g2: f32[16] from "g2.npy";
+    param b2: f32[16] from "b2.npy";
+    param w2: f32[16, 16] from "w2.npy";
+    param c2: f32[16] from "c2.npy";
+    param w4: f32[16, 16] from "w4.npy";
+    param c4: f32[16] from "c4.npy";
+    param w3: f32[16, 4] from "w3.npy";
+    param c3: f32[4] from "c3.npy";
+    let r = add(x, dense(layernorm(x, g1, b1), w1, c1));
+    let o = add(r, dense(gelu(dense(layernorm(r, g2, b2), w2, c2)), w4, c4));
+    return softmax(dense(o, w3, c3));
+}
+"#;
+
+/// `x + dense(layernorm(x))` then `r + mlp(layernorm(r))`: the first block from the model's
+/// input (its skip's gradient dropped), the second from its result (its sum at r's fork, wider
+/// than one part), 8 SGD-momentum steps of 6 samples on `dev`, the whole batch at once, like
+/// the reference within `transformer_trains_like_numpy`'s 1e-5, g and b included (measured:
+/// losses within 1.6e-7 relative, weights within 2.2e-7 while training moves each by 0.036 or
+/// more; `add_train#2` on 1 × 5, a fork of 5 parts; 5,557 simulated cycles a step: forward
+/// 3,346, backward 2,211). The reference without the second skip's gradient is more than 1e-2
+/// away.
+#[test]
+fn pre_norm_blocks_from_the_model_input_train_pipelined_like_numpy() {
+    let stdout =
+        small_model_trains_whole_batches("pre_norm_mlp", PRE_NORM_MLP, &["pre_norm_mlp_no_skip"]);
+    assert!(stdout.contains("add_train#2"), "{stdout}");
+}
+
+/// A pre-norm attention block straight on the model's input, as a transformer's first block
+/// is written: tests/reference/transformer_train.py's `att_input_mlp` (its `train` item is
+/// `small_train_item`'s for 3 steps of two sequences, `TINY_GPT_SGD`'s settings).
+const ATT_INPUT_MLP: &str = r#"import std.nn.{dense, layernorm, add, attention, softmax};
+
+model att_input_mlp(x: f32[B, 16]) -> f32[B, 4] {
+    param g: f32[16] from "g.npy";
+    param b: f32[16] from "b.npy";
+    param wq: f32[16, 16] from "wq.npy";
+    param bq: f32[16] from "bq.npy";
+    param wk: f32[16, 16] from "wk.npy";
+    param bk: f32[16] from "bk.npy";
+    param wv: f32[16, 16] from "wv.npy";
+    param bv: f32[16] from "bv.npy";
+    param wo: f32[16, 16] from "wo.npy";
+    param bo: f32[16] from "bo.npy";
+    param w3: f32[16, 4] from "w3.npy";
+    param c3: f32[4] from "c3.npy";
+    let a = layernorm(x, g, b);
+    let r = add(x, dense(attention(dense(a, wq, bq), dense(a, wk, bk), dense(a, wv, bv),
+        heads = 2, context = 8), wo, bo));
+    return softmax(dense(r, w3, c3));
+}
+"#;
+
+/// `x + dense(attention(q, k, v))` with q, k and v made from `layernorm(x)`: the host streams
+/// x to the layernorm and to `add`; the branch parts at the layernorm (relays before k and v)
+/// and joins at the fused attention's `pack_qkv`. 3 SGD-momentum steps of 16 tokens on `dev`,
+/// the whole batch at once, like the reference within `transformer_trains_like_numpy`'s 1e-5
+/// (the key biases' gradient is zero, so they are exempt from moving). Measured: losses
+/// within 1.1e-7 relative, weights within 1.3e-7 while training moves the others by 0.021 or
+/// more; attention on 1 × 2, one head per column; 23,527 simulated cycles a step (forward
+/// 6,667, backward 16,860). The reference without the skip is more than 1e-2 away.
+#[test]
+fn a_pre_norm_attention_block_on_the_model_input_trains_pipelined_like_numpy() {
+    let model = "att_input_mlp";
+    let item = small_train_item(model, "x", 16).replace("steps = 8;", "steps = 3;");
+    let source = format!("{ATT_INPUT_MLP}{item}");
+    let stdout = transformer_trains_like_numpy(model, &source, &[], &TINY_GPT_SGD);
+    assert!(
+        stdout.contains("3 steps of 16 samples on dev, pipelined"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("micro-batches"), "{stdout}");
+    let right = reference_losses(model, &TINY_GPT_SGD);
+    let wrong = reference_losses("att_input_mlp_no_skip", &TINY_GPT_SGD);
+    assert!(
+        right.iter().zip(&wrong).any(|(a, b)| (a - b).abs() > 1e-2),
+        "the skip should matter: {right:?} {wrong:?}"
+    );
+}
+
+/// `source` (the reference's `model`, with `small_train_item`'s settings) trains pipelined on
+/// `dev` like the reference (`transformer_trains_like_numpy`), each step's batch of 6 at once;
+/// and each of the references `wrong` (a trainer that leaves something out) is more than 1e-2
+/// away from it at some step, so that the comparison would tell them apart. wsel's output.
+fn small_model_trains_whole_batches(model: &str, source: &str, wrong: &[&str]) -> String {
+    let source = format!("{source}{}", small_train_item(model, "x", 6));
+    let stdout = transformer_trains_like_numpy(model, &source, &[], &SMALL_SGD);
+    assert!(
+        stdout.contains("8 steps of 6 samples on dev, pipelined"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("micro-batches"), "{stdout}");
+    let right = reference_losses(model, &SMALL_SGD);
+    for one in wrong {
+        let losses = reference_losses(one, &SMALL_SGD);
+        assert!(
+            right.iter().zip(&losses).any(|(a, b)| (a - b).abs() > 1e-2),
+            "{one} should be told apart from {model}: {right:?} {losses:?}"
+        );
+    }
+    stdout
 }

@@ -85,9 +85,12 @@ pub(super) fn branched(
 fn relayed_readings(graph: &LayerGraph, roles: &[Role]) -> Vec<(usize, usize)> {
     let mut relayed = Vec::new();
     for (p, reads) in readings(graph).iter().enumerate() {
+        let closes = Role::BlockEnd {
+            start: TensorRef::Layer(p),
+        };
         let skip = |&(r, i): &(usize, usize)| {
             let before = r.checked_sub(1).map(TensorRef::Layer);
-            roles[r] == Role::BlockEnd { start: p } && Some(graph.layers[r].args[i]) != before
+            roles[r] == closes && Some(graph.layers[r].args[i]) != before
         };
         let direct: Vec<(usize, usize)> = reads.iter().filter(|at| !skip(at)).copied().collect();
         relayed.extend(direct.into_iter().skip(1));

@@ -7,12 +7,13 @@
 //!   layers' results;
 //! - any other layer of two inputs (`add`, [`Role::BlockEnd`]) closes a residual block
 //!   `add(h, f(h))`: one input is the layer before it, the other the result `h` of an earlier
-//!   layer `p` (not the model's input), and no block closes between `p` and it (blocks do not
-//!   nest).
+//!   layer `p` or the model's input (whose first reader, the first layer, then opens the
+//!   branch; the model's input needs no gradient, so the skip's is dropped). Blocks nest: a
+//!   block that closes between `h` and it starts there too, at `h` or a later layer's result.
 //!
 //! E1115 otherwise, at the first call that breaks it, saying how: a layer of three or more
-//! activation inputs without a gradient layer per input, blocks inside blocks, a block from
-//! the model's input.
+//! activation inputs without a gradient layer per input, blocks that cross, the model's input
+//! read by a layer that is neither the first nor a block's end.
 
 use wsel_ir::graph::{LayerGraph, SourceSpan, TensorRef};
 use wsel_sema::{Diagnostic, Location};
@@ -26,9 +27,10 @@ pub(super) enum Role {
     Single,
     /// Two activation inputs or more, each with its own gradient layer `L_train_back_<input>`.
     Pair,
-    /// Closes the residual block opened by layer `start`'s result: `L_train_back(dy, dr)` is
-    /// the sum of `start`'s gradients through the skip and through the branch.
-    BlockEnd { start: usize },
+    /// Closes the residual block opened by `start` (a layer's result, or the model's input):
+    /// `L_train_back(dy, dr)` is the sum of a layer's gradients through the skip and through
+    /// the branch; the model's input gets none.
+    BlockEnd { start: TensorRef },
 }
 
 /// The role of every layer of `graph`, `paired(l)` when layer `l` has a gradient layer per
@@ -58,7 +60,7 @@ pub(super) fn roles(
             [only] if l == 0 || *only != TensorRef::Input(0) => Role::Single,
             [_] => {
                 return Err(broken(
-                    "it reads the model's input, which only the first layer may",
+                    "it reads the model's input, which only the first layer and a residual block's end may",
                 ));
             }
             [_, _, ..] if paired(l) => {
@@ -78,6 +80,11 @@ pub(super) fn roles(
                 let start = block_start(&roles, other, l).map_err(broken)?;
                 Role::BlockEnd { start }
             }
+            [_, _] if l == 0 => {
+                return Err(broken(
+                    "it joins the model's input to itself: a residual block from the model's input needs a layer in its branch",
+                ));
+            }
             [_, _] => {
                 return Err(broken(
                     "a layer of two inputs without a gradient layer per input closes a residual block, and neither input is the layer before it",
@@ -95,19 +102,27 @@ pub(super) fn roles(
     Ok(roles)
 }
 
-/// The layer whose result `skip` is, opening a block that layer `end` closes; why not, when
-/// it cannot (the model's input, or a block inside another).
-fn block_start(roles: &[Role], skip: TensorRef, end: usize) -> Result<usize, &str> {
-    let TensorRef::Layer(p) = skip else {
-        return Err("a residual block must start at a layer's result, not at the model's input");
+/// The start of the block that layer `end` closes, `skip` (a layer's result, or the model's
+/// input, which the first layer reads too); why not, when it cannot. Blocks nest: a block that
+/// closes inside this one starts inside it too, at `skip` or at a later layer's result (a
+/// block that starts before `skip` would cross this one).
+fn block_start(roles: &[Role], skip: TensorRef, end: usize) -> Result<TensorRef, &str> {
+    // The block's layers: after `skip`'s producer, or from the first (the model's input).
+    let first = match skip {
+        TensorRef::Layer(p) => p + 1,
+        _ => 0,
     };
-    let inside = roles[p + 1..end]
+    let inside =
+        |start: TensorRef| start == skip || matches!(start, TensorRef::Layer(q) if q >= first);
+    let crosses = roles[first..end]
         .iter()
-        .any(|r| matches!(r, Role::BlockEnd { .. }));
-    if inside {
-        return Err("residual blocks inside residual blocks are not supported yet");
+        .any(|r| matches!(*r, Role::BlockEnd { start } if !inside(start)));
+    if crosses {
+        return Err(
+            "a residual block that closes inside it starts before it: blocks may nest, not cross",
+        );
     }
-    Ok(p)
+    Ok(skip)
 }
 
 /// E1115 at a layer (but the last) whose result no layer reads: its backward would get no

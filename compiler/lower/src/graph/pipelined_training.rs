@@ -15,7 +15,8 @@
 //!   its own gradient layers; the result is the first layer's input gradient. A result's
 //!   gradients: the one of its first reader; through a residual block `add(h, f(h))`'s skip,
 //!   added by the end's `add_train_back(dy, dr)` at the block's fork between `h`'s region and
-//!   its first reader's ([`PipelinedTrain::fork_of`]), else on `add`'s region; and each later
+//!   its first reader's ([`PipelinedTrain::fork_of`]), else on `add`'s region (a block inside
+//!   it from `h` too: on its own `add`'s region, after the outer block's sum); and each later
 //!   reading's, added by `gradient_sum_train_back` on its relay's region. A layer of one input
 //!   gives `L_train_back(dy, params)`; a pair (`matmul_qk`, `pack_qkv`) `L_train_back_<input>(dy)`
 //!   for every input but the last on the region of the next input's keep (a relay when it reads
@@ -374,24 +375,19 @@ impl<'db> Backward<'_, 'db> {
     ) -> Result<TensorRef, Vec<Diagnostic>> {
         let grads = std::mem::take(&mut self.grads[l]);
         let direct = grads.iter().find(|g| g.via == Via::Direct);
-        let skip = grads.iter().find(|g| g.via == Via::Skip);
+        // The skips' gradients, the outermost block's first.
+        let mut skips: Vec<&Grad> = grads.iter().filter(|g| g.via == Via::Skip).collect();
+        skips.sort_by_key(|g| std::cmp::Reverse(g.reader));
         // A "block" whose start no branch reads (`add(f(h), g(h))` closes on `f(h)`): the
         // skip's gradient is the result's whole gradient, with nothing to add it to.
-        let Some(direct) = direct.or(skip) else {
-            return Err(Vec::new());
+        let (direct, skips) = match direct {
+            Some(direct) => (direct, &skips[..]),
+            None => skips
+                .split_first()
+                .map(|(first, rest)| (*first, rest))
+                .ok_or_else(Vec::new)?,
         };
-        let mut acc = direct.tensor;
-        let first = direct.reader;
-        if let Some(skip) = skip.filter(|_| direct.via == Via::Direct) {
-            // The block's end adds the skip's gradient and the branch's, at the block's fork.
-            let end = skip.reader;
-            let item = variant(end, "_train_back")?;
-            let call = self.graph.layers[end].call.clone();
-            let scalars = given(self.db, item, self.optimizer);
-            let args = vec![skip.tensor, acc];
-            let instance = push_call(self.db, &self.out, item, &call, args, &scalars)?;
-            acc = self.push(instance, end, (first < end).then_some((l, first)));
-        }
+        let mut acc = self.skip_sums(l, (direct.tensor, direct.reader), skips, variant)?;
         let mut relayed: Vec<&Grad> = grads.iter().filter(|g| g.via == Via::Relay).collect();
         relayed.sort_by_key(|g| g.reader);
         for grad in relayed {
@@ -412,6 +408,31 @@ impl<'db> Backward<'_, 'db> {
             let args = vec![acc, grad.tensor];
             let instance = push_call(self.db, &self.out, item, &call, args, &[])?;
             acc = self.push(instance, grad.reader, None);
+        }
+        Ok(acc)
+    }
+
+    /// `dy`, the gradient of forward layer `l`'s result from its reader `first`, plus the
+    /// skips' gradients `skips` (the outermost block's first), each added by its block's end:
+    /// the first at the block's fork, any other (a block inside it from the same result) on
+    /// its end's region.
+    fn skip_sums(
+        &mut self,
+        l: usize,
+        (dy, first): (TensorRef, usize),
+        skips: &[&Grad],
+        variant: Variant<'_, 'db>,
+    ) -> Result<TensorRef, Vec<Diagnostic>> {
+        let mut acc = dy;
+        for (k, skip) in skips.iter().enumerate() {
+            let end = skip.reader;
+            let item = variant(end, "_train_back")?;
+            let call = self.graph.layers[end].call.clone();
+            let scalars = given(self.db, item, self.optimizer);
+            let args = vec![skip.tensor, acc];
+            let instance = push_call(self.db, &self.out, item, &call, args, &scalars)?;
+            let fork = (k == 0 && first < end).then_some((l, first));
+            acc = self.push(instance, end, fork);
         }
         Ok(acc)
     }
