@@ -310,13 +310,15 @@ impl CycleState<'_> {
         r.q_start + if after != 0 { after } else { want }.trailing_zeros()
     }
 
-    /// Stage 1: the first three lines of PE `pe`'s record (NONE: none): what injecting and
-    /// delivering read, the activations a completed send or receive adds to, and the busy
-    /// time and waiting-send count a completion reads (see `Pe`).
+    /// Stage 1: the first four lines of PE `pe`'s record (NONE: none): what injecting and
+    /// delivering read, the activations a completed send or receive adds to, the busy time
+    /// and waiting-send count a completion reads, and the queued-receive colors a completed
+    /// receive checks (see `Pe`; on heat 512 × 512 that one load missing to memory was 98%
+    /// of `Pe::complete_recv`'s samples and 6–7% of the run's, BENCHMARKS.md, session 25).
     #[inline(always)]
     fn prefetch_pe(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {
-            fetch_lines::<_, 3>(std::slice::from_ref(p));
+            fetch_lines::<_, 4>(std::slice::from_ref(p));
         }
     }
 
