@@ -278,7 +278,7 @@ fn deadlock_report(parts: &[Partition<'_>], cycle: u64) -> DeadlockReport {
                         .collect();
                     r.queued.push(QueuedWavelets {
                         at: info.at,
-                        color: q.color,
+                        color: q.color(),
                         from: Port::from_index(q.rx() as usize).unwrap_or(Port::Ramp),
                         count,
                         blocked_on,

@@ -7,6 +7,7 @@ use crate::express::{END, Express, FED, Feed, Hop, Period, RECV_DONE, Receiver, 
 use crate::fabric::{EXPRESS, FILTERED, LINK_PORTS, NONE, NONE8, RAMP, SENDING, SOURCES, UP_WAITS};
 use crate::partition::Partition;
 use crate::pe::SendState;
+use crate::queue::Rings;
 
 /// Streams of fewer wavelet-hops than this are not worth one.
 const MIN_WAVELET_HOPS: u64 = 2;
@@ -156,7 +157,7 @@ impl Partition<'_> {
             return None;
         }
         // Router switches (switches.rs): never in closed form.
-        if (self.fab.switches).blocks_express(self.fab.queues[plan.q0 as usize].color) {
+        if (self.fab.switches).blocks_express(self.fab.queues[plan.q0 as usize].color()) {
             return None;
         }
         let chain = self.walk(plan.q0, plan.node0, plan.send)?;
@@ -182,7 +183,7 @@ impl Partition<'_> {
     /// than its hops: receivers that take a stream a few wavelets at a time are cheaper hop by
     /// hop (judged by the receives posted now).
     fn worth(&self, chain: &Chain, plan: &Plan, per: Period) -> bool {
-        let color = self.fab.queues[plan.q0 as usize].color;
+        let color = self.fab.queues[plan.q0 as usize].color();
         let n = plan.len - plan.pos;
         let hops = n * (chain.hops.len() as u64 - 1);
         let mut events = 0u64;
@@ -217,7 +218,7 @@ impl Partition<'_> {
             }
             // Its queue must hold its credits: at least twice the latency of the link into
             // it (always so behind a boundary, see `Target::boundary_queue_depth`).
-            if !hops.is_empty() && fab.rings.depth_of(q) < 2 * fab.rings.up_latency(q) {
+            if !hops.is_empty() && fab.rings.depth_of(queue) < 2 * fab.rings.up_latency(queue) {
                 return None;
             }
             let links = queue.tx & LINK_PORTS;
@@ -352,7 +353,7 @@ impl Partition<'_> {
                 if j >= u32::from(queue.fly) {
                     return false;
                 }
-                let slot = fab.rings.pos(hop.queue, queue.head, j);
+                let slot = fab.rings.pos(queue, j);
                 let arrive = plan.sched.at(i) + hop.delay;
                 let data = self.feed_word(plan, i);
                 if fab.rings.time(queue, hop.queue, slot) != self.rel(arrive)
@@ -374,7 +375,7 @@ impl Partition<'_> {
         let q0 = &self.fab.queues[plan.q0 as usize];
         if plan.send {
             let p = &self.fab.pes[self.fab.routers[plan.node0 as usize].pe as usize];
-            let slot = p.send_slot(&self.fab.sends, q0.color);
+            let slot = p.send_slot(&self.fab.sends, q0.color());
             self.fab.sends[slot].data[i as usize]
         } else {
             let r = &self.fab.info[plan.node0 as usize];
@@ -502,7 +503,10 @@ impl Partition<'_> {
         let last_in = x.sched.at(n - 1);
         let end = x.end;
         let receivers = x.receivers.len();
-        let crossing = x.hops[1..].iter().any(|h| self.fab.rings.crosses(h.queue));
+        let queues = &self.fab.queues;
+        let crossing = x.hops[1..]
+            .iter()
+            .any(|h| Rings::crosses(&queues[h.queue as usize]));
         if id as usize == self.streams.list.len() {
             self.streams.list.push(x);
         } else {
@@ -537,9 +541,9 @@ impl Partition<'_> {
         if k > 0 {
             let rings = &fab.rings;
             let used = u32::from(queue.len) + u32::from(queue.fly);
-            hop.credits0 = (used..rings.depth_of(hop.queue))
+            hop.credits0 = (used..rings.depth_of(queue))
                 .map(|j| {
-                    let slot = rings.pos(hop.queue, queue.head, j);
+                    let slot = rings.pos(queue, j);
                     epoch + u64::from(rings.time(queue, hop.queue, slot))
                 })
                 .filter(|&due| due > t)
@@ -560,7 +564,7 @@ impl Partition<'_> {
         }
         if hop.ramp {
             let pe = r.pe;
-            let slot = fab.pes[pe as usize].recv_slot(&fab.recvs, queue.color);
+            let slot = fab.pes[pe as usize].recv_slot(&fab.recvs, queue.color());
             fab.recvs[slot].express = id;
             fab.recvs[slot].xwords = 0;
             let flushed = x.period.count(hop.keep, moved);

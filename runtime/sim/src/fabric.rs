@@ -122,7 +122,10 @@ pub(crate) struct Queue {
     pub sent: u8,
     /// Ports to forward to (bit mask, ramp = bit 4).
     pub tx: u8,
-    pub color: u8,
+    /// The color (bits 0..6, below `wsel_target::MAX_COLORS`) and where the ring is (bits
+    /// 6..8: `queue::INLINE`, `EXTERNAL` or `DEEP`, set by `Rings::place`), which every ring
+    /// access tests: [`Queue::color`], [`Queue::ring`].
+    color_ring: u8,
     /// The PE's send slot (ramp queues) or receive slot (queues delivering to the ramp).
     pub slot: u8,
     /// The receive port (bits 0..2, [`RAMP`] for the ramp), the solo port (bits 4..6, 7 for
@@ -132,6 +135,9 @@ pub(crate) struct Queue {
 
 /// Queue depths up to this keep their wavelets in the queue record.
 pub(crate) const INLINE_SLOTS: usize = 4;
+
+// A queue's color and ring kind share a byte.
+const _: () = assert!(wsel_target::MAX_COLORS <= 64);
 
 // A queue record is one cache line.
 const _: () = assert!(std::mem::size_of::<Queue>() == 64);
@@ -203,8 +209,26 @@ impl Queue {
         }
     }
 
-    /// A queue of `color` from port `rx` to the ports `tx`, at `node`, empty.
+    /// The color of its wavelets.
+    #[inline(always)]
+    pub(crate) fn color(&self) -> u8 {
+        self.color_ring & 0x3f
+    }
+
+    /// Where its ring is (see `queue.rs`).
+    #[inline(always)]
+    pub(crate) fn ring(&self) -> u8 {
+        self.color_ring >> 6
+    }
+
+    pub(crate) fn set_ring(&mut self, ring: u8) {
+        self.color_ring = (self.color_ring & 0x3f) | (ring << 6);
+    }
+
+    /// A queue of `color` from port `rx` to the ports `tx`, at `node`, empty (its ring not
+    /// placed yet: `Rings::place`).
     pub(crate) fn new(node: u32, color: u8, rx: u8, tx: u8) -> Queue {
+        debug_assert!(color < 64, "validated against the target's colors");
         Queue {
             slots: [0; INLINE_SLOTS],
             time: [0; INLINE_SLOTS],
@@ -216,7 +240,7 @@ impl Queue {
             fly: 0,
             sent: 0,
             tx,
-            color,
+            color_ring: color,
             slot: NONE8,
             bits: rx | 0x70,
         }

@@ -156,7 +156,7 @@ impl Gathered {
                 links[q.node as usize][d] += sent;
                 if out.sink == NONE {
                     self.report.wavelet_hops += sent;
-                    self.color_hops[q.color as usize] += sent;
+                    self.color_hops[q.color() as usize] += sent;
                 }
             }
         }

@@ -549,13 +549,11 @@ impl<'p> Builder<'_, 'p> {
                     switch: Some(SwitchHead::new(sw, port.index() as u8)),
                 });
             }
-            if let Some(d) = port.dir()
-                && !n.target.boundary.is_free()
-                && n.target.boundary.crosses(n.coord_of(n.keys[g]), d)
-            {
-                let qi = parts.fab.queues.len() as u32;
-                parts.fab.rings.cross(qi);
-            }
+            let crosses = port.dir().is_some_and(|d| {
+                !n.target.boundary.is_free() && n.target.boundary.crosses(n.coord_of(n.keys[g]), d)
+            });
+            let qi = parts.fab.queues.len() as u32;
+            parts.fab.rings.place(&mut q, qi, crosses);
             parts.fab.queues.push(q);
         }
     }
@@ -727,7 +725,7 @@ fn mark_solo(queues: &mut [Queue], switched: impl Fn(Color) -> bool) {
     for q in 0..queues.len() {
         let tx = queues[q].tx;
         let alone = tx.count_ones() == 1
-            && !switched(queues[q].color)
+            && !switched(queues[q].color())
             && usize::from(tx.trailing_zeros() as u8) < RAMP
             && (0..queues.len()).all(|o| o == q || queues[o].tx & tx == 0);
         if alone {

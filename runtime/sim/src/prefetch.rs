@@ -110,11 +110,27 @@ pub(crate) fn fetch_lines<T, const MAX: usize>(items: &[T]) {
     }
 }
 
+/// Fetch records `start`, `start + 1`, … of `all`, `n` of them but at most `MAX`, each a
+/// line (a PE's send or receive slots): no bounds check and no clamping per line, as a
+/// prefetch never faults and the PE's record says how many there are.
+#[inline(always)]
+pub(crate) fn fetch_run<T, const MAX: usize>(all: &[T], start: u32, n: u8) {
+    const { assert!(std::mem::size_of::<T>() == 64) };
+    let first = all.as_ptr().wrapping_add(start as usize);
+    for k in 0..usize::from(n).min(MAX) {
+        fetch(first.wrapping_add(k));
+    }
+}
+
 /// The stages of prefetching ahead of a pass over the routers of `list`, carrying each
 /// router's PE index from the far stage to the later ones (so that it is looked up once).
 pub(crate) struct Ahead<D> {
     /// `pes[i % 64]`: the PE of `list[i]` (NONE if none), for `i` up to `far` ahead.
     pes: [u32; 64],
+    /// `served[i % 64]`: the queue the ramp of `list[i]` tries first (NONE if none), guessed
+    /// at the middle stage and read again at the near one (a guess either way: see
+    /// [`CycleState::served`]).
+    served: [u32; 64],
     d: PhantomData<D>,
 }
 
@@ -124,12 +140,16 @@ impl<D: Distances> Ahead<D> {
     pub(crate) fn start(hot: &CycleState<'_>, list: &[u32]) -> Ahead<D> {
         let mut ahead = Ahead {
             pes: [NONE; 64],
+            served: [NONE; 64],
             d: PhantomData,
         };
         for &node in list.iter().take(D::NODE).skip(D::FAR) {
             fetch(std::ptr::from_ref(&hot.routers[node as usize]));
         }
         for (i, &node) in list.iter().take(D::FAR).enumerate() {
+            if i < D::MID {
+                ahead.served[i] = hot.served(node);
+            }
             ahead.pes[i] = hot.routers[node as usize].pe;
             if D::PE_LINES {
                 hot.prefetch_pe(ahead.pes[i]);
@@ -157,13 +177,14 @@ impl<D: Distances> Ahead<D> {
         if let Some(&node) = list.get(i + D::MID) {
             hot.prefetch_arrays(self.pes[(i + D::MID) % 64]);
             hot.prefetch_incoming(node);
-            hot.prefetch_served(node);
+            self.served[(i + D::MID) % 64] = hot.prefetch_served(node);
         }
         if i + D::SEND < list.len() {
             hot.prefetch_send(self.pes[(i + D::SEND) % 64], D::DOWNSTREAM);
         }
         if let Some(&node) = list.get(i + D::NEAR) {
-            hot.prefetch_sram(node, self.pes[(i + D::NEAR) % 64]);
+            let k = (i + D::NEAR) % 64;
+            hot.prefetch_sram(self.served[k], self.pes[k]);
             if D::CHANNELS {
                 hot.prefetch_channels(node);
             }
@@ -241,8 +262,8 @@ pub(crate) fn wakes_ahead(p: &crate::partition::Partition<'_>) {
                 fetch(std::ptr::from_ref(last));
             }
         }
-        fetch_lines::<_, 6>(pe.recv_slots(&p.fab.recvs));
-        fetch_lines::<_, 6>(pe.send_slots(&p.fab.sends));
+        fetch_run::<_, 6>(&p.fab.recvs, pe.recv_base, pe.n_recvs);
+        fetch_run::<_, 6>(&p.fab.sends, pe.send_base, pe.n_sends);
     }
     if let Some(pe) = pe_of(WAKE_ARGS)
         && !pe.ready.is_empty()
@@ -262,17 +283,18 @@ const _: () = assert!(Small::NEAR <= Small::SEND && Small::SEND <= Small::MID);
 
 impl CycleState<'_> {
     /// Stage 2: the record of the queue that the ramp port of router `node` tries first: the
-    /// one line holds the wavelet and everything popping it reads and writes (and, on a target
-    /// with boundaries, its entry in the boundary index); and the router's timer cycle, which a
-    /// delivery that completes a receive reads.
+    /// one line holds the wavelet and everything popping it reads and writes (its ring's kind
+    /// too, so that only a deep ring behind a boundary reads the boundary index); and the
+    /// router's timer cycle, which a delivery that completes a receive reads. Returns that
+    /// queue (NONE: none).
     #[inline(always)]
-    fn prefetch_served(&self, node: u32) {
+    fn prefetch_served(&self, node: u32) -> u32 {
         fetch(std::ptr::from_ref(&self.wake[node as usize]));
         let q = self.served(node);
         if let Some(queue) = self.queues.get(q as usize) {
             fetch(std::ptr::from_ref(queue));
-            self.rings.prefetch(q);
         }
+        q
     }
 
     /// The queue the ramp port of router `node` tries first, or NONE (a guess: queues with
@@ -288,13 +310,15 @@ impl CycleState<'_> {
         r.q_start + if after != 0 { after } else { want }.trailing_zeros()
     }
 
-    /// Stage 1: the first three lines of PE `pe`'s record (NONE: none): what injecting and
-    /// delivering read, the activations a completed send or receive adds to, and the busy
-    /// time and waiting-send count a completion reads (see `Pe`).
+    /// Stage 1: the first four lines of PE `pe`'s record (NONE: none): what injecting and
+    /// delivering read, the activations a completed send or receive adds to, the busy time
+    /// and waiting-send count a completion reads, and the queued-receive colors a completed
+    /// receive checks (see `Pe`; on heat 512 × 512 that one load missing to memory was 98%
+    /// of `Pe::complete_recv`'s samples and 6–7% of the run's, BENCHMARKS.md, session 25).
     #[inline(always)]
     fn prefetch_pe(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {
-            fetch_lines::<_, 3>(std::slice::from_ref(p));
+            fetch_lines::<_, 4>(std::slice::from_ref(p));
         }
     }
 
@@ -330,7 +354,6 @@ impl CycleState<'_> {
             incoming &= incoming - 1;
             if let Some(queue) = self.queues.get(q as usize) {
                 fetch(std::ptr::from_ref(queue));
-                self.rings.prefetch(q);
             }
         }
     }
@@ -341,8 +364,8 @@ impl CycleState<'_> {
     #[inline(always)]
     fn prefetch_arrays(&self, pe: u32) {
         if let Some(p) = self.pes.get(pe as usize) {
-            fetch_lines::<_, 6>(p.send_slots(self.sends));
-            fetch_lines::<_, 6>(p.recv_slots(self.recvs));
+            fetch_run::<_, 6>(self.sends, p.send_base, p.n_sends);
+            fetch_run::<_, 6>(self.recvs, p.recv_base, p.n_recvs);
         }
     }
 
@@ -361,21 +384,20 @@ impl CycleState<'_> {
                 fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
                 if downstream && let Some(q) = self.queues.get(s.link.queue as usize) {
                     fetch(std::ptr::from_ref(q));
-                    self.rings.prefetch(s.link.queue);
                     fetch(std::ptr::from_ref(&self.routers[s.link.node as usize]));
                 }
             }
         }
     }
 
-    /// Stage 4: the SRAM word that the queue router `node`'s ramp serves first would write
-    /// into PE `pe` (NONE: none).
+    /// Stage 4: the SRAM word that queue `q` (the one its router's ramp serves first, as
+    /// guessed at stage 2; NONE: none) would write into PE `pe` (NONE: none).
     #[inline(always)]
-    fn prefetch_sram(&self, node: u32, pe: u32) {
+    fn prefetch_sram(&self, q: u32, pe: u32) {
         let Some(p) = self.pes.get(pe as usize) else {
             return;
         };
-        if let Some(q) = self.queues.get(self.served(node) as usize)
+        if let Some(q) = self.queues.get(q as usize)
             && let Some(r) = self.recvs.get((p.recv_base + u32::from(q.slot)) as usize)
         {
             let at = r.offset as usize + 4 * r.done as usize;

@@ -33,32 +33,39 @@ pub(crate) struct Rings {
     inline: bool,
     data: Vec<u32>,
     time: Vec<u32>,
-    /// The latency of every link but those crossing a boundary.
-    latency: u32,
+    /// By ring kind ([`Queue::ring`]): the queue's depth and the latency of the link into
+    /// it (so that neither is a branch).
+    depths: [u32; 4],
+    latencies: [u32; 4],
     /// Per queue, its index among the boundary queues, or [`NONE`]; empty while there is
-    /// none (so that the other queues' accesses test one length).
+    /// none. Read only for a queue whose record says [`DEEP`].
     crossing: Vec<u32>,
     /// The number of queues.
     queues: usize,
-    /// The boundary queues: their depth, the latency of the link behind them, their slots.
+    /// The boundary queues' slots.
     deep: Deep,
 }
 
 /// The rings of the queues behind links that cross a boundary.
 #[derive(Debug, Default)]
 struct Deep {
-    depth: u32,
-    latency: u32,
     data: Vec<u32>,
     time: Vec<u32>,
 }
+
+/// [`Queue::ring`]: the ring is in the queue's record…
+pub(crate) const INLINE: u8 = 0;
+/// …in the arrays of the queues deeper than [`INLINE_SLOTS`]…
+pub(crate) const EXTERNAL: u8 = 1;
+/// …or in the boundary queues' arrays.
+pub(crate) const DEEP: u8 = 2;
 
 /// A cycle relative to the epoch ([`Rings::rebase`] keeps them below 2^31).
 pub(crate) type Rel = u32;
 
 impl Rings {
     /// Rings of `depth` slots for `queues` queues behind links of `latency` cycles; a queue
-    /// marked with [`Rings::cross`] has `boundary.0` slots and a link of `boundary.1`.
+    /// placed behind a boundary ([`Rings::place`]) has `boundary.0` slots and a link of `boundary.1`.
     pub(crate) fn new(depth: u32, latency: u32, boundary: (u32, u32), queues: usize) -> Rings {
         let inline = depth as usize <= INLINE_SLOTS;
         let external = if inline { 0 } else { queues * depth as usize };
@@ -67,99 +74,76 @@ impl Rings {
             inline,
             data: vec![0; external],
             time: vec![0; external],
-            latency,
+            depths: [depth, depth, boundary.0, 0],
+            latencies: [latency, latency, boundary.1, 0],
             crossing: Vec::new(),
             queues,
-            deep: Deep {
-                depth: boundary.0,
-                latency: boundary.1,
-                ..Deep::default()
-            },
+            deep: Deep::default(),
         }
     }
 
-    /// Queue `qi` is behind a link that crosses a boundary.
-    pub(crate) fn cross(&mut self, qi: u32) {
+    /// Place queue `qi`'s ring (`q`, not yet in the partition's array): in its record or
+    /// the arrays of the ordinary queues, or, behind a link that crosses a boundary, in a
+    /// deep ring of its own. The kind is kept in the record ([`Queue::ring`]), which every
+    /// access reads anyway.
+    pub(crate) fn place(&mut self, q: &mut Queue, qi: u32, crosses: bool) {
+        if !crosses {
+            q.set_ring(if self.inline { INLINE } else { EXTERNAL });
+            return;
+        }
+        q.set_ring(DEEP);
         if self.crossing.is_empty() {
             self.crossing = vec![NONE; self.queues];
         }
-        self.crossing[qi as usize] = (self.deep.data.len() / self.deep.depth as usize) as u32;
-        let slots = self.deep.data.len() + self.deep.depth as usize;
+        let depth = self.depths[usize::from(DEEP)] as usize;
+        self.crossing[qi as usize] = (self.deep.data.len() / depth) as u32;
+        let slots = self.deep.data.len() + depth;
         self.deep.data.resize(slots, 0);
         self.deep.time.resize(slots, 0);
     }
 
-    /// Queue `qi`'s index among the boundary queues, or [`NONE`].
+    /// Whether queue `q` is behind a link that crosses a boundary.
     #[inline(always)]
-    fn crossing(&self, qi: u32) -> u32 {
-        if self.crossing.is_empty() {
-            NONE
-        } else {
-            self.crossing[qi as usize]
-        }
+    pub(crate) fn crosses(q: &Queue) -> bool {
+        q.ring() == DEEP
     }
 
-    /// Whether queue `qi` is behind a link that crosses a boundary.
+    /// The depth of queue `q`.
     #[inline(always)]
-    pub(crate) fn crosses(&self, qi: u32) -> bool {
-        self.crossing(qi) != NONE
+    pub(crate) fn depth_of(&self, q: &Queue) -> u32 {
+        self.depths[usize::from(q.ring())]
     }
 
-    /// Prefetch queue `qi`'s entry in the boundary index, which every access to its slots
-    /// reads (a hint: see `prefetch.rs`).
-    #[inline(always)]
-    pub(crate) fn prefetch(&self, qi: u32) {
-        if let Some(c) = self.crossing.get(qi as usize) {
-            crate::prefetch::fetch(std::ptr::from_ref(c));
-        }
-    }
-
-    /// The depth of queue `qi`.
-    #[inline(always)]
-    pub(crate) fn depth_of(&self, qi: u32) -> u32 {
-        if self.crosses(qi) {
-            self.deep.depth
-        } else {
-            self.depth
-        }
-    }
-
-    /// The latency of the link into queue `qi`: its credits go back upstream this many
+    /// The latency of the link into queue `q`: its credits go back upstream this many
     /// cycles after a wavelet leaves it.
     #[inline(always)]
-    pub(crate) fn up_latency(&self, qi: u32) -> u32 {
-        if self.crosses(qi) {
-            self.deep.latency
-        } else {
-            self.latency
-        }
+    pub(crate) fn up_latency(&self, q: &Queue) -> u32 {
+        self.latencies[usize::from(q.ring())]
     }
 
-    /// Ring position `k` places after `head` in queue `qi`.
+    /// Ring position `k` places after the head of queue `q`.
     #[inline(always)]
-    pub(crate) fn pos(&self, qi: u32, head: u8, k: u32) -> u32 {
-        let depth = self.depth_of(qi);
-        let p = u32::from(head) + k;
+    pub(crate) fn pos(&self, q: &Queue, k: u32) -> u32 {
+        let depth = self.depth_of(q);
+        let p = u32::from(q.head) + k;
         if p >= depth { p - depth } else { p }
     }
 
-    /// Where slot `i` of queue `qi` is.
+    /// Where slot `i` of queue `qi` (`q`) is: one test of the record's ring kind for the
+    /// common inline ring, the boundary index read only for a deep one.
     #[inline(always)]
-    fn slot(&self, qi: u32, i: u32) -> Slot {
-        let c = self.crossing(qi);
-        if c != NONE {
-            Slot::Deep((c * self.deep.depth + i) as usize)
-        } else if self.inline {
-            Slot::Inline(i as usize % INLINE_SLOTS)
-        } else {
-            Slot::External((qi * self.depth + i) as usize)
+    fn slot(&self, q: &Queue, qi: u32, i: u32) -> Slot {
+        match q.ring() {
+            INLINE => Slot::Inline(i as usize % INLINE_SLOTS),
+            EXTERNAL => Slot::External((qi * self.depth + i) as usize),
+            _ => Slot::Deep((self.crossing[qi as usize] * self.depth_of(q) + i) as usize),
         }
     }
 
     /// The wavelet in slot `i` of queue `qi`.
     #[inline(always)]
     pub(crate) fn data(&self, q: &Queue, qi: u32, i: u32) -> u32 {
-        match self.slot(qi, i) {
+        match self.slot(q, qi, i) {
             Slot::Inline(i) => q.slots[i],
             Slot::External(e) => self.data[e],
             Slot::Deep(e) => self.deep.data[e],
@@ -169,7 +153,7 @@ impl Rings {
     /// The cycle in slot `i` of queue `qi`.
     #[inline(always)]
     pub(crate) fn time(&self, q: &Queue, qi: u32, i: u32) -> Rel {
-        match self.slot(qi, i) {
+        match self.slot(q, qi, i) {
             Slot::Inline(i) => q.time[i],
             Slot::External(e) => self.time[e],
             Slot::Deep(e) => self.deep.time[e],
@@ -178,7 +162,7 @@ impl Rings {
 
     #[inline(always)]
     fn set_data(&mut self, q: &mut Queue, qi: u32, i: u32, data: u32) {
-        match self.slot(qi, i) {
+        match self.slot(q, qi, i) {
             Slot::Inline(i) => q.slots[i] = data,
             Slot::External(e) => self.data[e] = data,
             Slot::Deep(e) => self.deep.data[e] = data,
@@ -187,7 +171,7 @@ impl Rings {
 
     #[inline(always)]
     fn set_time(&mut self, q: &mut Queue, qi: u32, i: u32, time: Rel) {
-        match self.slot(qi, i) {
+        match self.slot(q, qi, i) {
             Slot::Inline(i) => q.time[i] = time,
             Slot::External(e) => self.time[e] = time,
             Slot::Deep(e) => self.deep.time[e] = time,
@@ -206,24 +190,43 @@ impl Rings {
         self.data(q, qi, u32::from(q.head))
     }
 
-    /// Whether the upstream router of queue `qi` holds a credit at `now`; if not, the cycle
-    /// it gets one back, if a free slot's credit is on its way (`Err(None)`: the queue is
-    /// full).
+    /// A wavelet forwarded to queue `qi` at `now`, arriving at cycle `arrive`, if the
+    /// upstream router holds a credit; if not, the cycle it gets one back, if a free slot's
+    /// credit is on its way (`Err(None)`: the queue is full). The credit is the slot the
+    /// wavelet takes, so its position is found once.
     #[inline(always)]
-    pub(crate) fn credit(&self, q: &Queue, qi: u32, now: Rel) -> Result<(), Option<Rel>> {
+    pub(crate) fn send(
+        &mut self,
+        q: &mut Queue,
+        qi: u32,
+        data: u32,
+        now: Rel,
+        arrive: Rel,
+    ) -> Result<(), Option<Rel>> {
         let used = u32::from(q.len) + u32::from(q.fly);
-        if used >= self.depth_of(qi) {
+        if used >= self.depth_of(q) {
             return Err(None);
         }
-        let due = self.time(q, qi, self.pos(qi, q.head, used));
-        if due <= now { Ok(()) } else { Err(Some(due)) }
+        let i = self.pos(q, used);
+        let due = self.time(q, qi, i);
+        if due > now {
+            return Err(Some(due));
+        }
+        self.fly_into(q, qi, i, data, arrive);
+        Ok(())
     }
 
     /// A wavelet forwarded to queue `qi` arriving at cycle `arrive` (the upstream router held
     /// a credit).
     #[inline(always)]
     pub(crate) fn push_flight(&mut self, q: &mut Queue, qi: u32, data: u32, arrive: Rel) {
-        let i = self.pos(qi, q.head, u32::from(q.len) + u32::from(q.fly));
+        let i = self.pos(q, u32::from(q.len) + u32::from(q.fly));
+        self.fly_into(q, qi, i, data, arrive);
+    }
+
+    /// Slot `i` of queue `qi`, its first free one, takes a wavelet in flight until `arrive`.
+    #[inline(always)]
+    fn fly_into(&mut self, q: &mut Queue, qi: u32, i: u32, data: u32, arrive: Rel) {
         self.set_data(q, qi, i, data);
         self.set_time(q, qi, i, arrive);
         q.fly += 1;
@@ -234,7 +237,7 @@ impl Rings {
     #[inline(always)]
     pub(crate) fn push_present(&mut self, q: &mut Queue, qi: u32, data: u32) {
         debug_assert_eq!(q.fly, 0, "ramp and edge queues have nothing in flight");
-        let i = self.pos(qi, q.head, u32::from(q.len));
+        let i = self.pos(q, u32::from(q.len));
         self.set_data(q, qi, i, data);
         q.len += 1;
     }
@@ -242,7 +245,7 @@ impl Rings {
     /// Make the in-flight wavelets of queue `qi` that have arrived by `now` present.
     #[inline(always)]
     pub(crate) fn absorb(&self, q: &mut Queue, qi: u32, now: Rel) {
-        while q.fly > 0 && self.time(q, qi, self.pos(qi, q.head, u32::from(q.len))) <= now {
+        while q.fly > 0 && self.time(q, qi, self.pos(q, u32::from(q.len))) <= now {
             q.len += 1;
             q.fly -= 1;
         }
@@ -253,7 +256,7 @@ impl Rings {
     pub(crate) fn pop(&mut self, q: &mut Queue, qi: u32, due: Rel) {
         let head = u32::from(q.head);
         self.set_time(q, qi, head, due);
-        q.head = self.pos(qi, q.head, 1) as u8;
+        q.head = self.pos(q, 1) as u8;
         q.len -= 1;
     }
 

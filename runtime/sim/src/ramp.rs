@@ -46,7 +46,7 @@ impl CycleState<'_> {
         while want != 0 {
             let bit = want.trailing_zeros();
             want &= want - 1;
-            if self.queues[(q_start + bit) as usize].color < color {
+            if self.queues[(q_start + bit) as usize].color() < color {
                 lower |= 1u64 << bit;
             }
         }

@@ -192,13 +192,13 @@ impl CycleState<'_> {
         }
         let mut moved = false;
         let r = &self.routers[node as usize];
-        let (pe, flags) = (r.pe, r.flags);
+        let (pe, flags, q_start) = (r.pe, r.flags, r.q_start);
         // With a shared ramp, whether it has moved a wavelet in this cycle.
         let mut ramp_busy = false;
         if flags & SENDING != 0 {
             if self.ramp_shared && self.deliver_first(node, pe) {
                 (moved, ramp_busy) = (true, true);
-            } else if self.inject(node, pe, flags) {
+            } else if self.inject(node, pe, flags, q_start) {
                 (moved, ramp_busy) = (true, self.ramp_shared);
             }
         }
@@ -270,9 +270,10 @@ impl CycleState<'_> {
 
     /// Move one wavelet from the PE's sends into the router, round-robin over send slots
     /// (that is, over colors: the first after the one injected last, among those whose ramp
-    /// queue has room); within a color, sends go in issue order.
+    /// queue has room); within a color, sends go in issue order. `flags` and `q_start` are
+    /// the router's.
     #[inline(always)]
-    fn inject(&mut self, node: u32, pe: u32, flags: u8) -> bool {
+    fn inject(&mut self, node: u32, pe: u32, flags: u8, q_start: u32) -> bool {
         let p = &mut self.pes[pe as usize];
         let avail = p.sending & !p.full;
         if avail == 0 {
@@ -306,7 +307,7 @@ impl CycleState<'_> {
         // the router, which act between injection and the ports. The queue forwards through
         // `solo` alone, so it is empty exactly when its bit is not in that port's want mask
         // (its head leaves as soon as it has gone there): the queue record is not read.
-        let bit = q - self.routers[node as usize].q_start;
+        let bit = q - q_start;
         if usize::from(solo) < RAMP && flags & (SOURCES | EXPRESS) == 0 {
             let o = usize::from(solo);
             debug_assert_eq!(
@@ -329,7 +330,7 @@ impl CycleState<'_> {
             let tx = head_tx(queue, q, self.filters);
             set_want(&mut self.routers[node as usize], tx, 1u64 << bit);
         }
-        if u32::from(queue.len) >= self.rings.depth_of(q) {
+        if u32::from(queue.len) >= self.rings.depth_of(queue) {
             self.pes[pe as usize].full |= 1u64 << k;
         }
         true
@@ -378,7 +379,8 @@ impl CycleState<'_> {
                 continue;
             }
             let q = src.queue;
-            if u32::from(self.queues[q as usize].len) >= self.rings.depth_of(q) {
+            let queue = &self.queues[q as usize];
+            if u32::from(queue.len) >= self.rings.depth_of(queue) {
                 continue;
             }
             let src = &mut self.sources[s as usize];
@@ -539,16 +541,17 @@ impl CycleState<'_> {
     fn forward(&mut self, node: u32, link: LocalLink, o: usize, data: u32, control: bool) -> bool {
         let (dq, dn) = (link.queue, link.node);
         let queue = &mut self.queues[dq as usize];
-        if let Err(due) = self.rings.credit(queue, dq, self.rel) {
+        let arrive = self.t + u64::from(link.latency);
+        let sent = self
+            .rings
+            .send(queue, dq, data, self.rel, self.rel + link.latency);
+        if let Err(due) = sent {
             match due {
                 Some(due) => self.wake_at(node, self.epoch + u64::from(due)),
                 None => queue.bits |= UP_WAITS,
             }
             return false;
         }
-        let arrive = self.t + u64::from(link.latency);
-        self.rings
-            .push_flight(queue, dq, data, self.rel + link.latency);
         if self.switched {
             self.switches.tag_tail(self.rings, queue, dq, control);
         }
@@ -581,7 +584,7 @@ impl CycleState<'_> {
             return;
         }
         queue.sent = 0;
-        let latency = self.rings.up_latency(q);
+        let latency = self.rings.up_latency(queue);
         let due = self.t + u64::from(latency);
         if self.switched && self.switches.head_is_control(queue, q) {
             // Its command applies once the port's serve is over (`control_served`).
@@ -663,18 +666,53 @@ pub(crate) fn set_want(r: &mut Router, tx: u8, bit: u64) {
     }
 }
 
-/// The bit of `avail` (not 0) that comes first after bit `last` (round-robin).
+/// The bit of `avail` (not 0) that comes first after bit `last` (round-robin; `last` is a
+/// bit, or `NONE8` before the first, which counts as 63: none above it). Without branches:
+/// the two shifts take every bit above `last` (none above 63).
 #[inline(always)]
 pub(crate) fn next_bit(avail: u64, last: u8) -> u8 {
-    let last = u32::from(last);
-    let above = if last >= 63 {
-        0
-    } else {
-        avail & (u64::MAX << (last + 1))
-    };
-    if above != 0 {
-        above.trailing_zeros() as u8
-    } else {
-        avail.trailing_zeros() as u8
+    debug_assert!(last < 64 || last == crate::fabric::NONE8);
+    let above = avail & ((u64::MAX << (last & 63)) << 1);
+    if above != 0 { above } else { avail }.trailing_zeros() as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_bit;
+    use crate::fabric::NONE8;
+
+    /// Round-robin by walking the bits one by one: the first set bit after `last`, wrapping
+    /// around (from bit 0 when there is no last one).
+    fn walked(avail: u64, last: u8) -> u8 {
+        let start = if last == NONE8 {
+            0
+        } else {
+            u32::from(last) + 1
+        };
+        (0..64)
+            .map(|k| (start + k) % 64)
+            .find(|&b| avail & (1u64 << b) != 0)
+            .map_or(NONE8, |b| b as u8)
+    }
+
+    #[test]
+    fn next_bit_takes_the_first_bit_after_the_last_one_wrapping_around() {
+        let masks = [
+            1,
+            0b1011,
+            1 << 63,
+            (1 << 63) | 1,
+            u64::MAX,
+            0x00f0_0000_0000_0f00,
+        ];
+        for avail in masks {
+            for last in (0..64).chain([NONE8]) {
+                assert_eq!(
+                    next_bit(avail, last),
+                    walked(avail, last),
+                    "{avail:#x} after {last}"
+                );
+            }
+        }
     }
 }

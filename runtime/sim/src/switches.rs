@@ -221,7 +221,7 @@ impl Switches {
             return;
         }
         let used = u32::from(q.len) + u32::from(q.fly);
-        let slot = rings.pos(qi, q.head, used - 1);
+        let slot = rings.pos(q, used - 1);
         let tags = &mut self.tags[qi as usize];
         *tags = (*tags & !(1 << slot)) | u64::from(control) << slot;
     }
@@ -261,7 +261,7 @@ impl CycleState<'_> {
     /// far as a switched route's pace goes; if it may not, the router steps again when it may.
     #[inline]
     pub(crate) fn switch_pace_allows(&mut self, node: u32, q: u32, o: usize) -> bool {
-        let color = self.queues[q as usize].color;
+        let color = self.queues[q as usize].color();
         let t = self.t;
         let Some(pace) = self.switches.pace(node, color, o) else {
             return true;
@@ -277,7 +277,7 @@ impl CycleState<'_> {
     /// The head of local queue `q` at `node` left through link port `o` in this cycle.
     #[inline]
     pub(crate) fn switch_paced(&mut self, node: u32, q: u32, o: usize) {
-        let color = self.queues[q as usize].color;
+        let color = self.queues[q as usize].color();
         let t = self.t;
         if let Some(pace) = self.switches.pace(node, color, o) {
             pace.moved(t);
@@ -296,7 +296,7 @@ impl CycleState<'_> {
     /// point the want masks of the route's queues at the new position.
     #[cold]
     fn control_left(&mut self, node: u32, qi: u32, payload: u32) {
-        let color = self.queues[qi as usize].color;
+        let color = self.queues[qi as usize].color();
         let Some(queues) = self
             .switches
             .apply(node, color, command(payload), self.filters)
