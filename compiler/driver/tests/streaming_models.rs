@@ -388,6 +388,19 @@ fn assert_says(table: &str, lines: &[&str]) {
     }
 }
 
+/// Asserts that `layer` ran `count` phases in the report `run` and took weights from the
+/// store in its first only (layer-major order: the others apply the held weights).
+fn assert_weights_in_first_phase_only(run: &Value, layer: &str, count: usize) {
+    let phases = run["run"]["phases"].as_array().expect("phases");
+    let own: Vec<&Value> = phases.iter().filter(|p| p["layer"] == layer).collect();
+    assert_eq!(own.len(), count, "{own:?}");
+    assert!(!own[0]["weights_in"].is_null(), "{}", own[0]);
+    assert!(
+        own[1..].iter().all(|p| p["weights_in"].is_null()),
+        "{own:?}"
+    );
+}
+
 /// The run report's JSON.
 fn report(dir: &Path, name: &str) -> Value {
     let text = std::fs::read_to_string(dir.join(name)).expect("report");
@@ -675,17 +688,7 @@ fn a_layernorm_holds_its_gain_and_shift_layer_major_and_each_weight_streams_once
         Some(39_464)
     );
     // layernorm#1's g and b enter the fabric in its first phase only; its 7 others take none.
-    let phases = run["run"]["phases"].as_array().expect("phases");
-    let norm: Vec<&Value> = phases
-        .iter()
-        .filter(|p| p["layer"] == "layernorm#1")
-        .collect();
-    assert_eq!(norm.len(), 8);
-    assert!(!norm[0]["weights_in"].is_null(), "{}", norm[0]);
-    assert!(
-        norm[1..].iter().all(|p| p["weights_in"].is_null()),
-        "{norm:?}"
-    );
+    assert_weights_in_first_phase_only(&run, "layernorm#1", 8);
 
     // Against NumPy in float32 (`tests/reference/mlp.py`, its layernorm `forward.py`'s):
     // 1e-5 bounds the float32 sums' other order, as above (by hand, on this model with other
@@ -702,5 +705,86 @@ fn a_layernorm_holds_its_gain_and_shift_layer_major_and_each_weight_streams_once
     let micro = report(&dir, "r_micro.json");
     let store = &micro["run"]["micro_batches"]["store"];
     assert_eq!(store["weights"].as_u64(), Some(4 * 39_464), "{store}");
+    assert!(same_bits(&y, &read(&dir.join("y_micro.npy"))));
+}
+
+/// A token model in `dir` (as `mlp.wse`, its ids `x.npy`): softmax(dense(embedding(x, table,
+/// pos), w0, b0)) with a vocabulary of 16, a context of 8, 256 features and 10 outputs, and
+/// `batch` random ids; returns its probabilities computed here in f64.
+fn embedding_model(dir: &Path, batch: usize, seed: u64) -> Vec<f64> {
+    let (vocab, context, d, m) = (16, 8, 256, 10);
+    let mut values = Values(seed);
+    let ids: Vec<f32> = (0..batch)
+        .map(|_| ((values.next() + 1.0) * 8.0).floor().min(15.0) as f32)
+        .collect();
+    let table = values.matrix(vocab * d, 1.0);
+    let pos = values.matrix(context * d, 0.5);
+    let w = values.matrix(d * m, 1.0 / 16.0);
+    let b = values.matrix(m, 0.1);
+    let npy = |name: &str, shape: &[u64], v: &[f32]| write_f32_npy(&dir.join(name), shape, v);
+    npy("x.npy", &[batch as u64, 1], &ids);
+    npy("table.npy", &[vocab as u64, d as u64], &table);
+    npy("pos.npy", &[context as u64, d as u64], &pos);
+    npy("w0.npy", &[d as u64, m as u64], &w);
+    npy("b0.npy", &[m as u64], &b);
+    let source = "import std.nn.{dense, embedding, softmax};\n\n\
+         model emb(x: f32[B, 1]) -> f32[B, 10] {\n\
+         \x20   param table: f32[16, 256] from \"table.npy\";\n\
+         \x20   param pos: f32[8, 256] from \"pos.npy\";\n\
+         \x20   param w0: f32[256, 10] from \"w0.npy\";\n\
+         \x20   param b0: f32[10] from \"b0.npy\";\n\
+         \x20   return softmax(dense(embedding(x, table, pos), w0, b0));\n}\n";
+    std::fs::write(dir.join("mlp.wse"), source).expect("model");
+    let mut out = Vec::new();
+    for (s, &id) in ids.iter().enumerate() {
+        let (t, p) = (id as usize * d, (s % context) * d);
+        let h: Vec<f64> = (0..d)
+            .map(|f| f64::from(table[t + f]) + f64::from(pos[p + f]))
+            .collect();
+        let z: Vec<f64> = (0..m)
+            .map(|j| (0..d).map(|f| h[f] * f64::from(w[f * m + j])).sum::<f64>() + f64::from(b[j]))
+            .collect();
+        let top = z.iter().copied().fold(f64::MIN, f64::max);
+        let sum: f64 = z.iter().map(|v| (v - top).exp()).sum();
+        out.extend(z.iter().map(|v| (v - top).exp() / sum));
+    }
+    out
+}
+
+#[test]
+fn an_embedding_holds_its_table_layer_major_and_each_weight_streams_once() {
+    let dir = temp_dir("layer-major-embedding");
+    // 1,024 tokens (sequences of 8) through a 16 × 256 table, 8 × 256 positions, 256 → 10
+    // dense and softmax on dev. Weights: 4 B × 16·256 = 16,384 B of table, 4 B × 8·256 =
+    // 8,192 B of positions, 4 B × (256·10 + 10) = 10,280 B of dense: 34,856 B. The batch
+    // does not fit at once (embedding#1 needs 4,432 B per PE). Layer-major runs
+    // `embedding_held` in embedding's place (before it existed this command was E0618:
+    // embedding#1 had no streaming implementation that holds its weights), each PE keeping
+    // its row's 16 features of all 24 rows (385 words with the mark), in 2 micro-batches of
+    // 512: each weight streams once.
+    let reference = embedding_model(&dir, 1024, 31);
+    let table = run_streamed(&dir, "layer", "y.npy", "r.json");
+    assert_says(
+        &table,
+        &[
+            "2 micro-batches of 512 samples, layer-major: each layer over every micro-batch",
+            "layer-major order runs, in 2 micro-batches: each weight streams once (34,856 B)",
+            "store, as simulated: 34,856 B of weights streamed in;",
+        ],
+    );
+    assert_weights_in_first_phase_only(&report(&dir, "r.json"), "embedding#1", 2);
+    // Against the f64 reference: 2e-4, as the top of this file says (a dense sum of 256
+    // products in float32, then softmax).
+    let y = read(&dir.join("y.npy"));
+    let worst = y
+        .iter()
+        .zip(&reference)
+        .map(|(&a, &r)| (f64::from(a) - r).abs())
+        .fold(0.0, f64::max);
+    assert!(worst < 2e-4, "{worst}");
+    // Micro-batch-major order: the same 2 micro-batches, every weight streamed twice, and
+    // the same bits.
+    let table = run_streamed(&dir, "micro", "y_micro.npy", "r_micro.json");
+    assert!(table.contains("69,712 B of weights streamed in"), "{table}");
     assert!(same_bits(&y, &read(&dir.join("y_micro.npy"))));
 }
