@@ -11,6 +11,7 @@ use wsel_ir::graph::{LayerGraph, LayerInstance, TensorRef};
 use wsel_sema::{Db, Diagnostic, ItemKind, Location};
 
 use super::instance::{CallArgs, lower_instance};
+use super::pipelined_training::values;
 use super::shape_of;
 use super::staging::RESIDENT;
 
@@ -62,7 +63,8 @@ pub fn parked_graph(db: &dyn Db, staged: &LayerGraph) -> Option<(LayerGraph, Vec
 }
 
 /// `layer` (of `staged`) with the implementations of `{its layer}_held` added, the layer of
-/// the same file that holds its weights (std.nn's `dense_held`), when there is one.
+/// the same file that holds its weights (std.nn's `dense_held`, `layernorm_held`), when there
+/// is one; it is called with the layer's scalar inputs (layernorm's `eps`).
 fn with_held(
     db: &dyn Db,
     staged: &LayerGraph,
@@ -72,14 +74,15 @@ fn with_held(
     let file = layer.impls.first().map(|i| i.kernel.file.clone());
     let name = format!("{}_held", layer.layer);
     let item = file.and_then(|f| super::find_item(db, &f, ItemKind::Layer, &name));
-    let Some(item) = item.filter(|_| layer.scalars.is_empty()) else {
+    let Some(item) = item else {
         return Some(layer.clone());
     };
     let shapes: Vec<Vec<u64>> = layer.args.iter().map(|&a| shape_of(staged, a)).collect();
+    let scalars = values(&layer.scalars);
     let args = CallArgs {
         tensors: layer.args.clone(),
         shapes: &shapes,
-        scalars: &[],
+        scalars: &scalars,
     };
     let location = Location {
         file: layer.call.file.clone(),
