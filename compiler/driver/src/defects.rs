@@ -73,19 +73,7 @@ fn sizes_of(placement: &Placement) -> Vec<(u32, u32)> {
 
 /// One sentence on how `placement` differs from the defect-free `ideal`.
 fn changed_sizes(ideal: &Placement, ideal_mode: Mode, placement: &Placement, mode: Mode) -> String {
-    let mut changes: Vec<String> = ideal
-        .layers
-        .iter()
-        .filter(|l| l.copy == 0)
-        .zip(placement.layers.iter().filter(|l| l.copy == 0))
-        .filter(|(a, b)| (a.rows, a.cols) != (b.rows, b.cols))
-        .map(|(a, b)| {
-            format!(
-                "{} {} × {} → {} × {}",
-                a.name, a.rows, a.cols, b.rows, b.cols
-            )
-        })
-        .collect();
+    let mut changes = size_changes(&named_sizes(ideal), &named_sizes(placement));
     if mode != ideal_mode {
         changes.insert(
             0,
@@ -100,9 +88,55 @@ fn changed_sizes(ideal: &Placement, ideal_mode: Mode, placement: &Placement, mod
     )
 }
 
+/// Every layer of the first copy with its logical region size, in graph order.
+fn named_sizes(placement: &Placement) -> Vec<(&str, u32, u32)> {
+    placement
+        .layers
+        .iter()
+        .filter(|l| l.copy == 0)
+        .map(|l| (l.name.as_str(), l.rows, l.cols))
+        .collect()
+}
+
+/// `name R × C → R' × C'` for every layer of `ideal` whose size differs in `now`. Layers are
+/// paired by name: the two mappings may have different phases (a relayout, a park) between
+/// the same layers, and a layer in only one of them changed no size.
+fn size_changes(ideal: &[(&str, u32, u32)], now: &[(&str, u32, u32)]) -> Vec<String> {
+    ideal
+        .iter()
+        .filter_map(|&(name, rows, cols)| {
+            let &(_, r, c) = now.iter().find(|l| l.0 == name)?;
+            ((rows, cols) != (r, c)).then(|| format!("{name} {rows} × {cols} → {r} × {c}"))
+        })
+        .collect()
+}
+
 fn mode_name(mode: Mode) -> &'static str {
     match mode {
         Mode::Pipelined => "pipelined",
         Mode::Streaming => "streaming",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_changes;
+
+    #[test]
+    fn sizes_are_compared_layer_by_name_across_inserted_phases() {
+        // The defect-free mapping relays dense#1's result to one row; the one around the
+        // defects keeps one region, so its phases are one fewer and every later layer sits
+        // one place earlier: paired by position, relu#1 would be compared with relayout#1.
+        let ideal = [
+            ("dense#1", 16, 16),
+            ("relayout#1", 16, 16),
+            ("relu#1", 1, 16),
+            ("dense#2", 1, 16),
+        ];
+        let now = [("dense#1", 15, 16), ("relu#1", 15, 16), ("dense#2", 1, 16)];
+        assert_eq!(
+            size_changes(&ideal, &now),
+            ["dense#1 16 × 16 → 15 × 16", "relu#1 1 × 16 → 15 × 16"]
+        );
     }
 }
