@@ -475,7 +475,8 @@ pub(crate) fn no_held_implementation(layer: &str, call: &SourceSpan) -> Diagnost
     )
     .with_help(format!(
         "use `--micro-order micro`, or give `{layer}`'s layer a `_held` twin whose streaming \
-         implementation's kernel takes `hold = true` (std.nn's `dense_held`)"
+         implementation's kernel takes `hold = true` (std.nn's `dense_held`, \
+         `layernorm_held`, `embedding_held`)"
     ))
 }
 

@@ -63,8 +63,9 @@ pub fn parked_graph(db: &dyn Db, staged: &LayerGraph) -> Option<(LayerGraph, Vec
 }
 
 /// `layer` (of `staged`) with the implementations of `{its layer}_held` added, the layer of
-/// the same file that holds its weights (std.nn's `dense_held`, `layernorm_held`), when there
-/// is one; it is called with the layer's scalar inputs (layernorm's `eps`).
+/// the same file that holds its weights (std.nn's `dense_held`, `layernorm_held`,
+/// `embedding_held`), when there is one; it is called with the layer's scalar inputs
+/// (layernorm's `eps`).
 fn with_held(
     db: &dyn Db,
     staged: &LayerGraph,
