@@ -30,7 +30,6 @@ use crate::fabric::{INLINE_SLOTS, NONE, Queue};
 pub(crate) struct Rings {
     /// The depth of every queue but the boundary queues.
     pub depth: u32,
-    inline: bool,
     data: Vec<u32>,
     time: Vec<u32>,
     /// By ring kind ([`Queue::ring`]): the queue's depth and the latency of the link into
@@ -67,11 +66,13 @@ impl Rings {
     /// Rings of `depth` slots for `queues` queues behind links of `latency` cycles; a queue
     /// placed behind a boundary ([`Rings::place`]) has `boundary.0` slots and a link of `boundary.1`.
     pub(crate) fn new(depth: u32, latency: u32, boundary: (u32, u32), queues: usize) -> Rings {
-        let inline = depth as usize <= INLINE_SLOTS;
-        let external = if inline { 0 } else { queues * depth as usize };
+        let external = if Rings::inline(depth) {
+            0
+        } else {
+            queues * depth as usize
+        };
         Rings {
             depth,
-            inline,
             data: vec![0; external],
             time: vec![0; external],
             depths: [depth, depth, boundary.0, 0],
@@ -82,13 +83,22 @@ impl Rings {
         }
     }
 
+    /// Whether rings of `depth` slots fit in the queues' records.
+    fn inline(depth: u32) -> bool {
+        depth as usize <= INLINE_SLOTS
+    }
+
     /// Place queue `qi`'s ring (`q`, not yet in the partition's array): in its record or
     /// the arrays of the ordinary queues, or, behind a link that crosses a boundary, in a
     /// deep ring of its own. The kind is kept in the record ([`Queue::ring`]), which every
     /// access reads anyway.
     pub(crate) fn place(&mut self, q: &mut Queue, qi: u32, crosses: bool) {
         if !crosses {
-            q.set_ring(if self.inline { INLINE } else { EXTERNAL });
+            q.set_ring(if Rings::inline(self.depth) {
+                INLINE
+            } else {
+                EXTERNAL
+            });
             return;
         }
         q.set_ring(DEEP);
