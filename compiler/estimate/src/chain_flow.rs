@@ -11,6 +11,9 @@
 //!   side**): the message a neighbour passed on, as a running sum, whatever colour it came
 //!   on — gemv-08's columns alternate two colours, receiving on one and sending on the other;
 //!   its relay work is the causal clock from the receive's task to the send;
+//! - a bus's sending **hands over** to another PE when the PE that receives the most on it
+//!   takes more messages than the one that sends the most sends: ⌈received / sent⌉ − 1
+//!   times (its senders take turns);
 //! - the PE makes a **round trip** on the chain when the first receive of its second sample
 //!   on another `in` port follows a receive on `in` that the PE posted after its own send of
 //!   the same number on another `out` port: the next sample waits for an answer.
@@ -82,6 +85,8 @@ pub(crate) struct PairFlow {
     crossed: bool,
     /// The side its `in` port faces.
     side: Option<Side>,
+    /// Receives on its `in` port, counted as its sends are (per sample, or the one run's).
+    received: u64,
 }
 
 /// The flow of every pair of an `out` and an `in` port of `ir` (by name), from one PE's
@@ -109,6 +114,7 @@ pub(crate) fn chain_flows(
                 inp: in_name,
                 crossed: flow.relays > 0 && pair.relay_ports(two) != [inp],
                 side: pair.axis.side,
+                received: pair.received(one, two),
                 flow,
             });
         }
@@ -147,6 +153,7 @@ pub(crate) fn region_flows(per_pe: &[(PePlace, Vec<PairFlow>)], centre: usize) -
             f.side.is_some_and(|side| on_edge(pe.0, side))
                 && at(pe).is_some_and(|o| o.flow.relays > 0)
         });
+        best.handovers = handovers(per_pe.iter().filter_map(at));
         f.flow = best;
     }
     flows
@@ -166,6 +173,19 @@ fn sender(flows: impl Iterator<Item = PairFlow>) -> Option<ChainFlow> {
     };
     // Every PE's relays are across colours here: the first pass took any other.
     (o.flow.messages > 0).then_some(exchange)
+}
+
+/// How often the sending on a chain passes to another PE: the most messages a PE receives on
+/// it over the most one sends, less one (cholesky's row bus: 36 and 4, 8 handovers); none
+/// when no PE sends.
+fn handovers(flows: impl Iterator<Item = PairFlow>) -> u64 {
+    let (received, sent) = flows.fold((0, 0), |(r, s), o| {
+        (r.max(o.received), s.max(o.flow.messages))
+    });
+    if sent == 0 {
+        return 0;
+    }
+    received.div_ceil(sent).saturating_sub(1)
 }
 
 /// Whether `place` lies on the region's edge on `side`.
@@ -245,7 +265,21 @@ impl<'a> Pair<'a> {
             relay_work: b.relay_work,
             first_relays: false,
             round_trip: self.round_trip(one, two),
+            handovers: 0,
         }
+    }
+
+    /// Receives on the chain's `in` port per sample — or, when the two runs post as many, the
+    /// one run's, as [`Pair::flow`] counts sends.
+    fn received(&self, one: &[Transfer], two: &[Transfer]) -> u64 {
+        let count = |trace: &[Transfer]| {
+            trace
+                .iter()
+                .filter(|t| !t.send && t.port == self.inp)
+                .count() as u64
+        };
+        let (a, b) = (count(one), count(two));
+        if b > a { b - a } else { b }
     }
 
     fn sends(&self, trace: &[Transfer]) -> Sends {

@@ -1,5 +1,5 @@
 //! How a kernel passes messages along a chain, as the dry runs of a region's centre PE
-//! measure it for the mapper's estimate (`docs/mapping.md` §5, `wsel_map::ChainFlow`): seven
+//! measure it for the mapper's estimate (`docs/mapping.md` §5, `wsel_map::ChainFlow`): eight
 //! kernels on a 1 × 5 row of `dev` (2 cycles a task switch, 2 f32 adds a cycle), 8 words per
 //! PE and sample, measured at columns 0, 2 and 4.
 
@@ -9,7 +9,7 @@ use wsel_map::{ChainFlow, KernelWork};
 use wsel_sema::Database;
 use wsel_target::Target;
 
-/// The model: seven layers on `[1, C]`, each running one kernel of `KERNELS`.
+/// The model: eight layers on `[1, C]`, each running one kernel of `KERNELS`.
 fn program() -> String {
     let layer = |name: &str, kernel: &str| {
         format!(
@@ -25,7 +25,7 @@ fn program() -> String {
         )
     };
     let model = "model m(x: f32[B, 40]) -> f32[B, 40] {
-    return root(enter(gather(alt(trip(swap(relay(x)))))));
+    return turns(root(enter(gather(alt(trip(swap(relay(x))))))));
 }
 ";
     [
@@ -37,6 +37,7 @@ fn program() -> String {
         layer("gather", "gather_row"),
         layer("enter", "enter_row"),
         layer("root", "root_row"),
+        layer("turns", "turns_row"),
         KERNELS.to_string(),
         enter_row(),
     ]
@@ -58,6 +59,41 @@ kernel root_row(n: u32, samples: u32) {
     }
     task got() {
         if pe.col == 0 { send(brow, v[0..n]); activate pass; } else { recv(rrow, v[0..n]) then pass; }
+    }
+    task pass() {
+        send(ys, v[0..n]);
+        done += 1;
+        if done < samples { recv(xs, v[0..n]) then got; }
+    }
+}
+
+// Turns on the row's bus: column c sends its part once it took the parts of the c columns
+// west of it, then takes the rest; every PE takes every other PE's part.
+kernel turns_row(n: u32, samples: u32) {
+    var v: [f32; n];
+    var u: [f32; n];
+    var heard: u32 = 0;
+    var done: u32 = 0;
+    in  xs:    stream<f32> from north;
+    out ys:    stream<f32> to south;
+    out brow:  stream<f32> to row;
+    in  rrow:  stream<f32> from row;
+
+    task main() {
+        if samples > 0 { recv(xs, v[0..n]) then got; }
+    }
+    task got() {
+        heard = 0;
+        activate next;
+    }
+    task next() {
+        if heard == pe.col { send(brow, v[0..n]); }
+        if heard < region.cols - 1 { recv(rrow, u[0..n]) then add; } else { activate pass; }
+    }
+    task add() {
+        v[0..n] += u[0..n];
+        heard += 1;
+        activate next;
     }
     task pass() {
         send(ys, v[0..n]);
@@ -259,6 +295,7 @@ fn a_running_sum_relays() {
             relay_work: 7 + 6,
             first_relays: false,
             round_trip: false,
+            handovers: 0,
         }
     );
 }
@@ -294,6 +331,17 @@ fn a_bus_is_seen_at_its_root() {
 }
 
 #[test]
+fn a_bus_whose_senders_take_turns_hands_over() {
+    // Each of the 5 columns sends one message of 8 words a sample on the row's bus, in
+    // turn, and takes the other 4: a PE receives 4 messages for every one the busiest
+    // sender sends, so the sending passes to another PE 4 / 1 − 1 = 3 times.
+    let f = flow(7, "brow", "rrow");
+    assert_eq!((f.messages, f.words, f.handovers), (1, 8, 3));
+    // A broadcast from one root (column 0): every PE receives as many as the root sends.
+    assert_eq!(flow(6, "brow", "rrow").handovers, 0);
+}
+
+#[test]
 fn a_round_trip_is_seen_on_the_answering_chain() {
     // East: a word relayed after `east`'s switch 2, `if` (1 + compare 1 + subtraction 1) 3
     // and the send's issue 1 = 6 cycles.
@@ -308,6 +356,7 @@ fn a_round_trip_is_seen_on_the_answering_chain() {
             relay_work: 6,
             first_relays: false,
             round_trip: false,
+            handovers: 0,
         }
     );
     // West: relayed after `west`'s switch 2, `if` (1 + compare 1) 2 and the issue 1 = 5;
@@ -319,6 +368,7 @@ fn a_round_trip_is_seen_on_the_answering_chain() {
         ChainFlow {
             relay_work: 5,
             round_trip: true,
+            handovers: 0,
             ..east
         }
     );
@@ -345,6 +395,7 @@ fn a_running_sum_over_two_colours_relays_across_them() {
             relay_work: 7 + 9,
             first_relays: false,
             round_trip: false,
+            handovers: 0,
         }
     );
     // Colour 2's chain: the centre PE sends nothing on it.
@@ -368,6 +419,7 @@ fn a_gather_run_once_is_its_far_end_relays() {
             relay_work: 3,
             first_relays: false,
             round_trip: false,
+            handovers: 0,
         }
     );
 }
@@ -387,6 +439,7 @@ fn a_chain_entered_at_the_edge_relays_at_its_first_pe() {
             relay_work: 13,
             first_relays: true,
             round_trip: false,
+            handovers: 0,
         }
     );
 }

@@ -13,6 +13,9 @@
 //!           after x from the north) adds its step after it
 //! bus       (a row's or a column's bus, an exchange to the whole line): (L − 1) · hop +
 //!           switch + msg, the message reaching the line's far end
+//! handover  (a bus whose senders take turns, its sends waiting for another chain's message,
+//!           cholesky's row buses): per handover, that chain's step + the new sender's
+//!           relay work from its message + the bus's step
 //! unknown   (L − 1) · (hop + switch + msg + msg / add_rate), msg the bound output's part
 //!           or one wavelet
 //! ```
@@ -50,6 +53,10 @@ pub struct ChainFlow {
     /// The PE takes its next sample only after a message on this chain that answers its own
     /// send of the same message on another chain.
     pub round_trip: bool,
+    /// Times a bus's sending passes to another PE: its senders take turns (cholesky's row
+    /// bus: each row's panel PE of the current column of tiles), so the PE that receives the
+    /// most on it takes `handovers + 1` times the messages of the one that sends the most.
+    pub handovers: u64,
 }
 
 /// What a step costs on the target.
@@ -92,10 +99,19 @@ pub(crate) struct ChainOn {
     /// Its sends follow the receive of the same message on another chain (residual's
     /// partial sums go east only after x came from the north): its step follows that
     /// chain's instead of overlapping it.
-    pub waits: bool,
+    pub waits: Option<Wait>,
     /// A row's or a column's bus: an exchange's message crosses the `L − 1` hops to the far
     /// end of the line, which no PE relays.
     pub bus: bool,
+}
+
+/// The chain a chain's sends wait for ([`ChainOn::waits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Wait {
+    /// Its index among the layer's chains.
+    pub on: usize,
+    /// The most work from that chain's message to the send that follows it.
+    pub relay_work: u64,
 }
 
 /// The chain terms of `chains`. A PE's measured work holds its relays, which every step of
@@ -109,7 +125,8 @@ pub(crate) fn chain_terms(chains: &[ChainOn], costs: StepCosts) -> ChainTerms {
     let mut round_trip = false;
     for c in chains.iter().filter(|c| c.length >= 2) {
         let latency = latency(c, costs);
-        if c.flow.is_some_and(|f| f.relays == 0) && c.waits {
+        terms.steps += handovers(c, chains, costs);
+        if c.flow.is_some_and(|f| f.relays == 0) && c.waits.is_some() {
             terms.steps += latency;
         } else if c.flow.is_some_and(|f| f.relays == 0) {
             exchange = exchange.max(latency);
@@ -128,6 +145,25 @@ pub(crate) fn chain_terms(chains: &[ChainOn], costs: StepCosts) -> ChainTerms {
         terms.chain += relaying.saturating_sub(relay_work);
     }
     terms
+}
+
+/// What a bus whose senders take turns adds to a sample's latency: at each handover the
+/// receivers wait for the message that starts the next turn, which waits for another chain's
+/// message — that chain's step, the new sender's work from it to its send (the wait's relay
+/// work), then the bus's own step. Turns whose sends wait for no other chain may overlap:
+/// nothing is added for them.
+fn handovers(c: &ChainOn, chains: &[ChainOn], costs: StepCosts) -> u64 {
+    let (Some(f), Some(w)) = (c.flow, c.waits) else {
+        return 0;
+    };
+    if !c.bus || f.handovers == 0 {
+        return 0;
+    }
+    let before = chains
+        .get(w.on)
+        .filter(|o| o.length >= 2)
+        .map_or(0, |o| latency(o, costs));
+    f.handovers * (before + w.relay_work + latency(c, costs))
 }
 
 /// Cycles chain `c` adds to a sample's latency.
@@ -178,7 +214,7 @@ mod tests {
             length,
             bound: None,
             flow: Some(flow),
-            waits: false,
+            waits: None,
             bus: false,
         }
     }
@@ -196,6 +232,7 @@ mod tests {
             relay_work: 73,
             first_relays: false,
             round_trip: false,
+            handovers: 0,
         };
         let t = chain_terms(&[on(8, sum)], COSTS);
         assert_eq!(
@@ -216,6 +253,7 @@ mod tests {
             relay_work: 5,
             first_relays: false,
             round_trip: false,
+            handovers: 0,
         };
         let t = chain_terms(&[on(4, rows)], COSTS);
         assert_eq!(t.steps, 3 * (2 + 10 + 5) + 2 * 10 - 5);
@@ -242,6 +280,7 @@ mod tests {
             relay_work: 14,
             first_relays: true,
             round_trip: false,
+            handovers: 0,
         };
         assert_eq!(chain_terms(&[on(4, sum)], COSTS).steps, 3 * (2 + 2 + 14));
         let sent = ChainFlow {
@@ -290,11 +329,17 @@ mod tests {
         };
         let x = on(2, sent(2));
         let sums = ChainOn {
-            waits: true,
+            waits: Some(Wait {
+                on: 0,
+                relay_work: 0,
+            }),
             ..on(2, sent(3))
         };
         let norm = ChainOn {
-            waits: true,
+            waits: Some(Wait {
+                on: 1,
+                relay_work: 0,
+            }),
             ..on(2, sent(1))
         };
         assert_eq!(chain_terms(&[x, sums, norm], COSTS).steps, 6 + 7 + 5);
@@ -322,17 +367,21 @@ mod tests {
             words: 36,
             ..ChainFlow::default()
         };
+        let after_row = Some(Wait {
+            on: 0,
+            relay_work: 0,
+        });
         let bus = |flow, waits| ChainOn {
             bus: true,
             waits,
             ..on(4, flow)
         };
-        let buses = [bus(row, false), bus(col, true)];
+        let buses = [bus(row, None), bus(col, after_row)];
         assert_eq!(chain_terms(&buses, COSTS).steps, 24 + 26);
         let links = [
             on(4, row),
             ChainOn {
-                waits: true,
+                waits: after_row,
                 ..on(4, col)
             },
         ];
@@ -340,9 +389,54 @@ mod tests {
         // A bus the dry runs did not measure adds nothing.
         let unknown = ChainOn {
             flow: None,
-            ..bus(row, false)
+            ..bus(row, None)
         };
         assert_eq!(chain_terms(&[unknown], COSTS), ChainTerms::default());
+    }
+
+    #[test]
+    fn a_bus_whose_senders_take_turns_waits_at_each_handover() {
+        // csl's cholesky on 10 × 10: a column's bus carries each pivot column (4 words) from
+        // the diagonal PE down; each PE of that column scales its own column and sends it
+        // along its row's bus 60 cycles after the pivot came. Each bus message reaches its
+        // line's far end: 9 hops (18), a switch (2), 4 words: 24. The row's sending passes
+        // to the next column of PEs 8 times (PE (9, 9) takes 36 messages, a sender sends 4),
+        // and each handover waits for the message that starts the new turn: the pivot down
+        // the column (24), the new sender's 60 cycles, its row message (24): 108. In all
+        // 24 + 24 + 8 · 108 = 912.
+        let four = ChainFlow {
+            messages: 4,
+            words: 16,
+            ..ChainFlow::default()
+        };
+        let col = ChainOn {
+            bus: true,
+            ..on(10, four)
+        };
+        let row = ChainOn {
+            bus: true,
+            waits: Some(Wait {
+                on: 0,
+                relay_work: 60,
+            }),
+            ..on(
+                10,
+                ChainFlow {
+                    handovers: 8,
+                    ..four
+                },
+            )
+        };
+        assert_eq!(
+            chain_terms(&[col, row], COSTS).steps,
+            24 + 24 + 8 * (24 + 60 + 24)
+        );
+        // Turns that wait for no other chain's message may overlap: only the bus's step.
+        let free = ChainOn { waits: None, ..row };
+        assert_eq!(chain_terms(&[col, free], COSTS).steps, 24);
+        // A neighbour's link hands over nothing: the term is a bus's.
+        let link = ChainOn { bus: false, ..row };
+        assert_eq!(chain_terms(&[col, link], COSTS).steps, 24 + (2 + 2 + 4));
     }
 
     #[test]
@@ -359,6 +453,7 @@ mod tests {
             relay_work: 20,
             first_relays: false,
             round_trip: false,
+            handovers: 0,
         };
         let west = ChainFlow {
             relay_work: 10,
@@ -385,14 +480,14 @@ mod tests {
             length: 4,
             bound: Some(16),
             flow: None,
-            waits: false,
+            waits: None,
             bus: false,
         };
         let other = ChainOn {
             length: 2,
             bound: None,
             flow: None,
-            waits: false,
+            waits: None,
             bus: false,
         };
         let t = chain_terms(&[sums, other], COSTS);

@@ -37,7 +37,7 @@ use wsel_ir::graph::{Bus, LayerGraph, LayerInstance, TensorRef};
 use wsel_ir::kernel::{PortDirection, ScalarTy};
 use wsel_target::Target;
 
-use crate::chain::{ChainFlow, ChainOn, ChainTerms, StepCosts, chain_terms};
+use crate::chain::{ChainFlow, ChainOn, ChainTerms, StepCosts, Wait, chain_terms};
 use crate::placement::Estimate;
 use crate::ports::{BoundTensor, ImplPlan, Parts, SlotOf, along};
 
@@ -231,14 +231,22 @@ impl CostInputs {
         chain_terms(&chains, costs)
     }
 
-    /// Whether chain `c`'s sends follow the receive of the same message on another chain's
-    /// `in` port: a send on `c`'s `out` port that relays, by `flow`, what came on that port
-    /// from a neighbour (not a bound input).
-    fn waits(&self, c: &Chain, flow: &dyn Fn(&str, &str) -> Option<ChainFlow>) -> bool {
+    /// The chain whose message chain `c`'s sends follow: a send on `c`'s `out` port that
+    /// relays, by `flow`, what came on another chain's `in` port from a neighbour (not a bound
+    /// input); of several, the one with the most relay work.
+    fn waits(&self, c: &Chain, flow: &dyn Fn(&str, &str) -> Option<ChainFlow>) -> Option<Wait> {
         self.chains
             .iter()
-            .filter(|o| o.in_port != c.in_port && !o.fed)
-            .any(|o| flow(&c.out_port, &o.in_port).is_some_and(|f| f.relays > 0))
+            .enumerate()
+            .filter(|(_, o)| o.in_port != c.in_port && !o.fed)
+            .filter_map(|(on, o)| {
+                let f = flow(&c.out_port, &o.in_port).filter(|f| f.relays > 0)?;
+                Some(Wait {
+                    on,
+                    relay_work: f.relay_work,
+                })
+            })
+            .max_by_key(|w| (w.relay_work, std::cmp::Reverse(w.on)))
     }
 
     /// A bound port's part on a `rows × cols` region, in elements per sample.
