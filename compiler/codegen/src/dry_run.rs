@@ -4,10 +4,13 @@
 //!
 //! The mapper estimates a layer's cycles per sample from this (`docs/mapping.md` §5). No
 //! wavelet moves and no time passes between tasks, so a dry run says nothing about waiting;
-//! what it gives is the work. Received data is whatever the receive buffer already held (the
-//! arrays' initial values), so control flow that depends on received values may take another
-//! path than on the fabric; control flow on coordinates, region size and the kernel's own
-//! counters — what the standard library's kernels branch on — is followed exactly.
+//! what it gives is the work. Every received element reads as one (1.0 on a float port, 1 on
+//! an integer or bool one), whatever the neighbours would send: control flow that depends on
+//! received values may take another path than on the fabric, but a loop that runs while a
+//! received norm or residual is above a small tolerance (csl's bicgstab) is not left at once,
+//! as zeros — the buffers' initial values — would leave it; control flow on coordinates,
+//! region size and the kernel's own counters — what the standard library's kernels branch
+//! on — is followed exactly.
 //!
 //! A [`DryRunner`] runs the kernel at as many places as the caller asks. It starts each run in
 //! the reference interpreter, which needs no compiling: most dry runs do a few thousand cycles
@@ -24,7 +27,7 @@ use std::ffi::c_void;
 
 use wsel_abi::{NO_TASK, RuntimeCalls, STATUS_CYCLE_LIMIT, STATUS_ERROR, STATUS_OK, TaskCtx};
 use wsel_ir::cost::CostModel;
-use wsel_ir::kernel::{KernelIr, TaskId};
+use wsel_ir::kernel::{KernelIr, ScalarTy, TaskId};
 
 use crate::check::check_kernel;
 use crate::dry_trace::{Tracer, Transfer};
@@ -222,6 +225,7 @@ impl DryRunner {
         let mut work = 0u64;
         let ports = self.kernel.ports.len();
         let mut pe = DryPe {
+            received: self.kernel.ports.iter().map(|p| one(p.elem)).collect(),
             ready: VecDeque::from([self.kernel.entry.0]),
             late_ready: VecDeque::new(),
             late: late_ports(ports, trace.unwrap_or_default()),
@@ -306,8 +310,20 @@ fn late_ports(ports: usize, late: &[u32]) -> Vec<bool> {
     (0..ports as u32).map(|p| late.contains(&p)).collect()
 }
 
+/// The word every wavelet received on a port of element type `elem` writes: one.
+fn one(elem: ScalarTy) -> u32 {
+    match elem {
+        ScalarTy::F32 => 1.0f32.to_bits(),
+        // f16 one (0x3c00) in either half of the word.
+        ScalarTy::F16 => 0x3c00_3c00,
+        ScalarTy::I32 | ScalarTy::U32 | ScalarTy::Bool => 1,
+    }
+}
+
 /// The dry run's side of the runtime calls.
 struct DryPe {
+    /// Per port, the word its received wavelets write ([`one`]).
+    received: Vec<u32>,
     ready: VecDeque<u32>,
     /// The tasks of receives on late ports, run when no other task is ready.
     late_ready: VecDeque<u32>,
@@ -370,10 +386,19 @@ unsafe extern "C" fn send_scalar(ctx: *mut TaskCtx, port: u32, _value: u32, then
     pe.then(then)
 }
 
-unsafe extern "C" fn recv(ctx: *mut TaskCtx, port: u32, n: u32, _offset: u32, then: u32) -> u32 {
+unsafe extern "C" fn recv(ctx: *mut TaskCtx, port: u32, n: u32, offset: u32, then: u32) -> u32 {
     // SAFETY: as in `send`.
     let (pe, work) = unsafe { (state(ctx), (*ctx).cycles) };
     pe.run.wavelets_in += u64::from(n);
+    // SAFETY: as in `send`; `sram` holds `sram_len` bytes, u32-aligned, and the words written
+    // lie inside it.
+    unsafe {
+        let (sram, len) = ((*ctx).sram.cast::<u32>(), (*ctx).sram_len / 4);
+        let word = pe.received.get(port as usize).copied().unwrap_or(0);
+        for i in (offset / 4)..(offset / 4).saturating_add(n).min(len) {
+            *sram.add(i as usize) = word;
+        }
+    }
     if then == NO_TASK || then >= pe.tasks {
         return pe.then(then);
     }
