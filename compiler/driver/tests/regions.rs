@@ -405,17 +405,20 @@ fn write_dead_dev(dir: &Path, dead: &[(u64, u64)]) {
 
 /// The same model with two PEs of column 8 dead (rows 3 and 9), inside the clean run's
 /// 16 × 16 and in the way of those rows' results east of them. No 16-column rectangle of
-/// more than 6 rows is free of them, too few for dense#1's held weights; and at 32 samples
-/// a micro-batch 16 rows of 6 or 7 columns do not fit them either (stage_in#1's 2,048 B a
-/// PE beside 2,056 B held, over 4,096). The programme takes the columns whose rows fit beside the held weights, and the phases'
-/// corner needs a side open only on the rows of the phases that stream through it: 8
-/// micro-batches of 16 on 16 × 8 from (0, 0), the tail on row 0, whose result leaves east
-/// past the live (8, 0). dense#1 keeps its 16 rows, so its sums are the clean run's: the same
-/// bits. (On 51f62e9 every layer-major mapping failed here, E0618: the programme chose rows
-/// and columns no clean rectangle had, or that did not fit beside the held weights, and the
-/// one region's result could not route past the dead column.)
+/// more than 6 rows is free of them, too few for dense#1's held weights. The programme takes
+/// the columns whose rows fit beside the held weights, and the phases' corner needs a side
+/// open only on the rows of the phases that stream through it: 8 micro-batches of 16 on 8
+/// columns from (0, 0), the tail on row 0, whose result leaves east past the live (8, 0).
+/// dense#1 shares its row's weights over the 8 columns (its row's 4 blocks, at most one a
+/// PE), so 13 rows fit beside them too and the programme's estimate takes them (held whole,
+/// 13 rows did not fit, and it took 16: the same bits as the clean run); on 13 rows dense#1
+/// sums each output's 2048 products in other groups than on 16, so the results are within
+/// float32 rounding of the clean run's (6e-8 observed). (On 51f62e9 every layer-major
+/// mapping failed here, E0618: the programme chose rows and columns no clean rectangle had,
+/// or that did not fit beside the held weights, and the one region's result could not route
+/// past the dead column.)
 #[test]
-fn layer_major_rows_take_fewer_columns_around_a_dead_column_and_keep_the_bits() {
+fn layer_major_rows_take_fewer_columns_around_a_dead_column() {
     let dead: [(u64, u64); 2] = [(8, 3), (8, 9)];
     let (dir, clean) = clean_then_dead("layer-rows-column", &dead);
     let layer = ["--micro-order", "layer"];
@@ -428,12 +431,17 @@ fn layer_major_rows_take_fewer_columns_around_a_dead_column_and_keep_the_bits() 
     let tall = ["stage_in#1", "dense#1", "relayout#1"];
     for p in run["phases"].as_array().expect("phases") {
         let name = p["layer"].as_str().expect("layer");
-        let rows = if tall.contains(&name) { 16 } else { 1 };
+        let rows = if tall.contains(&name) { 13 } else { 1 };
         assert_eq!((field(p, "rows"), field(p, "cols")), (rows, 8), "{name}");
     }
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&read_f32(&dir.join("y.npy"))), bits(&clean));
-    assert!(text.contains("dense#1 16 × 16 → 16 × 8"), "{text}");
+    let y = read_f32(&dir.join("y.npy"));
+    let worst = y
+        .iter()
+        .zip(&clean)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(worst < 1e-6, "{worst}");
+    assert!(text.contains("dense#1 16 × 16 → 13 × 8"), "{text}");
     let placement = placement_on_dead(&dir, &layer);
     assert_clear_of(&placement, &dead);
     // One region cannot: every row's result would cross the dead column to the east edge.

@@ -350,14 +350,15 @@ fn micro_batches_of_a_model_larger_than_the_fabric_say_why_they_stream_weights_a
     // Weights 4 B × (64·2048 + 2048 + 2048·2048 + 2048 + 2048·10 + 10) = 17,399,848 B, three
     // times more. Parking: each relu's 16 × 2048 result, 131,072 B, out and in for 3
     // micro-batches before dense#2 and dense#3: 2 × 3 × 262,144 B. Fewer bytes, but held,
-    // dense#1 keeps its row's weights on every PE of the row: at most 16 rows, so 4 × 2048
-    // words, 32,768 B per PE before its working set — more than a PE's 4,096 B even at one
-    // sample (dense_held's SRAM on its best region, 16 × 1, is 34,892 B).
+    // dense#1 does not fit: on 16 rows its row's 4 × 2048 weights are 64 blocks of a weight
+    // row (128 words); shared over 16 columns (at 16 samples, one a column: the least it
+    // holds) a PE keeps 4 and two to receive into, 3,076 B with the mark, beside its 4 inputs
+    // and its result, accumulator, partial sums and bias of 128 words each: 5,196 B per PE.
     let expected = "the weights streamed again add 52,199,544 B from the store; parking the \
                     waiting micro-batches' activations there instead would move 1,572,864 B, \
                     but held between micro-batches the weights do not fit: layer `dense#1` does \
-                    not fit the fabric even streamed: its working set needs 34892 bytes of SRAM \
-                    per PE on the best region its conditions allow (16 × 1 PEs), the target has \
+                    not fit the fabric even streamed: its working set needs 5196 bytes of SRAM \
+                    per PE on the best region its conditions allow (16 × 16 PEs), the target has \
                     4096: micro-batch-major order runs";
     assert!(table.contains(expected), "{table}");
 }
@@ -437,27 +438,29 @@ fn a_wide_first_layer_streams_each_weight_once_layer_major_but_auto_takes_fewer_
     // 1,024 samples of 768 → 4 → 4 on dev. Weights: 4 B × (768·4 + 4 + 4·4 + 4) = 12,384 B.
     // At once the batch does not fit (stage_in#1 would hold 64 samples of 48 features per
     // PE); micro-batch-major order runs 4 micro-batches of 256 and streams the weights 3 more
-    // times: 37,152 B. Layer-major holds dense#1's 48 × 4 weights of its row on every PE
-    // beside its working set, which fits at 128 samples (8 micro-batches), not at 256; it
-    // parks relu#1's 128 × 4 result (2,048 B) of 7 micro-batches out and back in before
-    // dense#2: 2 × 7 × 2,048 = 28,672 B, fewer.
+    // times: 37,152 B. Layer-major holds dense#1's weights shared over the row's 16 columns:
+    // its row's 4 blocks of 48 weights (one a chunk), at most one a PE in a slot of 48 words,
+    // two slots to receive into and the mark, 145 words (held whole, 48 × 4 + 1 = 193 words
+    // fitted only at 128 samples), so it runs in the same 4 micro-batches of 256; it parks
+    // relu#1's 256 × 4 result (4,096 B) of 3 micro-batches out and back in before dense#2:
+    // 2 × 3 × 4,096 = 24,576 B, fewer.
     let mlp = Mlp::new(&dir, &[768, 4, 4], 1024, 17);
     let table = run_streamed(&dir, "layer", "y.npy", "r.json");
     assert_says(
         &table,
         &[
-            "8 micro-batches of 128 samples, layer-major: each layer over every micro-batch",
-            "layer-major order runs, in 8 micro-batches: each weight streams once (12,384 B), \
-             and parking the waiting micro-batches' activations in the store moves 28,672 B \
-             (14,336 B at once) — asked for",
+            "4 micro-batches of 256 samples, layer-major: each layer over every micro-batch",
+            "layer-major order runs, in 4 micro-batches: each weight streams once (12,384 B), \
+             and parking the waiting micro-batches' activations in the store moves 24,576 B \
+             (12,288 B at once) — asked for",
         ],
     );
-    // As simulated: one pass of the weights; the 7 parked micro-batches' 1,024 words out of
+    // As simulated: one pass of the weights; the 3 parked micro-batches' 1,024 words out of
     // the west edge and back in.
     assert!(
         table.contains(
-            "store, as simulated: 12,384 B of weights streamed in; 14,336 B of activations \
-             parked out, 14,336 B back in."
+            "store, as simulated: 12,384 B of weights streamed in; 12,288 B of activations \
+             parked out, 12,288 B back in."
         ),
         "{table}"
     );
@@ -471,15 +474,16 @@ fn a_wide_first_layer_streams_each_weight_once_layer_major_but_auto_takes_fewer_
 
     // `auto` chooses by cycles: no phase waits for the store (dense#1's 12,304 B take 193
     // cycles at 64 B a cycle, its work for 256 samples tens of thousands), so streaming the
-    // weights again costs no time, while layer-major's smaller micro-batches and its park
-    // and unpark phases do: estimated 276,834 cycles against 223,484 (the mapper's figures,
-    // each weight counted once layer-major), and micro-batch-major order runs — every sample
+    // weights again costs no time, while layer-major's park and unpark phases, and its later
+    // micro-batches' weights passed along the rows, do: estimated 245,260 cycles against
+    // 223,484 (the mapper's figures, each weight from the store once layer-major), and
+    // micro-batch-major order runs — every sample
     // computed the same way (the tiles do not depend on the micro-batch's size), so the same
     // bits; the weights streamed 4 times.
     let table = run_streamed(&dir, "auto", "y_micro.npy", "r_micro.json");
     assert!(
         table.contains(
-            "would move 28,672 B (14,336 B at once) — fewer, but estimated 276,834 cycles \
+            "would move 24,576 B (12,288 B at once) — fewer, but estimated 245,260 cycles \
              layer-major against 223,484 micro-batch-major, the store's bandwidth binding no \
              phase: micro-batch-major order runs"
         ),
@@ -514,7 +518,8 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
     // 1,024 samples of 64 → 64 → 10: 2 micro-batches of 512. Parking relu#1's 512 × 64
     // result (131,072 B) out and in moves 262,144 B, more than the 19,240 B of weights
     // streamed again, so `auto` keeps micro-batch-major order; asked for, layer-major holds
-    // dense#1's 4 × 64 weights of its row per PE and runs in the same 2 micro-batches.
+    // dense#1's 4 × 64 weights of its row shared over its 16 columns (its 16 blocks of 4 × 4
+    // weights, one a PE) and runs in the same 2 micro-batches.
     let mlp = Mlp::new(&dir, &[64, 64, 10], 1024, 23);
     let table = run_streamed(&dir, "layer", "y.npy", "r.json");
     assert!(
@@ -537,7 +542,7 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
     assert!(
         table.contains(
             "add 19,240 B from the store, no more than the 262,144 B parking the waiting \
-             micro-batches' activations there would move; estimated 184,384 cycles layer-major \
+             micro-batches' activations there would move; estimated 185,338 cycles layer-major \
              against 162,892 micro-batch-major, the store's bandwidth binding no phase: \
              micro-batch-major order runs"
         ),
@@ -633,6 +638,51 @@ fn the_run_items_micro_order_runs_as_the_flag_does_and_the_flag_overrides_it() {
     );
 }
 
+#[test]
+fn a_wide_layer_holds_a_share_of_its_rows_weights_per_column_and_streams_each_once() {
+    let dir = temp_dir("held-share");
+    // 256 samples of 64 → 1024 → 10 on dev. Weights: 4 B × (64·1024 + 1024 + 1024·10 + 10)
+    // = 307,240 B. At once the batch does not fit; micro-batch-major order takes 8 of 32.
+    // Held whole, each PE would keep its row's 4 × 1024 weights, 16,388 B with the mark
+    // (E0618 before: more than a PE's 4,096 B at any size). dense_held shares the row's
+    // blocks out over the 16 columns: 16 chunks of 64 outputs × 2 blocks of k = 2 weight
+    // rows, 32 blocks of 128 words, 2 a PE (256 words), two blocks to receive into (256) and
+    // the mark: 2,052 B, which fit beside 2 samples a column (dense#1's 3,932 B in all). So
+    // layer-major runs in the same 8 micro-batches of 32, each weight from the store once,
+    // and parks relu#1's 32 × 1024 result (131,072 B) of 7 micro-batches out and back in.
+    let mlp = Mlp::new(&dir, &[64, 1024, 10], 256, 31);
+    let table = run_streamed(&dir, "layer", "y.npy", "r.json");
+    assert_says(
+        &table,
+        &[
+            "8 micro-batches of 32 samples, layer-major: each layer over every micro-batch",
+            "layer-major order runs, in 8 micro-batches: each weight streams once (307,240 B), \
+             and parking the waiting micro-batches' activations in the store moves 1,835,008 B \
+             (917,504 B at once) — asked for",
+            // Counted by the simulator, wavelet by wavelet: one pass of the weights.
+            "store, as simulated: 307,240 B of weights streamed in; 917,504 B of activations \
+             parked out, 917,504 B back in.",
+        ],
+    );
+    let run = report(&dir, "r.json");
+    // dense#1's later micro-batches take their blocks from the row's PEs, not the store.
+    assert_weights_in_first_phase_only(&run, "dense#1", 8);
+    assert_weights_in_first_phase_only(&run, "dense#2", 8);
+    let y = read(&dir.join("y.npy"));
+    assert_matches_numpy(&dir, &mlp, &y);
+    // Micro-batch-major order: the same 8 micro-batches, each streaming every weight again,
+    // and the same bits (a block applied from the share or from the row computes the same).
+    let table = run_streamed(&dir, "micro", "y_micro.npy", "r_micro.json");
+    assert!(
+        table.contains("8 micro-batches of 32 samples, one after another"),
+        "{table}"
+    );
+    let micro = report(&dir, "r_micro.json");
+    let store = &micro["run"]["micro_batches"]["store"];
+    assert_eq!(store["weights"].as_u64(), Some(8 * 307_240), "{store}");
+    assert!(same_bits(&y, &read(&dir.join("y_micro.npy"))));
+}
+
 /// The `Mlp` `64 → hidden → 10` in `dir` with a layernorm after its first dense layer:
 /// softmax(dense(relu(layernorm(dense(x, w0, b0), g0, s0)), w1, b1)), the gain and shift
 /// random (g0 near 1) in `g0.npy` and `s0.npy` (`tests/reference/mlp.py` reads them).
@@ -670,15 +720,15 @@ fn a_layernorm_holds_its_gain_and_shift_layer_major_and_each_weight_streams_once
     // does not fit at once. Layer-major runs `layernorm_held` in layernorm's place (before
     // it existed this command was E0618: layernorm#1 had no streaming implementation that
     // holds its weights), each row keeping its 8 features' g and b, so each weight streams
-    // once, in 8 micro-batches of 128 (beside dense#1's held 4 × 128 weights of its row
-    // 256 samples do not fit; micro-batch-major order takes 256).
+    // once, in 4 micro-batches of 256, as micro-batch-major order (dense#1 holds its row's
+    // 4 × 128 weights shared over the 16 columns; held whole, 256 samples did not fit).
     let mlp = normed_mlp(&dir, 128, 1024, 29);
     let table = run_streamed(&dir, "layer", "y.npy", "r.json");
     assert_says(
         &table,
         &[
-            "8 micro-batches of 128 samples, layer-major: each layer over every micro-batch",
-            "layer-major order runs, in 8 micro-batches: each weight streams once (39,464 B)",
+            "4 micro-batches of 256 samples, layer-major: each layer over every micro-batch",
+            "layer-major order runs, in 4 micro-batches: each weight streams once (39,464 B)",
             "store, as simulated: 39,464 B of weights streamed in;",
         ],
     );
@@ -687,8 +737,8 @@ fn a_layernorm_holds_its_gain_and_shift_layer_major_and_each_weight_streams_once
         run["run"]["micro_batches"]["store"]["weights"].as_u64(),
         Some(39_464)
     );
-    // layernorm#1's g and b enter the fabric in its first phase only; its 7 others take none.
-    assert_weights_in_first_phase_only(&run, "layernorm#1", 8);
+    // layernorm#1's g and b enter the fabric in its first phase only; its 3 others take none.
+    assert_weights_in_first_phase_only(&run, "layernorm#1", 4);
 
     // Against NumPy in float32 (`tests/reference/mlp.py`, its layernorm `forward.py`'s):
     // 1e-5 bounds the float32 sums' other order, as above (by hand, on this model with other

@@ -480,15 +480,19 @@ pub(crate) fn no_held_implementation(layer: &str, call: &SourceSpan) -> Diagnost
     ))
 }
 
-/// E0618 for layer-major order asked for, where a held layer fits no region even at
-/// micro-batches of one sample: `why` is the mapper's diagnostic at that size, naming the
-/// layer and the bytes.
-pub(crate) fn held_weights_do_not_fit(why: &Diagnostic) -> Diagnostic {
+/// E0618 for layer-major order asked for, where a held layer fits no region at any
+/// micro-batch size: `why` is the mapper's diagnostic at `size` samples (the closest,
+/// `crate::layer_major`), naming the layer and the bytes.
+pub(crate) fn held_weights_do_not_fit(why: &Diagnostic, size: u64) -> Diagnostic {
+    let at = match size {
+        1 => "even at micro-batches of one sample".to_string(),
+        _ => format!("at any micro-batch size (at {size} samples, one a column at most)"),
+    };
     Diagnostic {
         code: E0618,
         message: format!(
             "`--micro-order layer` cannot hold every layer's weights on the fabric between \
-             micro-batches, even at micro-batches of one sample: {}",
+             micro-batches, {at}: {}",
             why.message
         ),
         notes: Vec::new(),

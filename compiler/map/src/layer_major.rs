@@ -92,8 +92,8 @@ struct Held {
 }
 
 /// The largest micro-batch of at most `most` samples that divides `batch` and maps with the
-/// weights held; or E0618 with why the smallest does not (the mapper's own sentence), or the
-/// smallest's E0619 (a phase does not fit beside the held weights).
+/// weights held; or E0618 with why the closest does not (the mapper's own sentence), or its
+/// E0619 (a phase does not fit beside the held weights).
 fn held_mapping(
     stagings: Stagings<'_>,
     batch: u64,
@@ -101,36 +101,40 @@ fn held_mapping(
     target: &Target,
     options: &MapOptions,
 ) -> Result<Held, Box<(Diagnostic, String)>> {
-    let d = match search(stagings, batch, most, target, options) {
+    let (size, d) = match search(stagings, batch, most, target, options) {
         Ok(held) => return Ok(held),
-        Err(d) => d,
+        Err(failure) => *failure,
     };
     let why = d.message.clone();
     let error = if d.code == diag::E0618 || d.code == diag::E0619 {
-        *d
+        d
     } else {
-        diag::held_weights_do_not_fit(&d)
+        diag::held_weights_do_not_fit(&d, size)
     };
     Err(Box::new((error, why)))
 }
 
-/// [`held_mapping`]'s search, from the largest micro-batch down; the smallest's first
-/// diagnostic when none maps.
+/// [`held_mapping`]'s search, from the largest micro-batch down. When none maps: the first
+/// diagnostic of the largest that takes at most one sample a column of the fabric (there
+/// each PE keeps the fewest activations and the smallest share of its row's held weights,
+/// `stdlib/nn.wse`'s `dense_held`), else of the smallest, with its size.
 fn search(
     stagings: Stagings<'_>,
     batch: u64,
     most: u64,
     target: &Target,
     options: &MapOptions,
-) -> Result<Held, Box<Diagnostic>> {
-    let mut last = Vec::new();
+) -> Result<Held, Box<(u64, Diagnostic)>> {
+    let mut last = (1, Vec::new());
+    let fail = |size: u64| move |d: Vec<Diagnostic>| Box::new((size, *first(d)));
     for size in (1..=most).rev().filter(|s| batch.is_multiple_of(*s)) {
-        let staged = (stagings.staged)(size).map_err(first)?;
-        let parked = (stagings.parked)(&staged).map_err(first)?;
+        let staged = (stagings.staged)(size).map_err(fail(size))?;
+        let parked = (stagings.parked)(&staged).map_err(fail(size))?;
         let result = crate::streaming::map_phases(&parked, target, options, true);
         let failed = result.placement.is_none();
-        if failed {
-            last = result.diagnostics.clone();
+        let closest = last.1.is_empty() || last.0 > u64::from(target.width);
+        if failed && closest {
+            last = (size, result.diagnostics.clone());
         }
         let one = (!failed).then(|| Mapped {
             result,
@@ -146,11 +150,11 @@ fn search(
                 size,
             });
         }
-        if last.first().is_some_and(|d| d.code == diag::E0618) {
+        if last.1.first().is_some_and(|d| d.code == diag::E0618) {
             break;
         }
     }
-    Err(first(last))
+    Err(fail(last.0)(last.1))
 }
 
 /// The first of `diagnostics` (the mapper always gives one with a failure).

@@ -313,7 +313,7 @@ fn costs<'c>(
         let size = (rows, cols);
         let e = phase_estimate(graph, impls, l, size, measure, target, options);
         let others = beside.map_or(0, |b| b.cycles(l, size, measure, target, options));
-        let held = st::holds(&graph.layers[l].impls[impls[l]]);
+        let held = held_cost::held(graph, l, impls[l], size);
         held_cost::phase_cycles(&e, batch, micro, held) + others
     };
     let times = if beside.is_some() { 2 } else { 1 };

@@ -734,19 +734,7 @@ pub(crate) fn phase_estimate(
     let compute = work.unwrap_or_else(|| {
         (layer.cost.flops * samples_per_col).div_ceil(2 * u64::from(rows) * fma)
     });
-    let mut ramp = 0u64;
-    let mut store_bytes = 0u64;
-    for bind in imp.binds.iter().filter(|b| b.target == BindTarget::Port) {
-        let Some(i) = layer.arg_names.iter().position(|n| *n == bind.tensor) else {
-            continue;
-        };
-        let Some(TensorRef::Param(p)) = layer.args.get(i) else {
-            continue;
-        };
-        let elems: u64 = graph.params[*p].tensor.shape.iter().product();
-        ramp += elems.div_ceil(u64::from(rows));
-        store_bytes += elems * 4;
-    }
+    let (ramp, store_bytes) = streamed_weights(graph, layer, imp, rows);
     let store = store_bytes.div_ceil(store_bytes_per_cycle.max(1));
     let hop = u64::from(target.hop_latency);
     let chain = match measured.and_then(|m| m.relay_step) {
@@ -764,6 +752,29 @@ pub(crate) fn phase_estimate(
         cycles: cycles.div_ceil(batch),
         latency: cycles,
     }
+}
+
+/// The weights implementation `imp` of `layer` streams in on `rows` rows: the words each
+/// row's stream carries (one a cycle down its ramp) and the bytes the store sends in all.
+pub(crate) fn streamed_weights(
+    graph: &LayerGraph,
+    layer: &LayerInstance,
+    imp: &LayerImpl,
+    rows: u32,
+) -> (u64, u64) {
+    let (mut ramp, mut store_bytes) = (0u64, 0u64);
+    for bind in imp.binds.iter().filter(|b| b.target == BindTarget::Port) {
+        let Some(i) = layer.arg_names.iter().position(|n| *n == bind.tensor) else {
+            continue;
+        };
+        let Some(TensorRef::Param(p)) = layer.args.get(i) else {
+            continue;
+        };
+        let elems: u64 = graph.params[*p].tensor.shape.iter().product();
+        ramp += elems.div_ceil(u64::from(rows));
+        store_bytes += elems * 4;
+    }
+    (ramp, store_bytes)
 }
 
 /// Why no region suits every phase: at the first layer that no region of the fabric suits on
