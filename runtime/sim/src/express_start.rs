@@ -218,7 +218,9 @@ impl Partition<'_> {
             }
             // Its queue must hold its credits: at least twice the latency of the link into
             // it (always so behind a boundary, see `Target::boundary_queue_depth`).
-            if !hops.is_empty() && fab.rings.depth_of(queue) < 2 * fab.rings.up_latency(queue) {
+            if !hops.is_empty()
+                && fab.rings.depth_of::<true>(queue) < 2 * fab.rings.up_latency::<true>(queue)
+            {
                 return None;
             }
             let links = queue.tx & LINK_PORTS;
@@ -353,11 +355,11 @@ impl Partition<'_> {
                 if j >= u32::from(queue.fly) {
                     return false;
                 }
-                let slot = fab.rings.pos(queue, j);
+                let slot = fab.rings.pos::<true>(queue, j);
                 let arrive = plan.sched.at(i) + hop.delay;
                 let data = self.feed_word(plan, i);
-                if fab.rings.time(queue, hop.queue, slot) != self.rel(arrive)
-                    || fab.rings.data(queue, hop.queue, slot) != data
+                if fab.rings.time::<true>(queue, hop.queue, slot) != self.rel(arrive)
+                    || fab.rings.data::<true>(queue, hop.queue, slot) != data
                 {
                     return false;
                 }
@@ -541,10 +543,10 @@ impl Partition<'_> {
         if k > 0 {
             let rings = &fab.rings;
             let used = u32::from(queue.len) + u32::from(queue.fly);
-            hop.credits0 = (used..rings.depth_of(queue))
+            hop.credits0 = (used..rings.depth_of::<true>(queue))
                 .map(|j| {
-                    let slot = rings.pos(queue, j);
-                    epoch + u64::from(rings.time(queue, hop.queue, slot))
+                    let slot = rings.pos::<true>(queue, j);
+                    epoch + u64::from(rings.time::<true>(queue, hop.queue, slot))
                 })
                 .filter(|&due| due > t)
                 .collect();

@@ -27,7 +27,7 @@ pub(crate) const MAX_QUEUES_PER_ROUTER: u32 = 64;
 
 /// A router: the one cache line a router step reads first. Cold per-router data is in
 /// [`RouterInfo`].
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Router {
     /// Per output port (N, S, E, W, ramp): local queues (bit i = queue `q_start + i`) whose
@@ -44,7 +44,7 @@ pub(crate) struct Router {
     /// Per output port: the queue bit after the one served last (round-robin).
     pub rr: [u8; OUTPUTS],
     pub q_len: u8,
-    /// [`SOURCES`] | [`SENDING`] | [`EXPRESS`].
+    /// [`SOURCES`] | [`SENDING`] | [`EXPRESS`] | [`CROSSING`].
     pub flags: u8,
     /// Bit per output port whose `want` mask is not 0 (so a step tests one byte): not 0
     /// exactly when a queue of the router holds a present wavelet.
@@ -60,6 +60,10 @@ pub(crate) const SOURCES: u8 = 1;
 pub(crate) const SENDING: u8 = 2;
 /// `Router::flags`: an express stream reserves a port here (see `express.rs`).
 pub(crate) const EXPRESS: u8 = 4;
+/// `Router::flags`: a queue of this router, or one a link of this router writes into in this
+/// partition, has its ring behind a boundary (`queue::DEEP`): set at layout, so that the
+/// router's steps take the path that tests ring kinds (see `CycleState::step_router`).
+pub(crate) const CROSSING: u8 = 8;
 
 impl Router {
     /// The output ports whose `want` mask is not 0, computed from the masks (for checking

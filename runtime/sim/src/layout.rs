@@ -10,8 +10,8 @@
 use crate::error::SimError;
 use crate::events::{NodeSet, Timers, Wakes};
 use crate::fabric::{
-    LocalLink, MAX_QUEUES_PER_ROUTER, NONE, NONE8, OutChannel, Queue, RAMP, REMOTE_UP, Router,
-    RouterInfo, SOURCES, Sink, Source,
+    CROSSING, LocalLink, MAX_QUEUES_PER_ROUTER, NONE, NONE8, OutChannel, Queue, RAMP, REMOTE_UP,
+    Router, RouterInfo, SOURCES, Sink, Source,
 };
 use crate::pacer::Pacer;
 use crate::partition::{Clock, Events, Fabric, Output, Partition, Setup, Stats, Tasks};
@@ -328,6 +328,7 @@ impl<'p> Builder<'_, 'p> {
         for &g in members {
             self.router(&mut parts, g as usize);
         }
+        mark_crossing(&mut parts.fab);
         // The first weight group (and any empty groups after it) is requested now.
         let mut requests = Vec::new();
         let fab = &mut parts.fab;
@@ -735,3 +736,17 @@ fn mark_solo(queues: &mut [Queue], switched: impl Fn(Color) -> bool) {
 }
 
 const _: () = assert!(NONE8 == u8::MAX);
+
+/// Flag the routers whose steps touch a ring behind a boundary ([`CROSSING`]): a deep
+/// queue's own router, and its upstream router when that is in this partition (it forwards
+/// into the queue; from another partition the wavelets come as messages).
+fn mark_crossing(fab: &mut Fabric) {
+    for q in &fab.queues {
+        if Rings::crosses(q) {
+            fab.routers[q.node as usize].flags |= CROSSING;
+            if q.up != NONE && q.up & REMOTE_UP == 0 {
+                fab.routers[q.up as usize].flags |= CROSSING;
+            }
+        }
+    }
+}

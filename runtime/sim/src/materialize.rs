@@ -274,7 +274,7 @@ impl CycleState<'_> {
         let hop = &s.hops[k];
         let (q, node) = (hop.queue, hop.node);
         // The link into this queue (L + B behind a boundary), for wavelets and credits.
-        let latency = u64::from(self.rings.up_latency(&self.queues[q as usize]));
+        let latency = u64::from(self.rings.up_latency::<true>(&self.queues[q as usize]));
         let here = |i: &u64| s.period.contains(hop.reach, *i);
         // Past router k − 1 before t, not past router k.
         let (lo, hi) = (s.moved(k, t), s.moved(k - 1, t));
@@ -294,7 +294,7 @@ impl CycleState<'_> {
             .collect();
         dues.sort_unstable();
         let data: Vec<u32> = wavelets.iter().map(|&(i, _)| self.word(x, i)).collect();
-        let depth = self.rings.depth_of(&self.queues[q as usize]);
+        let depth = self.rings.depth_of::<true>(&self.queues[q as usize]);
         let queue = &mut self.queues[q as usize];
         (queue.head, queue.len, queue.fly, queue.sent) = (0, 0, 0, 0);
         debug_assert!(
@@ -309,9 +309,9 @@ impl CycleState<'_> {
         let mut arrivals = Vec::new();
         for (&(_, arrive), &word) in wavelets.iter().zip(&data) {
             if arrive == t {
-                self.rings.push_present(queue, q, word);
+                self.rings.push_present::<true>(queue, q, word);
             } else {
-                self.rings.push_flight(queue, q, word, rel(arrive));
+                self.rings.push_flight::<true>(queue, q, word, rel(arrive));
                 arrivals.push(arrive);
             }
         }

@@ -277,7 +277,7 @@ impl<'p> Partition<'p> {
         let rel = self.rel(t);
         let fab = &mut self.fab;
         let queue = &mut fab.queues[q as usize];
-        fab.rings.push_flight(queue, q, data, rel);
+        fab.rings.push_flight::<true>(queue, q, data, rel);
         let node = queue.node;
         let r = &mut fab.routers[node as usize];
         r.incoming |= 1u64 << (q - r.q_start);

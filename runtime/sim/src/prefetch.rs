@@ -148,7 +148,7 @@ impl<D: Distances> Ahead<D> {
         }
         for (i, &node) in list.iter().take(D::FAR).enumerate() {
             if i < D::MID {
-                ahead.served[i] = hot.served(node);
+                ahead.served[i] = served(&hot.routers[node as usize]);
             }
             ahead.pes[i] = hot.routers[node as usize].pe;
             if D::PE_LINES {
@@ -176,8 +176,7 @@ impl<D: Distances> Ahead<D> {
         }
         if let Some(&node) = list.get(i + D::MID) {
             hot.prefetch_arrays(self.pes[(i + D::MID) % 64]);
-            hot.prefetch_incoming(node);
-            self.served[(i + D::MID) % 64] = hot.prefetch_served(node);
+            self.served[(i + D::MID) % 64] = hot.prefetch_queues(node);
         }
         if i + D::SEND < list.len() {
             hot.prefetch_send(self.pes[(i + D::SEND) % 64], D::DOWNSTREAM);
@@ -282,32 +281,28 @@ const _: () = assert!(Large::NEAR <= Large::SEND && Large::SEND <= Large::MID);
 const _: () = assert!(Small::NEAR <= Small::SEND && Small::SEND <= Small::MID);
 
 impl CycleState<'_> {
-    /// Stage 2: the record of the queue that the ramp port of router `node` tries first: the
-    /// one line holds the wavelet and everything popping it reads and writes (its ring's kind
-    /// too, so that only a deep ring behind a boundary reads the boundary index); and the
-    /// router's timer cycle, which a delivery that completes a receive reads. Returns that
-    /// queue (NONE: none).
+    /// Stage 2, from one read of router `node`'s record: its queues with arrivals to absorb;
+    /// the record of the queue that its ramp port tries first: the one line holds the
+    /// wavelet and everything popping it reads and writes (its ring's kind too, so that only
+    /// a deep ring behind a boundary reads the boundary index); and the router's timer
+    /// cycle, which a delivery that completes a receive reads. Returns that queue (NONE:
+    /// none). The addresses are not bounds checked: a prefetch never faults, and the
+    /// router's queues are in the array by construction.
     #[inline(always)]
-    fn prefetch_served(&self, node: u32) -> u32 {
-        fetch(std::ptr::from_ref(&self.wake[node as usize]));
-        let q = self.served(node);
-        if let Some(queue) = self.queues.get(q as usize) {
-            fetch(std::ptr::from_ref(queue));
+    fn prefetch_queues(&self, node: u32) -> u32 {
+        let r = &self.routers[node as usize];
+        fetch(self.wake.as_ptr().wrapping_add(node as usize));
+        let queues = self.queues.as_ptr().wrapping_add(r.q_start as usize);
+        let mut incoming = r.incoming;
+        while incoming != 0 {
+            fetch(queues.wrapping_add(incoming.trailing_zeros() as usize));
+            incoming &= incoming - 1;
+        }
+        let q = served(r);
+        if q != NONE {
+            fetch(self.queues.as_ptr().wrapping_add(q as usize));
         }
         q
-    }
-
-    /// The queue the ramp port of router `node` tries first, or NONE (a guess: queues with
-    /// arrivals not yet absorbed count as wanting the ramp).
-    #[inline(always)]
-    fn served(&self, node: u32) -> u32 {
-        let r = &self.routers[node as usize];
-        let want = r.want[crate::fabric::RAMP] | r.incoming;
-        if want == 0 {
-            return NONE;
-        }
-        let after = want & (u64::MAX << r.rr[crate::fabric::RAMP]);
-        r.q_start + if after != 0 { after } else { want }.trailing_zeros()
     }
 
     /// Stage 1: the first four lines of PE `pe`'s record (NONE: none): what injecting and
@@ -344,20 +339,6 @@ impl CycleState<'_> {
         }
     }
 
-    /// Stage 2: the queues of router `node` with arrivals to absorb.
-    #[inline(always)]
-    fn prefetch_incoming(&self, node: u32) {
-        let r = &self.routers[node as usize];
-        let mut incoming = r.incoming;
-        while incoming != 0 {
-            let q = r.q_start + incoming.trailing_zeros();
-            incoming &= incoming - 1;
-            if let Some(queue) = self.queues.get(q as usize) {
-                fetch(std::ptr::from_ref(queue));
-            }
-        }
-    }
-
     /// Stage 2: the send and receive slots of PE `pe` (NONE: none): up to six lines each (a
     /// slot is one line), so that a PE sending and receiving on up to six colors (a halo
     /// exchange: four of each) has all of them in cache when its step comes.
@@ -382,9 +363,11 @@ impl CycleState<'_> {
             let k = crate::router::next_bit(avail, p.last_slot);
             if let Some(s) = self.sends.get((p.send_base + u32::from(k)) as usize) {
                 fetch(s.data.as_ptr().wrapping_add(s.pos as usize));
-                if downstream && let Some(q) = self.queues.get(s.link.queue as usize) {
-                    fetch(std::ptr::from_ref(q));
-                    fetch(std::ptr::from_ref(&self.routers[s.link.node as usize]));
+                if downstream && s.link.queue != NONE {
+                    // Not bounds checked: a prefetch never faults (the link is in this
+                    // partition, so both are in the arrays).
+                    fetch(self.queues.as_ptr().wrapping_add(s.link.queue as usize));
+                    fetch(self.routers.as_ptr().wrapping_add(s.link.node as usize));
                 }
             }
         }
@@ -404,4 +387,16 @@ impl CycleState<'_> {
             fetch(p.sram.as_ptr().wrapping_add(at));
         }
     }
+}
+
+/// The queue the ramp port of router `r` tries first, or NONE (a guess: queues with arrivals
+/// not yet absorbed count as wanting the ramp).
+#[inline(always)]
+fn served(r: &crate::fabric::Router) -> u32 {
+    let want = r.want[crate::fabric::RAMP] | r.incoming;
+    if want == 0 {
+        return NONE;
+    }
+    let after = want & (u64::MAX << r.rr[crate::fabric::RAMP]);
+    r.q_start + if after != 0 { after } else { want }.trailing_zeros()
 }

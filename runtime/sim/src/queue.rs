@@ -18,6 +18,10 @@
 //!   record, the one it writes the wavelet into. (Over a link into another partition, credits
 //!   travel as messages instead; see `router.rs`.)
 //!
+//! Every access takes a const parameter `ANY`: false where the caller knows the ring is in
+//! the queue's record (a router's common step, see `router.rs`), so that no kind is tested;
+//! true everywhere else.
+//!
 //! Cycles are stored in 32 bits relative to the partition's epoch, which moves forward (and
 //! every stored cycle with it, see [`Rings::rebase`]) before they could overflow.
 
@@ -83,6 +87,11 @@ impl Rings {
         }
     }
 
+    /// Whether every ring not behind a boundary is in its queue's record.
+    pub(crate) fn all_inline(&self) -> bool {
+        Rings::inline(self.depth)
+    }
+
     /// Whether rings of `depth` slots fit in the queues' records.
     fn inline(depth: u32) -> bool {
         depth as usize <= INLINE_SLOTS
@@ -120,21 +129,21 @@ impl Rings {
 
     /// The depth of queue `q`.
     #[inline(always)]
-    pub(crate) fn depth_of(&self, q: &Queue) -> u32 {
-        self.depths[usize::from(q.ring())]
+    pub(crate) fn depth_of<const ANY: bool>(&self, q: &Queue) -> u32 {
+        self.depths[usize::from(kind::<ANY>(q))]
     }
 
     /// The latency of the link into queue `q`: its credits go back upstream this many
     /// cycles after a wavelet leaves it.
     #[inline(always)]
-    pub(crate) fn up_latency(&self, q: &Queue) -> u32 {
-        self.latencies[usize::from(q.ring())]
+    pub(crate) fn up_latency<const ANY: bool>(&self, q: &Queue) -> u32 {
+        self.latencies[usize::from(kind::<ANY>(q))]
     }
 
     /// Ring position `k` places after the head of queue `q`.
     #[inline(always)]
-    pub(crate) fn pos(&self, q: &Queue, k: u32) -> u32 {
-        let depth = self.depth_of(q);
+    pub(crate) fn pos<const ANY: bool>(&self, q: &Queue, k: u32) -> u32 {
+        let depth = self.depth_of::<ANY>(q);
         let p = u32::from(q.head) + k;
         if p >= depth { p - depth } else { p }
     }
@@ -142,18 +151,18 @@ impl Rings {
     /// Where slot `i` of queue `qi` (`q`) is: one test of the record's ring kind for the
     /// common inline ring, the boundary index read only for a deep one.
     #[inline(always)]
-    fn slot(&self, q: &Queue, qi: u32, i: u32) -> Slot {
-        match q.ring() {
+    fn slot<const ANY: bool>(&self, q: &Queue, qi: u32, i: u32) -> Slot {
+        match kind::<ANY>(q) {
             INLINE => Slot::Inline(i as usize % INLINE_SLOTS),
             EXTERNAL => Slot::External((qi * self.depth + i) as usize),
-            _ => Slot::Deep((self.crossing[qi as usize] * self.depth_of(q) + i) as usize),
+            _ => Slot::Deep((self.crossing[qi as usize] * self.depth_of::<ANY>(q) + i) as usize),
         }
     }
 
     /// The wavelet in slot `i` of queue `qi`.
     #[inline(always)]
-    pub(crate) fn data(&self, q: &Queue, qi: u32, i: u32) -> u32 {
-        match self.slot(q, qi, i) {
+    pub(crate) fn data<const ANY: bool>(&self, q: &Queue, qi: u32, i: u32) -> u32 {
+        match self.slot::<ANY>(q, qi, i) {
             Slot::Inline(i) => q.slots[i],
             Slot::External(e) => self.data[e],
             Slot::Deep(e) => self.deep.data[e],
@@ -162,8 +171,8 @@ impl Rings {
 
     /// The cycle in slot `i` of queue `qi`.
     #[inline(always)]
-    pub(crate) fn time(&self, q: &Queue, qi: u32, i: u32) -> Rel {
-        match self.slot(q, qi, i) {
+    pub(crate) fn time<const ANY: bool>(&self, q: &Queue, qi: u32, i: u32) -> Rel {
+        match self.slot::<ANY>(q, qi, i) {
             Slot::Inline(i) => q.time[i],
             Slot::External(e) => self.time[e],
             Slot::Deep(e) => self.deep.time[e],
@@ -171,8 +180,8 @@ impl Rings {
     }
 
     #[inline(always)]
-    fn set_data(&mut self, q: &mut Queue, qi: u32, i: u32, data: u32) {
-        match self.slot(q, qi, i) {
+    fn set_data<const ANY: bool>(&mut self, q: &mut Queue, qi: u32, i: u32, data: u32) {
+        match self.slot::<ANY>(q, qi, i) {
             Slot::Inline(i) => q.slots[i] = data,
             Slot::External(e) => self.data[e] = data,
             Slot::Deep(e) => self.deep.data[e] = data,
@@ -180,8 +189,8 @@ impl Rings {
     }
 
     #[inline(always)]
-    fn set_time(&mut self, q: &mut Queue, qi: u32, i: u32, time: Rel) {
-        match self.slot(q, qi, i) {
+    fn set_time<const ANY: bool>(&mut self, q: &mut Queue, qi: u32, i: u32, time: Rel) {
+        match self.slot::<ANY>(q, qi, i) {
             Slot::Inline(i) => q.time[i] = time,
             Slot::External(e) => self.time[e] = time,
             Slot::Deep(e) => self.deep.time[e] = time,
@@ -190,14 +199,14 @@ impl Rings {
 
     /// Set slot `i` of queue `qi` (rebuilding a queue, see `materialize.rs`).
     pub(crate) fn set_slot(&mut self, q: &mut Queue, qi: u32, i: u32, data: u32, time: Rel) {
-        self.set_data(q, qi, i, data);
-        self.set_time(q, qi, i, time);
+        self.set_data::<true>(q, qi, i, data);
+        self.set_time::<true>(q, qi, i, time);
     }
 
     /// The head wavelet of queue `qi` (present).
     #[inline(always)]
-    pub(crate) fn head(&self, q: &Queue, qi: u32) -> u32 {
-        self.data(q, qi, u32::from(q.head))
+    pub(crate) fn head<const ANY: bool>(&self, q: &Queue, qi: u32) -> u32 {
+        self.data::<ANY>(q, qi, u32::from(q.head))
     }
 
     /// A wavelet forwarded to queue `qi` at `now`, arriving at cycle `arrive`, if the
@@ -205,7 +214,7 @@ impl Rings {
     /// credit is on its way (`Err(None)`: the queue is full). The credit is the slot the
     /// wavelet takes, so its position is found once.
     #[inline(always)]
-    pub(crate) fn send(
+    pub(crate) fn send<const ANY: bool>(
         &mut self,
         q: &mut Queue,
         qi: u32,
@@ -214,48 +223,61 @@ impl Rings {
         arrive: Rel,
     ) -> Result<(), Option<Rel>> {
         let used = u32::from(q.len) + u32::from(q.fly);
-        if used >= self.depth_of(q) {
+        if used >= self.depth_of::<ANY>(q) {
             return Err(None);
         }
-        let i = self.pos(q, used);
-        let due = self.time(q, qi, i);
+        let i = self.pos::<ANY>(q, used);
+        let due = self.time::<ANY>(q, qi, i);
         if due > now {
             return Err(Some(due));
         }
-        self.fly_into(q, qi, i, data, arrive);
+        self.fly_into::<ANY>(q, qi, i, data, arrive);
         Ok(())
     }
 
     /// A wavelet forwarded to queue `qi` arriving at cycle `arrive` (the upstream router held
     /// a credit).
     #[inline(always)]
-    pub(crate) fn push_flight(&mut self, q: &mut Queue, qi: u32, data: u32, arrive: Rel) {
-        let i = self.pos(q, u32::from(q.len) + u32::from(q.fly));
-        self.fly_into(q, qi, i, data, arrive);
+    pub(crate) fn push_flight<const ANY: bool>(
+        &mut self,
+        q: &mut Queue,
+        qi: u32,
+        data: u32,
+        arrive: Rel,
+    ) {
+        let i = self.pos::<ANY>(q, u32::from(q.len) + u32::from(q.fly));
+        self.fly_into::<ANY>(q, qi, i, data, arrive);
     }
 
     /// Slot `i` of queue `qi`, its first free one, takes a wavelet in flight until `arrive`.
     #[inline(always)]
-    fn fly_into(&mut self, q: &mut Queue, qi: u32, i: u32, data: u32, arrive: Rel) {
-        self.set_data(q, qi, i, data);
-        self.set_time(q, qi, i, arrive);
+    fn fly_into<const ANY: bool>(
+        &mut self,
+        q: &mut Queue,
+        qi: u32,
+        i: u32,
+        data: u32,
+        arrive: Rel,
+    ) {
+        self.set_data::<ANY>(q, qi, i, data);
+        self.set_time::<ANY>(q, qi, i, arrive);
         q.fly += 1;
     }
 
     /// A wavelet entering queue `qi` from the PE's ramp or an edge source (there is room): it
     /// is present at once.
     #[inline(always)]
-    pub(crate) fn push_present(&mut self, q: &mut Queue, qi: u32, data: u32) {
+    pub(crate) fn push_present<const ANY: bool>(&mut self, q: &mut Queue, qi: u32, data: u32) {
         debug_assert_eq!(q.fly, 0, "ramp and edge queues have nothing in flight");
-        let i = self.pos(q, u32::from(q.len));
-        self.set_data(q, qi, i, data);
+        let i = self.pos::<ANY>(q, u32::from(q.len));
+        self.set_data::<ANY>(q, qi, i, data);
         q.len += 1;
     }
 
     /// Make the in-flight wavelets of queue `qi` that have arrived by `now` present.
     #[inline(always)]
-    pub(crate) fn absorb(&self, q: &mut Queue, qi: u32, now: Rel) {
-        while q.fly > 0 && self.time(q, qi, self.pos(q, u32::from(q.len))) <= now {
+    pub(crate) fn absorb<const ANY: bool>(&self, q: &mut Queue, qi: u32, now: Rel) {
+        while q.fly > 0 && self.time::<ANY>(q, qi, self.pos::<ANY>(q, u32::from(q.len))) <= now {
             q.len += 1;
             q.fly -= 1;
         }
@@ -263,10 +285,10 @@ impl Rings {
 
     /// The head wavelet of queue `qi` leaves; its slot's credit is back upstream at `due`.
     #[inline(always)]
-    pub(crate) fn pop(&mut self, q: &mut Queue, qi: u32, due: Rel) {
+    pub(crate) fn pop<const ANY: bool>(&mut self, q: &mut Queue, qi: u32, due: Rel) {
         let head = u32::from(q.head);
-        self.set_time(q, qi, head, due);
-        q.head = self.pos(q, 1) as u8;
+        self.set_time::<ANY>(q, qi, head, due);
+        q.head = self.pos::<ANY>(q, 1) as u8;
         q.len -= 1;
     }
 
@@ -282,6 +304,15 @@ impl Rings {
             *t = t.saturating_sub(delta);
         }
     }
+}
+
+/// The ring kind of queue `q` (its record's, [`Queue::ring`]), or [`INLINE`] when the caller
+/// knows it is (`ANY` false: a router step without rings behind a boundary, see
+/// `fabric::CROSSING`, in a partition whose queues are not deeper than [`INLINE_SLOTS`]).
+#[inline(always)]
+fn kind<const ANY: bool>(q: &Queue) -> u8 {
+    debug_assert!(ANY || q.ring() == INLINE);
+    if ANY { q.ring() } else { INLINE }
 }
 
 /// Where a slot of a ring is (see [`Rings::slot`]).

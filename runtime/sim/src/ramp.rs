@@ -9,16 +9,16 @@
 //! cycle. Without sends the ramp delivers as on an unshared ramp. Express streams keep the
 //! ramp of their feeding PE and of their receivers to themselves (`express_start.rs`).
 
-use crate::fabric::RAMP;
+use crate::fabric::{RAMP, Router};
 use crate::router::{CycleState, next_bit};
 
 impl CycleState<'_> {
     /// With a shared ramp, before PE `pe` (at router `node`) injects: deliver one wavelet of
     /// a color lower than the send the ramp would inject from, if one can go; whether it did.
+    /// `r` is the router's record, held by the step.
     #[inline]
-    pub(crate) fn deliver_first(&mut self, node: u32, pe: u32) -> bool {
-        let r = &self.routers[node as usize];
-        let want = r.want[RAMP];
+    pub(crate) fn deliver_first(&mut self, r: &mut Router, node: u32) -> bool {
+        let (want, pe) = (r.want[RAMP], r.pe);
         if want == 0 {
             return false;
         }
@@ -29,19 +29,19 @@ impl CycleState<'_> {
         }
         let k = next_bit(avail, p.last_slot);
         let color = self.sends[(p.send_base + u32::from(k)) as usize].color;
-        let lower = self.queues_below(node, want, color);
-        if lower == 0 || !self.serve(node, RAMP, lower) {
+        let lower = self.queues_below(r.q_start, want, color);
+        if lower == 0 || !self.serve::<true>(r, node, RAMP, lower) {
             return false;
         }
         if self.switched {
-            self.control_served(node);
+            self.rare(r, node, Self::control_served);
         }
         true
     }
 
-    /// The queues of `want` (a mask of `node`'s local queues) whose color is below `color`.
-    fn queues_below(&self, node: u32, mut want: u64, color: u8) -> u64 {
-        let q_start = self.routers[node as usize].q_start;
+    /// The queues of `want` (a mask of a router's local queues, from `q_start`) whose color
+    /// is below `color`.
+    fn queues_below(&self, q_start: u32, mut want: u64, color: u8) -> u64 {
         let mut lower = 0;
         while want != 0 {
             let bit = want.trailing_zeros();

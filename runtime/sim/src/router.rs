@@ -20,12 +20,17 @@
 //! and trace that each hop or delivery touches borrowed apart, so that their addresses stay in
 //! registers across a whole cycle of router steps; the partition's other groups (task scratch,
 //! express streams, weight phases) borrowed whole.
+//!
+//! A step holds its router's record in a local from start to end, and the common step (no
+//! switch, filter, shared ramp, trace, edge source, express stream or boundary ring) is the
+//! same code compiled without the tests for those (`RARE` false): see
+//! [`CycleState::step_router`].
 
 use crate::events::{NodeSet, Timers, Wakes};
 use crate::express::Streams;
 use crate::fabric::{
-    EXPRESS, FILTERED, Filter, LINK_PORTS, LocalLink, Msg, NONE, OUTPUTS, OutChannel, Queue, RAMP,
-    REMOTE_UP, Router, RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS, head_tx,
+    CROSSING, EXPRESS, FILTERED, Filter, LINK_PORTS, LocalLink, Msg, NONE, OUTPUTS, OutChannel,
+    Queue, RAMP, REMOTE_UP, Router, RouterInfo, SENDING, SOURCES, Sink, Source, UP_WAITS, head_tx,
 };
 use crate::partition::{Events, Fabric, Output, Partition, Stats, Tasks};
 use crate::pe::{Delivery, Pe, RecvSlot, SendSlot};
@@ -66,6 +71,10 @@ pub(crate) struct CycleState<'a> {
     pub(crate) switched: bool,
     /// The target's ramp is shared (`Target::ramp`, see `ramp.rs`).
     pub(crate) ramp_shared: bool,
+    /// Switches, ramp filters, a shared ramp, a trace or rings deeper than a queue record
+    /// holds: every router step takes the rare cases' path
+    /// (see [`CycleState::step_router`]).
+    rare_on: bool,
     pub(crate) pes: &'a mut [Pe],
     pub(crate) sends: &'a mut [SendSlot],
     pub(crate) recvs: &'a mut [RecvSlot],
@@ -117,6 +126,11 @@ impl<'p> Partition<'p> {
             trace,
             ..
         } = &mut self.out;
+        let rare_on = switches.on()
+            || !filters.is_empty()
+            || setup.ramp_shared
+            || trace.is_some()
+            || !rings.all_inline();
         CycleState {
             t,
             rel: (t - clock.epoch) as Rel,
@@ -134,6 +148,7 @@ impl<'p> Partition<'p> {
             filters,
             switched: switches.on(),
             ramp_shared: setup.ramp_shared,
+            rare_on,
             switches,
             pes,
             sends,
@@ -185,58 +200,59 @@ impl CycleState<'_> {
     /// Step the router of `node`; returns (whether it moved anything, whether it should stay
     /// active: it moved something and still has work). Inlined into the router pass, with
     /// injection: a call costs more than it saves here.
+    ///
+    /// The router's record is held in a local for the whole step and written back once: the
+    /// step's calls take it by reference instead of indexing the router array again after
+    /// each of them. Nothing else a step calls writes this router's record (a forward writes
+    /// the downstream router's, never its own: a link joins two routers), except the rare
+    /// calls that go through the array — the express stream's step and a control wavelet's
+    /// command — around which it is written back and read again ([`CycleState::rare`]).
+    ///
+    /// The common step — no switch, ramp filter, shared ramp, trace or ring deeper than its
+    /// record in the program, no edge source, express stream or ring behind a boundary at
+    /// the router — is chosen once, and compiled without the tests for the rest (`RARE`
+    /// false: see `rare_on`, [`CROSSING`]).
     #[inline(always)]
     pub(crate) fn step_router(&mut self, node: u32) -> (bool, bool) {
-        if self.routers[node as usize].incoming != 0 {
-            self.absorb(node);
+        let mut r = self.routers[node as usize];
+        let done = if self.rare_on || r.flags & (SOURCES | EXPRESS | CROSSING) != 0 {
+            self.step_held::<true>(&mut r, node)
+        } else {
+            self.step_held::<false>(&mut r, node)
+        };
+        self.routers[node as usize] = r;
+        done
+    }
+
+    /// [`CycleState::step_router`] on the router's record `r`, held by the caller; with
+    /// `RARE` false, the common step.
+    #[inline(always)]
+    fn step_held<const RARE: bool>(&mut self, r: &mut Router, node: u32) -> (bool, bool) {
+        if r.incoming != 0 {
+            self.absorb::<RARE>(r);
         }
         let mut moved = false;
-        let r = &self.routers[node as usize];
-        let (pe, flags, q_start) = (r.pe, r.flags, r.q_start);
+        let flags = r.flags;
         // With a shared ramp, whether it has moved a wavelet in this cycle.
         let mut ramp_busy = false;
         if flags & SENDING != 0 {
-            if self.ramp_shared && self.deliver_first(node, pe) {
+            if RARE && self.ramp_shared && self.deliver_first(r, node) {
                 (moved, ramp_busy) = (true, true);
-            } else if self.inject(node, pe, flags, q_start) {
-                (moved, ramp_busy) = (true, self.ramp_shared);
+            } else if self.inject::<RARE>(r, node) {
+                (moved, ramp_busy) = (true, RARE && self.ramp_shared);
             }
         }
-        let has_sources = flags & SOURCES != 0;
+        let has_sources = RARE && flags & SOURCES != 0;
         if has_sources {
-            moved |= self.inject_sources(node);
+            moved |= self.inject_sources(r, node);
         }
-        if flags & EXPRESS != 0 {
-            self.express_step(node);
+        if RARE && flags & EXPRESS != 0 {
+            self.rare(r, node, Self::express_step);
         }
-        // The ports with wanting queues, in order: serving a port changes the want masks only
-        // when it moves a wavelet, and they are read again then. The link ports share one
-        // copy of `serve`, the ramp has its own.
-        let mut ports = self.routers[node as usize].ports;
-        debug_assert_eq!(ports, self.routers[node as usize].want_ports());
-        let mut links = ports & LINK_PORTS;
-        while links != 0 {
-            let o = links.trailing_zeros() as usize;
-            links &= links - 1;
-            if self.serve(node, o, u64::MAX) {
-                moved = true;
-                if self.switched {
-                    self.control_served(node);
-                }
-                ports = self.routers[node as usize].ports;
-                links = ports & LINK_PORTS & (u8::MAX << (o + 1));
-            }
-        }
-        if !ramp_busy && ports & (1 << RAMP) != 0 && self.serve(node, RAMP, u64::MAX) {
-            moved = true;
-            if self.switched {
-                self.control_served(node);
-            }
-        }
+        moved |= self.serve_ports::<RARE>(r, node, ramp_busy);
         if !moved {
             return (false, false);
         }
-        let r = &self.routers[node as usize];
         let stay = r.ports != 0 || r.flags & SENDING != 0;
         let sourcing = has_sources && {
             let info = &self.info[node as usize];
@@ -247,10 +263,54 @@ impl CycleState<'_> {
         (true, stay || sourcing)
     }
 
-    /// Make the wavelets that have arrived at `node`'s queues by now present.
+    /// The ports with wanting queues, in order: serving a port changes the want masks only
+    /// when it moves a wavelet, and they are read again then. The link ports share one copy
+    /// of `serve`, the ramp has its own (not served when a shared ramp moved a wavelet
+    /// already: `ramp_busy`). Whether a port moved a wavelet.
     #[inline(always)]
-    fn absorb(&mut self, node: u32) {
-        let r = &mut self.routers[node as usize];
+    fn serve_ports<const RARE: bool>(
+        &mut self,
+        r: &mut Router,
+        node: u32,
+        ramp_busy: bool,
+    ) -> bool {
+        let mut moved = false;
+        let mut ports = r.ports;
+        debug_assert_eq!(ports, r.want_ports());
+        let mut links = ports & LINK_PORTS;
+        while links != 0 {
+            let o = links.trailing_zeros() as usize;
+            links &= links - 1;
+            if self.serve::<RARE>(r, node, o, u64::MAX) {
+                moved = true;
+                if RARE && self.switched {
+                    self.rare(r, node, Self::control_served);
+                }
+                ports = r.ports;
+                links = ports & LINK_PORTS & (u8::MAX << (o + 1));
+            }
+        }
+        if !ramp_busy && ports & (1 << RAMP) != 0 && self.serve::<RARE>(r, node, RAMP, u64::MAX) {
+            moved = true;
+            if RARE && self.switched {
+                self.rare(r, node, Self::control_served);
+            }
+        }
+        moved
+    }
+
+    /// Call `f` for `node`, which reads and writes its router through the router array: the
+    /// held record `r` is written back before and read again after.
+    #[inline(always)]
+    pub(crate) fn rare(&mut self, r: &mut Router, node: u32, f: fn(&mut Self, u32)) {
+        self.routers[node as usize] = *r;
+        f(self, node);
+        *r = self.routers[node as usize];
+    }
+
+    /// Make the wavelets that have arrived at the queues of router `r` by now present.
+    #[inline(always)]
+    fn absorb<const RARE: bool>(&mut self, r: &mut Router) {
         let mut incoming = r.incoming;
         while incoming != 0 {
             let bit = incoming.trailing_zeros();
@@ -258,27 +318,27 @@ impl CycleState<'_> {
             let q = r.q_start + bit;
             let queue = &mut self.queues[q as usize];
             let was = queue.len;
-            self.rings.absorb(queue, q, self.rel);
+            self.rings.absorb::<RARE>(queue, q, self.rel);
             if queue.fly == 0 {
                 r.incoming &= !(1u64 << bit);
             }
             if was == 0 && queue.len > 0 {
-                set_want(r, head_tx(queue, q, self.filters), 1u64 << bit);
+                set_want(r, head_ports::<RARE>(queue, q, self.filters), 1u64 << bit);
             }
         }
     }
 
     /// Move one wavelet from the PE's sends into the router, round-robin over send slots
     /// (that is, over colors: the first after the one injected last, among those whose ramp
-    /// queue has room); within a color, sends go in issue order. `flags` and `q_start` are
-    /// the router's.
+    /// queue has room); within a color, sends go in issue order. `r` is the router's record.
     #[inline(always)]
-    fn inject(&mut self, node: u32, pe: u32, flags: u8, q_start: u32) -> bool {
+    fn inject<const RARE: bool>(&mut self, r: &mut Router, node: u32) -> bool {
+        let (pe, flags, q_start) = (r.pe, r.flags, r.q_start);
         let p = &mut self.pes[pe as usize];
         let avail = p.sending & !p.full;
         if avail == 0 {
             if p.sending == 0 {
-                self.routers[node as usize].flags &= !SENDING;
+                r.flags &= !SENDING;
             }
             return false;
         }
@@ -292,7 +352,7 @@ impl CycleState<'_> {
         if s.pos as usize == s.data.len() {
             let (buf, then) = p.finish_send(s, 1u64 << k);
             if p.sending == 0 {
-                self.routers[node as usize].flags &= !SENDING;
+                r.flags &= !SENDING;
             }
             if then != NONE {
                 p.ready.push((self.t + 1, p.seq, then));
@@ -308,29 +368,28 @@ impl CycleState<'_> {
         // `solo` alone, so it is empty exactly when its bit is not in that port's want mask
         // (its head leaves as soon as it has gone there): the queue record is not read.
         let bit = q - q_start;
-        if usize::from(solo) < RAMP && flags & (SOURCES | EXPRESS) == 0 {
+        if usize::from(solo) < RAMP && (!RARE || flags & (SOURCES | EXPRESS) == 0) {
             let o = usize::from(solo);
             debug_assert_eq!(
-                self.routers[node as usize].want[o] & (1u64 << bit) == 0,
+                r.want[o] & (1u64 << bit) == 0,
                 self.queues[q as usize].len == 0
             );
-            if self.routers[node as usize].want[o] & (1u64 << bit) == 0
-                && self.inject_solo(node, slot, link, out_channel, o, data)
+            if r.want[o] & (1u64 << bit) == 0
+                && self.inject_solo::<RARE>(node, slot, link, out_channel, o, data)
             {
-                self.routers[node as usize].rr[o] = ((bit + 1) % 64) as u8;
+                r.rr[o] = ((bit + 1) % 64) as u8;
                 return true;
             }
         }
         let queue = &mut self.queues[q as usize];
-        self.rings.push_present(queue, q, data);
-        if self.switched {
+        self.rings.push_present::<RARE>(queue, q, data);
+        if RARE && self.switched {
             self.switches.tag_tail(self.rings, queue, q, control);
         }
         if queue.len == 1 {
-            let tx = head_tx(queue, q, self.filters);
-            set_want(&mut self.routers[node as usize], tx, 1u64 << bit);
+            set_want(r, head_ports::<RARE>(queue, q, self.filters), 1u64 << bit);
         }
-        if u32::from(queue.len) >= self.rings.depth_of(queue) {
+        if u32::from(queue.len) >= self.rings.depth_of::<RARE>(queue) {
             self.pes[pe as usize].full |= 1u64 << k;
         }
         true
@@ -340,7 +399,7 @@ impl CycleState<'_> {
     /// `o` (channel `ch`, `link` when it leads into this partition), if it can; a wavelet
     /// through `link` is counted in the slot, whose line the injection has read anyway.
     #[inline(always)]
-    fn inject_solo(
+    fn inject_solo<const RARE: bool>(
         &mut self,
         node: u32,
         slot: usize,
@@ -350,9 +409,9 @@ impl CycleState<'_> {
         data: u32,
     ) -> bool {
         if link.queue == NONE {
-            return self.emit(node, ch, o, data, false);
+            return self.emit::<RARE>(node, ch, o, data, false);
         }
-        if !self.forward(node, link, o, data, false) {
+        if !self.forward::<RARE>(node, link, o, data, false) {
             return false;
         }
         let s = &mut self.sends[slot];
@@ -364,7 +423,7 @@ impl CycleState<'_> {
         true
     }
 
-    fn inject_sources(&mut self, node: u32) -> bool {
+    fn inject_sources(&mut self, r: &mut Router, node: u32) -> bool {
         let info = self.info[node as usize];
         let t = self.t;
         let mut moved = false;
@@ -380,7 +439,7 @@ impl CycleState<'_> {
             }
             let q = src.queue;
             let queue = &self.queues[q as usize];
-            if u32::from(queue.len) >= self.rings.depth_of(queue) {
+            if u32::from(queue.len) >= self.rings.depth_of::<true>(queue) {
                 continue;
             }
             let src = &mut self.sources[s as usize];
@@ -397,14 +456,12 @@ impl CycleState<'_> {
                 self.weight_stream_done(group);
             }
             let queue = &mut self.queues[q as usize];
-            self.rings.push_present(queue, q, data);
+            self.rings.push_present::<true>(queue, q, data);
             if self.switched {
                 self.switches.tag_tail(self.rings, queue, q, false);
             }
             if queue.len == 1 {
-                let bit = q - self.routers[node as usize].q_start;
-                let tx = head_tx(queue, q, self.filters);
-                set_want(&mut self.routers[node as usize], tx, 1u64 << bit);
+                set_want(r, head_tx(queue, q, self.filters), 1u64 << (q - r.q_start));
             }
             moved = true;
             let src = &mut self.sources[s as usize];
@@ -441,8 +498,13 @@ impl CycleState<'_> {
     /// served last (in queue order, wrapping around) among those in `allow` (a mask of local
     /// queues) whose head wants `o` and can go.
     #[inline(always)]
-    pub(crate) fn serve(&mut self, node: u32, o: usize, allow: u64) -> bool {
-        let r = &self.routers[node as usize];
+    pub(crate) fn serve<const RARE: bool>(
+        &mut self,
+        r: &mut Router,
+        node: u32,
+        o: usize,
+        allow: u64,
+    ) -> bool {
         let mut want = r.want[o] & allow;
         let q_start = r.q_start;
         let rr = u32::from(r.rr[o]);
@@ -461,24 +523,24 @@ impl CycleState<'_> {
             let q = q_start + bit;
             let queue = &self.queues[q as usize];
             let (slot, ch) = (queue.slot, queue.out[o % 4]);
-            let data = self.rings.head(queue, q);
+            let data = self.rings.head::<RARE>(queue, q);
             // A control wavelet goes on with its commands shifted and is never delivered.
-            let control = self.switched && self.switches.head_is_control(queue, q);
+            let control = (RARE && self.switched) && self.switches.head_is_control(queue, q);
             if o < RAMP {
                 let data = if control { forwarded(data) } else { data };
-                if self.switched && !self.switch_pace_allows(node, q, o) {
+                if (RARE && self.switched) && !self.switch_pace_allows(node, q, o) {
                     continue;
                 }
-                if !self.emit(node, ch, o, data, control) {
+                if !self.emit::<RARE>(node, ch, o, data, control) {
                     continue;
                 }
-                if self.switched {
+                if RARE && self.switched {
                     self.switch_paced(node, q, o);
                 }
-            } else if !control && !self.deliver(node, slot, data) {
+            } else if !control && !self.deliver(r.pe, node, slot, data) {
                 continue;
             }
-            self.sent_head(node, q, bit, o);
+            self.sent_head::<RARE>(r, q, bit, o);
             return true;
         }
     }
@@ -487,7 +549,14 @@ impl CycleState<'_> {
     /// channel `ch` in this cycle, if it can: to a neighbour (holding a credit) or off the
     /// fabric (its pacer allowing; if it does not, the router wakes when it will).
     #[inline(always)]
-    fn emit(&mut self, node: u32, ch: u32, o: usize, data: u32, control: bool) -> bool {
+    fn emit<const RARE: bool>(
+        &mut self,
+        node: u32,
+        ch: u32,
+        o: usize,
+        data: u32,
+        control: bool,
+    ) -> bool {
         let t = self.t;
         let out = &mut self.outch[ch as usize];
         if out.sink != NONE {
@@ -522,13 +591,13 @@ impl CycleState<'_> {
                 node: out.dest_node,
                 latency: out.latency,
             };
-            if !self.forward(node, link, o, data, control) {
+            if !self.forward::<RARE>(node, link, o, data, control) {
                 return false;
             }
             self.outch[ch as usize].sent += 1;
             return true;
         }
-        if let Some(trace) = &mut self.trace {
+        if RARE && let Some(trace) = &mut self.trace {
             trace.link(node, o as u8, t);
         }
         true
@@ -538,13 +607,22 @@ impl CycleState<'_> {
     /// queue of this partition in this cycle, if it holds a credit (else it waits for one:
     /// see `queue.rs`). The caller counts the wavelet.
     #[inline(always)]
-    fn forward(&mut self, node: u32, link: LocalLink, o: usize, data: u32, control: bool) -> bool {
+    fn forward<const RARE: bool>(
+        &mut self,
+        node: u32,
+        link: LocalLink,
+        o: usize,
+        data: u32,
+        control: bool,
+    ) -> bool {
         let (dq, dn) = (link.queue, link.node);
+        // A link joins two routers: the step's held record is not the one written here.
+        debug_assert_ne!(dn, node);
         let queue = &mut self.queues[dq as usize];
         let arrive = self.t + u64::from(link.latency);
         let sent = self
             .rings
-            .send(queue, dq, data, self.rel, self.rel + link.latency);
+            .send::<RARE>(queue, dq, data, self.rel, self.rel + link.latency);
         if let Err(due) = sent {
             match due {
                 Some(due) => self.wake_at(node, self.epoch + u64::from(due)),
@@ -552,7 +630,7 @@ impl CycleState<'_> {
             }
             return false;
         }
-        if self.switched {
+        if RARE && self.switched {
             self.switches.tag_tail(self.rings, queue, dq, control);
         }
         let down = &mut self.routers[dn as usize];
@@ -561,7 +639,7 @@ impl CycleState<'_> {
             self.express_arrival(dn, dq, arrive);
         }
         self.wake_at(dn, arrive);
-        if let Some(trace) = &mut self.trace {
+        if RARE && let Some(trace) = &mut self.trace {
             trace.link(node, o as u8, self.t);
         }
         true
@@ -570,9 +648,8 @@ impl CycleState<'_> {
     /// The head of local queue `q` (bit `bit` of its router) went to port `o`; it leaves the
     /// queue once every port of the route has taken it, and its slot's credit goes upstream.
     #[inline(always)]
-    fn sent_head(&mut self, node: u32, q: u32, bit: u32, o: usize) {
+    fn sent_head<const RARE: bool>(&mut self, r: &mut Router, q: u32, bit: u32, o: usize) {
         let queue = &mut self.queues[q as usize];
-        let r = &mut self.routers[node as usize];
         r.rr[o] = ((bit + 1) % 64) as u8;
         r.want[o] &= !(1u64 << bit);
         if r.want[o] == 0 {
@@ -580,25 +657,25 @@ impl CycleState<'_> {
         }
         queue.sent |= 1 << o;
         // Every port the head goes to now has taken it (a switch may have moved in between).
-        if head_tx(queue, q, self.filters) & !queue.sent != 0 {
+        if head_ports::<RARE>(queue, q, self.filters) & !queue.sent != 0 {
             return;
         }
         queue.sent = 0;
-        let latency = self.rings.up_latency(queue);
+        let latency = self.rings.up_latency::<RARE>(queue);
         let due = self.t + u64::from(latency);
-        if self.switched && self.switches.head_is_control(queue, q) {
+        if (RARE && self.switched) && self.switches.head_is_control(queue, q) {
             // Its command applies once the port's serve is over (`control_served`).
-            self.switches.left = Some((q, self.rings.head(queue, q)));
+            self.switches.left = Some((q, self.rings.head::<RARE>(queue, q)));
         }
-        self.rings.pop(queue, q, self.rel + latency);
+        self.rings.pop::<RARE>(queue, q, self.rel + latency);
         if usize::from(queue.rx()) == RAMP {
             self.pes[r.pe as usize].full &= !(1u64 << queue.slot);
         }
-        if queue.bits & FILTERED != 0 {
+        if RARE && queue.bits & FILTERED != 0 {
             advance_filter(self.filters, q);
         }
         if queue.len > 0 {
-            set_want(r, head_tx(queue, q, self.filters), 1u64 << bit);
+            set_want(r, head_ports::<RARE>(queue, q, self.filters), 1u64 << bit);
         }
         let up = queue.up;
         if up == NONE {
@@ -618,10 +695,9 @@ impl CycleState<'_> {
         }
     }
 
-    /// Write a wavelet into receive slot `slot` of `node`'s PE.
+    /// Write a wavelet into receive slot `slot` of PE `pe` (at `node`).
     #[inline(always)]
-    fn deliver(&mut self, node: u32, slot: u8, data: u32) -> bool {
-        let pe = self.routers[node as usize].pe;
+    fn deliver(&mut self, pe: u32, node: u32, slot: u8, data: u32) -> bool {
         let t = self.t;
         let p = &mut self.pes[pe as usize];
         let s = &mut self.recvs[(p.recv_base + u32::from(slot)) as usize];
@@ -633,6 +709,19 @@ impl CycleState<'_> {
         }
         self.stats.color_delivered[color as usize] += 1;
         true
+    }
+}
+
+/// The ports the head wavelet of local queue `q` goes to (see [`head_tx`]): its route's
+/// when the step needs no rare cases (`RARE` false: the program has no ramp filter or switch,
+/// so no queue is [`FILTERED`]).
+#[inline(always)]
+fn head_ports<const RARE: bool>(queue: &Queue, q: u32, filters: &[Filter]) -> u8 {
+    debug_assert!(RARE || queue.bits & FILTERED == 0);
+    if RARE {
+        head_tx(queue, q, filters)
+    } else {
+        queue.tx
     }
 }
 
@@ -655,8 +744,9 @@ pub(crate) fn set_want(r: &mut Router, tx: u8, bit: u64) {
         return;
     }
     if tx & tx.wrapping_sub(1) == 0 {
-        // One port: the common case.
-        r.want[tx.trailing_zeros() as usize % OUTPUTS] |= bit;
+        // One port: the common case (a port below `OUTPUTS`; `min` rather than `%` spares
+        // the bounds check for a compare).
+        r.want[(tx.trailing_zeros() as usize).min(OUTPUTS - 1)] |= bit;
     } else {
         for (o, w) in r.want.iter_mut().enumerate() {
             if tx & (1 << o) != 0 {

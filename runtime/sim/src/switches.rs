@@ -221,7 +221,7 @@ impl Switches {
             return;
         }
         let used = u32::from(q.len) + u32::from(q.fly);
-        let slot = rings.pos(q, used - 1);
+        let slot = rings.pos::<true>(q, used - 1);
         let tags = &mut self.tags[qi as usize];
         *tags = (*tags & !(1 << slot)) | u64::from(control) << slot;
     }
