@@ -14,6 +14,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use wsel_codegen::dry_run::{DryRunLimits, DryRunner, PePlace};
 use wsel_ir::cost::CostModel;
@@ -65,6 +66,8 @@ pub struct KernelDryRuns<'db> {
     memo: RefCell<HashMap<String, Option<Measured>>>,
     /// Per kernel instance and region size, what the dry runs of a whole phase measure.
     phase_memo: RefCell<HashMap<String, Option<PhaseDryRun>>>,
+    /// Per kernel instance and region size, a phase's centre PE's run awaiting the measure.
+    centres: RefCell<HashMap<String, Option<Rc<Centre>>>>,
     /// Measurements kept across mappings, by their inputs.
     kept: Option<&'db MeasuredWork>,
 }
@@ -84,6 +87,7 @@ impl<'db> KernelDryRuns<'db> {
             switch_cycles: u64::from(target.task_switch_cycles),
             memo: RefCell::new(HashMap::new()),
             phase_memo: RefCell::new(HashMap::new()),
+            centres: RefCell::new(HashMap::new()),
             kept: None,
         }
     }
@@ -240,54 +244,128 @@ impl wsel_map::KernelWork for KernelDryRuns<'_> {
         rows: u32,
         cols: u32,
     ) -> Option<PhaseDryRun> {
-        let imp = layer.impls.get(implementation)?;
-        let args = wsel_map::kernel_args(layer, imp, rows, cols).ok()?;
-        let key = format!(
-            "phase {}::{} {args:?} {rows}×{cols}",
-            imp.kernel.file.display(),
-            imp.kernel.name
-        );
-        if let Some(known) = self.phase_memo.borrow().get(&key) {
-            return *known;
-        }
-        let work = wsel_lower::kernel_item(self.db, &imp.kernel)
-            .and_then(|item| wsel_lower::lower_kernel(self.db, item, &args).ok())
-            .and_then(|ir| {
-                let near = near_sides(&ir, &imp.ports);
-                self.measure_phase(&ir, &chain_ports(&ir, imp), &near, rows, cols)
-            });
-        self.phase_memo.borrow_mut().insert(key, work);
-        work
+        self.phase(layer, implementation, (rows, cols), true)
     }
-}
 
-impl KernelDryRuns<'_> {
-    /// Dry-runs the phase kernel `ir` on the phase's PEs, the centre one traced with the
-    /// receives on `chains` (its ports from neighbours) late: at a phase's end the PEs have
-    /// applied their weights and take the chains' messages one after another.
-    fn measure_phase(
+    fn phase_floor(
         &self,
-        ir: &KernelIr,
-        chains: &[u32],
-        near: &NearSides,
+        layer: &LayerInstance,
+        implementation: usize,
         rows: u32,
         cols: u32,
     ) -> Option<PhaseDryRun> {
-        let runner = DryRunner::new(ir, &self.cost, DryRunLimits::default()).ok()?;
-        let centre = (rows.max(1) / 2, cols.max(1) / 2);
-        let mut relay_step = None;
-        let mut busy = 0;
-        for place in phase_pes(rows, cols) {
-            let run = if (place.y, place.x) == centre {
-                let (run, trace) = runner.trace_late(self.switch_cycles, place, chains).ok()?;
-                relay_step = crate::chain_flow::relay_step(ir, near, &trace);
-                run
-            } else {
-                runner.run(self.switch_cycles, place).ok()?
-            };
-            busy = busy.max(run.busy_cycles);
+        self.phase(layer, implementation, (rows, cols), false)
+    }
+}
+
+/// A phase's kernel instance ready for dry runs, and what its centre PE's run measured
+/// (`None`: it failed, and so does the phase's measure).
+struct Centre {
+    runner: DryRunner,
+    run: Option<PhaseDryRun>,
+}
+
+/// The key of a phase's kernel instance (its arguments) on a `rows × cols` region.
+fn phase_key(layer: &LayerInstance, implementation: usize, rows: u32, cols: u32) -> Option<String> {
+    let imp = layer.impls.get(implementation)?;
+    let args = wsel_map::kernel_args(layer, imp, rows, cols).ok()?;
+    Some(format!(
+        "phase {}::{} {args:?} {rows}×{cols}",
+        imp.kernel.file.display(),
+        imp.kernel.name
+    ))
+}
+
+impl KernelDryRuns<'_> {
+    /// What the dry runs of `layer`'s phase on the region measure: on all the phase's PEs
+    /// when `full` (kept), else on its centre PE alone unless the full measure is known.
+    fn phase(
+        &self,
+        layer: &LayerInstance,
+        implementation: usize,
+        (rows, cols): (u32, u32),
+        full: bool,
+    ) -> Option<PhaseDryRun> {
+        let key = phase_key(layer, implementation, rows, cols)?;
+        if let Some(known) = self.phase_memo.borrow().get(&key) {
+            return *known;
         }
-        Some(PhaseDryRun { busy, relay_step })
+        let centre = self.centre(&key, layer, implementation, rows, cols);
+        if !full {
+            return centre?.run;
+        }
+        let work = centre.and_then(|centre| self.measure_phase(&centre, rows, cols));
+        self.centres.borrow_mut().remove(&key);
+        self.phase_memo.borrow_mut().insert(key, work);
+        work
+    }
+
+    /// The phase kernel of `layer`'s `implementation` on the region lowered, and its centre
+    /// PE traced with the receives on its chain ports (its ports from neighbours) late: at a
+    /// phase's end the PEs have applied their weights and take the chains' messages one
+    /// after another. Kept under `key` until the phase's measure; `None` when the kernel does
+    /// not lower or check.
+    fn centre(
+        &self,
+        key: &str,
+        layer: &LayerInstance,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+    ) -> Option<Rc<Centre>> {
+        if let Some(known) = self.centres.borrow().get(key) {
+            return known.clone();
+        }
+        let imp = layer.impls.get(implementation)?;
+        let centre = wsel_map::kernel_args(layer, imp, rows, cols)
+            .ok()
+            .and_then(|args| {
+                let item = wsel_lower::kernel_item(self.db, &imp.kernel)?;
+                wsel_lower::lower_kernel(self.db, item, &args).ok()
+            })
+            .and_then(|ir| {
+                let runner = DryRunner::new(&ir, &self.cost, DryRunLimits::default()).ok()?;
+                let near = near_sides(&ir, &imp.ports);
+                let place = centre_pe(rows, cols);
+                let run = runner
+                    .trace_late(self.switch_cycles, place, &chain_ports(&ir, imp))
+                    .ok()
+                    .map(|(run, trace)| PhaseDryRun {
+                        busy: run.busy_cycles,
+                        relay_step: crate::chain_flow::relay_step(&ir, &near, &trace),
+                    });
+                Some(Rc::new(Centre { runner, run }))
+            });
+        self.centres
+            .borrow_mut()
+            .insert(key.to_owned(), centre.clone());
+        centre
+    }
+
+    /// Dry-runs the phase's kernel on the phase's other PEs after its `centre`: the busiest
+    /// one's busy cycles and the centre's relay step.
+    fn measure_phase(&self, centre: &Centre, rows: u32, cols: u32) -> Option<PhaseDryRun> {
+        let mut measured = centre.run?;
+        let at_centre = centre_pe(rows, cols);
+        for place in phase_pes(rows, cols)
+            .into_iter()
+            .filter(|&p| p != at_centre)
+        {
+            let run = centre.runner.run(self.switch_cycles, place).ok()?;
+            measured.busy = measured.busy.max(run.busy_cycles);
+        }
+        Some(measured)
+    }
+}
+
+/// The centre PE of a `rows × cols` region.
+fn centre_pe(rows: u32, cols: u32) -> PePlace {
+    let (rows, cols) = (rows.max(1), cols.max(1));
+    PePlace {
+        x: cols / 2,
+        y: rows / 2,
+        width: cols,
+        height: rows,
     }
 }
 

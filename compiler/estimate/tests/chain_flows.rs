@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use wsel_map::{ChainFlow, KernelWork};
+use wsel_estimate::KernelDryRuns;
+use wsel_ir::graph::LayerInstance;
+use wsel_map::{ChainFlow, KernelWork, PhaseDryRun};
 use wsel_sema::Database;
 use wsel_target::Target;
 
@@ -454,7 +456,12 @@ const COLUMN_PORTS: &str = "    in  xs:    stream<f32> from west;
 /// on `dev` passes one message of 8 words south per sample, a batch of 3, measured at the
 /// centre PE, row 2. `extra` adds work between a relay and the next.
 fn phase_step(extra: &str) -> Option<u64> {
-    let kernel = format!(
+    column_relay_step(8, "pass_south", &pass_south(extra))
+}
+
+/// The kernel `pass_south(n, samples)`: a relay south per sample, `extra` after each.
+fn pass_south(extra: &str) -> String {
+    format!(
         "kernel pass_south(n: u32, samples: u32) {{
     var v: [f32; n];
     var done: u32 = 0;
@@ -471,13 +478,26 @@ fn phase_step(extra: &str) -> Option<u64> {
     }}
 }}
 "
-    );
-    column_relay_step(8, "pass_south", &kernel)
+    )
 }
 
 /// The relay step of `kernel` (named `name`, taking `n` and `samples`) as the streaming
 /// implementation of a layer of `width` features, on a 5 × 1 region of `dev` for a batch of 3.
 fn column_relay_step(width: u32, name: &str, kernel: &str) -> Option<u64> {
+    column_phase(width, name, kernel, |new, layer| {
+        new().phase_work(layer, 0, 5, 1)?.relay_step
+    })
+}
+
+/// What `ask` learns of the phase of `kernel` (named `name`, taking `n` and `samples`) as the
+/// streaming implementation of a layer of `width` features, for a batch of 3 on `dev`, given
+/// a maker of fresh `KernelDryRuns` and the layer.
+fn column_phase<T>(
+    width: u32,
+    name: &str,
+    kernel: &str,
+    ask: impl for<'a> FnOnce(&'a dyn Fn() -> KernelDryRuns<'a>, &LayerInstance) -> T,
+) -> T {
     let source = format!(
         "model m(x: f32[B, {width}]) -> f32[B, {width}] {{ return down(x); }}
 layer down(x: f32[B, N]) -> y: f32[B, N] {{
@@ -496,8 +516,60 @@ layer down(x: f32[B, N]) -> y: f32[B, N] {{
     let model = wsel_lower::find_model(&db, file, "m").expect("the model `m`");
     let target = Target::preset("dev").expect("dev");
     let graph = wsel_estimate::lower_for_batch(&db, model, 3).expect("lowers");
-    let work = wsel_estimate::KernelDryRuns::new(&db, model, &target);
-    work.phase_work(&graph.layers[0], 0, 5, 1)?.relay_step
+    ask(
+        &|| KernelDryRuns::new(&db, model, &target),
+        &graph.layers[0],
+    )
+}
+
+/// A phase's floor (`KernelWork::phase_floor`: its centre PE, row 2, alone) for a batch of 3
+/// on a column of 5 PEs of `dev` relaying 8 words south per sample, `extra` after each relay;
+/// the measure asked after it of the same `KernelDryRuns` (its centre's run kept), and the
+/// measure asked alone.
+fn floor_and_measures(extra: &str) -> [Option<PhaseDryRun>; 3] {
+    column_phase(8, "pass_south", &pass_south(extra), |new, layer| {
+        let work = new();
+        let floor = work.phase_floor(layer, 0, 5, 1);
+        [
+            floor,
+            work.phase_work(layer, 0, 5, 1),
+            new().phase_work(layer, 0, 5, 1),
+        ]
+    })
+}
+
+#[test]
+fn a_phase_floor_is_its_centre_under_a_busier_first_row() {
+    // Row 0 adds 8 words twice after every relay, the centre does not: its busy cycles are
+    // below the measure's (the busiest PE's, row 0's), and its relay step is the measure's.
+    let [floor, after_floor, alone] =
+        floor_and_measures("if pe.row == 0 { v[0..n] += 1.0; v[0..n] += 1.0; }");
+    let (floor, measured) = (floor.expect("a floor"), alone.expect("a measure"));
+    assert!(floor.busy < measured.busy, "{floor:?} against {measured:?}");
+    assert!(floor.relay_step.is_some());
+    assert_eq!(floor.relay_step, measured.relay_step);
+    assert_eq!(after_floor, Some(measured));
+}
+
+#[test]
+fn a_phase_floor_is_its_measure_where_the_centre_is_the_busiest() {
+    let [floor, after_floor, alone] = floor_and_measures("if pe.row == 2 { v[0..n] += 1.0; }");
+    assert!(alone.is_some());
+    assert_eq!([floor, after_floor], [alone, alone]);
+}
+
+#[test]
+fn a_phase_failing_off_its_centre_has_a_floor_but_no_measure() {
+    // The last row divides by zero: the measure fails (the mapper falls back to the
+    // multiply-adds), and the floor, from the centre alone, does not see it — the one case
+    // where a candidate dropped on its floor might have won (docs/mapping.md §5).
+    let [floor, after_floor, alone] =
+        floor_and_measures("if pe.row == 4 { done = done / (pe.row - 4); }");
+    assert!(floor.is_some());
+    assert_eq!([after_floor, alone], [None, None]);
+    // A failing centre: neither.
+    let centre = floor_and_measures("if pe.row == 2 { done = done / (pe.row - 2); }");
+    assert_eq!(centre, [None, None, None]);
 }
 
 /// The relay step of a column of 5 PEs on `dev` (a batch of 3, centre row 2) that, like

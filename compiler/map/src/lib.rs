@@ -114,6 +114,21 @@ pub trait KernelWork {
         None
     }
 
+    /// A floor under [`KernelWork::phase_work`], had for less: what the dry run of the
+    /// phase's centre PE alone measures (its busy cycles at most the busiest PE's, its relay
+    /// step the one the full measure takes), `None` only where `phase_work` is `None` too.
+    /// The mapper drops a candidate whose estimate with floors already loses
+    /// (`docs/mapping.md` §5). The default is `phase_work` itself.
+    fn phase_floor(
+        &self,
+        layer: &wsel_ir::graph::LayerInstance,
+        implementation: usize,
+        rows: u32,
+        cols: u32,
+    ) -> Option<PhaseDryRun> {
+        self.phase_work(layer, implementation, rows, cols)
+    }
+
     /// How `layer`'s kernel, running its implementation `implementation` on a logical
     /// `rows × cols` region, passes messages along the chain whose PEs send on `out_port` and
     /// receive their neighbour's sends on `in_port`, per sample (or once, for a kernel that

@@ -16,12 +16,15 @@
 //! (layer-major order's held weights, `Order::fits`) passes over columns whose choice fails
 //! it.
 
+use std::cell::RefCell;
+use std::collections::HashSet;
+
 use wsel_ir::graph::{LayerGraph, LayerInstance, RowMove, TensorRef};
 use wsel_target::{Dir, Rect, Target};
 
 use crate::place::DeadIndex;
 use crate::placement::Estimate;
-use crate::streaming::{self as st, Plan, Region, Relaid};
+use crate::streaming::{self as st, Plan, Region, Relaid, Work};
 use crate::{MapOptions, MapResult, Mapped, held_cost};
 
 /// The mapping with per-layer rows when it beats the one `region` (if any) by the estimate:
@@ -218,16 +221,17 @@ pub(crate) fn best_rows_in(
             let candidates = (0..graph.layers.len())
                 .map(|l| sampled(l).into_iter().filter(|&r| fits(l, r)).collect())
                 .collect();
+            let counted = |_: usize, _: u32| Work::Counted;
             let costs = costs(
                 graph,
                 impls,
                 order,
-                (cols, false),
+                (cols, &counted),
                 candidates,
                 target,
                 options,
             );
-            Some((cols, choose_rows(&moved, costs)?))
+            Some((cols, choose_rows(&moved, &costs)?))
         })
         .collect();
     firsts.sort_by_key(|(cols, choice)| (choice.total, *cols));
@@ -238,16 +242,18 @@ pub(crate) fn best_rows_in(
     firsts.into_iter().find_map(|(cols, first)| {
         let again = |more: &[u32]| {
             let candidates = around(&first.rows, more, &allowed(cols));
+            let measured = Measured::default();
+            let work = |l: usize, rows: u32| measured.work(l, rows);
             let costs = costs(
                 graph,
                 impls,
                 order,
-                (cols, measure),
+                (cols, &work),
                 candidates,
                 target,
                 options,
             );
-            choose_rows(&moved, costs)
+            measured.choose(&moved, &costs)
         };
         let one = one.filter(|r| r.1 == cols).map_or(first.rows[0], |r| r.0);
         let measured = measure.then(|| again(&[one])).flatten();
@@ -293,7 +299,8 @@ pub(crate) struct Order<'o> {
 /// A check of a choice's columns and every phase's rows ([`Order::fits`]).
 pub(crate) type Fits<'f> = dyn Fn(u32, &[u32]) -> bool + 'f;
 
-/// The programme's costs on `cols` columns, the phases' work measured when `measure`; with
+/// The programme's costs on `cols` columns, phase `l`'s work on `rows` had as `work(l, rows)`
+/// says; with
 /// `beside`, a phase's cost adds the phases that run on its rows, and a relayout counts twice
 /// (the activation down, its gradient back). Over `micro` micro-batches every phase, relayout
 /// and reconfiguration counts once per micro-batch, but a layer that holds its weights
@@ -302,7 +309,7 @@ fn costs<'c>(
     graph: &'c LayerGraph,
     impls: &'c [usize],
     Order { beside, micro, .. }: Order<'c>,
-    (cols, measure): (u32, bool),
+    (cols, work): (u32, &'c dyn Fn(usize, u32) -> Work),
     candidates: Vec<Vec<u32>>,
     target: &'c Target,
     options: &'c MapOptions,
@@ -311,8 +318,9 @@ fn costs<'c>(
     let micro = micro.max(1);
     let phase = move |l: usize, rows: u32| {
         let size = (rows, cols);
-        let e = phase_estimate(graph, impls, l, size, measure, target, options);
-        let others = beside.map_or(0, |b| b.cycles(l, size, measure, target, options));
+        let work = work(l, rows);
+        let e = phase_estimate(graph, impls, l, size, work, target, options);
+        let others = beside.map_or(0, |b| b.cycles(l, size, work, target, options));
         let held = held_cost::held(graph, l, impls[l], size);
         held_cost::phase_cycles(&e, batch, micro, held) + others
     };
@@ -333,21 +341,18 @@ fn costs<'c>(
 }
 
 /// The estimate of phase `l` on `size`: a relayout's ([`relayout_cycles`]), else the
-/// phase's (`streaming::phase_estimate`); measured by dry runs when `measure`.
+/// phase's (`streaming::phase_estimate`); its work had as `work` says.
 fn phase_estimate(
     graph: &LayerGraph,
     impls: &[usize],
     l: usize,
     size: (u32, u32),
-    measure: bool,
+    work: Work,
     target: &Target,
     options: &MapOptions,
 ) -> Estimate {
     let layer = &graph.layers[l];
-    let measured = options
-        .work
-        .filter(|_| measure)
-        .and_then(|w| w.phase_work(layer, impls[l], size.0, size.1));
+    let measured = work.dry_run(options, layer, impls[l], size);
     let Some(moved) = layer.row_move() else {
         let store = u64::from(target.weight_store.bandwidth_bytes_per_cycle.max(1));
         return st::phase_estimate(graph, layer, impls[l], size, measured, store, target);
@@ -391,7 +396,7 @@ pub(crate) fn plan(
             impls,
             l,
             (r, cols),
-            true,
+            Work::Measured,
             target,
             options,
         ));
@@ -464,7 +469,7 @@ impl Beside<'_> {
         &self,
         l: usize,
         size: (u32, u32),
-        measure: bool,
+        work: Work,
         target: &Target,
         options: &MapOptions,
     ) -> u64 {
@@ -472,9 +477,7 @@ impl Beside<'_> {
         let (graph, impls) = (self.graph, self.impls);
         self.of[l]
             .iter()
-            .map(|&b| {
-                phase_estimate(graph, impls, b, size, measure, target, options).cycles * batch
-            })
+            .map(|&b| phase_estimate(graph, impls, b, size, work, target, options).cycles * batch)
             .sum()
     }
 }
@@ -561,13 +564,14 @@ struct Costs<'c> {
 
 /// The cheapest rows for every phase of a chain whose layers move rows as `moved` says
 /// (`LayerInstance::row_move`), relayouts counted; `None` when some phase has no candidate.
-fn choose_rows(moved: &[Option<(u32, u32)>], costs: Costs<'_>) -> Option<RowChoice> {
+fn choose_rows(moved: &[Option<(u32, u32)>], costs: &Costs<'_>) -> Option<RowChoice> {
     let Costs {
         candidates,
         phase,
         relayout,
         reconfigure,
     } = costs;
+    let reconfigure = *reconfigure;
     // Per candidate of the current layer: the best total so far and the rows that reach it.
     let mut best: Vec<Option<(u64, Vec<u32>)>> = Vec::new();
     for (l, &layer) in moved.iter().enumerate() {
@@ -605,6 +609,38 @@ fn choose_rows(moved: &[Option<(u32, u32)>], costs: Costs<'_>) -> Option<RowChoi
         .flatten()
         .min_by_key(|(total, _)| *total)
         .map(|(total, rows)| RowChoice { rows, total })
+}
+
+/// The phases of [`choose_rows`]'s candidates measured so far; the others are estimated on
+/// floors (each phase's centre PE alone, `Work::Floor`).
+#[derive(Default)]
+struct Measured(RefCell<HashSet<(usize, u32)>>);
+
+impl Measured {
+    /// How phase `l`'s work on `rows` is had.
+    fn work(&self, l: usize, rows: u32) -> Work {
+        match self.0.borrow().contains(&(l, rows)) {
+            true => Work::Measured,
+            false => Work::Floor,
+        }
+    }
+
+    /// [`choose_rows`] with the phases' work measured where it decides: the programme runs
+    /// on `costs` (whose phases are had as [`Measured::work`] says), the phases of its choice
+    /// are measured, and it runs again until its choice is measured throughout. Every other
+    /// choice then costs at least its floors, which cost at least the measured one's total
+    /// (`docs/mapping.md` §5).
+    fn choose(&self, moved: &[Option<(u32, u32)>], costs: &Costs<'_>) -> Option<RowChoice> {
+        loop {
+            let choice = choose_rows(moved, costs)?;
+            let phases = choice.rows.iter().copied().enumerate();
+            let fresh: Vec<_> = phases.filter(|p| !self.0.borrow().contains(p)).collect();
+            if fresh.is_empty() {
+                return Some(choice);
+            }
+            self.0.borrow_mut().extend(fresh);
+        }
+    }
 }
 
 /// The estimated cycles of a relayout of `words` features per sample from `from` rows to `to`
@@ -656,21 +692,48 @@ mod tests {
         candidates: Vec<Vec<u32>>,
         barred: usize,
     ) -> RowChoice {
-        let table = |l: usize, rows: u32| -> u64 {
-            let costs: [[u64; 3]; 3] = [[5, 3, 2], [1, 50, 60], [40, 30, 4]];
-            costs[l][rows.trailing_zeros() as usize]
-        };
         let costs = Costs {
             candidates,
             phase: Box::new(table),
             relayout: Box::new(move |l, _, _| (l != barred).then_some(10)),
             reconfigure: 1,
         };
-        choose_rows(moved, costs).expect("a choice")
+        choose_rows(moved, &costs).expect("a choice")
+    }
+
+    /// The measured cycles of the three phases on 1, 2 or 4 rows.
+    fn table(l: usize, rows: u32) -> u64 {
+        let costs: [[u64; 3]; 3] = [[5, 3, 2], [1, 50, 60], [40, 30, 4]];
+        costs[l][rows.trailing_zeros() as usize]
     }
 
     fn choose(moved: &[Option<(u32, u32)>], candidates: Vec<Vec<u32>>) -> RowChoice {
         choose_barring(moved, candidates, usize::MAX)
+    }
+
+    #[test]
+    fn floors_choose_what_the_measures_do_measuring_only_the_choice() {
+        // Every floor half its measure (rounded down). On floors the cheapest is [1, 1, 4]:
+        // 2 + 0 + 2 + one relayout (10 + 1) + 2 reconfigurations = 17; its three phases are
+        // measured, and then it costs 5 + 1 + 4 + 11 + 2 = 23, while the next on floors,
+        // [1, 1, 1], costs 5 + 1 + 20 + 2 = 28 (and every other more): taken, measured
+        // throughout, after 3 of the 9 phases' measures — what the full measure chooses.
+        let measured = Measured::default();
+        let costs = Costs {
+            candidates: vec![vec![1, 2, 4]; 3],
+            phase: Box::new(|l, rows| match measured.work(l, rows) {
+                Work::Measured => table(l, rows),
+                _ => table(l, rows) / 2,
+            }),
+            relayout: Box::new(|_, _, _| Some(10)),
+            reconfigure: 1,
+        };
+        let choice = measured.choose(&[None; 3], &costs).expect("a choice");
+        assert_eq!(choice, choose(&[None; 3], vec![vec![1, 2, 4]; 3]));
+        assert_eq!(choice.total, 23);
+        let mut phases: Vec<_> = measured.0.borrow().iter().copied().collect();
+        phases.sort_unstable();
+        assert_eq!(phases, [(0, 1), (1, 1), (2, 4)]);
     }
 
     #[test]

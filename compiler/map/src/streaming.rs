@@ -476,14 +476,14 @@ fn choose_region(
         Some(&(rows, cols)) => (vec![rows], vec![cols]),
         None => (lengths(target.height), lengths(max_cols)),
     };
-    let candidate = |rows: u32, cols: u32, measure: bool| -> Option<Region> {
+    let candidate = |rows: u32, cols: u32, work: Work| -> Option<Region> {
         if !all_allowed(graph, impls, (rows, cols), target, options)
             || held_fit::overflow(graph, impls, (rows, cols), limit(target, options)).is_some()
         {
             return None;
         }
         let rect = first_clean(&dead, target, rows, cols, &sides)?;
-        let estimates = estimates(graph, impls, target, options, (rows, cols), measure);
+        let estimates = estimates(graph, impls, target, options, (rows, cols), work);
         let total = total_cycles(graph, &estimates, target);
         Some(Region {
             rect,
@@ -497,7 +497,7 @@ fn choose_region(
     let mut best: Option<Region> = None;
     for &rows in &all_rows {
         for &cols in &all_cols {
-            if let Some(region) = candidate(rows, cols, false)
+            if let Some(region) = candidate(rows, cols, Work::Counted)
                 && best.as_ref().is_none_or(|b| better(&region, b))
             {
                 best = Some(region);
@@ -510,11 +510,16 @@ fn choose_region(
     if options.work.is_none() {
         return best;
     }
-    let mut best = candidate(best.as_ref()?.rows, best.as_ref()?.cols, true)?;
+    // A taller region whose estimate with floors (its phases' centre PEs alone) already
+    // loses is not measured on its other PEs.
+    let mut best = candidate(best.as_ref()?.rows, best.as_ref()?.cols, Work::Measured)?;
     let from = best.rows;
     let grow = options.sizes.is_none();
     for &rows in all_rows.iter().filter(|&&r| grow && r > from) {
-        match candidate(rows, best.cols, true) {
+        let measured = candidate(rows, best.cols, Work::Floor)
+            .filter(|floor| better(floor, &best))
+            .and_then(|_| candidate(rows, best.cols, Work::Measured));
+        match measured {
             Some(region) if better(&region, &best) => best = region,
             _ => break,
         }
@@ -548,15 +553,14 @@ pub(crate) fn lengths(max: u32, options: &MapOptions) -> Vec<u32> {
     search::sample(&all, options.max_side_candidates.clamp(2, 255))
 }
 
-/// Every phase's estimate on a `rows × cols` region, its work measured when `measure` (and
-/// the options can measure it), else counted from its multiply-adds.
+/// Every phase's estimate on a `rows × cols` region, its task work had as `work` says.
 fn estimates(
     graph: &LayerGraph,
     impls: &[usize],
     target: &Target,
     options: &MapOptions,
     size: (u32, u32),
-    measure: bool,
+    work: Work,
 ) -> Vec<Estimate> {
     let store = u64::from(target.weight_store.bandwidth_bytes_per_cycle.max(1));
     graph
@@ -564,13 +568,42 @@ fn estimates(
         .iter()
         .enumerate()
         .map(|(l, layer)| {
-            let measured = options
-                .work
-                .filter(|_| measure)
-                .and_then(|w| w.phase_work(layer, impls[l], size.0, size.1));
+            let measured = work.dry_run(options, layer, impls[l], size);
             phase_estimate(graph, layer, impls[l], size, measured, store, target)
         })
         .collect()
+}
+
+/// How a phase's task work is had for its estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Work {
+    /// Counted from the layer's multiply-adds.
+    Counted,
+    /// A floor under the measure, from the phase's centre PE alone
+    /// ([`crate::KernelWork::phase_floor`]): an estimate with it is at most the measured one
+    /// (unless another PE's run fails, and the measure falls back to multiply-adds).
+    Floor,
+    /// Measured by the dry runs of the phase's PEs ([`crate::KernelWork::phase_work`]).
+    Measured,
+}
+
+impl Work {
+    /// What the dry runs say of `layer`'s implementation `imp` on `size`, had this way
+    /// (when the options can measure it); `None`: counted from its multiply-adds.
+    pub(crate) fn dry_run(
+        self,
+        options: &MapOptions,
+        layer: &LayerInstance,
+        imp: usize,
+        (rows, cols): (u32, u32),
+    ) -> Option<PhaseDryRun> {
+        let work = options.work?;
+        match self {
+            Work::Counted => None,
+            Work::Floor => work.phase_floor(layer, imp, rows, cols),
+            Work::Measured => work.phase_work(layer, imp, rows, cols),
+        }
+    }
 }
 
 /// The estimated cycles of a whole run: every phase and the reconfigurations between them.
