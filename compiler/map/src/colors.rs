@@ -7,10 +7,10 @@
 use std::collections::{BTreeSet, HashMap};
 
 use wsel_diagnostic::Diagnostic;
-use wsel_target::Coord;
+use wsel_target::{Coord, Rect};
 
 use crate::diagnostics as diag;
-use crate::placement::Color;
+use crate::placement::{Color, Orientation};
 use crate::routes::Routed;
 use crate::search::{Choice, Problem};
 
@@ -59,7 +59,7 @@ pub(crate) fn assign(
             }
         }
     }
-    let region_of = RegionGrid::new(problem, choice);
+    let region_of = RegionGrid::new(choice);
     for (coord, classes) in &at {
         for (i, &a) in classes.iter().enumerate() {
             for &b in &classes[i + 1..] {
@@ -109,32 +109,22 @@ pub(crate) fn assign(
     })
 }
 
-/// Which region each PE belongs to.
-struct RegionGrid {
-    width: u32,
-    cells: Vec<u32>,
+/// Which region each PE belongs to: the last of the choice's regions that holds it (the phases
+/// of weight streaming share one). Found among the few regions rather than in a grid of the
+/// whole fabric, which on wse2 was 3 MB written for every mapping: 1.4% of
+/// examples/mlp_streaming's instructions (BENCHMARKS.md, "mlp_streaming's last 11%").
+struct RegionGrid<'c> {
+    regions: &'c [(Rect, Orientation)],
 }
 
-impl RegionGrid {
-    fn new(problem: &Problem<'_>, choice: &Choice) -> RegionGrid {
-        let t = problem.target;
-        let mut cells = vec![u32::MAX; t.pe_count() as usize];
-        for (l, (rect, _)) in choice.regions.iter().enumerate() {
-            for y in rect.y..rect.y + rect.height {
-                let row = (y * t.width) as usize;
-                cells[row + rect.x as usize..row + (rect.x + rect.width) as usize].fill(l as u32);
-            }
-        }
+impl<'c> RegionGrid<'c> {
+    fn new(choice: &'c Choice) -> RegionGrid<'c> {
         RegionGrid {
-            width: t.width,
-            cells,
+            regions: &choice.regions,
         }
     }
 
     fn get(&self, c: Coord) -> Option<usize> {
-        self.cells
-            .get((c.y * self.width + c.x) as usize)
-            .filter(|&&v| v != u32::MAX)
-            .map(|&v| v as usize)
+        self.regions.iter().rposition(|(rect, _)| rect.contains(c))
     }
 }
