@@ -156,6 +156,7 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
                 span: span_of(span),
             },
             path: resolve_path(&file, path),
+            columns: None,
         });
     }
     let mut counters: BTreeMap<String, usize> = BTreeMap::new();
