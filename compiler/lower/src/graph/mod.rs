@@ -4,6 +4,7 @@
 //! (`cost`, shared with the language server).
 //! `model_graph` is a tracked query keyed by an interned ([`GraphKey`]) model and batch size.
 
+mod chunking;
 pub mod cost;
 mod implementation;
 mod instance;
@@ -23,6 +24,7 @@ mod staging;
 mod switch;
 pub mod training;
 
+pub use chunking::chunked_graph;
 pub use parking::parked_graph;
 pub use relayout::{relaid_graph, relaid_training};
 pub use relays::relayed_graph;
