@@ -11,14 +11,16 @@ use wsel_ir::graph::LayerGraph;
 use wsel_target::Target;
 
 use crate::diagnostics as diag;
+use crate::held_fit::chunk_counts;
 use crate::held_rows::held_rows;
-use crate::micro_traffic::MicroOrder;
-use crate::streaming::Relaid;
+use crate::micro_traffic::{ChunkedLayer, MicroOrder};
+use crate::streaming::{Chunked, Relaid};
 use crate::{MapOptions, MapResult, Mapped, held_cost};
 
-/// How the mapper gets the model staged for a micro-batch size, parked, and relaid.
+/// How the mapper gets the model staged for a micro-batch size, chunked, parked, and relaid.
 pub(crate) struct Stagings<'a> {
     pub staged: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    pub chunked: &'a Chunked<'a>,
     pub parked: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub relaid: &'a Relaid<'a>,
 }
@@ -51,6 +53,7 @@ pub(crate) fn choose(
     match held_mapping(stagings, batch, size, target, options) {
         Ok(mut layer) => {
             traffic.park(&layer.staged, batch / layer.size);
+            traffic.chunks = chunk_names(&layer.staged);
             let placed = layer.mapped.result.placement.as_ref().expect("mapped");
             let micro = batch / layer.size;
             let cycles = held_cost::run_cycles(&layer.mapped.graph, placed, micro, target);
@@ -119,7 +122,7 @@ fn held_mapping(
 /// each PE keeps the fewest activations and the smallest share of its row's held weights,
 /// `stdlib/nn.wse`'s `dense_held`), else of the smallest, with its size.
 fn search(
-    stagings: Stagings<'_>,
+    mut stagings: Stagings<'_>,
     batch: u64,
     most: u64,
     target: &Target,
@@ -128,8 +131,7 @@ fn search(
     let mut last = (1, Vec::new());
     let fail = |size: u64| move |d: Vec<Diagnostic>| Box::new((size, *first(d)));
     for size in (1..=most).rev().filter(|s| batch.is_multiple_of(*s)) {
-        let staged = (stagings.staged)(size).map_err(fail(size))?;
-        let parked = (stagings.parked)(&staged).map_err(fail(size))?;
+        let (staged, parked) = chunked(&mut stagings, size, target, options).map_err(fail(size))?;
         let result = crate::streaming::map_phases(&parked, target, options, true);
         let failed = result.placement.is_none();
         let closest = last.1.is_empty() || last.0 > u64::from(target.width);
@@ -155,6 +157,49 @@ fn search(
         }
     }
     Err(fail(last.0)(last.1))
+}
+
+/// The model staged for micro-batches of `size` samples, its layers that cannot hold their
+/// weights whole cut into the fewest chunks that can (`crate::held_fit::chunk_counts`), and
+/// that graph parked.
+fn chunked(
+    stagings: &mut Stagings<'_>,
+    size: u64,
+    target: &Target,
+    options: &MapOptions,
+) -> Result<(LayerGraph, LayerGraph), Vec<Diagnostic>> {
+    let staged = (stagings.staged)(size)?;
+    let parked = (stagings.parked)(&staged)?;
+    let chunk = |l: usize, k: u32| (stagings.chunked)(&staged, &[(l, k)]).ok();
+    let counts = chunk_counts(&staged, &parked, &chunk, size, target, options);
+    if counts.is_empty() {
+        return Ok((staged, parked));
+    }
+    let staged = (stagings.chunked)(&staged, &counts)?;
+    let parked = (stagings.parked)(&staged)?;
+    Ok((staged, parked))
+}
+
+/// Each chunked layer of `staged` with its chunk count: its first chunk is named
+/// `{layer}.1` and takes the count as its scalar `K` (`wsel_lower::chunked_graph`).
+fn chunk_names(staged: &LayerGraph) -> Vec<ChunkedLayer> {
+    let count = |layer: &wsel_ir::graph::LayerInstance| {
+        layer.scalars.iter().find_map(|(name, v)| match v {
+            wsel_ir::graph::CValue::Int(k) if name == "K" => u32::try_from(*k).ok(),
+            _ => None,
+        })
+    };
+    staged
+        .layers
+        .iter()
+        .filter_map(|layer| {
+            let name = layer.name.strip_suffix(".1")?;
+            Some(ChunkedLayer {
+                layer: name.to_string(),
+                count: count(layer)?,
+            })
+        })
+        .collect()
 }
 
 /// The first of `diagnostics` (the mapper always gives one with a failure).

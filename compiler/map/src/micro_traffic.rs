@@ -75,6 +75,17 @@ pub struct MicroTraffic {
     /// Whether layer-major order runs.
     #[serde(default)]
     pub layer_major: bool,
+    /// The layers layer-major order runs in chunks of their outputs, their weights too big to
+    /// hold at once (`crate::held_fit::chunk_counts`).
+    #[serde(default)]
+    pub chunks: Vec<ChunkedLayer>,
+}
+
+/// A layer that layer-major order runs in `count` chunks of its outputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkedLayer {
+    pub layer: String,
+    pub count: u32,
 }
 
 impl MicroTraffic {
@@ -133,6 +144,23 @@ impl MicroTraffic {
             .map(|why| format!("held between micro-batches the weights do not fit: {why}"))
     }
 
+    /// The chunked layers, for the sentence: ` (`dense#1` in 2 chunks of its outputs, …)`.
+    fn chunks_note(&self) -> String {
+        if self.chunks.is_empty() {
+            return String::new();
+        }
+        let each: Vec<String> = self
+            .chunks
+            .iter()
+            .map(|c| format!("`{}` in {} chunks of its outputs", c.layer, c.count))
+            .collect();
+        format!(
+            " ({}, too big to hold whole: each chunk's weights held over every micro-batch \
+             before the next chunk's stream in, its input parked and unparked once a chunk)",
+            each.join(", ")
+        )
+    }
+
     /// The two orders' traffic and the order that runs, in a sentence, for the reports'
     /// micro-batch line.
     pub fn sentence(&self) -> String {
@@ -152,10 +180,11 @@ impl MicroTraffic {
                 }
             };
             return format!(
-                "layer-major order runs, in {} micro-batches: each weight streams once ({} B), \
+                "layer-major order runs, in {} micro-batches{}: each weight streams once ({} B), \
                  and parking the waiting micro-batches' activations in the store moves {park} B \
                  ({} B at once) — {why}",
                 self.layer_micro_batches,
+                self.chunks_note(),
                 group(self.weight_bytes),
                 group(self.parked_peak_bytes)
             );

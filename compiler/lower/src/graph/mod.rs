@@ -4,6 +4,7 @@
 //! (`cost`, shared with the language server).
 //! `model_graph` is a tracked query keyed by an interned ([`GraphKey`]) model and batch size.
 
+mod chunking;
 pub mod cost;
 mod implementation;
 mod instance;
@@ -23,6 +24,7 @@ mod staging;
 mod switch;
 pub mod training;
 
+pub use chunking::chunked_graph;
 pub use parking::parked_graph;
 pub use relayout::{relaid_graph, relaid_training};
 pub use relays::relayed_graph;
@@ -156,6 +158,7 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
                 span: span_of(span),
             },
             path: resolve_path(&file, path),
+            columns: None,
         });
     }
     let mut counters: BTreeMap<String, usize> = BTreeMap::new();
