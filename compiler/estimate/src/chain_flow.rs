@@ -278,8 +278,13 @@ impl<'a> Pair<'a> {
 
     /// The sends on `out` in `trace` whose answer on `in` the PE waits for: the first receive
     /// it posts after the send is on `in`, and a later send follows that receive. With the
-    /// most words of such an answer.
+    /// most words of such an answer. None when `in` takes messages from the side `out` sends
+    /// away from: that is the next message along the chain, on its colour or another one
+    /// (mandelbrot's packets), not an answer.
     fn answered(&self, trace: &[Transfer]) -> (u64, u64) {
+        if self.axis.far.contains(&self.out) {
+            return (0, 0);
+        }
         let (mut sends, mut words) = (0, 0);
         for (i, t) in trace.iter().enumerate() {
             if !t.send || t.port != self.out {

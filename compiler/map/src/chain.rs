@@ -208,7 +208,10 @@ fn reduction(chains: &[ChainOn]) -> impl Iterator<Item = (&ChainOn, ChainFlow)> 
 /// the chains' latency counted for the messages that, one message apart there, wait for a
 /// round trip each instead.
 fn answers(chains: &[ChainOn], costs: StepCosts) -> (u64, u64) {
-    let Some(a) = answer(chains) else {
+    // Without a relaying chain there is no reduction to answer: a message on a bus that
+    // follows a PE's send (csl's cholesky: the next pivot down the column after a panel PE's
+    // send along its row) is the next step of the kernel, which the other chains count.
+    let Some(a) = answer(chains).filter(|_| reduction(chains).next().is_some()) else {
         return (0, 0);
     };
     let (mut up, mut following) = (0, 0);
@@ -602,6 +605,19 @@ mod tests {
             ..on(4, sum)
         };
         assert_eq!(chain_terms(&[east, west], COSTS).steps, 3 * (35 + 19));
+        // Sends answered on a bus with no relaying chain to reduce along: nothing to wait
+        // for beyond the exchange's step, 2 + 2 + 1.
+        let sent = ChainFlow {
+            relays: 0,
+            relay_words: 0,
+            relay_work: 0,
+            ..sum
+        };
+        let alone = ChainOn {
+            answer: Some(Answer { trips: 3, back: 9 }),
+            ..on(4, sent)
+        };
+        assert_eq!(chain_terms(&[alone], COSTS).steps, 2 + 2 + 1);
     }
 
     #[test]
