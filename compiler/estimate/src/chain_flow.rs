@@ -291,7 +291,10 @@ impl<'a> Pair<'a> {
                 continue;
             }
             let later = &trace[i + 1..];
-            let Some(answer) = later.iter().find(|r| !r.send).filter(|r| r.port == self.inp)
+            let Some(answer) = later
+                .iter()
+                .find(|r| !r.send)
+                .filter(|r| r.port == self.inp)
             else {
                 continue;
             };
