@@ -268,7 +268,8 @@ fn digits_sized_classifiers_stream_as_they_run_pipelined() {
 fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
     let dir = temp_dir("micro");
     // 256 samples of 64 → 256 → 10 on dev: at once, a PE would hold 16 samples' activations
-    // and partial sums (over 4 KiB); in micro-batches of 128 they fit.
+    // and partial sums (over 4 KiB); in micro-batches of 128 they fit. Micro-batch-major
+    // order, asked for (`auto` would run layer-major).
     let mlp = Mlp::new(&dir, &[64, 256, 10], 256, 13);
     let table = run_ok(
         &dir,
@@ -281,6 +282,8 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
             "y.npy",
             "--mode",
             "streaming",
+            "--micro-order",
+            "micro",
             "--report",
             "r.json",
         ],
@@ -289,7 +292,11 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
     // Re-streaming: the weights, 4 B × (64·256 + 256 + 256·10 + 10) = 76,840 B, once more.
     // Parking instead: relu#1's 128 × 256 result (131,072 B) of one micro-batch out and in.
     assert!(
-        table.contains("add 76,840 B from the store, no more than the 262,144 B parking"),
+        table.contains(
+            "add 76,840 B from the store; parking the waiting micro-batches' activations there \
+             instead would move 262,144 B (131,072 B at once), but micro-batch-major order was \
+             asked for"
+        ),
         "{table}"
     );
     let y = read(&dir.join("y.npy"));
@@ -472,7 +479,7 @@ fn same_bits(a: &[f32], b: &[f32]) -> bool {
 }
 
 #[test]
-fn a_wide_first_layer_streams_each_weight_once_layer_major_but_auto_takes_fewer_cycles() {
+fn a_wide_first_layer_streams_each_weight_once_layer_major_by_default_micro_batch_major_faster() {
     let dir = temp_dir("layer-major");
     // 1,024 samples of 768 → 4 → 4 on dev. Weights: 4 B × (768·4 + 4 + 4·4 + 4) = 12,384 B.
     // At once the batch does not fit (stage_in#1 would hold 64 samples of 48 features per
@@ -484,14 +491,20 @@ fn a_wide_first_layer_streams_each_weight_once_layer_major_but_auto_takes_fewer_
     // relu#1's 256 × 4 result (4,096 B) of 3 micro-batches out and back in before dense#2:
     // 2 × 3 × 4,096 = 24,576 B, fewer.
     let mlp = Mlp::new(&dir, &[768, 4, 4], 1024, 17);
-    let table = run_streamed(&dir, "layer", "y.npy", "r.json");
+    // `auto` runs it (DESIGN §5), and shows both orders' estimates: 240,196 cycles
+    // layer-major (the mapper's figures: each weight from the store once, each park and
+    // unpark for 3 of the 4 micro-batches, their 4,096 B at 64 B a cycle within the unparks'
+    // estimates) against 223,484 micro-batch-major.
+    let table = run_streamed(&dir, "auto", "y.npy", "r.json");
     assert_says(
         &table,
         &[
             "4 micro-batches of 256 samples, layer-major: each layer over every micro-batch",
             "layer-major order runs, in 4 micro-batches: each weight streams once (12,384 B), \
              and parking the waiting micro-batches' activations in the store moves 24,576 B \
-             (12,288 B at once) — asked for",
+             (12,288 B at once) — the default order; micro-batch-major order (`--micro-order \
+             micro`) would stream 37,152 B of weights again; estimated 240,196 cycles \
+             layer-major against 223,484 micro-batch-major",
         ],
     );
     // As simulated: one pass of the weights; the 3 parked micro-batches' 1,024 words out of
@@ -511,20 +524,17 @@ fn a_wide_first_layer_streams_each_weight_once_layer_major_but_auto_takes_fewer_
     // Against NumPy in float32: sums of 768 products in another order, then softmax.
     assert_matches_numpy(&dir, &mlp, &y);
 
-    // `auto` chooses by cycles: no phase waits for the store (dense#1's 12,304 B take 193
-    // cycles at 64 B a cycle, its work for 256 samples tens of thousands), so streaming the
-    // weights again costs no time, while layer-major's park and unpark phases, and its later
-    // micro-batches' weights passed along the rows, do: estimated 245,260 cycles against
-    // 223,484 (the mapper's figures, each weight from the store once layer-major), and
-    // micro-batch-major order runs — every sample
-    // computed the same way (the tiles do not depend on the micro-batch's size), so the same
-    // bits; the weights streamed 4 times.
-    let table = run_streamed(&dir, "auto", "y_micro.npy", "r_micro.json");
+    // Micro-batch-major order, asked for: no phase waits for the store (dense#1's 12,304 B
+    // take 193 cycles at 64 B a cycle, its work for 256 samples tens of thousands), so
+    // streaming the weights again costs no time, while layer-major's park and unpark phases,
+    // and its later micro-batches' weights passed along the rows, do. Every sample computed
+    // the same way (the tiles do not depend on the micro-batch's size), so the same bits;
+    // the weights streamed 4 times.
+    let table = run_streamed(&dir, "micro", "y_micro.npy", "r_micro.json");
     assert!(
         table.contains(
-            "would move 24,576 B (12,288 B at once) — fewer, but estimated 245,260 cycles \
-             layer-major against 223,484 micro-batch-major, the store's bandwidth binding no \
-             phase: micro-batch-major order runs"
+            "would move 24,576 B (12,288 B at once), but micro-batch-major order was asked \
+             for: micro-batch-major order runs"
         ),
         "{table}"
     );
@@ -556,7 +566,7 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
     let dir = temp_dir("layer-forced");
     // 1,024 samples of 64 → 64 → 10: 2 micro-batches of 512. Parking relu#1's 512 × 64
     // result (131,072 B) out and in moves 262,144 B, more than the 19,240 B of weights
-    // streamed again, so `auto` keeps micro-batch-major order; asked for, layer-major holds
+    // streamed again; asked for (as `auto` would), layer-major holds
     // dense#1's 4 × 64 weights of its row shared over its 16 columns (its 16 blocks of 4 × 4
     // weights, one a PE) and runs in the same 2 micro-batches.
     let mlp = Mlp::new(&dir, &[64, 64, 10], 1024, 23);
@@ -565,7 +575,8 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
         table.contains(
             "layer-major order runs, in 2 micro-batches: each weight streams once (19,240 B), \
              and parking the waiting micro-batches' activations in the store moves 262,144 B \
-             (131,072 B at once) — asked for"
+             (131,072 B at once) — asked for; estimated 175,410 cycles layer-major against \
+             162,892 micro-batch-major"
         ),
         "{table}"
     );
@@ -575,19 +586,20 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
     );
     let y = read(&dir.join("y.npy"));
     assert!(largest_difference(&y, &numpy_reference(&dir, &mlp)) < 1e-5);
-    // `auto` chooses by cycles (the store binds no phase), and the estimate agrees with the
-    // bytes: layer-major's park and unpark phases take time that streaming again does not.
-    let table = run_streamed(&dir, "auto", "y_auto.npy", "r_auto.json");
+    // The estimates (the mapper's figures) agree with the bytes: layer-major's park and
+    // unpark phases (one of the 2 micro-batches parked, its unpark at least 131,072 B at
+    // 64 B a cycle, 2,048 cycles) take time that streaming again does not.
+    // Micro-batch-major order, asked for, computes the same bits.
+    let table = run_streamed(&dir, "micro", "y_micro.npy", "r_micro.json");
     assert!(
         table.contains(
-            "add 19,240 B from the store, no more than the 262,144 B parking the waiting \
-             micro-batches' activations there would move; estimated 185,338 cycles layer-major \
-             against 162,892 micro-batch-major, the store's bandwidth binding no phase: \
-             micro-batch-major order runs"
+            "add 19,240 B from the store; parking the waiting micro-batches' activations there \
+             instead would move 262,144 B (131,072 B at once), but micro-batch-major order was \
+             asked for: micro-batch-major order runs"
         ),
         "{table}"
     );
-    assert!(same_bits(&y, &read(&dir.join("y_auto.npy"))));
+    assert!(same_bits(&y, &read(&dir.join("y_micro.npy"))));
 }
 
 #[test]
@@ -631,9 +643,8 @@ fn a_phase_that_does_not_fit_beside_held_weights_keeps_micro_batch_major_order()
 #[test]
 fn the_run_items_micro_order_runs_as_the_flag_does_and_the_flag_overrides_it() {
     let dir = temp_dir("micro-order-item");
-    // The model of `layer_major_order_on_request_runs_where_it_does_not_pay`: `auto` keeps
-    // micro-batch-major order there, so only the item's `micro_order = "layer"` (or the flag)
-    // runs it layer-major.
+    // The model of `layer_major_order_on_request_runs_where_it_does_not_pay`, its item asking
+    // for layer-major order (`auto` would run it too).
     Mlp::new(&dir, &[64, 64, 10], 1024, 23);
     let mut source = std::fs::read_to_string(dir.join("mlp.wse")).expect("model");
     source += "\nrun mlp {\n    input x = \"x.npy\";\n    mode = \"streaming\";\n    micro_order = \"layer\";\n}\n";
@@ -661,14 +672,14 @@ fn the_run_items_micro_order_runs_as_the_flag_does_and_the_flag_overrides_it() {
     let y = read(&dir.join("y_item.npy"));
     assert!(same_bits(&y, &read(&dir.join("y_flag.npy"))));
 
-    // `--micro-order auto` overrides the item: micro-batch-major order, as `auto` chooses.
+    // `--micro-order micro` overrides the item.
     let args = [
         "run",
         "mlp.wse",
         "--output",
-        "y_auto.npy",
+        "y_micro.npy",
         "--micro-order",
-        "auto",
+        "micro",
     ];
     let overridden = run_ok(&dir, &args);
     assert!(

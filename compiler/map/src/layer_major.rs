@@ -3,8 +3,10 @@
 //! parking phases (`wsel_lower::parked_graph`), every layer with weights on its streaming
 //! implementation that holds them, in micro-batches small enough that the held weights fit,
 //! on per-layer rows where they pay (`crate::held_rows`).
-//! `auto` takes layer-major order when it maps and is faster by the estimate, or where the
-//! store's bandwidth binds a phase moves fewer bytes ([`MicroTraffic::layer_major_pays`]); `layer` takes it or fails with E0618; `micro` never.
+//! `auto` takes layer-major order whenever it can run (DESIGN §5): it maps and the store holds
+//! the parked activations ([`crate::MicroTraffic::obstacle`]), whatever the estimate says of the
+//! other order (the report shows both, `crate::micro_pace`); `layer` takes it or fails with
+//! E0618; `micro` never.
 
 use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::LayerGraph;
@@ -41,33 +43,30 @@ pub(crate) fn choose(
         return micro_major;
     };
     traffic.asked = asked;
-    // Chosen by bytes (the store's bandwidth binds a phase), smaller micro-batches park more:
-    // when parking at this size already moves no fewer bytes than streaming again,
-    // layer-major order cannot pay at any size.
-    let hopeless = traffic.store_bound.is_some() && traffic.park_bytes >= traffic.restream_bytes;
-    if asked == MicroOrder::Micro || (asked == MicroOrder::Auto && hopeless) {
+    // Smaller micro-batches park more at once: when the store cannot hold micro-batch-major's
+    // count parked, it cannot hold layer-major's either.
+    let cannot = asked == MicroOrder::Auto && traffic.obstacle().is_some();
+    if asked == MicroOrder::Micro || cannot {
         p.micro_traffic = Some(traffic);
         return micro_major;
     }
     let (batch, size) = (p.batch.max(1), p.samples_per_copy.max(1));
     match held_mapping(stagings, batch, size, target, options) {
         Ok(mut layer) => {
-            traffic.park(&layer.staged, batch / layer.size);
-            traffic.chunks = chunk_names(&layer.staged);
-            let placed = layer.mapped.result.placement.as_ref().expect("mapped");
             let micro = batch / layer.size;
+            traffic.park(&layer.staged, micro);
+            traffic.chunks = chunk_names(&layer.staged);
+            let placed = layer.mapped.result.placement.as_mut().expect("mapped");
             let cycles = held_cost::run_cycles(&layer.mapped.graph, placed, micro, target);
             traffic.layer_cycles = Some(cycles);
-            if asked == MicroOrder::Auto && !traffic.layer_major_pays() {
+            if asked == MicroOrder::Auto && traffic.obstacle().is_some() {
                 p.micro_traffic = Some(traffic);
                 return micro_major;
             }
             traffic.layer_major = true;
-            let reason = p.micro_batch_reason.clone();
-            let placed = layer.mapped.result.placement.as_mut().expect("mapped");
-            placed.micro_batches = (batch / layer.size) as u32;
-            placed.micro_batch_reason = reason;
-            placed.estimated_cycles = traffic.layer_cycles.unwrap_or_default();
+            placed.micro_batches = micro as u32;
+            placed.micro_batch_reason = p.micro_batch_reason.clone();
+            placed.estimated_cycles = cycles;
             placed.micro_traffic = Some(traffic);
             placed.batch = batch;
             layer.mapped

@@ -244,8 +244,6 @@ pub fn map_micro_batches(
                 .unwrap_or_default();
             let capacity = target.weight_store.capacity_bytes;
             let mut traffic = crate::MicroTraffic::of(&lowered, batch / size, capacity);
-            let bandwidth = u64::from(target.weight_store.bandwidth_bytes_per_cycle);
-            traffic.store_bound = crate::micro_pace::store_bound(&lowered, p, bandwidth);
             p.batch = batch;
             let micro = |cycles: u64| {
                 cycles * (batch / size) + u64::from(target.reconfigure_cycles) * (batch / size - 1)
