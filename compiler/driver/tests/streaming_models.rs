@@ -340,7 +340,8 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
 }
 
 #[test]
-fn micro_batches_of_a_model_larger_than_the_fabric_say_why_they_stream_weights_again() {
+fn a_model_larger_than_the_fabric_runs_layer_major_by_default_and_says_what_the_other_order_costs()
+{
     let dir = temp_dir("unheld");
     // 64 → 2048 → 2048 → 10 at batch 64 on dev: 4 micro-batches of 16.
     Mlp::new(&dir, &[64, 2048, 2048, 10], 64, 5);
@@ -353,20 +354,26 @@ fn micro_batches_of_a_model_larger_than_the_fabric_say_why_they_stream_weights_a
         .expect("wsel map runs");
     let table = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "{table}");
-    assert!(table.contains("micro-batches: 4 of 16 samples"), "{table}");
     // Weights 4 B × (64·2048 + 2048 + 2048·2048 + 2048 + 2048·10 + 10) = 17,399,848 B, three
-    // times more. Held, dense#1 fits in 2 chunks of its outputs and dense#2 in 64 (its row's
-    // 128 × 32 weights a chunk, shared over 16 columns), so layer-major order maps, parking at
-    // each chunk's boundary its input and the result so far (16 × 2,048 × 4 B = 131,072 B
-    // each; dense#1's input 4,096 B): 135,168 + 131,072 + 63 × 262,144 + 131,072 =
-    // 16,912,384 B a micro-batch, out and in for 3: more than streaming again, and 3.3 times
-    // the cycles by the estimate.
-    let expected = "the weights streamed again add 52,199,544 B from the store, no more than the \
-                    101,474,304 B parking the waiting micro-batches' activations there would \
-                    move; estimated 10,152,019 cycles layer-major against 3,038,108 \
-                    micro-batch-major, the store's bandwidth binding no phase: micro-batch-major \
-                    order runs";
-    assert!(table.contains(expected), "{table}");
+    // times more in micro-batch-major order. Held, dense#1 fits in 2 chunks of its outputs and
+    // dense#2 in 64 (its row's 128 × 32 weights a chunk, shared over 16 columns), so
+    // layer-major order maps and `auto` runs it (DESIGN §5), parking at each chunk's boundary
+    // its input and the result so far (16 × 2,048 × 4 B = 131,072 B each; dense#1's input
+    // 4,096 B): 135,168 + 131,072 + 63 × 262,144 + 131,072 = 16,912,384 B a micro-batch, out
+    // and in for 3 (101,474,304 B; 3 × 262,144 B at once). The report names the cost of the
+    // other order: more cycles by the estimate, but every weight once.
+    assert_says(
+        &table,
+        &[
+            "micro-batches: 4 of 16 samples, layer-major: each layer over every micro-batch \
+             before the next",
+            "each weight streams once (17,399,848 B), and parking the waiting micro-batches' \
+             activations in the store moves 101,474,304 B (786,432 B at once) — the default \
+             order; micro-batch-major order (`--micro-order micro`) would stream 52,199,544 B \
+             of weights again; estimated 10,721,811 cycles layer-major against 3,038,108 \
+             micro-batch-major",
+        ],
+    );
 }
 
 #[test]
