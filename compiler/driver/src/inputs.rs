@@ -209,7 +209,7 @@ fn take_columns(whole: &Tensor, columns: &ParamColumns) -> Tensor {
         .collect();
     let mut shape = whole.shape.clone();
     if let Some(last) = shape.last_mut() {
-        *last = width.saturating_sub(first).div_ceil(step) as u64;
+        *last = columns.taken(width as u64);
     }
     Tensor {
         elem: whole.elem,

@@ -79,6 +79,13 @@ pub struct ParamColumns {
     pub step: u64,
 }
 
+impl ParamColumns {
+    /// How many of a last dimension's `width` columns the chunk takes.
+    pub fn taken(&self, width: u64) -> u64 {
+        width.saturating_sub(self.first).div_ceil(self.step.max(1))
+    }
+}
+
 /// One call of a layer in the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LayerInstance {

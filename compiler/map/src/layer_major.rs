@@ -55,7 +55,7 @@ pub(crate) fn choose(
         Ok(mut layer) => {
             let micro = batch / layer.size;
             traffic.park(&layer.staged, micro);
-            traffic.chunks = chunk_names(&layer.staged);
+            traffic.chunks = layer.chunks;
             let placed = layer.mapped.result.placement.as_mut().expect("mapped");
             let cycles = held_cost::run_cycles(&layer.mapped.graph, placed, micro, target);
             traffic.layer_cycles = Some(cycles);
@@ -91,6 +91,7 @@ struct Held {
     mapped: Mapped,
     staged: LayerGraph,
     size: u64,
+    chunks: Vec<ChunkedLayer>,
 }
 
 /// The largest micro-batch of at most `most` samples that divides `batch` and maps with the
@@ -130,7 +131,8 @@ fn search(
     let mut last = (1, Vec::new());
     let fail = |size: u64| move |d: Vec<Diagnostic>| Box::new((size, *first(d)));
     for size in (1..=most).rev().filter(|s| batch.is_multiple_of(*s)) {
-        let (staged, parked) = chunked(&mut stagings, size, target, options).map_err(fail(size))?;
+        let (staged, parked, chunks) =
+            chunked(&mut stagings, size, target, options).map_err(fail(size))?;
         let result = crate::streaming::map_phases(&parked, target, options, true);
         let failed = result.placement.is_none();
         let closest = last.1.is_empty() || last.0 > u64::from(target.width);
@@ -149,6 +151,7 @@ fn search(
                 mapped,
                 staged,
                 size,
+                chunks,
             });
         }
         if last.1.first().is_some_and(|d| d.code == diag::E0618) {
@@ -159,46 +162,31 @@ fn search(
 }
 
 /// The model staged for micro-batches of `size` samples, its layers that cannot hold their
-/// weights whole cut into the fewest chunks that can (`crate::held_fit::chunk_counts`), and
-/// that graph parked.
+/// weights whole cut into the fewest chunks that can (`crate::held_fit::chunk_counts`), that
+/// graph parked, and the chunked layers with their counts.
 fn chunked(
     stagings: &mut Stagings<'_>,
     size: u64,
     target: &Target,
     options: &MapOptions,
-) -> Result<(LayerGraph, LayerGraph), Vec<Diagnostic>> {
+) -> Result<(LayerGraph, LayerGraph, Vec<ChunkedLayer>), Vec<Diagnostic>> {
     let staged = (stagings.staged)(size)?;
     let parked = (stagings.parked)(&staged)?;
     let chunk = |l: usize, k: u32| (stagings.chunked)(&staged, &[(l, k)]).ok();
     let counts = chunk_counts(&staged, &parked, &chunk, size, target, options);
     if counts.is_empty() {
-        return Ok((staged, parked));
+        return Ok((staged, parked, Vec::new()));
     }
+    let chunks = counts
+        .iter()
+        .map(|&(l, count)| ChunkedLayer {
+            layer: staged.layers[l].name.clone(),
+            count,
+        })
+        .collect();
     let staged = (stagings.chunked)(&staged, &counts)?;
     let parked = (stagings.parked)(&staged)?;
-    Ok((staged, parked))
-}
-
-/// Each chunked layer of `staged` with its chunk count: its first chunk is named
-/// `{layer}.1` and takes the count as its scalar `K` (`wsel_lower::chunked_graph`).
-fn chunk_names(staged: &LayerGraph) -> Vec<ChunkedLayer> {
-    let count = |layer: &wsel_ir::graph::LayerInstance| {
-        layer.scalars.iter().find_map(|(name, v)| match v {
-            wsel_ir::graph::CValue::Int(k) if name == "K" => u32::try_from(*k).ok(),
-            _ => None,
-        })
-    };
-    staged
-        .layers
-        .iter()
-        .filter_map(|layer| {
-            let name = layer.name.strip_suffix(".1")?;
-            Some(ChunkedLayer {
-                layer: name.to_string(),
-                count: count(layer)?,
-            })
-        })
-        .collect()
+    Ok((staged, parked, chunks))
 }
 
 /// The first of `diagnostics` (the mapper always gives one with a failure).

@@ -107,12 +107,15 @@ fn chunk_layer(
 
 /// Chunk `c` of `k` of weight `param`: every `k`-th column of its last dimension from `c`.
 fn column_param(param: &ParamDecl, c: u32, k: u32) -> ParamDecl {
-    let whole = param.tensor.shape.clone();
-    let mut shape = whole.clone();
+    let columns = ParamColumns {
+        of: param.tensor.name.clone(),
+        whole: param.tensor.shape.clone(),
+        first: u64::from(c),
+        step: u64::from(k),
+    };
+    let mut shape = columns.whole.clone();
     if let Some(last) = shape.last_mut() {
-        *last = last
-            .saturating_sub(u64::from(c))
-            .div_ceil(u64::from(k.max(1)));
+        *last = columns.taken(*last);
     }
     ParamDecl {
         tensor: TensorDecl {
@@ -121,11 +124,6 @@ fn column_param(param: &ParamDecl, c: u32, k: u32) -> ParamDecl {
             ..param.tensor.clone()
         },
         path: param.path.clone(),
-        columns: Some(ParamColumns {
-            of: param.tensor.name.clone(),
-            whole,
-            first: u64::from(c),
-            step: u64::from(k),
-        }),
+        columns: Some(columns),
     }
 }
