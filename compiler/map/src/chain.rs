@@ -216,9 +216,9 @@ fn answers(chains: &[ChainOn], costs: StepCosts) -> (u64, u64) {
     };
     let (mut up, mut following) = (0, 0);
     for (c, f) in reduction(chains) {
-        let msg = f.relay_words.div_ceil(f.relays);
+        let (crossing, msg) = crossing(c, f, costs.hop);
         let relay = if f.first_relays { 0 } else { f.relay_work };
-        up += (c.length - 1) * (costs.hop + msg + f.relay_work) - relay;
+        up += crossing - relay;
         following += (f.relays - 1).min(a.trips - 1) * msg;
     }
     (a.trips * a.back + (a.trips - 1) * up, following)
@@ -253,12 +253,12 @@ fn latency(c: &ChainOn, costs: StepCosts) -> u64 {
     let steps = c.length - 1;
     match c.flow {
         Some(f) if f.relays > 0 => {
-            let msg = f.relay_words.div_ceil(f.relays);
+            let (crossing, msg) = crossing(c, f, hop);
             // The messages after the first follow one message apart (their relays are in
             // the PE's work); on the chain that carries the result they are the result
             // leaving, which the batch's fill counts.
             let following = if c.bound.is_some() { 0 } else { f.relays - 1 };
-            steps * (hop + msg + f.relay_work) + following * msg
+            crossing + following * msg
         }
         // The result leaving from the region's edge PEs: the batch's fill counts it.
         Some(_) if c.bound.is_some() => 0,
@@ -274,6 +274,13 @@ fn latency(c: &ChainOn, costs: StepCosts) -> u64 {
             steps * (hop + switch + msg + msg.div_ceil(add_rate))
         }
     }
+}
+
+/// One message's crossing of chain `c`, which relays (`f.relays > 0`): each step a hop, the
+/// message's words and the relay's work; with the message's words.
+fn crossing(c: &ChainOn, f: ChainFlow, hop: u64) -> (u64, u64) {
+    let msg = f.relay_words.div_ceil(f.relays);
+    ((c.length - 1) * (hop + msg + f.relay_work), msg)
 }
 
 #[cfg(test)]

@@ -59,13 +59,13 @@ pub(crate) fn assign(
             }
         }
     }
-    let region_of = RegionGrid::new(choice);
     for (coord, classes) in &at {
+        let region = region_at(&choice.regions, *coord);
         for (i, &a) in classes.iter().enumerate() {
             for &b in &classes[i + 1..] {
                 connect(a, b);
             }
-            if let Some(l) = region_of.get(*coord) {
+            if let Some(l) = region {
                 for &b in &layer_classes[l] {
                     connect(a, b);
                 }
@@ -109,22 +109,10 @@ pub(crate) fn assign(
     })
 }
 
-/// Which region each PE belongs to: the last of the choice's regions that holds it (the phases
-/// of weight streaming share one). Found among the few regions rather than in a grid of the
-/// whole fabric, which on wse2 was 3 MB written for every mapping: 1.4% of
-/// examples/mlp_streaming's instructions (BENCHMARKS.md, "mlp_streaming's last 11%").
-struct RegionGrid<'c> {
-    regions: &'c [(Rect, Orientation)],
-}
-
-impl<'c> RegionGrid<'c> {
-    fn new(choice: &'c Choice) -> RegionGrid<'c> {
-        RegionGrid {
-            regions: &choice.regions,
-        }
-    }
-
-    fn get(&self, c: Coord) -> Option<usize> {
-        self.regions.iter().rposition(|(rect, _)| rect.contains(c))
-    }
+/// Which of `regions` holds PE `c`: the last that does (the phases of weight streaming share
+/// one). Found among the few regions rather than in a grid of the whole fabric, which on wse2
+/// was 3 MB written for every mapping: 1.4% of examples/mlp_streaming's instructions
+/// (BENCHMARKS.md, "mlp_streaming's last 11%").
+fn region_at(regions: &[(Rect, Orientation)], c: Coord) -> Option<usize> {
+    regions.iter().rposition(|(rect, _)| rect.contains(c))
 }
