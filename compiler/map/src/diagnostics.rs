@@ -482,11 +482,18 @@ pub(crate) fn no_held_implementation(layer: &str, call: &SourceSpan) -> Diagnost
 
 /// E0618 for layer-major order asked for, where a held layer fits no region at any
 /// micro-batch size: `why` is the mapper's diagnostic at `size` samples (the closest,
-/// `crate::layer_major`), naming the layer and the bytes.
-pub(crate) fn held_weights_do_not_fit(why: &Diagnostic, size: u64) -> Diagnostic {
+/// `crate::layer_major`), naming the layer and the bytes; `one_a_column` when `size` takes
+/// at most one sample a column of the fabric (else it is the fewest every layer's conditions
+/// allow, as attention's whole sequences).
+pub(crate) fn held_weights_do_not_fit(why: &Diagnostic, size: u64, one_a_column: bool) -> Diagnostic {
     let at = match size {
         1 => "even at micro-batches of one sample".to_string(),
-        _ => format!("at any micro-batch size (at {size} samples, one a column at most)"),
+        _ if one_a_column => {
+            format!("at any micro-batch size (at {size} samples, one a column at most)")
+        }
+        _ => format!(
+            "at any micro-batch size (at {size} samples, the fewest its layers' conditions allow)"
+        ),
     };
     Diagnostic {
         code: E0618,

@@ -112,7 +112,7 @@ fn held_mapping(
     let error = if d.code == diag::E0618 || d.code == diag::E0619 {
         d
     } else {
-        diag::held_weights_do_not_fit(&d, size)
+        diag::held_weights_do_not_fit(&d, size, size <= u64::from(target.width))
     };
     Err(Box::new((error, why)))
 }
@@ -120,7 +120,7 @@ fn held_mapping(
 /// [`held_mapping`]'s search, from the largest micro-batch down. When none maps: the first
 /// diagnostic of the largest that takes at most one sample a column of the fabric (there
 /// each PE keeps the fewest activations and the smallest share of its row's held weights,
-/// `stdlib/nn.wse`'s `dense_held`), else of the smallest, with its size.
+/// `stdlib/nn.wse`'s `dense_held`), else of the smallest, with its size ([`closer`]).
 fn search(
     mut stagings: Stagings<'_>,
     batch: u64,
@@ -135,8 +135,7 @@ fn search(
             chunked(&mut stagings, size, target, options).map_err(fail(size))?;
         let result = crate::streaming::map_phases(&parked, target, options, true);
         let failed = result.placement.is_none();
-        let closest = last.1.is_empty() || last.0 > u64::from(target.width);
-        if failed && closest {
+        if failed && closer(&last, &result.diagnostics, target.width) {
             last = (size, result.diagnostics.clone());
         }
         let one = (!failed).then(|| Mapped {
@@ -159,6 +158,20 @@ fn search(
         }
     }
     Err(fail(last.0)(last.1))
+}
+
+/// Whether a failure with `diagnostics` at a smaller micro-batch says more than `last`'s
+/// (its size and diagnostics; none yet at first): a failure of a layer's conditions (E0605:
+/// attention takes whole sequences) says less than any other, and between two of a kind the
+/// smaller says more while `last`'s takes more than one sample a column (`width` columns).
+fn closer(last: &(u64, Vec<Diagnostic>), diagnostics: &[Diagnostic], width: u32) -> bool {
+    let conditions = |d: &[Diagnostic]| d.first().is_some_and(|d| d.code == diag::E0605);
+    match (conditions(&last.1), conditions(diagnostics)) {
+        _ if last.1.is_empty() => true,
+        (false, true) => false,
+        (true, false) => true,
+        _ => last.0 > u64::from(width),
+    }
 }
 
 /// The model staged for micro-batches of `size` samples, its layers that cannot hold their
