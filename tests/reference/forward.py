@@ -14,6 +14,8 @@ Usage: python3 tests/reference/forward.py MODEL OUT.npy [BATCH]
          ragged         (x W1 + b1) W2 + b2, 257 -> 131 -> 10         (examples/ragged/data)
          transformer    the GPT-style decoder's logits for every token of the held-out
                         batch (examples/transformer/data; train.py describes the model)
+         transformer1   the same with its first block only (the final layernorm and the
+                        head right after it): compiler/driver/tests/transformer_example.rs
 The MODEL name is the example's folder name. Computes in float32, as the fabric does, and
 saves the result as float32. BATCH keeps the first BATCH samples (default: all).
 """
@@ -125,14 +127,14 @@ def attention(q, k, v, heads, context, causal=True):
     return (softmax(s) @ v).transpose(0, 2, 1, 3).reshape(b, d).astype(F32)
 
 
-def transformer(batch):
+def transformer(batch, blocks=(1, 2)):
     def w(name):
         return load("transformer", name)
 
     ids = w("ids")[:batch, 0].astype(np.int64)
     context = w("wpe").shape[0]
     h = w("wte")[ids] + w("wpe")[np.arange(len(ids)) % context]
-    for i in (1, 2):
+    for i in blocks:
         a = layernorm(h, w(f"ln1_g{i}"), w(f"ln1_b{i}"))
         q, k, v = (a @ w(f"w{n}{i}") + w(f"b{n}{i}") for n in "qkv")
         h = h + (attention(q, k, v, 4, context) @ w(f"wo{i}") + w(f"bo{i}"))
@@ -153,6 +155,7 @@ MODELS = {
     "mlp_streaming": mlp_streaming,
     "ragged": ragged,
     "transformer": transformer,
+    "transformer1": lambda batch: transformer(batch, blocks=(1,)),
 }
 
 

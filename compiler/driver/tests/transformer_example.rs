@@ -6,7 +6,9 @@
 //! 256 tokens (streamed; pipelined, the first sequence's 64 in the suite, all 256 in
 //! BENCHMARKS.md), and streamed on `dev` too, where a sequence's attention spans columns;
 //! greedy generation on the fabric (`generate.py`, one `wsel run` per character)
-//! gives PyTorch's text.
+//! gives PyTorch's text. Its first block alone runs layer-major on `dev` in micro-batches of
+//! whole sequences, each weight streamed once, as NumPy's `transformer1` and with the same
+//! bits as micro-batch-major order.
 //!
 //! Tolerance: 2e-5 of the largest logit (about 5e-4 here). The fabric, NumPy and PyTorch all
 //! compute in float32 and differ only in summation order: a dot product of n terms in any
@@ -154,6 +156,116 @@ fn held_out_logits_match_numpy_and_pytorch() {
             );
         }
     }
+}
+
+/// The example's first block, its final layernorm and head (`tests/reference/forward.py`'s
+/// `transformer1`), its weights read from the example's data (linked as `dir/data`).
+fn one_block(dir: &Path) -> PathBuf {
+    let link = dir.join("data");
+    std::os::unix::fs::symlink(repo_root().join("examples/transformer/data"), &link)
+        .expect("link the example's data");
+    let shapes = [
+        ("wte", "60, 128"),
+        ("wpe", "64, 128"),
+        ("ln1_g1", "128"),
+        ("ln1_b1", "128"),
+        ("wq1", "128, 128"),
+        ("bq1", "128"),
+        ("wk1", "128, 128"),
+        ("bk1", "128"),
+        ("wv1", "128, 128"),
+        ("bv1", "128"),
+        ("wo1", "128, 128"),
+        ("bo1", "128"),
+        ("ln2_g1", "128"),
+        ("ln2_b1", "128"),
+        ("wfc11", "128, 512"),
+        ("bfc11", "512"),
+        ("wfc21", "512, 128"),
+        ("bfc21", "128"),
+        ("lnf_g", "128"),
+        ("lnf_b", "128"),
+        ("whead", "128, 60"),
+        ("bhead", "60"),
+    ];
+    let params: String = shapes
+        .iter()
+        .map(|(name, shape)| format!("    param {name}: f32[{shape}] from \"data/{name}.npy\";\n"))
+        .collect();
+    let source = format!(
+        "import std.nn.{{dense, layernorm, gelu, add, embedding, attention}};\n\n\
+         model gpt1(ids: f32[B, 1]) -> f32[B, 60] {{\n{params}\
+         \x20   let h0 = embedding(ids, wte, wpe);\n\
+         \x20   let a1 = layernorm(h0, ln1_g1, ln1_b1);\n\
+         \x20   let att1 = attention(dense(a1, wq1, bq1), dense(a1, wk1, bk1), \
+         dense(a1, wv1, bv1), heads = 4, context = 64);\n\
+         \x20   let r1 = add(h0, dense(att1, wo1, bo1));\n\
+         \x20   let m1 = layernorm(r1, ln2_g1, ln2_b1);\n\
+         \x20   let h1 = add(r1, dense(gelu(dense(m1, wfc11, bfc11)), wfc21, bfc21));\n\
+         \x20   return dense(layernorm(h1, lnf_g, lnf_b), whead, bhead);\n}}\n"
+    );
+    let file = dir.join("gpt1.wse");
+    std::fs::write(&file, source).expect("model");
+    file
+}
+
+/// `wsel run` of the one-block model in `dir` on `dev`, streamed, over the first two
+/// sequences of the held-out batch in `--micro-order order`: its logits and the printed
+/// report.
+fn run_one_block(dir: &Path, order: &str) -> (Vec<f32>, String) {
+    let out = dir.join(format!("{order}.npy"));
+    let run = Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(dir)
+        .args(["run", "gpt1.wse", "--input", "ids=data/ids.npy", "--batch", "128"])
+        .args(["--target", "dev", "--mode", "streaming", "--micro-order", order])
+        .args(["--output", out.to_str().expect("utf-8"), "--color", "never"])
+        .output()
+        .expect("wsel runs");
+    assert!(run.status.success(), "{order}:\n{}", text(&run));
+    (read(&out, 2), text(&run))
+}
+
+/// Layer-major micro-batches of whole sequences (issue #19): on `dev` a batch of two
+/// sequences of 64 tokens does not fit at once, and attention takes whole sequences, so
+/// layer-major order runs 2 micro-batches of one sequence each. Held whole, the embedding's
+/// table and positions need 4,164 B a PE (its row's 8 features of all 124 rows, 992 words,
+/// beside the micro-batch's ids and result), and `dense#5`'s (128 → 512) do not fit either:
+/// each runs in 2 chunks of its outputs, and every weight streams from the store once — the
+/// one block's 222,140 parameters, 888,560 B (micro-batch-major order: twice). Before
+/// `embedding_held` took chunks no micro-batch size held the weights (fewer tokens than a
+/// sequence fail attention's conditions) and the run fell back to micro-batch-major order.
+/// The logits are NumPy's within the tolerance above, and the two
+/// orders' bits are the same: every sum runs in the same order on the same PEs, whichever
+/// order or chunk computes it.
+#[test]
+fn one_block_runs_layer_major_in_whole_sequences_on_dev_each_weight_once() {
+    let dir = temp_dir("one-block");
+    one_block(&dir);
+    let reference = dir.join("numpy.npy");
+    let status = Command::new("python3")
+        .arg(repo_root().join("tests/reference/forward.py"))
+        .args(["transformer1", reference.to_str().expect("utf-8"), "128"])
+        .status()
+        .expect("python3 runs (CI installs requirements.txt)");
+    assert!(status.success(), "tests/reference/forward.py transformer1 failed");
+    let (layer, printed) = run_one_block(&dir, "layer");
+    for line in [
+        "2 micro-batches of 64 samples, layer-major: each layer over every micro-batch",
+        "layer-major order runs, in 2 micro-batches (`embedding#1` in 2 chunks of its outputs, \
+         `dense#5` in 2 chunks of its outputs, too big to hold whole",
+        "each weight streams once (888,560 B)",
+        "store, as simulated: 888,560 B of weights streamed in;",
+    ] {
+        assert!(printed.contains(line), "{line}\n{printed}");
+    }
+    let err = relative_error(&layer, &read(&reference, 2));
+    assert!(err <= TOLERANCE, "logits differ from NumPy by {err:e} of the largest");
+    let (micro, printed) = run_one_block(&dir, "micro");
+    assert!(
+        printed.contains("store, as simulated: 1,777,120 B of weights streamed in;"),
+        "{printed}"
+    );
+    assert!(layer.iter().zip(&micro).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
 /// The first characters of the greedy generation, each a run on the fabric, are PyTorch's
