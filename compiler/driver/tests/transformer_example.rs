@@ -216,8 +216,22 @@ fn run_one_block(dir: &Path, order: &str) -> (Vec<f32>, String) {
     let out = dir.join(format!("{order}.npy"));
     let run = Command::new(env!("CARGO_BIN_EXE_wsel"))
         .current_dir(dir)
-        .args(["run", "gpt1.wse", "--input", "ids=data/ids.npy", "--batch", "128"])
-        .args(["--target", "dev", "--mode", "streaming", "--micro-order", order])
+        .args([
+            "run",
+            "gpt1.wse",
+            "--input",
+            "ids=data/ids.npy",
+            "--batch",
+            "128",
+        ])
+        .args([
+            "--target",
+            "dev",
+            "--mode",
+            "streaming",
+            "--micro-order",
+            order,
+        ])
         .args(["--output", out.to_str().expect("utf-8"), "--color", "never"])
         .output()
         .expect("wsel runs");
@@ -247,7 +261,10 @@ fn one_block_runs_layer_major_in_whole_sequences_on_dev_each_weight_once() {
         .args(["transformer1", reference.to_str().expect("utf-8"), "128"])
         .status()
         .expect("python3 runs (CI installs requirements.txt)");
-    assert!(status.success(), "tests/reference/forward.py transformer1 failed");
+    assert!(
+        status.success(),
+        "tests/reference/forward.py transformer1 failed"
+    );
     let (layer, printed) = run_one_block(&dir, "layer");
     for line in [
         "2 micro-batches of 64 samples, layer-major: each layer over every micro-batch",
@@ -259,13 +276,21 @@ fn one_block_runs_layer_major_in_whole_sequences_on_dev_each_weight_once() {
         assert!(printed.contains(line), "{line}\n{printed}");
     }
     let err = relative_error(&layer, &read(&reference, 2));
-    assert!(err <= TOLERANCE, "logits differ from NumPy by {err:e} of the largest");
+    assert!(
+        err <= TOLERANCE,
+        "logits differ from NumPy by {err:e} of the largest"
+    );
     let (micro, printed) = run_one_block(&dir, "micro");
     assert!(
         printed.contains("store, as simulated: 1,777,120 B of weights streamed in;"),
         "{printed}"
     );
-    assert!(layer.iter().zip(&micro).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(
+        layer
+            .iter()
+            .zip(&micro)
+            .all(|(a, b)| a.to_bits() == b.to_bits())
+    );
 }
 
 /// The first characters of the greedy generation, each a run on the fabric, are PyTorch's

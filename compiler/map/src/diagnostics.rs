@@ -485,7 +485,11 @@ pub(crate) fn no_held_implementation(layer: &str, call: &SourceSpan) -> Diagnost
 /// `crate::layer_major`), naming the layer and the bytes; `one_a_column` when `size` takes
 /// at most one sample a column of the fabric (else it is the fewest every layer's conditions
 /// allow, as attention's whole sequences).
-pub(crate) fn held_weights_do_not_fit(why: &Diagnostic, size: u64, one_a_column: bool) -> Diagnostic {
+pub(crate) fn held_weights_do_not_fit(
+    why: &Diagnostic,
+    size: u64,
+    one_a_column: bool,
+) -> Diagnostic {
     let at = match size {
         1 => "even at micro-batches of one sample".to_string(),
         _ if one_a_column => {
