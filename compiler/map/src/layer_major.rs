@@ -120,7 +120,8 @@ fn held_mapping(
 /// [`held_mapping`]'s search, from the largest micro-batch down. When none maps: the first
 /// diagnostic of the largest that takes at most one sample a column of the fabric (there
 /// each PE keeps the fewest activations and the smallest share of its row's held weights,
-/// `stdlib/nn.wse`'s `dense_held`), else of the smallest, with its size ([`closer`]).
+/// `stdlib/nn.wse`'s `dense_held`), else of the smallest, with its size; a failure of a
+/// layer's conditions gives way to any other ([`closer`]).
 fn search(
     mut stagings: Stagings<'_>,
     batch: u64,
@@ -211,4 +212,30 @@ fn first(diagnostics: Vec<Diagnostic>) -> Box<Diagnostic> {
         };
         Diagnostic::error(diag::E0618, "layer-major order did not map", nowhere, "")
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failure with `code`, as the mapper gives it.
+    fn failed(code: &'static str) -> Vec<Diagnostic> {
+        let mut d = *first(Vec::new());
+        d.code = code;
+        vec![d]
+    }
+
+    #[test]
+    fn a_failure_of_a_layers_conditions_gives_way_to_any_other() {
+        // On 16 columns: a held dense that does not fit at 32 tokens (E0612), attention's
+        // whole sequences failing at 16 (E0605).
+        let (fit, conditions) = (failed(diag::E0612), failed(diag::E0605));
+        assert!(closer(&(64, Vec::new()), &conditions, 16));
+        assert!(!closer(&(32, fit.clone()), &conditions, 16));
+        assert!(closer(&(32, conditions.clone()), &fit, 16));
+        // Two of a kind: down to one sample a column, as before.
+        assert!(closer(&(32, fit.clone()), &fit, 16));
+        assert!(!closer(&(16, fit.clone()), &fit, 16));
+        assert!(closer(&(32, conditions.clone()), &conditions, 16));
+    }
 }
