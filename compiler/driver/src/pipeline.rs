@@ -253,7 +253,7 @@ pub type Mapping = (LayerGraph, Placement, ModeDecision);
 
 /// How the mapper gets the model lowered other ways: for another batch size (a copy's share
 /// of the batch, a micro-batch), staged for weight streaming (`wsel_lower::staged_graph`), and
-/// with relays for pipelined mode (`wsel_lower::relayed_graph`).
+/// as pipelined mode maps it ([`pipelined`]: fused, with relays).
 pub struct Lowerings<'a> {
     pub per_copy: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub staged: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
@@ -463,6 +463,21 @@ pub fn relay(db: &Database, graph: &LayerGraph) -> Result<LayerGraph, Vec<Diagno
         Some((_, diagnostics)) => Err(diagnostics),
         None => Ok(graph.clone()),
     }
+}
+
+/// `graph` as pipelined mode maps it: a layer and the layer that alone reads its result
+/// (a dense and its relu) fused into one stage where the first's file has a twin for them
+/// (when `fuse`; `wsel_map::fusion`, `wsel_lower::fused_twin`), then relayed ([`relay`]).
+pub fn pipelined(
+    db: &Database,
+    graph: &LayerGraph,
+    fuse: bool,
+) -> Result<LayerGraph, Vec<Diagnostic>> {
+    if !fuse {
+        return relay(db, graph);
+    }
+    let twins = |g: &LayerGraph, p: usize, r: usize| wsel_lower::fused_twin(db, g, p, r);
+    relay(db, &wsel_map::fusion::fused(graph, &twins))
 }
 
 /// Bytes of every weight tensor of the model.

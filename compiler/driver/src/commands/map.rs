@@ -81,7 +81,8 @@ pub fn run(args: &MapArgs) -> Status {
     let request = choose_mode(args.model.mode, run_config.as_ref());
     let per_copy = &mut |b| lower_for_batch(&db, model, b);
     let staged = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::stage(&db, g);
-    let relayed = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::relay(&db, g);
+    let fuse = !args.model.no_fuse;
+    let relayed = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::pipelined(&db, g, fuse);
     let parked = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::park(&db, g);
     let relaid = &|g: &wsel_ir::graph::LayerGraph, m: &[_]| crate::pipeline::relayout(&db, g, m);
     let lowerings = crate::pipeline::Lowerings {
@@ -96,7 +97,7 @@ pub fn run(args: &MapArgs) -> Status {
         ),
         one_region: args.model.one_region,
     };
-    let work = KernelDryRuns::new(&db, model, &target);
+    let work = KernelDryRuns::new(&db, model, &target).shaped(&|g| relayed(g).ok());
     let (graph, placement, decision) = match map_graph(
         &graph,
         lowerings,

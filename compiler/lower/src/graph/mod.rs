@@ -5,6 +5,7 @@
 //! `model_graph` is a tracked query keyed by an interned ([`GraphKey`]) model and batch size.
 
 pub mod cost;
+mod fusion;
 mod implementation;
 mod instance;
 mod parking;
@@ -23,6 +24,7 @@ mod staging;
 mod switch;
 pub mod training;
 
+pub use fusion::fused_twin;
 pub use parking::parked_graph;
 pub use relayout::{relaid_graph, relaid_training};
 pub use relays::relayed_graph;
