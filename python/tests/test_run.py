@@ -75,9 +75,8 @@ model mlp(x: f32[B, 64]) -> f32[B, 10] {
 
 def test_micro_order_layer_runs_layer_major(tmp_path):
     # 1,024 samples of 64 -> 64 -> 10 streamed on dev do not fit at once: two micro-batches
-    # of 512. `auto` keeps micro-batch-major order here (parking moves more bytes than
-    # streaming the weights again), so only micro_order="layer" runs layer-major, as
-    # `--micro-order layer` does (compiler/driver/tests/streaming_models.rs).
+    # of 512. micro_order="layer" runs them layer-major, as `--micro-order layer` does
+    # (compiler/driver/tests/streaming_models.rs).
     rng = np.random.default_rng(23)
     x = rng.standard_normal((1024, 64), dtype=np.float32)
     params = {

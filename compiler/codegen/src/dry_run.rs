@@ -15,13 +15,15 @@
 //! A [`DryRunner`] runs the kernel at as many places as the caller asks. It starts each run in
 //! the reference interpreter, which needs no compiling: most dry runs do a few thousand cycles
 //! of work, far less than compiling costs. A run that does more than
-//! [`DryRunLimits::interpreted_work`] starts again in Cranelift code, compiled the first time
-//! it is needed. Both give the same cycles (the backends are bit- and cycle-identical), so the
-//! choice changes only how long the dry run takes. A dry run always ends: activations are
+//! [`DryRunLimits::interpreted_work`] ([`FIRST_RUN_FACTOR`] times as much for the kernel's
+//! first run) starts again in Cranelift code, compiled the first time it is needed; once a run
+//! has done more than the allowance, the kernel's later runs start compiled. Both give the
+//! same cycles (the backends are bit- and cycle-identical), so the choice changes only how
+//! long the dry run takes. A dry run always ends: activations are
 //! capped, and so is the work of the whole run, which the loops check ([`DryRunLimits`]);
 //! running past either is an error, as is a task fault or a kernel larger than the SRAM cap.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 
@@ -42,6 +44,14 @@ pub struct PePlace {
     pub height: u32,
 }
 
+/// How many times [`DryRunLimits::interpreted_work`] a kernel's first run may do in the
+/// interpreter. The mapper runs many kernels once only, on the centre PE of a candidate region
+/// whose floor already loses (`docs/mapping.md` §5, "Floors before measures"): interpreting such
+/// a run of a few tens of thousands of cycles to its end costs less than the interpreted start
+/// thrown away, the compile and the compiled run (examples/mlp_streaming on wse2: 4 of its 5
+/// compiles gone, 2.5% of its instructions; BENCHMARKS.md, "mlp_streaming's last 11%").
+pub const FIRST_RUN_FACTOR: u64 = 3;
+
 /// What a dry run may spend before it gives up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DryRunLimits {
@@ -53,7 +63,8 @@ pub struct DryRunLimits {
     /// SRAM words of the kernel (a dry run allocates them).
     pub sram_words: u32,
     /// Cycles of work a run may do in the interpreter; a run that does more starts again in
-    /// compiled code (0: always compiled).
+    /// compiled code (0: always compiled). A kernel's first run may do [`FIRST_RUN_FACTOR`]
+    /// times as much.
     pub interpreted_work: u64,
 }
 
@@ -104,6 +115,11 @@ pub struct DryRunner {
     interpreted: CompiledKernel,
     /// Cranelift code, compiled for the first run that outgrows the interpreter.
     compiled: OnceCell<Result<CompiledKernel, DryRunError>>,
+    /// Whether a run has done more work than [`DryRunLimits::interpreted_work`]: the
+    /// kernel's later runs start compiled.
+    outgrown: Cell<bool>,
+    /// Whether the kernel has been run (its first run's allowance is larger).
+    ran: Cell<bool>,
     /// The SRAM at launch: every array filled with its initial value.
     initial_sram: Vec<u32>,
     cost_limits: DryRunLimits,
@@ -111,7 +127,12 @@ pub struct DryRunner {
 
 /// How one attempt at a run ended.
 enum Attempt {
-    Done(DryRun, Vec<Transfer>),
+    /// The run, its transfers (when traced) and its cycles of work.
+    Done {
+        run: DryRun,
+        transfers: Vec<Transfer>,
+        work: u64,
+    },
     /// Past the work the attempt was allowed (the caller's limit or the interpreter's).
     OverWork,
     Failed(DryRunError),
@@ -134,6 +155,8 @@ impl DryRunner {
             cost: *cost,
             interpreted: CompiledKernel::new(kernel, Backend::Interp, Code::Interp(interpreter)),
             compiled: OnceCell::new(),
+            outgrown: Cell::new(false),
+            ran: Cell::new(false),
             initial_sram: kernel.initial_sram(),
             cost_limits: limits,
         })
@@ -197,11 +220,24 @@ impl DryRunner {
     ) -> Result<(DryRun, Vec<Transfer>), DryRunError> {
         let limit = self.cost_limits.work_cycles;
         let interpreted = self.cost_limits.interpreted_work.min(limit);
-        // Once one run has outgrown the interpreter, the kernel's other runs (at other places,
-        // doing about as much work) start compiled.
-        if interpreted > 0 && self.compiled.get().is_none() {
-            match self.attempt(&self.interpreted, switch_cycles, place, interpreted, trace) {
-                Attempt::OverWork if interpreted < limit => {}
+        let allowance = if self.ran.replace(true) {
+            interpreted
+        } else {
+            interpreted.saturating_mul(FIRST_RUN_FACTOR).min(limit)
+        };
+        if interpreted > 0 && !self.outgrown.get() {
+            match self.attempt(&self.interpreted, switch_cycles, place, allowance, trace) {
+                Attempt::OverWork if allowance < limit => self.outgrown.set(true),
+                Attempt::Done {
+                    run,
+                    transfers,
+                    work,
+                } => {
+                    // The kernel's other runs (at other places, doing about as much work)
+                    // start compiled.
+                    self.outgrown.set(work > interpreted);
+                    return Ok((run, transfers));
+                }
                 other => return other.into_result(),
             }
         }
@@ -286,14 +322,18 @@ impl DryRunner {
             }
         }
         let transfers = pe.tracer.map(|t| t.transfers).unwrap_or_default();
-        Attempt::Done(pe.run, transfers)
+        Attempt::Done {
+            run: pe.run,
+            transfers,
+            work,
+        }
     }
 }
 
 impl Attempt {
     fn into_result(self) -> Result<(DryRun, Vec<Transfer>), DryRunError> {
         match self {
-            Attempt::Done(run, transfers) => Ok((run, transfers)),
+            Attempt::Done { run, transfers, .. } => Ok((run, transfers)),
             Attempt::OverWork => Err(DryRunError::OverLimit),
             Attempt::Failed(e) => Err(e),
         }
@@ -613,7 +653,8 @@ mod tests {
     fn interpreted_compiled_and_restarted_runs_agree() {
         // The counting kernel does 19 cycles of work (35 busy, less 4 cycles of switch for
         // each of its 4 activations): all in the interpreter, all compiled, and a run that
-        // outgrows an interpreter allowed 10 cycles and starts again compiled.
+        // outgrows an interpreter allowed 5 cycles (15 for the kernel's first run) and starts
+        // again compiled.
         let kernel = counting_kernel();
         let run = |limits| {
             DryRunner::new(&kernel, &CostModel::WSE2_LIKE, limits)
@@ -623,28 +664,30 @@ mod tests {
         let interpreted = run(interpreting(u64::MAX));
         assert_eq!(interpreted.busy_cycles, 35);
         assert_eq!(run(interpreting(0)), interpreted);
-        assert_eq!(run(interpreting(10)), interpreted);
-        // Allowed exactly its work, the interpreter finishes it.
+        assert_eq!(run(interpreting(5)), interpreted);
+        // Allowed its work (and more, as a first run), the interpreter finishes it.
         assert_eq!(run(interpreting(19)), interpreted);
     }
 
     #[test]
     fn only_a_run_that_outgrows_the_interpreter_compiles() {
-        // The counting kernel's 19 cycles of work: interpreted when 50 are allowed, compiled
-        // when 10 are.
-        for (allowance, compiles) in [(50, false), (10, true)] {
+        // The counting kernel's 19 cycles of work, run twice: interpreted both times when 50
+        // are allowed; when 10 are, the first run (allowed three times as much) finishes in
+        // the interpreter and the second, which would outgrow it too, starts compiled; when 5
+        // are, the first run outgrows its 15 and compiles.
+        for (allowance, first, second) in [(50, false, false), (10, false, true), (5, true, true)] {
             let runner = DryRunner::new(
                 &counting_kernel(),
                 &CostModel::WSE2_LIKE,
                 interpreting(allowance),
             )
             .expect("prepares");
-            runner.run(4, place()).expect("dry run");
-            assert_eq!(
-                runner.compiled.get().is_some(),
-                compiles,
-                "{allowance} cycles allowed"
-            );
+            let mut compiled = Vec::new();
+            for _ in 0..2 {
+                runner.run(4, place()).expect("dry run");
+                compiled.push(runner.compiled.get().is_some());
+            }
+            assert_eq!(compiled, [first, second], "{allowance} cycles allowed");
         }
     }
 

@@ -56,6 +56,7 @@ pub fn read_array(reader: impl Read) -> Result<Array, String> {
     let kind = code.trim_start_matches(['<', '>', '|', '=']);
     let values = match kind {
         "f2" => Values::F16(values(npy)?),
+        "f4" if code.starts_with('<') => Values::F32(f32_le(npy)?),
         "f4" => Values::F32(values(npy)?),
         "f8" => Values::F64(values(npy)?),
         "i1" => ints::<i8>(npy)?,
@@ -168,6 +169,31 @@ fn checked_start(reader: &mut impl Read) -> Result<Vec<u8>, String> {
 
 fn values<T: npyz::Deserialize, R: Read>(npy: npyz::NpyFile<R>) -> Result<Vec<T>, String> {
     npy.into_vec::<T>().map_err(|e| e.to_string())
+}
+
+/// The values of a little-endian float32 array (what NumPy writes on every common machine),
+/// read in blocks rather than value by value as npyz reads them: for the weights of
+/// examples/mlp_streaming that was 55 million instructions, 1.5% of its whole run
+/// (BENCHMARKS.md, "mlp_streaming's last 11%"). A short file fails as npyz's read does.
+fn f32_le<R: Read>(npy: Checked<R>) -> Result<Vec<f32>, String> {
+    /// Read at most this much ahead of what the file has given, whatever its header claims.
+    const BLOCK: u64 = 1 << 20;
+    let mut left = npy.len().saturating_mul(4);
+    let mut reader = npy.into_inner();
+    let mut bytes = Vec::new();
+    while left > 0 {
+        let start = bytes.len();
+        let block = left.min(BLOCK);
+        bytes.resize(start + block as usize, 0);
+        reader
+            .read_exact(&mut bytes[start..])
+            .map_err(|e| e.to_string())?;
+        left -= block;
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
 }
 
 fn ints<T: npyz::Deserialize + Into<i64>>(npy: npyz::NpyFile<impl Read>) -> Result<Values, String> {

@@ -134,3 +134,42 @@ fn a_transposed_shape_is_said_to_look_transposed() {
         read_tensor(&data, ScalarTy::F32, &[Some(3), Some(3)], Float64::Refuse).expect_err("shape");
     assert!(!other.to_string().contains("transposed"), "{other}");
 }
+
+#[test]
+fn float32_values_are_read_bit_for_bit_and_a_short_file_fails_as_npyz_reads_it() {
+    // More than one block of the reader (1 MiB), with NaN payloads, signed zeros and
+    // subnormals among ordinary values.
+    let special = [
+        f32::from_bits(0x7fc0_1234),
+        -0.0,
+        0.0,
+        f32::from_bits(1),
+        -1.5e-39,
+    ];
+    let values: Vec<f32> = (0..300_000u32)
+        .map(|i| match special.get((i % 1000) as usize) {
+            Some(&v) => v,
+            None => (i as f32).sin() * 1e3,
+        })
+        .collect();
+    let bytes = npy(&[3, 100_000], &values);
+    let array = wsel_data::array::read_array(&bytes[..]).expect("read");
+    let wsel_data::Values::F32(read) = array.values else {
+        panic!("not float32: {:?}", array.dtype);
+    };
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&read), bits(&values));
+    assert_eq!(
+        (array.dtype.as_str(), array.shape),
+        ("float32", vec![3, 100_000])
+    );
+
+    let short = &bytes[..bytes.len() - 2];
+    let npyz_error = npyz::NpyFile::new(short)
+        .expect("header")
+        .into_vec::<f32>()
+        .expect_err("a short file")
+        .to_string();
+    let error = wsel_data::array::read_array(short).expect_err("a short file");
+    assert_eq!(error, npyz_error);
+}

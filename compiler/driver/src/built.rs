@@ -189,12 +189,14 @@ fn steps(
     let per_copy = &mut |b| lower_for_batch(db, model, b);
     let staged = &|g: &LayerGraph| stage(db, g);
     let relayed = &|g: &LayerGraph| pipelined(db, g, request.fuse);
+    let chunked = &|g: &LayerGraph, chunks: &[(usize, u32)]| crate::pipeline::chunk(db, g, chunks);
     let parked = &|g: &LayerGraph| crate::pipeline::park(db, g);
     let relaid = &|g: &LayerGraph, m: &[_]| crate::pipeline::relayout(db, g, m);
     let lowerings = Lowerings {
         per_copy,
         staged,
         relayed,
+        chunked,
         parked,
         relaid,
         micro_order,

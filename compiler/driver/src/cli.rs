@@ -264,12 +264,11 @@ pub struct ModelArgs {
     /// mapper's estimate says make the batch faster (pipelined mode only).
     #[arg(long, value_name = "N|auto", default_value = "auto")]
     pub copies: Copies,
-    /// Weight streaming in micro-batches: `micro` runs every layer for one micro-batch, then
-    /// the next (each streams the weights again); `layer` runs each layer over every
-    /// micro-batch, its weights streamed once and held, the waiting micro-batches parked in the
-    /// weight store; `auto` the one that fits and takes fewer estimated cycles, or where the
-    /// store's bandwidth binds a phase, moves fewer bytes
-    /// [default: the `run` item's, else auto].
+    /// Weight streaming in micro-batches: `layer` runs each layer over every micro-batch, its
+    /// weights streamed once and held, the waiting micro-batches parked in the weight store;
+    /// `micro` runs every layer for one micro-batch, then the next (each streams the weights
+    /// again); `auto` runs `layer` wherever it can run, else `micro`, and the report says why
+    /// and what each order takes by the estimate [default: the `run` item's, else auto].
     #[arg(long, value_enum)]
     pub micro_order: Option<MicroOrderArg>,
     /// In streaming mode, run every phase on one region, even where per-layer rows would

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use wsel_ir::graph::{LayerGraph, TensorDecl};
+use wsel_ir::graph::{LayerGraph, ParamColumns, TensorDecl};
 use wsel_lower::RunConfig;
 
 use wsel_data::convert::Float64;
@@ -179,13 +179,43 @@ pub fn read_params(
         .params
         .iter()
         .map(|p| {
-            let data = match given.iter().find(|(name, _)| *name == p.tensor.name) {
+            let name = p.columns.as_ref().map_or(&p.tensor.name, |c| &c.of);
+            let data = match given.iter().find(|(given, _)| given == name) {
                 Some((_, array)) => InputData::Array(array.clone()),
                 None => InputData::File(p.path.clone()),
             };
-            read_tensor(&p.tensor, data, false).map(|(tensor, _)| tensor)
+            let Some(columns) = &p.columns else {
+                return read_tensor(&p.tensor, data, false).map(|(tensor, _)| tensor);
+            };
+            let whole = TensorDecl {
+                name: name.clone(),
+                shape: columns.whole.clone(),
+                ..p.tensor.clone()
+            };
+            let (tensor, _) = read_tensor(&whole, data, false)?;
+            Ok(take_columns(&tensor, columns))
         })
         .collect()
+}
+
+/// The `columns` of `whole`'s last dimension (a chunk's weights, `ParamColumns`).
+fn take_columns(whole: &Tensor, columns: &ParamColumns) -> Tensor {
+    let width = whole.shape.last().copied().unwrap_or(1).max(1) as usize;
+    let (first, step) = (columns.first as usize, columns.step.max(1) as usize);
+    let words: Vec<u32> = whole
+        .words
+        .chunks(width)
+        .flat_map(|row| row.iter().skip(first).step_by(step).copied())
+        .collect();
+    let mut shape = whole.shape.clone();
+    if let Some(last) = shape.last_mut() {
+        *last = columns.taken(width as u64);
+    }
+    Tensor {
+        elem: whole.elem,
+        shape,
+        words,
+    }
 }
 
 /// Reads one tensor: an activation (`batched`: any number of samples, float64 converted with
@@ -266,4 +296,35 @@ fn first_samples(mut tensor: Tensor, batch: u64) -> Tensor {
 
 fn run_error(code: &'static str, message: String) -> BuildError {
     BuildError::Run { code, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wsel_ir::kernel::ScalarTy;
+
+    #[test]
+    fn a_chunk_takes_every_kth_column_of_the_last_dimension_from_its_own() {
+        // A 2 × 6 weight, columns 1 and 4 (chunk 1 of 3); a bias of 6, elements 1 and 4.
+        let whole = Tensor {
+            elem: ScalarTy::F32,
+            shape: vec![2, 6],
+            words: (0..12).collect(),
+        };
+        let columns = ParamColumns {
+            of: "w".into(),
+            whole: vec![2, 6],
+            first: 1,
+            step: 3,
+        };
+        let chunk = take_columns(&whole, &columns);
+        assert_eq!((chunk.shape, chunk.words), (vec![2, 2], vec![1, 4, 7, 10]));
+        let bias = Tensor {
+            shape: vec![6],
+            words: (0..6).collect(),
+            ..whole
+        };
+        let chunk = take_columns(&bias, &columns);
+        assert_eq!((chunk.shape, chunk.words), (vec![2], vec![1, 4]));
+    }
 }

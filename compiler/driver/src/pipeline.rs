@@ -258,6 +258,9 @@ pub struct Lowerings<'a> {
     pub per_copy: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub staged: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub relayed: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
+    /// A staged graph with layers cut into chunks of their outputs
+    /// (`wsel_lower::chunked_graph`, layer-major order).
+    pub chunked: &'a wsel_map::Chunked<'a>,
     /// A staged graph with layer-major order's parking phases (`wsel_lower::parked_graph`).
     pub parked: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
     /// A staged graph with relayouts between phases on different rows
@@ -314,11 +317,13 @@ pub(crate) fn map_with_sizes(
         per_copy,
         staged,
         relayed,
+        chunked,
         parked,
         relaid,
         ..
     } = lowerings;
     let (staged, relayed, parked, relaid) = (&**staged, &**relayed, &**parked, &**relaid);
+    let chunked = &**chunked;
     let mut attempt = |mode: Mode| -> Result<Mapped, Vec<Diagnostic>> {
         if mode == Mode::Pipelined {
             let mut share = |b: u64| relayed(&per_copy(b)?);
@@ -334,7 +339,7 @@ pub(crate) fn map_with_sizes(
         let whole = staged(graph)?;
         let mut micro = |b: u64| staged(&per_copy(b)?);
         Ok(wsel_map::map_micro_batches(
-            &whole, &mut micro, parked, relaid, target, &options,
+            &whole, &mut micro, chunked, parked, relaid, target, &options,
         ))
     };
     let placed = |mapped: Result<Mapped, Vec<Diagnostic>>, mode: Mode, reason: String| {
@@ -428,6 +433,20 @@ pub fn stage(db: &Database, graph: &LayerGraph) -> Result<LayerGraph, Vec<Diagno
         Some((staged, diagnostics)) if diagnostics.is_empty() => Ok(staged),
         Some((_, diagnostics)) => Err(diagnostics),
         None => Ok(graph.clone()),
+    }
+}
+
+/// A staged `graph` with the layers `chunks` names (`(layer, K)`) cut into `K` chunks of
+/// their outputs (`wsel_lower::chunked_graph`), or its diagnostics.
+pub fn chunk(
+    db: &Database,
+    graph: &LayerGraph,
+    chunks: &[(usize, u32)],
+) -> Result<LayerGraph, Vec<Diagnostic>> {
+    match wsel_lower::chunked_graph(db, graph, chunks) {
+        Some((chunked, diagnostics)) if diagnostics.is_empty() => Ok(chunked),
+        Some((_, diagnostics)) => Err(diagnostics),
+        None => Err(Vec::new()),
     }
 }
 

@@ -268,7 +268,8 @@ fn digits_sized_classifiers_stream_as_they_run_pipelined() {
 fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
     let dir = temp_dir("micro");
     // 256 samples of 64 → 256 → 10 on dev: at once, a PE would hold 16 samples' activations
-    // and partial sums (over 4 KiB); in micro-batches of 128 they fit.
+    // and partial sums (over 4 KiB); in micro-batches of 128 they fit. Micro-batch-major
+    // order, asked for (`auto` would run layer-major).
     let mlp = Mlp::new(&dir, &[64, 256, 10], 256, 13);
     let table = run_ok(
         &dir,
@@ -281,6 +282,8 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
             "y.npy",
             "--mode",
             "streaming",
+            "--micro-order",
+            "micro",
             "--report",
             "r.json",
         ],
@@ -289,7 +292,11 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
     // Re-streaming: the weights, 4 B × (64·256 + 256 + 256·10 + 10) = 76,840 B, once more.
     // Parking instead: relu#1's 128 × 256 result (131,072 B) of one micro-batch out and in.
     assert!(
-        table.contains("add 76,840 B from the store, no more than the 262,144 B parking"),
+        table.contains(
+            "add 76,840 B from the store; parking the waiting micro-batches' activations there \
+             instead would move 262,144 B (131,072 B at once), but micro-batch-major order was \
+             asked for"
+        ),
         "{table}"
     );
     let y = read(&dir.join("y.npy"));
@@ -333,7 +340,8 @@ fn a_batch_too_big_for_the_fabric_runs_in_micro_batches() {
 }
 
 #[test]
-fn micro_batches_of_a_model_larger_than_the_fabric_say_why_they_stream_weights_again() {
+fn a_model_larger_than_the_fabric_runs_layer_major_by_default_and_says_what_the_other_order_costs()
+{
     let dir = temp_dir("unheld");
     // 64 → 2048 → 2048 → 10 at batch 64 on dev: 4 micro-batches of 16.
     Mlp::new(&dir, &[64, 2048, 2048, 10], 64, 5);
@@ -346,21 +354,66 @@ fn micro_batches_of_a_model_larger_than_the_fabric_say_why_they_stream_weights_a
         .expect("wsel map runs");
     let table = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "{table}");
-    assert!(table.contains("micro-batches: 4 of 16 samples"), "{table}");
     // Weights 4 B × (64·2048 + 2048 + 2048·2048 + 2048 + 2048·10 + 10) = 17,399,848 B, three
-    // times more. Parking: each relu's 16 × 2048 result, 131,072 B, out and in for 3
-    // micro-batches before dense#2 and dense#3: 2 × 3 × 262,144 B. Fewer bytes, but held,
-    // dense#1 does not fit: on 16 rows its row's 4 × 2048 weights are 64 blocks of a weight
-    // row (128 words); shared over 16 columns (at 16 samples, one a column: the least it
-    // holds) a PE keeps 4 and two to receive into, 3,076 B with the mark, beside its 4 inputs
-    // and its result, accumulator, partial sums and bias of 128 words each: 5,196 B per PE.
-    let expected = "the weights streamed again add 52,199,544 B from the store; parking the \
-                    waiting micro-batches' activations there instead would move 1,572,864 B, \
-                    but held between micro-batches the weights do not fit: layer `dense#1` does \
-                    not fit the fabric even streamed: its working set needs 5196 bytes of SRAM \
-                    per PE on the best region its conditions allow (16 × 16 PEs), the target has \
-                    4096: micro-batch-major order runs";
-    assert!(table.contains(expected), "{table}");
+    // times more in micro-batch-major order. Held, dense#1 fits in 2 chunks of its outputs and
+    // dense#2 in 64 (its row's 128 × 32 weights a chunk, shared over 16 columns), so
+    // layer-major order maps and `auto` runs it (DESIGN §5), parking at each chunk's boundary
+    // its input and the result so far (16 × 2,048 × 4 B = 131,072 B each; dense#1's input
+    // 4,096 B): 135,168 + 131,072 + 63 × 262,144 + 131,072 = 16,912,384 B a micro-batch, out
+    // and in for 3 (101,474,304 B; 3 × 262,144 B at once). The report names the cost of the
+    // other order: more cycles by the estimate, but every weight once.
+    assert_says(
+        &table,
+        &[
+            "micro-batches: 4 of 16 samples, layer-major: each layer over every micro-batch \
+             before the next",
+            "each weight streams once (17,399,848 B), and parking the waiting micro-batches' \
+             activations in the store moves 101,474,304 B (786,432 B at once) — the default \
+             order; micro-batch-major order (`--micro-order micro`) would stream 52,199,544 B \
+             of weights again; estimated 10,721,811 cycles layer-major against 3,038,108 \
+             micro-batch-major",
+        ],
+    );
+}
+
+#[test]
+fn a_model_sixteen_times_the_fabric_maps_layer_major_in_chunks_each_weight_once() {
+    let dir = temp_dir("big-layer-major");
+    // The 64 → 2048 → 2048 → 10 model of the first test, 32 samples on dev: 2 micro-batches
+    // of 16. Layer-major, dense#1 runs in 2 chunks and dense#2 in 64 (a chunk's 128 × 32
+    // weights of a row, 16 blocks of 8 weight rows × 2 outputs shared over 16 columns: one a
+    // PE, two to receive into and the mark, 193 words), each weight from the store once.
+    // The run itself (5,392,836 cycles, 17,399,848 B of weights streamed in, within 3e-8 of
+    // NumPy) takes minutes of a debug build: BENCHMARKS.md, not here. Parking: 16,912,384 B
+    // a micro-batch (above), out and back in for one.
+    Mlp::new(&dir, &[64, 2048, 2048, 10], 32, 9);
+    let output = Command::new(env!("CARGO_BIN_EXE_wsel"))
+        .current_dir(&dir)
+        .args([
+            "map",
+            "mlp.wse",
+            "--target",
+            "dev",
+            "--mode",
+            "streaming",
+            "--batch",
+            "32",
+        ])
+        .args(["--micro-order", "layer", "--color", "never"])
+        .output()
+        .expect("wsel map runs");
+    let table = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{table}");
+    assert_says(
+        &table,
+        &[
+            "layer-major order runs, in 2 micro-batches (`dense#1` in 2 chunks of its outputs, \
+             `dense#2` in 64 chunks of its outputs, too big to hold whole",
+            "each weight streams once (17,399,848 B), and parking the waiting micro-batches' \
+             activations in the store moves 33,824,768 B (262,144 B at once) — asked for",
+            "dense#2.64   dense_resident",
+        ],
+    );
 }
 
 /// The NumPy reference of `mlp` (`tests/reference/mlp.py`), computed in float32.
@@ -433,7 +486,7 @@ fn same_bits(a: &[f32], b: &[f32]) -> bool {
 }
 
 #[test]
-fn a_wide_first_layer_streams_each_weight_once_layer_major_but_auto_takes_fewer_cycles() {
+fn a_wide_first_layer_streams_each_weight_once_layer_major_by_default_micro_batch_major_faster() {
     let dir = temp_dir("layer-major");
     // 1,024 samples of 768 → 4 → 4 on dev. Weights: 4 B × (768·4 + 4 + 4·4 + 4) = 12,384 B.
     // At once the batch does not fit (stage_in#1 would hold 64 samples of 48 features per
@@ -445,14 +498,20 @@ fn a_wide_first_layer_streams_each_weight_once_layer_major_but_auto_takes_fewer_
     // relu#1's 256 × 4 result (4,096 B) of 3 micro-batches out and back in before dense#2:
     // 2 × 3 × 4,096 = 24,576 B, fewer.
     let mlp = Mlp::new(&dir, &[768, 4, 4], 1024, 17);
-    let table = run_streamed(&dir, "layer", "y.npy", "r.json");
+    // `auto` runs it (DESIGN §5), and shows both orders' estimates: 240,196 cycles
+    // layer-major (the mapper's figures: each weight from the store once, each park and
+    // unpark for 3 of the 4 micro-batches, their 4,096 B at 64 B a cycle within the unparks'
+    // estimates) against 223,484 micro-batch-major.
+    let table = run_streamed(&dir, "auto", "y.npy", "r.json");
     assert_says(
         &table,
         &[
             "4 micro-batches of 256 samples, layer-major: each layer over every micro-batch",
             "layer-major order runs, in 4 micro-batches: each weight streams once (12,384 B), \
              and parking the waiting micro-batches' activations in the store moves 24,576 B \
-             (12,288 B at once) — asked for",
+             (12,288 B at once) — the default order; micro-batch-major order (`--micro-order \
+             micro`) would stream 37,152 B of weights again; estimated 240,196 cycles \
+             layer-major against 223,484 micro-batch-major",
         ],
     );
     // As simulated: one pass of the weights; the 3 parked micro-batches' 1,024 words out of
@@ -472,20 +531,17 @@ fn a_wide_first_layer_streams_each_weight_once_layer_major_but_auto_takes_fewer_
     // Against NumPy in float32: sums of 768 products in another order, then softmax.
     assert_matches_numpy(&dir, &mlp, &y);
 
-    // `auto` chooses by cycles: no phase waits for the store (dense#1's 12,304 B take 193
-    // cycles at 64 B a cycle, its work for 256 samples tens of thousands), so streaming the
-    // weights again costs no time, while layer-major's park and unpark phases, and its later
-    // micro-batches' weights passed along the rows, do: estimated 245,260 cycles against
-    // 223,484 (the mapper's figures, each weight from the store once layer-major), and
-    // micro-batch-major order runs — every sample
-    // computed the same way (the tiles do not depend on the micro-batch's size), so the same
-    // bits; the weights streamed 4 times.
-    let table = run_streamed(&dir, "auto", "y_micro.npy", "r_micro.json");
+    // Micro-batch-major order, asked for: no phase waits for the store (dense#1's 12,304 B
+    // take 193 cycles at 64 B a cycle, its work for 256 samples tens of thousands), so
+    // streaming the weights again costs no time, while layer-major's park and unpark phases,
+    // and its later micro-batches' weights passed along the rows, do. Every sample computed
+    // the same way (the tiles do not depend on the micro-batch's size), so the same bits;
+    // the weights streamed 4 times.
+    let table = run_streamed(&dir, "micro", "y_micro.npy", "r_micro.json");
     assert!(
         table.contains(
-            "would move 24,576 B (12,288 B at once) — fewer, but estimated 245,260 cycles \
-             layer-major against 223,484 micro-batch-major, the store's bandwidth binding no \
-             phase: micro-batch-major order runs"
+            "would move 24,576 B (12,288 B at once), but micro-batch-major order was asked \
+             for: micro-batch-major order runs"
         ),
         "{table}"
     );
@@ -517,7 +573,7 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
     let dir = temp_dir("layer-forced");
     // 1,024 samples of 64 → 64 → 10: 2 micro-batches of 512. Parking relu#1's 512 × 64
     // result (131,072 B) out and in moves 262,144 B, more than the 19,240 B of weights
-    // streamed again, so `auto` keeps micro-batch-major order; asked for, layer-major holds
+    // streamed again; asked for (as `auto` would), layer-major holds
     // dense#1's 4 × 64 weights of its row shared over its 16 columns (its 16 blocks of 4 × 4
     // weights, one a PE) and runs in the same 2 micro-batches.
     let mlp = Mlp::new(&dir, &[64, 64, 10], 1024, 23);
@@ -526,7 +582,8 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
         table.contains(
             "layer-major order runs, in 2 micro-batches: each weight streams once (19,240 B), \
              and parking the waiting micro-batches' activations in the store moves 262,144 B \
-             (131,072 B at once) — asked for"
+             (131,072 B at once) — asked for; estimated 175,410 cycles layer-major against \
+             162,892 micro-batch-major"
         ),
         "{table}"
     );
@@ -536,19 +593,20 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
     );
     let y = read(&dir.join("y.npy"));
     assert!(largest_difference(&y, &numpy_reference(&dir, &mlp)) < 1e-5);
-    // `auto` chooses by cycles (the store binds no phase), and the estimate agrees with the
-    // bytes: layer-major's park and unpark phases take time that streaming again does not.
-    let table = run_streamed(&dir, "auto", "y_auto.npy", "r_auto.json");
+    // The estimates (the mapper's figures) agree with the bytes: layer-major's park and
+    // unpark phases (one of the 2 micro-batches parked, its unpark at least 131,072 B at
+    // 64 B a cycle, 2,048 cycles) take time that streaming again does not.
+    // Micro-batch-major order, asked for, computes the same bits.
+    let table = run_streamed(&dir, "micro", "y_micro.npy", "r_micro.json");
     assert!(
         table.contains(
-            "add 19,240 B from the store, no more than the 262,144 B parking the waiting \
-             micro-batches' activations there would move; estimated 185,338 cycles layer-major \
-             against 162,892 micro-batch-major, the store's bandwidth binding no phase: \
-             micro-batch-major order runs"
+            "add 19,240 B from the store; parking the waiting micro-batches' activations there \
+             instead would move 262,144 B (131,072 B at once), but micro-batch-major order was \
+             asked for: micro-batch-major order runs"
         ),
         "{table}"
     );
-    assert!(same_bits(&y, &read(&dir.join("y_auto.npy"))));
+    assert!(same_bits(&y, &read(&dir.join("y_micro.npy"))));
 }
 
 #[test]
@@ -592,9 +650,8 @@ fn a_phase_that_does_not_fit_beside_held_weights_keeps_micro_batch_major_order()
 #[test]
 fn the_run_items_micro_order_runs_as_the_flag_does_and_the_flag_overrides_it() {
     let dir = temp_dir("micro-order-item");
-    // The model of `layer_major_order_on_request_runs_where_it_does_not_pay`: `auto` keeps
-    // micro-batch-major order there, so only the item's `micro_order = "layer"` (or the flag)
-    // runs it layer-major.
+    // The model of `layer_major_order_on_request_runs_where_it_does_not_pay`, its item asking
+    // for layer-major order (`auto` would run it too).
     Mlp::new(&dir, &[64, 64, 10], 1024, 23);
     let mut source = std::fs::read_to_string(dir.join("mlp.wse")).expect("model");
     source += "\nrun mlp {\n    input x = \"x.npy\";\n    mode = \"streaming\";\n    micro_order = \"layer\";\n}\n";
@@ -622,14 +679,14 @@ fn the_run_items_micro_order_runs_as_the_flag_does_and_the_flag_overrides_it() {
     let y = read(&dir.join("y_item.npy"));
     assert!(same_bits(&y, &read(&dir.join("y_flag.npy"))));
 
-    // `--micro-order auto` overrides the item: micro-batch-major order, as `auto` chooses.
+    // `--micro-order micro` overrides the item.
     let args = [
         "run",
         "mlp.wse",
         "--output",
-        "y_auto.npy",
+        "y_micro.npy",
         "--micro-order",
-        "auto",
+        "micro",
     ];
     let overridden = run_ok(&dir, &args);
     assert!(
@@ -836,5 +893,66 @@ fn an_embedding_holds_its_table_layer_major_and_each_weight_streams_once() {
     // the same bits.
     let table = run_streamed(&dir, "micro", "y_micro.npy", "r_micro.json");
     assert!(table.contains("69,712 B of weights streamed in"), "{table}");
+    assert!(same_bits(&y, &read(&dir.join("y_micro.npy"))));
+}
+
+#[test]
+fn a_layer_too_big_to_hold_runs_layer_major_in_chunks_and_streams_each_weight_once() {
+    let dir = temp_dir("layer-major-chunks");
+    // 256 samples of 64 → 2048 → 10 on dev. Weights: 4 B × (64·2048 + 2048 + 2048·10 + 10)
+    // = 614,440 B. Micro-batches of 16 (one sample a column on 16 × 16). Held whole, dense#1
+    // needs 5,196 B a PE (tests/ui/E0618-*.wse; E0618 before chunks). In 2 chunks of its
+    // outputs, the every-other columns of w0 and b0 from 0 and from 1, a chunk holds a PE's
+    // share of its row's 64 × 1,024 weights — 2 blocks of 2 weight rows × 64 outputs, two to
+    // receive into and the mark, 513 words — beside its input (4 words), the whole layer's
+    // result (128, written every other word) and its accumulator, partial sums and bias (64
+    // each): 3,404 B with the kernel's scalars. Each chunk runs over all 16 micro-batches,
+    // each weight from the store once. Parking: before dense#1.2 the input (16 × 64 × 4 B)
+    // and the result so far (16 × 2,048 × 4 B), 135,168 B a micro-batch; before dense#2
+    // relu#1's 131,072 B; out and in for 15 of 16: 2 × 15 × 266,240 = 7,987,200 B.
+    let mlp = Mlp::new(&dir, &[64, 2048, 10], 256, 41);
+    let table = run_streamed(&dir, "layer", "y.npy", "r.json");
+    assert_says(
+        &table,
+        &[
+            "16 micro-batches of 16 samples, layer-major: each layer over every micro-batch",
+            "layer-major order runs, in 16 micro-batches (`dense#1` in 2 chunks of its outputs, \
+             too big to hold whole: each chunk's weights held over every micro-batch before the \
+             next chunk's stream in, its input parked and unparked once a chunk): each weight \
+             streams once (614,440 B), and parking the waiting micro-batches' activations in the \
+             store moves 7,987,200 B (2,027,520 B at once) — asked for",
+            // Counted by the simulator, wavelet by wavelet: one pass of the weights, and the
+            // chunks' extra parking.
+            "store, as simulated: 614,440 B of weights streamed in; 3,993,600 B of activations \
+             parked out, 3,993,600 B back in.",
+            "dense#1.1    dense_resident",
+        ],
+    );
+    let run = report(&dir, "r.json");
+    for layer in ["dense#1.1", "dense#1.2", "dense#2"] {
+        assert_weights_in_first_phase_only(&run, layer, 16);
+    }
+    let chunks = &run["run"]["micro_batches"]["traffic"]["chunks"];
+    assert_eq!(
+        chunks,
+        &serde_json::json!([{"layer": "dense#1", "count": 2}])
+    );
+    let dense = run["run"]["layers"].as_array().expect("layers");
+    let chunk = dense
+        .iter()
+        .find(|l| l["name"] == "dense#1.1")
+        .expect("chunk");
+    assert_eq!(chunk["sram_bytes_per_pe"].as_u64(), Some(3_404), "{chunk}");
+    let y = read(&dir.join("y.npy"));
+    assert_matches_numpy(&dir, &mlp, &y);
+    // Micro-batch-major order: the same 16 micro-batches, each streaming every weight again,
+    // and the same bits: every output's sum runs in the same order (its row's partial sum
+    // over the row's features, then down the column to the row that keeps it, on the same
+    // 16 rows), whichever chunk computes it.
+    let table = run_streamed(&dir, "micro", "y_micro.npy", "r_micro.json");
+    assert!(
+        table.contains("store, as simulated: 9,831,040 B of weights streamed in"),
+        "{table}"
+    );
     assert!(same_bits(&y, &read(&dir.join("y_micro.npy"))));
 }

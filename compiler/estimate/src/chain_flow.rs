@@ -16,7 +16,11 @@
 //!   times (its senders take turns);
 //! - the PE makes a **round trip** on the chain when the first receive of its second sample
 //!   on another `in` port follows a receive on `in` that the PE posted after its own send of
-//!   the same number on another `out` port: the next sample waits for an answer.
+//!   the same number on another `out` port: the next sample waits for an answer;
+//! - a send on `out` is **answered** on `in` when the first receive the PE posts after it is
+//!   on `in` and a later send follows that receive: it sent a partial to a reduction and
+//!   waits for the result before it goes on (csl's bicgstab's dot products, answered on the
+//!   region's bus). Counted in the one sample's run: the answers a sample waits for.
 
 use wsel_codegen::dry_run::PePlace;
 use wsel_codegen::dry_trace::{Mark, Transfer};
@@ -249,6 +253,7 @@ impl<'a> Pair<'a> {
 
     fn flow(&self, one: &[Transfer], two: &[Transfer]) -> ChainFlow {
         let (a, b) = (self.sends(one), self.sends(two));
+        let (answered, answer_words) = self.answered(one);
         // A kernel that sends on the chain as much for two samples as for one passes its
         // messages once, whatever the batch (csl's ports run once): the first sample waits
         // for all of them.
@@ -266,7 +271,42 @@ impl<'a> Pair<'a> {
             first_relays: false,
             round_trip: self.round_trip(one, two),
             handovers: 0,
+            answered,
+            answer_words,
         }
+    }
+
+    /// The sends on `out` in `trace` whose answer on `in` the PE waits for: the first receive
+    /// it posts after the send is on `in`, and a later send follows that receive. With the
+    /// most words of such an answer. None when `in` takes messages from the side `out` sends
+    /// away from: that is the next message along the chain, on its colour or another one
+    /// (mandelbrot's packets), not an answer.
+    fn answered(&self, trace: &[Transfer]) -> (u64, u64) {
+        if self.axis.far.contains(&self.out) {
+            return (0, 0);
+        }
+        let (mut sends, mut words) = (0, 0);
+        for (i, t) in trace.iter().enumerate() {
+            if !t.send || t.port != self.out {
+                continue;
+            }
+            let later = &trace[i + 1..];
+            let Some(answer) = later
+                .iter()
+                .find(|r| !r.send)
+                .filter(|r| r.port == self.inp)
+            else {
+                continue;
+            };
+            let follows = |n: &Transfer| {
+                n.send && self.latest(n).is_some_and(|m| m.ordinal >= answer.ordinal)
+            };
+            if later.iter().any(follows) {
+                sends += 1;
+                words = words.max(u64::from(answer.words));
+            }
+        }
+        (sends, words)
     }
 
     /// Receives on the chain's `in` port per sample — or, when the two runs post as many, the

@@ -1,5 +1,5 @@
 //! How a kernel passes messages along a chain, as the dry runs of a region's centre PE
-//! measure it for the mapper's estimate (`docs/mapping.md` §5, `wsel_map::ChainFlow`): eight
+//! measure it for the mapper's estimate (`docs/mapping.md` §5, `wsel_map::ChainFlow`): nine
 //! kernels on a 1 × 5 row of `dev` (2 cycles a task switch, 2 f32 adds a cycle), 8 words per
 //! PE and sample, measured at columns 0, 2 and 4.
 
@@ -11,7 +11,7 @@ use wsel_map::{ChainFlow, KernelWork, PhaseDryRun};
 use wsel_sema::Database;
 use wsel_target::Target;
 
-/// The model: eight layers on `[1, C]`, each running one kernel of `KERNELS`.
+/// The model: nine layers on `[1, C]`, each running one kernel of `KERNELS`.
 fn program() -> String {
     let layer = |name: &str, kernel: &str| {
         format!(
@@ -27,7 +27,7 @@ fn program() -> String {
         )
     };
     let model = "model m(x: f32[B, 40]) -> f32[B, 40] {
-    return turns(root(enter(gather(alt(trip(swap(relay(x))))))));
+    return answer(turns(root(enter(gather(alt(trip(swap(relay(x)))))))));
 }
 ";
     [
@@ -40,6 +40,7 @@ fn program() -> String {
         layer("enter", "enter_row"),
         layer("root", "root_row"),
         layer("turns", "turns_row"),
+        layer("answer", "answer_row"),
         KERNELS.to_string(),
         enter_row(),
     ]
@@ -101,6 +102,59 @@ kernel turns_row(n: u32, samples: u32) {
         send(ys, v[0..n]);
         done += 1;
         if done < samples { recv(xs, v[0..n]) then got; }
+    }
+}
+
+// An allreduce answered on the row's bus, three rounds a sample (csl's bicgstab's dot
+// products): each PE adds its part's sum to the running sum from the west and passes it east;
+// the last column sends the total back on the bus, and every PE takes it before its next round.
+kernel answer_row(n: u32, samples: u32) {
+    var v: [f32; n];
+    var total: f32 = 0.0;
+    var part: f32 = 0.0;
+    var round: u32 = 0;
+    var done: u32 = 0;
+    in  xs:    stream<f32> from north;
+    out ys:    stream<f32> to south;
+    in  fromw: stream<f32> from west;
+    out toe:   stream<f32> to east;
+    out brow:  stream<f32> to row;
+    in  rrow:  stream<f32> from row;
+
+    task main() {
+        if samples > 0 { recv(xs, v[0..n]) then got; }
+    }
+    task got() {
+        round = 0;
+        activate start;
+    }
+    task start() {
+        total = sum(v[0..n]);
+        if pe.col == 0 { activate pass; } else { recv(fromw, part) then add; }
+    }
+    task add() {
+        total += part;
+        activate pass;
+    }
+    task pass() {
+        if pe.col < region.cols - 1 {
+            send(toe, total);
+            recv(rrow, total) then answered;
+        } else {
+            send(brow, total);
+            activate answered;
+        }
+    }
+    task answered() {
+        v[0..n] += total;
+        round += 1;
+        if round < 3 {
+            activate start;
+        } else {
+            send(ys, v[0..n]);
+            done += 1;
+            if done < samples { recv(xs, v[0..n]) then got; }
+        }
     }
 }
 
@@ -298,6 +352,7 @@ fn a_running_sum_relays() {
             first_relays: false,
             round_trip: false,
             handovers: 0,
+            ..ChainFlow::default()
         }
     );
 }
@@ -359,6 +414,7 @@ fn a_round_trip_is_seen_on_the_answering_chain() {
             first_relays: false,
             round_trip: false,
             handovers: 0,
+            ..ChainFlow::default()
         }
     );
     // West: relayed after `west`'s switch 2, `if` (1 + compare 1) 2 and the issue 1 = 5;
@@ -398,6 +454,7 @@ fn a_running_sum_over_two_colours_relays_across_them() {
             first_relays: false,
             round_trip: false,
             handovers: 0,
+            ..ChainFlow::default()
         }
     );
     // Colour 2's chain: the centre PE sends nothing on it.
@@ -422,6 +479,7 @@ fn a_gather_run_once_is_its_far_end_relays() {
             first_relays: false,
             round_trip: false,
             handovers: 0,
+            ..ChainFlow::default()
         }
     );
 }
@@ -442,8 +500,33 @@ fn a_chain_entered_at_the_edge_relays_at_its_first_pe() {
             first_relays: true,
             round_trip: false,
             handovers: 0,
+            ..ChainFlow::default()
         }
     );
+}
+
+#[test]
+fn a_send_answered_by_the_reduction_waits_for_it() {
+    // The centre sends its running sum east three times a sample; after each, the first
+    // receive it posts is the total on the row's bus (one word), and its next send (the
+    // third time: its part south) follows it: three sends wait for their answers.
+    let f = flow(8, "toe", "rrow");
+    assert_eq!(
+        f,
+        ChainFlow {
+            messages: 3,
+            words: 3,
+            answered: 3,
+            answer_words: 1,
+            ..ChainFlow::default()
+        }
+    );
+    // The running sum from the west is no answer: the PE posts its receive only after the
+    // total came, though the next send follows it.
+    let sum = flow(8, "toe", "fromw");
+    assert_eq!((sum.relays, sum.answered), (3, 0));
+    // trip_row's statistic east is answered once a sample, along the chain west.
+    assert_eq!(flow(2, "toe", "frome").answered, 1);
 }
 
 /// The ports of the column kernels below: the layer's x and y, and the chain south.

@@ -62,6 +62,28 @@ pub struct TensorDecl {
 pub struct ParamDecl {
     pub tensor: TensorDecl,
     pub path: PathBuf,
+    /// For a chunk of a layer (layer-major micro-batches, `docs/running.md`): the columns of
+    /// the weight in `path` this tensor is; `None` for the whole file.
+    #[serde(default)]
+    pub columns: Option<ParamColumns>,
+}
+
+/// Columns of a weight's last dimension, every `step`-th from `first`: chunk `first` of
+/// `step` of a layer whose weights are too big to hold at once. `whole` is the weight's
+/// shape in its file and `of` its name (for weights given in memory).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParamColumns {
+    pub of: String,
+    pub whole: Vec<u64>,
+    pub first: u64,
+    pub step: u64,
+}
+
+impl ParamColumns {
+    /// How many of a last dimension's `width` columns the chunk takes.
+    pub fn taken(&self, width: u64) -> u64 {
+        width.saturating_sub(self.first).div_ceil(self.step.max(1))
+    }
 }
 
 /// One call of a layer in the model.

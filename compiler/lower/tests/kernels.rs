@@ -85,7 +85,9 @@ snapshot!(
             ("smax", 2),
             ("k", 2),
             ("slots", 2),
-            ("wlen", 8)
+            ("wlen", 8),
+            ("K", 1),
+            ("kc", 0)
         ],
         &[("biased", true), ("hold", false)]
     )

@@ -29,6 +29,17 @@
 //! for a chain's message that answers its own send on another chain (a round trip,
 //! layernorm_row's statistics east and back west), the stage's period holds every relaying
 //! chain's latency too.
+//!
+//! ```text
+//! answers   (a PE sends on a chain, then waits for the reduction's answer before it goes
+//!           on, `n` times a sample, csl's bicgstab's dot products):
+//!           up   = Σ relaying chains' crossing (L − 1) · (hop + msg + relay) − their relay
+//!           back = the answer's bus crossing (hops · hop + switch + words), 0 when it comes
+//!                  back along a relaying chain
+//!           n · back + (n − 1) · up, to the latency and to the period (the first message's
+//!           way up is the chains' latency already); the chain's messages after the first
+//!           no longer follow one message apart
+//! ```
 
 /// How a region's PEs pass messages along a chain, per sample (or once, for a kernel that
 /// passes them once whatever the batch): measured by dry runs of the region's PEs
@@ -57,6 +68,14 @@ pub struct ChainFlow {
     /// bus: each row's panel PE of the current column of tiles), so the PE that receives the
     /// most on it takes `handovers + 1` times the messages of the one that sends the most.
     pub handovers: u64,
+    /// Of its sends in one sample's run, those whose answer on the pair's `in` port the PE
+    /// waits for: the first receive it posts after the send is there, and a later send
+    /// follows that receive (csl's bicgstab: each dot product's partial goes east, and the
+    /// PE takes the allreduced total from the region's bus before it goes on). Each waits
+    /// for the reduction's whole way and back.
+    pub answered: u64,
+    /// The words of such an answer (the most).
+    pub answer_words: u64,
 }
 
 /// What a step costs on the target.
@@ -103,6 +122,19 @@ pub(crate) struct ChainOn {
     /// A row's or a column's bus: an exchange's message crosses the `L − 1` hops to the far
     /// end of the line, which no PE relays.
     pub bus: bool,
+    /// Its sends wait for a reduction's answer, each before the next.
+    pub answer: Option<Answer>,
+}
+
+/// The answers a chain's sends wait for ([`ChainOn::answer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Answer {
+    /// Sends in a sample whose answer the PE waits for ([`ChainFlow::answered`]).
+    pub trips: u64,
+    /// The answer's way back beyond the relaying chains: a bus's crossing to its far end
+    /// (hops · hop + switch + words), 0 when it comes back along a relaying chain
+    /// (std.collectives' `row_allreduce`'s total west).
+    pub back: u64,
 }
 
 /// The chain a chain's sends wait for ([`ChainOn::waits`]).
@@ -144,7 +176,52 @@ pub(crate) fn chain_terms(chains: &[ChainOn], costs: StepCosts) -> ChainTerms {
     if round_trip {
         terms.chain += relaying.saturating_sub(relay_work);
     }
+    let (trips, following) = answers(chains, costs);
+    terms.steps = (terms.steps + trips).saturating_sub(following);
+    terms.chain += trips;
     terms
+}
+
+/// The round trips a PE waits for: the answer of the chain that waits the most.
+fn answer(chains: &[ChainOn]) -> Option<Answer> {
+    chains
+        .iter()
+        .filter(|c| c.length >= 2)
+        .filter_map(|c| c.answer)
+        .filter(|a| a.trips > 0)
+        .max_by_key(|a| (a.trips, a.back))
+}
+
+/// The relaying chains on a reduction's way: each with its flow.
+fn reduction(chains: &[ChainOn]) -> impl Iterator<Item = (&ChainOn, ChainFlow)> {
+    chains
+        .iter()
+        .filter(|c| c.length >= 2 && c.bound.is_none())
+        .filter_map(|c| Some((c, c.flow.filter(|f| f.relays > 0)?)))
+}
+
+/// What a PE that waits for a reduction's answer after its `n` sends (on the chain that
+/// waits the most) adds beyond the chains' latency: each answer's way back, and for every
+/// send after the first the way up again — every relaying chain's crossing by one message,
+/// less the relay work the PE's measured work holds (the first message's is the chains'
+/// latency). The chain that carries the result is not on the reduction's way. With the words
+/// the chains' latency counted for the messages that, one message apart there, wait for a
+/// round trip each instead.
+fn answers(chains: &[ChainOn], costs: StepCosts) -> (u64, u64) {
+    // Without a relaying chain there is no reduction to answer: a message on a bus that
+    // follows a PE's send (csl's cholesky: the next pivot down the column after a panel PE's
+    // send along its row) is the next step of the kernel, which the other chains count.
+    let Some(a) = answer(chains).filter(|_| reduction(chains).next().is_some()) else {
+        return (0, 0);
+    };
+    let (mut up, mut following) = (0, 0);
+    for (c, f) in reduction(chains) {
+        let (crossing, msg) = crossing(c, f, costs.hop);
+        let relay = if f.first_relays { 0 } else { f.relay_work };
+        up += crossing - relay;
+        following += (f.relays - 1).min(a.trips - 1) * msg;
+    }
+    (a.trips * a.back + (a.trips - 1) * up, following)
 }
 
 /// What a bus whose senders take turns adds to a sample's latency: at each handover the
@@ -176,12 +253,12 @@ fn latency(c: &ChainOn, costs: StepCosts) -> u64 {
     let steps = c.length - 1;
     match c.flow {
         Some(f) if f.relays > 0 => {
-            let msg = f.relay_words.div_ceil(f.relays);
+            let (crossing, msg) = crossing(c, f, hop);
             // The messages after the first follow one message apart (their relays are in
             // the PE's work); on the chain that carries the result they are the result
             // leaving, which the batch's fill counts.
             let following = if c.bound.is_some() { 0 } else { f.relays - 1 };
-            steps * (hop + msg + f.relay_work) + following * msg
+            crossing + following * msg
         }
         // The result leaving from the region's edge PEs: the batch's fill counts it.
         Some(_) if c.bound.is_some() => 0,
@@ -197,6 +274,13 @@ fn latency(c: &ChainOn, costs: StepCosts) -> u64 {
             steps * (hop + switch + msg + msg.div_ceil(add_rate))
         }
     }
+}
+
+/// One message's crossing of chain `c`, which relays (`f.relays > 0`): each step a hop, the
+/// message's words and the relay's work; with the message's words.
+fn crossing(c: &ChainOn, f: ChainFlow, hop: u64) -> (u64, u64) {
+    let msg = f.relay_words.div_ceil(f.relays);
+    ((c.length - 1) * (hop + msg + f.relay_work), msg)
 }
 
 #[cfg(test)]
@@ -216,6 +300,7 @@ mod tests {
             flow: Some(flow),
             waits: None,
             bus: false,
+            answer: None,
         }
     }
 
@@ -233,6 +318,7 @@ mod tests {
             first_relays: false,
             round_trip: false,
             handovers: 0,
+            ..ChainFlow::default()
         };
         let t = chain_terms(&[on(8, sum)], COSTS);
         assert_eq!(
@@ -254,6 +340,7 @@ mod tests {
             first_relays: false,
             round_trip: false,
             handovers: 0,
+            ..ChainFlow::default()
         };
         let t = chain_terms(&[on(4, rows)], COSTS);
         assert_eq!(t.steps, 3 * (2 + 10 + 5) + 2 * 10 - 5);
@@ -281,6 +368,7 @@ mod tests {
             first_relays: true,
             round_trip: false,
             handovers: 0,
+            ..ChainFlow::default()
         };
         assert_eq!(chain_terms(&[on(4, sum)], COSTS).steps, 3 * (2 + 2 + 14));
         let sent = ChainFlow {
@@ -454,6 +542,7 @@ mod tests {
             first_relays: false,
             round_trip: false,
             handovers: 0,
+            ..ChainFlow::default()
         };
         let west = ChainFlow {
             relay_work: 10,
@@ -472,6 +561,73 @@ mod tests {
     }
 
     #[test]
+    fn a_send_that_waits_for_its_answer_takes_a_round_trip() {
+        // A 1 × 4 row allreduce three times a sample, as csl's bicgstab's dot products: each
+        // PE adds its partial to the running sum from the west and passes it east (1 word,
+        // relayed 13 cycles after it came); the last column sends the total back on the
+        // row's bus, and every PE takes it before its next round. A round: up the row, 3
+        // steps of a hop (2), the word (1) and the relay (13): 48; the combine's relay is in
+        // the PE's work (− 13); back on the bus, 3 hops (6), a switch (2) and the word (1): 9.
+        // 48 − 13 + 9 = 44 a round, three rounds: 132.
+        let sum = ChainFlow {
+            messages: 3,
+            words: 3,
+            relays: 3,
+            relay_words: 3,
+            relay_work: 13,
+            ..ChainFlow::default()
+        };
+        let answered = ChainOn {
+            answer: Some(Answer { trips: 3, back: 9 }),
+            ..on(4, sum)
+        };
+        // The period holds the PE's waits: the three answers' way back and the two ways up
+        // after the first, 3 · 9 + 2 · 35 = 97.
+        let t = chain_terms(&[answered], COSTS);
+        assert_eq!(
+            t,
+            ChainTerms {
+                chain: 2 * 44 + 9,
+                steps: 3 * (48 - 13 + 9)
+            }
+        );
+        // Without the answers the three sums follow one word apart: 48 + 2 − 13 = 37.
+        assert_eq!(chain_terms(&[on(4, sum)], COSTS).steps, 48 + 2 - 13);
+        // The total back west along a relaying chain instead (std.collectives'
+        // `row_allreduce`, 5 cycles a relay): no bus to cross, the way back is that chain's
+        // 3 · (2 + 1 + 5) = 24, less its relay in the work: a round is 35 + 19 = 54, three 162
+        // (neither chain's sums follow one word apart).
+        let west = ChainOn {
+            answer: None,
+            ..on(
+                4,
+                ChainFlow {
+                    relay_work: 5,
+                    ..sum
+                },
+            )
+        };
+        let east = ChainOn {
+            answer: Some(Answer { trips: 3, back: 0 }),
+            ..on(4, sum)
+        };
+        assert_eq!(chain_terms(&[east, west], COSTS).steps, 3 * (35 + 19));
+        // Sends answered on a bus with no relaying chain to reduce along: nothing to wait
+        // for beyond the exchange's step, 2 + 2 + 1.
+        let sent = ChainFlow {
+            relays: 0,
+            relay_words: 0,
+            relay_work: 0,
+            ..sum
+        };
+        let alone = ChainOn {
+            answer: Some(Answer { trips: 3, back: 9 }),
+            ..on(4, sent)
+        };
+        assert_eq!(chain_terms(&[alone], COSTS).steps, 2 + 2 + 1);
+    }
+
+    #[test]
     fn unknown_chains_take_the_bound_part() {
         // dense_tile's partial sums down 4 rows, 16 words, nothing measured: each of the 3
         // steps a hop, a switch, the 16 wavelets and their 8 adds; the period waits for the
@@ -482,6 +638,7 @@ mod tests {
             flow: None,
             waits: None,
             bus: false,
+            answer: None,
         };
         let other = ChainOn {
             length: 2,
@@ -489,6 +646,7 @@ mod tests {
             flow: None,
             waits: None,
             bus: false,
+            answer: None,
         };
         let t = chain_terms(&[sums, other], COSTS);
         assert_eq!(t.chain, 16);

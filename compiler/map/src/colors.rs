@@ -7,10 +7,10 @@
 use std::collections::{BTreeSet, HashMap};
 
 use wsel_diagnostic::Diagnostic;
-use wsel_target::Coord;
+use wsel_target::{Coord, Rect};
 
 use crate::diagnostics as diag;
-use crate::placement::Color;
+use crate::placement::{Color, Orientation};
 use crate::routes::Routed;
 use crate::search::{Choice, Problem};
 
@@ -59,13 +59,13 @@ pub(crate) fn assign(
             }
         }
     }
-    let region_of = RegionGrid::new(problem, choice);
     for (coord, classes) in &at {
+        let region = region_at(&choice.regions, *coord);
         for (i, &a) in classes.iter().enumerate() {
             for &b in &classes[i + 1..] {
                 connect(a, b);
             }
-            if let Some(l) = region_of.get(*coord) {
+            if let Some(l) = region {
                 for &b in &layer_classes[l] {
                     connect(a, b);
                 }
@@ -109,32 +109,10 @@ pub(crate) fn assign(
     })
 }
 
-/// Which region each PE belongs to.
-struct RegionGrid {
-    width: u32,
-    cells: Vec<u32>,
-}
-
-impl RegionGrid {
-    fn new(problem: &Problem<'_>, choice: &Choice) -> RegionGrid {
-        let t = problem.target;
-        let mut cells = vec![u32::MAX; t.pe_count() as usize];
-        for (l, (rect, _)) in choice.regions.iter().enumerate() {
-            for y in rect.y..rect.y + rect.height {
-                let row = (y * t.width) as usize;
-                cells[row + rect.x as usize..row + (rect.x + rect.width) as usize].fill(l as u32);
-            }
-        }
-        RegionGrid {
-            width: t.width,
-            cells,
-        }
-    }
-
-    fn get(&self, c: Coord) -> Option<usize> {
-        self.cells
-            .get((c.y * self.width + c.x) as usize)
-            .filter(|&&v| v != u32::MAX)
-            .map(|&v| v as usize)
-    }
+/// Which of `regions` holds PE `c`: the last that does (the phases of weight streaming share
+/// one). Found among the few regions rather than in a grid of the whole fabric, which on wse2
+/// was 3 MB written for every mapping: 1.4% of examples/mlp_streaming's instructions
+/// (BENCHMARKS.md, "mlp_streaming's last 11%").
+fn region_at(regions: &[(Rect, Orientation)], c: Coord) -> Option<usize> {
+    regions.iter().rposition(|(rect, _)| rect.contains(c))
 }

@@ -37,7 +37,7 @@ use wsel_ir::graph::{Bus, LayerGraph, LayerInstance, TensorRef};
 use wsel_ir::kernel::{PortDirection, ScalarTy};
 use wsel_target::Target;
 
-use crate::chain::{ChainFlow, ChainOn, ChainTerms, StepCosts, Wait, chain_terms};
+use crate::chain::{Answer, ChainFlow, ChainOn, ChainTerms, StepCosts, Wait, chain_terms};
 use crate::placement::Estimate;
 use crate::ports::{BoundTensor, ImplPlan, Parts, SlotOf, along};
 
@@ -93,6 +93,27 @@ struct Chain {
     fed: bool,
 }
 
+/// An `in` port bound to no tensor: where a reduction's answer may come back.
+#[derive(Debug, Clone)]
+struct AnswerPort {
+    name: String,
+    /// The bus it takes the answer from, if any.
+    bus: Option<Bus>,
+}
+
+/// The hops a reduction's answer takes on a bus on a `rows × cols` region from the line's
+/// far end back to the PE at its start, whose round trip is the longest: a row's or a
+/// column's length less one; across the region's comb (every row joined by column 0,
+/// `crate::bus`) from one corner to the opposite one, `R − 1 + C − 1`.
+fn bus_hops(bus: Bus, rows: u32, cols: u32) -> u64 {
+    let (rows, cols) = (u64::from(rows.max(1)), u64::from(cols.max(1)));
+    match bus {
+        Bus::Row => cols - 1,
+        Bus::Col => rows - 1,
+        Bus::Region => rows - 1 + cols - 1,
+    }
+}
+
 /// The row and column buses of `plan` as chains: the `out` and `in` port of each bus class.
 /// No tensor is bound to a bus port.
 fn bus_chains(plan: &ImplPlan) -> impl Iterator<Item = Chain> + '_ {
@@ -123,6 +144,8 @@ pub(crate) struct CostInputs {
     fma_rate: u64,
     ports: Vec<PortCost>,
     chains: Vec<Chain>,
+    /// The `in` ports bound to no tensor.
+    answer_ports: Vec<AnswerPort>,
     hop: u64,
     switch: u64,
     add_rate: u64,
@@ -181,11 +204,21 @@ impl CostInputs {
             })
             .chain(bus_chains(plan))
             .collect();
+        let answer_ports = plan
+            .ports
+            .iter()
+            .filter(|p| p.direction == PortDirection::In && p.bind.is_none())
+            .map(|p| AnswerPort {
+                name: p.name.clone(),
+                bus: p.bus,
+            })
+            .collect();
         CostInputs {
             flops: layer.cost.flops,
             fma_rate: u64::from(fma.max(1)),
             ports,
             chains,
+            answer_ports,
             hop: u64::from(target.hop_latency),
             switch: u64::from(target.task_switch_cycles),
             add_rate: u64::from(add.max(1)),
@@ -221,6 +254,7 @@ impl CostInputs {
                 flow: flow(&c.out_port, &c.in_port),
                 waits: self.waits(c, flow),
                 bus: c.bus,
+                answer: self.answer(c, rows, cols, flow),
             })
             .collect();
         let costs = StepCosts {
@@ -247,6 +281,34 @@ impl CostInputs {
                 })
             })
             .max_by_key(|w| (w.relay_work, std::cmp::Reverse(w.on)))
+    }
+
+    /// The answers chain `c`'s sends wait for on a `rows × cols` region: of the `in` ports
+    /// bound to no tensor but `c`'s own, the one whose answers, by `flow`, the most sends
+    /// wait for; the way back is a bus's crossing (a hop to the farthest PE, a switch and the
+    /// answer's words), or nothing on a neighbour's link (a relaying chain's, whose crossing
+    /// the round trip holds).
+    fn answer(
+        &self,
+        c: &Chain,
+        rows: u32,
+        cols: u32,
+        flow: &dyn Fn(&str, &str) -> Option<ChainFlow>,
+    ) -> Option<Answer> {
+        self.answer_ports
+            .iter()
+            .filter(|p| p.name != c.in_port)
+            .filter_map(|p| {
+                let f = flow(&c.out_port, &p.name).filter(|f| f.answered > 0)?;
+                let back = p.bus.map_or(0, |b| {
+                    bus_hops(b, rows, cols) * self.hop + self.switch + f.answer_words
+                });
+                Some(Answer {
+                    trips: f.answered,
+                    back,
+                })
+            })
+            .max_by_key(|a| (a.trips, a.back))
     }
 
     /// A bound port's part on a `rows × cols` region, in elements per sample.
@@ -368,6 +430,7 @@ mod tests {
             fma_rate: 1,
             ports,
             chains,
+            answer_ports: Vec::new(),
             hop: 1,
             switch: 4,
             add_rate: 2,
@@ -477,6 +540,68 @@ mod tests {
         let e = unmeasured(&two_inputs(2), 1, 1, Some(1), Some(pace));
         assert_eq!((e.edge_in, e.stream), (4, 6));
         assert_eq!((e.cycles, e.latency), (6, 6 + 1));
+    }
+
+    #[test]
+    fn a_reduction_answered_on_the_region_bus_waits_for_its_way_back() {
+        // csl's bicgstab's dot products on 5 × 5: 11 a run, each PE's partial east along its
+        // row (`sum_e`/`sum_w`), the row sums south down the last column (`sum_s`/`sum_n`),
+        // each one word relayed 13 cycles after it came; the total back to every PE on the
+        // region's bus (`bcast_in`), which each takes before it goes on. A round: up the row
+        // and the column, 4 steps each of a hop (1), the word (1) and the relay (13), 60 + 60,
+        // less the two relays in the PE's work, 94; back across the bus from the bottom-right
+        // corner to the top-left one, 8 hops, a switch (4) and the word: 13. 11 · 107 = 1,177.
+        let chain = |along_rows, out: &str, inp: &str| Chain {
+            along_rows,
+            bus: false,
+            output: None,
+            out_port: out.into(),
+            in_port: inp.into(),
+            fed: false,
+        };
+        let c = CostInputs {
+            answer_ports: ["sum_w", "sum_n", "bcast_in"]
+                .iter()
+                .map(|&name| AnswerPort {
+                    name: name.into(),
+                    bus: (name == "bcast_in").then_some(Bus::Region),
+                })
+                .collect(),
+            ..inputs(
+                Vec::new(),
+                vec![
+                    chain(false, "sum_e", "sum_w"),
+                    chain(true, "sum_s", "sum_n"),
+                ],
+            )
+        };
+        let sums = ChainFlow {
+            messages: 11,
+            words: 11,
+            relays: 11,
+            relay_words: 11,
+            relay_work: 13,
+            ..ChainFlow::default()
+        };
+        let answers = ChainFlow {
+            messages: 11,
+            words: 11,
+            answered: 11,
+            answer_words: 1,
+            ..ChainFlow::default()
+        };
+        let flow = |out: &str, inp: &str| match (out, inp) {
+            ("sum_e", "sum_w") | ("sum_s", "sum_n") => Some(sums),
+            (_, "bcast_in") => Some(answers),
+            _ => Some(ChainFlow::default()),
+        };
+        assert_eq!(c.chain_terms(5, 5, &flow).steps, 11 * (60 + 60 - 26 + 13));
+        // Unanswered, the sums follow one word apart: 2 · (60 + 10) − 26.
+        let unanswered = |out: &str, inp: &str| match inp {
+            "bcast_in" => Some(ChainFlow::default()),
+            _ => flow(out, inp),
+        };
+        assert_eq!(c.chain_terms(5, 5, &unanswered).steps, 2 * 70 - 26);
     }
 
     #[test]

@@ -241,6 +241,27 @@ fn dense_resident() -> LayerImpl {
     }
 }
 
+/// `layer` (a [`dense`]) whose streaming implementation holds its weights between
+/// micro-batches (`hold = true`), as std.nn's `dense_held` does, in a simpler shape: each PE
+/// keeps its share of its row's weights, `nmax · M / C` words more (`held_words`).
+pub fn held(mut layer: LayerInstance) -> LayerInstance {
+    let share = bin(
+        CBinOp::Div,
+        bin(CBinOp::Mul, ceil_div(var("N"), var("R")), var("M")),
+        var("C"),
+    );
+    if let Some(imp) = layer
+        .impls
+        .iter_mut()
+        .find(|i| i.modes == [Mode::Streaming])
+    {
+        imp.kernel_args.push(("hold".into(), CExpr::Bool(true)));
+        imp.sram_words = bin(CBinOp::Add, imp.sram_words.clone(), share.clone());
+        imp.held_words = share;
+    }
+    layer
+}
+
 /// `impl` (a `dense_tile`-shaped implementation) with its weights streamed from the weight
 /// store instead of held in SRAM, in pipelined mode: `x` and `w` multicast along rows from the
 /// west, as `std.nn` once streamed weights into regions placed all at once. For tests of the
@@ -442,10 +463,12 @@ pub fn mlp(widths: &[u64], batch: u64, relus: bool) -> LayerGraph {
         graph.params.push(ParamDecl {
             tensor: tensor(&format!("w{}", i + 1), vec![n, m]),
             path: PathBuf::from(format!("w{}.npy", i + 1)),
+            columns: None,
         });
         graph.params.push(ParamDecl {
             tensor: tensor(&format!("b{}", i + 1), vec![m]),
             path: PathBuf::from(format!("b{}.npy", i + 1)),
+            columns: None,
         });
         let d = graph.layers.len();
         graph.layers.push(dense(

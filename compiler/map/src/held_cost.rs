@@ -4,11 +4,13 @@
 //! chain down the rows, not the store's time. Where each PE holds a share of its row's
 //! weights (fewer words on more columns: std.nn's `dense_held`), the later micro-batches
 //! pass the row's weights along the row again, one word a cycle, while the PEs work: the
-//! ramp's time, not the store's. Used by the programme of per-layer rows (`crate::regions`)
-//! and to compare layer-major order with one region and with micro-batch-major order
-//! (`crate::layer_major`).
+//! ramp's time, not the store's. A park and an unpark run for every micro-batch but the one
+//! that stays on the fabric, and an unpark takes its micro-batch's parked activations from
+//! the store at the store's bandwidth, as the weights come. Used by the programme of
+//! per-layer rows (`crate::regions`) and to compare layer-major order with one region and
+//! with micro-batch-major order (`crate::layer_major`).
 
-use wsel_ir::graph::LayerGraph;
+use wsel_ir::graph::{LayerGraph, TensorRef};
 use wsel_target::Target;
 
 use crate::placement::{Estimate, Placement};
@@ -44,28 +46,78 @@ pub(crate) fn held(graph: &LayerGraph, l: usize, imp: usize, size: (u32, u32)) -
     })
 }
 
+/// The cycles of phase `l` of `graph` (one micro-batch's parked graph) on its implementation
+/// `imp` and `size` over `micro` micro-batches, given its estimate `e` for one (per sample):
+/// a held layer's as [`phase_cycles`] says; a park's [`runs`] at its estimate; an unpark's
+/// at the longer of its estimate and its micro-batch's parked bytes from the store
+/// ([`unpark_store_cycles`]); any other phase's at its estimate for each micro-batch.
+pub(crate) fn layer_cycles(
+    graph: &LayerGraph,
+    (l, imp): (usize, usize),
+    size: (u32, u32),
+    e: &Estimate,
+    micro: u64,
+    target: &Target,
+) -> u64 {
+    let batch = graph.batch.max(1);
+    if !parking(graph, l) {
+        return phase_cycles(e, batch, micro, held(graph, l, imp, size));
+    }
+    let store = match unparks(graph, l) {
+        true => unpark_store_cycles(graph, l, target),
+        false => 0,
+    };
+    runs(graph, l, micro) * (e.cycles * batch).max(store)
+}
+
+/// How many of `micro` micro-batches phase `l` of `graph` runs for: a park and an unpark
+/// for all but the one that stays on the fabric between two layers (the last of one
+/// segment, the first of the next), every other phase for each.
+fn runs(graph: &LayerGraph, l: usize, micro: u64) -> u64 {
+    match parking(graph, l) {
+        true => micro.saturating_sub(1),
+        false => micro,
+    }
+}
+
+/// Whether layer `l` of `graph` is a park or an unpark.
+fn parking(graph: &LayerGraph, l: usize) -> bool {
+    graph.layers[l].layer == "park" || unparks(graph, l)
+}
+
+/// Whether layer `l` of `graph` is an unpark (layer-major order, `wsel_lower::parked_graph`):
+/// it takes a `park`'s result back from the store.
+pub(crate) fn unparks(graph: &LayerGraph, l: usize) -> bool {
+    matches!(graph.layers[l].args.first(),
+        Some(&TensorRef::Layer(p)) if graph.layers[p].layer == "park")
+}
+
+/// The cycles the store takes to send unpark `l`'s micro-batch of parked activations (its
+/// result's bytes) at its bandwidth: they come in from the store as the weights do, sharing
+/// its bandwidth (`weight_store.bandwidth_bytes_per_cycle`).
+fn unpark_store_cycles(graph: &LayerGraph, l: usize, target: &Target) -> u64 {
+    let bytes = 4 * graph.layers[l].output_shape.iter().product::<u64>();
+    let bandwidth = u64::from(target.weight_store.bandwidth_bytes_per_cycle.max(1));
+    bytes.div_ceil(bandwidth)
+}
+
 /// The estimated cycles of `placement` (of `graph`, one micro-batch's) run layer-major over
-/// `micro` micro-batches: every phase for every micro-batch ([`phase_cycles`]), and a
-/// reconfiguration before each but the first.
+/// `micro` micro-batches: every phase as [`layer_cycles`] says, and a reconfiguration
+/// before each run but the first.
 pub(crate) fn run_cycles(
     graph: &LayerGraph,
     placement: &Placement,
     micro: u64,
     target: &Target,
 ) -> u64 {
-    let batch = graph.batch.max(1);
-    let phases: u64 = placement
-        .layers
-        .iter()
-        .enumerate()
-        .map(|(l, placed)| {
-            let size = (placed.rows, placed.cols);
-            let held = held(graph, placement.instance(l), placed.implementation, size);
-            phase_cycles(&placed.estimate, batch, micro, held)
-        })
-        .sum();
-    let runs = placement.layers.len() as u64 * micro.max(1);
-    phases + u64::from(target.reconfigure_cycles) * runs.saturating_sub(1)
+    let (mut phases, mut runs_all) = (0, 0);
+    for (l, placed) in placement.layers.iter().enumerate() {
+        let (instance, size) = (placement.instance(l), (placed.rows, placed.cols));
+        let layer = (instance, placed.implementation);
+        phases += layer_cycles(graph, layer, size, &placed.estimate, micro, target);
+        runs_all += runs(graph, instance, micro);
+    }
+    phases + u64::from(target.reconfigure_cycles) * runs_all.saturating_sub(1)
 }
 
 #[cfg(test)]
@@ -100,5 +152,36 @@ mod tests {
         let e = estimate();
         assert_eq!(phase_cycles(&e, 4, 3, Some(200)), 400 + 2 * 220);
         assert_eq!(phase_cycles(&e, 4, 3, Some(100)), 400 + 2 * 140);
+    }
+
+    /// 64 → 1024 → 10 as one micro-batch of 32 parks it (`wsel_lower::parked_graph`):
+    /// dense#1, relu#1, a park of relu#1's result, its unpark, dense#2.
+    fn parked() -> LayerGraph {
+        let mut graph = crate::fixtures::mlp(&[64, 1024, 10], 32, true);
+        let dense2 = graph.layers.pop().expect("dense#2");
+        let mut park = graph.layers[1].clone();
+        (park.name, park.layer) = ("park#1".into(), "park".into());
+        park.args = vec![TensorRef::Layer(1)];
+        let mut unpark = park.clone();
+        (unpark.name, unpark.layer) = ("stage_in#2".into(), "stage_in".into());
+        unpark.args = vec![TensorRef::Layer(2)];
+        graph.layers.extend([park, unpark, dense2]);
+        graph
+    }
+
+    #[test]
+    fn parks_and_unparks_run_for_all_micro_batches_but_one_unparks_at_the_stores_pace() {
+        // 8 micro-batches: 7 park and unpark. An unpark brings relu#1's 32 × 1024 result,
+        // 131,072 B: at 16 B a cycle 8,192 cycles, more than its 100 × 32 = 3,200 of
+        // estimate; at dev's 64 B a cycle 2,048, fewer. A park is not paced by the store.
+        let (graph, e) = (parked(), estimate());
+        let mut target = Target::dev();
+        target.weight_store.bandwidth_bytes_per_cycle = 16;
+        let cycles =
+            |l: usize, target: &Target| layer_cycles(&graph, (l, 0), (16, 16), &e, 8, target);
+        assert_eq!(cycles(3, &target), 7 * 8_192);
+        assert_eq!(cycles(2, &target), 7 * 3_200);
+        assert_eq!(cycles(1, &target), 8 * 3_200);
+        assert_eq!(cycles(3, &Target::dev()), 7 * 3_200);
     }
 }

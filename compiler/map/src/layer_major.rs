@@ -3,22 +3,26 @@
 //! parking phases (`wsel_lower::parked_graph`), every layer with weights on its streaming
 //! implementation that holds them, in micro-batches small enough that the held weights fit,
 //! on per-layer rows where they pay (`crate::held_rows`).
-//! `auto` takes layer-major order when it maps and is faster by the estimate, or where the
-//! store's bandwidth binds a phase moves fewer bytes ([`MicroTraffic::layer_major_pays`]); `layer` takes it or fails with E0618; `micro` never.
+//! `auto` takes layer-major order whenever it can run (DESIGN §5): it maps and the store holds
+//! the parked activations ([`crate::MicroTraffic::obstacle`]), whatever the estimate says of the
+//! other order (the report shows both, `crate::micro_pace`); `layer` takes it or fails with
+//! E0618; `micro` never.
 
 use wsel_diagnostic::Diagnostic;
 use wsel_ir::graph::LayerGraph;
 use wsel_target::Target;
 
 use crate::diagnostics as diag;
+use crate::held_fit::chunk_counts;
 use crate::held_rows::held_rows;
-use crate::micro_traffic::MicroOrder;
-use crate::streaming::Relaid;
+use crate::micro_traffic::{ChunkedLayer, MicroOrder};
+use crate::streaming::{Chunked, Relaid};
 use crate::{MapOptions, MapResult, Mapped, held_cost};
 
-/// How the mapper gets the model staged for a micro-batch size, parked, and relaid.
+/// How the mapper gets the model staged for a micro-batch size, chunked, parked, and relaid.
 pub(crate) struct Stagings<'a> {
     pub staged: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    pub chunked: &'a Chunked<'a>,
     pub parked: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub relaid: &'a Relaid<'a>,
 }
@@ -39,32 +43,30 @@ pub(crate) fn choose(
         return micro_major;
     };
     traffic.asked = asked;
-    // Chosen by bytes (the store's bandwidth binds a phase), smaller micro-batches park more:
-    // when parking at this size already moves no fewer bytes than streaming again,
-    // layer-major order cannot pay at any size.
-    let hopeless = traffic.store_bound.is_some() && traffic.park_bytes >= traffic.restream_bytes;
-    if asked == MicroOrder::Micro || (asked == MicroOrder::Auto && hopeless) {
+    // Smaller micro-batches park more at once: when the store cannot hold micro-batch-major's
+    // count parked, it cannot hold layer-major's either.
+    let cannot = asked == MicroOrder::Auto && traffic.obstacle().is_some();
+    if asked == MicroOrder::Micro || cannot {
         p.micro_traffic = Some(traffic);
         return micro_major;
     }
     let (batch, size) = (p.batch.max(1), p.samples_per_copy.max(1));
     match held_mapping(stagings, batch, size, target, options) {
         Ok(mut layer) => {
-            traffic.park(&layer.staged, batch / layer.size);
-            let placed = layer.mapped.result.placement.as_ref().expect("mapped");
             let micro = batch / layer.size;
+            traffic.park(&layer.staged, micro);
+            traffic.chunks = layer.chunks;
+            let placed = layer.mapped.result.placement.as_mut().expect("mapped");
             let cycles = held_cost::run_cycles(&layer.mapped.graph, placed, micro, target);
             traffic.layer_cycles = Some(cycles);
-            if asked == MicroOrder::Auto && !traffic.layer_major_pays() {
+            if asked == MicroOrder::Auto && traffic.obstacle().is_some() {
                 p.micro_traffic = Some(traffic);
                 return micro_major;
             }
             traffic.layer_major = true;
-            let reason = p.micro_batch_reason.clone();
-            let placed = layer.mapped.result.placement.as_mut().expect("mapped");
-            placed.micro_batches = (batch / layer.size) as u32;
-            placed.micro_batch_reason = reason;
-            placed.estimated_cycles = traffic.layer_cycles.unwrap_or_default();
+            placed.micro_batches = micro as u32;
+            placed.micro_batch_reason = p.micro_batch_reason.clone();
+            placed.estimated_cycles = cycles;
             placed.micro_traffic = Some(traffic);
             placed.batch = batch;
             layer.mapped
@@ -89,6 +91,7 @@ struct Held {
     mapped: Mapped,
     staged: LayerGraph,
     size: u64,
+    chunks: Vec<ChunkedLayer>,
 }
 
 /// The largest micro-batch of at most `most` samples that divides `batch` and maps with the
@@ -119,7 +122,7 @@ fn held_mapping(
 /// each PE keeps the fewest activations and the smallest share of its row's held weights,
 /// `stdlib/nn.wse`'s `dense_held`), else of the smallest, with its size.
 fn search(
-    stagings: Stagings<'_>,
+    mut stagings: Stagings<'_>,
     batch: u64,
     most: u64,
     target: &Target,
@@ -128,8 +131,8 @@ fn search(
     let mut last = (1, Vec::new());
     let fail = |size: u64| move |d: Vec<Diagnostic>| Box::new((size, *first(d)));
     for size in (1..=most).rev().filter(|s| batch.is_multiple_of(*s)) {
-        let staged = (stagings.staged)(size).map_err(fail(size))?;
-        let parked = (stagings.parked)(&staged).map_err(fail(size))?;
+        let (staged, parked, chunks) =
+            chunked(&mut stagings, size, target, options).map_err(fail(size))?;
         let result = crate::streaming::map_phases(&parked, target, options, true);
         let failed = result.placement.is_none();
         let closest = last.1.is_empty() || last.0 > u64::from(target.width);
@@ -148,6 +151,7 @@ fn search(
                 mapped,
                 staged,
                 size,
+                chunks,
             });
         }
         if last.1.first().is_some_and(|d| d.code == diag::E0618) {
@@ -155,6 +159,34 @@ fn search(
         }
     }
     Err(fail(last.0)(last.1))
+}
+
+/// The model staged for micro-batches of `size` samples, its layers that cannot hold their
+/// weights whole cut into the fewest chunks that can (`crate::held_fit::chunk_counts`), that
+/// graph parked, and the chunked layers with their counts.
+fn chunked(
+    stagings: &mut Stagings<'_>,
+    size: u64,
+    target: &Target,
+    options: &MapOptions,
+) -> Result<(LayerGraph, LayerGraph, Vec<ChunkedLayer>), Vec<Diagnostic>> {
+    let staged = (stagings.staged)(size)?;
+    let parked = (stagings.parked)(&staged)?;
+    let chunk = |l: usize, k: u32| (stagings.chunked)(&staged, &[(l, k)]).ok();
+    let counts = chunk_counts(&staged, &parked, &chunk, size, target, options);
+    if counts.is_empty() {
+        return Ok((staged, parked, Vec::new()));
+    }
+    let chunks = counts
+        .iter()
+        .map(|&(l, count)| ChunkedLayer {
+            layer: staged.layers[l].name.clone(),
+            count,
+        })
+        .collect();
+    let staged = (stagings.chunked)(&staged, &counts)?;
+    let parked = (stagings.parked)(&staged)?;
+    Ok((staged, parked, chunks))
 }
 
 /// The first of `diagnostics` (the mapper always gives one with a failure).

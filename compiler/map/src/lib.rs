@@ -76,13 +76,13 @@ pub use diagnostics::codes;
 pub use expr::kernel_args;
 pub use held_fit::segments;
 pub use ladder::{LadderStep, size_ladder};
-pub use micro_traffic::{MicroOrder, MicroTraffic};
+pub use micro_traffic::{ChunkedLayer, MicroOrder, MicroTraffic};
 pub use pairing::pairing;
 pub use placement::{
     Color, ColorRule, EdgePoint, EdgeSource, Endpoint, Estimate, Hop, Orientation, PlacedLayer,
     PlacedPort, Placement, Transfer,
 };
-pub use streaming::{PhaseDryRun, Relaid, map_micro_batches};
+pub use streaming::{Chunked, PhaseDryRun, Relaid, map_micro_batches};
 pub use switched::{PlacedSwitch, SwitchAt};
 pub use train_regions::{TrainMapped, TrainParts, TrainRelaid, map_training};
 

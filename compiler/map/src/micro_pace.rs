@@ -1,63 +1,31 @@
-//! The two micro-batch orders in cycles (`docs/running.md`, "Micro-batches"): what binds a
-//! phase of micro-batch-major order, and which order the estimate says is faster. `auto`
-//! chooses by cycles when the store's bandwidth binds no phase — streaming the weights again
-//! then costs no time, and moving fewer bytes buys nothing — and by bytes when it binds one.
+//! The two micro-batch orders in cycles (`docs/running.md`, "Micro-batches"): why the order
+//! that runs does, and what the other would cost by the estimate. `auto` runs layer-major
+//! order whenever it can run (DESIGN §5: each layer over every micro-batch before its weights
+//! are dropped), faster or not; the report then shows both orders' estimated cycles, so a
+//! user sees what `--micro-order micro` would take.
 
-use wsel_ir::graph::LayerGraph;
-
-use crate::micro_traffic::{MicroTraffic, streamed_weight_bytes};
-use crate::placement::Placement;
+use crate::micro_traffic::{MicroOrder, MicroTraffic};
 use crate::report::group;
 
-/// The first phase of `placement` (micro-batch-major weight streaming of `graph`, lowered for
-/// one micro-batch) whose weights take at least as long to come from a store of
-/// `bytes_per_cycle` as its work for the micro-batch, in words; `None` when the store binds
-/// no phase.
-pub(crate) fn store_bound(
-    graph: &LayerGraph,
-    placement: &Placement,
-    bytes_per_cycle: u64,
-) -> Option<String> {
-    placement.layers.iter().find_map(|placed| {
-        let bytes = streamed_weight_bytes(graph, placed.phase as usize);
-        let cycles = bytes.div_ceil(bytes_per_cycle.max(1));
-        let work = placed.estimate.batch_compute;
-        (bytes > 0 && cycles >= work).then(|| {
-            format!(
-                "`{}`'s {} B of weights take {} cycles from the store, its work {}",
-                placed.name,
-                group(bytes),
-                group(cycles),
-                group(work)
-            )
-        })
-    })
-}
-
 impl MicroTraffic {
-    /// Whether `auto` chooses by cycles: both orders' estimates are known and the store's
-    /// bandwidth binds no phase.
-    pub(crate) fn by_cycles(&self) -> bool {
-        self.store_bound.is_none() && self.layer_cycles.is_some()
-    }
-
-    /// Whether layer-major order is the one `auto` runs: it can run, and it takes fewer
-    /// estimated cycles ([`MicroTraffic::by_cycles`]) or else moves fewer bytes.
-    pub fn layer_major_pays(&self) -> bool {
-        match self.layer_cycles {
-            Some(layer) if self.by_cycles() => {
-                layer < self.micro_cycles && self.obstacle().is_none()
-            }
-            _ => self.parking_pays(),
+    /// Why layer-major order runs, in words: asked for, or the default, with the bytes
+    /// micro-batch-major order would stream again.
+    pub(crate) fn layer_major_why(&self) -> String {
+        match self.asked {
+            MicroOrder::Layer => "asked for".to_string(),
+            _ => format!(
+                "the default order; micro-batch-major order (`--micro-order micro`) would \
+                 stream {} B of weights again",
+                group(self.restream_bytes)
+            ),
         }
     }
 
-    /// The two orders' estimated cycles when `auto` chooses by them, in words.
+    /// The two orders' estimated cycles, in words, when layer-major order mapped.
     pub(crate) fn cycles_note(&self) -> Option<String> {
-        let layer = self.layer_cycles.filter(|_| self.by_cycles())?;
+        let layer = self.layer_cycles?;
         Some(format!(
-            "estimated {} cycles layer-major against {} micro-batch-major, the store's \
-             bandwidth binding no phase",
+            "estimated {} cycles layer-major against {} micro-batch-major",
             group(layer),
             group(self.micro_cycles)
         ))
@@ -85,50 +53,63 @@ mod tests {
     }
 
     #[test]
-    fn with_the_store_free_the_fewer_cycles_win() {
-        let traffic = wide();
-        assert!(traffic.by_cycles() && !traffic.layer_major_pays());
-        // Layer-major faster by the estimate runs though it moved more bytes.
-        let faster = MicroTraffic {
-            layer_cycles: Some(200_000),
-            park_bytes: 40_000,
+    fn by_default_layer_major_runs_and_shows_what_the_other_order_costs() {
+        let ran = MicroTraffic {
+            layer_major: true,
             ..wide()
         };
-        assert!(faster.layer_major_pays());
         assert_eq!(
-            faster.cycles_note().as_deref(),
-            Some(
-                "estimated 200,000 cycles layer-major against 224,508 micro-batch-major, the \
-                 store's bandwidth binding no phase"
-            )
+            ran.sentence(),
+            "layer-major order runs, in 8 micro-batches: each weight streams once (12,384 B), \
+             and parking the waiting micro-batches' activations in the store moves 28,672 B \
+             (14,336 B at once) — the default order; micro-batch-major order (`--micro-order \
+             micro`) would stream 37,152 B of weights again; estimated 288,224 cycles \
+             layer-major against 224,508 micro-batch-major"
+        );
+        let asked = MicroTraffic {
+            asked: MicroOrder::Layer,
+            ..ran
+        };
+        assert!(
+            asked.sentence().ends_with(
+                "(14,336 B at once) — asked for; estimated 288,224 cycles layer-major against \
+                 224,508 micro-batch-major"
+            ),
+            "{}",
+            asked.sentence()
         );
     }
 
     #[test]
-    fn where_the_store_binds_the_fewer_bytes_win() {
-        let bound = MicroTraffic {
-            store_bound: Some("`dense#1`'s ...".into()),
-            ..wide()
-        };
-        assert!(!bound.by_cycles() && bound.cycles_note().is_none());
-        assert!(bound.layer_major_pays());
-        let ran = MicroTraffic {
-            layer_major: true,
-            ..bound
-        };
-        assert!(
-            ran.sentence().ends_with(
-                "fewer than the 37,152 B micro-batch-major order would stream again, and the \
-                 store's bandwidth binds (`dense#1`'s ...)"
-            ),
-            "{}",
-            ran.sentence()
-        );
-        // Without layer-major's estimate (it did not map) the bytes decide too.
-        let unmapped = MicroTraffic {
+    fn micro_batch_major_runs_where_asked_for_or_where_layer_major_cannot() {
+        // Asked for: layer-major was not mapped, so its cycles are not known.
+        let asked = MicroTraffic {
+            asked: MicroOrder::Micro,
             layer_cycles: None,
             ..wide()
         };
-        assert!(!unmapped.by_cycles() && unmapped.layer_major_pays());
+        assert!(asked.cycles_note().is_none());
+        assert!(
+            asked.sentence().ends_with(
+                "would move 28,672 B (14,336 B at once), but micro-batch-major order was asked \
+                 for: micro-batch-major order runs"
+            ),
+            "{}",
+            asked.sentence()
+        );
+        // By default, where the store cannot hold the parked activations beside the weights.
+        let full = MicroTraffic {
+            store_free_bytes: 10_000,
+            ..wide()
+        };
+        assert!(
+            full.sentence().ends_with(
+                "but 14,336 B at once, more than the 10,000 B the store has beside the weights; \
+                 estimated 288,224 cycles layer-major against 224,508 micro-batch-major: \
+                 micro-batch-major order runs"
+            ),
+            "{}",
+            full.sentence()
+        );
     }
 }

@@ -14,9 +14,8 @@
 //!   layer is the first of the next and stays: `m' − 1` of its `m'` micro-batches are parked
 //!   at each boundary. Held weights take SRAM, so `m'` may exceed `m`.
 //!
-//! [`MicroTraffic::of`] counts both; `auto` runs the order that can run and is faster by the
-//! estimate, or where the store's bandwidth binds a phase, moves fewer bytes
-//! (`crate::micro_pace`).
+//! [`MicroTraffic::of`] counts both; `auto` runs layer-major order whenever it can run, and
+//! the report shows both orders' estimated cycles (`crate::micro_pace`).
 
 use serde::{Deserialize, Serialize};
 use wsel_ir::graph::{LayerGraph, TensorRef};
@@ -27,8 +26,7 @@ use crate::report::group;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MicroOrder {
-    /// The order that can run and is faster by the estimate, or moves fewer bytes with the
-    /// store where its bandwidth binds (`crate::micro_pace`).
+    /// Layer-major order where it can run (DESIGN §5), else micro-batch-major.
     #[default]
     Auto,
     /// Every phase for one micro-batch, then the next.
@@ -65,16 +63,23 @@ pub struct MicroTraffic {
     /// Layer-major order's estimated cycles, when it maps.
     #[serde(default)]
     pub layer_cycles: Option<u64>,
-    /// A phase of micro-batch-major order that the store's bandwidth binds, in words: `auto`
-    /// then chooses by bytes, else by cycles (`crate::micro_pace`).
-    #[serde(default)]
-    pub store_bound: Option<String>,
     /// The order asked for.
     #[serde(default)]
     pub asked: MicroOrder,
     /// Whether layer-major order runs.
     #[serde(default)]
     pub layer_major: bool,
+    /// The layers layer-major order runs in chunks of their outputs, their weights too big to
+    /// hold at once (`crate::held_fit::chunk_counts`).
+    #[serde(default)]
+    pub chunks: Vec<ChunkedLayer>,
+}
+
+/// A layer that layer-major order runs in `count` chunks of its outputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkedLayer {
+    pub layer: String,
+    pub count: u32,
 }
 
 impl MicroTraffic {
@@ -113,12 +118,6 @@ impl MicroTraffic {
         self.parked_peak_bytes = (m - 1) * live.iter().copied().max().unwrap_or(0);
     }
 
-    /// Whether layer-major order moves fewer bytes and can run: the store holds the parked
-    /// activations and every layer's weights stay on the fabric.
-    pub fn parking_pays(&self) -> bool {
-        self.park_bytes < self.restream_bytes && self.obstacle().is_none()
-    }
-
     /// What keeps layer-major order from running, in words.
     pub fn obstacle(&self) -> Option<String> {
         if self.parked_peak_bytes > self.store_free_bytes {
@@ -133,58 +132,52 @@ impl MicroTraffic {
             .map(|why| format!("held between micro-batches the weights do not fit: {why}"))
     }
 
+    /// The chunked layers, for the sentence: ` (`dense#1` in 2 chunks of its outputs, …)`.
+    fn chunks_note(&self) -> String {
+        if self.chunks.is_empty() {
+            return String::new();
+        }
+        let each: Vec<String> = self
+            .chunks
+            .iter()
+            .map(|c| format!("`{}` in {} chunks of its outputs", c.layer, c.count))
+            .collect();
+        format!(
+            " ({}, too big to hold whole: each chunk's weights held over every micro-batch \
+             before the next chunk's stream in, its input parked and unparked once a chunk)",
+            each.join(", ")
+        )
+    }
+
     /// The two orders' traffic and the order that runs, in a sentence, for the reports'
-    /// micro-batch line.
+    /// micro-batch line; with both orders' estimated cycles where known.
     pub fn sentence(&self) -> String {
         let (restream, park) = (group(self.restream_bytes), group(self.park_bytes));
-        if self.layer_major {
-            let why = match (self.asked, self.cycles_note(), &self.store_bound) {
-                (MicroOrder::Layer, ..) => "asked for".to_string(),
-                (_, Some(note), _) => note,
-                (_, None, Some(bound)) => format!(
-                    "fewer than the {restream} B micro-batch-major order would stream again, \
-                     and the store's bandwidth binds ({bound})"
-                ),
-                (_, None, None) => {
-                    format!(
-                        "fewer than the {restream} B micro-batch-major order would stream again"
-                    )
-                }
-            };
-            return format!(
-                "layer-major order runs, in {} micro-batches: each weight streams once ({} B), \
-                 and parking the waiting micro-batches' activations in the store moves {park} B \
-                 ({} B at once) — {why}",
-                self.layer_micro_batches,
-                group(self.weight_bytes),
-                group(self.parked_peak_bytes)
-            );
-        }
-        let base = format!("the weights streamed again add {restream} B from the store");
-        let runs = "micro-batch-major order runs";
-        let note = self.cycles_note();
-        if self.park_bytes >= self.restream_bytes {
-            let cycles = note.map(|n| format!("; {n}")).unwrap_or_default();
-            return format!(
-                "{base}, no more than the {park} B parking the waiting micro-batches' \
-                 activations there would move{cycles}: {runs}"
-            );
-        }
-        let instead = format!(
-            "{base}; parking the waiting micro-batches' activations there instead would move \
-             {park} B"
-        );
         let at_once = group(self.parked_peak_bytes);
-        match (self.obstacle(), note) {
-            (Some(why), _) => format!("{instead}, but {why}: {runs}"),
-            (None, Some(note)) if self.asked == MicroOrder::Auto => {
-                format!("{instead} ({at_once} B at once) — fewer, but {note}: {runs}")
-            }
-            _ => format!(
-                "{instead} ({at_once} B at once) — fewer, but micro-batch-major order was asked \
-                 for: {runs}"
-            ),
+        let cycles = self
+            .cycles_note()
+            .map(|n| format!("; {n}"))
+            .unwrap_or_default();
+        if self.layer_major {
+            return format!(
+                "layer-major order runs, in {} micro-batches{}: each weight streams once ({} B), \
+                 and parking the waiting micro-batches' activations in the store moves {park} B \
+                 ({at_once} B at once) — {}{cycles}",
+                self.layer_micro_batches,
+                self.chunks_note(),
+                group(self.weight_bytes),
+                self.layer_major_why(),
+            );
         }
+        let why = match self.obstacle() {
+            Some(why) if self.asked != MicroOrder::Micro => format!("but {why}"),
+            _ => "but micro-batch-major order was asked for".to_string(),
+        };
+        format!(
+            "the weights streamed again add {restream} B from the store; parking the waiting \
+             micro-batches' activations there instead would move {park} B ({at_once} B at once), \
+             {why}{cycles}: micro-batch-major order runs"
+        )
     }
 }
 
@@ -225,7 +218,7 @@ mod tests {
     fn an_mlp_parks_its_hidden_activations_at_each_later_dense() {
         // 64 -> 256 -> 10 with a relu between, 128 samples per micro-batch, 2 micro-batches.
         let graph = fixtures::mlp(&[64, 256, 10], 128, true);
-        let traffic = MicroTraffic::of(&graph, 2, 1 << 30);
+        let mut traffic = MicroTraffic::of(&graph, 2, 1 << 30);
         // Weights: 4 B × (64·256 + 256 + 256·10 + 10) = 76,840 B, re-streamed once more.
         assert_eq!(traffic.weight_bytes, 76_840);
         assert_eq!(traffic.restream_bytes, 76_840);
@@ -233,11 +226,11 @@ mod tests {
         // micro-batch, out and back in for the one parked micro-batch: 2 × 131,072 B.
         assert_eq!(traffic.park_bytes, 262_144);
         assert_eq!(traffic.parked_peak_bytes, 131_072);
-        assert!(!traffic.parking_pays());
+        traffic.layer_major = true;
         assert!(
             traffic.sentence().contains(
-                "add 76,840 B from the store, no more than the 262,144 B parking the waiting \
-                 micro-batches' activations there would move: micro-batch-major order runs"
+                "moves 262,144 B (131,072 B at once) — the default order; micro-batch-major \
+                 order (`--micro-order micro`) would stream 76,840 B of weights again"
             ),
             "{}",
             traffic.sentence()
@@ -255,13 +248,14 @@ mod tests {
         // 7 of them.
         assert_eq!(traffic.park_bytes, 2 * 7 * 8_192);
         assert_eq!(traffic.parked_peak_bytes, 7 * 8_192);
-        assert!(traffic.parking_pays());
+        assert!(traffic.obstacle().is_none());
         traffic.layer_major = true;
         assert!(
             traffic.sentence().contains(
                 "layer-major order runs, in 8 micro-batches: each weight streams once \
                  (2,101,248 B), and parking the waiting micro-batches' activations in the store \
-                 moves 114,688 B (57,344 B at once) — fewer than the 14,708,736 B"
+                 moves 114,688 B (57,344 B at once) — the default order; micro-batch-major \
+                 order (`--micro-order micro`) would stream 14,708,736 B of weights again"
             ),
             "{}",
             traffic.sentence()
@@ -274,7 +268,7 @@ mod tests {
         let graph = fixtures::mlp(&[512, 512, 512], 4, false);
         let traffic = MicroTraffic::of(&graph, 8, 2_101_248 + 50_000);
         assert_eq!(traffic.store_free_bytes, 50_000);
-        assert!(!traffic.parking_pays());
+        assert!(traffic.obstacle().is_some());
         assert!(
             traffic.sentence().contains(
                 "but 57,344 B at once, more than the 50,000 B the store has beside the \
@@ -290,10 +284,10 @@ mod tests {
         let graph = fixtures::mlp(&[512, 512, 512], 4, false);
         let mut traffic = MicroTraffic::of(&graph, 8, 1 << 30);
         traffic.unheld = Some("`dense#2` needs 9,000 bytes".into());
-        assert!(!traffic.parking_pays());
+        assert!(traffic.obstacle().is_some());
         assert!(
             traffic.sentence().contains(
-                "would move 114,688 B, but held between micro-batches the weights do not fit: \
+                "would move 114,688 B (57,344 B at once), but held between micro-batches the weights do not fit: \
                  `dense#2` needs 9,000 bytes: micro-batch-major order runs"
             ),
             "{}",

@@ -256,14 +256,21 @@ pub(crate) fn best_rows_in(
             measured.choose(&moved, &costs)
         };
         let one = one.filter(|r| r.1 == cols).map_or(first.rows[0], |r| r.0);
-        let measured = measure.then(|| again(&[one])).flatten();
+        let tallest = tallest_clean(&dead, cols, target);
+        // Layer-major (held weights): the tallest rows measured too, as the first pass's
+        // multiply-adds undercount a held layer's work by far (2048 → 4 on 13 × 8: 1,260
+        // cycles a micro-batch counted, 18,240 measured), and its rows often miss them.
+        let more = match order.fits {
+            Some(_) => vec![one, tallest],
+            None => vec![one],
+        };
+        let measured = measure.then(|| again(&more)).flatten();
         let fitting = |c: &RowChoice| fits(cols, c);
         let choice = [measured, Some(first.clone())]
             .into_iter()
             .flatten()
             .find(fitting);
-        let choice =
-            choice.or_else(|| again(&[one, tallest_clean(&dead, cols, target)]).filter(fitting))?;
+        let choice = choice.or_else(|| again(&[one, tallest]).filter(fitting))?;
         Some((cols, choice))
     })
 }
@@ -304,7 +311,8 @@ pub(crate) type Fits<'f> = dyn Fn(u32, &[u32]) -> bool + 'f;
 /// `beside`, a phase's cost adds the phases that run on its rows, and a relayout counts twice
 /// (the activation down, its gradient back). Over `micro` micro-batches every phase, relayout
 /// and reconfiguration counts once per micro-batch, but a layer that holds its weights
-/// streams them once (`crate::held_cost`).
+/// streams them once, and a park or an unpark runs for all but one micro-batch, an unpark at
+/// the store's bandwidth (`crate::held_cost::layer_cycles`).
 fn costs<'c>(
     graph: &'c LayerGraph,
     impls: &'c [usize],
@@ -321,8 +329,7 @@ fn costs<'c>(
         let work = work(l, rows);
         let e = phase_estimate(graph, impls, l, size, work, target, options);
         let others = beside.map_or(0, |b| b.cycles(l, size, work, target, options));
-        let held = held_cost::held(graph, l, impls[l], size);
-        held_cost::phase_cycles(&e, batch, micro, held) + others
+        held_cost::layer_cycles(graph, (l, impls[l]), size, &e, micro, target) + others
     };
     let times = if beside.is_some() { 2 } else { 1 };
     // An unpark takes its park's result from the store onto the park's rows: nothing to move.
@@ -330,7 +337,7 @@ fn costs<'c>(
         let words = features(&graph.layers[l - 1]);
         let samples = batch.div_ceil(u64::from(cols));
         let cycles = micro * times * relayout_cycles(words, samples, (from, to), None, target);
-        (!unparks(graph, l)).then_some(cycles)
+        (!held_cost::unparks(graph, l)).then_some(cycles)
     };
     Costs {
         candidates,
@@ -507,13 +514,6 @@ pub(crate) fn is_chain(graph: &LayerGraph) -> bool {
                 _ => false,
             }
         })
-}
-
-/// Whether layer `l` of `graph` is an unpark (layer-major order, `wsel_lower::parked_graph`):
-/// it takes a `park`'s result back from the store.
-fn unparks(graph: &LayerGraph, l: usize) -> bool {
-    matches!(graph.layers[l].args.first(),
-        Some(&TensorRef::Layer(p)) if graph.layers[p].layer == "park")
 }
 
 /// The rows a layer's resident input lies on when it runs on `rows` rows, given its row move

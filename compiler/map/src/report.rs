@@ -222,10 +222,15 @@ pub fn render(p: &Placement) -> String {
             p.colors_available
         );
         if p.micro_batches > 1 {
+            let layer_major = p.micro_traffic.as_ref().is_some_and(|t| t.layer_major);
+            let order = if layer_major {
+                "layer-major: each layer over every micro-batch before the next"
+            } else {
+                "one after another, each streaming every layer's weights again"
+            };
             let _ = writeln!(
                 out,
-                "micro-batches: {} of {} samples, one after another, each streaming every \
-                 layer's weights again ({} samples at once do not fit: {})",
+                "micro-batches: {} of {} samples, {order} ({} samples at once do not fit: {})",
                 p.micro_batches,
                 group(p.samples_per_copy),
                 group(p.batch),

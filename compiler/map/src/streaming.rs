@@ -73,6 +73,11 @@ pub(crate) fn map_phases(
     place_phases(graph, &impls, &region.plan(), target, options)
 }
 
+/// Builds a staged graph with layers `(l, K)` cut into `K` chunks of their outputs
+/// (`wsel_lower::chunked_graph`; layer-major order, `crate::held_fit::chunk_counts`).
+pub type Chunked<'c> =
+    dyn Fn(&LayerGraph, &[(usize, u32)]) -> Result<LayerGraph, Vec<Diagnostic>> + 'c;
+
 /// Builds the graph with relayouts before the layers [`RowMove`]s name (`wsel_lower::
 /// relaid_graph`, `std.resident`'s `relayout`).
 pub type Relaid<'r> = dyn Fn(&LayerGraph, &[RowMove]) -> Result<LayerGraph, Vec<Diagnostic>> + 'r;
@@ -192,11 +197,13 @@ pub(crate) fn place_phases(
 /// activations kept for later phases, E0624), the largest
 /// micro-batch that divides the batch and maps; when none maps, the whole batch's E0612 with
 /// a note on the largest micro-batch's failure; then the order of the micro-batches
-/// (`crate::layer_major`, where `parked(g)` inserts the parking phases into a staged graph).
+/// (`crate::layer_major`, where `parked(g)` inserts the parking phases into a staged graph
+/// and `chunked` cuts layers too big to hold into chunks).
 /// The graph returned is the one the placement runs (lowered for a micro-batch).
 pub fn map_micro_batches(
     graph: &LayerGraph,
     staged: &mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
+    chunked: &Chunked<'_>,
     parked: &dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
     relaid: &Relaid<'_>,
     target: &Target,
@@ -237,8 +244,6 @@ pub fn map_micro_batches(
                 .unwrap_or_default();
             let capacity = target.weight_store.capacity_bytes;
             let mut traffic = crate::MicroTraffic::of(&lowered, batch / size, capacity);
-            let bandwidth = u64::from(target.weight_store.bandwidth_bytes_per_cycle);
-            traffic.store_bound = crate::micro_pace::store_bound(&lowered, p, bandwidth);
             p.batch = batch;
             let micro = |cycles: u64| {
                 cycles * (batch / size) + u64::from(target.reconfigure_cycles) * (batch / size - 1)
@@ -255,6 +260,7 @@ pub fn map_micro_batches(
             };
             let stagings = crate::layer_major::Stagings {
                 staged,
+                chunked,
                 parked,
                 relaid,
             };

@@ -31,9 +31,9 @@ pub struct Parsed {
 /// parser skips to the next statement, member or item, so one call reports every error it
 /// can (at most about 100).
 pub fn parse(src: &str) -> Parsed {
-    let tokens = lex(src);
+    let mut tokens = lex(src);
     let sink = Sink::default();
-    let feed = TokenFeed::new(src, &tokens, &sink);
+    let feed = TokenFeed::new(src, &mut tokens, &sink);
     let info = Feed {
         eof: feed.eof,
         missing_braces: feed.missing_braces,
@@ -57,7 +57,9 @@ pub fn parse(src: &str) -> Parsed {
 /// given back as a `;` token.
 struct TokenFeed<'a> {
     src: &'a str,
-    tokens: std::slice::Iter<'a, (Token, Span)>,
+    /// The tokens left to give; an identifier's or string's value is moved out to the grammar
+    /// (what reads the list after the parse needs only the tokens' kinds and spans).
+    tokens: std::slice::IterMut<'a, (Token, Span)>,
     /// A token to give before reading on (the `;` an unterminated string swallowed).
     pending: Option<(usize, Token, usize)>,
     sink: &'a Sink,
@@ -79,7 +81,7 @@ struct TokenFeed<'a> {
 }
 
 impl<'a> TokenFeed<'a> {
-    fn new(src: &'a str, tokens: &'a [(Token, Span)], sink: &'a Sink) -> Self {
+    fn new(src: &'a str, tokens: &'a mut [(Token, Span)], sink: &'a Sink) -> Self {
         let mut depth: usize = 0;
         let mut eof = 0;
         for (tok, span) in tokens.iter().filter(|(t, _)| !t.is_trivia()) {
@@ -92,7 +94,7 @@ impl<'a> TokenFeed<'a> {
         }
         TokenFeed {
             src,
-            tokens: tokens.iter(),
+            tokens: tokens.iter_mut(),
             pending: None,
             sink,
             eof,
@@ -244,6 +246,8 @@ impl Iterator for TokenFeed<'_> {
                 Token::Error(LexErrorKind::InvalidChar) if lexer::is_non_ascii_word(text) => {
                     Token::Ident(text.to_string())
                 }
+                Token::Ident(name) => Token::Ident(std::mem::take(name)),
+                Token::Str(value) => Token::Str(std::mem::take(value)),
                 other => other.clone(),
             };
             return Some(Ok((span.start, tok, span.end)));

@@ -83,12 +83,16 @@ pub fn run(args: &MapArgs) -> Status {
     let staged = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::stage(&db, g);
     let fuse = !args.model.no_fuse;
     let relayed = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::pipelined(&db, g, fuse);
+    let chunked = &|g: &wsel_ir::graph::LayerGraph, chunks: &[(usize, u32)]| {
+        crate::pipeline::chunk(&db, g, chunks)
+    };
     let parked = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::park(&db, g);
     let relaid = &|g: &wsel_ir::graph::LayerGraph, m: &[_]| crate::pipeline::relayout(&db, g, m);
     let lowerings = crate::pipeline::Lowerings {
         per_copy,
         staged,
         relayed,
+        chunked,
         parked,
         relaid,
         micro_order: crate::pipeline::choose_micro_order(

@@ -4,6 +4,7 @@
 //! (`cost`, shared with the language server).
 //! `model_graph` is a tracked query keyed by an interned ([`GraphKey`]) model and batch size.
 
+mod chunking;
 pub mod cost;
 mod fusion;
 mod implementation;
@@ -24,6 +25,7 @@ mod staging;
 mod switch;
 pub mod training;
 
+pub use chunking::chunked_graph;
 pub use fusion::fused_twin;
 pub use parking::parked_graph;
 pub use relayout::{relaid_graph, relaid_training};
@@ -158,6 +160,7 @@ fn build(db: &dyn Db, model: ItemId<'_>, batch: u64) -> (LayerGraph, Vec<Diagnos
                 span: span_of(span),
             },
             path: resolve_path(&file, path),
+            columns: None,
         });
     }
     let mut counters: BTreeMap<String, usize> = BTreeMap::new();

@@ -11,7 +11,7 @@ use wsel_ir::graph::{LayerGraph, LayerInstance, TensorRef};
 use wsel_sema::{Db, Diagnostic, ItemKind, Location};
 
 use super::instance::{CallArgs, lower_instance};
-use super::pipelined_training::values;
+use super::pipelined_training::{given, values};
 use super::shape_of;
 use super::staging::RESIDENT;
 
@@ -79,7 +79,8 @@ fn with_held(
         return Some(layer.clone());
     };
     let shapes: Vec<Vec<u64>> = layer.args.iter().map(|&a| shape_of(staged, a)).collect();
-    let scalars = values(&layer.scalars);
+    // Its scalars with their defaults (dense_held's chunk count, 1, and chunk, 0).
+    let scalars = given(db, item, &values(&layer.scalars));
     let args = CallArgs {
         tensors: layer.args.clone(),
         shapes: &shapes,

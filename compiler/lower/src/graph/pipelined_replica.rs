@@ -111,6 +111,7 @@ pub fn replica_graphs(
             ..p.tensor.clone()
         },
         path: PathBuf::new(),
+        columns: None,
     }));
     for (k, &l) in region_of.iter().enumerate() {
         let back = &fill.layers[k];
