@@ -9,6 +9,7 @@ into DIR/reference/y.npy. The models (`dense` is x W + b):
 
   chain  h1 = relu(dense(x, w1, b1)); h2 = gelu(dense(h1, w2, b2)); dense(h2, w3, b3)
   skip   h = dense(x, w1, b1); relu(h) + h        a dense result read by two layers
+  pair   relu(dense(x, w1, b1))                   one dense and its relu
 
 gelu is GPT-2's: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 """
@@ -17,7 +18,7 @@ import numpy as np
 
 from fan_out import write
 
-LAYERS = {"chain": 3, "skip": 1}
+LAYERS = {"chain": 3, "skip": 1, "pair": 1}
 
 
 def dense(x, p, i):
@@ -29,6 +30,8 @@ def gelu(x):
 
 
 def forward(model, x, p):
+    if model == "pair":
+        return np.maximum(dense(x, p, 1), 0.0)
     if model == "skip":
         h = dense(x, p, 1)
         return np.maximum(h, 0.0) + h

@@ -23,6 +23,7 @@ use crate::pipeline::{
     load_and_check_source, map_graph, pick_model, pipelined, stage,
 };
 use crate::render::SourceTexts;
+use crate::unfused::Unfused;
 use crate::tensor::Tensor;
 use wsel_estimate::kernel_work::KernelDryRuns;
 use wsel_estimate::{cost_model, lower_for_batch};
@@ -192,6 +193,8 @@ fn steps(
     let chunked = &|g: &LayerGraph, chunks: &[(usize, u32)]| crate::pipeline::chunk(db, g, chunks);
     let parked = &|g: &LayerGraph| crate::pipeline::park(db, g);
     let relaid = &|g: &LayerGraph, m: &[_]| crate::pipeline::relayout(db, g, m);
+    let apart = &|g: &LayerGraph| pipelined(db, g, false);
+    let apart_work = KernelDryRuns::new(db, model, &target).shaped(&|g| apart(g).ok());
     let lowerings = Lowerings {
         per_copy,
         staged,
@@ -201,6 +204,10 @@ fn steps(
         relaid,
         micro_order,
         one_region: request.one_region,
+        unfused: request.fuse.then_some(Unfused {
+            relayed: apart,
+            work: &apart_work,
+        }),
     };
     let work = KernelDryRuns::new(db, model, &target).shaped(&|g| relayed(g).ok());
     let (graph, placement, decision) =

@@ -18,6 +18,7 @@ use wsel_sema::{Database, Diagnostic, ItemId, SourceFile};
 use wsel_target::Target;
 
 use crate::cli::{BackendArg, ModeArg};
+use crate::unfused::{PipelinedLowerings, Unfused, map_pipelined};
 use crate::status::Status;
 use wsel_map::report::group;
 
@@ -270,6 +271,9 @@ pub struct Lowerings<'a> {
     pub micro_order: wsel_map::MicroOrder,
     /// Weight streaming on one region, no per-layer rows (`--one-region`).
     pub one_region: bool,
+    /// Pipelined mode's way back when the fused graph does not place (`None` with
+    /// `--no-fuse`, where `relayed` fuses nothing).
+    pub unfused: Option<Unfused<'a>>,
 }
 
 /// Maps the model in the requested mode; `Auto` tries pipelined (everything resident in
@@ -320,32 +324,37 @@ pub(crate) fn map_with_sizes(
         chunked,
         parked,
         relaid,
+        unfused,
         ..
     } = lowerings;
     let (staged, relayed, parked, relaid) = (&**staged, &**relayed, &**parked, &**relaid);
     let chunked = &**chunked;
-    let mut attempt = |mode: Mode| -> Result<Mapped, Vec<Diagnostic>> {
+    let mut attempt = |mode: Mode| -> Result<(Mapped, Option<String>), Vec<Diagnostic>> {
         if mode == Mode::Pipelined {
-            let mut share = |b: u64| relayed(&per_copy(b)?);
-            return Ok(wsel_map::map_batch(
-                &relayed(graph)?,
-                &mut share,
-                target,
-                mode,
-                &options,
-                copies,
-            ));
+            let lowerings = PipelinedLowerings {
+                per_copy: &mut **per_copy,
+                relayed,
+                unfused: unfused.as_ref(),
+            };
+            return map_pipelined(graph, lowerings, target, &options, copies);
         }
         let whole = staged(graph)?;
         let mut micro = |b: u64| staged(&per_copy(b)?);
-        Ok(wsel_map::map_micro_batches(
+        let mapped = wsel_map::map_micro_batches(
             &whole, &mut micro, chunked, parked, relaid, target, &options,
-        ))
+        );
+        Ok((mapped, None))
     };
-    let placed = |mapped: Result<Mapped, Vec<Diagnostic>>, mode: Mode, reason: String| {
-        let Mapped { result, graph } = mapped?;
+    let placed = |mapped: Result<(Mapped, Option<String>), Vec<Diagnostic>>,
+                  mode: Mode,
+                  reason: String| {
+        let (Mapped { result, graph }, note) = mapped?;
         match result.placement {
             Some(placement) => {
+                let reason = match note {
+                    Some(note) => format!("{reason}; {note}"),
+                    None => reason,
+                };
                 let decision = ModeDecision {
                     mode,
                     reason,

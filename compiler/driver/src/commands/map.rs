@@ -88,6 +88,8 @@ pub fn run(args: &MapArgs) -> Status {
     };
     let parked = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::park(&db, g);
     let relaid = &|g: &wsel_ir::graph::LayerGraph, m: &[_]| crate::pipeline::relayout(&db, g, m);
+    let apart = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::pipelined(&db, g, false);
+    let apart_work = KernelDryRuns::new(&db, model, &target).shaped(&|g| apart(g).ok());
     let lowerings = crate::pipeline::Lowerings {
         per_copy,
         staged,
@@ -100,6 +102,10 @@ pub fn run(args: &MapArgs) -> Status {
             run_config.as_ref(),
         ),
         one_region: args.model.one_region,
+        unfused: fuse.then_some(crate::unfused::Unfused {
+            relayed: apart,
+            work: &apart_work,
+        }),
     };
     let work = KernelDryRuns::new(&db, model, &target).shaped(&|g| relayed(g).ok());
     let (graph, placement, decision) = match map_graph(
