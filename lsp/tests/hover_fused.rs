@@ -16,7 +16,9 @@ fn mapping_at(db: &Database, file: SourceFile, at: &str) -> String {
     let offset = ctx.text.find(at).expect("the call") + 1;
     let shown = hover(&ctx, offset).map(|h| h.markdown).expect("a hover");
     let mapping = shown.split("**Mapping on `dev`**").nth(1);
-    mapping.unwrap_or_else(|| panic!("no mapping in:\n{shown}")).to_string()
+    mapping
+        .unwrap_or_else(|| panic!("no mapping in:\n{shown}"))
+        .to_string()
 }
 
 #[test]

@@ -23,8 +23,8 @@ use crate::pipeline::{
     load_and_check_source, map_graph, pick_model, pipelined, stage,
 };
 use crate::render::SourceTexts;
-use crate::unfused::Unfused;
 use crate::tensor::Tensor;
+use crate::unfused::Unfused;
 use wsel_estimate::kernel_work::KernelDryRuns;
 use wsel_estimate::{cost_model, lower_for_batch};
 

@@ -18,8 +18,8 @@ use wsel_sema::{Database, Diagnostic, ItemId, SourceFile};
 use wsel_target::Target;
 
 use crate::cli::{BackendArg, ModeArg};
-use crate::unfused::{PipelinedLowerings, Unfused, map_pipelined};
 use crate::status::Status;
+use crate::unfused::{PipelinedLowerings, Unfused, map_pipelined};
 use wsel_map::report::group;
 
 /// Why a build stopped: the program has errors (rendered by the caller), or something outside
@@ -276,6 +276,10 @@ pub struct Lowerings<'a> {
     pub unfused: Option<Unfused<'a>>,
 }
 
+/// A mapping in one mode, with a sentence to add to the mode's reason (`crate::unfused`), or
+/// the problems that stopped it.
+type Attempt = Result<(Mapped, Option<String>), Vec<Diagnostic>>;
+
 /// Maps the model in the requested mode; `Auto` tries pipelined (everything resident in
 /// SRAM) and falls back to streaming when pipelined mapping fails. `graph` is the model lowered
 /// for the whole batch. With several copies of the pipeline (`copies`, `docs/mapping.md` §5)
@@ -329,7 +333,7 @@ pub(crate) fn map_with_sizes(
     } = lowerings;
     let (staged, relayed, parked, relaid) = (&**staged, &**relayed, &**parked, &**relaid);
     let chunked = &**chunked;
-    let mut attempt = |mode: Mode| -> Result<(Mapped, Option<String>), Vec<Diagnostic>> {
+    let mut attempt = |mode: Mode| -> Attempt {
         if mode == Mode::Pipelined {
             let lowerings = PipelinedLowerings {
                 per_copy: &mut **per_copy,
@@ -345,9 +349,7 @@ pub(crate) fn map_with_sizes(
         );
         Ok((mapped, None))
     };
-    let placed = |mapped: Result<(Mapped, Option<String>), Vec<Diagnostic>>,
-                  mode: Mode,
-                  reason: String| {
+    let placed = |mapped: Attempt, mode: Mode, reason: String| {
         let (Mapped { result, graph }, note) = mapped?;
         match result.placement {
             Some(placement) => {

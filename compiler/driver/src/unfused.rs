@@ -4,9 +4,9 @@
 //! with every layer apart does, the latter is kept, with the kernels' work measured on its own
 //! layers, and the mode's reason says so. A model that maps fused is never mapped twice.
 
-use wsel_sema::Diagnostic;
 use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_map::{Copies, KernelWork, MapOptions, Mapped};
+use wsel_sema::Diagnostic;
 use wsel_target::Target;
 
 /// A lowering of the model's graph another way (the type of [`crate::pipeline::Lowerings`]'
@@ -49,7 +49,8 @@ pub fn map_pipelined(
     } = lowerings;
     let mut map = |relayed: &Lowering<'_>, whole: LayerGraph, options: &MapOptions<'_>| {
         let mut share = |b: u64| relayed(&per_copy(b)?);
-        let mapped = wsel_map::map_batch(&whole, &mut share, target, Mode::Pipelined, options, copies);
+        let mapped =
+            wsel_map::map_batch(&whole, &mut share, target, Mode::Pipelined, options, copies);
         Ok::<_, Vec<Diagnostic>>(mapped)
     };
     let fused_graph = relayed(graph)?;

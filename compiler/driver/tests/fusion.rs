@@ -37,18 +37,29 @@ fn prepare(name: &str, layers: usize, body: &str) -> support::Scratch {
     dir
 }
 
-/// The names of the placed layers of `wsel map` on `target` (with `extra` flags), in order.
-fn stages(dir: &Path, target: &str, extra: &[&str]) -> Vec<String> {
+/// The placed layers of `wsel map --format json` on `target` (with `extra` flags), in order.
+fn placed(dir: &Path, target: &str, extra: &[&str]) -> Vec<serde_json::Value> {
     let mut args = vec!["map", "m.wse", "--mode", "pipelined", "--target", target];
     args.extend(["--copies", "1", "--format", "json"]);
     args.extend(extra);
     let json: serde_json::Value =
         serde_json::from_slice(&wsel_ok(dir, &args).stdout).expect("the placement as JSON");
-    json["layers"]
-        .as_array()
-        .expect("placed layers")
+    json["layers"].as_array().expect("placed layers").clone()
+}
+
+/// The names of the placed layers (see [`placed`]).
+fn stages(dir: &Path, target: &str, extra: &[&str]) -> Vec<String> {
+    let layers = placed(dir, target, extra);
+    let name = |l: &serde_json::Value| l["name"].as_str().expect("a name").to_string();
+    layers.iter().map(name).collect()
+}
+
+/// The logical rows of the placed layers (see [`placed`]).
+fn rows(dir: &Path, target: &str, extra: &[&str]) -> Vec<u64> {
+    let layers = placed(dir, target, extra);
+    layers
         .iter()
-        .map(|l| l["name"].as_str().expect("a name").to_string())
+        .map(|l| l["rows"].as_u64().expect("rows"))
         .collect()
 }
 
@@ -130,21 +141,6 @@ fn pair_program(lin_where: &str, twin_where: &str) -> String {
     param b1: f32[16] from \"b1.npy\";
     return relu(lin(x, w1, b1));
 }\n"
-}
-
-/// The logical rows of every placed layer of `wsel map` on `target` (with `extra` flags).
-fn rows(dir: &Path, target: &str, extra: &[&str]) -> Vec<u64> {
-    let mut args = vec!["map", "m.wse", "--mode", "pipelined", "--target", target];
-    args.extend(["--copies", "1", "--format", "json"]);
-    args.extend(extra);
-    let json: serde_json::Value =
-        serde_json::from_slice(&wsel_ok(dir, &args).stdout).expect("the placement as JSON");
-    json["layers"]
-        .as_array()
-        .expect("placed layers")
-        .iter()
-        .map(|l| l["rows"].as_u64().expect("rows"))
-        .collect()
 }
 
 /// A dense's sums depend on its rows only (each row of PEs adds its part of every column's
