@@ -78,13 +78,20 @@ pub struct AutoMapping {
     pub result: MapResult,
 }
 
-/// Maps `graph` on `target` in auto mode, with the layers' work measured by `work`.
-pub fn map_auto(graph: &LayerGraph, target: &Target, work: &dyn KernelWork) -> AutoMapping {
+/// Maps `graph` on `target` in auto mode, with the layers' work measured by `work`: pipelined
+/// as `fused` (the graph with its fused stages, [`fused_graph`], which `work` measures), else
+/// streaming.
+pub fn map_auto(
+    graph: &LayerGraph,
+    fused: &LayerGraph,
+    target: &Target,
+    work: &dyn KernelWork,
+) -> AutoMapping {
     let options = MapOptions {
         work: Some(work),
         ..MapOptions::default()
     };
-    let pipelined = wsel_map::map(graph, target, Mode::Pipelined, &options);
+    let pipelined = wsel_map::map(fused, target, Mode::Pipelined, &options);
     if pipelined.placement.is_some() {
         return AutoMapping {
             mode: Mode::Pipelined,
@@ -158,8 +165,11 @@ pub fn cached_map_auto<'db>(
             return mapped;
         }
     }
-    let work = KernelDryRuns::new(db, model, target).keeping(&MEASURED);
-    let mapped = Arc::new(map_auto(graph, target, &work));
+    let work = KernelDryRuns::new(db, model, target)
+        .shaped(&|g| Some(fused_graph(db, g)))
+        .keeping(&MEASURED);
+    let fused = fused_graph(db, graph);
+    let mapped = Arc::new(map_auto(graph, &fused, target, &work));
     let key = MappingKey {
         target: target.name.clone(),
         graph: graph.clone(),
@@ -169,6 +179,14 @@ pub fn cached_map_auto<'db>(
     cache.insert(0, (key, Arc::clone(&mapped)));
     cache.truncate(CACHED_MAPPINGS);
     mapped
+}
+
+/// `graph` with the stages pipelined inference fuses, as `wsel map` maps it: a layer and the
+/// layer that alone reads its result (a `dense` and its `relu`) as one, `dense#1+relu#1`
+/// (`wsel_map::fusion`, `docs/mapping.md` §4).
+pub fn fused_graph(db: &dyn Db, graph: &LayerGraph) -> LayerGraph {
+    let twins = |g: &LayerGraph, p: usize, r: usize| wsel_lower::fused_twin(db, g, p, r);
+    wsel_map::fusion::fused(graph, &twins)
 }
 
 /// Forgets every cached mapping, and with `measurements` every kept dry run too (for
@@ -196,7 +214,8 @@ fn enclosing_model<'db>(ctx: &FileCtx<'db>, span: &ast::Span) -> Option<ItemId<'
 /// region, PE count, SRAM per PE and estimated cycles per sample, as Markdown. Every figure
 /// comes from `wsel_map::map` on the model's layer graph (batch from the file's `run` item,
 /// else 1) with the work `wsel map` measures; when the model does not map, the mapper's first
-/// diagnostic is shown instead.
+/// diagnostic is shown instead. A call fused into a stage with another (`dense#1+relu#1`,
+/// [`fused_graph`]) shows that stage, and says so.
 /// `None` when the call is not in a model's layer graph.
 pub fn mapping_summary(ctx: &FileCtx<'_>, call: &CallBinding) -> Option<String> {
     let db = ctx.db;
@@ -249,10 +268,11 @@ pub fn mapping_summary(ctx: &FileCtx<'_>, call: &CallBinding) -> Option<String> 
             first.message
         ));
     };
+    // A fused layer is placed as its stage, named by both calls (`dense#1+relu#1`).
     let index = placement
         .layers
         .iter()
-        .position(|l| l.name == instance.name)?;
+        .position(|l| l.name.split('+').any(|n| n == instance.name))?;
     let placed = &placement.layers[index];
     let mode = match (mapped.mode, &mapped.pipelined_failure) {
         (Mode::Pipelined, _) => "pipelined (auto)".to_string(),
@@ -270,6 +290,13 @@ pub fn mapping_summary(ctx: &FileCtx<'_>, call: &CallBinding) -> Option<String> 
         "{title} (`{}`, batch {})\n- mode: {mode}\n",
         placed.name, placement.batch
     );
+    if placed.name != instance.name {
+        out.push_str(&format!(
+            "- fused into the stage `{}` (docs/mapping.md §4): one region runs both layers, \
+             and the figures below are the stage's\n",
+            placed.name
+        ));
+    }
     out.push_str(&format!(
         "- region: {} × {} at fabric ({}, {}){transposed}\n",
         placed.rows, placed.cols, placed.rect.x, placed.rect.y

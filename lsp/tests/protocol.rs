@@ -187,7 +187,7 @@ async fn hover_on_a_layer_call_shows_its_mapping_on_dev() {
     // The same figures, recomputed here as `wsel map --target dev` computes them (the driver's
     // `map_graph` in auto mode, default copies): the file's layer graph (digits' `run` item
     // sets no batch: 1) mapped on `dev` with the kernels' work measured by dry runs, pipelined
-    // first.
+    // first, with its fused stages (`dense#1+relu#1`, `wsel_map::fusion`).
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/main.wse");
     let path = path.canonicalize().unwrap_or(path);
     let mut db = wsel_sema::Database::default();
@@ -197,15 +197,16 @@ async fn hover_on_a_layer_call_shows_its_mapping_on_dev() {
     let (graph, lowering) = wsel_lower::layer_graph(&db, model, 1);
     assert!(lowering.is_empty(), "{lowering:#?}");
     let target = wsel_target::Target::preset("dev").expect("the dev preset");
-    let work = wsel_estimate::KernelDryRuns::new(&db, model, &target);
+    let fused = |g: &wsel_ir::graph::LayerGraph| wsel_lsp::layer_call::fused_graph(&db, g);
+    let work = wsel_estimate::KernelDryRuns::new(&db, model, &target).shaped(&|g| Some(fused(g)));
     let options = wsel_map::MapOptions {
         work: Some(&work),
         ..wsel_map::MapOptions::default()
     };
     let map = |mode| {
-        let per_copy = &mut |b| wsel_estimate::lower_for_batch(&db, model, b);
+        let per_copy = &mut |b| wsel_estimate::lower_for_batch(&db, model, b).map(|g| fused(&g));
         let copies = wsel_map::Copies::Auto;
-        wsel_map::map_batch(&graph, per_copy, &target, mode, &options, copies).result
+        wsel_map::map_batch(&fused(&graph), per_copy, &target, mode, &options, copies).result
     };
     let (placement, mode) = match map(wsel_ir::graph::Mode::Pipelined).placement {
         Some(p) => (p, "pipelined"),
@@ -227,11 +228,11 @@ async fn hover_on_a_layer_call_shows_its_mapping_on_dev() {
     let placed = placement
         .layers
         .iter()
-        .find(|l| l.name == instance.name)
-        .expect("the instance is placed");
+        .find(|l| l.name == "dense#1+relu#1")
+        .expect("the instance is placed, fused with its relu");
 
     assert!(
-        value.contains("**Mapping on `dev`** (`dense#1`, batch 1)"),
+        value.contains("**Mapping on `dev`** (`dense#1+relu#1`, batch 1)"),
         "{value}"
     );
     assert!(value.contains(&format!("- mode: {mode} (auto")), "{value}");

@@ -48,6 +48,7 @@ impl Settings {
             copies: self.copies,
             micro_order: self.micro_order,
             one_region: false,
+            fuse: true,
             inputs: &[],
             read_inputs: false,
             params_in_memory: &[],

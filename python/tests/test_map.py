@@ -8,7 +8,7 @@ def test_map_renders_as_svg(digits):
     svg = placement._repr_svg_()
     assert svg.lstrip().startswith("<svg") and svg.rstrip().endswith("</svg>")
     names = [layer["name"] for layer in placement.layers]
-    assert names == ["dense#1", "relu#1", "dense#2", "relu#2", "dense#3", "softmax#1"]
+    assert names == ["dense#1+relu#1", "dense#2+relu#2", "dense#3", "softmax#1"]
     for name in names:
         assert name in svg
     assert "dense#1" in str(placement)

@@ -41,14 +41,16 @@ def forward(model, x, p):
     return h2 + (h2 @ p["w4"] + p["b4"])
 
 
-def main():
+def write(argv, layers, forward, seed):
+    """Parses MODEL DIR from `argv`, draws x and MODEL's `layers[MODEL]` dense layers' weights
+    from `seed`, and writes them and forward(MODEL, x, weights) in float64 into DIR."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("model", choices=sorted(LAYERS))
+    ap.add_argument("model", choices=sorted(layers))
     ap.add_argument("dir", type=Path)
-    args = ap.parse_args()
-    rng = np.random.default_rng(23)
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(seed)
     params = {}
-    for i in range(1, LAYERS[args.model] + 1):
+    for i in range(1, layers[args.model] + 1):
         params[f"w{i}"] = rng.uniform(-0.5, 0.5, (FEATURES, FEATURES)).astype(np.float32)
         params[f"b{i}"] = rng.uniform(-0.2, 0.2, FEATURES).astype(np.float32)
     x = rng.uniform(-1.0, 1.0, (SAMPLES, FEATURES)).astype(np.float32)
@@ -63,4 +65,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    write(None, LAYERS, forward, 23)

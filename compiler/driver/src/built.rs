@@ -20,10 +20,11 @@ use crate::inputs::{NamedInput, batch_and_inputs};
 use crate::pipeline::{
     BuildError, Compiled, Loaded, Lowerings, ModeDecision, ModeRequest, choose_backend,
     choose_micro_order, choose_mode, choose_target, compile_layers, hang_checks,
-    load_and_check_source, map_graph, pick_model, relay, stage,
+    load_and_check_source, map_graph, pick_model, pipelined, stage,
 };
 use crate::render::SourceTexts;
 use crate::tensor::Tensor;
+use crate::unfused::Unfused;
 use wsel_estimate::kernel_work::KernelDryRuns;
 use wsel_estimate::{cost_model, lower_for_batch};
 
@@ -44,6 +45,9 @@ pub struct BuildRequest<'a> {
     pub micro_order: Option<wsel_map::MicroOrder>,
     /// Weight streaming on one region, no per-layer rows (`--one-region`).
     pub one_region: bool,
+    /// In pipelined mode, fuse a layer and the layer that alone reads its result into one
+    /// stage where they have a twin (`--no-fuse` turns it off; docs/mapping.md §4, "Fusion").
+    pub fuse: bool,
     /// Overrides of the `run` item's inputs (`--input NAME=PATH`, arrays in memory).
     pub inputs: &'a [NamedInput],
     /// Read the model inputs, and check the `param` files at their `param` lines (a run needs
@@ -69,6 +73,7 @@ impl<'a> BuildRequest<'a> {
             copies: model.copies,
             micro_order: model.micro_order.map(MicroOrderArg::order),
             one_region: model.one_region,
+            fuse: !model.no_fuse,
             inputs: &[],
             read_inputs: false,
             params_in_memory: &[],
@@ -95,6 +100,8 @@ pub struct Built {
     pub micro_order: wsel_map::MicroOrder,
     /// Whether one region was asked for in weight streaming.
     pub one_region: bool,
+    /// Whether pipelined mode fused layers (`BuildRequest::fuse`).
+    pub fuse: bool,
     pub backend: Backend,
     /// Samples in the batch, over all copies.
     pub batch: u64,
@@ -182,10 +189,12 @@ fn steps(
     let micro_order = choose_micro_order(request.micro_order, config.as_ref());
     let per_copy = &mut |b| lower_for_batch(db, model, b);
     let staged = &|g: &LayerGraph| stage(db, g);
-    let relayed = &|g: &LayerGraph| relay(db, g);
+    let relayed = &|g: &LayerGraph| pipelined(db, g, request.fuse);
     let chunked = &|g: &LayerGraph, chunks: &[(usize, u32)]| crate::pipeline::chunk(db, g, chunks);
     let parked = &|g: &LayerGraph| crate::pipeline::park(db, g);
     let relaid = &|g: &LayerGraph, m: &[_]| crate::pipeline::relayout(db, g, m);
+    let apart = &|g: &LayerGraph| pipelined(db, g, false);
+    let apart_work = KernelDryRuns::new(db, model, &target).shaped(&|g| apart(g).ok());
     let lowerings = Lowerings {
         per_copy,
         staged,
@@ -195,8 +204,12 @@ fn steps(
         relaid,
         micro_order,
         one_region: request.one_region,
+        unfused: request.fuse.then_some(Unfused {
+            relayed: apart,
+            work: &apart_work,
+        }),
     };
-    let work = KernelDryRuns::new(db, model, &target);
+    let work = KernelDryRuns::new(db, model, &target).shaped(&|g| relayed(g).ok());
     let (graph, placement, decision) =
         map_graph(&graph, lowerings, &work, &target, mode, request.copies)?;
     let backend = choose_backend(request.backend).map_err(BuildError::Message)?;
@@ -220,6 +233,7 @@ fn steps(
         copies_request: request.copies,
         micro_order,
         one_region: request.one_region,
+        fuse: request.fuse,
         backend,
         batch: data.batch,
         inputs: data.inputs,

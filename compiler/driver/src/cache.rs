@@ -124,6 +124,9 @@ fn settings_named(request: &BuildRequest<'_>) -> Vec<String> {
     if request.one_region {
         parts.push("one-region".to_string());
     }
+    if !request.fuse {
+        parts.push("no-fuse".to_string());
+    }
     if request.backend != crate::cli::BackendArg::Cranelift {
         parts.push(format!("{:?}", request.backend).to_lowercase());
     }
@@ -348,7 +351,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             Ok(hash) => hash,
             Err(why) => return Lookup::Stale(why),
         },
-        mode: mode_key(mode, micro_order, request.one_region),
+        mode: mode_key(mode, micro_order, request.one_region, request.fuse),
         batch: data.batch,
         copies: request.copies.to_string(),
         backend: backend.name().to_string(),
@@ -387,6 +390,7 @@ fn lookup(path: &Path, request: &BuildRequest<'_>) -> Lookup {
             copies_request: request.copies,
             micro_order,
             one_region: request.one_region,
+            fuse: request.fuse,
             backend,
             batch: data.batch,
             inputs: data.inputs,
@@ -486,7 +490,12 @@ impl Key {
             choices: Choices {
                 target_name: built.target.name.clone(),
                 target_hash: target_hash(&built.target)?,
-                mode: mode_key(built.mode_request, built.micro_order, built.one_region),
+                mode: mode_key(
+                    built.mode_request,
+                    built.micro_order,
+                    built.one_region,
+                    built.fuse,
+                ),
                 batch: built.batch,
                 copies: built.copies_request.to_string(),
                 backend: built.backend.name().to_string(),
@@ -582,16 +591,26 @@ fn target_hash(target: &wsel_target::Target) -> Result<[u8; 32], String> {
     Ok(*blake3::hash(&json).as_bytes())
 }
 
-/// The mode asked for, with the micro-batch order when one was asked for.
-fn mode_key(mode: ModeRequest, order: wsel_map::MicroOrder, one_region: bool) -> String {
+/// The mode asked for, with the micro-batch order when one was asked for, one region, and
+/// no fusion.
+fn mode_key(
+    mode: ModeRequest,
+    order: wsel_map::MicroOrder,
+    one_region: bool,
+    fuse: bool,
+) -> String {
     let key = match order {
         wsel_map::MicroOrder::Auto => mode_name(mode).to_string(),
         wsel_map::MicroOrder::Micro => format!("{}, micro-order micro", mode_name(mode)),
         wsel_map::MicroOrder::Layer => format!("{}, micro-order layer", mode_name(mode)),
     };
-    match one_region {
+    let key = match one_region {
         true => format!("{key}, one region"),
         false => key,
+    };
+    match fuse {
+        true => key,
+        false => format!("{key}, no fusion"),
     }
 }
 

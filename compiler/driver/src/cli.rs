@@ -275,6 +275,11 @@ pub struct ModelArgs {
     /// estimate faster (docs/running.md, "How weight streaming runs").
     #[arg(long)]
     pub one_region: bool,
+    /// In pipelined mode, give every layer its own region and stage, even a relu or gelu that
+    /// alone reads a dense's result, which otherwise runs in the dense's region
+    /// (docs/mapping.md §4, "Fusion").
+    #[arg(long)]
+    pub no_fuse: bool,
 }
 
 #[derive(Debug, clap::Args)]

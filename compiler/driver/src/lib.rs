@@ -44,3 +44,4 @@ pub mod train_rows;
 pub mod train_session;
 pub mod train_settings;
 pub mod training;
+pub mod unfused;

@@ -19,6 +19,7 @@ use wsel_target::Target;
 
 use crate::cli::{BackendArg, ModeArg};
 use crate::status::Status;
+use crate::unfused::{PipelinedLowerings, Unfused, map_pipelined};
 use wsel_map::report::group;
 
 /// Why a build stopped: the program has errors (rendered by the caller), or something outside
@@ -253,7 +254,7 @@ pub type Mapping = (LayerGraph, Placement, ModeDecision);
 
 /// How the mapper gets the model lowered other ways: for another batch size (a copy's share
 /// of the batch, a micro-batch), staged for weight streaming (`wsel_lower::staged_graph`), and
-/// with relays for pipelined mode (`wsel_lower::relayed_graph`).
+/// as pipelined mode maps it ([`pipelined`]: fused, with relays).
 pub struct Lowerings<'a> {
     pub per_copy: &'a mut dyn FnMut(u64) -> Result<LayerGraph, Vec<Diagnostic>>,
     pub staged: &'a dyn Fn(&LayerGraph) -> Result<LayerGraph, Vec<Diagnostic>>,
@@ -270,7 +271,14 @@ pub struct Lowerings<'a> {
     pub micro_order: wsel_map::MicroOrder,
     /// Weight streaming on one region, no per-layer rows (`--one-region`).
     pub one_region: bool,
+    /// Pipelined mode's way back when the fused graph does not place (`None` with
+    /// `--no-fuse`, where `relayed` fuses nothing).
+    pub unfused: Option<Unfused<'a>>,
 }
+
+/// A mapping in one mode, with a sentence to add to the mode's reason (`crate::unfused`), or
+/// the problems that stopped it.
+type Attempt = Result<(Mapped, Option<String>), Vec<Diagnostic>>;
 
 /// Maps the model in the requested mode; `Auto` tries pipelined (everything resident in
 /// SRAM) and falls back to streaming when pipelined mapping fails. `graph` is the model lowered
@@ -320,32 +328,35 @@ pub(crate) fn map_with_sizes(
         chunked,
         parked,
         relaid,
+        unfused,
         ..
     } = lowerings;
     let (staged, relayed, parked, relaid) = (&**staged, &**relayed, &**parked, &**relaid);
     let chunked = &**chunked;
-    let mut attempt = |mode: Mode| -> Result<Mapped, Vec<Diagnostic>> {
+    let mut attempt = |mode: Mode| -> Attempt {
         if mode == Mode::Pipelined {
-            let mut share = |b: u64| relayed(&per_copy(b)?);
-            return Ok(wsel_map::map_batch(
-                &relayed(graph)?,
-                &mut share,
-                target,
-                mode,
-                &options,
-                copies,
-            ));
+            let lowerings = PipelinedLowerings {
+                per_copy: &mut **per_copy,
+                relayed,
+                unfused: unfused.as_ref(),
+            };
+            return map_pipelined(graph, lowerings, target, &options, copies);
         }
         let whole = staged(graph)?;
         let mut micro = |b: u64| staged(&per_copy(b)?);
-        Ok(wsel_map::map_micro_batches(
+        let mapped = wsel_map::map_micro_batches(
             &whole, &mut micro, chunked, parked, relaid, target, &options,
-        ))
+        );
+        Ok((mapped, None))
     };
-    let placed = |mapped: Result<Mapped, Vec<Diagnostic>>, mode: Mode, reason: String| {
-        let Mapped { result, graph } = mapped?;
+    let placed = |mapped: Attempt, mode: Mode, reason: String| {
+        let (Mapped { result, graph }, note) = mapped?;
         match result.placement {
             Some(placement) => {
+                let reason = match note {
+                    Some(note) => format!("{reason}; {note}"),
+                    None => reason,
+                };
                 let decision = ModeDecision {
                     mode,
                     reason,
@@ -482,6 +493,21 @@ pub fn relay(db: &Database, graph: &LayerGraph) -> Result<LayerGraph, Vec<Diagno
         Some((_, diagnostics)) => Err(diagnostics),
         None => Ok(graph.clone()),
     }
+}
+
+/// `graph` as pipelined mode maps it: a layer and the layer that alone reads its result
+/// (a dense and its relu) fused into one stage where the first's file has a twin for them
+/// (when `fuse`; `wsel_map::fusion`, `wsel_lower::fused_twin`), then relayed ([`relay`]).
+pub fn pipelined(
+    db: &Database,
+    graph: &LayerGraph,
+    fuse: bool,
+) -> Result<LayerGraph, Vec<Diagnostic>> {
+    if !fuse {
+        return relay(db, graph);
+    }
+    let twins = |g: &LayerGraph, p: usize, r: usize| wsel_lower::fused_twin(db, g, p, r);
+    relay(db, &wsel_map::fusion::fused(graph, &twins))
 }
 
 /// Bytes of every weight tensor of the model.

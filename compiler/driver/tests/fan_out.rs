@@ -6,10 +6,9 @@
 //! (`tests/reference/fan_out.py`). Before the fix, every one of them failed to map (E0603).
 
 use std::path::Path;
-use std::process::Command;
 
 mod support;
-use support::{read_f32, repo_root, temp_dir, wsel_ok};
+use support::{off_reference, read_f32, reference_data, wsel_ok};
 
 /// The models of `tests/reference/fan_out.py`: name, number of dense layers, body.
 const MODELS: [(&str, usize, &str); 4] = [
@@ -66,18 +65,7 @@ fn run(dir: &Path, target: &str) -> (String, f64) {
         &out,
     ];
     let report = String::from_utf8_lossy(&wsel_ok(dir, &args).stdout).into_owned();
-    let got = read_f32(&dir.join(&out));
-    let bytes = std::fs::read(dir.join("reference/y.npy")).expect("the reference");
-    let expected: Vec<f64> = npyz::NpyFile::new(&bytes[..])
-        .and_then(|npy| npy.into_vec())
-        .expect("float64 values");
-    assert_eq!(got.len(), expected.len());
-    let error = got
-        .iter()
-        .zip(&expected)
-        .map(|(&a, &b)| (f64::from(a) - b).abs() / b.abs().max(1.0))
-        .fold(0.0, f64::max);
-    (report, error)
+    (report, off_reference(dir, &read_f32(&dir.join(&out))))
 }
 
 /// Every model maps and runs pipelined on `dev` and `wse2`, its result within 1e-5 of the
@@ -87,15 +75,7 @@ fn run(dir: &Path, target: &str) -> (String, f64) {
 #[test]
 fn results_read_by_several_layers_run_pipelined_like_numpy() {
     for (name, layers, body) in MODELS {
-        let dir = temp_dir(name);
-        let status = Command::new("python3")
-            .current_dir(repo_root())
-            .arg("tests/reference/fan_out.py")
-            .arg(name)
-            .arg(&dir)
-            .status()
-            .expect("python3 runs (pip install -r requirements.txt)");
-        assert!(status.success(), "the reference failed for {name}");
+        let dir = reference_data("fan_out.py", name);
         std::fs::write(dir.join("m.wse"), program(layers, body)).expect("write the model");
         for target in ["dev", "wse2"] {
             let (report, error) = run(&dir, target);

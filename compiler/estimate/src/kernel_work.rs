@@ -92,6 +92,18 @@ impl<'db> KernelDryRuns<'db> {
         }
     }
 
+    /// [`KernelDryRuns::new`] for mappings of the model's graph as `shape` makes it from the
+    /// lowered one (pipelined mode's fused and relayed graph, `wsel_map::fusion`): the layer
+    /// indices the mapper asks about are that graph's. `shape` must not depend on the batch;
+    /// where it fails the mapper gets no figures.
+    pub fn shaped(mut self, shape: &dyn Fn(&LayerGraph) -> Option<LayerGraph>) -> Self {
+        self.graphs = self.graphs.and_then(|[one, two]| {
+            let (one, two) = (shape(&one)?, shape(&two)?);
+            (one.layers.len() == two.layers.len()).then_some([one, two])
+        });
+        self
+    }
+
     /// [`KernelDryRuns::new`], reusing the measurements in `kept` whose inputs are unchanged
     /// and keeping the new ones there.
     pub fn keeping(mut self, kept: &'db MeasuredWork) -> Self {

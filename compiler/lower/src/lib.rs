@@ -24,8 +24,8 @@ pub use graph::pipelined_training::{PipelinedTrain, pipelined_training_graphs};
 pub use graph::recompute::{droppable, recomputed};
 pub use graph::training::{TrainGraph, training_graph};
 pub use graph::{
-    GraphKey, chunked_graph, kernel_item, layer_graph, model_graph, parked_graph, relaid_graph,
-    relaid_training, relayed_graph, staged_graph,
+    GraphKey, chunked_graph, fused_twin, kernel_item, layer_graph, model_graph, parked_graph,
+    relaid_graph, relaid_training, relayed_graph, staged_graph,
 };
 pub use kernel::{
     KernelInstanceKey, instance_key, kernel_instance, lower_kernel, lower_kernel_with_spans,

@@ -65,7 +65,8 @@ snapshot!(
             ("m", 2),
             ("samples", 3),
             ("n_total", 7),
-            ("m_total", 4)
+            ("m_total", 4),
+            ("act", 0)
         ]
     )
 );

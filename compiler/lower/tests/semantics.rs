@@ -304,6 +304,7 @@ fn the_stdlib_dense_tile_multiplies_and_adds_its_bias() {
             ("samples", 2),
             ("n_total", 3),
             ("m_total", 2),
+            ("act", 0),
         ],
     );
     let mut sram = Sram::new(&kernel);

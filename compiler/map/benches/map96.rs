@@ -7,11 +7,13 @@
 //! `MAP96_DEAD=7455` (or 0, 50) runs only that case, `MAP96_RUNS=n` times instead of 7;
 //! `MAP96_SVG=path` writes the last case's placement as SVG. Each case also prints the size
 //! ladder: the PEs the least-area sizes take at each stage target (`wsel_map::size_ladder`).
+//! Each `dense` and its `relu` are fused into one stage (`wsel_map::fusion`, as `wsel map`
+//! does: 48 stages); `MAP96_FUSE=0` maps the 96 layers apart (`wsel map --no-fuse`).
 
 use std::time::{Duration, Instant};
 
 use wsel_ir::graph::{Mode, TensorRef};
-use wsel_map::{MapOptions, fixtures, map, report, size_ladder};
+use wsel_map::{MapOptions, fixtures, fusion, map, report, size_ladder};
 use wsel_target::Target;
 
 const RUNS: usize = 7;
@@ -34,6 +36,19 @@ fn model() -> wsel_ir::graph::LayerGraph {
 fn main() {
     let graph = model();
     assert_eq!(graph.layers.len(), 96);
+    let apart = std::env::var("MAP96_FUSE").is_ok_and(|v| v == "0");
+    let graph = match apart {
+        true => graph,
+        false => fusion::fused(&graph, &fixtures::fused_twin),
+    };
+    println!(
+        "map96: {} stages ({})",
+        graph.layers.len(),
+        match apart {
+            true => "every layer apart, MAP96_FUSE=0",
+            false => "each dense fused with its relu",
+        }
+    );
     let only: Option<usize> = std::env::var("MAP96_DEAD")
         .ok()
         .and_then(|v| v.parse().ok());
@@ -69,7 +84,8 @@ fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
     let Some(result) = last else { return };
     let Some(placement) = result.placement else {
         println!(
-            "map96: 96 layers onto {} ({what}): no placement after a median {:.1} ms over {runs} runs (min {:.1} ms, max {:.1} ms): {}",
+            "map96: {} stages onto {} ({what}): no placement after a median {:.1} ms over {runs} runs (min {:.1} ms, max {:.1} ms): {}",
+            graph.layers.len(),
             target.name,
             median.as_secs_f64() * 1e3,
             times[0].as_secs_f64() * 1e3,
@@ -86,7 +102,8 @@ fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
     let mean = stages.iter().sum::<u64>() as f64 / stages.len().max(1) as f64;
     let bottleneck = stages.iter().copied().max().unwrap_or(0);
     println!(
-        "map96: 96 layers onto {} ({} × {} PEs, {what}): median {:.1} ms over {runs} runs (min {:.1} ms, max {:.1} ms)",
+        "map96: {} stages onto {} ({} × {} PEs, {what}): median {:.1} ms over {runs} runs (min {:.1} ms, max {:.1} ms)",
+        graph.layers.len(),
         target.name,
         target.width,
         target.height,

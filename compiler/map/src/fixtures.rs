@@ -491,6 +491,25 @@ pub fn mlp(widths: &[u64], batch: u64, relus: bool) -> LayerGraph {
     graph
 }
 
+/// The fused twin of a [`dense`] and the [`relu`] that alone reads it, as std.nn's
+/// `dense_relu` (`crate::fusion`): the dense's pipelined implementation with `act = 1`, named
+/// by both layers; `None` for any other pair.
+pub fn fused_twin(graph: &LayerGraph, producer: usize, reader: usize) -> Option<LayerInstance> {
+    let (p, r) = (graph.layers.get(producer)?, graph.layers.get(reader)?);
+    if (p.layer.as_str(), r.layer.as_str()) != ("dense", "relu") {
+        return None;
+    }
+    let mut twin = p.clone();
+    twin.name = crate::fusion::fused_name(&p.name, &r.name);
+    twin.layer = "dense_relu".into();
+    twin.cost.flops += r.cost.flops;
+    twin.impls.retain(|i| i.modes.contains(&Mode::Pipelined));
+    for imp in &mut twin.impls {
+        imp.kernel_args.push(("act".to_string(), CExpr::Int(1)));
+    }
+    Some(twin)
+}
+
 /// The backward of [`dense`] in pipelined training (`std.nn`'s `dense_train_back`) on
 /// `R × C`: `dy` multicast up the columns from the south edge, partial `dx` sums passed west
 /// along the rows, `dx` out of the west edge — the forward's streams turned around, so that

@@ -18,6 +18,8 @@
 //! - `routes`: routes between regions and from and to the fabric's edges; `fan_out`: the
 //!   consumers that pass a result read by several layers on to the others;
 //! - `colors`: colors for every stream, reused where routes do not meet;
+//! - [`fusion`]: for pipelined inference, a layer and the layer that alone reads its result
+//!   as one stage, where the producer's file has a fused twin for them (`dense_relu`);
 //! - `ladder`: the PEs the least-area sizes take at each stage target ([`size_ladder`]);
 //! - `batch`: the estimate of a whole batch (fill, period, copies side by side);
 //! - `copies`: replication of the whole pipeline for data parallelism, and the choice of the
@@ -37,6 +39,7 @@ mod expr;
 mod fan_out;
 pub mod fixtures;
 mod fold;
+pub mod fusion;
 mod held_cost;
 mod held_fit;
 mod held_rows;

@@ -81,12 +81,15 @@ pub fn run(args: &MapArgs) -> Status {
     let request = choose_mode(args.model.mode, run_config.as_ref());
     let per_copy = &mut |b| lower_for_batch(&db, model, b);
     let staged = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::stage(&db, g);
-    let relayed = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::relay(&db, g);
+    let fuse = !args.model.no_fuse;
+    let relayed = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::pipelined(&db, g, fuse);
     let chunked = &|g: &wsel_ir::graph::LayerGraph, chunks: &[(usize, u32)]| {
         crate::pipeline::chunk(&db, g, chunks)
     };
     let parked = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::park(&db, g);
     let relaid = &|g: &wsel_ir::graph::LayerGraph, m: &[_]| crate::pipeline::relayout(&db, g, m);
+    let apart = &|g: &wsel_ir::graph::LayerGraph| crate::pipeline::pipelined(&db, g, false);
+    let apart_work = KernelDryRuns::new(&db, model, &target).shaped(&|g| apart(g).ok());
     let lowerings = crate::pipeline::Lowerings {
         per_copy,
         staged,
@@ -99,8 +102,12 @@ pub fn run(args: &MapArgs) -> Status {
             run_config.as_ref(),
         ),
         one_region: args.model.one_region,
+        unfused: fuse.then_some(crate::unfused::Unfused {
+            relayed: apart,
+            work: &apart_work,
+        }),
     };
-    let work = KernelDryRuns::new(&db, model, &target);
+    let work = KernelDryRuns::new(&db, model, &target).shaped(&|g| relayed(g).ok());
     let (graph, placement, decision) = match map_graph(
         &graph,
         lowerings,

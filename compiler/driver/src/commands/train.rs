@@ -215,6 +215,7 @@ fn test_accuracy(
         copies: wsel_map::Copies::Auto,
         micro_order: Some(wsel_map::MicroOrder::Micro),
         one_region: false,
+        fuse: true,
         inputs: &inputs,
         read_inputs: true,
         params_in_memory: &names,

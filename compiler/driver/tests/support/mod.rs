@@ -44,6 +44,35 @@ pub fn temp_dir(name: &str) -> Scratch {
     Scratch(dir.expect("scratch folder"))
 }
 
+/// A new scratch folder (see [`Scratch`]) with what `tests/reference/{script}` writes for
+/// model `name`: its input `x.npy`, its weights, and its float64 result `reference/y.npy`.
+pub fn reference_data(script: &str, name: &str) -> Scratch {
+    let dir = temp_dir(name);
+    let status = std::process::Command::new("python3")
+        .current_dir(repo_root())
+        .arg(format!("tests/reference/{script}"))
+        .arg(name)
+        .arg(&dir)
+        .status()
+        .expect("python3 runs (pip install -r requirements.txt)");
+    assert!(status.success(), "the reference failed for {name}");
+    dir
+}
+
+/// The largest difference of `got` from `dir`'s `reference/y.npy` (float64), relative to
+/// max(1, |reference|).
+pub fn off_reference(dir: &Path, got: &[f32]) -> f64 {
+    let bytes = std::fs::read(dir.join("reference/y.npy")).expect("the reference");
+    let expected: Vec<f64> = npyz::NpyFile::new(&bytes[..])
+        .and_then(|npy| npy.into_vec())
+        .expect("float64 values");
+    assert_eq!(got.len(), expected.len());
+    got.iter()
+        .zip(&expected)
+        .map(|(&a, &b)| (f64::from(a) - b).abs() / b.abs().max(1.0))
+        .fold(0.0, f64::max)
+}
+
 /// The backends this build has: the interpreter, cranelift and, with the `llvm` feature,
 /// llvm.
 pub fn backends() -> Vec<&'static str> {

@@ -6,6 +6,7 @@
 
 mod chunking;
 pub mod cost;
+mod fusion;
 mod implementation;
 mod instance;
 mod parking;
@@ -25,6 +26,7 @@ mod switch;
 pub mod training;
 
 pub use chunking::chunked_graph;
+pub use fusion::fused_twin;
 pub use parking::parked_graph;
 pub use relayout::{relaid_graph, relaid_training};
 pub use relays::relayed_graph;
