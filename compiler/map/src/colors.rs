@@ -4,14 +4,14 @@
 //! hops cross. Colors are a greedy colouring of that conflict graph, most-constrained class
 //! first; more colors than the target has is E0602 at the layer whose streams found none free.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use wsel_diagnostic::Diagnostic;
 use wsel_target::{Coord, Rect};
 
 use crate::diagnostics as diag;
 use crate::placement::{Color, Orientation};
-use crate::routes::Routed;
+use crate::routes::{RawTransfer, Routed};
 use crate::search::{Choice, Problem};
 
 /// The color of every slot class.
@@ -50,22 +50,10 @@ pub(crate) fn assign(
         }
     }
     // Routers crossed by hops: the classes there, and the classes of a region there.
-    let mut at: HashMap<Coord, Vec<usize>> = HashMap::new();
-    for t in &routed.transfers {
-        for h in &t.hops {
-            let v = at.entry(h.at).or_default();
-            if !v.contains(&t.class) {
-                v.push(t.class);
-            }
-        }
-    }
-    for (coord, classes) in &at {
-        let region = region_at(&choice.regions, *coord);
-        for (i, &a) in classes.iter().enumerate() {
-            for &b in &classes[i + 1..] {
-                connect(a, b);
-            }
-            if let Some(l) = region {
+    for (a, b) in crossings(&routed.transfers, &choice.regions) {
+        match b {
+            Met::Class(b) => connect(a, b),
+            Met::Region(l) => {
                 for &b in &layer_classes[l] {
                     connect(a, b);
                 }
@@ -109,10 +97,101 @@ pub(crate) fn assign(
     })
 }
 
+/// What a class's hop meets at a router: another class's hop, or a layer's region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Met {
+    Class(usize),
+    Region(usize),
+}
+
+/// Every distinct `(class, what it meets)` at the routers the `transfers`' hops cross: the
+/// other classes whose hops cross the same router, and the region holding it. The hops are
+/// sorted by router rather than gathered in a map, and each pair is kept once, however many
+/// routers it meets at.
+fn crossings(transfers: &[RawTransfer], regions: &[(Rect, Orientation)]) -> Vec<(usize, Met)> {
+    let mut hops: Vec<(Coord, usize)> = transfers
+        .iter()
+        .flat_map(|t| t.hops.iter().map(move |h| (h.at, t.class)))
+        .collect();
+    hops.sort_unstable();
+    hops.dedup();
+    let mut met: Vec<(usize, Met)> = Vec::new();
+    for router in hops.chunk_by(|x, y| x.0 == y.0) {
+        let region = region_at(regions, router[0].0);
+        for (i, &(_, a)) in router.iter().enumerate() {
+            met.extend(router[i + 1..].iter().map(|&(_, b)| (a, Met::Class(b))));
+            met.extend(region.map(|l| (a, Met::Region(l))));
+        }
+    }
+    met.sort_unstable();
+    met.dedup();
+    met
+}
+
 /// Which of `regions` holds PE `c`: the last that does (the phases of weight streaming share
 /// one). Found among the few regions rather than in a grid of the whole fabric, which on wse2
 /// was 3 MB written for every mapping: 1.4% of examples/mlp_streaming's instructions
 /// (BENCHMARKS.md, "mlp_streaming's last 11%").
 fn region_at(regions: &[(Rect, Orientation)], c: Coord) -> Option<usize> {
     regions.iter().rposition(|(rect, _)| rect.contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::{Endpoint, Hop};
+    use wsel_target::{Dir, PortSet};
+
+    /// A transfer of `class` whose hops cross the routers at `at`.
+    fn crossing(class: usize, at: &[(u32, u32)]) -> RawTransfer {
+        RawTransfer {
+            tensor: format!("t{class}"),
+            part: 0,
+            parts: 1,
+            class,
+            source: Endpoint::Host {
+                input: 0,
+                at: Coord::new(0, 0),
+                side: Dir::West,
+            },
+            destinations: Vec::new(),
+            hops: at
+                .iter()
+                .map(|&(x, y)| Hop {
+                    at: Coord::new(x, y),
+                    rx: PortSet::EMPTY,
+                    tx: PortSet::EMPTY,
+                })
+                .collect(),
+        }
+    }
+
+    /// Hand-derived: class 0 crosses (1, 1) and (2, 1) with class 1 (one pair, however many
+    /// routers), class 2 crosses (2, 1) too and (5, 5) in region 1 twice (two transfers);
+    /// class 1's (1, 1) lies in region 0, where region 1 overlaps it later (the last wins).
+    #[test]
+    fn each_meeting_is_kept_once() {
+        let regions = [
+            (Rect::new(0, 0, 2, 2), Orientation::Identity),
+            (Rect::new(1, 1, 5, 5), Orientation::Identity),
+        ];
+        let transfers = [
+            crossing(0, &[(1, 1), (2, 1), (8, 8)]),
+            crossing(1, &[(1, 1), (2, 1)]),
+            crossing(2, &[(2, 1), (5, 5)]),
+            crossing(2, &[(5, 5)]),
+        ];
+        let met = crossings(&transfers, &regions);
+        assert_eq!(
+            met,
+            vec![
+                (0, Met::Class(1)),
+                (0, Met::Class(2)),
+                (0, Met::Region(1)),
+                (1, Met::Class(2)),
+                (1, Met::Region(1)),
+                (2, Met::Region(1)),
+            ]
+        );
+    }
 }

@@ -288,8 +288,10 @@ pub(crate) fn place_copies(
     ) else {
         return (None, diagnostics);
     };
-    let tiled = match Core::of(&copy0) {
-        Some(core) if wanted > 1 => {
+    // Cutting the core walks every PE's routes: only worth it when copies are wanted.
+    let core = (wanted > 1).then(|| Core::of(&copy0)).flatten();
+    let tiled = match core {
+        Some(core) => {
             let mut best: Option<Placement> = None;
             for gap in gaps(&core) {
                 // Wider gaps leave no more slots than this one has.
@@ -310,7 +312,7 @@ pub(crate) fn place_copies(
             }
             best
         }
-        _ => None,
+        None => None,
     };
     let mut whole = match tiled {
         Some(p) => p,
