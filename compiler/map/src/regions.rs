@@ -794,7 +794,7 @@ mod tests {
         let moves: Vec<Vec<u64>> = (0..36).map(|_| (0..5).map(|_| next()).collect()).collect();
         let relayout = |l: usize, from: u32, to: u32| {
             let c = moves[(from as usize - 1) * 6 + to as usize - 1][l];
-            (c % 11 != 0).then_some(c)
+            (!c.is_multiple_of(11)).then_some(c)
         };
         let costed = RefCell::new(0usize);
         let costs = Costs {

@@ -5,19 +5,22 @@
 use super::*;
 use crate::fixtures;
 
+/// A chosen region: its rectangle, rows, columns, estimated total and phase estimates.
+type Chosen = Option<(Rect, u32, u32, u64, Vec<Estimate>)>;
+
 /// The counted choice by its definition: every size placed, then compared.
 fn placed_first(
     graph: &LayerGraph,
     impls: &[usize],
     target: &Target,
     options: &MapOptions,
-) -> Option<(Rect, u32, u32, u64, Vec<Estimate>)> {
+) -> Chosen {
     let dead = DeadIndex::new(target);
     let sides = stream_sides(graph, impls);
     let max_cols = u32::try_from(graph.batch.max(1))
         .unwrap_or(u32::MAX)
         .min(target.width);
-    let mut best: Option<(Rect, u32, u32, u64, Vec<Estimate>)> = None;
+    let mut best: Chosen = None;
     for rows in lengths(target.height, options) {
         for cols in lengths(max_cols, options) {
             let held = held_fit::overflow(graph, impls, (rows, cols), limit(target, options));
@@ -42,14 +45,7 @@ fn placed_first(
 
 /// `graph`'s region as `choose_region` chooses it and as its definition does (neither when
 /// the model cannot stream on `target`).
-fn both(
-    graph: &LayerGraph,
-    target: &Target,
-    options: &MapOptions,
-) -> (
-    Option<(Rect, u32, u32, u64, Vec<Estimate>)>,
-    Option<(Rect, u32, u32, u64, Vec<Estimate>)>,
-) {
+fn both(graph: &LayerGraph, target: &Target, options: &MapOptions) -> (Chosen, Chosen) {
     let Ok(impls) = prepare(graph, target, false) else {
         return (None, None);
     };
