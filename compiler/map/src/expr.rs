@@ -89,6 +89,21 @@ pub fn kernel_args(
         .collect()
 }
 
+/// Whether every kernel argument of `imp` evaluates on a logical `rows × cols` region:
+/// [`kernel_args`]`.is_ok()` without building the arguments (the region choice asks it of
+/// every size it tries).
+pub(crate) fn kernel_args_evaluate(
+    layer: &LayerInstance,
+    imp: &LayerImpl,
+    rows: u32,
+    cols: u32,
+) -> bool {
+    let env = region_env(layer, imp, rows, cols);
+    imp.kernel_args
+        .iter()
+        .all(|(_, e)| e.eval(&|s| env.lookup(s)).is_ok())
+}
+
 /// The names of `layer`'s expressions bound for implementation `imp` on a `rows × cols`
 /// region.
 pub(crate) fn region_env<'a>(
@@ -158,5 +173,25 @@ mod tests {
         assert_eq!(show(&e), "N % R == 0");
         assert!(mentions(&e, "R"));
         assert!(!mentions(&e, "C"));
+    }
+
+    /// `dense` (64 → 32, 8 samples) with a kernel argument `N / (R - 2)` added: it has no
+    /// value on 2 rows (division by zero) and one on 1 or 4; the check without the arguments
+    /// says so exactly where building them fails.
+    #[test]
+    fn kernel_arguments_evaluate_where_they_can_be_built() {
+        let graph = crate::fixtures::mlp(&[64, 32], 8, false);
+        let mut layer = graph.layers[0].clone();
+        let imp = &mut layer.impls[1];
+        let r_less_2 = bin(CBinOp::Sub, CExpr::Var("R".into()), CExpr::Int(2));
+        imp.kernel_args.push((
+            "q".into(),
+            bin(CBinOp::Div, CExpr::Var("N".into()), r_less_2),
+        ));
+        let imp = &layer.impls[1];
+        for (rows, cols, evaluates) in [(1, 1, true), (2, 4, false), (4, 8, true)] {
+            assert_eq!(kernel_args_evaluate(&layer, imp, rows, cols), evaluates);
+            assert_eq!(kernel_args(&layer, imp, rows, cols).is_ok(), evaluates);
+        }
     }
 }

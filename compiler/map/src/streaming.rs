@@ -29,7 +29,7 @@ use wsel_ir::graph::{
 use wsel_target::{Rect, Target};
 
 use crate::diagnostics as diag;
-use crate::expr::{Env, kernel_args, side_names};
+use crate::expr::{Env, kernel_args_evaluate, side_names};
 use crate::place::DeadIndex;
 use crate::placement::{EdgePoint, Endpoint, Estimate, Placement};
 use crate::{MapOptions, MapResult, copies, held_fit, regions, search};
@@ -482,15 +482,24 @@ fn choose_region(
         Some(&(rows, cols)) => (vec![rows], vec![cols]),
         None => (lengths(target.height), lengths(max_cols)),
     };
-    let candidate = |rows: u32, cols: u32, work: Work| -> Option<Region> {
+    // Where a `rows × cols` region may go: every phase allowed there, beside any held
+    // weights, on a rectangle clear of defects.
+    let place = |rows: u32, cols: u32| -> Option<Rect> {
         if !all_allowed(graph, impls, (rows, cols), target, options)
             || held_fit::overflow(graph, impls, (rows, cols), limit(target, options)).is_some()
         {
             return None;
         }
-        let rect = first_clean(&dead, target, rows, cols, &sides)?;
+        first_clean(&dead, target, rows, cols, &sides)
+    };
+    let estimated = |rows: u32, cols: u32, work: Work| {
         let estimates = estimates(graph, impls, target, options, (rows, cols), work);
         let total = total_cycles(graph, &estimates, target);
+        (estimates, total)
+    };
+    let candidate = |rows: u32, cols: u32, work: Work| -> Option<Region> {
+        let rect = place(rows, cols)?;
+        let (estimates, total) = estimated(rows, cols, work);
         Some(Region {
             rect,
             rows,
@@ -500,16 +509,20 @@ fn choose_region(
         })
     };
     let better = |a: &Region, b: &Region| (a.total, a.rows * a.cols) < (b.total, b.rows * b.cols);
-    let mut best: Option<Region> = None;
+    // A counted estimate needs no place: the sizes are placed in the order of their
+    // estimates (the smaller on ties, then the first tried), and the first that may be
+    // placed wins, as if every size had been placed and then compared.
+    let mut order: Vec<(u64, u32, usize, u32, u32)> = Vec::new();
     for &rows in &all_rows {
         for &cols in &all_cols {
-            if let Some(region) = candidate(rows, cols, Work::Counted)
-                && best.as_ref().is_none_or(|b| better(&region, b))
-            {
-                best = Some(region);
-            }
+            let total = estimated(rows, cols, Work::Counted).1;
+            order.push((total, rows * cols, order.len(), rows, cols));
         }
     }
+    order.sort_unstable();
+    let best = order
+        .iter()
+        .find_map(|&(_, _, _, rows, cols)| candidate(rows, cols, Work::Counted));
     // Multiply-adds understate a kernel's task work, and so the rows a phase needs to keep
     // up with the store: with the work measured, the chosen columns take more rows while
     // that shortens the run (it falls until the store binds, then the chains lengthen it).
@@ -660,7 +673,7 @@ pub(crate) fn allowed(
 /// Whether the implementation may run on `rows × cols`, SRAM aside: its kernel arguments
 /// evaluate, its fixed sides have those sizes and its `where` conditions hold.
 fn meets_conditions(layer: &LayerInstance, imp: &LayerImpl, rows: u32, cols: u32) -> bool {
-    kernel_args(layer, imp, rows, cols).is_ok()
+    kernel_args_evaluate(layer, imp, rows, cols)
         && fixed_side_holds(layer, &imp.rows, rows)
         && fixed_side_holds(layer, &imp.cols, cols)
         && {
@@ -771,7 +784,7 @@ pub(crate) fn phase_estimate(
     let fma = u64::from(target.fp32.fma.max(1));
     let samples_per_col = batch.div_ceil(u64::from(cols));
     let compute = work.unwrap_or_else(|| {
-        (layer.cost.flops * samples_per_col).div_ceil(2 * u64::from(rows) * fma)
+        (layer.cost.flops.saturating_mul(samples_per_col)).div_ceil(2 * u64::from(rows) * fma)
     });
     let (ramp, store_bytes) = streamed_weights(graph, layer, imp, rows);
     let store = store_bytes.div_ceil(store_bytes_per_cycle.max(1));
@@ -1077,3 +1090,6 @@ fn merge(mut whole: Placement, more: Placement) -> Placement {
     whole.outputs.extend(more.outputs);
     whole
 }
+
+#[cfg(test)]
+mod tests;

@@ -2,6 +2,7 @@
 //! exactly as `wsel_ir::kernel` defines it and charging exactly what `wsel_ir::cost` says.
 //! It is the ground truth the JIT backends are tested against.
 
+mod costs;
 mod expr;
 mod frame;
 mod stmt;
@@ -10,6 +11,7 @@ use wsel_abi::TaskCtx;
 use wsel_ir::cost::CostModel;
 use wsel_ir::kernel::{KernelIr, TaskId};
 
+use costs::BlockCosts;
 use frame::{Frame, Halt};
 
 /// A kernel prepared for interpretation.
@@ -17,6 +19,8 @@ use frame::{Frame, Halt};
 pub struct Interpreter {
     kernel: KernelIr,
     cost: CostModel,
+    /// Per task, its body's fixed cycles statement by statement.
+    costs: Vec<BlockCosts>,
 }
 
 impl Interpreter {
@@ -25,6 +29,11 @@ impl Interpreter {
         Interpreter {
             kernel: kernel.clone(),
             cost: *cost,
+            costs: kernel
+                .tasks
+                .iter()
+                .map(|task| BlockCosts::of(&task.body, cost))
+                .collect(),
         }
     }
 
@@ -35,14 +44,16 @@ impl Interpreter {
     /// `ctx` must point to a [`TaskCtx`] that upholds the invariants of `wsel_abi` for the
     /// whole call. A task the kernel does not have gives [`wsel_abi::STATUS_ERROR`].
     pub unsafe fn run(&self, task: TaskId, ctx: *mut TaskCtx) -> u32 {
-        let Some(task) = self.kernel.tasks.get(task.0 as usize) else {
+        let index = task.0 as usize;
+        let (Some(task), Some(costs)) = (self.kernel.tasks.get(index), self.costs.get(index))
+        else {
             return wsel_abi::STATUS_ERROR;
         };
         // SAFETY: the caller guarantees `ctx` is valid for the whole call.
         let mut frame = unsafe { Frame::new(&self.kernel, task, &self.cost, ctx) };
         let outcome = frame
             .check_sram()
-            .and_then(|()| frame.exec_block(&task.body));
+            .and_then(|()| frame.exec_block(&task.body, costs));
         match outcome {
             Ok(()) | Err(Halt::Return) => {
                 frame.flush_cycles();

@@ -5,6 +5,7 @@
 use wsel_ir::cost;
 use wsel_ir::kernel::{AssignOp, ScalarTy, Slice, Stmt, TaskId, VExpr};
 
+use super::costs::{BlockCosts, StmtCosts};
 use super::expr::Prepared;
 use super::frame::{Frame, Halt, Step};
 use crate::check::expr_ty;
@@ -12,12 +13,16 @@ use crate::faults::FAULT_SLICE_LENGTH;
 use crate::semantics;
 
 impl Frame<'_> {
-    pub(super) fn exec_block(&mut self, stmts: &[Stmt]) -> Step {
-        stmts.iter().try_for_each(|stmt| self.exec(stmt))
+    /// Runs `stmts`, whose fixed cycles `costs` holds.
+    pub(super) fn exec_block(&mut self, stmts: &[Stmt], costs: &BlockCosts) -> Step {
+        stmts
+            .iter()
+            .zip(&costs.0)
+            .try_for_each(|(stmt, costs)| self.exec(stmt, costs))
     }
 
-    fn exec(&mut self, stmt: &Stmt) -> Step {
-        self.charge(cost::stmt_fixed_cycles(stmt, self.cost));
+    fn exec(&mut self, stmt: &Stmt, costs: &StmtCosts) -> Step {
+        self.charge(costs.fixed);
         match stmt {
             Stmt::SetLocal { local, value } => {
                 self.locals[local.0 as usize] = self.eval(value)?;
@@ -61,18 +66,18 @@ impl Frame<'_> {
                 while less_than(ty, counter, hi) {
                     self.charge_iteration()?;
                     self.locals[local.0 as usize] = counter;
-                    self.exec_block(body)?;
+                    self.exec_block(body, &costs.bodies[0])?;
                     counter = counter.wrapping_add(1);
                 }
                 Ok(())
             }
             Stmt::While { cond, body } => loop {
-                self.charge(cost::expr_cycles(cond, self.cost));
+                self.charge(costs.cond);
                 if self.eval(cond)? == 0 {
                     return Ok(());
                 }
                 self.charge_iteration()?;
-                self.exec_block(body)?;
+                self.exec_block(body, &costs.bodies[0])?;
             },
             Stmt::If {
                 cond,
@@ -80,9 +85,9 @@ impl Frame<'_> {
                 else_body,
             } => {
                 if self.eval(cond)? != 0 {
-                    self.exec_block(then_body)
+                    self.exec_block(then_body, &costs.bodies[0])
                 } else {
-                    self.exec_block(else_body)
+                    self.exec_block(else_body, &costs.bodies[1])
                 }
             }
             Stmt::SendSlice { port, src, then } => {
