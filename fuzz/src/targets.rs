@@ -122,6 +122,7 @@ fn built_artifact() -> Result<Vec<u8>, String> {
         copies: wsel_map::Copies::Auto,
         micro_order: None,
         one_region: false,
+        no_fuse: false,
     };
     let request = wsel::built::BuildRequest::new(&model, wsel::cli::BackendArg::Interp);
     let built = wsel::built::fresh(&request).map_err(|_| "the build failed".to_string())?;
