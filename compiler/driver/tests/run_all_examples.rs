@@ -345,7 +345,7 @@ fn check_example(name: &str, dir: &Path) -> Result<String, String> {
 /// needed and available.
 fn check_streaming_is_needed(main: &str, plain: &Run, batch_args: &[&str]) -> Result<(), String> {
     let why = "streaming mode (the weights, 1,597,480 bytes, do not all fit in SRAM at once: \
-               layer `dense#2` fits no region: it needs";
+               layer `dense#2+relu#2` fits no region: it needs"; // fused with its relu, §4 of docs/mapping.md
     if plain.mode != "streaming" || !plain.header.contains(why) {
         return Err(format!(
             "`--mode auto` should pick streaming and say why: {}",

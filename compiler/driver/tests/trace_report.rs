@@ -268,7 +268,9 @@ fn per_layer_figures_add_up_the_per_pe_detail() {
     );
     let placed = placement(&["--batch", "16"]);
     let layers = report["run"]["layers"].as_array().expect("layers");
-    assert_eq!(layers.len(), 6);
+    // digits' six layers in four stages: its first two dense layers each run with their relu
+    // (docs/mapping.md §4, "Fusion").
+    assert_eq!(layers.len(), 4);
     for (layer, placed) in layers
         .iter()
         .zip(placed["layers"].as_array().expect("layers"))
