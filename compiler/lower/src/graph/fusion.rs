@@ -8,11 +8,10 @@ use std::path::{Path, PathBuf};
 use wsel_ir::graph::{LayerGraph, LayerInstance};
 use wsel_sema::db::lookup_file;
 use wsel_sema::items::module_scope;
-use wsel_sema::{Db, ItemKind, Location};
+use wsel_sema::{Db, ItemKind};
 
-use super::instance::{CallArgs, lower_instance};
+use super::instance::lower_twin;
 use super::pipelined_training::values;
-use super::shape_of;
 
 /// The fused twin of `graph.layers[producer]` and `graph.layers[reader]`, or `None` when the
 /// producer's file has no layer `{producer's layer}_{reader's layer}` with a pipelined
@@ -27,20 +26,9 @@ pub fn fused_twin(
     let file = layer_file(db, &p.call.file, &p.layer)?;
     let twin = format!("{}_{}", p.layer, r.layer);
     let item = super::find_item(db, &file, ItemKind::Layer, &twin)?;
-    let shapes: Vec<Vec<u64>> = p.args.iter().map(|&a| shape_of(graph, a)).collect();
-    let scalars = values(&p.scalars);
-    let args = CallArgs {
-        tensors: p.args.clone(),
-        shapes: &shapes,
-        scalars: &scalars,
-    };
-    let call = Location {
-        file: p.call.file.clone(),
-        span: p.call.span.clone(),
-    };
     let name = format!("{}+{}", p.name, r.name);
     let mut diags = Vec::new();
-    let instance = lower_instance(db, item, name, call, args, &mut diags)?;
+    let instance = lower_twin(db, graph, p, item, name, &values(&p.scalars), &mut diags)?;
     let pipelined = instance
         .impls
         .iter()

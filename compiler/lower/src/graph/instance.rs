@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use wsel_ir::graph::{CExpr, CValue, LayerCost, LayerInstance, SourceSpan, TensorRef};
+use wsel_ir::graph::{CExpr, CValue, LayerCost, LayerGraph, LayerInstance, SourceSpan, TensorRef};
 use wsel_sema::ty::{Dim, Value};
 use wsel_sema::{Db, Diagnostic, ItemId, Location, item_ast, layer_signature, module_scope};
 use wsel_syntax::ast;
@@ -58,6 +58,34 @@ pub(super) struct CallArgs<'a> {
     pub tensors: Vec<TensorRef>,
     pub shapes: &'a [Vec<u64>],
     pub scalars: &'a [(String, Value)],
+}
+
+/// `call`'s layer call lowered again as `twin` (its held or fused twin), named `name`: the
+/// same tensors, their shapes in `graph`, the same call site, and the values `scalars`.
+pub(super) fn lower_twin(
+    db: &dyn Db,
+    graph: &LayerGraph,
+    call: &LayerInstance,
+    twin: ItemId<'_>,
+    name: String,
+    scalars: &[(String, Value)],
+    diags: &mut Vec<Diagnostic>,
+) -> Option<LayerInstance> {
+    let shapes: Vec<Vec<u64>> = call
+        .args
+        .iter()
+        .map(|&a| super::shape_of(graph, a))
+        .collect();
+    let args = CallArgs {
+        tensors: call.args.clone(),
+        shapes: &shapes,
+        scalars,
+    };
+    let site = Location {
+        file: call.call.file.clone(),
+        span: call.call.span.clone(),
+    };
+    lower_instance(db, twin, name, site, args, diags)
 }
 
 /// Lowers the call of `layer` with the arguments `args`.

@@ -10,9 +10,8 @@ use std::path::Path;
 use wsel_ir::graph::{LayerGraph, LayerInstance, TensorRef};
 use wsel_sema::{Db, Diagnostic, ItemKind, Location};
 
-use super::instance::{CallArgs, lower_instance};
+use super::instance::{CallArgs, lower_instance, lower_twin};
 use super::pipelined_training::{given, values};
-use super::shape_of;
 use super::staging::RESIDENT;
 
 /// `staged` with a `park#k` and `unpark#k` for every result live across each boundary before
@@ -78,19 +77,9 @@ fn with_held(
     let Some(item) = item else {
         return Some(layer.clone());
     };
-    let shapes: Vec<Vec<u64>> = layer.args.iter().map(|&a| shape_of(staged, a)).collect();
     // Its scalars with their defaults (dense_held's chunk count, 1, and chunk, 0).
     let scalars = given(db, item, &values(&layer.scalars));
-    let args = CallArgs {
-        tensors: layer.args.clone(),
-        shapes: &shapes,
-        scalars: &scalars,
-    };
-    let location = Location {
-        file: layer.call.file.clone(),
-        span: layer.call.span.clone(),
-    };
-    let held = lower_instance(db, item, layer.name.clone(), location, args, diags)?;
+    let held = lower_twin(db, staged, layer, item, layer.name.clone(), &scalars, diags)?;
     let mut out = layer.clone();
     out.impls.extend(held.impls);
     Some(out)
