@@ -209,4 +209,82 @@ mod tests {
             );
         }
     }
+
+    /// The compass order, clockwise: a right turn is one step on.
+    fn clockwise(d: Dir) -> u32 {
+        match d {
+            Dir::North => 0,
+            Dir::East => 1,
+            Dir::South => 2,
+            Dir::West => 3,
+        }
+    }
+
+    /// +1 for a right turn from heading `from` to heading `to`, −1 for a left one.
+    fn turn(from: Dir, to: Dir) -> i32 {
+        match (clockwise(to) + 4 - clockwise(from)) % 4 {
+            1 => 1,
+            3 => -1,
+            _ => 0,
+        }
+    }
+
+    /// The turn a `dense`-like region (input `west`, output `south`) in orientation `o` gives
+    /// the chain: it enters heading away from its input side and leaves toward its output.
+    fn region_turn(o: Orientation) -> i32 {
+        turn(o.dir(Side::West).opposite(), o.dir(Side::South))
+    }
+
+    /// Why a chain of such regions is a staircase and its serpentine needs folds (the band
+    /// layout tried in BENCHMARKS.md, session 29): a region turns the chain right when its
+    /// orientation is a rotation and left when it is a reflection; a consumer straight on
+    /// takes the producer's parts in order only with the other kind, so the turns alternate
+    /// and the heading swings between two directions. A fold's consumer is again of the other
+    /// kind, and the fold's own quarter turn moves the staircase onto the other diagonal.
+    #[test]
+    fn regions_turn_alternately_and_a_fold_adds_a_quarter_turn() {
+        for o in Orientation::ALL {
+            let (mx, my) = o.mirrors();
+            let reflections = [o.transposed(), mx, my].iter().filter(|&&f| f).count();
+            let expected = if reflections % 2 == 0 { 1 } else { -1 };
+            assert_eq!(region_turn(o), expected, "{o:?}");
+        }
+        // Straight on from every producer: the consumer whose input faces the output edge
+        // and keeps the parts' order (as `place::chain` picks it) turns the other way.
+        for p in Orientation::ALL {
+            let out = p.dir(Side::South);
+            let straight: Vec<Orientation> = Orientation::ALL
+                .into_iter()
+                .filter(|c| {
+                    c.dir(Side::West) == out.opposite()
+                        && c.reversed_along(out) == p.reversed_along(out)
+                })
+                .collect();
+            assert_eq!(straight.len(), 1, "{p:?}");
+            assert_eq!(region_turn(straight[0]), -region_turn(p), "{p:?}");
+        }
+        // Folded: an identity producer leaving south (a right turn, entered heading east),
+        // its bundle turned east or west; the consumer turns left either way.
+        let edge = OutEdge {
+            rect: Rect::new(10, 5, 4, 3),
+            orientation: Orientation::Identity,
+            dir: Dir::South,
+            parts: 4,
+        };
+        for (fold, gap) in [(Dir::East, 0), (Dir::West, 1)] {
+            let placed = turned(edge, fold, gap, (4, 2), Side::West);
+            assert_eq!(placed.len(), 1);
+            let c = placed[0].orientation;
+            assert_eq!(region_turn(Orientation::Identity), 1);
+            assert_eq!(region_turn(c), -1, "{fold:?}");
+            // Headings east, south, then the fold's turn, then the consumer's: east and south
+            // (a staircase toward the south-east) become east and north, or west and south.
+            let after = c.dir(Side::South);
+            let axis = match fold {
+                Dir::East => (Dir::East, Dir::North),
+                _ => (Dir::West, Dir::South),
+            };
+            assert_eq!((c.dir(Side::West).opposite(), after), axis, "{fold:?}");
+        }
+    }
 }
