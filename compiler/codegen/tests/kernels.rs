@@ -107,6 +107,43 @@ fn axpy_receives_then_computes_and_sends() {
     assert_eq!(step.cycles, 6);
 }
 
+/// A scalar then a slice under a non-commutative operation, on floats and integers (the
+/// interpreter's scalar-by-slice loop): `d[0..4] -= 10 - x[0..4]`, `q[0..4] = 12 / v[0..4]`.
+#[test]
+fn a_scalar_then_a_slice_keeps_its_operand_order() {
+    let k = kernel(
+        "scaled",
+        arrays(&[("x", F32, 4), ("d", F32, 4), ("v", I32, 4), ("q", I32, 4)]),
+        vec![],
+        vec![task(
+            "main",
+            &[],
+            vec![
+                vector(
+                    slice(1, u32c(0), u32c(4)),
+                    Sub,
+                    vbin(B::Sub, F32, scalar(f32c(10.0)), elem(0, u32c(0))),
+                ),
+                vector(
+                    slice(3, u32c(0), u32c(4)),
+                    Set,
+                    vbin(B::Div, I32, scalar(i32c(12)), elem(2, u32c(0))),
+                ),
+            ],
+        )],
+    );
+    let mut setup = Setup::entry(&k);
+    fill(&k, &mut setup.sram, 0, &f32s(&[1.0, 2.5, 4.0, -6.0]));
+    fill(&k, &mut setup.sram, 1, &f32s(&[100.0, 100.0, 0.0, 1.0]));
+    fill(&k, &mut setup.sram, 2, &[3, (-4i32) as u32, 5, 12]);
+    let out = run_everywhere(&k, &setup);
+    assert_eq!(out.status, 0);
+    // d - (10 - x): 100 - 9, 100 - 7.5, 0 - 6, 1 - 16.
+    assert_eq!(floats(&k, &out.sram, 1), [91.0, 92.5, -6.0, -15.0]);
+    let q: Vec<i32> = words(&k, &out.sram, 3).iter().map(|&w| w as i32).collect();
+    assert_eq!(q, [4, -3, 2, 1]);
+}
+
 #[test]
 fn dot_product_with_reductions() {
     // p[0..n] = x[0..n] * w[0..n]; out[0] = sum(p); out[1] = max(x); out[2] = min(x);

@@ -56,8 +56,7 @@ pub fn tiled_block_indices(
                 (lo + a, lo + b)
             })
             .collect();
-        let mut index = vec![0u64; shape.len()];
-        collect(&sub, &strides, 0, &mut index, &mut indices);
+        collect(&sub, &strides, 0, &mut indices);
         if !next_index(&mut tile, &counts) {
             return indices;
         }
@@ -95,14 +94,7 @@ pub fn padded_slots(shape: &[u64], split: &[SplitAxis], cell: Cell) -> (Vec<usiz
         .map(|(lo, hi)| (0, hi - lo))
         .collect();
     let mut slots = Vec::with_capacity(own.iter().map(|(_, n)| *n as usize).product());
-    let mut index = vec![0u64; shape.len()];
-    collect(
-        &own,
-        &row_major_strides(&largest),
-        0,
-        &mut index,
-        &mut slots,
-    );
+    collect(&own, &row_major_strides(&largest), 0, &mut slots);
     (slots, largest.iter().product::<u64>() as usize)
 }
 
@@ -150,21 +142,17 @@ fn row_major_strides(shape: &[u64]) -> Vec<u64> {
     strides
 }
 
-fn collect(
-    ranges: &[(u64, u64)],
-    strides: &[u64],
-    dim: usize,
-    index: &mut Vec<u64>,
-    out: &mut Vec<usize>,
-) {
-    if dim == ranges.len() {
-        let flat: u64 = index.iter().zip(strides).map(|(i, s)| i * s).sum();
-        out.push(flat as usize);
-        return;
-    }
-    for i in ranges[dim].0..ranges[dim].1 {
-        index[dim] = i;
-        collect(ranges, strides, dim + 1, index, out);
+/// Pushes the flat index (`base` plus each index times its stride) of every element of the
+/// box `ranges`, in row-major order; the last dimension in one run.
+fn collect(ranges: &[(u64, u64)], strides: &[u64], base: u64, out: &mut Vec<usize>) {
+    match (ranges, strides) {
+        ([(lo, hi)], [stride, ..]) => out.extend((*lo..*hi).map(|i| (base + i * stride) as usize)),
+        ([(lo, hi), ranges @ ..], [stride, strides @ ..]) => {
+            for i in *lo..*hi {
+                collect(ranges, strides, base + i * stride, out);
+            }
+        }
+        _ => out.push(base as usize),
     }
 }
 

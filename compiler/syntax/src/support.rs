@@ -467,3 +467,10 @@ pub(crate) fn input(
     };
     Some(RunSetting::Input { name, path, span })
 }
+
+/// The values of a list parsed boxed. The grammar's larger nonterminals are boxed so that
+/// the parser's symbols, which it moves at every shift and reduction, stay the size of an
+/// expression (`grammar.lalrpop`'s header).
+pub(crate) fn unbox<T>(boxed: Vec<Box<T>>) -> Vec<T> {
+    boxed.into_iter().map(|b| *b).collect()
+}

@@ -32,8 +32,15 @@ impl Pacer {
 
     /// The first cycle at or after which the next wavelet may move.
     pub(crate) fn ready_at(&self) -> u64 {
-        let den = u128::from(self.den);
-        self.next.div_ceil(den).min(u128::from(u64::MAX)) as u64
+        // The release almost always fits 64 bits: divide there, one instruction instead of a
+        // call to the 128-bit division (a router pass asks this of every paced stream).
+        match u64::try_from(self.next) {
+            Ok(next) => next.div_ceil(self.den),
+            Err(_) => {
+                let den = u128::from(self.den);
+                self.next.div_ceil(den).min(u128::from(u64::MAX)) as u64
+            }
+        }
     }
 
     /// Whether a wavelet may move at cycle `t`.
@@ -123,5 +130,22 @@ mod tests {
         p.moved(0);
         assert!(!p.allows(0));
         assert_eq!(p.ready_at(), 1);
+    }
+
+    #[test]
+    fn ready_at_rounds_the_release_up_on_both_sides_of_64_bits() {
+        // Releases in thirds of a cycle: 7/3 is ready at 3, 9/3 at 3; past 2^64 thirds the
+        // cycle is still the release rounded up, and past u64::MAX cycles it saturates.
+        let mut p = Pacer::periodic(4, 3);
+        for (next, ready) in [
+            (7, 3),
+            (9, 3),
+            (u128::from(u64::MAX), u64::MAX / 3),
+            (u128::from(u64::MAX) + 2, u64::MAX / 3 + 1),
+            (u128::MAX, u64::MAX),
+        ] {
+            p.set_next(next);
+            assert_eq!(p.ready_at(), ready, "release {next}");
+        }
     }
 }

@@ -118,7 +118,7 @@ impl Frame<'_> {
 }
 
 /// The value of `a && b` or `a || b` on `bool` when `a` alone decides it.
-fn short_circuit(op: BinaryOp, ty: ScalarTy, a: u32) -> Option<u32> {
+pub(super) fn short_circuit(op: BinaryOp, ty: ScalarTy, a: u32) -> Option<u32> {
     match (op, ty, a) {
         (BinaryOp::And, ScalarTy::Bool, 0) => Some(0),
         (BinaryOp::Or, ScalarTy::Bool, 1) => Some(1),

@@ -3,7 +3,7 @@
 //! checked.
 
 use wsel_ir::cost;
-use wsel_ir::kernel::{AssignOp, ScalarTy, Slice, Stmt, TaskId, VExpr};
+use wsel_ir::kernel::{AssignOp, BinaryOp, ScalarTy, Slice, Stmt, TaskId, VExpr};
 
 use super::costs::{BlockCosts, StmtCosts};
 use super::expr::Prepared;
@@ -138,8 +138,38 @@ impl Frame<'_> {
         self.check_sources(&prepared, len)?;
         let elem = self.kernel.array(dst.array).elem;
         self.charge(cost::vector_cycles(op, value, elem, len as u64, self.cost));
+        if let Some(scaled) = ScalarBySlice::of(&prepared) {
+            return self.exec_scaled(base, op, elem, scaled, len as usize);
+        }
         for i in 0..len as usize {
             let new = self.eval_element(&prepared, i)?;
+            let new = semantics::combine(op, elem, self.read(base + i), new)
+                .map_err(|fault| self.div_by_zero(fault))?;
+            self.write(base + i, new);
+        }
+        Ok(())
+    }
+
+    /// [`Frame::exec_vector`]'s element loop for a value of one scalar and one slice (a
+    /// dense layer's `acc[..] += x * w[..]`): the same operations on the same elements in the
+    /// same order, without walking the prepared tree at every element.
+    fn exec_scaled(
+        &mut self,
+        base: usize,
+        op: AssignOp,
+        elem: ScalarTy,
+        scaled: ScalarBySlice,
+        len: usize,
+    ) -> Step {
+        let ScalarBySlice {
+            op: by,
+            ty,
+            value,
+            source,
+        } = scaled;
+        for i in 0..len {
+            let new = semantics::binary(by, ty, value, self.read(source + i))
+                .map_err(|fault| self.div_by_zero(fault))?;
             let new = semantics::combine(op, elem, self.read(base + i), new)
                 .map_err(|fault| self.div_by_zero(fault))?;
             self.write(base + i, new);
@@ -164,6 +194,38 @@ impl Frame<'_> {
     pub(super) fn eval_index(&mut self, expr: &wsel_ir::kernel::Expr) -> Step<i64> {
         let ty = expr_ty(self.kernel, self.task, expr);
         Ok(semantics::widen(ty, self.eval(expr)?))
+    }
+}
+
+/// A prepared vector value `value op source[i]`: a scalar, then a slice's elements.
+struct ScalarBySlice {
+    op: BinaryOp,
+    ty: ScalarTy,
+    value: u32,
+    /// The SRAM word of the slice's element 0 (checked).
+    source: usize,
+}
+
+impl ScalarBySlice {
+    /// `prepared` in this form, unless the scalar alone decides it (`false && ..`), as
+    /// [`Frame::eval_element`] would not read the slice then.
+    fn of(prepared: &Prepared) -> Option<ScalarBySlice> {
+        let Prepared::Binary { op, ty, lhs, rhs } = prepared else {
+            return None;
+        };
+        match (&**lhs, &**rhs) {
+            (Prepared::Value(value), Prepared::Elem { base, .. })
+                if super::expr::short_circuit(*op, *ty, *value).is_none() =>
+            {
+                Some(ScalarBySlice {
+                    op: *op,
+                    ty: *ty,
+                    value: *value,
+                    source: *base,
+                })
+            }
+            _ => None,
+        }
     }
 }
 
