@@ -802,7 +802,7 @@ pub(crate) fn phase_estimate(
     let (tail, keepers) = match measured.and_then(|m| Some((m, m.relay_step?))) {
         Some((m, step)) => (
             u64::from(rows.saturating_sub(1)) * (hop + step),
-            keepers(m, rows, hop + step, ramp.max(store) < compute),
+            keepers(m, keeps(layer, rows), hop + step, ramp.max(store) < compute),
         ),
         None => (
             2 * u64::from(rows) * (hop + u64::from(target.task_switch_cycles) + 2),
@@ -828,17 +828,24 @@ pub(crate) fn phase_estimate(
 /// `keep_turn`): each row keeps one chunk of a reduce-scatter and relays the next chunk only
 /// after its keep and, when the weights come faster than the work (`waiting`), the block of
 /// work it takes up then (the accumulator the keep frees), so the chunks end one after
-/// another: `rows` times the keep, an average block's share of the busy cycles, and a `step`
+/// another: `keeps` times the keep, an average block's share of the busy cycles, and a `step`
 /// (hop and relay). 0 without keeps. std.nn's
 /// `dense_resident` with its result written a word at a time (`K` > 1, the transformer's
 /// `dense#5` chunks on `dev`): keeps of 861 cycles and blocks of 936, 2,373 cycles a chunk
 /// as simulated, where its busiest PE's work would take 1,275.
-fn keepers(m: PhaseDryRun, rows: u32, step: u64, waiting: bool) -> u64 {
+fn keepers(m: PhaseDryRun, keeps: u64, step: u64, waiting: bool) -> u64 {
     let Some(turn) = m.keep_turn else {
         return 0;
     };
     let block = if waiting { m.busy / m.blocks.max(1) } else { 0 };
-    u64::from(rows) * (turn + block + step)
+    keeps * (turn + block + step)
+}
+
+/// The rows of a `rows`-row region that keep a chunk of `layer`'s result: its features lie
+/// over the rows (the resident layout), so rows past the last feature have none to keep and
+/// skip their keeps (mlp_streaming's dense#3, 10 outputs on 16 rows: 10).
+fn keeps(layer: &LayerInstance, rows: u32) -> u64 {
+    u64::from(rows).min(crate::estimate::per_sample(&layer.output_shape).max(1))
 }
 
 /// The weights implementation `imp` of `layer` streams in on `rows` rows: the words each

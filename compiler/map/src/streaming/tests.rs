@@ -141,4 +141,18 @@ fn a_phase_whose_rows_keep_in_turn_takes_the_chain_of_its_keepers() {
     // 20,400 + 15 · (hop + 230) while hop < 1,250.
     assert!(hop < 1_250);
     assert_eq!(latency(run(20_400, Some(10))), 20_400 + 15 * (hop + 230));
+    // 128 → 10: only the 10 rows with outputs keep, 10 · (1,000 + 1,200 + hop + 230), more
+    // than 20,400 + 15 · (hop + 230) while hop < 90.
+    let narrow = fixtures::mlp(&[128, 10], 64, false);
+    let e = phase_estimate(
+        &narrow,
+        &narrow.layers[0],
+        imp,
+        (16, 16),
+        Some(run(20_400, Some(1_000))),
+        store,
+        &target,
+    );
+    assert!(hop < 90);
+    assert_eq!(e.latency, 10 * (1_000 + 1_200 + hop + 230));
 }
