@@ -370,7 +370,7 @@ fn a_model_larger_than_the_fabric_runs_layer_major_by_default_and_says_what_the_
             "each weight streams once (17,399,848 B), and parking the waiting micro-batches' \
              activations in the store moves 101,474,304 B (786,432 B at once) — the default \
              order; micro-batch-major order (`--micro-order micro`) would stream 52,199,544 B \
-             of weights again; estimated 10,721,811 cycles layer-major against 3,038,108 \
+             of weights again; estimated 10,801,561 cycles layer-major against 3,038,108 \
              micro-batch-major",
         ],
     );
@@ -582,8 +582,8 @@ fn layer_major_order_on_request_runs_where_it_does_not_pay() {
         table.contains(
             "layer-major order runs, in 2 micro-batches: each weight streams once (19,240 B), \
              and parking the waiting micro-batches' activations in the store moves 262,144 B \
-             (131,072 B at once) — asked for; estimated 175,410 cycles layer-major against \
-             162,892 micro-batch-major"
+             (131,072 B at once) — asked for; estimated 191,794 cycles layer-major against \
+             179,276 micro-batch-major"
         ),
         "{table}"
     );

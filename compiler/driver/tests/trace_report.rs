@@ -62,7 +62,7 @@ fn a_filtered_trace_has_a_process_per_layer_and_a_track_per_pe() {
             "--trace",
             trace.to_str().expect("utf-8"),
             "--trace-layers",
-            "dense#1+relu#1,dense#2+relu#2",
+            "dense#1,relu#1",
             "--trace-cycles",
             "300..1500",
             "--report",
@@ -79,12 +79,12 @@ fn a_filtered_trace_has_a_process_per_layer_and_a_track_per_pe() {
     let processes: BTreeSet<String> = names(events, "process_name").into_values().collect();
     assert_eq!(
         processes,
-        BTreeSet::from(["dense#1+relu#1".into(), "dense#2+relu#2".into()])
+        BTreeSet::from(["dense#1".into(), "relu#1".into()])
     );
     let mut expected = BTreeSet::new();
     for layer in json(&report)["run"]["layers"].as_array().expect("layers") {
         let name = layer["name"].as_str().expect("name");
-        if name == "dense#1+relu#1" || name == "dense#2+relu#2" {
+        if name == "dense#1" || name == "relu#1" {
             for r in 0..layer["rows"].as_u64().expect("rows") {
                 for c in 0..layer["cols"].as_u64().expect("cols") {
                     expected.insert(format!("{name} · PE ({r}, {c})"));
@@ -124,7 +124,7 @@ fn trace_flags_that_name_nothing_fail_and_leave_no_file() {
     for (flags, message) in [
         (
             ["--trace-layers", "dense#9"],
-            "`--trace-layers`: the model has no layer `dense#9`; its layers are dense#1+relu#1, dense#2+relu#2, dense#3, softmax#1",
+            "`--trace-layers`: the model has no layer `dense#9`; its layers are dense#1, relu#1, dense#2, relu#2, dense#3, softmax#1",
         ),
         (
             ["--trace-region", "0,0,16,3"],
@@ -268,9 +268,9 @@ fn per_layer_figures_add_up_the_per_pe_detail() {
     );
     let placed = placement(&["--batch", "16"]);
     let layers = report["run"]["layers"].as_array().expect("layers");
-    // digits' six layers in four stages: its first two dense layers each run with their relu
-    // (docs/mapping.md §4, "Fusion").
-    assert_eq!(layers.len(), 4);
+    // digits' six layers in six stages: on `dev` at 16 samples the mapping with every layer
+    // apart is estimated faster than the fused one (docs/mapping.md §4, "Fusion").
+    assert_eq!(layers.len(), 6);
     for (layer, placed) in layers
         .iter()
         .zip(placed["layers"].as_array().expect("layers"))

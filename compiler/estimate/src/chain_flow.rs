@@ -220,6 +220,49 @@ pub(crate) fn relay_step(ir: &KernelIr, near: &NearSides, trace: &[Transfer]) ->
         .max()
 }
 
+/// The most work the PE of `trace` does on a chain message it keeps, before it goes on: of
+/// the receives on `chain` (its ports from neighbours), those whose first transfer after
+/// them is no send (they end their chain here, as a reduce-scatter's row keeps its own
+/// chunk: std.nn's `dense_resident` adds it up and writes its result before it relays the
+/// next chunk), the causal clock from the receive's task to that transfer. `None` when the
+/// PE passes on every chain message it takes, or takes none. The rows keep their chunks one
+/// after another, each relaying the next chunk only after its keep.
+pub(crate) fn keep_turn(ir: &KernelIr, chain: &[u32], trace: &[Transfer]) -> Option<u64> {
+    let mut seen = vec![0u32; ir.ports.len()];
+    let mut turn = None;
+    for t in trace {
+        for &p in chain {
+            let Some(mark) = t.after.get(p as usize).copied().flatten() else {
+                continue;
+            };
+            let Some(last) = seen.get_mut(p as usize) else {
+                continue;
+            };
+            if mark.ordinal <= *last {
+                continue;
+            }
+            *last = mark.ordinal;
+            if !t.send {
+                turn = turn.max(Some(t.at.saturating_sub(mark.at)));
+            }
+        }
+    }
+    turn
+}
+
+/// The receives the PE of `trace` posts on its ports from outside the region (`in` ports not
+/// in `chain`): a weight-streaming phase's blocks of weights (and its bias).
+pub(crate) fn outside_receives(ir: &KernelIr, chain: &[u32], trace: &[Transfer]) -> u64 {
+    let outside = |p: u32| {
+        !chain.contains(&p)
+            && ir
+                .ports
+                .get(p as usize)
+                .is_some_and(|port| port.direction == PortDirection::In)
+    };
+    trace.iter().filter(|t| !t.send && outside(t.port)).count() as u64
+}
+
 /// Sends on a chain's `out` port in one trace.
 #[derive(Debug, Clone, Copy, Default)]
 struct Sends {

@@ -339,12 +339,15 @@ impl KernelDryRuns<'_> {
                 let runner = DryRunner::new(&ir, &self.cost, DryRunLimits::default()).ok()?;
                 let near = near_sides(&ir, &imp.ports);
                 let place = centre_pe(rows, cols);
+                let chain = chain_ports(&ir, imp);
                 let run = runner
-                    .trace_late(self.switch_cycles, place, &chain_ports(&ir, imp))
+                    .trace_late(self.switch_cycles, place, &chain)
                     .ok()
                     .map(|(run, trace)| PhaseDryRun {
                         busy: run.busy_cycles,
                         relay_step: crate::chain_flow::relay_step(&ir, &near, &trace),
+                        keep_turn: crate::chain_flow::keep_turn(&ir, &chain, &trace),
+                        blocks: crate::chain_flow::outside_receives(&ir, &chain, &trace),
                     });
                 Some(Rc::new(Centre { runner, run }))
             });

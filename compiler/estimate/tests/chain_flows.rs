@@ -728,3 +728,43 @@ fn a_phase_relay_step_is_a_message_and_the_work_between_two_relays() {
     // `v += v`: 8 adds at 2 a cycle, 4 cycles more between one relay and the next.
     assert_eq!(phase_step("v[0..n] += v[0..n];"), Some(8 + 9 + 4));
 }
+
+/// The kernel `keep_north(n, samples)`: each sample's message from the north kept, `extra`
+/// done on it, before the next receive is posted.
+fn keep_north(extra: &str) -> String {
+    format!(
+        "kernel keep_north(n: u32, samples: u32) {{
+    var v: [f32; n];
+    var done: u32 = 0;
+{COLUMN_PORTS}
+
+    task main() {{
+        if samples > 0 {{ recv(fromn, v[0..n]) then keep; }}
+    }}
+    task keep() {{
+        {extra}
+        done += 1;
+        if done < samples {{ recv(fromn, v[0..n]) then keep; }}
+    }}
+}}
+"
+    )
+}
+
+/// The keep turn of `kernel` (see [`column_relay_step`] for the phase).
+fn column_keep_turn(name: &str, kernel: &str) -> Option<u64> {
+    column_phase(8, name, kernel, |new, layer| {
+        new().phase_work(layer, 0, 5, 1)?.keep_turn
+    })
+}
+
+#[test]
+fn a_phase_keep_turn_is_the_work_on_a_kept_message_before_the_next_transfer() {
+    // A PE that passes on every message it takes keeps none.
+    assert_eq!(column_keep_turn("pass_south", &pass_south("")), None);
+    // One that keeps them: from the receive's task to the next receive's post. `v += v`
+    // (8 adds at 2 a cycle) puts 4 cycles more between them.
+    let plain = column_keep_turn("keep_north", &keep_north("")).expect("a keep");
+    let more = column_keep_turn("keep_north", &keep_north("v[0..n] += v[0..n];"));
+    assert_eq!(more, Some(plain + 4));
+}

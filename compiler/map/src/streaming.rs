@@ -760,6 +760,13 @@ pub struct PhaseDryRun {
     /// The longest step a message takes through a PE along the region's chains: a relayed
     /// message's words and the work between two relays; `None` when its PEs relay nothing.
     pub relay_step: Option<u64>,
+    /// The most work a PE does on a chain message it keeps (passes on to no neighbour)
+    /// before its next transfer: a reduce-scatter row's keep of its own chunk; `None` when
+    /// the PEs pass on every chain message they take.
+    pub keep_turn: Option<u64>,
+    /// The receives a PE posts on its ports from outside the region: its blocks of weights
+    /// (and bias), among which its busy cycles divide.
+    pub blocks: u64,
 }
 
 /// The estimate of one phase on a `rows × cols` region, per sample of the batch: the longest
@@ -768,7 +775,10 @@ pub struct PhaseDryRun {
 /// every PE of a row takes through its ramp, and its weight bytes through the store (at
 /// `store_bytes_per_cycle`); plus the chain down the region's rows that its last reduction or
 /// combine crosses after the work: `rows − 1` steps of a hop and the measured relay step, or
-/// without one a round trip of a hop, a task switch and 2 cycles a row.
+/// without one a round trip of a hop, a task switch and 2 cycles a row. Where the PEs also
+/// keep chain messages (a reduce-scatter: each row keeps one chunk, and relays the next only
+/// after its keep), the phase takes at least the chain of its keepers ([`keepers`]); the
+/// estimate's `chain` holds what the chains add beyond the work.
 pub(crate) fn phase_estimate(
     graph: &LayerGraph,
     layer: &LayerInstance,
@@ -789,11 +799,19 @@ pub(crate) fn phase_estimate(
     let (ramp, store_bytes) = streamed_weights(graph, layer, imp, rows);
     let store = store_bytes.div_ceil(store_bytes_per_cycle.max(1));
     let hop = u64::from(target.hop_latency);
-    let chain = match measured.and_then(|m| m.relay_step) {
-        Some(step) => u64::from(rows.saturating_sub(1)) * (hop + step),
-        None => 2 * u64::from(rows) * (hop + u64::from(target.task_switch_cycles) + 2),
+    let (tail, keepers) = match measured.and_then(|m| Some((m, m.relay_step?))) {
+        Some((m, step)) => (
+            u64::from(rows.saturating_sub(1)) * (hop + step),
+            keepers(m, keeps(layer, rows), hop + step, ramp.max(store) < compute),
+        ),
+        None => (
+            2 * u64::from(rows) * (hop + u64::from(target.task_switch_cycles) + 2),
+            0,
+        ),
     };
-    let cycles = compute.max(ramp).max(store) + chain;
+    let base = compute.max(ramp).max(store);
+    let cycles = (base + tail).max(keepers);
+    let chain = cycles - base;
     Estimate {
         compute: compute.div_ceil(batch),
         edge_in: ramp.max(store).div_ceil(batch),
@@ -804,6 +822,30 @@ pub(crate) fn phase_estimate(
         cycles: cycles.div_ceil(batch),
         latency: cycles,
     }
+}
+
+/// The chain of keepers of a phase whose PEs relay chain messages and keep some (`m`'s
+/// `keep_turn`): each row keeps one chunk of a reduce-scatter and relays the next chunk only
+/// after its keep and, when the weights come faster than the work (`waiting`), the block of
+/// work it takes up then (the accumulator the keep frees), so the chunks end one after
+/// another: `keeps` times the keep, an average block's share of the busy cycles, and a `step`
+/// (hop and relay). 0 without keeps. std.nn's
+/// `dense_resident` with its result written a word at a time (`K` > 1, the transformer's
+/// `dense#5` chunks on `dev`): keeps of 861 cycles and blocks of 936, 2,373 cycles a chunk
+/// as simulated, where its busiest PE's work would take 1,275.
+fn keepers(m: PhaseDryRun, keeps: u64, step: u64, waiting: bool) -> u64 {
+    let Some(turn) = m.keep_turn else {
+        return 0;
+    };
+    let block = if waiting { m.busy / m.blocks.max(1) } else { 0 };
+    keeps * (turn + block + step)
+}
+
+/// The rows of a `rows`-row region that keep a chunk of `layer`'s result: its features lie
+/// over the rows (the resident layout), so rows past the last feature have none to keep and
+/// skip their keeps (mlp_streaming's dense#3, 10 outputs on 16 rows: 10).
+fn keeps(layer: &LayerInstance, rows: u32) -> u64 {
+    u64::from(rows).min(crate::estimate::per_sample(&layer.output_shape).max(1))
 }
 
 /// The weights implementation `imp` of `layer` streams in on `rows` rows: the words each

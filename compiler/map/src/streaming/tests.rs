@@ -98,3 +98,61 @@ fn the_counted_choice_places_only_sizes_that_would_win_and_chooses_as_placing_al
     // 29 when written: the others' models do not fit the target's store or SRAM.
     assert!(found >= 24, "{found} of 96 choices found a region");
 }
+
+/// A phase whose rows keep the chunks of a reduce-scatter in turn (`keep_turn`) takes at
+/// least the chain of its keepers, with the figures of the transformer's `dense#5` chunks on
+/// `dev` rounded: 128 → 256 for 64 samples on 16 × 16, the busiest PE 20,400 cycles over
+/// 17 blocks (the bias and 16 of weights), a relay step of 230, keeps of 1,000. The weights
+/// take 2,064 cycles down each row's ramp (16 + 128 · 256 / 16 words) and from the store
+/// (132,096 B at 64 B a cycle).
+#[test]
+fn a_phase_whose_rows_keep_in_turn_takes_the_chain_of_its_keepers() {
+    let graph = fixtures::mlp(&[128, 256], 64, false);
+    let layer = &graph.layers[0];
+    let imp = layer
+        .impls
+        .iter()
+        .position(|i| i.modes == [Mode::Streaming])
+        .expect("a streaming implementation");
+    let target = Target::dev();
+    let (hop, store) = (u64::from(target.hop_latency), 64);
+    assert_eq!(target.weight_store.bandwidth_bytes_per_cycle, 64);
+    let run = |busy: u64, keep_turn: Option<u64>| PhaseDryRun {
+        busy,
+        relay_step: Some(230),
+        keep_turn,
+        blocks: 17,
+    };
+    let latency = |m: PhaseDryRun| {
+        phase_estimate(&graph, layer, imp, (16, 16), Some(m), store, &target).latency
+    };
+    // No keeps: the work, then 15 steps down the column.
+    assert_eq!(latency(run(20_400, None)), 20_400 + 15 * (hop + 230));
+    // Keeps: 16 rows of a keep, a block's share of the work (20,400 / 17 = 1,200) taken up
+    // when the keep frees its accumulator, and a step.
+    assert_eq!(
+        latency(run(20_400, Some(1_000))),
+        16 * (1_000 + 1_200 + hop + 230)
+    );
+    // Weights slower than the work (1,600 < 2,064): no block waits for the keep; the keepers'
+    // 16 · (1,000 + hop + 230) still exceed the ramp and the steps.
+    assert_eq!(latency(run(1_600, Some(1_000))), 16 * (1_000 + hop + 230));
+    // Short keeps hide behind the work: 16 · (10 + 1,200 + hop + 230) is less than
+    // 20,400 + 15 · (hop + 230) while hop < 1,250.
+    assert!(hop < 1_250);
+    assert_eq!(latency(run(20_400, Some(10))), 20_400 + 15 * (hop + 230));
+    // 128 → 10: only the 10 rows with outputs keep, 10 · (1,000 + 1,200 + hop + 230), more
+    // than 20,400 + 15 · (hop + 230) while hop < 90.
+    let narrow = fixtures::mlp(&[128, 10], 64, false);
+    let e = phase_estimate(
+        &narrow,
+        &narrow.layers[0],
+        imp,
+        (16, 16),
+        Some(run(20_400, Some(1_000))),
+        store,
+        &target,
+    );
+    assert!(hop < 90);
+    assert_eq!(e.latency, 10 * (1_000 + 1_200 + hop + 230));
+}
