@@ -7,6 +7,7 @@
 //! fusion saves a stage and its hop, but the fused stage does two layers' work in one region
 //! and may be the slower bottleneck (digits on `wse2`: 72 fused copies of 5 stages are
 //! estimated 3.5% slower than 60 copies of 6 apart, and simulate 6.3% slower).
+
 use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_map::report::group;
 use wsel_map::{Copies, KernelWork, MapOptions, Mapped, Placement};
