@@ -544,20 +544,29 @@ fn phase_step(extra: &str) -> Option<u64> {
 
 /// The kernel `pass_south(n, samples)`: a relay south per sample, `extra` after each.
 fn pass_south(extra: &str) -> String {
+    column_kernel(
+        "pass_south",
+        "pass",
+        &format!("send(tos, v[0..n]);\n        {extra}"),
+    )
+}
+
+/// A kernel `name(n, samples)` on [`COLUMN_PORTS`] whose task `task` takes each sample's
+/// message from the north, runs `body` on it, and posts the next receive.
+fn column_kernel(name: &str, task: &str, body: &str) -> String {
     format!(
-        "kernel pass_south(n: u32, samples: u32) {{
+        "kernel {name}(n: u32, samples: u32) {{
     var v: [f32; n];
     var done: u32 = 0;
 {COLUMN_PORTS}
 
     task main() {{
-        if samples > 0 {{ recv(fromn, v[0..n]) then pass; }}
+        if samples > 0 {{ recv(fromn, v[0..n]) then {task}; }}
     }}
-    task pass() {{
-        send(tos, v[0..n]);
-        {extra}
+    task {task}() {{
+        {body}
         done += 1;
-        if done < samples {{ recv(fromn, v[0..n]) then pass; }}
+        if done < samples {{ recv(fromn, v[0..n]) then {task}; }}
     }}
 }}
 "
@@ -732,23 +741,7 @@ fn a_phase_relay_step_is_a_message_and_the_work_between_two_relays() {
 /// The kernel `keep_north(n, samples)`: each sample's message from the north kept, `extra`
 /// done on it, before the next receive is posted.
 fn keep_north(extra: &str) -> String {
-    format!(
-        "kernel keep_north(n: u32, samples: u32) {{
-    var v: [f32; n];
-    var done: u32 = 0;
-{COLUMN_PORTS}
-
-    task main() {{
-        if samples > 0 {{ recv(fromn, v[0..n]) then keep; }}
-    }}
-    task keep() {{
-        {extra}
-        done += 1;
-        if done < samples {{ recv(fromn, v[0..n]) then keep; }}
-    }}
-}}
-"
-    )
+    column_kernel("keep_north", "keep", extra)
 }
 
 /// The keep turn of `kernel` (see [`column_relay_step`] for the phase).
