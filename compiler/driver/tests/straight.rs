@@ -53,44 +53,27 @@ fn chain_program(layer: &str) -> String {
     src + &format!("    return relu({layer}(h2, w3, b3));\n}}\n")
 }
 
+/// Runs `wsel VERB m.wse --mode pipelined --target TARGET --copies 1` with `extra` flags in
+/// `dir`: its output.
+fn pipelined(dir: &Path, verb: &str, target: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![verb, "m.wse", "--mode", "pipelined", "--target", target];
+    args.extend(["--copies", "1"]);
+    args.extend(extra);
+    wsel_ok(dir, &args)
+}
+
 /// The placed layers of `wsel map --format json` on `target`, in order.
 fn placed(dir: &Path, target: &str) -> Vec<serde_json::Value> {
-    let args = [
-        "map",
-        "m.wse",
-        "--mode",
-        "pipelined",
-        "--target",
-        target,
-        "--copies",
-        "1",
-        "--format",
-        "json",
-    ];
-    let json: serde_json::Value =
-        serde_json::from_slice(&wsel_ok(dir, &args).stdout).expect("the placement as JSON");
+    let out = pipelined(dir, "map", target, &["--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the placement");
     json["layers"].as_array().expect("placed layers").clone()
 }
 
-/// Runs the model pipelined on `target` in one copy (its 8 samples one after another through
-/// one region): the result's values.
+/// Runs the model on `target` in one copy (its 8 samples one after another through one
+/// region): the result's values.
 fn run(dir: &Path, target: &str) -> Vec<f32> {
-    let args = [
-        "run",
-        "m.wse",
-        "--no-cache",
-        "--mode",
-        "pipelined",
-        "--target",
-        target,
-        "--copies",
-        "1",
-        "--input",
-        "x=x.npy",
-        "--output",
-        "y.npy",
-    ];
-    wsel_ok(dir, &args);
+    let io = ["--no-cache", "--input", "x=x.npy", "--output", "y.npy"];
+    pipelined(dir, "run", target, &io);
     read_f32(&dir.join("y.npy"))
 }
 

@@ -23,7 +23,12 @@ fn chain(straight: bool) -> LayerGraph {
 
 /// The placed regions of `graph` on wse2 (room enough that nothing needs to fold).
 fn regions(graph: &LayerGraph) -> Vec<Rect> {
-    let result = map(graph, &Target::wse2(), Mode::Pipelined, &MapOptions::default());
+    let result = map(
+        graph,
+        &Target::wse2(),
+        Mode::Pipelined,
+        &MapOptions::default(),
+    );
     let placement = result.placement.expect("the chain maps");
     placement.layers.iter().map(|l| l.rect).collect()
 }
