@@ -11,7 +11,8 @@
 //! does: 48 stages); `MAP96_FUSE=0` maps the 96 layers apart (`wsel map --no-fuse`).
 //! `MAP96_DENSE=straight` makes every `dense` std.nn's `dense_straight` (`fixtures::straight`:
 //! its result leaves on the side opposite its input), fused with its relu into
-//! `dense_straight_relu`.
+//! `dense_straight_relu`; with it, `MAP96_TURN=k` keeps every k-th `dense` a `dense` (a
+//! region that turns the chain, and whose columns set the next straight run's rows).
 
 use std::time::{Duration, Instant};
 
@@ -28,8 +29,13 @@ fn model(straight: bool) -> wsel_ir::graph::LayerGraph {
     let widths: Vec<u64> = (0..49).map(|i| cycle[i % cycle.len()]).collect();
     let mut graph = fixtures::mlp(&widths, 1, true);
     if straight {
-        for layer in &mut graph.layers {
-            if layer.layer == "dense" {
+        let turn: usize = std::env::var("MAP96_TURN")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let denses = graph.layers.iter_mut().filter(|l| l.layer == "dense");
+        for (i, layer) in denses.enumerate() {
+            if turn == 0 || (i + 1) % turn != 0 {
                 *layer = fixtures::straight(layer.clone());
             }
         }
