@@ -9,6 +9,10 @@
 //! ladder: the PEs the least-area sizes take at each stage target (`wsel_map::size_ladder`).
 //! Each `dense` and its `relu` are fused into one stage (`wsel_map::fusion`, as `wsel map`
 //! does: 48 stages); `MAP96_FUSE=0` maps the 96 layers apart (`wsel map --no-fuse`).
+//! `MAP96_DENSE=straight` makes every `dense` std.nn's `dense_straight` (`fixtures::straight`:
+//! its result leaves on the side opposite its input), fused with its relu into
+//! `dense_straight_relu`; with it, `MAP96_TURN=k` keeps every k-th `dense` a `dense` (a
+//! region that turns the chain, and whose columns set the next straight run's rows).
 
 use std::time::{Duration, Instant};
 
@@ -20,10 +24,22 @@ const RUNS: usize = 7;
 /// Dead PEs scattered over the fabric in the later runs: 50, and 1% of wse2's.
 const DEAD: [usize; 2] = [50, 7_455];
 
-fn model() -> wsel_ir::graph::LayerGraph {
+fn model(straight: bool) -> wsel_ir::graph::LayerGraph {
     let cycle = [256u64, 512, 1024, 384, 128, 768];
     let widths: Vec<u64> = (0..49).map(|i| cycle[i % cycle.len()]).collect();
     let mut graph = fixtures::mlp(&widths, 1, true);
+    if straight {
+        let turn: usize = std::env::var("MAP96_TURN")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let denses = graph.layers.iter_mut().filter(|l| l.layer == "dense");
+        for (i, layer) in denses.enumerate() {
+            if turn == 0 || (i + 1) % turn != 0 {
+                *layer = fixtures::straight(layer.clone());
+            }
+        }
+    }
     let last = graph.layers.len() - 1;
     let n = *widths.last().unwrap_or(&1);
     graph
@@ -34,7 +50,8 @@ fn model() -> wsel_ir::graph::LayerGraph {
 }
 
 fn main() {
-    let graph = model();
+    let straight = std::env::var("MAP96_DENSE").is_ok_and(|v| v == "straight");
+    let graph = model(straight);
     assert_eq!(graph.layers.len(), 96);
     let apart = std::env::var("MAP96_FUSE").is_ok_and(|v| v == "0");
     let graph = match apart {
@@ -42,11 +59,15 @@ fn main() {
         false => fusion::fused(&graph, &fixtures::fused_twin),
     };
     println!(
-        "map96: {} stages ({})",
+        "map96: {} stages ({}{})",
         graph.layers.len(),
         match apart {
             true => "every layer apart, MAP96_FUSE=0",
             false => "each dense fused with its relu",
+        },
+        match straight {
+            true => "; dense_straight, MAP96_DENSE=straight",
+            false => "",
         }
     );
     let only: Option<usize> = std::env::var("MAP96_DEAD")

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use wsel_ir::graph::{
-    BindInfo, BindTarget, CBinOp, CExpr, KernelRef, LayerCost, LayerGraph, LayerImpl,
+    BindInfo, BindTarget, Bus, CBinOp, CExpr, KernelRef, LayerCost, LayerGraph, LayerImpl,
     LayerInstance, Mode, ParamDecl, PortInfo, RegionSide, Side, SourceSpan, SplitAxis, TensorDecl,
     TensorRef,
 };
@@ -156,6 +156,88 @@ fn dense_tile() -> LayerImpl {
             bind("b", BindTarget::Array, "bias", &[SplitAxis::Cols]),
             bind("x", BindTarget::Port, "xs", &[SplitAxis::Rows]),
             bind("y", BindTarget::Port, "ysum", &[SplitAxis::Cols]),
+        ],
+        span: span(0),
+    }
+}
+
+/// `layer` (a [`dense`]) as std.nn's `dense_straight`: pipelined only, `dense_straight_tile`
+/// on `R × C` with `C % R == 0`, `N % C == 0` and `R ≤ M` — `x` multicast along the rows from
+/// the west, each column's block of it passed down the column's bus, partial sums east along
+/// the rows, `y` out of the east edge split over the same rows as `x`.
+pub fn straight(mut layer: LayerInstance) -> LayerInstance {
+    layer.name = layer.name.replacen("dense", "dense_straight", 1);
+    layer.layer = "dense_straight".into();
+    layer.impls = vec![dense_straight_tile()];
+    layer
+}
+
+/// `dense_straight_tile`'s implementation (see [`straight`]).
+fn dense_straight_tile() -> LayerImpl {
+    let row_part = bin(CBinOp::Div, var("N"), var("R"));
+    let block = bin(CBinOp::Div, var("N"), var("C"));
+    let m = ceil_div(var("M"), var("R"));
+    // w (nc · m), bias, acc and part (3 m), x's two slots (2 (n + nc)) and ten scalars.
+    let words = bin(
+        CBinOp::Add,
+        bin(
+            CBinOp::Mul,
+            bin(CBinOp::Add, block.clone(), CExpr::Int(3)),
+            m.clone(),
+        ),
+        bin(
+            CBinOp::Add,
+            bin(
+                CBinOp::Mul,
+                CExpr::Int(2),
+                bin(CBinOp::Add, row_part.clone(), block.clone()),
+            ),
+            CExpr::Int(10),
+        ),
+    );
+    let bus_port = |name: &str, direction: PortDirection| PortInfo {
+        bus: Some(Bus::Col),
+        ..port(name, direction, Bus::Col.side(), false)
+    };
+    LayerImpl {
+        modes: vec![Mode::Pipelined],
+        rows: RegionSide::Free("R".into()),
+        cols: RegionSide::Free("C".into()),
+        conditions: vec![
+            divides("C", "R"),
+            divides("N", "C"),
+            bin(CBinOp::Le, var("R"), var("M")),
+        ],
+        kernel: KernelRef {
+            file: PathBuf::from("<std>/nn.wse"),
+            name: "dense_straight_tile".into(),
+        },
+        kernel_args: vec![
+            ("n".to_string(), row_part),
+            ("nc".to_string(), block),
+            ("k".to_string(), bin(CBinOp::Div, var("C"), var("R"))),
+            ("m".to_string(), m),
+            ("samples".to_string(), var("B")),
+        ],
+        sram_words: words,
+        held_words: CExpr::Int(0),
+        ports: vec![
+            port("xs", PortDirection::In, Side::West, true),
+            port("psum", PortDirection::In, Side::West, false),
+            port("ysum", PortDirection::Out, Side::East, false),
+            bus_port("xb", PortDirection::Out),
+            bus_port("xc", PortDirection::In),
+        ],
+        binds: vec![
+            bind(
+                "w",
+                BindTarget::Array,
+                "w",
+                &[SplitAxis::Cols, SplitAxis::Rows],
+            ),
+            bind("b", BindTarget::Array, "bias", &[SplitAxis::Rows]),
+            bind("x", BindTarget::Port, "xs", &[SplitAxis::Rows]),
+            bind("y", BindTarget::Port, "ysum", &[SplitAxis::Rows]),
         ],
         span: span(0),
     }
@@ -491,17 +573,17 @@ pub fn mlp(widths: &[u64], batch: u64, relus: bool) -> LayerGraph {
     graph
 }
 
-/// The fused twin of a [`dense`] and the [`relu`] that alone reads it, as std.nn's
-/// `dense_relu` (`crate::fusion`): the dense's pipelined implementation with `act = 1`, named
-/// by both layers; `None` for any other pair.
+/// The fused twin of a [`dense`] (or a [`straight`] one) and the [`relu`] that alone reads
+/// it, as std.nn's `dense_relu` and `dense_straight_relu` (`crate::fusion`): the dense's
+/// pipelined implementation with `act = 1`, named by both layers; `None` for any other pair.
 pub fn fused_twin(graph: &LayerGraph, producer: usize, reader: usize) -> Option<LayerInstance> {
     let (p, r) = (graph.layers.get(producer)?, graph.layers.get(reader)?);
-    if (p.layer.as_str(), r.layer.as_str()) != ("dense", "relu") {
+    if !matches!(p.layer.as_str(), "dense" | "dense_straight") || r.layer != "relu" {
         return None;
     }
     let mut twin = p.clone();
     twin.name = crate::fusion::fused_name(&p.name, &r.name);
-    twin.layer = "dense_relu".into();
+    twin.layer = format!("{}_relu", p.layer);
     twin.cost.flops += r.cost.flops;
     twin.impls.retain(|i| i.modes.contains(&Mode::Pipelined));
     for imp in &mut twin.impls {
