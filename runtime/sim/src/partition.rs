@@ -27,7 +27,7 @@ use crate::express::Streams;
 use crate::fabric::{Msg, NONE, OutChannel, Queue, Router, RouterInfo, Sink, Source};
 use crate::pe::{Pe, RecvSlot, SendSlot};
 use crate::phases::Phases;
-use crate::prefetch::{Ahead, Distances, Large, Small};
+use crate::prefetch::{Ahead, Distances, Large, Size, Small, Tiny};
 use crate::program::Program;
 use crate::queue::{Rel, Rings};
 use crate::router::{CycleState, RemoteUp};
@@ -350,10 +350,10 @@ impl<'p> Partition<'p> {
         self.out.stats.router_steps += list.len() as u64;
         let moved = {
             let mut hot = self.hot(t);
-            if crate::prefetch::large(&hot) {
-                router_pass::<Large>(&mut hot, &list)
-            } else {
-                router_pass::<Small>(&mut hot, &list)
+            match crate::prefetch::size(&hot) {
+                Size::Large => router_pass::<Large>(&mut hot, &list),
+                Size::Small => router_pass::<Small>(&mut hot, &list),
+                Size::Tiny => router_pass::<Tiny>(&mut hot, &list),
             }
         };
         if moved {

@@ -12,7 +12,8 @@
 //! line a delivery will write just before the step, looking each router's PE up once; the
 //! stages and their distances are the constants of a [`Distances`] type. The timer pass
 //! likewise fetches the records of the PEs it is about to wake ([`wakes_ahead`]).
-//! The distances are long because a wse2-size fabric misses all the way to memory.
+//! The distances are long because a wse2-size fabric misses all the way to memory; a tiny
+//! partition, whose state stays in the caches, prefetches nothing ([`Tiny`]).
 //! Prefetches are hints only: they never change results.
 
 use crate::fabric::NONE;
@@ -22,6 +23,8 @@ use std::marker::PhantomData;
 /// Steps ahead of the current router for each stage of [`Ahead`] (constants, so that the
 /// router pass is compiled once for each set).
 pub(crate) trait Distances {
+    /// Whether to prefetch at all (the stages below are ignored when not).
+    const ON: bool = true;
     /// The router record alone (its PE index is read at `FAR`); none if `NODE ≤ FAR`.
     const NODE: usize;
     const FAR: usize;
@@ -72,12 +75,60 @@ impl Distances for Small {
     const PE_LINES: bool = false;
 }
 
+/// …and on a tiny one (fewer than [`TINY_ROUTERS`] routers: a streamed layer's phase of a few
+/// hundred PEs) none at all: its whole state stays in the caches from one cycle to the next,
+/// so the pipeline's work, some 140 instructions a router step, is all cost
+/// (`examples/mlp_streaming` on wse2, 256 routers a phase: 17% fewer instructions for the
+/// whole job and less CPU time in 3 of 3 pairs; BENCHMARKS.md, session 30).
+pub(crate) struct Tiny;
+
+impl Distances for Tiny {
+    const ON: bool = false;
+    const NODE: usize = 0;
+    const FAR: usize = 0;
+    const MID: usize = 0;
+    const SEND: usize = 0;
+    const NEAR: usize = 0;
+    const DOWNSTREAM: bool = false;
+    const CHANNELS: bool = false;
+    const PE_LINES: bool = false;
+}
+
 /// Partitions with at least this many routers are large.
 const LARGE_ROUTERS: usize = 16_384;
+/// Partitions with fewer routers than this are tiny.
+const TINY_ROUTERS: usize = 1_024;
 
-/// Whether the partition `hot` works on takes the [`Large`] distances.
-pub(crate) fn large(hot: &CycleState<'_>) -> bool {
-    hot.routers.len() >= LARGE_ROUTERS
+/// A partition's size class: which [`Distances`] its router passes take.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Size {
+    Tiny,
+    Small,
+    Large,
+}
+
+/// Tests only: the size class every partition takes (0: by its routers; else 1 + the class,
+/// in the order of [`Size`]), so that one program runs through each set of distances.
+#[cfg(test)]
+static FORCED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// The size class of the partition `hot` works on.
+pub(crate) fn size(hot: &CycleState<'_>) -> Size {
+    #[cfg(test)]
+    match FORCED.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => return Size::Tiny,
+        2 => return Size::Small,
+        3 => return Size::Large,
+        _ => {}
+    }
+    let n = hot.routers.len();
+    if n >= LARGE_ROUTERS {
+        Size::Large
+    } else if n >= TINY_ROUTERS {
+        Size::Small
+    } else {
+        Size::Tiny
+    }
 }
 
 #[inline(always)]
@@ -143,6 +194,9 @@ impl<D: Distances> Ahead<D> {
             served: [NONE; 64],
             d: PhantomData,
         };
+        if !D::ON {
+            return ahead;
+        }
         for &node in list.iter().take(D::NODE).skip(D::FAR) {
             fetch(std::ptr::from_ref(&hot.routers[node as usize]));
         }
@@ -162,6 +216,9 @@ impl<D: Distances> Ahead<D> {
     /// ahead.
     #[inline(always)]
     pub(crate) fn step(&mut self, hot: &CycleState<'_>, list: &[u32], i: usize) {
+        if !D::ON {
+            return;
+        }
         if D::NODE > D::FAR
             && let Some(&node) = list.get(i + D::NODE)
         {
@@ -399,4 +456,43 @@ fn served(r: &crate::fabric::Router) -> u32 {
     }
     let after = want & (u64::MAX << r.rr[crate::fabric::RAMP]);
     r.q_start + if after != 0 { after } else { want }.trailing_zeros()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FORCED;
+    use crate::engine::{Outcome, SimOptions, simulate};
+    use crate::workloads::halo_exchange;
+    use std::sync::atomic::Ordering;
+    use wsel_target::{Coord, Target};
+
+    /// A 12 × 12 halo exchange on dev (uneven task costs, so PEs drift apart) through the
+    /// router passes of size class `class` (see [`FORCED`]).
+    fn halo(class: u8) -> Outcome {
+        FORCED.store(class, Ordering::Relaxed);
+        let p = halo_exchange(Coord::new(0, 0), 12, 12, 8, 4);
+        let outcome = simulate(&Target::dev(), &p, &SimOptions::default());
+        FORCED.store(0, Ordering::Relaxed);
+        outcome.expect("runs")
+    }
+
+    /// Prefetches are hints: no set of distances, none at all included, changes a result.
+    /// Every other test of this crate runs on a fabric small enough to be tiny (no
+    /// prefetching), so this one keeps the small and large pipelines' code covered.
+    #[test]
+    fn every_set_of_distances_gives_the_same_outcome() {
+        let tiny = halo(1);
+        assert!(tiny.report.wavelet_hops > 0);
+        for class in [2, 3] {
+            let other = halo(class);
+            assert_eq!(other.cycles, tiny.cycles, "class {class}");
+            assert_eq!(other.report, tiny.report, "class {class}");
+            for y in 0..12 {
+                for x in 0..12 {
+                    let c = Coord::new(x, y);
+                    assert_eq!(other.sram(c), tiny.sram(c), "SRAM of PE {c}, class {class}");
+                }
+            }
+        }
+    }
 }
