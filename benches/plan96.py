@@ -36,7 +36,8 @@ the largest mean stage, the best balance T allows). `--balanced` runs the same m
 per state the Pareto front of (sum of stage times, PEs): the most PEs of any plan whose
 bottleneck is at most 1.25x its mean, exactly. `--c-below-r` lets a straight stage also take
 C < R with R % C == 0 (a rule today's dense_straight lacks; same estimate) to see what it lifts.
-Geometry is checked on every plan printed (inside the fabric, regions and squares disjoint).
+Geometry is checked on every plan printed (inside the fabric, regions and squares disjoint;
+consecutive stages adjacent by construction of the moves).
 """
 
 import argparse
@@ -101,7 +102,7 @@ def plan(target, band_length, stack, weight=0):
     `stack` across them; the layers' tables are left in `plan.tables` for `walk`."""
     ok = lambda t: t is not None and t <= target
     # state: (phase, h, x, y); phase 'E' east band, 'W0' west band before its first straight,
-    # 'W' west band. Value: (PEs, back pointer).
+    # 'W' west band. Value: (score, back pointer).
     lengths = {h: [c for c in range(8, band_length + 1, 8) if c % h == 0 or h % c == 0]
                for h in HEIGHTS}
     states = {}
