@@ -126,39 +126,55 @@ fn dense_tile() -> LayerImpl {
         bin(CBinOp::Add, small_n.clone(), CExpr::Int(1)),
     );
     LayerImpl {
-        modes: vec![Mode::Pipelined],
-        rows: RegionSide::Free("R".into()),
-        cols: RegionSide::Free("C".into()),
         conditions: vec![divides("N", "R"), divides("M", "C")],
-        kernel: KernelRef {
-            file: PathBuf::from("<std>/nn.wse"),
-            name: "dense_tile".into(),
-        },
         kernel_args: vec![
             ("n".to_string(), small_n),
             ("m".to_string(), small_m),
             ("samples".to_string(), var("B")),
         ],
         sram_words: words,
-        held_words: CExpr::Int(0),
         ports: vec![
             port("xs", PortDirection::In, Side::West, true),
             port("psum", PortDirection::In, Side::North, false),
             port("ysum", PortDirection::Out, Side::South, false),
         ],
-        binds: vec![
-            bind(
-                "w",
-                BindTarget::Array,
-                "w",
-                &[SplitAxis::Rows, SplitAxis::Cols],
-            ),
-            bind("b", BindTarget::Array, "bias", &[SplitAxis::Cols]),
-            bind("x", BindTarget::Port, "xs", &[SplitAxis::Rows]),
-            bind("y", BindTarget::Port, "ysum", &[SplitAxis::Cols]),
-        ],
+        binds: dense_binds([SplitAxis::Rows, SplitAxis::Cols]),
+        ..pipelined_on_rc("dense_tile")
+    }
+}
+
+/// A std.nn kernel `name` run pipelined on a free `R × C` region, weightless between
+/// micro-batches: the fields every pipelined dense implementation shares (the others are
+/// placeholders for the caller to set).
+fn pipelined_on_rc(name: &str) -> LayerImpl {
+    LayerImpl {
+        modes: vec![Mode::Pipelined],
+        rows: RegionSide::Free("R".into()),
+        cols: RegionSide::Free("C".into()),
+        conditions: Vec::new(),
+        kernel: KernelRef {
+            file: PathBuf::from("<std>/nn.wse"),
+            name: name.into(),
+        },
+        kernel_args: Vec::new(),
+        sram_words: CExpr::Int(0),
+        held_words: CExpr::Int(0),
+        ports: Vec::new(),
+        binds: Vec::new(),
         span: span(0),
     }
+}
+
+/// A pipelined dense's binds: `w` split over `[x's axis, y's axis]`, `b` and `y` over y's
+/// axis, `x` over x's — `[rows, cols]` for `dense_tile`, `[cols, rows]` for the straight one
+/// (its `w` is split the other way round, `x` and `y` both over the rows).
+fn dense_binds([w_in, w_out]: [SplitAxis; 2]) -> Vec<BindInfo> {
+    vec![
+        bind("w", BindTarget::Array, "w", &[w_in, w_out]),
+        bind("b", BindTarget::Array, "bias", &[w_out]),
+        bind("x", BindTarget::Port, "xs", &[SplitAxis::Rows]),
+        bind("y", BindTarget::Port, "ysum", &[w_out]),
+    ]
 }
 
 /// `layer` (a [`dense`]) as std.nn's `dense_straight`: pipelined only, `dense_straight_tile`
@@ -200,18 +216,11 @@ fn dense_straight_tile() -> LayerImpl {
         ..port(name, direction, Bus::Col.side(), false)
     };
     LayerImpl {
-        modes: vec![Mode::Pipelined],
-        rows: RegionSide::Free("R".into()),
-        cols: RegionSide::Free("C".into()),
         conditions: vec![
             divides("C", "R"),
             divides("N", "C"),
             bin(CBinOp::Le, var("R"), var("M")),
         ],
-        kernel: KernelRef {
-            file: PathBuf::from("<std>/nn.wse"),
-            name: "dense_straight_tile".into(),
-        },
         kernel_args: vec![
             ("n".to_string(), row_part),
             ("nc".to_string(), block),
@@ -220,7 +229,6 @@ fn dense_straight_tile() -> LayerImpl {
             ("samples".to_string(), var("B")),
         ],
         sram_words: words,
-        held_words: CExpr::Int(0),
         ports: vec![
             port("xs", PortDirection::In, Side::West, true),
             port("psum", PortDirection::In, Side::West, false),
@@ -228,18 +236,8 @@ fn dense_straight_tile() -> LayerImpl {
             bus_port("xb", PortDirection::Out),
             bus_port("xc", PortDirection::In),
         ],
-        binds: vec![
-            bind(
-                "w",
-                BindTarget::Array,
-                "w",
-                &[SplitAxis::Cols, SplitAxis::Rows],
-            ),
-            bind("b", BindTarget::Array, "bias", &[SplitAxis::Rows]),
-            bind("x", BindTarget::Port, "xs", &[SplitAxis::Rows]),
-            bind("y", BindTarget::Port, "ysum", &[SplitAxis::Rows]),
-        ],
-        span: span(0),
+        binds: dense_binds([SplitAxis::Cols, SplitAxis::Rows]),
+        ..pipelined_on_rc("dense_straight_tile")
     }
 }
 
