@@ -1,0 +1,152 @@
+//! The band planner (issue #23; `benches/plan96.py` is its design study, BENCHMARKS.md "The
+//! band planner"): a chain laid out as a boustrophedon of bands, which the chain placer's
+//! spiral of one region size cannot find.
+//!
+//! The caller gives, beside the graph, its straight twins ([`crate::MapOptions::straight_twins`]):
+//! the same stages with each layer that has one replaced by its straight implementation
+//! (input west, result east on the same rows). A band of height `h` holds straight stages of
+//! `R = h` one after another along it; at each end a turning stage of the main graph (input
+//! west, result south) and a fold's square (`fold`) turn the chain into the next band, whose
+//! height is the turning stage's `C` (`dp` says where each lies). Per stage target `T` a
+//! dynamic programme (`dp`) finds the plan with every stage's estimate — the size search's
+//! own candidates (`ways`) — within `T` and the most PEs; the smallest `T` with a plan is
+//! found by binary search. The plan becomes a graph of each stage's chosen layer and its
+//! regions (`realize`), which the mapper then routes, colors and checks pinned
+//! ([`crate::MapOptions::regions`]), as it does any pinned placement.
+
+mod dp;
+mod frame;
+mod realize;
+mod ways;
+
+use wsel_diagnostic::Diagnostic;
+use wsel_ir::graph::{LayerGraph, Mode};
+use wsel_target::{Rect, Target};
+
+use crate::placement::{Orientation, Placement};
+use crate::search::Problem;
+use crate::{MapOptions, copies};
+use dp::{Kind, Plan};
+use ways::StageWays;
+use frame::Frame;
+
+/// PEs one cycle of the stages' sum weighs against in a plan's score: 0, the fullest plan
+/// at the smallest stage target (each stage as many PEs as make it faster, until the fabric
+/// is full).
+const SUM_WEIGHT: i64 = 0;
+
+/// Stage targets tried above the smallest one with a plan when the plan does not route.
+const ROUTE_RETRIES: usize = 3;
+
+/// The band planner's placement of `graph` with its straight `twins`, when the graph is a
+/// chain it lays out and a plan routes; `None` otherwise (the caller keeps the search's).
+pub(crate) fn map_banded(
+    graph: &LayerGraph,
+    twins: &LayerGraph,
+    target: &Target,
+    mode: Mode,
+    options: &MapOptions,
+) -> Option<Placement> {
+    let plain = options.copies <= 1
+        && options.region.is_none()
+        && options.regions.is_none()
+        && options.sizes.is_none()
+        && options.companion.is_none();
+    if mode != Mode::Pipelined || !plain {
+        return None;
+    }
+    if !ways::is_chain(graph) || !ways::same_stages(graph, twins) {
+        return None;
+    }
+    let mut ignored: Vec<Diagnostic> = Vec::new();
+    let main = Problem::build(graph, target, mode, options, None, &mut ignored)?;
+    let straight = Problem::build(twins, target, mode, options, None, &mut ignored)?;
+    let heights = ways::heights(&straight);
+    let stage_ways = ways::stage_ways(&main, &straight, &heights);
+    let targets = stage_targets(&stage_ways);
+    Frame::both(target)
+        .iter()
+        .filter_map(|frame| {
+            let plan = Plan {
+                ways: &stage_ways,
+                heights: &heights,
+                frame,
+                weight: SUM_WEIGHT,
+                clean: &|r| main.dead.clean(frame.physical(r)),
+            };
+            banded(graph, twins, target, options, (&plan, &targets))
+        })
+        .min_by_key(rank)
+}
+
+/// The placement of the plan at the smallest stage target of `targets` that has one, or of
+/// one of the next few targets when its routes fail.
+fn banded(
+    graph: &LayerGraph,
+    twins: &LayerGraph,
+    target: &Target,
+    options: &MapOptions,
+    (plan, targets): (&Plan<'_>, &[u64]),
+) -> Option<Placement> {
+    let first = targets.partition_point(|&t| plan.solve(t).is_none());
+    targets[first..].iter().take(ROUTE_RETRIES).find_map(|&t| {
+        let steps = plan.solve(t)?;
+        let regions = realize::realize(&steps, plan.frame)?;
+        let mixed = mixed_graph(graph, twins, &steps);
+        let mut placement = pinned(&mixed, target, options, &regions)?;
+        placement.layout_reason = format!(
+            "the band planner laid the chain out ({}, {} straight stages, {} turning)",
+            plan.frame.describe(),
+            steps.iter().filter(|s| s.kind == Kind::Straight).count(),
+            steps.iter().filter(|s| s.kind == Kind::Tile).count(),
+        );
+        Some(placement)
+    })
+}
+
+/// `graph` with each stage the plan lays straight taken from `twins`.
+fn mixed_graph(graph: &LayerGraph, twins: &LayerGraph, steps: &[dp::Step]) -> LayerGraph {
+    let mut mixed = graph.clone();
+    for (l, step) in steps.iter().enumerate() {
+        if step.kind == Kind::Straight {
+            mixed.layers[l] = twins.layers[l].clone();
+        }
+    }
+    mixed
+}
+
+/// `graph` mapped on exactly `regions`: routes, colors and SRAM as for any pinned placement.
+fn pinned(
+    graph: &LayerGraph,
+    target: &Target,
+    options: &MapOptions,
+    regions: &[(Rect, Orientation)],
+) -> Option<Placement> {
+    let options = MapOptions {
+        regions: Some(regions),
+        straight_twins: None,
+        ..*options
+    };
+    copies::place_copies(graph, target, Mode::Pipelined, &options, 1).0
+}
+
+/// Every stage target a plan can settle on: the ways' distinct estimates, ascending. A
+/// plan at a target exists at every larger one, so the smallest is found by bisection.
+fn stage_targets(ways: &[StageWays]) -> Vec<u64> {
+    let mut targets: Vec<u64> = ways
+        .iter()
+        .flat_map(|w| {
+            let straights = w.straights.iter().flatten().map(|s| s.1);
+            straights.chain(w.tiles.iter().flatten().flatten().copied())
+        })
+        .collect();
+    targets.sort_unstable();
+    targets.dedup();
+    targets
+}
+
+/// How placements compare: the lower bottleneck estimate first, then the more PEs.
+pub(crate) fn rank(p: &Placement) -> (u64, std::cmp::Reverse<u64>) {
+    let bottleneck = p.layers.iter().map(|l| l.estimate.cycles).max();
+    (bottleneck.unwrap_or(0), std::cmp::Reverse(p.pes_used()))
+}

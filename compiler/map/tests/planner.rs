@@ -1,0 +1,109 @@
+//! The band planner (`MapOptions::straight_twins`, issue #23): a chain of fused `dense + relu`
+//! stages with the straight twins of std.nn's `dense_straight` laid out in bands on a small
+//! made-up fabric — regions inside it, disjoint, routed and colored (the placement
+//! invariants of `common`), consecutive stages adjacent or joined through a free fold
+//! square — and compared with the size search's own layout of the same graph.
+
+mod common;
+
+use wsel_ir::graph::{LayerGraph, Mode};
+use wsel_map::{MapOptions, Placement, fixtures, fusion, map};
+use wsel_target::{Rect, Target};
+
+/// Stage widths of the chain: the first six of map96's cycle (`benches/map96.rs`), shrunk.
+const WIDTHS: [u64; 9] = [64, 128, 256, 96, 32, 192, 64, 128, 256];
+
+/// The chain of `widths`, each dense but the last with its relu, fused as `wsel map` fuses
+/// it; every dense a `dense_straight` when `straight`.
+fn chain(widths: &[u64], straight: bool) -> LayerGraph {
+    let mut graph = fixtures::mlp(widths, 1, true);
+    if straight {
+        for layer in &mut graph.layers {
+            if layer.layer == "dense" {
+                *layer = fixtures::straight(layer.clone());
+            }
+        }
+    }
+    fusion::fused(&graph, &fixtures::fused_twin)
+}
+
+/// A made-up fabric of `width × height` PEs, otherwise wse2.
+fn fabric(width: u32, height: u32) -> Target {
+    Target {
+        name: format!("made-up {width}x{height}"),
+        width,
+        height,
+        ..Target::wse2()
+    }
+}
+
+/// `graph` mapped on `target`, with `twins` as its straight twins when given.
+fn mapped(graph: &LayerGraph, twins: Option<&LayerGraph>, target: &Target) -> Placement {
+    let options = MapOptions {
+        straight_twins: twins,
+        ..MapOptions::default()
+    };
+    let result = map(graph, target, Mode::Pipelined, &options);
+    let placement = result.placement.expect("the chain maps");
+    common::check_placement(&placement, target);
+    placement
+}
+
+fn bottleneck(p: &Placement) -> u64 {
+    p.layers.iter().map(|l| l.estimate.cycles).max().unwrap_or(0)
+}
+
+/// Whether `q` shares a side with `p` (a straight-on neighbour).
+fn adjacent(p: Rect, q: Rect) -> bool {
+    let rows = q.y < p.y + p.height && p.y < q.y + q.height;
+    let cols = q.x < p.x + p.width && p.x < q.x + q.width;
+    (rows && (q.x == p.x + p.width || p.x == q.x + q.width))
+        || (cols && (q.y == p.y + p.height || p.y == q.y + q.height))
+}
+
+#[test]
+fn the_planner_lays_the_chain_in_bands_and_beats_the_search() {
+    let target = fabric(96, 160);
+    let (graph, twins) = (chain(&WIDTHS, false), chain(&WIDTHS, true));
+    let searched = mapped(&graph, None, &target);
+    let banded = mapped(&graph, Some(&twins), &target);
+    assert!(
+        banded.layout_reason.starts_with("the band planner"),
+        "{}",
+        banded.layout_reason
+    );
+    assert!(
+        bottleneck(&banded) < bottleneck(&searched),
+        "banded {} against searched {}",
+        bottleneck(&banded),
+        bottleneck(&searched)
+    );
+    let kinds: Vec<&str> = banded.layers.iter().map(|l| l.layer.as_str()).collect();
+    assert!(kinds.iter().any(|k| k.starts_with("dense_straight")), "{kinds:?}");
+    assert!(kinds.iter().any(|k| k.starts_with("dense_relu")), "{kinds:?}");
+    // Consecutive stages touch, or the second lies past a fold's square: never apart.
+    for w in banded.layers.windows(2) {
+        let (p, q) = (w[0].rect, w[1].rect);
+        let gap_x = q.x.abs_diff(p.x).min(q.x.abs_diff(p.x + p.width));
+        let gap_y = q.y.abs_diff(p.y).min(q.y.abs_diff(p.y + p.height));
+        assert!(
+            adjacent(p, q) || gap_x.min(gap_y) <= 128,
+            "{} {p:?} and {} {q:?}",
+            w[0].name,
+            w[1].name
+        );
+    }
+}
+
+#[test]
+fn without_twins_or_on_a_non_chain_nothing_changes() {
+    let target = fabric(96, 160);
+    let graph = chain(&WIDTHS, false);
+    let plain = mapped(&graph, None, &target);
+    // Twins of another graph (not the same stages): the planner declines.
+    let other = chain(&WIDTHS[..5], true);
+    let declined = mapped(&graph, Some(&other), &target);
+    assert!(declined.layout_reason.is_empty());
+    let rects = |p: &Placement| p.layers.iter().map(|l| l.rect).collect::<Vec<_>>();
+    assert_eq!(rects(&declined), rects(&plain));
+}
