@@ -39,69 +39,104 @@ const SUM_WEIGHT: i64 = 0;
 const ROUTE_RETRIES: usize = 3;
 
 /// The band planner's placement of `graph` with its straight `twins`, when the graph is a
-/// chain it lays out and a plan routes; `None` otherwise (the caller keeps the search's).
+/// chain it lays out, a plan ranks above `rival` (the search's placement, [`rank`]) and
+/// routes; `None` otherwise (the caller keeps the search's).
 pub(crate) fn map_banded(
     graph: &LayerGraph,
     twins: &LayerGraph,
     target: &Target,
-    mode: Mode,
     options: &MapOptions,
+    rival: Option<&Placement>,
 ) -> Option<Placement> {
     let plain = options.copies <= 1
         && options.region.is_none()
         && options.regions.is_none()
         && options.sizes.is_none()
         && options.companion.is_none();
-    if mode != Mode::Pipelined || !plain {
+    if !plain || !ways::is_chain(graph) || !ways::same_stages(graph, twins) {
         return None;
     }
-    if !ways::is_chain(graph) || !ways::same_stages(graph, twins) {
-        return None;
-    }
+    let mode = Mode::Pipelined;
     let mut ignored: Vec<Diagnostic> = Vec::new();
     let main = Problem::build(graph, target, mode, options, None, &mut ignored)?;
     let straight = Problem::build(twins, target, mode, options, None, &mut ignored)?;
     let heights = ways::heights(&straight);
     let stage_ways = ways::stage_ways(&main, &straight, &heights);
-    let targets = stage_targets(&stage_ways);
-    Frame::both(target)
+    let mut targets = stage_targets(&stage_ways);
+    // A plan slower than the search's placement never replaces it.
+    if let Some(bound) = rival.map(|p| rank(p).0) {
+        targets.retain(|&t| t <= bound);
+    }
+    let dead = main.dead.dead_pe_count() > 0 || !target.defects.dead_links.is_empty();
+    let frames = Frame::both(target);
+    let index = &main.dead;
+    let cleans: Vec<_> = frames
         .iter()
-        .filter_map(|frame| {
-            let plan = Plan {
-                ways: &stage_ways,
-                heights: &heights,
-                frame,
-                weight: SUM_WEIGHT,
-                clean: &|r| main.dead.clean(frame.physical(r)),
-            };
-            banded(graph, twins, target, options, (&plan, &targets))
+        .map(|frame| move |r| index.clean(frame.physical(r)))
+        .collect();
+    let plans: Vec<Plan<'_>> = frames
+        .iter()
+        .zip(&cleans)
+        .map(|(frame, clean)| Plan {
+            ways: &stage_ways,
+            heights: &heights,
+            frame,
+            weight: SUM_WEIGHT,
+            clean: dead.then_some(clean as &dyn Fn(frame::ARect) -> bool),
         })
-        .min_by_key(rank)
+        .collect();
+    // Each frame's smallest target with a plan; a later frame only where it can tie or beat.
+    let mut found: Vec<(usize, Vec<dp::Step>, &Plan<'_>)> = Vec::new();
+    for plan in &plans {
+        let end = found.iter().map(|f| f.0 + 1).min().unwrap_or(targets.len());
+        if let Some((first, steps)) = smallest(plan, &targets[..end]) {
+            found.push((first, steps, plan));
+        }
+    }
+    found.sort_by_key(|(first, steps, _)| (*first, dp::rank(steps).1));
+    found.into_iter().find_map(|(first, steps, plan)| {
+        let retries = targets[first + 1..].iter().take(ROUTE_RETRIES - 1);
+        let mut tried = std::iter::once(Some(steps)).chain(retries.map(|&t| plan.solve(t)));
+        tried.find_map(|steps| placed(graph, twins, target, options, (plan, &steps?)))
+    })
 }
 
-/// The placement of the plan at the smallest stage target of `targets` that has one, or of
-/// one of the next few targets when its routes fail.
-fn banded(
+/// The smallest of `targets` (ascending) with a plan, and its plan: a plan at a target is
+/// one at every larger target, so the smallest is found by bisection.
+fn smallest(plan: &Plan<'_>, targets: &[u64]) -> Option<(usize, Vec<dp::Step>)> {
+    let (mut lo, mut hi) = (0, targets.len());
+    let mut best = None;
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match plan.solve(targets[mid]) {
+            Some(steps) => {
+                best = Some((mid, steps));
+                hi = mid;
+            }
+            None => lo = mid + 1,
+        }
+    }
+    best
+}
+
+/// The placement of `plan`'s layout `steps`, when it realizes and routes.
+fn placed(
     graph: &LayerGraph,
     twins: &LayerGraph,
     target: &Target,
     options: &MapOptions,
-    (plan, targets): (&Plan<'_>, &[u64]),
+    (plan, steps): (&Plan<'_>, &[dp::Step]),
 ) -> Option<Placement> {
-    let first = targets.partition_point(|&t| plan.solve(t).is_none());
-    targets[first..].iter().take(ROUTE_RETRIES).find_map(|&t| {
-        let steps = plan.solve(t)?;
-        let regions = realize::realize(&steps, plan.frame)?;
-        let mixed = mixed_graph(graph, twins, &steps);
-        let mut placement = pinned(&mixed, target, options, &regions)?;
-        placement.layout_reason = format!(
-            "the band planner laid the chain out ({}, {} straight stages, {} turning)",
-            plan.frame.describe(),
-            steps.iter().filter(|s| s.kind == Kind::Straight).count(),
-            steps.iter().filter(|s| s.kind == Kind::Tile).count(),
-        );
-        Some(placement)
-    })
+    let regions = realize::realize(steps, plan.frame)?;
+    let mixed = mixed_graph(graph, twins, steps);
+    let mut placement = pinned(&mixed, target, options, &regions)?;
+    placement.layout_reason = format!(
+        "the band planner laid the chain out ({}, {} straight stages, {} turning)",
+        plan.frame.describe(),
+        steps.iter().filter(|s| s.kind == Kind::Straight).count(),
+        steps.iter().filter(|s| s.kind == Kind::Tile).count(),
+    );
+    Some(placement)
 }
 
 /// `graph` with each stage the plan lays straight taken from `twins`.
@@ -130,8 +165,7 @@ fn pinned(
     copies::place_copies(graph, target, Mode::Pipelined, &options, 1).0
 }
 
-/// Every stage target a plan can settle on: the ways' distinct estimates, ascending. A
-/// plan at a target exists at every larger one, so the smallest is found by bisection.
+/// Every stage target a plan can settle on: the ways' distinct estimates, ascending.
 fn stage_targets(ways: &[StageWays]) -> Vec<u64> {
     let mut targets: Vec<u64> = ways
         .iter()

@@ -262,7 +262,8 @@ pub fn map(graph: &LayerGraph, target: &Target, mode: Mode, options: &MapOptions
         copies::place_copies(graph, target, mode, options, wanted);
     let banded = options
         .straight_twins
-        .and_then(|twins| bands::map_banded(graph, twins, target, mode, options));
+        .filter(|_| mode == Mode::Pipelined)
+        .and_then(|twins| bands::map_banded(graph, twins, target, options, placement.as_ref()));
     if let Some(b) = banded
         && placement.as_ref().is_none_or(|p| bands::rank(&b) < bands::rank(p))
     {

@@ -45,6 +45,8 @@ pub(crate) struct Step {
     /// Logical rows and columns, in units.
     pub rows: u32,
     pub cols: u32,
+    /// The stage's estimate, cycles per sample.
+    pub cycles: u64,
     pub rect: ARect,
     pub square: Option<ARect>,
     pub fold: Fold,
@@ -99,8 +101,8 @@ pub(crate) struct Plan<'a> {
     pub frame: &'a Frame,
     /// PEs a cycle of the stages' sum weighs against (0: the fullest plan).
     pub weight: i64,
-    /// Whether a rectangle of the frame is free of dead PEs.
-    pub clean: &'a dyn Fn(ARect) -> bool,
+    /// Whether a rectangle of the frame is free of dead PEs (`None`: the fabric has none).
+    pub clean: Option<&'a dyn Fn(ARect) -> bool>,
 }
 
 impl Plan<'_> {
@@ -170,16 +172,13 @@ impl Plan<'_> {
     ) {
         let (heading, hi, x, y) = states.unpack(state);
         let h = self.heights[hi];
-        for &(c, cycles) in &ways.straights[hi] {
-            if cycles > t {
-                continue;
-            }
+        for &(c, cycles) in ways.straights[hi].iter().filter(|s| s.1 <= t) {
             let gain = self.gain(h * c, cycles);
             if heading == EAST && x + c <= self.frame.length {
-                if (self.clean)(ARect::new(x, y, c, h)) {
+                if self.free(ARect::new(x, y, c, h)) {
                     put(states.index(EAST, hi, x + c, y), gain, false, c);
                 }
-            } else if heading != EAST && x >= c + h && (self.clean)(ARect::new(x - c, y, c, h)) {
+            } else if heading != EAST && x >= c + h && self.free(ARect::new(x - c, y, c, h)) {
                 put(states.index(WEST, hi, x - c, y), gain, false, c);
             }
         }
@@ -197,16 +196,20 @@ impl Plan<'_> {
             let next = |heading| states.index(heading, h2i, x, y + h);
             if heading == EAST && x + h2 <= self.frame.length {
                 let (tile, square) = east_end(x, y, h, h2);
-                if (self.clean)(tile) && (self.clean)(square) {
+                if self.free(tile) && self.free(square) {
                     put(next(WEST_FRESH), gain, true, h2i as u32);
                 }
             } else if heading == WEST && x >= h {
                 let (square, tile) = west_end(x, y, h, h2);
-                if (self.clean)(tile) && (self.clean)(square) {
+                if self.free(tile) && self.free(square) {
                     put(next(EAST), gain, true, h2i as u32);
                 }
             }
         }
+    }
+
+    fn free(&self, r: ARect) -> bool {
+        self.clean.is_none_or(|clean| clean(r))
     }
 
     /// The score of a region of `units` square units and `cycles` per sample.
@@ -221,23 +224,26 @@ impl Plan<'_> {
         for l in (0..self.ways.len()).rev() {
             let e = layers[l + 1][at];
             let before = layers[l][e.prev as usize].state as usize;
-            steps.push(self.step(states.unpack(before), e));
+            steps.push(self.step(states.unpack(before), l, e));
             at = e.prev as usize;
         }
         steps.reverse();
         steps
     }
 
-    /// The step that moved from state `(heading, hi, x, y)` by `e`'s move.
-    fn step(&self, (heading, hi, x, y): (usize, usize, u32, u32), e: Entry) -> Step {
+    /// The step that moved from state `(heading, hi, x, y)` by `e`'s move at stage `l`.
+    fn step(&self, (heading, hi, x, y): (usize, usize, u32, u32), l: usize, e: Entry) -> Step {
         let h = self.heights[hi];
+        let ways = &self.ways[l];
         if !e.tile {
             let c = e.arg;
             let rect = ARect::new(if heading == EAST { x } else { x - c }, y, c, h);
+            let cycles = ways.straights[hi].iter().find(|s| s.0 == c).map_or(0, |s| s.1);
             return Step {
                 kind: Kind::Straight,
                 rows: h,
                 cols: c,
+                cycles,
                 rect,
                 square: None,
                 fold: Fold::None,
@@ -256,6 +262,7 @@ impl Plan<'_> {
             kind: Kind::Tile,
             rows: h,
             cols: h2,
+            cycles: ways.tiles[hi][h2i].unwrap_or(0),
             rect,
             square: Some(square),
             fold,
@@ -273,4 +280,12 @@ fn east_end(x: u32, y: u32, h: u32, h2: u32) -> (ARect, ARect) {
 /// `h2` high below it.
 fn west_end(x: u32, y: u32, h: u32, h2: u32) -> (ARect, ARect) {
     (ARect::new(x - h, y, h, h), ARect::new(x - h, y + h, h, h2))
+}
+
+/// A plan's bottleneck estimate and PEs in regions, the way plans are ranked (the lower
+/// bottleneck, then the more PEs).
+pub(crate) fn rank(steps: &[Step]) -> (u64, std::cmp::Reverse<u64>) {
+    let bottleneck = steps.iter().map(|s| s.cycles).max().unwrap_or(0);
+    let units: u64 = steps.iter().map(|s| u64::from(s.rows * s.cols)).sum();
+    (bottleneck, std::cmp::Reverse(units * u64::from(UNIT * UNIT)))
 }
