@@ -161,8 +161,19 @@ fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str, options: 
     }
     print_ladder(graph, &target, live);
     let text = report::render(&placement);
-    let tail = if placement.layout_reason.is_empty() { 2 } else { 3 };
-    for line in text.lines().rev().take(tail).collect::<Vec<_>>().iter().rev() {
+    let tail = if placement.layout_reason.is_empty() {
+        2
+    } else {
+        3
+    };
+    for line in text
+        .lines()
+        .rev()
+        .take(tail)
+        .collect::<Vec<_>>()
+        .iter()
+        .rev()
+    {
         println!("  {line}");
     }
 }

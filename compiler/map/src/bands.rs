@@ -27,8 +27,8 @@ use crate::placement::{Orientation, Placement};
 use crate::search::Problem;
 use crate::{MapOptions, copies};
 use dp::{Kind, Plan};
-use ways::StageWays;
 use frame::Frame;
+use ways::StageWays;
 
 /// PEs one cycle of the stages' sum weighs against in a plan's score: 0, the fullest plan
 /// at the smallest stage target (each stage as many PEs as make it faster, until the fabric

@@ -232,7 +232,10 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("regions", &self.regions)
             .field("one_region", &self.one_region)
             .field("companion", &self.companion.map(|c| c.graph.layers.len()))
-            .field("straight_twins", &self.straight_twins.map(|g| g.layers.len()))
+            .field(
+                "straight_twins",
+                &self.straight_twins.map(|g| g.layers.len()),
+            )
             .finish()
     }
 }
@@ -265,7 +268,9 @@ pub fn map(graph: &LayerGraph, target: &Target, mode: Mode, options: &MapOptions
         .filter(|_| mode == Mode::Pipelined)
         .and_then(|twins| bands::map_banded(graph, twins, target, options, placement.as_ref()));
     if let Some(b) = banded
-        && placement.as_ref().is_none_or(|p| bands::rank(&b) < bands::rank(p))
+        && placement
+            .as_ref()
+            .is_none_or(|p| bands::rank(&b) < bands::rank(p))
     {
         placement = Some(b);
         diagnostics.clear();

@@ -6,7 +6,7 @@
 
 mod common;
 
-use wsel_ir::graph::{LayerGraph, Mode};
+use wsel_ir::graph::{LayerGraph, Mode, TensorRef};
 use wsel_map::{MapOptions, Placement, fixtures, fusion, map};
 use wsel_target::{Rect, Target};
 
@@ -50,7 +50,11 @@ fn mapped(graph: &LayerGraph, twins: Option<&LayerGraph>, target: &Target) -> Pl
 }
 
 fn bottleneck(p: &Placement) -> u64 {
-    p.layers.iter().map(|l| l.estimate.cycles).max().unwrap_or(0)
+    p.layers
+        .iter()
+        .map(|l| l.estimate.cycles)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Whether `q` shares a side with `p` (a straight-on neighbour).
@@ -101,8 +105,14 @@ fn the_planner_lays_the_chain_in_bands_and_beats_the_search() {
         bottleneck(&searched)
     );
     let kinds: Vec<&str> = banded.layers.iter().map(|l| l.layer.as_str()).collect();
-    assert!(kinds.iter().any(|k| k.starts_with("dense_straight")), "{kinds:?}");
-    assert!(kinds.iter().any(|k| k.starts_with("dense_relu")), "{kinds:?}");
+    assert!(
+        kinds.iter().any(|k| k.starts_with("dense_straight")),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.iter().any(|k| k.starts_with("dense_relu")),
+        "{kinds:?}"
+    );
     // Consecutive stages touch, or meet at a corner around a free fold square.
     let rects: Vec<Rect> = banded.layers.iter().map(|l| l.rect).collect();
     for w in banded.layers.windows(2) {
@@ -134,5 +144,27 @@ fn without_twins_or_on_a_non_chain_nothing_changes() {
     assert!(declined.layout_reason.is_empty());
     let rects = |p: &Placement| p.layers.iter().map(|l| l.rect).collect::<Vec<_>>();
     assert_eq!(rects(&declined), rects(&plain));
+    // A residual block (the model's input read twice): not a chain, so no bands.
+    let residual = |straight: bool| {
+        let mut g = fixtures::mlp(&[64, 128, 64], 1, false);
+        if straight {
+            for layer in &mut g.layers {
+                *layer = fixtures::straight(layer.clone());
+            }
+        }
+        g.layers.push(fixtures::add(
+            3,
+            TensorRef::Input(0),
+            TensorRef::Layer(1),
+            64,
+            1,
+        ));
+        g.output = TensorRef::Layer(2);
+        g
+    };
+    let (graph, twins) = (residual(false), residual(true));
+    let plain = mapped(&graph, None, &target);
+    let declined = mapped(&graph, Some(&twins), &target);
+    assert!(declined.layout_reason.is_empty());
+    assert_eq!(rects(&declined), rects(&plain));
 }
-

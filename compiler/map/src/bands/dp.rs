@@ -129,23 +129,29 @@ impl Plan<'_> {
         for ways in self.ways {
             let mut next: Vec<Entry> = Vec::new();
             for (pi, e) in current.iter().enumerate() {
-                self.moves(&states, e.state as usize, ways, t, &mut |state, gain, tile, arg| {
-                    let entry = Entry {
-                        state: state as u32,
-                        prev: pi as u32,
-                        score: e.score + gain,
-                        tile,
-                        arg,
-                    };
-                    match slot[state] {
-                        u32::MAX => {
-                            slot[state] = next.len() as u32;
-                            next.push(entry);
+                self.moves(
+                    &states,
+                    e.state as usize,
+                    ways,
+                    t,
+                    &mut |state, gain, tile, arg| {
+                        let entry = Entry {
+                            state: state as u32,
+                            prev: pi as u32,
+                            score: e.score + gain,
+                            tile,
+                            arg,
+                        };
+                        match slot[state] {
+                            u32::MAX => {
+                                slot[state] = next.len() as u32;
+                                next.push(entry);
+                            }
+                            j if next[j as usize].score < entry.score => next[j as usize] = entry,
+                            _ => {}
                         }
-                        j if next[j as usize].score < entry.score => next[j as usize] = entry,
-                        _ => {}
-                    }
-                });
+                    },
+                );
             }
             for e in &next {
                 slot[e.state as usize] = u32::MAX;
@@ -238,7 +244,10 @@ impl Plan<'_> {
         if !e.tile {
             let c = e.arg;
             let rect = ARect::new(if heading == EAST { x } else { x - c }, y, c, h);
-            let cycles = ways.straights[hi].iter().find(|s| s.0 == c).map_or(0, |s| s.1);
+            let cycles = ways.straights[hi]
+                .iter()
+                .find(|s| s.0 == c)
+                .map_or(0, |s| s.1);
             return Step {
                 kind: Kind::Straight,
                 rows: h,
@@ -287,5 +296,8 @@ fn west_end(x: u32, y: u32, h: u32, h2: u32) -> (ARect, ARect) {
 pub(crate) fn rank(steps: &[Step]) -> (u64, std::cmp::Reverse<u64>) {
     let bottleneck = steps.iter().map(|s| s.cycles).max().unwrap_or(0);
     let units: u64 = steps.iter().map(|s| u64::from(s.rows * s.cols)).sum();
-    (bottleneck, std::cmp::Reverse(units * u64::from(UNIT * UNIT)))
+    (
+        bottleneck,
+        std::cmp::Reverse(units * u64::from(UNIT * UNIT)),
+    )
 }

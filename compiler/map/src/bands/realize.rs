@@ -50,7 +50,9 @@ fn follow(
         };
         let want = frame.physical(step.rect);
         let next = match (producer.fold, step.fold) {
-            (Fold::After, _) => folded(edge, frame.east().opposite(), &step, producer.square, frame)?,
+            (Fold::After, _) => {
+                folded(edge, frame.east().opposite(), &step, producer.square, frame)?
+            }
             (_, Fold::Before) => folded(edge, frame.south(), &step, step.square, frame)?,
             _ => straight_on(edge, &step)?,
         };

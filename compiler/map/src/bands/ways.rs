@@ -27,7 +27,10 @@ pub(crate) fn is_chain(graph: &LayerGraph) -> bool {
         && graph.inputs.len() == 1
         && graph.output == TensorRef::Layer(n - 1)
         && graph.layers.iter().enumerate().all(|(l, layer)| {
-            let mut feeds = layer.args.iter().filter(|a| !matches!(a, TensorRef::Param(_)));
+            let mut feeds = layer
+                .args
+                .iter()
+                .filter(|a| !matches!(a, TensorRef::Param(_)));
             let wanted = match l {
                 0 => TensorRef::Input(0),
                 _ => TensorRef::Layer(l - 1),
@@ -77,7 +80,11 @@ pub(crate) fn heights(twins: &Problem<'_>) -> Vec<u32> {
 
 /// Every stage's ways over `heights`: straights from `twins` where its layer runs straight,
 /// tiles from `main` where its layer turns.
-pub(crate) fn stage_ways(main: &Problem<'_>, twins: &Problem<'_>, heights: &[u32]) -> Vec<StageWays> {
+pub(crate) fn stage_ways(
+    main: &Problem<'_>,
+    twins: &Problem<'_>,
+    heights: &[u32],
+) -> Vec<StageWays> {
     (0..main.layers.len())
         .map(|l| {
             let straight = chain_sides(twins, l) == Some((Side::West, Side::East));
@@ -117,4 +124,65 @@ fn lengths(twins: &Problem<'_>, l: usize, h: u32) -> Vec<(u32, u64)> {
             Some((c / UNIT, cand.estimate.cycles))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{MapOptions, fixtures, fusion};
+    use wsel_ir::graph::Mode;
+    use wsel_target::Target;
+
+    /// map96's first six stages (`benches/map96.rs`) fused, as `dense` or `dense_straight`.
+    fn stages(straight: bool) -> LayerGraph {
+        let mut graph = fixtures::mlp(&[256, 512, 1024, 384, 128, 768, 256], 1, true);
+        for layer in graph.layers.iter_mut().filter(|l| l.layer == "dense") {
+            if straight {
+                *layer = fixtures::straight(layer.clone());
+            }
+        }
+        fusion::fused(&graph, &fixtures::fused_twin)
+    }
+
+    /// The ways' estimates are the size search's, which for these stages are
+    /// `benches/plan96.py`'s formulas (hand-derived there from `estimate.rs`): with `work` the
+    /// multiply-adds and the fused relu, a tile `N/R + ⌈work/(R C)⌉ + M/C` and a straight
+    /// `N/R + ⌈work/(R C)⌉ + ⌈M/R⌉`. The first stage, paced by the host, is left out.
+    #[test]
+    fn the_ways_estimates_are_plan96s_formulas() {
+        let (main, twins) = (stages(false), stages(true));
+        let target = Target::wse2();
+        let options = MapOptions::default();
+        let build =
+            |g| Problem::build(g, &target, Mode::Pipelined, &options, None, &mut Vec::new());
+        let (Some(main), Some(twins)) = (build(&main), build(&twins)) else {
+            panic!("the stages have candidates");
+        };
+        let heights = heights(&twins);
+        assert!(heights.contains(&8) && heights.contains(&16), "{heights:?}");
+        let ways = stage_ways(&main, &twins, &heights);
+        let widths = [256u64, 512, 1024, 384, 128, 768, 256];
+        let mut checked = 0;
+        for (l, w) in ways.iter().enumerate().skip(1) {
+            let (n, m) = (widths[l], widths[l + 1]);
+            let work = n * m + if l + 1 < ways.len() { m } else { m / 2 };
+            let body = |r: u64, c: u64| n / r + work.div_ceil(r * c);
+            for (hi, &h) in heights.iter().enumerate() {
+                let r = u64::from(h * UNIT);
+                for &(c, cycles) in &w.straights[hi] {
+                    let c = u64::from(c * UNIT);
+                    assert_eq!(cycles, body(r, c) + m.div_ceil(r), "straight {l} {r}x{c}");
+                    checked += 1;
+                }
+                for (h2i, &h2) in heights.iter().enumerate() {
+                    let c = u64::from(h2 * UNIT);
+                    if let Some(cycles) = w.tiles[hi][h2i] {
+                        assert_eq!(cycles, body(r, c) + m / c, "tile {l} {r}x{c}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
+    }
 }
