@@ -168,3 +168,16 @@ fn without_twins_or_on_a_non_chain_nothing_changes() {
     assert!(declined.layout_reason.is_empty());
     assert_eq!(rects(&declined), rects(&plain));
 }
+
+/// A dead PE: the bands lie around it (no region or fold square holds it; `common` checks
+/// the regions and routes), still faster than the search's layout.
+#[test]
+fn the_bands_lie_around_a_dead_pe() {
+    let mut target = fabric(96, 160);
+    target.defects.add_dead_pe(wsel_target::Coord::new(39, 11));
+    let (graph, twins) = (chain(&WIDTHS, false), chain(&WIDTHS, true));
+    let searched = mapped(&graph, None, &target);
+    let banded = mapped(&graph, Some(&twins), &target);
+    assert!(!banded.layout_reason.is_empty());
+    assert!(bottleneck(&banded) < bottleneck(&searched));
+}
