@@ -85,9 +85,21 @@ pub(crate) fn map_banded(
             clean: dead.then_some(clean as &dyn Fn(frame::ARect) -> bool),
         })
         .collect();
-    // Each frame's smallest target with a plan; a later frame only where it can tie or beat.
+    first_placed(graph, twins, target, options, (&plans, &targets))
+}
+
+/// The placement of the best plan of any frame that realizes and routes: each frame's plan
+/// at its smallest target (a later frame's searched only where it can tie or beat an earlier
+/// one's), the lower target first, then the more PEs; on failure its next few targets.
+fn first_placed(
+    graph: &LayerGraph,
+    twins: &LayerGraph,
+    target: &Target,
+    options: &MapOptions,
+    (plans, targets): (&[Plan<'_>], &[u64]),
+) -> Option<Placement> {
     let mut found: Vec<(usize, Vec<dp::Step>, &Plan<'_>)> = Vec::new();
-    for plan in &plans {
+    for plan in plans {
         let end = found.iter().map(|f| f.0 + 1).min().unwrap_or(targets.len());
         if let Some((first, steps)) = smallest(plan, &targets[..end]) {
             found.push((first, steps, plan));
