@@ -272,8 +272,11 @@ pub fn map(graph: &LayerGraph, target: &Target, mode: Mode, options: &MapOptions
             .as_ref()
             .is_none_or(|p| bands::rank(&b) < bands::rank(p))
     {
+        // The search's errors, when it placed nothing, are not the banded placement's.
+        if placement.is_none() {
+            diagnostics.clear();
+        }
         placement = Some(b);
-        diagnostics.clear();
     }
     match placement {
         Some(p) if p.copies < wanted => {
