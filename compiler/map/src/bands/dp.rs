@@ -301,3 +301,72 @@ pub(crate) fn rank(steps: &[Step]) -> (u64, std::cmp::Reverse<u64>) {
         std::cmp::Reverse(units * u64::from(UNIT * UNIT)),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn overlap(a: ARect, b: ARect) -> bool {
+        a.x < b.x + b.length && b.x < a.x + a.length && a.y < b.y + b.depth && b.y < a.y + a.depth
+    }
+
+    fn touch(a: ARect, b: ARect) -> bool {
+        let along = a.x < b.x + b.length && b.x < a.x + a.length;
+        let across = a.y < b.y + b.depth && b.y < a.y + a.depth;
+        (across && (a.x + a.length == b.x || b.x + b.length == a.x))
+            || (along && (a.y + a.depth == b.y || b.y + b.depth == a.y))
+    }
+
+    /// Twelve stages of made-up ways (straights 2–6 units long, every tile allowed) on a
+    /// frame 20 units long and 12 across: the fullest plan turns, and its regions and fold
+    /// squares lie inside the frame and apart, each stage beside the one before or past a
+    /// square both touch (plan96.py's `check_geometry`).
+    #[test]
+    fn a_plan_lies_in_the_frame_without_overlaps() {
+        let heights = [2, 4];
+        let ways: Vec<StageWays> = (0..12)
+            .map(|_| StageWays {
+                straights: vec![vec![(2, 9), (4, 7), (6, 5)]; 2],
+                tiles: vec![vec![Some(6); 2]; 2],
+            })
+            .collect();
+        let frame = Frame {
+            vertical: false,
+            length: 20,
+            stack: 12,
+        };
+        let plan = Plan {
+            ways: &ways,
+            heights: &heights,
+            frame: &frame,
+            weight: 0,
+            clean: None,
+        };
+        assert!(plan.solve(4).is_none(), "no way is within 4 cycles");
+        let steps = plan.solve(9).expect("a plan");
+        assert!(steps.iter().filter(|s| s.kind == Kind::Tile).count() >= 2);
+        let mut taken: Vec<ARect> = Vec::new();
+        for s in &steps {
+            for r in std::iter::once(s.rect).chain(s.square) {
+                assert!(r.x + r.length <= frame.length && r.y + r.depth <= frame.stack);
+                assert!(taken.iter().all(|&t| !overlap(t, r)), "{r:?} in {steps:?}");
+                taken.push(r);
+            }
+        }
+        for w in steps.windows(2) {
+            let square = match (w[0].fold, w[1].fold) {
+                (Fold::After, _) => w[0].square,
+                (_, Fold::Before) => w[1].square,
+                _ => None,
+            };
+            let joined = match square {
+                Some(q) => touch(w[0].rect, q) && touch(q, w[1].rect),
+                None => touch(w[0].rect, w[1].rect),
+            };
+            assert!(joined, "{:?} then {:?}", w[0], w[1]);
+        }
+        // The fullest plan: every stage as large as the target allows where it fits.
+        let units: u32 = steps.iter().map(|s| s.rows * s.cols).sum();
+        assert!(units > 12 * 2 * 2, "{units}");
+    }
+}
