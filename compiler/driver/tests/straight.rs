@@ -28,7 +28,11 @@ fn std_layer(name: &str) -> &'static str {
 /// layer `lin`, its implementation held to the regions satisfying `held` beside its own
 /// conditions: a shape the std layer does not allow fails to map.
 fn held_layer(lin: &str, act: u32, held: &str) -> String {
-    let name = ["dense_straight", "dense_straight_relu", "dense_straight_gelu"][act as usize];
+    let name = match act {
+        1 => "dense_straight_relu",
+        2 => "dense_straight_gelu",
+        _ => "dense_straight",
+    };
     std_layer(name)
         .replacen(&format!("layer {name}("), &format!("layer {lin}("), 1)
         .replacen(" where ", &format!(" where {held}, "), 1)
