@@ -55,15 +55,20 @@ model m(x: f32[B, {inputs}]) -> f32[B, {outputs}] {{
     )
 }
 
-/// A chain of three `layer` + relu over 16 → 32 → 24 → 16 features (the reference's `chain`).
-fn chain_program(layer: &str) -> String {
-    let mut src =
-        format!("import std.nn.{{{layer}, relu}};\n\nmodel m(x: f32[B, 16]) -> f32[B, 16] {{\n");
+/// The model line and `param` lines of the reference's `chain` (16 → 32 → 24 → 16).
+fn chain_head() -> String {
+    let mut src = String::from("model m(x: f32[B, 16]) -> f32[B, 16] {\n");
     for (i, (n, m)) in [(16, 32), (32, 24), (24, 16)].iter().enumerate() {
         let i = i + 1;
         src += &format!("    param w{i}: f32[{n}, {m}] from \"w{i}.npy\";\n");
         src += &format!("    param b{i}: f32[{m}] from \"b{i}.npy\";\n");
     }
+    src
+}
+
+/// A chain of three `layer` + relu over 16 → 32 → 24 → 16 features (the reference's `chain`).
+fn chain_program(layer: &str) -> String {
+    let mut src = format!("import std.nn.{{{layer}, relu}};\n\n") + &chain_head();
     src += &format!("    let h1 = relu({layer}(x, w1, b1));\n");
     src += &format!("    let h2 = relu({layer}(h1, w2, b2));\n");
     src + &format!("    return relu({layer}(h2, w3, b3));\n}}\n")
@@ -120,6 +125,18 @@ fn steps(layers: &[serde_json::Value]) -> Vec<Option<&'static str>> {
     rects.windows(2).map(|w| step(w[0], w[1])).collect()
 }
 
+/// Asserts that the placed `layers` lie straight on from one another, all the same way, and
+/// that the model in `dir` computes the reference's result on `dev` within 1e-5.
+fn runs_straight_and_right(dir: &Path, layers: &[serde_json::Value]) {
+    let straight = steps(layers);
+    assert!(
+        straight.iter().all(|s| s.is_some() && *s == straight[0]),
+        "{straight:?}"
+    );
+    let e = off_reference(dir, &run(dir, "dev"));
+    assert!(e <= 1e-5, "{e}");
+}
+
 /// One layer held to regions of each shape, on `dev`: `k2` two columns a row (2 × 4: the
 /// column's owner is row c / 2), `uneven` 10 outputs over 4 rows (3, 3, 2, 2) on 4 × 4, `wide`
 /// 7 outputs over 3 rows on 3 × 6 with relu, `row` one row of 4 (no column bus) with gelu,
@@ -164,12 +181,7 @@ fn a_chain_of_wide_and_narrow_straight_denses_runs_straight_on() {
         src += &held_layer(&format!("lin{}", i + 1), 1, held);
         src += "\n";
     }
-    src += "model m(x: f32[B, 16]) -> f32[B, 16] {\n";
-    for (i, (n, m)) in [(16, 32), (32, 24), (24, 16)].iter().enumerate() {
-        let i = i + 1;
-        src += &format!("    param w{i}: f32[{n}, {m}] from \"w{i}.npy\";\n");
-        src += &format!("    param b{i}: f32[{m}] from \"b{i}.npy\";\n");
-    }
+    src += &chain_head();
     src += "    return lin3(lin2(lin1(x, w1, b1), w2, b2), w3, b3);\n}\n";
     std::fs::write(dir.join("m.wse"), src).expect("write the model");
     let layers = placed(&dir, "wse2");
@@ -181,13 +193,7 @@ fn a_chain_of_wide_and_narrow_straight_denses_runs_straight_on() {
         shapes,
         [(Some(4), Some(8)), (Some(4), Some(2)), (Some(4), Some(1))]
     );
-    let straight = steps(&layers);
-    assert!(
-        straight.iter().all(|s| s.is_some() && *s == straight[0]),
-        "{straight:?}"
-    );
-    let e = off_reference(&dir, &run(&dir, "dev"));
-    assert!(e <= 1e-5, "{e}");
+    runs_straight_and_right(&dir, &layers);
 }
 
 /// Three `dense_straight` + relu layers map on `wse2` (room enough that nothing folds) as
@@ -211,13 +217,7 @@ fn a_chain_of_straight_denses_runs_straight_on() {
             "dense_straight#3+relu#3"
         ]
     );
-    let straight = steps(&layers);
-    assert!(
-        straight.iter().all(|s| s.is_some() && *s == straight[0]),
-        "{straight:?}"
-    );
-    let e = off_reference(&dir, &run(&dir, "dev"));
-    assert!(e <= 1e-5, "{e}");
+    runs_straight_and_right(&dir, &layers);
 
     std::fs::write(dir.join("m.wse"), chain_program("dense")).expect("write the model");
     let turning = steps(&placed(&dir, "wse2"));
