@@ -13,7 +13,10 @@ into DIR/reference/y.npy. Each model is a chain of layers act(x W + b), given as
   uneven  16 -> 10, none           (4 x 4: 10 outputs over 4 rows, 3 3 2 2)
   wide    24 -> 7, relu            (3 x 6: 2 columns a row, 7 outputs over 3 rows)
   row     16 -> 5, gelu            (1 x 4: one row, no column bus)
-  chain   16 -> 32 -> 24 -> 16, relu after each
+  j2      16 -> 16, none           (4 x 2: two rows a column, taking turns on its bus)
+  j4      32 -> 12, relu           (8 x 2: four rows a column, 12 outputs over 8 rows)
+  col     16 -> 8, gelu            (4 x 1: one column, every PE a turn)
+  chain   16 -> 32 -> 24 -> 16, relu after each (also held to 4 x 8, 4 x 2, 4 x 1)
 """
 
 import argparse
@@ -27,6 +30,9 @@ MODELS = {
     "uneven": [(16, 10, "none")],
     "wide": [(24, 7, "relu")],
     "row": [(16, 5, "gelu")],
+    "j2": [(16, 16, "none")],
+    "j4": [(32, 12, "relu")],
+    "col": [(16, 8, "gelu")],
     "chain": [(16, 32, "relu"), (32, 24, "relu"), (24, 16, "relu")],
 }
 

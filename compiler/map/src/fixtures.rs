@@ -178,8 +178,9 @@ fn dense_binds([w_in, w_out]: [SplitAxis; 2]) -> Vec<BindInfo> {
 }
 
 /// `layer` (a [`dense`]) as std.nn's `dense_straight`: pipelined only, `dense_straight_tile`
-/// on `R × C` with `C % R == 0`, `N % C == 0` and `R ≤ M` — `x` multicast along the rows from
-/// the west, each column's block of it passed down the column's bus, partial sums east along
+/// on `R × C` with `C % R == 0` or `R % C == 0`, `N % C == 0`, `N % R == 0` and `R ≤ M` — `x`
+/// multicast along the rows from the west, each column's block of it passed down the column's
+/// bus (by the rows that hold it, in turns when there are several), partial sums east along
 /// the rows, `y` out of the east edge split over the same rows as `x`.
 pub fn straight(mut layer: LayerInstance) -> LayerInstance {
     layer.name = layer.name.replacen("dense", "dense_straight", 1);
@@ -193,7 +194,7 @@ fn dense_straight_tile() -> LayerImpl {
     let row_part = bin(CBinOp::Div, var("N"), var("R"));
     let block = bin(CBinOp::Div, var("N"), var("C"));
     let m = ceil_div(var("M"), var("R"));
-    // w (nc · m), bias, acc and part (3 m), x's two slots (2 (n + nc)) and ten scalars.
+    // w (nc · m), bias, acc and part (3 m), x's two slots (2 (n + nc)) and 14 scalars.
     let words = bin(
         CBinOp::Add,
         bin(
@@ -208,7 +209,7 @@ fn dense_straight_tile() -> LayerImpl {
                 CExpr::Int(2),
                 bin(CBinOp::Add, row_part.clone(), block.clone()),
             ),
-            CExpr::Int(10),
+            CExpr::Int(14),
         ),
     );
     let bus_port = |name: &str, direction: PortDirection| PortInfo {
@@ -217,16 +218,19 @@ fn dense_straight_tile() -> LayerImpl {
     };
     LayerImpl {
         conditions: vec![
-            divides("C", "R"),
+            bin(CBinOp::Or, divides("C", "R"), divides("R", "C")),
             divides("N", "C"),
+            divides("N", "R"),
             bin(CBinOp::Le, var("R"), var("M")),
         ],
         kernel_args: vec![
             ("n".to_string(), row_part),
             ("nc".to_string(), block),
-            ("k".to_string(), bin(CBinOp::Div, var("C"), var("R"))),
+            ("k".to_string(), at_least_one(var("C"), var("R"))),
+            ("j".to_string(), at_least_one(var("R"), var("C"))),
             ("m".to_string(), m),
             ("samples".to_string(), var("B")),
+            ("m_total".to_string(), var("M")),
         ],
         sram_words: words,
         ports: vec![
@@ -239,6 +243,11 @@ fn dense_straight_tile() -> LayerImpl {
         binds: dense_binds([SplitAxis::Cols, SplitAxis::Rows]),
         ..pipelined_on_rc("dense_straight_tile")
     }
+}
+
+/// `max(a / b, 1)` as an expression.
+fn at_least_one(a: CExpr, b: CExpr) -> CExpr {
+    CExpr::Max(Box::new(bin(CBinOp::Div, a, b)), Box::new(CExpr::Int(1)))
 }
 
 /// `ceil(a / b)` as an expression.
