@@ -129,8 +129,9 @@ fn the_planner_lays_the_chain_in_bands_and_beats_the_search() {
             w[1].name
         );
     }
+    // Straights with fewer columns than rows (R % C == 0) let one turn do.
     let folds = rects.windows(2).filter(|w| !adjacent(w[0], w[1])).count();
-    assert!(folds >= 2, "{rects:?}");
+    assert!(folds >= 1, "{rects:?}");
 }
 
 #[test]
