@@ -10,10 +10,12 @@
 //! height is the turning stage's `C` (`dp` says where each lies). Per stage target `T` a
 //! dynamic programme (`dp`) finds the plan with every stage's estimate — the size search's
 //! own candidates (`ways`) — within `T` and the most PEs; the smallest `T` with a plan is
-//! found by binary search. The plan becomes a graph of each stage's chosen layer and its
+//! found by binary search, and there `balance` prefers a plan whose bottleneck is near its
+//! mean stage to a fuller one. The plan becomes a graph of each stage's chosen layer and its
 //! regions (`realize`), which the mapper then routes, colors and checks pinned
 //! ([`crate::MapOptions::regions`]), as it does any pinned placement.
 
+mod balance;
 mod dp;
 mod frame;
 mod realize;
@@ -29,11 +31,6 @@ use crate::{MapOptions, copies};
 use dp::{Kind, Plan};
 use frame::Frame;
 use ways::StageWays;
-
-/// PEs one cycle of the stages' sum weighs against in a plan's score: 0, the fullest plan
-/// at the smallest stage target (each stage as many PEs as make it faster, until the fabric
-/// is full).
-const SUM_WEIGHT: i64 = 0;
 
 /// Stage targets tried above the smallest one with a plan when the plan does not route.
 const ROUTE_RETRIES: usize = 3;
@@ -81,7 +78,7 @@ pub(crate) fn map_banded(
             ways: &stage_ways,
             heights: &heights,
             frame,
-            weight: SUM_WEIGHT,
+            weight: 0,
             clean: dead.then_some(clean as &dyn Fn(frame::ARect) -> bool),
         })
         .collect();
@@ -90,7 +87,8 @@ pub(crate) fn map_banded(
 
 /// The placement of the best plan of any frame that realizes and routes: each frame's plan
 /// at its smallest target (a later frame's searched only where it can tie or beat an earlier
-/// one's), the lower target first, then the more PEs; on failure its next few targets.
+/// one's; `balance` chooses among the plans there), the lower target first, then the
+/// balanced one, then the more PEs; on failure its next few targets.
 fn first_placed(
     graph: &LayerGraph,
     twins: &LayerGraph,
@@ -101,14 +99,19 @@ fn first_placed(
     let mut found: Vec<(usize, Vec<dp::Step>, &Plan<'_>)> = Vec::new();
     for plan in plans {
         let end = found.iter().map(|f| f.0 + 1).min().unwrap_or(targets.len());
-        if let Some((first, steps)) = smallest(plan, &targets[..end]) {
-            found.push((first, steps, plan));
+        if let Some((first, fullest)) = smallest(plan, &targets[..end]) {
+            found.push((first, balance::chosen(plan, targets[first], fullest), plan));
         }
     }
-    found.sort_by_key(|(first, steps, _)| (*first, dp::rank(steps).1));
+    found
+        .sort_by_key(|(first, steps, _)| (*first, !balance::is_balanced(steps), dp::rank(steps).1));
     found.into_iter().find_map(|(first, steps, plan)| {
         let retries = targets[first + 1..].iter().take(ROUTE_RETRIES - 1);
-        let mut tried = std::iter::once(Some(steps)).chain(retries.map(|&t| plan.solve(t)));
+        let solve = |&t: &u64| {
+            plan.solve(t)
+                .map(|fullest| balance::chosen(plan, t, fullest))
+        };
+        let mut tried = std::iter::once(Some(steps)).chain(retries.map(solve));
         tried.find_map(|steps| placed(graph, twins, target, options, (plan, &steps?)))
     })
 }

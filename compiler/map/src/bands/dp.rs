@@ -94,6 +94,7 @@ impl States {
 }
 
 /// The inputs of one run of the programme.
+#[derive(Clone, Copy)]
 pub(crate) struct Plan<'a> {
     pub ways: &'a [StageWays],
     /// Band heights in units, ascending.
