@@ -75,18 +75,8 @@ mod tests {
         };
         let mut ways = vec![stage(&[(4, 10)])];
         ways.extend((0..3).map(|_| stage(light)));
-        let frame = Frame {
-            vertical: false,
-            length: 12,
-            stack: 2,
-        };
-        let plan = Plan {
-            ways: &ways,
-            heights: &[2],
-            frame: &frame,
-            weight: 0,
-            clean: None,
-        };
+        let frame = Frame::rows(12, 2);
+        let plan = Plan::fullest(&ways, &[2], &frame);
         assert!(plan.solve(9).is_none(), "the heavy stage needs 10 cycles");
         let summary = |steps: &[Step]| {
             let units = steps.iter().map(|s| s.rows * s.cols).sum();

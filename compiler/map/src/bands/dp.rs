@@ -106,6 +106,20 @@ pub(crate) struct Plan<'a> {
     pub clean: Option<&'a dyn Fn(ARect) -> bool>,
 }
 
+#[cfg(test)]
+impl<'a> Plan<'a> {
+    /// The programme of weight 0 over `ways` on `frame` without dead PEs, for tests.
+    pub(crate) fn fullest(ways: &'a [StageWays], heights: &'a [u32], frame: &'a Frame) -> Self {
+        Plan {
+            ways,
+            heights,
+            frame,
+            weight: 0,
+            clean: None,
+        }
+    }
+}
+
 impl Plan<'_> {
     /// The best plan with every stage within `t` cycles, first stage first; `None` when none
     /// exists.
@@ -331,18 +345,8 @@ mod tests {
                 tiles: vec![vec![Some(6); 2]; 2],
             })
             .collect();
-        let frame = Frame {
-            vertical: false,
-            length: 20,
-            stack: 12,
-        };
-        let plan = Plan {
-            ways: &ways,
-            heights: &heights,
-            frame: &frame,
-            weight: 0,
-            clean: None,
-        };
+        let frame = Frame::rows(20, 12);
+        let plan = Plan::fullest(&ways, &heights, &frame);
         assert!(plan.solve(4).is_none(), "no way is within 4 cycles");
         let steps = plan.solve(9).expect("a plan");
         assert!(steps.iter().filter(|s| s.kind == Kind::Tile).count() >= 2);

@@ -40,6 +40,16 @@ pub(crate) struct Frame {
 }
 
 impl Frame {
+    /// A frame of bands along the rows, `length` units long and `stack` across, for tests.
+    #[cfg(test)]
+    pub(crate) fn rows(length: u32, stack: u32) -> Frame {
+        Frame {
+            vertical: false,
+            length,
+            stack,
+        }
+    }
+
     /// The two frames of `target`, bands along its longer side first.
     pub(crate) fn both(target: &Target) -> [Frame; 2] {
         let (w, h) = (target.width / UNIT, target.height / UNIT);
