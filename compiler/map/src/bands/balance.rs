@@ -6,11 +6,12 @@
 //! The programme ranks plans by their PEs plus a weight times the stages' sum (`dp`); a
 //! larger weight trades PEs for slower light stages, so a larger mean under the same
 //! bottleneck. The choice first solves it at a weight above the frame's PEs (the largest
-//! sum: when that plan is not balanced, none is), then at the weights of [`WEIGHTS`],
-//! lightest first, and keeps the first balanced plan: a heavier weight never finds more PEs
-//! (each plan is the best for its weight, so the lighter weight's plan holds at least as many
-//! PEs as the heavier one's). `benches/plan96.py --balanced` searches the same moves exactly (a Pareto front
-//! of sum and PEs per state), which is too slow for a mapping.
+//! sum: when that plan is not balanced, none is), then bisects a geometric grid of weights
+//! for the lightest whose plan is balanced: a heavier weight never finds more PEs (each plan
+//! is the best for its weight, so the lighter weight's plan holds at least as many PEs as
+//! the heavier one's), and none a smaller sum. Not exact: `benches/plan96.py --balanced`
+//! searches the same moves exactly (a Pareto front of sum and PEs per state), too slowly for
+//! a mapping.
 
 use super::dp::{Plan, Step, UNIT};
 
@@ -18,36 +19,37 @@ use super::dp::{Plan, Step, UNIT};
 /// stage (1.25×, the bound). A plan within it is preferred to a fuller one beyond it.
 pub(crate) const BALANCE_AIM_PERCENT: u64 = 125;
 
-/// PEs one cycle of the stages' sum weighs against in the plans tried after the fullest
-/// (weight 0), lightest first.
-const WEIGHTS: [i64; 5] = [100, 300, 1_000, 3_000, 10_000];
+/// The lightest weight tried (PEs a cycle of the stages' sum) and the ratio of one weight to
+/// the next: the weights tried lie on the grid `WEIGHT_FLOOR × WEIGHT_STEP^k`.
+const WEIGHT_FLOOR: f64 = 10.0;
+const WEIGHT_STEP: f64 = 1.25;
 
 /// The plan kept at target `t`, given `fullest` (the plan of weight 0 there): `fullest` when
-/// it is balanced or no plan at `t` is, else the first balanced plan of [`WEIGHTS`], else
-/// the plan with the largest sum.
+/// it is balanced or no plan at `t` is, else the balanced plan of the lightest weight on the
+/// grid, found by bisection.
 pub(crate) fn chosen(plan: &Plan<'_>, t: u64, fullest: Vec<Step>) -> Vec<Step> {
     if is_balanced(&fullest) {
         return fullest;
     }
-    let weighted = |weight: &i64| {
-        Plan {
-            weight: *weight,
-            ..*plan
+    let weighted = |weight: i64| Plan { weight, ..*plan }.solve(t);
+    // Past the frame's PEs a cycle of the sum outweighs every PE: the plan with the largest
+    // sum. When even it is not balanced, no plan whose bottleneck is `t` is.
+    let frame_pes = f64::from(plan.frame.length * plan.frame.stack * UNIT * UNIT);
+    let grid = |k: i32| (WEIGHT_FLOOR * WEIGHT_STEP.powi(k)) as i64;
+    let top = (frame_pes / WEIGHT_FLOOR).log(WEIGHT_STEP).ceil().max(0.0) as i32 + 1;
+    let Some(mut best) = weighted(grid(top)).filter(|steps| is_balanced(steps)) else {
+        return fullest;
+    };
+    // The sum grows with the weight, so the balanced weights are those from some point on.
+    let (mut lo, mut hi) = (0, top);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match weighted(grid(mid)).filter(|steps| is_balanced(steps)) {
+            Some(steps) => (best, hi) = (steps, mid),
+            None => lo = mid + 1,
         }
-        .solve(t)
-    };
-    // A cycle of the sum outweighs every PE of the frame: the plan with the largest sum. When
-    // even it is not balanced, no plan whose bottleneck is `t` is.
-    let frame_pes = i64::from(plan.frame.length * plan.frame.stack * UNIT * UNIT);
-    let largest_sum = match weighted(&(frame_pes + 1)) {
-        Some(steps) if is_balanced(&steps) => steps,
-        _ => return fullest,
-    };
-    WEIGHTS
-        .iter()
-        .filter_map(weighted)
-        .find(|steps| is_balanced(steps))
-        .unwrap_or(largest_sum)
+    }
+    best
 }
 
 /// Whether `steps`' bottleneck is within [`BALANCE_AIM_PERCENT`] of its mean stage.
