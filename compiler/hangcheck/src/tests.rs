@@ -349,6 +349,7 @@ fn placement(layers: Vec<PlacedLayer>, transfers: Vec<Transfer>) -> Placement {
         estimated_cycles: 0,
         estimated_fill_cycles: 0,
         copies_reason: String::new(),
+        layout_reason: String::new(),
         layers,
         transfers,
         inputs: Vec::new(),

@@ -13,6 +13,9 @@
 //! its result leaves on the side opposite its input), fused with its relu into
 //! `dense_straight_relu`; with it, `MAP96_TURN=k` keeps every k-th `dense` a `dense` (a
 //! region that turns the chain, and whose columns set the next straight run's rows).
+//! `MAP96_DENSE=choose` maps the `dense` graph with the `dense_straight` graph as its straight
+//! twins (`MapOptions::straight_twins`): the band planner lays the chain out in bands of
+//! straight stages turned by `dense` ones, where that beats the search's layout.
 
 use std::time::{Duration, Instant};
 
@@ -50,14 +53,19 @@ fn model(straight: bool) -> wsel_ir::graph::LayerGraph {
 }
 
 fn main() {
-    let straight = std::env::var("MAP96_DENSE").is_ok_and(|v| v == "straight");
-    let graph = model(straight);
-    assert_eq!(graph.layers.len(), 96);
+    let dense = std::env::var("MAP96_DENSE").unwrap_or_default();
+    let (straight, choose) = (dense == "straight", dense == "choose");
     let apart = std::env::var("MAP96_FUSE").is_ok_and(|v| v == "0");
-    let graph = match apart {
-        true => graph,
-        false => fusion::fused(&graph, &fixtures::fused_twin),
+    let stages = |straight: bool| {
+        let graph = model(straight);
+        assert_eq!(graph.layers.len(), 96);
+        match apart {
+            true => graph,
+            false => fusion::fused(&graph, &fixtures::fused_twin),
+        }
     };
+    let graph = stages(straight);
+    let twins = choose.then(|| stages(true));
     println!(
         "map96: {} stages ({}{})",
         graph.layers.len(),
@@ -65,28 +73,32 @@ fn main() {
             true => "every layer apart, MAP96_FUSE=0",
             false => "each dense fused with its relu",
         },
-        match straight {
-            true => "; dense_straight, MAP96_DENSE=straight",
-            false => "",
+        match (straight, choose) {
+            (true, _) => "; dense_straight, MAP96_DENSE=straight",
+            (_, true) => "; dense with dense_straight twins, MAP96_DENSE=choose",
+            _ => "",
         }
     );
+    let options = MapOptions {
+        straight_twins: twins.as_ref(),
+        ..MapOptions::default()
+    };
     let only: Option<usize> = std::env::var("MAP96_DEAD")
         .ok()
         .and_then(|v| v.parse().ok());
     if only.is_none_or(|d| d == 0) {
-        run(&graph, Target::wse2(), "no defects");
+        run(&graph, Target::wse2(), "no defects", &options);
     }
     for dead in DEAD {
         if only.is_some_and(|d| d != dead) {
             continue;
         }
         let defective = fixtures::scatter_dead_pes(Target::wse2(), dead, 0x2545_f491_4f6c_dd1d);
-        run(&graph, defective, &format!("{dead} dead PEs"));
+        run(&graph, defective, &format!("{dead} dead PEs"), &options);
     }
 }
 
-fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
-    let options = MapOptions::default();
+fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str, options: &MapOptions) {
     let runs: usize = std::env::var("MAP96_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -96,7 +108,7 @@ fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
     let mut last = None;
     for _ in 0..runs {
         let start = Instant::now();
-        let result = map(graph, &target, Mode::Pipelined, &options);
+        let result = map(graph, &target, Mode::Pipelined, options);
         times.push(start.elapsed());
         last = Some(result);
     }
@@ -149,7 +161,19 @@ fn run(graph: &wsel_ir::graph::LayerGraph, target: Target, what: &str) {
     }
     print_ladder(graph, &target, live);
     let text = report::render(&placement);
-    for line in text.lines().rev().take(2).collect::<Vec<_>>().iter().rev() {
+    let tail = if placement.layout_reason.is_empty() {
+        2
+    } else {
+        3
+    };
+    for line in text
+        .lines()
+        .rev()
+        .take(tail)
+        .collect::<Vec<_>>()
+        .iter()
+        .rev()
+    {
         println!("  {line}");
     }
 }

@@ -12,6 +12,8 @@
 //! - `search`: candidate region sizes per layer, part-count agreement between connected layers
 //!   and the balanced choice of sizes (smallest per-stage cycle target `T`);
 //! - `estimate`: the analytic cycles per sample of `docs/mapping.md` §5;
+//! - `bands`: the band planner, a chain laid out in bands of straight layers (the caller's
+//!   [`MapOptions::straight_twins`]) turned at the ends, when it beats the search's layout;
 //! - `place`: the staircase placement around dead PEs, in the eight orientations of
 //!   `orientation` (transposed, mirrored); `fold`: where a consumer goes when the bundle of its
 //!   input's routes turns, so the chain folds back at the fabric's edges;
@@ -27,6 +29,7 @@
 //!   `io_routes` routes every copy's inputs and result to the fabric's edge;
 //! - [`report`] and [`svg`]: the `wsel map` table and picture.
 
+mod bands;
 mod batch;
 mod bus;
 mod chain;
@@ -190,6 +193,13 @@ pub struct MapOptions<'a> {
     /// A program that will run on these regions (pipelined training's backward): a choice
     /// is kept only when its routes exist too (`companion`).
     pub companion: Option<Companion<'a>>,
+    /// The graph with every layer that has a straight twin (its input and result on opposite
+    /// sides, on the same rows: `std.nn`'s `dense_straight`) replaced by it: the same stages,
+    /// reading the same tensors. With it, [`map`] also tries the band planner on a chain
+    /// (`bands`) and keeps its layout when its bottleneck estimate is lower (on ties, when
+    /// it uses more PEs); the placement's layers are then each stage's chosen layer.
+    /// `None`: the search's layout only.
+    pub straight_twins: Option<&'a LayerGraph>,
 }
 
 impl Default for MapOptions<'_> {
@@ -205,6 +215,7 @@ impl Default for MapOptions<'_> {
             micro_order: MicroOrder::Auto,
             one_region: false,
             companion: None,
+            straight_twins: None,
         }
     }
 }
@@ -221,6 +232,10 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("regions", &self.regions)
             .field("one_region", &self.one_region)
             .field("companion", &self.companion.map(|c| c.graph.layers.len()))
+            .field(
+                "straight_twins",
+                &self.straight_twins.map(|g| g.layers.len()),
+            )
             .finish()
     }
 }
@@ -246,7 +261,23 @@ pub fn map(graph: &LayerGraph, target: &Target, mode: Mode, options: &MapOptions
         return streaming::map_streamed(graph, target, options);
     }
     let wanted = options.copies.max(1);
-    let (placement, mut diagnostics) = copies::place_copies(graph, target, mode, options, wanted);
+    let (mut placement, mut diagnostics) =
+        copies::place_copies(graph, target, mode, options, wanted);
+    let banded = options
+        .straight_twins
+        .filter(|_| mode == Mode::Pipelined)
+        .and_then(|twins| bands::map_banded(graph, twins, target, options, placement.as_ref()));
+    if let Some(b) = banded
+        && placement
+            .as_ref()
+            .is_none_or(|p| bands::rank(&b) < bands::rank(p))
+    {
+        // The search's errors, when it placed nothing, are not the banded placement's.
+        if placement.is_none() {
+            diagnostics.clear();
+        }
+        placement = Some(b);
+    }
     match placement {
         Some(p) if p.copies < wanted => {
             diagnostics.push(copies::shortfall(graph, wanted, p.copies));

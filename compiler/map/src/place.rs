@@ -295,7 +295,7 @@ fn pinned(
 
 /// The rectangle of size `w × h` beside `p`'s `side` at distance `gap`, aligned with `p`'s
 /// north-west corner along that side.
-fn beside(p: Rect, side: Dir, w: u32, h: u32, gap: u32) -> Option<Rect> {
+pub(crate) fn beside(p: Rect, side: Dir, w: u32, h: u32, gap: u32) -> Option<Rect> {
     Some(match side {
         Dir::South => Rect::new(p.x, p.y + p.height + gap, w, h),
         Dir::East => Rect::new(p.x + p.width + gap, p.y, w, h),

@@ -80,6 +80,10 @@ pub struct Placement {
     /// found); empty when the count was asked for.
     #[serde(default)]
     pub copies_reason: String,
+    /// How the regions were laid out when not by the size search's placer (the band
+    /// planner, `crate::bands`); empty otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub layout_reason: String,
     /// One entry per layer instance per copy: copy 0's layers in the layer graph's order, then
     /// copy 1's, and so on. Layer indices in [`Endpoint`]s and [`EdgePoint`]s count in this
     /// list.
@@ -866,6 +870,7 @@ pub(crate) fn assemble(
         estimated_cycles: 0,
         estimated_fill_cycles: 0,
         copies_reason: String::new(),
+        layout_reason: String::new(),
         layers,
         transfers,
         inputs: routed.inputs.iter().map(edge).collect(),

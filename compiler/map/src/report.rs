@@ -260,6 +260,9 @@ pub fn render(p: &Placement) -> String {
         if !p.copies_reason.is_empty() {
             let _ = writeln!(out, "copies: {}", p.copies_reason);
         }
+        if !p.layout_reason.is_empty() {
+            let _ = writeln!(out, "layout: {}", p.layout_reason);
+        }
     }
     out
 }

@@ -164,6 +164,23 @@ impl<'a> Problem<'a> {
         lp.table.get(ri * width + ci).copied().flatten()
     }
 
+    /// The candidate for layer `l` at `rows × cols`, when both sides are in its domains.
+    pub(crate) fn candidate_sized(&self, l: usize, rows: u32, cols: u32) -> Option<Candidate> {
+        let lp = &self.layers[l];
+        let ri = self.domains[lp.rows_class].binary_search(&rows).ok()?;
+        let ci = self.domains[lp.cols_class].binary_search(&cols).ok()?;
+        self.candidate(l, ri, ci)
+    }
+
+    /// Layer `l`'s candidate sizes (rows, columns), row-major.
+    pub(crate) fn sizes(&self, l: usize) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let lp = &self.layers[l];
+        let (rows, cols) = (&self.domains[lp.rows_class], &self.domains[lp.cols_class]);
+        rows.iter()
+            .flat_map(move |&r| cols.iter().map(move |&c| (r, c)))
+            .filter(move |&(r, c)| self.candidate_sized(l, r, c).is_some())
+    }
+
     /// Layer `l`'s region size (rows, columns) at domain positions `(ri, ci)`.
     pub(super) fn size(&self, l: usize, ri: usize, ci: usize) -> (u32, u32) {
         let lp = &self.layers[l];
