@@ -115,8 +115,9 @@ def check_table(path):
 
 
 FLIP = {"R": "L", "L": "R"}
-# A laid element (a plain tuple while searched): a stage (kind "straight", "tile" or "rev") or a fold square (stage None, r = c
-# its parts, no cycles); `head` the heading it was laid in, `rect` (x, y, w, h) in band terms.
+# A laid element (a plain tuple while searched): a stage (kind "straight", "tile" or "rev")
+# or a fold square (stage None, r = c its parts, no cycles); `head` the heading it was laid
+# in, `rect` (x, y, w, h) in band terms.
 Step = namedtuple("Step", "kind stage r c cycles head rect")
 # Session 30's U-turns, (band heading, first element, second): at the east end the turning
 # tile then the fold square below it, at the west end the fold square then the tile below it.
