@@ -168,18 +168,23 @@ def stage_moves(l, key, fab, moves):
     head, came, first, chi, n, x, y = key
     for c, t in fab.straights[l][n]:
         if head == "E" and x + c <= fab.length:
-            yield ("E", None, None, chi, n, x + c, y), t, n * c, ("straight", l, n, c, t, "E", (x, y, c, n))
+            yield (("E", None, None, chi, n, x + c, y), t, n * c,
+                   ("straight", l, n, c, t, "E", (x, y, c, n)))
         elif head in ("W", "W0") and x - c >= n:
-            yield ("W", None, None, chi, n, x - c, y), t, n * c, ("straight", l, n, c, t, "W", (x - c, y, c, n))
+            yield (("W", None, None, chi, n, x - c, y), t, n * c,
+                   ("straight", l, n, c, t, "W", (x - c, y, c, n)))
         elif head == "S" and moves.down and y + c <= fab.stack:
-            yield ("S", came, first, chi, n, x, y + c), t, n * c, ("straight", l, n, c, t, "S", (x, y, n, c))
+            yield (("S", came, first, chi, n, x, y + c), t, n * c,
+                   ("straight", l, n, c, t, "S", (x, y, n, c)))
     for kind in ("tile", "rev") if moves.rev else ("tile",):
         out = chi if kind == "rev" else FLIP[chi]  # the chirality of the tile's output
         for c, t in fab.tiles[l][n]:
             if head == "E" and chi == "R" and ("E", kind) in moves.firsts and x + c <= fab.length:
-                yield ("S", "E", kind, out, c, x, y + n), t, n * c, (kind, l, n, c, t, "E", (x, y, c, n))
+                yield (("S", "E", kind, out, c, x, y + n), t, n * c,
+                       (kind, l, n, c, t, "E", (x, y, c, n)))
             elif head in ("W", "W0") and chi == "L" and ("W", kind) in moves.firsts and x >= c:
-                yield ("S", "W", kind, out, c, x - c, y + n), t, n * c, (kind, l, n, c, t, "W", (x - c, y, c, n))
+                yield (("S", "W", kind, out, c, x - c, y + n), t, n * c,
+                       (kind, l, n, c, t, "W", (x - c, y, c, n)))
             elif head == "S" and y + c <= fab.stack:
                 to = "W" if chi == "R" else "E"  # a rotation turns right, a reflection left
                 new = leave_down(came, first, kind, to, out, c, x, y, n, moves)
@@ -204,7 +209,8 @@ def fold_moves(key, fab, moves):
     if head == "E" and ("E", "fold") in moves.firsts and x + n <= fab.length:
         yield ("S", "E", "fold", chi, n, x, y + n), ("fold", None, n, n, 0, "E", (x, y, n, n))
     elif head == "W" and ("W", "fold") in moves.firsts and x >= n:
-        yield ("S", "W", "fold", chi, n, x - n, y + n), ("fold", None, n, n, 0, "W", (x - n, y, n, n))
+        yield (("S", "W", "fold", chi, n, x - n, y + n),
+               ("fold", None, n, n, 0, "W", (x - n, y, n, n)))
     elif head == "S" and y + n <= fab.stack:
         for to in "EW":
             new = leave_down(came, first, "fold", to, chi, n, x, y, n, moves)
@@ -339,7 +345,8 @@ def check_plan(steps, fab):
     for s in steps:
         x, y, w, h = s.rect
         assert 0 <= x and x + w <= fab.length and 0 <= y and y + h <= fab.stack, s
-        for cell in [(i, j) for i in range(x // 8, (x + w) // 8) for j in range(y // 8, (y + h) // 8)]:
+        for cell in [(i, j) for i in range(x // 8, (x + w) // 8)
+                     for j in range(y // 8, (y + h) // 8)]:
             assert cell not in cells, s
             cells.add(cell)
         pes += w * h if s.kind != "fold" else 0
@@ -387,7 +394,8 @@ def describe(steps, vertical):
     """One line per band (where it lies, its heading) and its elements in chain order:
     length:cycles for a straight, Tr×c:cycles for a turning tile (Vr×c a reversed one), Fn a
     fold square of n parts; a "v" marks what was laid heading down across the bands."""
-    across, along = ("cols", {"E": "south", "W": "north"}) if vertical else ("rows", {"E": "east", "W": "west"})
+    across, along = (("cols", {"E": "south", "W": "north"}) if vertical
+                     else ("rows", {"E": "east", "W": "west"}))
     lines, band = [], None
     for s in steps:
         if s.kind == "straight" and s.head in "EW" and band != (s.head, s.rect[1]):
@@ -480,7 +488,7 @@ def main():
     parser.add_argument("--turns", action="store_true",
                         help="U-turns with the tile or the fold first at either end")
     parser.add_argument("--jogs", action="store_true",
-                        help="jogs: a band steps down (two tiles, or a tile and a fold) and goes on")
+                        help="jogs: a band steps down (a tile or fold, a tile or fold) and on")
     parser.add_argument("--down", action="store_true",
                         help="straights heading down between a turn's two elements")
     parser.add_argument("--rev-tile", action="store_true",
@@ -491,7 +499,7 @@ def main():
                         help="weights of a cycle of the stages' sum against a PE")
     parser.add_argument("--vertical-only", action="store_true")
     parser.add_argument("--balanced", action="store_true",
-                        help="also the most PEs at <= 1.25x, searched exactly (slow: minutes a target)")
+                        help="also the most PEs at <= 1.25x, exactly (slow: minutes a target)")
     parser.add_argument("--floor", type=float, default=75,
                         help="with --balanced: search only for plans holding at least this %% "
                              "of the PEs (the fabric ahead of a partial plan bounds it)")
