@@ -37,6 +37,7 @@ pub mod diagnostics;
 mod estimate;
 mod expr;
 mod fan_out;
+mod filled;
 pub mod fixtures;
 mod fold;
 pub mod fusion;
@@ -190,6 +191,10 @@ pub struct MapOptions<'a> {
     /// A program that will run on these regions (pipelined training's backward): a choice
     /// is kept only when its routes exist too (`companion`).
     pub companion: Option<Companion<'a>>,
+    /// With [`MapOptions::copies`] above one, every copy's layers take the PEs the copy's
+    /// share of the fabric holds, not the fewest that keep its pace (`--copies fill:N`,
+    /// `docs/mapping.md` §5).
+    pub fill: bool,
 }
 
 impl Default for MapOptions<'_> {
@@ -205,6 +210,7 @@ impl Default for MapOptions<'_> {
             micro_order: MicroOrder::Auto,
             one_region: false,
             companion: None,
+            fill: false,
         }
     }
 }
@@ -221,6 +227,7 @@ impl std::fmt::Debug for MapOptions<'_> {
             .field("regions", &self.regions)
             .field("one_region", &self.one_region)
             .field("companion", &self.companion.map(|c| c.graph.layers.len()))
+            .field("fill", &self.fill)
             .finish()
     }
 }
