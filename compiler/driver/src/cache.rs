@@ -115,8 +115,10 @@ fn settings_named(request: &BuildRequest<'_>) -> Vec<String> {
     if let Some(batch) = request.batch {
         parts.push(format!("b{batch}"));
     }
-    if let wsel_map::Copies::Exactly(n) = request.copies {
-        parts.push(format!("c{n}"));
+    match request.copies {
+        wsel_map::Copies::Exactly(n) => parts.push(format!("c{n}")),
+        wsel_map::Copies::Filled(n) => parts.push(format!("cfill{n}")),
+        wsel_map::Copies::Auto => {}
     }
     if let Some(order) = request.micro_order {
         parts.push(format!("order-{order:?}").to_lowercase());

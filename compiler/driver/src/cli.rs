@@ -260,9 +260,10 @@ pub struct ModelArgs {
     #[arg(long)]
     pub batch: Option<u64>,
     /// Copies of the pipeline for data parallelism, each running its own block of the batch:
-    /// a number that divides the batch (1 turns replication off), or `auto`: as many as the
+    /// a number that divides the batch (1 turns replication off), `fill:N`: N copies whose
+    /// layers take the PEs their share of the fabric holds, or `auto`: as many as the
     /// mapper's estimate says make the batch faster (pipelined mode only).
-    #[arg(long, value_name = "N|auto", default_value = "auto")]
+    #[arg(long, value_name = "N|fill:N|auto", default_value = "auto")]
     pub copies: Copies,
     /// Weight streaming in micro-batches: `layer` runs each layer over every micro-batch, its
     /// weights streamed once and held, the waiting micro-batches parked in the weight store;

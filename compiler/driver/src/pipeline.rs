@@ -368,7 +368,7 @@ pub(crate) fn map_with_sizes(
         }
     };
     if request == ModeRequest::Streaming
-        && let Copies::Exactly(n @ 2..) = copies
+        && let Some(n @ 2..) = copies.asked()
         && let Some(first) = graph.layers.first()
     {
         let d = wsel_map::diagnostics::streaming_takes_no_copies(&first.call, n);
@@ -392,7 +392,7 @@ pub(crate) fn map_with_sizes(
             let pipelined = match placed(attempt(Mode::Pipelined), Mode::Pipelined, reason) {
                 Ok(done) => return Ok(done),
                 // Copies asked for are copies of a pipeline: weight streaming has none.
-                Err(diagnostics) if matches!(copies, Copies::Exactly(n) if n > 1) => {
+                Err(diagnostics) if copies.asked().is_some_and(|n| n > 1) => {
                     return Err(BuildError::Diagnostics(diagnostics));
                 }
                 Err(diagnostics) => diagnostics,

@@ -30,7 +30,7 @@ use crate::place::DeadIndex;
 use crate::placement::{self, PlacedLayer, Placement};
 use crate::report::group;
 use crate::tiles::{self, Core};
-use crate::{MapOptions, MapResult, colors, routes, search};
+use crate::{MapOptions, MapResult, colors, filled, routes, search};
 
 /// How many copies of the pipeline [`map_batch`] places.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -41,6 +41,19 @@ pub enum Copies {
     Auto,
     /// Exactly this many; it must divide the batch. `Exactly(1)` turns replication off.
     Exactly(u32),
+    /// Exactly this many, each copy's layers taking the PEs its share of the fabric holds
+    /// (`crate::filled`); it must divide the batch.
+    Filled(u32),
+}
+
+impl Copies {
+    /// The count asked for, when one is.
+    pub fn asked(self) -> Option<u32> {
+        match self {
+            Copies::Auto => None,
+            Copies::Exactly(k) | Copies::Filled(k) => Some(k),
+        }
+    }
 }
 
 impl std::fmt::Display for Copies {
@@ -49,6 +62,7 @@ impl std::fmt::Display for Copies {
         match self {
             Copies::Auto => f.write_str("auto"),
             Copies::Exactly(n) => write!(f, "{n}"),
+            Copies::Filled(n) => write!(f, "fill:{n}"),
         }
     }
 }
@@ -56,14 +70,21 @@ impl std::fmt::Display for Copies {
 impl std::str::FromStr for Copies {
     type Err = String;
 
-    /// `auto` or a positive number.
+    /// `auto`, a positive number, or `fill:` and a positive number.
     fn from_str(text: &str) -> Result<Copies, String> {
         if text == "auto" {
             return Ok(Copies::Auto);
         }
-        match text.parse::<u32>() {
+        let (filled, count) = match text.strip_prefix("fill:") {
+            Some(count) => (true, count),
+            None => (false, text),
+        };
+        match count.parse::<u32>() {
+            Ok(n) if n > 0 && filled => Ok(Copies::Filled(n)),
             Ok(n) if n > 0 => Ok(Copies::Exactly(n)),
-            _ => Err("expected `auto` or a positive number of copies".to_string()),
+            _ => {
+                Err("expected `auto`, a positive number of copies, or `fill:` and one".to_string())
+            }
         }
     }
 }
@@ -76,12 +97,28 @@ pub const MAX_AUTO_COPIES: u64 = 4096;
 /// ways to the edge between tiles, and fewer tiles.
 const FIRST_GAP: u32 = 0;
 
-/// The most color offsets tried for one copy whose streams find no way to the edge.
-const MAX_OFFSETS: u32 = 3;
+/// How hard [`tile`] tries to find ways to the edge before it gives up a copy, and the rest.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tries {
+    /// The most color offsets tried for one copy whose streams find no way to the edge.
+    offsets: u32,
+    /// Copies given up one after another before the rest of the slots are.
+    misses: u32,
+}
 
-/// Copies given up one after another before the rest of the slots are: the ways to the edge
-/// from further in are no less crowded.
-const MAX_MISSES: u32 = 4;
+/// The tries for copies at their least-area sizes: the ways to the edge from further in are
+/// no less crowded than the ways of the slots given up.
+pub(crate) const QUICK: Tries = Tries {
+    offsets: 3,
+    misses: 4,
+};
+
+/// The tries for copies that fill their tiles (`crate::filled`): a few large copies, each
+/// worth every offset and every slot.
+pub(crate) const THOROUGH: Tries = Tries {
+    offsets: u32::MAX,
+    misses: u32::MAX,
+};
 
 /// What [`map_batch`] returns: the mapping result, and the layer graph its placement runs,
 /// lowered for one copy's share of the batch.
@@ -113,21 +150,23 @@ pub fn map_batch(
     match copies {
         // Weight streaming runs one layer at a time over its region: nothing to copy.
         _ if mode == Mode::Streaming => unchanged(crate::map(graph, target, mode, &with(1))),
-        Copies::Exactly(k) if k <= 1 => unchanged(explained(
+        Copies::Exactly(k) | Copies::Filled(k) if k <= 1 => unchanged(explained(
             crate::map(graph, target, mode, &with(1)),
             "one copy, as asked",
         )),
-        Copies::Exactly(k) => {
+        Copies::Exactly(k) | Copies::Filled(k) => {
             if u64::from(k) > batch || !batch.is_multiple_of(u64::from(k)) {
                 return unchanged(MapResult {
                     placement: None,
                     diagnostics: vec![diag::copies_do_not_divide(&first_call(graph), k, batch)],
                 });
             }
+            let fill = matches!(copies, Copies::Filled(_));
+            let asked = MapOptions { fill, ..with(k) };
             match per_copy(batch / u64::from(k)) {
                 Ok(lowered) => Mapped {
                     result: explained(
-                        crate::map(&lowered, target, mode, &with(k)),
+                        crate::map(&lowered, target, mode, &asked),
                         &format!("{k} copies, as asked"),
                     ),
                     graph: lowered,
@@ -288,32 +327,20 @@ pub(crate) fn place_copies(
     ) else {
         return (None, diagnostics);
     };
-    // Cutting the core walks every PE's routes: only worth it when copies are wanted.
-    let core = (wanted > 1).then(|| Core::of(&copy0)).flatten();
-    let tiled = match core {
-        Some(core) => {
-            let mut best: Option<Placement> = None;
-            for gap in gaps(&core) {
-                // Wider gaps leave no more slots than this one has.
-                let room = tiles::slots(&core, target, gap).len() as u32;
-                if best.as_ref().is_some_and(|b| b.copies >= room.min(wanted)) {
-                    break;
-                }
-                let Some(p) = tile(&core, &copy0, target, wanted, gap) else {
-                    continue;
-                };
-                let done = p.copies == wanted;
-                if best.as_ref().is_none_or(|b| p.copies > b.copies) {
-                    best = Some(p);
-                }
-                if done {
-                    break;
-                }
-            }
-            best
-        }
-        None => None,
+    let fill = options.fill && wanted > 1 && options.sizes.is_none();
+    let filled = fill
+        .then(|| filled::filled_copies(graph, target, mode, options, wanted, &copy0))
+        .flatten();
+    let filling = match &filled {
+        Some(p) => filled::reason(p, &copy0),
+        None if fill => filled::NOT_FILLED.to_string(),
+        None => String::new(),
     };
+    // Cutting the core walks every PE's routes: only worth it when copies are wanted.
+    let tiled = filled.or_else(|| {
+        let core = (wanted > 1).then(|| Core::of(&copy0)).flatten()?;
+        tiled(&core, &copy0, target, wanted, QUICK)
+    });
     let mut whole = match tiled {
         Some(p) => p,
         None => {
@@ -322,8 +349,39 @@ pub(crate) fn place_copies(
         }
     };
     whole.batch = graph.batch * u64::from(whole.copies);
+    whole.copies_reason = filling;
     estimate_batch(graph, &mut whole, target);
     (Some(whole), diagnostics)
+}
+
+/// Up to `wanted` copies of `core` (cut from `copy0`) as tiles, at the gap between tiles that
+/// holds the most; `None` when not even copy 0's streams find a way.
+pub(crate) fn tiled(
+    core: &Core,
+    copy0: &Placement,
+    target: &Target,
+    wanted: u32,
+    tries: Tries,
+) -> Option<Placement> {
+    let mut best: Option<Placement> = None;
+    for gap in gaps(core) {
+        // Wider gaps leave no more slots than this one has.
+        let room = tiles::slots(core, target, gap).len() as u32;
+        if best.as_ref().is_some_and(|b| b.copies >= room.min(wanted)) {
+            break;
+        }
+        let Some(p) = tile(core, copy0, target, wanted, gap, tries) else {
+            continue;
+        };
+        let done = p.copies == wanted;
+        if best.as_ref().is_none_or(|b| p.copies > b.copies) {
+            best = Some(p);
+        }
+        if done {
+            break;
+        }
+    }
+    best
 }
 
 /// The gaps tried between tiles: [`FIRST_GAP`], then 1 doubling until one is wider than the
@@ -345,6 +403,7 @@ fn tile(
     target: &Target,
     wanted: u32,
     gap: u32,
+    tries: Tries,
 ) -> Option<Placement> {
     let dead = DeadIndex::new(target);
     let mut occ = Occupancy::new(target);
@@ -380,12 +439,12 @@ fn tile(
     };
     let mut misses = 0;
     for slot in chosen {
-        if misses == MAX_MISSES {
+        if misses == tries.misses {
             break;
         }
         let copy = whole.copies;
         let first = (copy * used) % colors;
-        let edges = (0..colors.min(MAX_OFFSETS)).find_map(|k| {
+        let edges = (0..colors.min(tries.offsets)).find_map(|k| {
             let offset = ((first + k) % colors) as u8;
             let uses: Vec<(Coord, u64)> = tiles::moved_uses(core, slot, offset, colors).collect();
             if !uses.iter().all(|&(c, mask)| occ.colors_free(c, mask)) {
@@ -470,10 +529,14 @@ pub(crate) fn map_one(
     Some((placement, choice.sizes))
 }
 
-/// `result` with its placement's [`Placement::copies_reason`] set to `why`.
+/// `result` with its placement's [`Placement::copies_reason`] set to `why`, followed by what
+/// the placing said (whether copies filled their tiles).
 fn explained(mut result: MapResult, why: &str) -> MapResult {
     if let Some(p) = &mut result.placement {
-        p.copies_reason = why.to_string();
+        p.copies_reason = match p.copies_reason.as_str() {
+            "" => why.to_string(),
+            placing => format!("{why}; {placing}"),
+        };
     }
     result
 }

@@ -40,6 +40,7 @@ pub mod diagnostics;
 mod estimate;
 mod expr;
 mod fan_out;
+mod filled;
 pub mod fixtures;
 mod fold;
 pub mod fusion;
@@ -200,6 +201,10 @@ pub struct MapOptions<'a> {
     /// it uses more PEs); the placement's layers are then each stage's chosen layer.
     /// `None`: the search's layout only.
     pub straight_twins: Option<&'a LayerGraph>,
+    /// With [`MapOptions::copies`] above one, every copy's layers take the PEs the copy's
+    /// share of the fabric holds, not the fewest that keep its pace (`--copies fill:N`,
+    /// `docs/mapping.md` §5).
+    pub fill: bool,
 }
 
 impl Default for MapOptions<'_> {
@@ -216,6 +221,7 @@ impl Default for MapOptions<'_> {
             one_region: false,
             companion: None,
             straight_twins: None,
+            fill: false,
         }
     }
 }
@@ -236,6 +242,7 @@ impl std::fmt::Debug for MapOptions<'_> {
                 "straight_twins",
                 &self.straight_twins.map(|g| g.layers.len()),
             )
+            .field("fill", &self.fill)
             .finish()
     }
 }

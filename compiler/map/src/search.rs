@@ -20,6 +20,7 @@
 //! tried (a few times per target), so one size that cannot lie on the fabric — say one
 //! whose output edge would face off it — does not end the search while others fit.
 
+mod fill;
 mod problem;
 mod wider;
 
@@ -33,6 +34,7 @@ use crate::diagnostics as diag;
 use crate::place;
 use crate::placement::Orientation;
 
+pub(crate) use fill::filling_sizes;
 pub(crate) use problem::{Candidate, Problem};
 
 /// The sizes and places chosen.
