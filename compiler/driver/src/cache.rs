@@ -50,7 +50,7 @@ use wsel_estimate::cost_model;
 /// The first bytes of every artifact.
 pub const MAGIC: &[u8; 8] = b"wselbld\n";
 /// The version of the file layout and the payload's types; bump on any change to them.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Bytes before the payload: magic, format version, payload hash.
 const HEADER: usize = 8 + 4 + 32;
 

@@ -341,6 +341,12 @@ fn damaged_or_foreign_artifacts_are_reported_and_rebuilt() {
     flipped[middle] ^= 0x40;
     let mut newer = good.clone();
     newer[8] = newer[8].wrapping_add(1);
+    let version = |b: &[u8]| u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
+    let other_format = format!(
+        "it has format {}, this wsel reads format {}",
+        version(&newer),
+        version(&good)
+    );
     let cases: [(&str, Vec<u8>, &str); 6] = [
         ("empty", Vec::new(), "it is not a wsel build artifact"),
         (
@@ -359,11 +365,7 @@ fn damaged_or_foreign_artifacts_are_reported_and_rebuilt() {
             flipped,
             "it is truncated or damaged (checksum mismatch)",
         ),
-        (
-            "other format",
-            newer,
-            "it has format 3, this wsel reads format 2",
-        ),
+        ("other format", newer, &other_format),
     ];
     for (what, bytes_on_disk, why) in cases {
         std::fs::write(&path, &bytes_on_disk).expect("damage the artifact");

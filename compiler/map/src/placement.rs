@@ -81,8 +81,9 @@ pub struct Placement {
     #[serde(default)]
     pub copies_reason: String,
     /// How the regions were laid out when not by the size search's placer (the band
-    /// planner, `crate::bands`); empty otherwise.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// planner, `crate::bands`); empty otherwise. Always serialized: build artifacts use a
+    /// format that is not self-describing, where a skipped field shifts every later one.
+    #[serde(default)]
     pub layout_reason: String,
     /// One entry per layer instance per copy: copy 0's layers in the layer graph's order, then
     /// copy 1's, and so on. Layer indices in [`Endpoint`]s and [`EdgePoint`]s count in this
