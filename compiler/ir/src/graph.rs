@@ -37,6 +37,26 @@ pub struct LayerGraph {
     pub output: TensorRef,
 }
 
+impl LayerGraph {
+    /// Whether the graph is a chain: one model input read by the first layer alone, every
+    /// later layer reading the result of the layer before it and no other activation, and the
+    /// last layer's result the model's.
+    pub fn is_chain(&self) -> bool {
+        let n = self.layers.len();
+        n > 0
+            && self.inputs.len() == 1
+            && self.output == TensorRef::Layer(n - 1)
+            && self.layers.iter().enumerate().all(|(l, layer)| {
+                let mut acts = layer.activations();
+                let wanted = match l {
+                    0 => TensorRef::Input(0),
+                    _ => TensorRef::Layer(l - 1),
+                };
+                acts.next() == Some(wanted) && acts.next().is_none()
+            })
+    }
+}
+
 /// A tensor the graph refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum TensorRef {

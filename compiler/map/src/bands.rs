@@ -50,7 +50,7 @@ pub(crate) fn map_banded(
         && options.regions.is_none()
         && options.sizes.is_none()
         && options.companion.is_none();
-    if !plain || !ways::is_chain(graph) || !ways::same_stages(graph, twins) {
+    if !plain || !graph.is_chain() || !ways::same_stages(graph, twins) {
         return None;
     }
     let mode = Mode::Pipelined;

@@ -15,7 +15,7 @@ use wsel_ir::graph::{LayerGraph, Mode};
 use wsel_target::Target;
 
 use crate::copies::{THOROUGH, map_one, tiled};
-use crate::placement::Placement;
+use crate::placement::{PlacedLayer, Placement};
 use crate::report::group;
 use crate::tiles::{self, Core};
 use crate::{MapOptions, search};
@@ -56,10 +56,7 @@ pub(crate) fn filled_copies(
             return Some(whole);
         }
         // Smaller than the copy just tried, which may have taken less than its share.
-        let tried: u64 = sizes
-            .iter()
-            .map(|&(r, c)| u64::from(r) * u64::from(c))
-            .sum();
+        let tried = search::pes(&sizes);
         share = (share * 4 / 5).min(tried.saturating_sub(1));
     }
     None
@@ -85,6 +82,6 @@ fn copy_pes(p: &Placement) -> u64 {
     p.layers
         .iter()
         .take(per_copy)
-        .map(|l| u64::from(l.rect.width) * u64::from(l.rect.height))
+        .map(PlacedLayer::pe_count)
         .sum()
 }

@@ -19,7 +19,7 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 
-use wsel_ir::graph::{LayerGraph, LayerInstance, RowMove, TensorRef};
+use wsel_ir::graph::{LayerGraph, LayerInstance, RowMove};
 use wsel_target::{Dir, Rect, Target};
 
 use crate::place::DeadIndex;
@@ -502,18 +502,7 @@ pub(crate) struct RowChoice {
 pub(crate) fn is_chain(graph: &LayerGraph) -> bool {
     let n = graph.layers.len();
     let flat = |l: &LayerInstance| l.output_shape.len() == 2;
-    n >= 2
-        && graph.inputs.len() == 1
-        && graph.output == TensorRef::Layer(n - 1)
-        && graph.layers[..n - 1].iter().all(flat)
-        && graph.layers.iter().enumerate().all(|(l, layer)| {
-            let mut acts = layer.activations();
-            match (acts.next(), acts.next()) {
-                (Some(TensorRef::Input(0)), None) => l == 0,
-                (Some(TensorRef::Layer(p)), None) => l > 0 && p == l - 1,
-                _ => false,
-            }
-        })
+    n >= 2 && graph.is_chain() && graph.layers[..n - 1].iter().all(flat)
 }
 
 /// The rows a layer's resident input lies on when it runs on `rows` rows, given its row move

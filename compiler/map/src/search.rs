@@ -173,6 +173,14 @@ pub(crate) fn choose<T>(
     Some(best)
 }
 
+/// The PEs of regions of logical `sizes` (rows, columns) in all.
+pub(crate) fn pes(sizes: &[(u32, u32)]) -> u64 {
+    sizes
+        .iter()
+        .map(|&(r, c)| u64::from(r) * u64::from(c))
+        .sum()
+}
+
 /// Every per-stage target the search can settle on: the candidates' distinct estimates,
 /// ascending.
 fn stage_targets(problem: &Problem<'_>) -> Vec<u64> {

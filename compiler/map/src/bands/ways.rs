@@ -18,27 +18,6 @@ pub(crate) struct StageWays {
     pub tiles: Vec<Vec<Option<u64>>>,
 }
 
-/// Whether `graph` is a chain the planner lays out: one model input read by its first
-/// layer, every later layer reading the one before it (and parameters), the last one the
-/// output.
-pub(crate) fn is_chain(graph: &LayerGraph) -> bool {
-    let n = graph.layers.len();
-    n > 0
-        && graph.inputs.len() == 1
-        && graph.output == TensorRef::Layer(n - 1)
-        && graph.layers.iter().enumerate().all(|(l, layer)| {
-            let mut feeds = layer
-                .args
-                .iter()
-                .filter(|a| !matches!(a, TensorRef::Param(_)));
-            let wanted = match l {
-                0 => TensorRef::Input(0),
-                _ => TensorRef::Layer(l - 1),
-            };
-            feeds.next() == Some(&wanted) && feeds.next().is_none()
-        })
-}
-
 /// Whether `twins` is `graph` with some layers replaced: the same stages reading the same
 /// tensors.
 pub(crate) fn same_stages(graph: &LayerGraph, twins: &LayerGraph) -> bool {

@@ -65,11 +65,7 @@ impl<'a> Chain<'a> {
 
     /// The failure of layer `l`: it, and the PEs of the layers before it.
     pub(super) fn failure(&self, l: usize) -> (usize, u64) {
-        let used = self.sizes[..l]
-            .iter()
-            .map(|&(r, c)| u64::from(r) * u64::from(c))
-            .sum();
-        (l, used)
+        (l, crate::search::pes(&self.sizes[..l]))
     }
 
     /// The least gap between a result read by `fan_out` layers (or the model's result too),

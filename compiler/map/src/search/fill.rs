@@ -57,10 +57,7 @@ fn sizes(problem: &Problem<'_>, at: &[usize]) -> Vec<(u32, u32)> {
 
 /// The PEs of every layer's region at positions `at`.
 fn area(problem: &Problem<'_>, at: &[usize]) -> u64 {
-    sizes(problem, at)
-        .iter()
-        .map(|&(r, c)| u64::from(r) * u64::from(c))
-        .sum()
+    super::pes(&sizes(problem, at))
 }
 
 /// Whether every layer has an allowed size at positions `at`, estimated at most `period`.
